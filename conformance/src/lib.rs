@@ -1,0 +1,1 @@
+//! The TileDB conformance kit.

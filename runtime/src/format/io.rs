@@ -1,0 +1,1 @@
+//! Bounded readers and writers that the generated code calls.

@@ -1,0 +1,7 @@
+//! A pure-Rust implementation of the TileDB on-disk array format.
+//!
+//! The byte layouts come from `spec/` through `tiledb-codegen` (see
+//! [`format::generated`]); everything that is behaviour rather than layout —
+//! filters, the directory hierarchy, reading and writing — is written here by hand.
+
+pub mod format;

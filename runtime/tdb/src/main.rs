@@ -1,0 +1,3 @@
+fn main() {
+    println!("tdb {}", env!("CARGO_PKG_VERSION"));
+}
