@@ -4,4 +4,7 @@
 //! [`format::generated`]); everything that is behaviour rather than layout —
 //! filters, the directory hierarchy, reading and writing — is written here by hand.
 
+pub mod error;
 pub mod format;
+
+pub use error::{Error, ErrorClass, Location, Result};

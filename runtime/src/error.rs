@@ -1,0 +1,160 @@
+//! One error type for the whole runtime.
+//!
+//! A conformance runner, and any careful caller, must tell a valid file we do
+//! not handle ([`Error::Unsupported`]) from an invalid one ([`Error::Corrupt`]);
+//! so the class is part of the type, and every corrupt-input error locates the
+//! fault: the file, the byte offset in it, and the structure/field path.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where in which file a problem was found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Location {
+    /// The file, as the caller named it; empty while the error is still being
+    /// raised inside code that works on buffers (see [`Error::in_file`]).
+    pub file: PathBuf,
+    /// Byte offset in `file`.
+    pub offset: u64,
+    /// The structure and field, e.g. `ArraySchema.domain.dimensions[1].name`
+    /// or `tile 3, chunk 0, ZSTD`.
+    pub field: String,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.file.as_os_str().is_empty() {
+            write!(f, "byte {}: {}", self.offset, self.field)
+        } else {
+            write!(f, "{}: byte {}: {}", self.file.display(), self.offset, self.field)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input breaks the format: truncated, out of range, inconsistent,
+    /// a failed checksum, a path that escapes the array's folder.
+    #[error("corrupt: {at}: {reason}")]
+    Corrupt { at: Location, reason: String },
+    /// A valid input that this implementation does not handle (a format
+    /// version newer than ours, a filter we lack, a missing key).
+    #[error("unsupported: {}{what}", file_prefix(.file))]
+    Unsupported { file: PathBuf, what: String },
+    /// The operating system refused a read or write.
+    #[error("i/o: {}: {message}", .file.display())]
+    Io {
+        file: PathBuf,
+        kind: std::io::ErrorKind,
+        message: String,
+    },
+    /// The caller asked for something impossible (a range outside the domain,
+    /// an unknown attribute, a value of the wrong type).
+    #[error("invalid request: {0}")]
+    Usage(String),
+}
+
+fn file_prefix(file: &Path) -> String {
+    if file.as_os_str().is_empty() {
+        String::new()
+    } else {
+        format!("{}: ", file.display())
+    }
+}
+
+/// The short class name a conformance runner compares against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    Corrupt,
+    Unsupported,
+    Io,
+    Usage,
+}
+
+impl ErrorClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Corrupt => "corrupt",
+            ErrorClass::Unsupported => "unsupported",
+            ErrorClass::Io => "io",
+            ErrorClass::Usage => "usage",
+        }
+    }
+}
+
+impl Error {
+    /// A corrupt-input error raised while working on a buffer; the caller
+    /// that knows the file adds it with [`Error::in_file`].
+    pub fn corrupt(offset: u64, field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            at: Location {
+                file: PathBuf::new(),
+                offset,
+                field: field.into(),
+            },
+            reason: reason.into(),
+        }
+    }
+
+    pub fn unsupported(what: impl Into<String>) -> Self {
+        Error::Unsupported {
+            file: PathBuf::new(),
+            what: what.into(),
+        }
+    }
+
+    pub fn io(file: impl Into<PathBuf>, err: &std::io::Error) -> Self {
+        Error::Io {
+            file: file.into(),
+            kind: err.kind(),
+            message: err.to_string(),
+        }
+    }
+
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Corrupt { .. } => ErrorClass::Corrupt,
+            Error::Unsupported { .. } => ErrorClass::Unsupported,
+            Error::Io { .. } => ErrorClass::Io,
+            Error::Usage(_) => ErrorClass::Usage,
+        }
+    }
+
+    /// Names the file the error was found in, unless a file is named already.
+    pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {
+        match &mut self {
+            Error::Corrupt { at, .. } if at.file.as_os_str().is_empty() => {
+                at.file = file.as_ref().to_path_buf()
+            }
+            Error::Unsupported { file: f, .. } if f.as_os_str().is_empty() => {
+                *f = file.as_ref().to_path_buf()
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// Shifts a buffer-relative offset to a file offset: the buffer started
+    /// at byte `base` of its file.
+    pub fn at_base(mut self, base: u64) -> Self {
+        if let Error::Corrupt { at, .. } = &mut self {
+            at.offset = at.offset.saturating_add(base);
+        }
+        self
+    }
+
+    /// Prefixes the field path with the enclosing structure, e.g. `tile 3`.
+    pub fn within(mut self, outer: impl fmt::Display) -> Self {
+        if let Error::Corrupt { at, .. } = &mut self {
+            at.field = if at.field.is_empty() {
+                outer.to_string()
+            } else {
+                format!("{outer}, {}", at.field)
+            };
+        }
+        self
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
