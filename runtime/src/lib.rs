@@ -4,7 +4,10 @@
 //! [`format::generated`]); everything that is behaviour rather than layout —
 //! filters, the directory hierarchy, reading and writing — is written here by hand.
 
+pub mod array;
 pub mod error;
+pub mod filter;
 pub mod format;
+pub mod tile;
 
 pub use error::{Error, ErrorClass, Location, Result};

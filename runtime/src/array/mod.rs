@@ -1,0 +1,1 @@
+//! The array and group directory hierarchy of every format version.

@@ -1,0 +1,1 @@
+//! The filter pipeline and every TileDB filter, in both directions.

@@ -1,0 +1,1 @@
+//! Tiles: the chunked framing of filtered data, and generic tiles.
