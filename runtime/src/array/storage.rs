@@ -1,0 +1,480 @@
+//! Where an array's files live: a small storage interface rooted at one
+//! array (or group) folder, and its local-filesystem implementation.
+//!
+//! Every path handed to storage is a [`RelPath`]: a path relative to the
+//! folder, built from checked components. Names read from files (vacuum
+//! lines, consolidated-commit lines, group members) become `RelPath`s through
+//! [`RelPath::parse`], which refuses absolute paths and `..`; the local
+//! implementation also refuses any path whose real location (after symbolic
+//! links) lies outside the folder. So no file can make us touch another.
+
+use std::fmt;
+use std::fs;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// A path inside the storage root: zero or more components joined by `/`.
+/// The empty path is the root itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct RelPath(String);
+
+fn check_component(component: &str) -> std::result::Result<(), String> {
+    if component.is_empty() {
+        return Err("empty path component".into());
+    }
+    if component == "." || component == ".." {
+        return Err(format!("path component {component:?} is not allowed"));
+    }
+    if let Some(bad) = component
+        .chars()
+        .find(|c| matches!(c, '/' | '\\' | ':' | '\0'))
+    {
+        return Err(format!("path component {component:?} contains {bad:?}"));
+    }
+    Ok(())
+}
+
+impl RelPath {
+    /// The storage root.
+    pub fn root() -> Self {
+        RelPath(String::new())
+    }
+
+    /// Parses a relative path such as `__commits/__1_1_<label>_22.wrt`.
+    /// Refuses (class corrupt, field `path`) absolute paths, URIs, `.`, `..`,
+    /// empty components and backslashes: the caller adds the file and offset
+    /// the text came from.
+    pub fn parse(text: &str) -> Result<Self> {
+        if text.is_empty() {
+            return Err(Error::corrupt(0, "path", "empty path"));
+        }
+        if text.starts_with('/') {
+            return Err(Error::corrupt(0, "path", format!("{text:?} is absolute")));
+        }
+        for component in text.split('/') {
+            check_component(component)
+                .map_err(|reason| Error::corrupt(0, "path", format!("{text:?}: {reason}")))?;
+        }
+        Ok(RelPath(text.to_owned()))
+    }
+
+    /// This path with one more component.
+    pub fn join(&self, component: &str) -> Result<Self> {
+        check_component(component).map_err(|reason| Error::corrupt(0, "path", reason))?;
+        Ok(if self.0.is_empty() {
+            RelPath(component.to_owned())
+        } else {
+            RelPath(format!("{}/{component}", self.0))
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/').filter(|c| !c.is_empty())
+    }
+
+    /// The last component, or `None` for the root.
+    pub fn file_name(&self) -> Option<&str> {
+        if self.0.is_empty() {
+            None
+        } else {
+            self.0.rsplit('/').next()
+        }
+    }
+
+    /// The path without its last component (the root's parent is the root).
+    pub fn parent(&self) -> RelPath {
+        match self.0.rfind('/') {
+            Some(slash) => RelPath(self.0[..slash].to_owned()),
+            None => RelPath::root(),
+        }
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            f.write_str(".")
+        } else {
+            f.write_str(&self.0)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+}
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+    /// Size in bytes; 0 for folders.
+    pub size: u64,
+}
+
+impl DirEntry {
+    pub fn is_dir(&self) -> bool {
+        self.kind == EntryKind::Dir
+    }
+    pub fn is_file(&self) -> bool {
+        self.kind == EntryKind::File
+    }
+}
+
+/// How much work storage has done, for tests that check we touch only the
+/// files we must.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IoCounters {
+    /// Folder listings.
+    pub listings: u64,
+    /// Existence, kind or size queries that open nothing.
+    pub probes: u64,
+    /// Files opened for reading.
+    pub files_opened: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Files created or overwritten.
+    pub files_written: u64,
+    pub bytes_written: u64,
+    /// Renames and removals.
+    pub changes: u64,
+}
+
+/// A folder of files: listing, reading and (for writers) changing.
+pub trait Storage: Send + Sync {
+    /// A human-readable name of the root, for error messages.
+    fn describe(&self, path: &RelPath) -> PathBuf;
+
+    /// The entries of a folder sorted by name, or `None` if there is no such
+    /// folder. Names that are not UTF-8 are skipped: no rule can match them.
+    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>>;
+
+    /// The kind of the entry at `path`, or `None` if nothing is there.
+    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>>;
+
+    fn size(&self, file: &RelPath) -> Result<u64>;
+
+    /// The whole file.
+    fn read(&self, file: &RelPath) -> Result<Vec<u8>>;
+
+    /// `len` bytes from `offset`; an error (class corrupt) if the file is
+    /// shorter, checked before anything is allocated.
+    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>>;
+
+    /// Creates a folder and its missing parents.
+    fn create_dir(&self, dir: &RelPath) -> Result<()>;
+
+    /// Creates or replaces a file with `data`.
+    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()>;
+
+    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()>;
+
+    fn remove_file(&self, file: &RelPath) -> Result<()>;
+
+    /// Removes a folder and everything in it.
+    fn remove_dir(&self, dir: &RelPath) -> Result<()>;
+
+    /// Work done so far.
+    fn counters(&self) -> IoCounters;
+}
+
+#[derive(Default)]
+struct Counters {
+    listings: AtomicU64,
+    probes: AtomicU64,
+    files_opened: AtomicU64,
+    bytes_read: AtomicU64,
+    files_written: AtomicU64,
+    bytes_written: AtomicU64,
+    changes: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+/// Storage on the local filesystem, rooted at one folder.
+pub struct LocalStorage {
+    root: PathBuf,
+    /// The root with symbolic links resolved, if it exists yet.
+    canonical_root: Option<PathBuf>,
+    counters: Counters,
+}
+
+impl LocalStorage {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let canonical_root = fs::canonicalize(&root).ok();
+        LocalStorage {
+            root,
+            canonical_root,
+            counters: Counters::default(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn join(&self, path: &RelPath) -> PathBuf {
+        let mut full = self.root.clone();
+        for component in path.components() {
+            full.push(component);
+        }
+        full
+    }
+
+    fn escape_error(&self, path: &RelPath, real: &Path) -> Error {
+        Error::Corrupt {
+            at: crate::error::Location {
+                file: self.join(path),
+                offset: 0,
+                field: "path".into(),
+            },
+            reason: format!(
+                "resolves to {} outside {}",
+                real.display(),
+                self.root.display()
+            ),
+        }
+    }
+
+    /// The filesystem path of `path`, after checking that whatever exists of
+    /// it lies inside the root once symbolic links are followed.
+    fn resolve(&self, path: &RelPath) -> Result<PathBuf> {
+        let full = self.join(path);
+        let root = match &self.canonical_root {
+            Some(root) => root.clone(),
+            None => match fs::canonicalize(&self.root) {
+                Ok(root) => root,
+                // No root yet: nothing below it exists, nothing can escape.
+                Err(_) => return Ok(full),
+            },
+        };
+        // Check the deepest existing ancestor (the path itself when present).
+        let mut probe = full.clone();
+        loop {
+            match fs::canonicalize(&probe) {
+                Ok(real) => {
+                    if !real.starts_with(&root) {
+                        return Err(self.escape_error(path, &real));
+                    }
+                    return Ok(full);
+                }
+                Err(_) => {
+                    if !probe.pop() || probe.as_os_str().len() < self.root.as_os_str().len() {
+                        return Ok(full);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Storage for LocalStorage {
+    fn describe(&self, path: &RelPath) -> PathBuf {
+        self.join(path)
+    }
+
+    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        let full = self.resolve(dir)?;
+        bump(&self.counters.listings, 1);
+        let reader = match fs::read_dir(&full) {
+            Ok(reader) => reader,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+            Err(e) => return Err(Error::io(&full, &e)),
+        };
+        let mut entries = Vec::new();
+        for entry in reader {
+            let entry = entry.map_err(|e| Error::io(&full, &e))?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            // Follow symbolic links for the kind; reads check where they lead.
+            let meta = match fs::metadata(entry.path()) {
+                Ok(meta) => meta,
+                // A dangling link: nothing to read there.
+                Err(_) => continue,
+            };
+            let kind = if meta.is_dir() {
+                EntryKind::Dir
+            } else {
+                EntryKind::File
+            };
+            let size = if meta.is_dir() { 0 } else { meta.len() };
+            entries.push(DirEntry { name, kind, size });
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Some(entries))
+    }
+
+    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
+        let full = self.resolve(path)?;
+        bump(&self.counters.probes, 1);
+        match fs::metadata(&full) {
+            Ok(meta) if meta.is_dir() => Ok(Some(EntryKind::Dir)),
+            Ok(_) => Ok(Some(EntryKind::File)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(None),
+            Err(e) => Err(Error::io(&full, &e)),
+        }
+    }
+
+    fn size(&self, file: &RelPath) -> Result<u64> {
+        let full = self.resolve(file)?;
+        bump(&self.counters.probes, 1);
+        fs::metadata(&full)
+            .map(|m| m.len())
+            .map_err(|e| Error::io(&full, &e))
+    }
+
+    fn read(&self, file: &RelPath) -> Result<Vec<u8>> {
+        let full = self.resolve(file)?;
+        bump(&self.counters.files_opened, 1);
+        let data = fs::read(&full).map_err(|e| Error::io(&full, &e))?;
+        bump(&self.counters.bytes_read, data.len() as u64);
+        Ok(data)
+    }
+
+    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let full = self.resolve(file)?;
+        bump(&self.counters.files_opened, 1);
+        let mut handle = fs::File::open(&full).map_err(|e| Error::io(&full, &e))?;
+        let size = handle.metadata().map_err(|e| Error::io(&full, &e))?.len();
+        let fits = match offset.checked_add(len) {
+            Some(end) => end <= size,
+            None => false,
+        };
+        if !fits {
+            return Err(Error::corrupt(
+                offset,
+                "byte range",
+                format!("{len} bytes at offset {offset} run past the end of a {size}-byte file"),
+            )
+            .in_file(&full));
+        }
+        let len_usize = usize::try_from(len)
+            .map_err(|_| Error::Usage(format!("cannot hold {len} bytes in memory")))?;
+        handle
+            .seek(SeekFrom::Start(offset))
+            .map_err(|e| Error::io(&full, &e))?;
+        let mut data = vec![0u8; len_usize];
+        handle
+            .read_exact(&mut data)
+            .map_err(|e| Error::io(&full, &e))?;
+        bump(&self.counters.bytes_read, len);
+        Ok(data)
+    }
+
+    fn create_dir(&self, dir: &RelPath) -> Result<()> {
+        let full = self.resolve(dir)?;
+        bump(&self.counters.changes, 1);
+        fs::create_dir_all(&full).map_err(|e| Error::io(&full, &e))
+    }
+
+    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()> {
+        let full = self.resolve(file)?;
+        bump(&self.counters.files_written, 1);
+        bump(&self.counters.bytes_written, data.len() as u64);
+        fs::write(&full, data).map_err(|e| Error::io(&full, &e))
+    }
+
+    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
+        let source = self.resolve(from)?;
+        let target = self.resolve(to)?;
+        bump(&self.counters.changes, 1);
+        fs::rename(&source, &target).map_err(|e| Error::io(&source, &e))
+    }
+
+    fn remove_file(&self, file: &RelPath) -> Result<()> {
+        let full = self.resolve(file)?;
+        bump(&self.counters.changes, 1);
+        fs::remove_file(&full).map_err(|e| Error::io(&full, &e))
+    }
+
+    fn remove_dir(&self, dir: &RelPath) -> Result<()> {
+        if dir.is_root() {
+            return Err(Error::Usage("refusing to remove the storage root".into()));
+        }
+        let full = self.resolve(dir)?;
+        bump(&self.counters.changes, 1);
+        fs::remove_dir_all(&full).map_err(|e| Error::io(&full, &e))
+    }
+
+    fn counters(&self) -> IoCounters {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        IoCounters {
+            listings: get(&c.listings),
+            probes: get(&c.probes),
+            files_opened: get(&c.files_opened),
+            bytes_read: get(&c.bytes_read),
+            files_written: get(&c.files_written),
+            bytes_written: get(&c.bytes_written),
+            changes: get(&c.changes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relpath_accepts_plain_relative_paths() {
+        let p = RelPath::parse("__commits/__1_1_0123456789abcdef0123456789abcdef_22.wrt").unwrap();
+        assert_eq!(
+            p.file_name(),
+            Some("__1_1_0123456789abcdef0123456789abcdef_22.wrt")
+        );
+        assert_eq!(p.parent().as_str(), "__commits");
+        assert_eq!(p.parent().parent(), RelPath::root());
+        assert_eq!(
+            RelPath::root()
+                .join("a")
+                .unwrap()
+                .join("b")
+                .unwrap()
+                .as_str(),
+            "a/b"
+        );
+    }
+
+    #[test]
+    fn relpath_refuses_escapes() {
+        for text in [
+            "",
+            "/etc/passwd",
+            "../../etc/passwd",
+            "__fragments/../../x",
+            "a//b",
+            "a/./b",
+            "a/",
+            "file:///etc/passwd",
+            "C:\\Windows",
+            "a\\..\\b",
+            "a\0b",
+            "..",
+        ] {
+            let err = RelPath::parse(text).expect_err(text);
+            assert_eq!(err.class(), crate::ErrorClass::Corrupt, "{text}");
+        }
+        assert!(RelPath::root().join("..").is_err());
+        assert!(RelPath::root().join("a/b").is_err());
+    }
+}

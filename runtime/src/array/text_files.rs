@@ -1,0 +1,371 @@
+//! The plain-text commit files: vacuum lists (`.vac`), ignore lists (`.ign`)
+//! and consolidated commits (`.con`, text lines with embedded delete tiles).
+//!
+//! Parsers work on a file's bytes and report offsets within it; the caller
+//! names the file with [`Error::in_file`]. Every path they return is a
+//! checked [`RelPath`]: a line that is absolute, holds `..`, or otherwise
+//! names something outside the array is an error, never a path.
+
+use crate::array::storage::RelPath;
+use crate::array::timestamped_name::{Extension, TimestampedName};
+use crate::error::{Error, Result};
+
+/// One line of a text file with the byte offset it starts at.
+struct Line<'a> {
+    offset: u64,
+    text: &'a str,
+}
+
+fn line_text(bytes: &[u8], offset: usize) -> Result<&str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| Error::corrupt(offset as u64, "line", "line is not valid UTF-8"))
+}
+
+/// Splits at `\n`; a final line without `\n` counts; empty lines are skipped
+/// (TileDB writes none).
+fn lines(data: &[u8]) -> Result<Vec<Line<'_>>> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for piece in data.split(|&b| b == b'\n') {
+        if !piece.is_empty() {
+            out.push(Line {
+                offset: start as u64,
+                text: line_text(piece, start)?,
+            });
+        }
+        start += piece.len() + 1;
+    }
+    Ok(out)
+}
+
+fn at_line(err: Error, line: &Line<'_>) -> Error {
+    err.at_base(line.offset)
+}
+
+/// Array-relative form of one vacuum-file line.
+///
+/// TileDB wrote absolute URIs before format v19 (`file:///…/A/__fragments/X`,
+/// or `file:///…/A/X` for a root fragment) and array-relative ones after,
+/// which start with `/` (`/__fragments/X`, `/__meta/X`). All three reduce to
+/// `<dir>/<name>` when the parent component is one of `kept_dirs`, else to
+/// `<name>`. TileDB finds the first *substring* `__fragments` (or `__meta`);
+/// matching whole components gives the same result for every name it writes
+/// and cannot be fooled by an array folder whose own path contains
+/// `__fragments`.
+///
+/// Refused: `.`/`..` components anywhere, and a last component that is not
+/// a timestamped name (so `/etc/passwd` is an error, not a basename).
+pub fn normalize_vacuum_line(line: &str, kept_dirs: &[&str]) -> Result<RelPath> {
+    let trimmed = line.strip_suffix('/').unwrap_or(line);
+    let components: Vec<&str> = trimmed.split('/').collect();
+    if components.iter().any(|c| *c == ".." || *c == ".") {
+        return Err(Error::corrupt(
+            0,
+            "vacuum line",
+            format!("{line:?} contains a relative component"),
+        ));
+    }
+    let (name, parent) = match components.as_slice() {
+        [.., parent, name] => (*name, Some(*parent)),
+        [name] => (*name, None),
+        [] => ("", None),
+    };
+    TimestampedName::parse(name).map_err(|e| {
+        Error::corrupt(
+            0,
+            "vacuum line",
+            format!("{line:?} does not name a timestamped file or folder: {e}"),
+        )
+    })?;
+    let path = match parent {
+        Some(dir) if kept_dirs.contains(&dir) => RelPath::root().join(dir)?.join(name)?,
+        _ => RelPath::root().join(name)?,
+    };
+    Ok(path)
+}
+
+/// A `.vac` file: the array-relative paths it lists, in order.
+pub fn parse_vacuum_file(data: &[u8], kept_dirs: &[&str]) -> Result<Vec<RelPath>> {
+    lines(data)?
+        .iter()
+        .map(|line| normalize_vacuum_line(line.text, kept_dirs).map_err(|e| at_line(e, line)))
+        .collect()
+}
+
+/// A `.ign` file: array-relative commit paths, one per line.
+pub fn parse_ignore_file(data: &[u8]) -> Result<Vec<RelPath>> {
+    lines(data)?
+        .iter()
+        .map(|line| RelPath::parse(line.text).map_err(|e| at_line(e, line).within("ignore line")))
+        .collect()
+}
+
+/// Where a delete condition tile sits inside a `.con` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbeddedTile {
+    /// Offset of the generic tile within the `.con` file.
+    pub offset: u64,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// One entry of a `.con` file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsolidatedCommit {
+    /// The commit's array-relative path: `__commits/<name>.wrt|.del|.upd`
+    /// or `<name>.ok`.
+    pub path: RelPath,
+    /// The commit's parsed name.
+    pub name: TimestampedName,
+    /// Offset of the line in the `.con` file.
+    pub line_offset: u64,
+    /// For `.del` entries, the delete tile that follows the line.
+    pub embedded: Option<EmbeddedTile>,
+}
+
+const SIZE_FIELD: u64 = 8;
+
+/// Checks that a `.con` line names a commit the way TileDB writes them.
+fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
+    let components: Vec<&str> = path.components().collect();
+    let (dir, file) = match components.as_slice() {
+        [file] => (None, *file),
+        [dir, file] => (Some(*dir), *file),
+        _ => {
+            return Err(Error::corrupt(
+                0,
+                "consolidated commit",
+                format!("{path} is not a commit file path"),
+            ))
+        }
+    };
+    let name = TimestampedName::parse(file)?;
+    let expected_dir = match name.extension() {
+        Some(Extension::Ok) => None,
+        Some(Extension::Wrt | Extension::Del | Extension::Upd) => Some("__commits"),
+        _ => {
+            return Err(Error::corrupt(
+                0,
+                "consolidated commit",
+                format!("{path} is not a .ok, .wrt, .del or .upd commit"),
+            ))
+        }
+    };
+    if dir != expected_dir {
+        return Err(Error::corrupt(
+            0,
+            "consolidated commit",
+            format!("{path} is not where its kind of commit lives"),
+        ));
+    }
+    Ok(name)
+}
+
+/// A `.con` file: array-relative commit lines; each `.del` line is followed
+/// by `size u64` (little-endian) and that many bytes of the delete commit's
+/// generic tile, which is located here but not decoded.
+pub fn parse_consolidated_commits(data: &[u8]) -> Result<Vec<ConsolidatedCommit>> {
+    let mut entries = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let rest = &data[pos..];
+        let line_len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let line_offset = pos as u64;
+        let text = line_text(&rest[..line_len], pos)?;
+        pos += line_len + 1;
+        if text.is_empty() {
+            continue;
+        }
+        let located = |e: Error| e.at_base(line_offset).within("consolidated commit line");
+        let path = RelPath::parse(text).map_err(located)?;
+        let name = classify_commit(&path).map_err(located)?;
+        let embedded = if name.extension() == Some(Extension::Del) {
+            let size_at = pos as u64;
+            let size_bytes: [u8; 8] = data
+                .get(pos..pos + SIZE_FIELD as usize)
+                .and_then(|b| b.try_into().ok())
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        size_at,
+                        "delete tile size",
+                        "file ends inside the size field",
+                    )
+                })?;
+            let size = u64::from_le_bytes(size_bytes);
+            let tile_at = size_at + SIZE_FIELD;
+            let remaining = (data.len() as u64).saturating_sub(tile_at);
+            if size > remaining {
+                return Err(Error::corrupt(
+                    size_at,
+                    "delete tile size",
+                    format!("{size} bytes claimed, {remaining} present"),
+                ));
+            }
+            // size ≤ remaining ≤ data.len(), so these fit in usize.
+            pos = (tile_at + size) as usize;
+            Some(EmbeddedTile {
+                offset: tile_at,
+                size,
+            })
+        } else {
+            None
+        };
+        entries.push(ConsolidatedCommit {
+            path,
+            name,
+            line_offset,
+            embedded,
+        });
+    }
+    Ok(entries)
+}
+
+/// Writes paths one per line (the `.vac` and `.ign` formats).
+pub fn encode_lines<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for path in paths {
+        out.extend_from_slice(path.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Writes a `.con` file: each commit path, and for deletes the size and the
+/// bytes of their tile.
+pub fn encode_consolidated_commits<'a>(
+    commits: impl IntoIterator<Item = (&'a RelPath, Option<&'a [u8]>)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (path, tile) in commits {
+        out.extend_from_slice(path.as_str().as_bytes());
+        out.push(b'\n');
+        if let Some(tile) = tile {
+            out.extend_from_slice(&(tile.len() as u64).to_le_bytes());
+            out.extend_from_slice(tile);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LABEL: &str = "0123456789abcdef0123456789abcdef";
+
+    fn frag(t: u64, v: u32) -> String {
+        format!("__{t}_{t}_{LABEL}_{v}")
+    }
+
+    #[test]
+    fn vacuum_lines_of_all_three_forms() {
+        let kept = ["__fragments", "__meta"];
+        let f = frag(3, 22);
+        let absolute = format!("file:///home/me/arrays/a/__fragments/{f}");
+        let relative = format!("/__fragments/{f}");
+        let root = format!("file:///home/me/arrays/a/{}", frag(3, 10));
+        let meta = format!("/__meta/__3_3_{LABEL}");
+        assert_eq!(
+            normalize_vacuum_line(&absolute, &kept).unwrap().as_str(),
+            format!("__fragments/{f}")
+        );
+        assert_eq!(
+            normalize_vacuum_line(&relative, &kept).unwrap().as_str(),
+            format!("__fragments/{f}")
+        );
+        assert_eq!(
+            normalize_vacuum_line(&root, &kept).unwrap().as_str(),
+            frag(3, 10)
+        );
+        assert_eq!(
+            normalize_vacuum_line(&meta, &kept).unwrap().as_str(),
+            format!("__meta/__3_3_{LABEL}")
+        );
+        // An array folder whose own path contains "__fragments".
+        let tricky = format!("/data/__fragments_old/a/{}", frag(4, 10));
+        assert_eq!(
+            normalize_vacuum_line(&tricky, &kept).unwrap().as_str(),
+            frag(4, 10)
+        );
+    }
+
+    #[test]
+    fn vacuum_lines_that_escape_are_refused() {
+        let kept = ["__fragments", "__meta"];
+        for line in [
+            "../../etc/passwd".to_owned(),
+            "/etc/passwd".to_owned(),
+            format!("/__fragments/../../{}", frag(1, 22)),
+            format!("../{}", frag(1, 22)),
+            "/__fragments/".to_owned(),
+            "".to_owned(),
+        ] {
+            let err = normalize_vacuum_line(&line, &kept).expect_err(&line);
+            assert_eq!(err.class(), crate::ErrorClass::Corrupt, "{line}");
+        }
+    }
+
+    #[test]
+    fn vacuum_file_errors_carry_the_line_offset() {
+        let data = format!("/__fragments/{}\n/etc/passwd\n", frag(1, 22));
+        let err = parse_vacuum_file(data.as_bytes(), &["__fragments"]).unwrap_err();
+        match err {
+            Error::Corrupt { at, .. } => assert_eq!(at.offset, data.find("/etc").unwrap() as u64),
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn consolidated_commits_with_an_embedded_delete() {
+        let wrt = RelPath::parse(&format!("__commits/{}.wrt", frag(1, 22))).unwrap();
+        let del = RelPath::parse(&format!("__commits/{}.del", frag(2, 22))).unwrap();
+        let ok = RelPath::parse(&format!("{}.ok", frag(3, 11))).unwrap();
+        // The tile holds newlines, which must not be read as lines.
+        let tile: &[u8] = b"\n\nxyz\n";
+        let data = encode_consolidated_commits([(&wrt, None), (&del, Some(tile)), (&ok, None)]);
+        let entries = parse_consolidated_commits(&data).unwrap();
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].path, wrt);
+        assert_eq!(entries[1].path, del);
+        let embedded = entries[1].embedded.unwrap();
+        let start = embedded.offset as usize;
+        assert_eq!(&data[start..start + embedded.size as usize], tile);
+        assert_eq!(entries[2].path, ok);
+        assert_eq!(
+            entries[2].line_offset,
+            (data.len() - ok.as_str().len() - 1) as u64
+        );
+    }
+
+    #[test]
+    fn consolidated_commits_refuse_bad_lines_and_sizes() {
+        let del = format!("__commits/{}.del\n", frag(2, 22));
+        let cases: Vec<Vec<u8>> = vec![
+            b"../../etc/passwd\n".to_vec(),
+            b"/etc/passwd\n".to_vec(),
+            format!("/{}.ok\n", frag(1, 11)).into_bytes(),
+            format!("__fragments/{}.wrt\n", frag(1, 22)).into_bytes(),
+            format!("{}.wrt\n", frag(1, 22)).into_bytes(),
+            format!("__commits/{}.vac\n", frag(1, 22)).into_bytes(),
+            b"__commits/x.wrt\n".to_vec(),
+            // Truncated size field.
+            [del.as_bytes(), &[1, 0, 0]].concat(),
+            // Size beyond the end.
+            [del.as_bytes(), &100u64.to_le_bytes(), b"abc"].concat(),
+            [del.as_bytes(), &u64::MAX.to_le_bytes()].concat(),
+            vec![0xff, b'\n'],
+        ];
+        for data in cases {
+            let err = parse_consolidated_commits(&data).expect_err(&String::from_utf8_lossy(&data));
+            assert_eq!(err.class(), crate::ErrorClass::Corrupt);
+        }
+    }
+
+    #[test]
+    fn ignore_lines_are_checked_paths() {
+        let good = format!("__commits/{}.wrt\n", frag(1, 22));
+        assert_eq!(parse_ignore_file(good.as_bytes()).unwrap().len(), 1);
+        assert!(parse_ignore_file(b"/abs/path\n").is_err());
+        assert!(parse_ignore_file(b"__commits/../../x\n").is_err());
+    }
+}
