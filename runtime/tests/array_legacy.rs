@@ -37,12 +37,18 @@ fn dense_array_v1_3_0() {
     assert_eq!(dir.schemas().len(), 1);
     assert_eq!(dir.schemas()[0].path.as_str(), "__array_schema.tdb");
     assert!(dir.schemas()[0].name.is_none());
-    assert_eq!(dir.latest_schema_for_read().path.as_str(), "__array_schema.tdb");
+    assert_eq!(
+        dir.latest_schema_for_read().path.as_str(),
+        "__array_schema.tdb"
+    );
 
     let fragments = dir.fragments(TimeTravelRule::FullContainment);
     assert_eq!(fragments.len(), 1);
     let f = &fragments[0];
-    assert_eq!(f.path.as_str(), "__b4cae15e1a294904a1296510c34f19ec_1538747712566");
+    assert_eq!(
+        f.path.as_str(),
+        "__b4cae15e1a294904a1296510c34f19ec_1538747712566"
+    );
     assert_eq!(f.name.form(), NameForm::UuidTimestamp);
     assert_eq!(f.name.timestamp_range(), (1538747712566, 1538747712566));
     assert_eq!(f.format_version(), 2);
@@ -66,7 +72,10 @@ fn non_split_coords_v1_4_0() {
     let dir = ArrayDirectory::open(&storage, 0, NOW).unwrap();
     let fragments = dir.fragments(TimeTravelRule::SparseRead);
     assert_eq!(fragments.len(), 1);
-    assert_eq!(fragments[0].path.as_str(), "__5dc2cc9cce204a189f825fd4919d0c55_1541540586869");
+    assert_eq!(
+        fragments[0].path.as_str(),
+        "__5dc2cc9cce204a189f825fd4919d0c55_1541540586869"
+    );
     assert_eq!(fragments[0].commit, CommitSource::FragmentMetadata);
     // The probe for __fragment_metadata.tdb is the only per-fragment access,
     // and it reads nothing.
@@ -130,7 +139,10 @@ fn experimental_array_shows_its_version() {
     let uncommitted: Vec<&str> = dir.uncommitted().iter().map(|u| u.path.as_str()).collect();
     assert_eq!(
         uncommitted,
-        [format!("__fragments/{name}"), format!("__fragments/{name}.ok")]
+        [
+            format!("__fragments/{name}"),
+            format!("__fragments/{name}.ok")
+        ]
     );
     assert!(dir
         .uncommitted()
@@ -148,7 +160,11 @@ fn group_v1() {
     assert_eq!(object_type(&storage).unwrap(), ObjectType::Group);
     let group = GroupDirectory::open(&storage, 0, NOW).unwrap();
     assert!(group.has_group_file());
-    let details: Vec<&str> = group.details_files().iter().map(|f| f.path.as_str()).collect();
+    let details: Vec<&str> = group
+        .details_files()
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
     assert_eq!(
         details,
         ["__group/__1708362383727_1708362383727_a464f3a3a7e740c8856a476ee4c66ce1"]

@@ -32,7 +32,10 @@ fn strings(v: &Value) -> BTreeSet<String> {
 }
 
 fn names(fragments: &[tiledb_runtime::array::Fragment]) -> Vec<String> {
-    fragments.iter().map(|f| f.name.as_str().to_owned()).collect()
+    fragments
+        .iter()
+        .map(|f| f.name.as_str().to_owned())
+        .collect()
 }
 
 #[test]
@@ -59,7 +62,10 @@ fn fragment_lists_match_tiledb_for_every_open_range() {
                 .iter()
                 .map(|f| f.name.timestamp_start())
                 .collect();
-            assert!(t1s.windows(2).all(|w| w[0] <= w[1]), "{array}: not in t1 order");
+            assert!(
+                t1s.windows(2).all(|w| w[0] <= w[1]),
+                "{array}: not in t1 order"
+            );
             checked += 1;
         }
     }
@@ -89,10 +95,17 @@ fn fragment_info_matches_tiledb() {
         assert_eq!(ours, theirs, "{array}");
         for f in expected["fragment_info"].as_array().unwrap() {
             let path = f["path"].as_str().unwrap();
-            let ours = dir.fragments(rule).into_iter().find(|g| g.path.as_str() == path).unwrap();
+            let ours = dir
+                .fragments(rule)
+                .into_iter()
+                .find(|g| g.path.as_str() == path)
+                .unwrap();
             assert_eq!(
                 ours.name.timestamp_range(),
-                (u64_of(&f["timestamp_range"][0]), u64_of(&f["timestamp_range"][1])),
+                (
+                    u64_of(&f["timestamp_range"][0]),
+                    u64_of(&f["timestamp_range"][1])
+                ),
                 "{array}/{path}"
             );
             assert_eq!(u64::from(ours.format_version()), u64_of(&f["version"]));
@@ -136,8 +149,17 @@ fn schema_selection_matches_tiledb() {
     for open in expected["opens"].as_array().unwrap() {
         let (start, end) = (u64_of(&open["range"][0]), u64_of(&open["range"][1]));
         let dir = ArrayDirectory::open(&storage, start, end).unwrap();
-        let picked = dir.latest_schema_for_read().path.file_name().unwrap().to_owned();
-        let want = if u64_of(&open["nattr"]) == 1 { &one_attr } else { &two_attrs };
+        let picked = dir
+            .latest_schema_for_read()
+            .path
+            .file_name()
+            .unwrap()
+            .to_owned();
+        let want = if u64_of(&open["nattr"]) == 1 {
+            &one_attr
+        } else {
+            &two_attrs
+        };
         assert_eq!(&picked, want, "at [{start}, {end}]");
     }
 }
@@ -194,13 +216,24 @@ fn consolidated_commits_locate_the_delete_tile() {
     assert_eq!(delete.kind, ConditionKind::Delete);
     assert_eq!(delete.name.timestamp_range(), (3, 3));
     assert_eq!(&delete.file, con);
-    let embedded = storage.read_range(&delete.file, delete.offset, delete.size).unwrap();
+    let embedded = storage
+        .read_range(&delete.file, delete.offset, delete.size)
+        .unwrap();
     let standalone = RelPath::parse(&format!("__commits/{}", delete.name)).unwrap();
     assert_eq!(embedded, storage.read(&standalone).unwrap());
 
     // Deletes must lie wholly inside the range.
-    assert!(ArrayDirectory::open(&storage, 0, 2).unwrap().condition_commits().is_empty());
-    assert_eq!(ArrayDirectory::open(&storage, 3, 5).unwrap().condition_commits().len(), 1);
+    assert!(ArrayDirectory::open(&storage, 0, 2)
+        .unwrap()
+        .condition_commits()
+        .is_empty());
+    assert_eq!(
+        ArrayDirectory::open(&storage, 3, 5)
+            .unwrap()
+            .condition_commits()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -220,7 +253,11 @@ fn ignored_commits_drop_out_of_the_consolidated_list() {
 fn fragment_meta_files_are_listed() {
     let storage = LocalStorage::new(corpus().join("fragment_meta"));
     let dir = ArrayDirectory::open(&storage, 0, 1000).unwrap();
-    let files: Vec<&str> = dir.fragment_meta_files().iter().map(|p| p.as_str()).collect();
+    let files: Vec<&str> = dir
+        .fragment_meta_files()
+        .iter()
+        .map(|p| p.as_str())
+        .collect();
     assert_eq!(files.len(), 1);
     assert!(files[0].starts_with("__fragment_meta/__1_2_") && files[0].ends_with("_22.meta"));
 }
@@ -228,10 +265,15 @@ fn fragment_meta_files_are_listed() {
 /// The owned folders TileDB creates empty; git keeps no empty folder, so
 /// whether they exist depends on the checkout.
 fn present_optional_dirs(root: &std::path::Path) -> u64 {
-    ["__fragment_meta", "__meta", "__labels", "__schema/__enumerations"]
-        .iter()
-        .filter(|d| root.join(d).is_dir())
-        .count() as u64
+    [
+        "__fragment_meta",
+        "__meta",
+        "__labels",
+        "__schema/__enumerations",
+    ]
+    .iter()
+    .filter(|d| root.join(d).is_dir())
+    .count() as u64
 }
 
 #[test]
@@ -259,5 +301,8 @@ fn opening_reads_only_listings_and_commit_files() {
     let storage = LocalStorage::new(&root);
     ArrayDirectory::open(&storage, 4, 4).unwrap();
     assert_eq!(storage.counters().files_opened, 0);
-    assert_eq!(storage.counters().listings, 4 + present_optional_dirs(&root));
+    assert_eq!(
+        storage.counters().listings,
+        4 + present_optional_dirs(&root)
+    );
 }
