@@ -205,6 +205,20 @@ def main():
     write(uri, 3, True, 3, attrs=("a", "b"))
     oracle["arrays"]["schema_evolution"] = record(uri, [(0, LATE), (0, 1), (0, 2), (2, 3)])
 
+    # Two evolutions, at t = 5 (adds b) and t = 10 (adds c). Schema names
+    # are chosen in name order, not by timestamp: "__10_10_…" sorts before
+    # "__5_5_…" and before the creation schema named by the wall clock.
+    uri = os.path.join(OUT, "schema_name_order")
+    tiledb.Array.create(uri, schema(True))
+    for t, attr in ((5, "b"), (10, "c")):
+        evolution = tiledb.ArraySchemaEvolution()
+        evolution.add_attribute(tiledb.Attr(name=attr, dtype=np.int32))
+        evolution.timestamp(t)
+        evolution.array_evolve(uri)
+    oracle["arrays"]["schema_name_order"] = record(
+        uri, [(0, 4), (0, 5), (0, 9), (0, 10), (0, 20), (0, LATE)]
+    )
+
     with open(os.path.join(OUT, "oracle.json"), "w") as f:
         json.dump(oracle, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -306,3 +306,33 @@ fn opening_reads_only_listings_and_commit_files() {
         4 + present_optional_dirs(&root)
     );
 }
+
+#[test]
+fn schema_choice_follows_name_order_like_tiledb() {
+    // The generator evolved the schema at t = 5 (two attributes) and t = 10
+    // (three); the creation schema (one attribute) is named by the clock.
+    // TileDB takes the last schema in *name* order whose end is <= the open
+    // end, else the first in name order, so "__10_10_…" (first by name) is
+    // chosen only when nothing qualifies, and "__5_5_…" beats it otherwise.
+    let oracle = oracle();
+    let expected = &oracle["arrays"]["schema_name_order"];
+    let nattr_of = |file: &str| {
+        if file.starts_with("__5_5_") {
+            2
+        } else if file.starts_with("__10_10_") {
+            3
+        } else {
+            1
+        }
+    };
+    let storage = LocalStorage::new(corpus().join("schema_name_order"));
+    let opens = expected["opens"].as_array().unwrap();
+    assert!(opens.iter().any(|o| u64_of(&o["nattr"]) == 3));
+    assert!(opens.iter().any(|o| u64_of(&o["nattr"]) == 2));
+    for open in opens {
+        let (start, end) = (u64_of(&open["range"][0]), u64_of(&open["range"][1]));
+        let dir = ArrayDirectory::open(&storage, start, end).unwrap();
+        let picked = dir.latest_schema_for_read().path.file_name().unwrap().to_owned();
+        assert_eq!(nattr_of(&picked), u64_of(&open["nattr"]), "at [{start}, {end}]: {picked}");
+    }
+}
