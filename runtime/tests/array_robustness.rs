@@ -1,0 +1,100 @@
+//! Hostile input never panics: names and text commit files from arbitrary
+//! bytes, and the round trip of names we generate.
+
+use proptest::prelude::*;
+use tiledb_runtime::array::text_files::{
+    parse_consolidated_commits, parse_ignore_file, parse_vacuum_file,
+};
+use tiledb_runtime::array::{Extension, RelPath, TimestampedName};
+
+fn name_like() -> impl Strategy<Value = String> {
+    // Mostly near-valid names, to reach deep into the parser.
+    prop_oneof![
+        any::<String>(),
+        "__[0-9]{1,21}_[0-9]{1,21}_[0-9a-f]{30,34}(_[0-9]{1,11})?(\\.(ok|wrt|vac|con|ign|del|upd|meta|x))?",
+        "__[0-9a-f]{32}_[0-9]{1,21}",
+        "[_.a-z0-9/]{0,40}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn parsing_names_never_panics(text in name_like()) {
+        if let Ok(name) = TimestampedName::parse(&text) {
+            prop_assert_eq!(name.as_str(), text.as_str());
+            prop_assert!(name.timestamp_start() <= name.timestamp_end());
+            prop_assert_eq!(TimestampedName::parse(name.as_str()).unwrap(), name.clone());
+            prop_assert!(text.starts_with(name.stem()));
+        }
+    }
+
+    #[test]
+    fn built_names_parse_back(
+        t1 in any::<u64>(),
+        span in any::<u64>(),
+        label in "[0-9a-f]{32}",
+        version in proptest::option::of(any::<u32>()),
+        ext in proptest::option::of(0usize..Extension::ALL.len()),
+    ) {
+        let t2 = t1.saturating_add(span);
+        let ext = ext.map(|i| Extension::ALL[i]);
+        let built = TimestampedName::from_parts(t1, t2, &label, version, ext);
+        let parsed = TimestampedName::parse(built.as_str()).unwrap();
+        prop_assert_eq!(parsed.timestamp_range(), (t1, t2));
+        prop_assert_eq!(parsed.label(), label.as_str());
+        prop_assert_eq!(parsed.version(), version);
+        prop_assert_eq!(parsed.extension(), ext);
+        prop_assert_eq!(parsed, built);
+    }
+
+    #[test]
+    fn checked_paths_have_no_escape(text in "[./a-z_:\\\\]{0,30}") {
+        if let Ok(path) = RelPath::parse(&text) {
+            prop_assert!(!text.starts_with('/'));
+            for component in path.components() {
+                prop_assert!(component != ".." && component != "." && !component.is_empty());
+                prop_assert!(!component.contains(['\\', ':']));
+            }
+        }
+    }
+
+    #[test]
+    fn text_files_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let _ = parse_vacuum_file(&data, &["__fragments", "__meta"]);
+        let _ = parse_ignore_file(&data);
+        if let Ok(entries) = parse_consolidated_commits(&data) {
+            for entry in entries {
+                if let Some(tile) = entry.embedded {
+                    prop_assert!(tile.offset + tile.size <= data.len() as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn consolidated_commits_with_random_tiles(
+        tiles in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 1..5),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let label = "0123456789abcdef0123456789abcdef";
+        let paths: Vec<RelPath> = (0..tiles.len())
+            .map(|i| RelPath::parse(&format!("__commits/__{i}_{i}_{label}_22.del")).unwrap())
+            .collect();
+        let data = tiledb_runtime::array::text_files::encode_consolidated_commits(
+            paths.iter().zip(&tiles).map(|(p, t)| (p, Some(t.as_slice()))),
+        );
+        let entries = parse_consolidated_commits(&data).unwrap();
+        prop_assert_eq!(entries.len(), tiles.len());
+        for (entry, tile) in entries.iter().zip(&tiles) {
+            let at = entry.embedded.unwrap();
+            prop_assert_eq!(&data[at.offset as usize..(at.offset + at.size) as usize], tile.as_slice());
+        }
+        // Any truncation inside the last tile is an error, never a panic.
+        let last = entries.last().unwrap().embedded.unwrap();
+        let end = data.len();
+        let cut_at = (last.offset as usize).saturating_sub(8) + cut.index(end - (last.offset as usize).saturating_sub(8));
+        if cut_at < end {
+            prop_assert!(parse_consolidated_commits(&data[..cut_at]).is_err());
+        }
+    }
+}
