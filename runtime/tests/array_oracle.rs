@@ -332,7 +332,16 @@ fn schema_choice_follows_name_order_like_tiledb() {
     for open in opens {
         let (start, end) = (u64_of(&open["range"][0]), u64_of(&open["range"][1]));
         let dir = ArrayDirectory::open(&storage, start, end).unwrap();
-        let picked = dir.latest_schema_for_read().path.file_name().unwrap().to_owned();
-        assert_eq!(nattr_of(&picked), u64_of(&open["nattr"]), "at [{start}, {end}]: {picked}");
+        let picked = dir
+            .latest_schema_for_read()
+            .path
+            .file_name()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            nattr_of(&picked),
+            u64_of(&open["nattr"]),
+            "at [{start}, {end}]: {picked}"
+        );
     }
 }

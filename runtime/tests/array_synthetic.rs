@@ -125,6 +125,11 @@ fn both_layouts_coexist() {
         .fragment_v12(&v22)
         .dir(&format!("__fragments/{v22_uncommitted}"))
         .file("__lock.tdb", b"")
+        .file(&format!("{}.meta", name(7, 7, 7, Some(10))), b"m")
+        .file(
+            &format!("__fragment_meta/{}.meta", name(1, 7, 8, Some(22))),
+            b"m",
+        )
         .dir("user_folder")
         .file("notes.txt", b"hello");
     let dir = f.open(0, 100).unwrap();
@@ -175,6 +180,23 @@ fn both_layouts_coexist() {
     want.sort();
     assert_eq!(uncommitted, want);
     assert_eq!(dir.max_named_format_version(), Some(22));
+    // Consolidated fragment metadata: root files first, then __fragment_meta.
+    let metas: Vec<&str> = dir
+        .fragment_meta_files()
+        .iter()
+        .map(|p| p.as_str())
+        .collect();
+    assert_eq!(
+        metas,
+        [
+            format!("{}.meta", name(7, 7, 7, Some(10))),
+            format!("__fragment_meta/{}.meta", name(1, 7, 8, Some(22)))
+        ]
+    );
+    assert_eq!(
+        fragments[0].metadata_path().unwrap().as_str(),
+        format!("{v2}/__fragment_metadata.tdb")
+    );
 
     // One probe for __fragment_metadata.tdb per root folder below v5 without
     // a commit marker (v2, v4, v4_uncommitted); nothing opened.

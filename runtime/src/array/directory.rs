@@ -117,6 +117,11 @@ impl Fragment {
     pub fn format_version(&self) -> u32 {
         self.name.format_version()
     }
+
+    /// Its `__fragment_metadata.tdb`.
+    pub fn metadata_path(&self) -> Result<RelPath> {
+        self.path.join(FRAGMENT_METADATA_FILE)
+    }
 }
 
 /// A folder or file that looks like a fragment but is not committed.

@@ -477,4 +477,48 @@ mod tests {
         assert!(RelPath::root().join("..").is_err());
         assert!(RelPath::root().join("a/b").is_err());
     }
+
+    #[test]
+    fn local_storage_reads_writes_and_counts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::new(tmp.path());
+        let dir = RelPath::parse("__commits").unwrap();
+        let file = dir.join("x.wrt").unwrap();
+        assert_eq!(storage.list(&dir).unwrap(), None);
+        assert_eq!(storage.kind(&file).unwrap(), None);
+        storage.create_dir(&dir).unwrap();
+        storage.write(&file, b"0123456789").unwrap();
+        assert_eq!(storage.kind(&file).unwrap(), Some(EntryKind::File));
+        assert_eq!(storage.kind(&dir).unwrap(), Some(EntryKind::Dir));
+        assert_eq!(storage.size(&file).unwrap(), 10);
+        assert_eq!(storage.read(&file).unwrap(), b"0123456789");
+        assert_eq!(storage.read_range(&file, 3, 4).unwrap(), b"3456");
+        assert_eq!(storage.read_range(&file, 10, 0).unwrap(), b"");
+        for (offset, len) in [(7, 4), (11, 0), (u64::MAX, 2), (0, u64::MAX)] {
+            let err = storage.read_range(&file, offset, len).unwrap_err();
+            assert_eq!(err.class(), crate::ErrorClass::Corrupt, "{offset}+{len}");
+        }
+        let listed = storage.list(&dir).unwrap().unwrap();
+        assert_eq!(
+            listed,
+            [DirEntry {
+                name: "x.wrt".into(),
+                kind: EntryKind::File,
+                size: 10
+            }]
+        );
+        let renamed = dir.join("y.wrt").unwrap();
+        storage.rename(&file, &renamed).unwrap();
+        storage.remove_file(&renamed).unwrap();
+        storage.remove_dir(&dir).unwrap();
+        assert!(storage.remove_dir(&RelPath::root()).is_err());
+        let io = storage.counters();
+        assert_eq!(io.listings, 2);
+        // read, read_range ×2 that succeed, 4 that fail after opening.
+        assert_eq!(io.files_opened, 7);
+        assert_eq!(io.bytes_read, 14);
+        assert_eq!(io.files_written, 1);
+        assert_eq!(io.bytes_written, 10);
+        assert_eq!(io.changes, 4);
+    }
 }
