@@ -410,7 +410,7 @@ impl ArrayDirectory {
                 storage,
                 &dir_path(METADATA_DIR)?,
                 &[],
-                &[FRAGMENTS_DIR, METADATA_DIR],
+                &[METADATA_DIR],
                 timestamp_start,
                 timestamp_end,
             )?;
@@ -573,7 +573,7 @@ impl ArrayDirectory {
         let entries = if name.overlaps(self.timestamp_start, self.timestamp_end) {
             let data = storage.read(&path)?;
             Some(
-                text_files::parse_vacuum_file(&data, &[FRAGMENTS_DIR, METADATA_DIR])
+                text_files::parse_vacuum_file(&data, &[FRAGMENTS_DIR])
                     .map_err(in_file(storage, &path))?,
             )
         } else {

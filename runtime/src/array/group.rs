@@ -115,7 +115,7 @@ impl GroupDirectory {
                 storage,
                 &root.join(GROUP_DETAILS_DIR)?,
                 &GROUP_DIR_NAMES,
-                &[GROUP_DETAILS_DIR, METADATA_DIR],
+                &[GROUP_DETAILS_DIR],
                 timestamp_start,
                 timestamp_end,
             )?
@@ -127,7 +127,7 @@ impl GroupDirectory {
                 storage,
                 &root.join(METADATA_DIR)?,
                 &GROUP_DIR_NAMES,
-                &[GROUP_DETAILS_DIR, METADATA_DIR],
+                &[METADATA_DIR],
                 timestamp_start,
                 timestamp_end,
             )?

@@ -46,12 +46,14 @@ fn at_line(err: Error, line: &Line<'_>) -> Error {
 ///
 /// TileDB wrote absolute URIs before format v19 (`file:///…/A/__fragments/X`,
 /// or `file:///…/A/X` for a root fragment) and array-relative ones after,
-/// which start with `/` (`/__fragments/X`, `/__meta/X`). All three reduce to
-/// `<dir>/<name>` when the parent component is one of `kept_dirs`, else to
-/// `<name>`. TileDB finds the first *substring* `__fragments` (or `__meta`);
-/// matching whole components gives the same result for every name it writes
-/// and cannot be fooled by an array folder whose own path contains
-/// `__fragments`.
+/// which start with `/` (`/__fragments/X`, `/__meta/X`); group metadata
+/// `.vac` files hold absolute URIs in every version. All reduce to
+/// `<dir>/<name>` when the parent component is one of `kept_dirs` (the
+/// folder the vacuumed files live in), else to `<name>`. TileDB instead cuts
+/// at the first *substring* `__fragments`, else `__meta`, for every kind of
+/// `.vac`; that gives the same result for every name it writes, but matching
+/// whole components of the expected folder cannot be fooled by an array
+/// whose own path contains `__fragments` or `__meta`.
 ///
 /// Refused: `.`/`..` components anywhere, and a last component that is not
 /// a timestamped name (so `/etc/passwd` is an error, not a basename).
