@@ -26,6 +26,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 
 import numpy as np
 import tiledb
@@ -111,6 +112,45 @@ def record(uri, ranges):
         "to_vacuum": sorted(relative(uri, u) for u in info.to_vacuum),
         "opens": opens,
     }
+
+
+def group_config(end):
+    return tiledb.Config({"sm.group.timestamp_start": "0", "sm.group.timestamp_end": str(end)})
+
+
+def make_group(dest):
+    # A group whose details change at t = 1, 2, 3 (add, add, remove) and
+    # whose metadata is written at t = 2, 3, 4 and then consolidated. Group
+    # metadata .vac files hold absolute URIs, so the group is made in a
+    # temporary folder (its path, not ours, ends up in the .vac) and copied.
+    tmp = tempfile.mkdtemp(prefix="hierarchy-group-")
+    uri = os.path.join(tmp, "group_v2")
+    tiledb.Group.create(uri)
+    for sub in ("sub1", "sub2"):
+        tiledb.Group.create(os.path.join(uri, sub))
+    with tiledb.Group(uri, "w", config=group_config(1)) as g:
+        g.add("sub1", relative=True, name="one")
+    with tiledb.Group(uri, "w", config=group_config(2)) as g:
+        g.add("sub2", relative=True, name="two")
+    with tiledb.Group(uri, "w", config=group_config(3)) as g:
+        g.remove("one")
+    for t in (2, 3, 4):
+        with tiledb.Group(uri, "w", config=group_config(t)) as g:
+            g.meta["k"] = t
+    tiledb.Group.consolidate_metadata(uri, config=group_config(LATE))
+    opens = []
+    for end in (0, 1, 2, 3, LATE):
+        with tiledb.Group(uri, "r", config=group_config(end)) as g:
+            opens.append(
+                {
+                    "range": [0, end],
+                    "members": sorted(m.name for m in g),
+                    "k": int(g.meta["k"]) if "k" in g.meta else None,
+                }
+            )
+    shutil.copytree(uri, dest)
+    shutil.rmtree(tmp)
+    return {"opens": opens}
 
 
 def main():
@@ -218,6 +258,8 @@ def main():
     oracle["arrays"]["schema_name_order"] = record(
         uri, [(0, 4), (0, 5), (0, 9), (0, 10), (0, 20), (0, LATE)]
     )
+
+    oracle["groups"] = {"group_v2": make_group(os.path.join(OUT, "group_v2"))}
 
     with open(os.path.join(OUT, "oracle.json"), "w") as f:
         json.dump(oracle, f, indent=1, sort_keys=True)

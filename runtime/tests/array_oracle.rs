@@ -345,3 +345,47 @@ fn schema_choice_follows_name_order_like_tiledb() {
         );
     }
 }
+
+#[test]
+fn group_details_and_metadata_match_tiledb() {
+    use tiledb_runtime::array::group::GroupDirectory;
+    use tiledb_runtime::array::timestamped_name::NameForm;
+    let oracle = oracle();
+    let storage = LocalStorage::new(corpus().join("group_v2"));
+    let mut previous_members: Option<Vec<Value>> = None;
+    for open in oracle["groups"]["group_v2"]["opens"].as_array().unwrap() {
+        let end = u64_of(&open["range"][1]);
+        let group = GroupDirectory::open(&storage, 0, end).unwrap();
+        // Version-2 details: every file up to the end applies, in time order.
+        let loaded: Vec<u64> = group
+            .details_to_load()
+            .iter()
+            .map(|f| f.name.timestamp_end())
+            .collect();
+        let in_range: Vec<u64> = [1, 2, 3].into_iter().filter(|&t| t <= end).collect();
+        assert_eq!(loaded, in_range, "at [0, {end}]");
+        assert!(group
+            .details_to_load()
+            .iter()
+            .all(|f| f.name.form() == NameForm::Versioned && f.name.version() == Some(2)));
+        // TileDB's member list changes with each of those files (add, add,
+        // remove), so none of them may be skipped.
+        let members = open["members"].as_array().unwrap().clone();
+        if end <= 3 {
+            assert_ne!(previous_members.as_ref(), Some(&members), "at [0, {end}]");
+        }
+        previous_members = Some(members);
+        // Metadata: k was set to the write time; the consolidated file holds
+        // the newest value, and its .vac (absolute URIs of another folder)
+        // still removes the three files it merged.
+        let last = group
+            .metadata()
+            .files
+            .last()
+            .map(|f| f.name.timestamp_end());
+        assert_eq!(last, open["k"].as_u64(), "at [0, {end}]");
+    }
+    let group = GroupDirectory::open(&storage, 0, 1000).unwrap();
+    assert_eq!(group.metadata().files.len(), 1);
+    assert_eq!(group.metadata().vacuumed.len(), 3);
+}
