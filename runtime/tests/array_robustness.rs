@@ -98,3 +98,61 @@ proptest! {
         }
     }
 }
+
+fn entry_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "__[0-9]{1,3}_[0-9]{1,3}_[0-9a-f]{32}(_[0-9]{1,2})?(\\.(ok|wrt|vac|con|ign|del|upd|meta|tmp))?",
+        "__[0-9a-f]{32}_[0-9]{1,3}",
+        "__(schema|commits|fragments|meta|fragment_meta|labels|array_schema\\.tdb|enumerations)",
+        "[a-z_.]{1,12}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn opening_random_folders_never_panics(
+        entries in proptest::collection::vec(
+            (
+                prop_oneof![Just(""), Just("__commits/"), Just("__fragments/"), Just("__meta/"), Just("__schema/")],
+                entry_name(),
+                any::<bool>(),
+                proptest::collection::vec(any::<u8>(), 0..24),
+            ),
+            0..12,
+        ),
+        start in 0u64..20,
+        span in 0u64..20,
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        for (dir, name, is_dir, data) in &entries {
+            let path = tmp.path().join(dir).join(name);
+            if let Some(parent) = path.parent() {
+                // A file may already sit where a folder is wanted: skip it.
+                if std::fs::create_dir_all(parent).is_err() {
+                    continue;
+                }
+            }
+            let _ = if *is_dir {
+                std::fs::create_dir_all(&path)
+            } else {
+                std::fs::write(&path, data)
+            };
+        }
+        let storage = tiledb_runtime::array::LocalStorage::new(tmp.path());
+        if let Ok(dir) = tiledb_runtime::array::ArrayDirectory::open(&storage, start, start + span) {
+            for rule in [
+                tiledb_runtime::array::TimeTravelRule::FullContainment,
+                tiledb_runtime::array::TimeTravelRule::SparseRead,
+            ] {
+                for f in dir.fragments(rule) {
+                    prop_assert!(f.name.overlaps(start, start + span));
+                }
+            }
+            let _ = dir.latest_schema_for_read();
+        }
+        let _ = tiledb_runtime::array::GroupDirectory::open(&storage, start, start + span);
+        let _ = tiledb_runtime::array::object_type(&storage);
+    }
+}
