@@ -266,7 +266,7 @@ pub fn saturating_length<P: LengthInt, L: Length + ?Sized>(value: &L) -> P {
 
 /// A sink that only counts the bytes written to it.
 #[derive(Debug, Default)]
-struct Counter {
+pub struct Counter {
     pos: u64,
     len: u64,
 }
@@ -322,18 +322,6 @@ pub fn checked_size<P: LengthInt>(size: BinResult<u64>, field: &str) -> BinResul
 /// A serialized size as the stored type, saturating (for conditions on the write side).
 pub fn saturating_size<P: LengthInt>(size: BinResult<u64>) -> P {
     size.ok().and_then(P::from_u64).unwrap_or(P::MAX)
-}
-
-/// A stored boolean: 0 or 1; anything else is corrupt.
-pub fn bool_from_u8(raw: u8, field: &'static str) -> BinResult<bool> {
-    match raw {
-        0 => Ok(false),
-        1 => Ok(true),
-        other => Err(binrw::Error::AssertFail {
-            pos: 0,
-            message: format!("{field}: a boolean must be 0 or 1, not {other}"),
-        }),
-    }
 }
 
 /// Converts a binrw error into the runtime's error, locating it at its byte offset.
@@ -402,4 +390,49 @@ where
         .write_options(&mut cursor, Endian::Little, args)
         .map_err(|e| crate::Error::Usage(format!("cannot write {what}: {e}")))?;
     Ok(cursor.into_inner())
+}
+
+/// Reads a stored boolean: 0 or 1; anything else is corrupt.
+pub fn read_bool<R, T>(reader: &mut R, _endian: Endian, (field,): (&'static str,)) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<bool>,
+{
+    let pos = reader.stream_position()?;
+    let mut byte = [0u8; 1];
+    reader.read_exact(&mut byte)?;
+    match byte[0] {
+        0 => Ok(T::from(false)),
+        1 => Ok(T::from(true)),
+        other => Err(fail(pos, field, format!("a boolean must be 0 or 1, not {other}"))),
+    }
+}
+
+/// A boolean as the writers see it: a `bool`, or an `Option<bool>` that may be absent.
+pub trait BoolRef {
+    fn get(&self) -> Option<bool>;
+}
+
+impl BoolRef for bool {
+    fn get(&self) -> Option<bool> {
+        Some(*self)
+    }
+}
+
+impl BoolRef for Option<bool> {
+    fn get(&self) -> Option<bool> {
+        *self
+    }
+}
+
+/// Writes a boolean as one byte (nothing for an absent `Option`).
+pub fn write_bool<W, B>(value: &B, writer: &mut W, _endian: Endian, _args: ()) -> BinResult<()>
+where
+    W: Write + Seek,
+    B: BoolRef + ?Sized,
+{
+    if let Some(value) = value.get() {
+        writer.write_all(&[u8::from(value)])?;
+    }
+    Ok(())
 }

@@ -4,6 +4,7 @@ pub mod array_schema;
 pub mod commits;
 pub mod enumeration;
 pub mod enums;
+pub mod filter_metadata;
 pub mod filter_pipeline;
 pub mod format;
 pub mod fragment_metadata;
@@ -15,13 +16,13 @@ pub use array_schema::*;
 pub use commits::*;
 pub use enumeration::*;
 pub use enums::*;
+pub use filter_metadata::*;
 pub use filter_pipeline::*;
 pub use format::*;
 pub use fragment_metadata::*;
 pub use generic_tile::*;
 pub use group::*;
 pub use metadata::*;
-pub use text_files::*;
 /// A field that only some format versions have: the table of them lets
 /// tests cover every gate of the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
