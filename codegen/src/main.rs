@@ -41,7 +41,10 @@ fn main() -> ExitCode {
     if check {
         let drifts = tiledb_codegen::check(&root, &generated);
         if drifts.is_empty() {
-            println!("spec/ and its generated files agree ({} files)", generated.files.len());
+            println!(
+                "spec/ and its generated files agree ({} files)",
+                generated.files.len()
+            );
             return ExitCode::SUCCESS;
         }
         for drift in &drifts {

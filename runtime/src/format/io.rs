@@ -37,7 +37,11 @@ fn check_fits<R: Read + Seek>(
 ) -> BinResult<()> {
     let pos = reader.stream_position()?;
     if count > max {
-        return Err(fail(pos, field, format!("length {count} exceeds the maximum {max}")));
+        return Err(fail(
+            pos,
+            field,
+            format!("length {count} exceeds the maximum {max}"),
+        ));
     }
     let left = remaining(reader)?;
     let needed = count.saturating_mul(min_size);
@@ -100,7 +104,9 @@ where
     T: From<Vec<E>>,
 {
     check_fits(reader, count, max, min_size.max(1), field)?;
-    let reserve = usize::try_from(count).unwrap_or(usize::MAX).min(LIST_RESERVE_LIMIT);
+    let reserve = usize::try_from(count)
+        .unwrap_or(usize::MAX)
+        .min(LIST_RESERVE_LIMIT);
     let mut items = Vec::with_capacity(reserve);
     for _ in 0..count {
         items.push(E::read_options(reader, endian, args.clone())?);
@@ -146,7 +152,11 @@ where
     while remaining(reader)? > 0 {
         if items.len() as u64 >= max {
             let pos = reader.stream_position()?;
-            return Err(fail(pos, field, format!("more than the maximum {max} elements")));
+            return Err(fail(
+                pos,
+                field,
+                format!("more than the maximum {max} elements"),
+            ));
         }
         let before = reader.stream_position()?;
         items.push(E::read_options(reader, endian, args.clone())?);
@@ -196,7 +206,10 @@ where
             return Err(fail(
                 pos,
                 "each",
-                format!("{} elements but fewer entries to describe them", items.len()),
+                format!(
+                    "{} elements but fewer entries to describe them",
+                    items.len()
+                ),
             ));
         };
         item.write_options(writer, endian, arg)?;
@@ -254,7 +267,10 @@ pub fn checked_length<P: LengthInt, L: Length + ?Sized>(value: &L, field: &str) 
         fail(
             0,
             field,
-            format!("length {length} does not fit in {}", std::any::type_name::<P>()),
+            format!(
+                "length {length} does not fit in {}",
+                std::any::type_name::<P>()
+            ),
         )
     })
 }
@@ -348,7 +364,12 @@ fn flatten_message(err: &binrw::Error) -> String {
         binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the data ends early".to_string()
         }
-        other => other.to_string().lines().next().unwrap_or_default().to_string(),
+        other => other
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 
@@ -358,7 +379,8 @@ where
     T: BinRead,
 {
     let mut cursor = binrw::io::Cursor::new(bytes);
-    let value = T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
+    let value =
+        T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
     let end = cursor.position();
     if end != bytes.len() as u64 {
         return Err(crate::Error::corrupt(
@@ -376,7 +398,8 @@ where
     T: BinRead,
 {
     let mut cursor = binrw::io::Cursor::new(bytes);
-    let value = T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
+    let value =
+        T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
     Ok((value, cursor.position()))
 }
 
@@ -404,7 +427,11 @@ where
     match byte[0] {
         0 => Ok(T::from(false)),
         1 => Ok(T::from(true)),
-        other => Err(fail(pos, field, format!("a boolean must be 0 or 1, not {other}"))),
+        other => Err(fail(
+            pos,
+            field,
+            format!("a boolean must be 0 or 1, not {other}"),
+        )),
     }
 }
 
