@@ -36,9 +36,6 @@ impl Parts {
     pub fn data_len(&self) -> usize {
         self.data.iter().map(Vec::len).sum()
     }
-    pub fn metadata_len(&self) -> usize {
-        self.metadata.iter().map(Vec::len).sum()
-    }
 }
 
 /// What a filter sees when TileDB hands it a *view* of earlier parts
@@ -115,9 +112,6 @@ impl<'a> Cursor<'a> {
     }
     pub fn u32(&mut self) -> StageResult<u32> {
         Ok(u32::from_le_bytes(self.array()?))
-    }
-    pub fn u64(&mut self) -> StageResult<u64> {
-        Ok(u64::from_le_bytes(self.array()?))
     }
 
     /// A count of `item_size`-byte records that must all be present.
