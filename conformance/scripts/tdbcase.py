@@ -301,8 +301,29 @@ def make_attr(a, ctx):
         kw["var"] = True
     if "enumeration" in a:
         kw["enum_label"] = a["enumeration"]
+    if "fill" in a:
+        raw = cell_bytes(t, a["fill"], var, cvn)
+        kw["fill"] = _fill_value(t, raw, var, cvn)
     attr = tiledb.Attr(**kw)
     return attr
+
+
+def _fill_value(t, raw, var, cvn):
+    """The fill value in the form tiledb-py's Attr(fill=...) takes."""
+    if t in BYTE_TYPES:
+        return raw
+    arr = np.frombuffer(raw, dtype=raw_dtype(t).newbyteorder("<")).astype(raw_dtype(t))
+    if t in DATETIME_TYPES:
+        arr = arr.view(f"M8[{DATETIME_TYPES[t]}]")
+    elif t in TIME_TYPES:
+        arr = arr.view(f"m8[{TIME_TYPES[t]}]")
+    if not var and cvn == 1:
+        return arr[0]
+    if not var and cvn == 2 and t in FLOAT_TYPES:
+        return arr.view(np.complex64 if t == "FLOAT32" else np.complex128)[0]
+    if not var:
+        return np.array(tuple(arr.tolist()), dtype=np.dtype([("", arr.dtype)] * cvn))
+    return arr
 
 
 def make_enumeration(e, ctx):
@@ -467,15 +488,17 @@ def put_metadata(A, step):
 def replay(case, out_dir):
     """Create the case's arrays/groups under out_dir and apply every step."""
     ctx = make_ctx(case)
-    schema = case.get("schema")
     main = os.path.join(out_dir, case.get("uri", "array"))
-    if schema is not None:
-        tiledb.Array.create(main, make_schema(schema, ctx), ctx=ctx)
+    # The schema each array was created with (as the case spells it), by path: writes need it.
+    schemas = {}
+    if case.get("schema") is not None:
+        tiledb.Array.create(main, make_schema(case["schema"], ctx), ctx=ctx)
+        schemas[main] = json.loads(json.dumps(case["schema"]))
     for step in case.get("steps", []):
         op = step["op"]
         target = os.path.join(out_dir, step["uri"]) if "uri" in step else main
         if op == "write":
-            write_step(target, schema, step, ctx)
+            write_step(target, schemas[target], step, ctx)
         elif op == "delete":
             with tiledb.open(target, "d", timestamp=step["timestamp"], ctx=ctx) as A:
                 A.query(cond=step["condition"]).submit()
@@ -486,7 +509,10 @@ def replay(case, out_dir):
             with tiledb.open(target, "w", timestamp=step["timestamp"], ctx=ctx) as A:
                 del A.meta[step["key"]]
         elif op == "evolve":
+            schema = schemas[target]
             se = tiledb.ArraySchemaEvolution(ctx)
+            for e in step.get("add_enumerations", []):
+                se.add_enumeration(make_enumeration(e, ctx))
             for a in step.get("add_attrs", []):
                 se.add_attribute(make_attr(a, ctx))
                 schema["attrs"].append(a)
@@ -495,16 +521,19 @@ def replay(case, out_dir):
                 schema["attrs"] = [a for a in schema["attrs"] if a["name"] != name]
             se.array_evolve(target)
         elif op == "consolidate":
-            cfg = tiledb.Config({"sm.consolidation.mode": step.get("mode", "fragments"), **step.get("config", {})})
+            cfg = {"sm.consolidation.mode": step.get("mode", "fragments")}
+            cfg.update(step.get("config", {}))
+            kw = {}
             if "timestamp_range" in step:
-                cfg["sm.consolidation.timestamp_start"] = str(step["timestamp_range"][0])
-                cfg["sm.consolidation.timestamp_end"] = str(step["timestamp_range"][1])
-            tiledb.consolidate(target, config=cfg, ctx=ctx)
+                kw["timestamp"] = tuple(step["timestamp_range"])
+            tiledb.consolidate(target, config=tiledb.Config(cfg), ctx=ctx, **kw)
         elif op == "vacuum":
             cfg = tiledb.Config({"sm.vacuum.mode": step.get("mode", "fragments")})
             tiledb.vacuum(target, config=cfg, ctx=ctx)
         elif op == "create_array":
-            tiledb.Array.create(target, make_schema(step["schema"], ctx), ctx=ctx)
+            schema = step.get("schema") or case["member_schema"]
+            tiledb.Array.create(target, make_schema(schema, ctx), ctx=ctx)
+            schemas[target] = json.loads(json.dumps(schema))
         elif op == "create_group":
             tiledb.Group.create(target, ctx=ctx)
         elif op == "group_add":
@@ -638,6 +667,8 @@ def read_cells(uri, read, ctx):
                 n = 0
                 continue
             vals, mask = flatten(result[name], flat_order)
+            if kind == "attr" and A.schema.attr(name).enum_label is not None:
+                vals = _enum_codes(A, name, vals, t)
             cells = to_cells(t, cvn, vals)
             enc = [canon_cell(t, c, cvn == "var", cvn) for c in cells]
             if mask is not None:
@@ -653,6 +684,16 @@ def read_cells(uri, read, ctx):
             "ordered": layout != "unordered",
             "cells": rows,
         }
+
+
+def _enum_codes(A, name, labels, t):
+    """tiledb-py replaces enumerated codes by their labels; labels are unique, so map back."""
+    values = list(A.enum(A.schema.attr(name).enum_label).values())
+    index = {}
+    for i, v in enumerate(values):
+        index.setdefault(v.item() if hasattr(v, "item") else v, i)
+    codes = [index[v.item() if hasattr(v, "item") else v] for v in labels]
+    return np.array(codes, dtype=raw_dtype(t))
 
 
 def _range_value(t, x):
@@ -724,6 +765,35 @@ def read_group(uri, read, ctx):
         return {"members": sorted(members, key=lambda m: (m["name"] or "", m["uri"])), "metadata": dict(sorted(meta.items()))}
 
 
+def read_enumerations(uri, read, ctx):
+    out = {}
+    with open_array(uri, read, ctx) as A:
+        for a in A.schema:
+            label = a.enum_label
+            if label is None or label in out:
+                continue
+            e = A.enum(label)
+            t = str(e._tiledb_dtype if hasattr(e, "_tiledb_dtype") else e.type).split(".")[-1] if False else _enum_type(e)
+            cvn = "var" if e.cell_val_num == tiledb.libtiledb.TILEDB_VAR_NUM() else e.cell_val_num
+            cells = to_cells(t, cvn, e.values())
+            out[label] = {
+                "type": t,
+                "cell_val_num": cvn,
+                "ordered": bool(e.ordered),
+                "values": [canon_cell(t, c, cvn == "var", cvn) for c in cells],
+            }
+    return {"enumerations": dict(sorted(out.items()))}
+
+
+def _enum_type(e):
+    dt = e.dtype
+    if isinstance(dt, np.dtype) and dt.kind == "U":
+        return "STRING_UTF8"
+    if isinstance(dt, np.dtype) and dt.kind == "S":
+        return "STRING_ASCII" if e.cell_val_num == tiledb.libtiledb.TILEDB_VAR_NUM() else "CHAR"
+    return tiledb_type_name(dt)
+
+
 def run_read(array_root, case, read):
     """One read of a case (any kind) -> canonical JSON object, or {"error": message}."""
     ctx = make_ctx(case, read.get("config"))
@@ -737,6 +807,8 @@ def run_read(array_root, case, read):
         return read_schema(uri, read, ctx)
     if kind == "group":
         return read_group(uri, read, ctx)
+    if kind == "enumerations":
+        return read_enumerations(uri, read, ctx)
     raise ValueError(f"unknown read kind {kind}")
 
 
