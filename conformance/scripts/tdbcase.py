@@ -626,14 +626,28 @@ def flatten(values, order):
     return arr.flatten(order=order), None
 
 
+LAYOUTS = {
+    "row-major": "ROW_MAJOR",
+    "col-major": "COL_MAJOR",
+    "global": "GLOBAL_ORDER",
+    "unordered": "UNORDERED",
+}
+
+
 def read_cells(uri, read, ctx):
-    """Run one read with tiledb-py; return the canonical result object."""
+    """Run one read with TileDB; return the canonical result object.
+
+    The read goes through tiledb-py's PyQuery, which hands back TileDB's raw result buffers
+    (data, byte offsets, validity) so that nothing is lost to numpy conversions.
+    """
+    from tiledb.main import PyQuery
+
     with open_array(uri, read, ctx) as A:
         fields = actual_fields(A)
         dims = [f for f in fields if f[1] == "dim"]
-        attr_names = read.get("attrs", [f[0] for f in fields if f[1] == "attr"])
+        by_name = {f[0]: f for f in fields}
+        attr_names = list(read.get("attrs", [f[0] for f in fields if f[1] == "attr"]))
         layout = read.get("layout", "row-major")
-        order = {"row-major": "C", "col-major": "F", "global": "G", "unordered": "U"}[layout]
         sparse = A.schema.sparse
         ranges = read.get("ranges")
         if ranges is None:
@@ -642,48 +656,64 @@ def read_cells(uri, read, ctx):
                 ranges = [[list(r)] for r in ned] if ned is not None else None
             else:
                 ranges = [[[d.domain[0], d.domain[1]]] for d in A.schema.domain]
-        qkw = dict(attrs=attr_names, dims=[d[0] for d in dims], order=order)
-        if "condition" in read:
-            qkw["cond"] = read["condition"]
-        if ranges is None:
-            result = {}
-            n = 0
-        else:
-            idx = []
-            for (name, _, t, _, _), rs in zip(dims, ranges):
-                idx.append([tuple(_range_value(t, x) for x in r) for r in rs])
-            result = A.query(**qkw).multi_index[tuple(idx)]
-        names = [d[0] for d in dims] + list(attr_names)
-        by_name = {f[0]: f for f in fields}
-        # tiledb-py lays the result buffer (in the requested layout) into its numpy shape in C
-        # order, so a C-order flatten gives back the cells in the order TileDB produced them.
-        flat_order = "C"
-        columns = []
-        n = None
-        for name in names:
-            _, kind, t, cvn, nullable = by_name[name]
-            if name not in result:
-                columns.append([])
-                n = 0
-                continue
-            vals, mask = flatten(result[name], flat_order)
-            if kind == "attr" and A.schema.attr(name).enum_label is not None:
-                vals = _enum_codes(A, name, vals, t)
-            cells = to_cells(t, cvn, vals)
-            enc = [canon_cell(t, c, cvn == "var", cvn) for c in cells]
-            if mask is not None:
-                enc = [None if m else e for e, m in zip(enc, mask)]
-            columns.append(enc)
-            n = len(enc)
-        rows = [list(r) for r in zip(*columns)] if names else []
+        names = [d[0] for d in dims] + attr_names
+        columns = {name: [] for name in names}
+        if ranges is not None:
+            q = PyQuery(A.ctx, A, tuple(attr_names), tuple(d[0] for d in dims), getattr(tiledb.libtiledb.LayoutType, LAYOUTS[layout]), False)
+            if "condition" in read:
+                q.set_cond(tiledb.QueryCondition(read["condition"]))
+            sub = tiledb.Subarray(A)
+            sub.add_ranges([[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)])
+            q.set_subarray(sub)
+            q.submit()
+            results = q.results()
+            for name in names:
+                t, cvn, nullable = _field_type(A, by_name, name)
+                data, offsets, validity = results[name]
+                columns[name] = decode_column(t, cvn, bytes(np.asarray(data).tobytes()), offsets, validity if nullable else None)
+        counts = {len(c) for c in columns.values()}
+        if len(counts) > 1:
+            raise ValueError(f"result columns differ in length: { {k: len(v) for k, v in columns.items()} }")
+        rows = [list(r) for r in zip(*(columns[n] for n in names))]
         return {
-            "fields": [
-                {"name": n_, "kind": by_name[n_][1], "type": by_name[n_][2], "cell_val_num": by_name[n_][3], "nullable": by_name[n_][4]}
-                for n_ in names
-            ],
+            "fields": [_field_entry(A, by_name, n) for n in names],
             "ordered": layout != "unordered",
             "cells": rows,
         }
+
+
+def _field_type(A, by_name, name):
+    if name in by_name:
+        _, _, t, cvn, nullable = by_name[name]
+        return t, cvn, nullable
+    lab = A.schema.dim_label(name)
+    t = "STRING_ASCII" if lab.isvar else tiledb_type_name(lab.dtype)
+    return t, "var" if lab.isvar else 1, False
+
+
+def _field_entry(A, by_name, name):
+    if name in by_name:
+        n, kind, t, cvn, nullable = by_name[name]
+        return {"name": n, "kind": kind, "type": t, "cell_val_num": cvn, "nullable": nullable}
+    t, cvn, nullable = _field_type(A, by_name, name)
+    return {"name": name, "kind": "label", "type": t, "cell_val_num": cvn, "nullable": nullable}
+
+
+def decode_column(t, cvn, data, offsets, validity):
+    """Raw result buffers of one field -> list of canonical cells (None for nulls)."""
+    cells = []
+    if cvn == "var":
+        offs = [int(o) for o in offsets]
+        for i, start in enumerate(offs):
+            stop = offs[i + 1] if i + 1 < len(offs) else len(data)
+            cells.append(data[start:stop])
+    else:
+        size = raw_dtype(t).itemsize * cvn
+        cells = [data[i : i + size] for i in range(0, len(data), size)]
+    out = [canon_cell(t, c, cvn == "var", cvn) for c in cells]
+    if validity is not None and len(validity) > 0:
+        out = [None if not v else e for e, v in zip(out, validity)]
+    return out
 
 
 def _enum_codes(A, name, labels, t):
@@ -765,6 +795,29 @@ def read_group(uri, read, ctx):
         return {"members": sorted(members, key=lambda m: (m["name"] or "", m["uri"])), "metadata": dict(sorted(meta.items()))}
 
 
+def read_label(uri, read, ctx):
+    """Cells selected by a range on a dimension label (inclusive), with the label's values."""
+    name = read["label"]
+    with open_array(uri, read, ctx) as A:
+        lab = A.schema.dim_label(name)
+        lt_ = tiledb_type_name(lab.dtype)
+        lo, hi = (_range_value(lt_, x) for x in read["label_range"])
+        result = A.label_index([name])[lo:hi]
+        fields = [(name, "label", lt_, 1, False)] + [f for f in actual_fields(A) if f[1] == "attr"]
+        columns = []
+        for n, _, t, cvn, _ in fields:
+            arr = np.asarray(result[n])
+            if arr.dtype.kind in "Mm":
+                arr = arr.view(np.int64)
+            raw = arr.astype(raw_dtype(t).newbyteorder("<")).tobytes()
+            columns.append(decode_column(t, cvn, raw, None, None))
+        return {
+            "fields": [{"name": n, "kind": k, "type": t, "cell_val_num": c, "nullable": nl} for n, k, t, c, nl in fields],
+            "ordered": True,
+            "cells": [list(r) for r in zip(*columns)],
+        }
+
+
 def read_enumerations(uri, read, ctx):
     out = {}
     with open_array(uri, read, ctx) as A:
@@ -807,6 +860,8 @@ def run_read(array_root, case, read):
         return read_schema(uri, read, ctx)
     if kind == "group":
         return read_group(uri, read, ctx)
+    if kind == "label":
+        return read_label(uri, read, ctx)
     if kind == "enumerations":
         return read_enumerations(uri, read, ctx)
     raise ValueError(f"unknown read kind {kind}")
