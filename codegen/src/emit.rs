@@ -207,7 +207,11 @@ impl<'a> Emitter<'a> {
         if items.is_empty() {
             return quote!();
         }
-        let rendered: Vec<String> = items.iter().map(render_item).collect();
+        let rendered: Vec<String> = items
+            .iter()
+            .flat_map(|item| split_items(item.clone()))
+            .map(|item| render_item(&item))
+            .collect();
         let text = format!("#[{name}({})]", rendered.join(", "));
         let mut attrs = self.attrs.borrow_mut();
         attrs.push(text);
@@ -1292,7 +1296,29 @@ pub fn render(spec_file: &str, tokens: TokenStream) -> String {
         Ok(file) => file,
         Err(err) => panic!("codegen produced unparsable Rust for {spec_file}: {err}\n{tokens}"),
     };
-    format!("{}{}", header(spec_file), prettyplease::unparse(&file))
+    format!("{}{}", header(spec_file), space_items(&prettyplease::unparse(&file)))
+}
+
+/// Puts a blank line between top-level items, which prettyplease runs together.
+fn space_items(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut previous = "";
+    for line in text.lines() {
+        let item_start = line.starts_with("///")
+            || line.starts_with("#[")
+            || line.starts_with("pub ")
+            || line.starts_with("impl ")
+            || line.starts_with("use ");
+        let previous_ends_item = previous == "}" || (previous.ends_with(';') && !previous.starts_with(' '));
+        let both_use = line.starts_with("use ") && previous.starts_with("use ");
+        if item_start && previous_ends_item && !both_use {
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+        previous = line;
+    }
+    out
 }
 
 /// Removes parentheses around a whole expression (`(a && b)` → `a && b`).
@@ -1330,8 +1356,35 @@ fn split_commas(tokens: TokenStream) -> Vec<TokenStream> {
     parts
 }
 
+/// Splits attribute items at top-level commas, keeping `key(..)` and `key = expr` whole
+/// (a comma inside a closure or generic list stays inside its group or expression).
+fn split_items(tokens: TokenStream) -> Vec<TokenStream> {
+    let mut items: Vec<TokenStream> = Vec::new();
+    let mut current: Vec<proc_macro2::TokenTree> = Vec::new();
+    let mut depth = 0i32;
+    for tree in tokens {
+        match &tree {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == '>' && depth > 0 => depth -= 1,
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' && depth == 0 => {
+                items.push(current.drain(..).collect());
+                continue;
+            }
+            _ => {}
+        }
+        current.push(tree);
+    }
+    if !current.is_empty() {
+        items.push(current.into_iter().collect());
+    }
+    items
+}
+
 /// Formats an expression with prettyplease, on one line.
 fn pretty_expr(tokens: TokenStream) -> String {
+    if tokens.to_string() == "()" {
+        return "()".into();
+    }
     let tokens = bare(tokens);
     let wrapped = quote!(fn __f() { #tokens });
     let Ok(file) = syn::parse2::<syn::File>(wrapped) else {
@@ -1350,6 +1403,9 @@ fn pretty_expr(tokens: TokenStream) -> String {
         .replace(" )", ")")
         .replace(", }", " }")
         .replace(",)", ")")
+        .replace("::< ", "::<")
+        .replace(", >", ">")
+        .replace(" .", ".")
 }
 
 /// Formats a type with prettyplease.

@@ -7,6 +7,7 @@ use super::enums::{ArrayType, CurrentDomainType, DataOrder, Datatype, Layout};
 use super::filter_pipeline::{
     FilterPipeline, FilterPipelineBinReadArgs, FilterPipelineBinWriteArgs,
 };
+
 /// What a range of one dimension looks like on disk, derived from the schema: fixed dimensions store [min, max] as two raw coordinates, var-sized (string) dimensions store sizes first.
 ///
 /// Built by the runtime and passed down; not read from the file.
@@ -19,6 +20,7 @@ pub struct DimensionShape {
     /// bytes of one coordinate: the size of the dimension's datatype (0 is fine for var dimensions)
     pub coord_size: u64,
 }
+
 /// An array schema. TileDB always writes the version of the library (not the schema's in-memory version), and rejects a schema whose version is newer than its own.
 ///
 /// Stored as the payload of a generic tile.
@@ -35,7 +37,7 @@ pub struct ArraySchema {
     /// Whether a sparse array may hold several cells with the same coordinates.
     ///
     /// Versions: versions 5 and later. Where absent it reads as `false`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 5, false), parse_with = crate :: format :: io :: read_bool , args ("ArraySchema.allows_dups"))]
+    #[br(if(version >= 5, false), parse_with = crate::format::io::read_bool, args("ArraySchema.allows_dups"))]
     #[bw(if((*version) >= 5), write_with = crate::format::io::write_bool)]
     pub allows_dups: bool,
     /// Dense or sparse.
@@ -84,7 +86,7 @@ pub struct ArraySchema {
     /// The attributes, in field-index order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_attributes` (u32): Number of attributes. A dense array needs at least one. Count: `n_attributes`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_attributes as u64) , u64 :: MAX , 17 , "ArraySchema.attributes" , AttributeBinReadArgs :: builder () . version (version) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_attributes as u64, u64::MAX, 17, "ArraySchema.attributes", AttributeBinReadArgs::builder().version(version).finalize()))]
     #[bw(args_raw = AttributeBinWriteArgs::builder().version(*version).finalize())]
     pub attributes: Vec<Attribute>,
     #[br(temp, if(version >= 18, 0))]
@@ -93,29 +95,31 @@ pub struct ArraySchema {
     /// The dimension labels.
     ///
     /// Versions: versions 18 and later. `None` where absent. Its length is stored before it in `n_labels` (u32): Number of dimension labels. Count: `n_labels`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 18), parse_with = crate :: format :: io :: read_list , args ((n_labels as u64) , u64 :: MAX , 28 , "ArraySchema.labels" , ()))]
+    #[br(if(version >= 18), parse_with = crate::format::io::read_list, args(n_labels as u64, u64::MAX, 28, "ArraySchema.labels", ()))]
     #[bw(if((*version) >= 18))]
     pub labels: Option<Vec<DimensionLabel>>,
     #[br(temp, if(version >= 20, 0))]
-    #[bw(if((*version) >= 20), try_calc = crate::format::io::checked_length::< u32, _, >(enumerations, "ArraySchema.n_enumerations"))]
+    #[bw(if((*version) >= 20), try_calc = crate::format::io::checked_length::<u32, _>(enumerations, "ArraySchema.n_enumerations"))]
     n_enumerations: u32,
     /// Name and file of every enumeration (TileDB writes them in hash-map order; the order carries no meaning).
     ///
     /// Versions: versions 20 and later. `None` where absent. Its length is stored before it in `n_enumerations` (u32): Number of enumerations. Count: `n_enumerations`. Source: `tiledb/sm/array_schema/array_schema_operations.cc`.
-    #[br(if(version >= 20), parse_with = crate :: format :: io :: read_list , args ((n_enumerations as u64) , u64 :: MAX , 8 , "ArraySchema.enumerations" , ()))]
+    #[br(if(version >= 20), parse_with = crate::format::io::read_list, args(n_enumerations as u64, u64::MAX, 8, "ArraySchema.enumerations", ()))]
     #[bw(if((*version) >= 20))]
     pub enumerations: Option<Vec<EnumerationRef>>,
     /// The array's current domain, a CurrentDomain (its bytes run to the end of the schema). Absent before version 22 (an empty current domain).
     ///
     /// Versions: versions 22 and later. `None` where absent. Runs to the end of the enclosing structure. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 22), parse_with = crate :: format :: io :: read_until_eof , args (u64 :: MAX , 1 , "ArraySchema.current_domain" , ()))]
+    #[br(if(version >= 22), parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "ArraySchema.current_domain", ()))]
     #[bw(if((*version) >= 22))]
     pub current_domain: Option<Vec<u8>>,
 }
+
 impl ArraySchema {
     /// The fewest bytes a `ArraySchema` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 39;
 }
+
 /// The domain of an array: its dimensions.
 ///
 /// Source: `format_spec/array_schema.md#domain`.
@@ -138,14 +142,16 @@ pub struct Domain {
     /// The dimensions, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_dimensions` (u32): Number of dimensions. Count: `n_dimensions`. Source: `format_spec/array_schema.md#domain`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_dimensions as u64) , u64 :: MAX , 5 , "Domain.dimensions" , DimensionBinReadArgs :: builder () . version (version) . domain_datatype (datatype) . finalize ()))]
-    #[bw(args_raw = DimensionBinWriteArgs::builder() .version(version) .domain_datatype(*datatype) .finalize())]
+    #[br(parse_with = crate::format::io::read_list, args(n_dimensions as u64, u64::MAX, 5, "Domain.dimensions", DimensionBinReadArgs::builder().version(version).domain_datatype(datatype).finalize()))]
+    #[bw(args_raw = DimensionBinWriteArgs::builder().version(version).domain_datatype(*datatype).finalize())]
     pub dimensions: Vec<Dimension>,
 }
+
 impl Domain {
     /// The fewest bytes a `Domain` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// One dimension of the domain.
 ///
 /// Source: `format_spec/array_schema.md#dimension`.
@@ -163,7 +169,7 @@ pub struct Dimension {
     /// The dimension name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the dimension name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((name_len as u64) , u64 :: MAX , "Dimension.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Dimension.name"))]
     pub name: Vec<u8>,
     /// Datatype of the coordinates. Before version 5, the domain's datatype.
     ///
@@ -189,7 +195,7 @@ pub struct Dimension {
     /// The domain: the minimum then the maximum coordinate, inclusive.
     ///
     /// Versions: all versions. Its length is stored before it in `domain_size` (u64): Number of bytes of the domain: twice the coordinate size, or 0 for a var-sized dimension (which has no domain). Before version 5, always twice the size of the domain datatype. Size: `domain_size` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (domain_size , u64 :: MAX , "Dimension.domain"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(domain_size, u64::MAX, "Dimension.domain"))]
     pub domain: Vec<u8>,
     /// 1 when the dimension has no tile extent (var-sized dimensions, some sparse arrays); 0 when the extent follows. TileDB treats any non-zero value as 'no extent'.
     ///
@@ -198,14 +204,16 @@ pub struct Dimension {
     /// The space tile extent, one coordinate. A dense array whose extent was left unset gets the whole domain range at creation.
     ///
     /// Versions: all versions. Present only when `null_extent == 0`. `None` where absent. Size: `datatype.size()` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(if(null_extent == 0), parse_with = crate :: format :: io :: read_bytes , args (datatype . size () , u64 :: MAX , "Dimension.extent"))]
+    #[br(if(null_extent == 0), parse_with = crate::format::io::read_bytes, args(datatype.size(), u64::MAX, "Dimension.extent"))]
     #[bw(if((*null_extent) == 0))]
     pub extent: Option<Vec<u8>>,
 }
+
 impl Dimension {
     /// The fewest bytes a `Dimension` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// One attribute.
 ///
 /// Source: `format_spec/array_schema.md#attribute`.
@@ -222,7 +230,7 @@ pub struct Attribute {
     /// The attribute name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the attribute name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#attribute`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((name_len as u64) , u64 :: MAX , "Attribute.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Attribute.name"))]
     pub name: Vec<u8>,
     /// Datatype of the values.
     ///
@@ -244,13 +252,13 @@ pub struct Attribute {
     /// Value of cells that were never written. Before version 6 it is the datatype's default fill value (one value for a var-sized attribute, cell_val_num values otherwise).
     ///
     /// Versions: versions 6 and later. `None` where absent. Its length is stored before it in `fill_size` (u64): Number of bytes of the fill value; never 0. Size: `fill_size` bytes. Source: `tiledb/sm/array_schema/attribute.cc`.
-    #[br(if(version >= 6), parse_with = crate :: format :: io :: read_bytes , args (fill_size , u64 :: MAX , "Attribute.fill"))]
+    #[br(if(version >= 6), parse_with = crate::format::io::read_bytes, args(fill_size, u64::MAX, "Attribute.fill"))]
     #[bw(if(version >= 6))]
     pub fill: Option<Vec<u8>>,
     /// Whether cells can be null (and a validity tile is stored).
     ///
     /// Versions: versions 7 and later. Where absent it reads as `false`. Source: `format_spec/array_schema.md#attribute`.
-    #[br(if(version >= 7, false), parse_with = crate :: format :: io :: read_bool , args ("Attribute.nullable"))]
+    #[br(if(version >= 7, false), parse_with = crate::format::io::read_bool, args("Attribute.nullable"))]
     #[bw(if(version >= 7), write_with = crate::format::io::write_bool)]
     pub nullable: bool,
     /// Validity of the fill value: 0 = null, otherwise valid.
@@ -266,21 +274,23 @@ pub struct Attribute {
     #[bw(if(version >= 17))]
     pub order: DataOrder,
     #[br(temp, if(version >= 20, 0))]
-    #[bw(if(version >= 20), try_calc = crate::format::io::checked_length::< u32, _, >(enumeration_name, "Attribute.enumeration_name_len"))]
+    #[bw(if(version >= 20), try_calc = crate::format::io::checked_length::<u32, _>(enumeration_name, "Attribute.enumeration_name_len"))]
     enumeration_name_len: u32,
     /// Name of the enumeration of the attribute's values (one of the schema's EnumerationRef names); empty for none.
     ///
     /// Versions: versions 20 and later. `None` where absent. Its length is stored before it in `enumeration_name_len` (u32): Number of bytes of the enumeration name; 0 when the attribute has no enumeration. Size: `enumeration_name_len` bytes. Source: `tiledb/sm/array_schema/attribute.cc`.
     ///
     /// Erratum (`enumeration_name_len`): The spec's attribute table ends at Order; tiledb/sm/array_schema/attribute.cc writes the enumeration name length and name from version 20.
-    #[br(if(version >= 20), parse_with = crate :: format :: io :: read_bytes , args ((enumeration_name_len as u64) , u64 :: MAX , "Attribute.enumeration_name"))]
+    #[br(if(version >= 20), parse_with = crate::format::io::read_bytes, args(enumeration_name_len as u64, u64::MAX, "Attribute.enumeration_name"))]
     #[bw(if(version >= 20))]
     pub enumeration_name: Option<Vec<u8>>,
 }
+
 impl Attribute {
     /// The fewest bytes a `Attribute` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 17;
 }
+
 /// A dimension label (v18+): a separate array under __labels/ that maps label values to the indices of one dimension. Labels are not versioned on their own; the schema version is not used.
 ///
 /// Source: `tiledb/sm/array_schema/dimension_label.cc`.
@@ -300,12 +310,12 @@ pub struct DimensionLabel {
     /// The label name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the label name. Size: `name_len` bytes. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((name_len as u64) , u64 :: MAX , "DimensionLabel.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "DimensionLabel.name"))]
     pub name: Vec<u8>,
     /// Whether the URI is relative to the array.
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("DimensionLabel.relative_uri"))]
+    #[br(parse_with = crate::format::io::read_bool, args("DimensionLabel.relative_uri"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub relative_uri: bool,
     #[br(temp)]
@@ -314,15 +324,15 @@ pub struct DimensionLabel {
     /// URI of the array holding the label data.
     ///
     /// Versions: all versions. Its length is stored before it in `uri_len` (u64): Number of bytes of the URI. Size: `uri_len` bytes. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (uri_len , u64 :: MAX , "DimensionLabel.uri"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(uri_len, u64::MAX, "DimensionLabel.uri"))]
     pub uri: Vec<u8>,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(label_attr_name, "DimensionLabel.label_attr_name_len"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(label_attr_name, "DimensionLabel.label_attr_name_len"))]
     label_attr_name_len: u32,
     /// Name of the attribute of the label array that holds the labels.
     ///
     /// Versions: all versions. Its length is stored before it in `label_attr_name_len` (u32): Number of bytes of the label attribute name. Size: `label_attr_name_len` bytes. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((label_attr_name_len as u64) , u64 :: MAX , "DimensionLabel.label_attr_name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(label_attr_name_len as u64, u64::MAX, "DimensionLabel.label_attr_name"))]
     pub label_attr_name: Vec<u8>,
     /// Order of the label values (increasing or decreasing).
     ///
@@ -339,14 +349,16 @@ pub struct DimensionLabel {
     /// Whether the label array lives outside this array.
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("DimensionLabel.is_external"))]
+    #[br(parse_with = crate::format::io::read_bool, args("DimensionLabel.is_external"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub is_external: bool,
 }
+
 impl DimensionLabel {
     /// The fewest bytes a `DimensionLabel` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 28;
 }
+
 /// An entry of the schema's enumeration list (v20+): an enumeration's name and the file under __schema/__enumerations/ that holds it.
 ///
 /// Source: `format_spec/array_schema.md#array-schema-file`.
@@ -360,7 +372,7 @@ pub struct EnumerationRef {
     /// The enumeration name, referenced by attributes.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the enumeration name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((name_len as u64) , u64 :: MAX , "EnumerationRef.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "EnumerationRef.name"))]
     pub name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(path, "EnumerationRef.path_len"))]
@@ -368,13 +380,15 @@ pub struct EnumerationRef {
     /// The enumeration's file name in __schema/__enumerations/ (`__<label>_0`).
     ///
     /// Versions: all versions. Its length is stored before it in `path_len` (u32): Number of bytes of the file name. Size: `path_len` bytes. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((path_len as u64) , u64 :: MAX , "EnumerationRef.path"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(path_len as u64, u64::MAX, "EnumerationRef.path"))]
     pub path: Vec<u8>,
 }
+
 impl EnumerationRef {
     /// The fewest bytes a `EnumerationRef` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// The current domain (v22+): the part of the domain currently in use. Versioned on its own; the only version is 0.
 ///
 /// Source: `tiledb/sm/array_schema/current_domain.cc`.
@@ -393,7 +407,7 @@ pub struct CurrentDomain {
     /// Whether no current domain is set; if so nothing follows.
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/current_domain.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("CurrentDomain.empty"))]
+    #[br(parse_with = crate::format::io::read_bool, args("CurrentDomain.empty"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub empty: bool,
     /// How the current domain is represented.
@@ -409,10 +423,12 @@ pub struct CurrentDomain {
     #[bw(if(!(*empty)), args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub ndrectangle: Option<NDRectangle>,
 }
+
 impl CurrentDomain {
     /// The fewest bytes a `CurrentDomain` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// A hyperrectangle: one Range per dimension. The same encoding serves the current domain, a fragment's non-empty domain and the R-tree's MBRs (v5+).
 ///
 /// Source: `tiledb/sm/array_schema/ndrectangle.cc`.
@@ -426,14 +442,16 @@ pub struct NDRectangle {
     /// One inclusive range per dimension.
     ///
     /// Versions: all versions. One element per entry of `dims`. Source: `tiledb/sm/array_schema/ndrectangle.cc`.
-    #[br(parse_with = crate :: format :: io :: read_each , args (dims . iter () . map (| dim | RangeBinReadArgs :: builder () . dim (dim . clone ()) . finalize ()) , 1 , "NDRectangle.ranges"))]
-    #[bw(write_with = crate :: format :: io :: write_each , args (dims . iter () . map (| dim | RangeBinWriteArgs :: builder () . dim (dim . clone ()) . finalize ())))]
+    #[br(parse_with = crate::format::io::read_each, args(dims.iter().map(|dim| RangeBinReadArgs::builder().dim(dim.clone()).finalize()), 1, "NDRectangle.ranges"))]
+    #[bw(write_with = crate::format::io::write_each, args(dims.iter().map(|dim| RangeBinWriteArgs::builder().dim(dim.clone()).finalize())))]
     pub ranges: Vec<Range>,
 }
+
 impl NDRectangle {
     /// The fewest bytes a `NDRectangle` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// An inclusive range of one dimension: for a fixed dimension the raw minimum and maximum (2 × coord_size bytes); for a var dimension the total size and the size of the start, then start and end concatenated.
 ///
 /// Source: `format_spec/fragment.md#mbr`.
@@ -456,9 +474,10 @@ pub struct Range {
     /// The start then the end of the range.
     ///
     /// Versions: all versions. Its length is stored before it in `range_size` (u64): Var dimensions only: bytes of start plus end. Size: `range_size` bytes. Source: `format_spec/fragment.md#mbr`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (range_size , u64 :: MAX , "Range.data"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(range_size, u64::MAX, "Range.data"))]
     pub data: Vec<u8>,
 }
+
 impl Range {
     /// The fewest bytes a `Range` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;

@@ -4,6 +4,7 @@
 //! Upstream: `format_spec/delete_commit_file.md`.
 use binrw::binrw;
 use super::enums::{AstNodeType, CombinationOp, QueryConditionOp};
+
 /// A delete commit `__commits/__<t>_<t>_<label>_<v>.del` (v16+, sparse arrays only): a generic tile holding the condition of the cells to KEEP, i.e. the negation of the user's delete condition (LT↔GE, GT↔LE, EQ↔NE, IN↔NOT_IN, AND↔OR, recursively). Its time t is the array's open end time.
 ///
 /// Stored as the payload of a generic tile.
@@ -20,10 +21,12 @@ pub struct DeleteCommit {
     /// Versions: all versions. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
     pub condition: AstNode,
 }
+
 impl DeleteCommit {
     /// The fewest bytes a `DeleteCommit` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 10;
 }
+
 /// An update commit `.upd` (v16+, experimental): a generic tile with a condition AST followed by the new values. TileDB's readers load the condition into the same list as deletes, so an update acts as a delete on read; the values are never applied.
 ///
 /// Stored as the payload of a generic tile.
@@ -43,13 +46,15 @@ pub struct UpdateCommit {
     /// The new values, one per field to update.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of update values. Count: `n_values`. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_values , u64 :: MAX , 16 , "UpdateCommit.values" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 16, "UpdateCommit.values", ()))]
     pub values: Vec<UpdateValue>,
 }
+
 impl UpdateCommit {
     /// The fewest bytes a `UpdateCommit` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 18;
 }
+
 /// The new value of one field in an update commit.
 ///
 /// Source: `format_spec/update_commit_file.md`.
@@ -63,7 +68,7 @@ pub struct UpdateValue {
     /// The field to update.
     ///
     /// Versions: all versions. Its length is stored before it in `field_name_len` (u64): Number of bytes of the field name. Size: `field_name_len` bytes. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (field_name_len , u64 :: MAX , "UpdateValue.field_name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(field_name_len, u64::MAX, "UpdateValue.field_name"))]
     pub field_name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(value, "UpdateValue.value_size"))]
@@ -71,13 +76,15 @@ pub struct UpdateValue {
     /// The new value.
     ///
     /// Versions: all versions. Its length is stored before it in `value_size` (u64): Number of bytes of the value. Size: `value_size` bytes. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (value_size , u64 :: MAX , "UpdateValue.value"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "UpdateValue.value"))]
     pub value: Vec<u8>,
 }
+
 impl UpdateValue {
     /// The fewest bytes a `UpdateValue` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 16;
 }
+
 /// A node of a serialized query condition: an expression combining children, or a value comparing a field with a constant.
 ///
 /// Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
@@ -96,10 +103,12 @@ pub struct AstNode {
     #[bw(args_raw = AstNodeNodeBinWriteArgs::builder().selector(*node_type).finalize())]
     pub node: AstNodeNode,
 }
+
 impl AstNode {
     /// The fewest bytes a `AstNode` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 10;
 }
+
 /// The layouts of `AstNode.node`, chosen by `node_type`. The variant read is the one whose selector matches; writing writes the variant held.
 #[binrw]
 #[brw(little, import { selector: AstNodeType })]
@@ -112,10 +121,12 @@ pub enum AstNodeNode {
     #[br(pre_assert(matches!(selector, AstNodeType::Value)))]
     AstValue(AstValue),
 }
+
 impl AstNodeNode {
     /// The fewest bytes any variant of `AstNodeNode` occupies.
     pub const MIN_SIZE: u64 = 9;
 }
+
 /// An expression node: a combination of child nodes.
 ///
 /// Source: `format_spec/delete_commit_file.md`.
@@ -135,13 +146,15 @@ pub struct AstExpression {
     /// Versions: all versions. Its length is stored before it in `n_children` (u64): Number of child nodes. Count: `n_children`. Source: `format_spec/delete_commit_file.md`.
     ///
     /// Erratum (`n_children`): format_spec/update_commit_file.md types this as uint64_t[]; it is a single u64.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_children , u64 :: MAX , 10 , "AstExpression.children" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_children, u64::MAX, 10, "AstExpression.children", ()))]
     pub children: Vec<AstNode>,
 }
+
 impl AstExpression {
     /// The fewest bytes a `AstExpression` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 9;
 }
+
 /// A value node: `field op value`. A value of size 0 was a null test when written; TileDB's reader does not restore it as such (it passes a non-null pointer). There is no flag for enumerations: values on an attribute with an enumeration are enumeration labels.
 ///
 /// Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
@@ -161,7 +174,7 @@ pub struct AstValue {
     /// The attribute or dimension compared.
     ///
     /// Versions: all versions. Its length is stored before it in `field_name_len` (u32): Number of bytes of the field name. Size: `field_name_len` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((field_name_len as u64) , u64 :: MAX , "AstValue.field_name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(field_name_len as u64, u64::MAX, "AstValue.field_name"))]
     pub field_name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(value, "AstValue.value_size"))]
@@ -169,7 +182,7 @@ pub struct AstValue {
     /// The constant, in the field's type; for IN/NOT_IN, the set members concatenated.
     ///
     /// Versions: all versions. Its length is stored before it in `value_size` (u64): Number of bytes of the value. Size: `value_size` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (value_size , u64 :: MAX , "AstValue.value"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "AstValue.value"))]
     pub value: Vec<u8>,
     #[br(temp, if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn), 0))]
     #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), try_calc = crate::format::io::checked_length::<u64, _>(offsets, "AstValue.offsets_size"))]
@@ -177,14 +190,16 @@ pub struct AstValue {
     /// IN/NOT_IN only: u64 byte offsets of each set member in `value`.
     ///
     /// Versions: all versions. Present only when `op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN`. `None` where absent. Its length is stored before it in `offsets_size` (u64): IN/NOT_IN only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)), parse_with = crate :: format :: io :: read_bytes , args (offsets_size , u64 :: MAX , "AstValue.offsets"))]
+    #[br(if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "AstValue.offsets"))]
     #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)))]
     pub offsets: Option<Vec<u8>>,
 }
+
 impl AstValue {
     /// The fewest bytes a `AstValue` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 13;
 }
+
 /// A consolidated fragment metadata file `__fragment_meta/<name>.meta` (`<name>.meta` in the array directory before v12): a generic tile with the footers of many fragments, so opening the array need not read every fragment's footer. Fragments below version 3 are never included. TileDB loads every .meta file whatever the time range; the first entry seen for a fragment wins.
 ///
 /// Stored as the payload of a generic tile.
@@ -197,23 +212,25 @@ impl AstValue {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ConsolidatedFragmentMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(entries, "ConsolidatedFragmentMetadata.n_fragments"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(entries, "ConsolidatedFragmentMetadata.n_fragments"))]
     n_fragments: u32,
     /// Name and footer offset of each fragment.
     ///
     /// Versions: all versions. Its length is stored before it in `n_fragments` (u32): Number of fragments. Count: `n_fragments`. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_fragments as u64) , u64 :: MAX , 16 , "ConsolidatedFragmentMetadata.entries" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_fragments as u64, u64::MAX, 16, "ConsolidatedFragmentMetadata.entries", ()))]
     pub entries: Vec<ConsolidatedFragmentEntry>,
     /// The FragmentFooters of the fragments, concatenated in entry order, without footer length trailers. Each footer starts at its entry's offset.
     ///
     /// Versions: all versions. Runs to the end of the enclosing structure. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_until_eof , args (u64 :: MAX , 1 , "ConsolidatedFragmentMetadata.footers" , ()))]
+    #[br(parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "ConsolidatedFragmentMetadata.footers", ()))]
     pub footers: Vec<u8>,
 }
+
 impl ConsolidatedFragmentMetadata {
     /// The fewest bytes a `ConsolidatedFragmentMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// One fragment of a consolidated fragment metadata file.
 ///
 /// Source: `format_spec/consolidated_fragment_metadata_file.md`.
@@ -222,18 +239,19 @@ impl ConsolidatedFragmentMetadata {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ConsolidatedFragmentEntry {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u64, _, >(name, "ConsolidatedFragmentEntry.name_len"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(name, "ConsolidatedFragmentEntry.name_len"))]
     name_len: u64,
     /// The fragment's directory name when the .meta file's version (in its name) is 9 or more; before, the fragment's absolute URI.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u64): Number of bytes of the fragment name. Size: `name_len` bytes. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (name_len , u64 :: MAX , "ConsolidatedFragmentEntry.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len, u64::MAX, "ConsolidatedFragmentEntry.name"))]
     pub name: Vec<u8>,
     /// Offset of the fragment's footer from the start of the generic tile's payload (the `n_fragments` field).
     ///
     /// Versions: all versions. Source: `format_spec/consolidated_fragment_metadata_file.md`.
     pub offset: u64,
 }
+
 impl ConsolidatedFragmentEntry {
     /// The fewest bytes a `ConsolidatedFragmentEntry` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 16;

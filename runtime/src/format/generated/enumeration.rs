@@ -4,6 +4,7 @@
 //! Upstream: `format_spec/enumeration.md`.
 use binrw::binrw;
 use super::enums::Datatype;
+
 /// An enumeration (v20+): the list of values (labels) an attribute's integer keys index into. Stored as a generic tile in `__schema/__enumerations/__<label>_0` and referenced from the schema's enumeration list. Versioned on its own: the only version is 0.
 ///
 /// Stored as the payload of a generic tile.
@@ -24,7 +25,7 @@ pub struct Enumeration {
     /// The enumeration name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the enumeration name. Size: `name_len` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((name_len as u64) , u64 :: MAX , "Enumeration.name"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Enumeration.name"))]
     pub name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(path, "Enumeration.path_len"))]
@@ -32,7 +33,7 @@ pub struct Enumeration {
     /// The file name of this enumeration in `__enumerations/`.
     ///
     /// Versions: all versions. Its length is stored before it in `path_len` (u32): Number of bytes of the path name. Size: `path_len` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((path_len as u64) , u64 :: MAX , "Enumeration.path"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(path_len as u64, u64::MAX, "Enumeration.path"))]
     pub path: Vec<u8>,
     /// Datatype of the values.
     ///
@@ -45,7 +46,7 @@ pub struct Enumeration {
     /// Whether the order of the values is meaningful (so that < and > compare positions).
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("Enumeration.ordered"))]
+    #[br(parse_with = crate::format::io::read_bool, args("Enumeration.ordered"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub ordered: bool,
     #[br(temp)]
@@ -54,7 +55,7 @@ pub struct Enumeration {
     /// The values, concatenated.
     ///
     /// Versions: all versions. Its length is stored before it in `data_size` (u64): Number of bytes of the values. Size: `data_size` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (data_size , u64 :: MAX , "Enumeration.data"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(data_size, u64::MAX, "Enumeration.data"))]
     pub data: Vec<u8>,
     #[br(temp, if(cell_val_num == 4294967295, 0))]
     #[bw(if((*cell_val_num) == 4294967295), try_calc = crate::format::io::checked_length::<u64, _>(offsets, "Enumeration.offsets_size"))]
@@ -62,10 +63,11 @@ pub struct Enumeration {
     /// Var-sized entries only: the u64 byte offset of each value in `data`.
     ///
     /// Versions: all versions. Present only when `cell_val_num == 4294967295`. `None` where absent. Its length is stored before it in `offsets_size` (u64): Var-sized entries only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(if(cell_val_num == 4294967295), parse_with = crate :: format :: io :: read_bytes , args (offsets_size , u64 :: MAX , "Enumeration.offsets"))]
+    #[br(if(cell_val_num == 4294967295), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "Enumeration.offsets"))]
     #[bw(if((*cell_val_num) == 4294967295))]
     pub offsets: Option<Vec<u8>>,
 }
+
 impl Enumeration {
     /// The fewest bytes a `Enumeration` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 26;

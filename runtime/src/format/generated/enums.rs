@@ -3,6 +3,7 @@
 //!
 //! Upstream: `tiledb/sm/enums/`.
 use binrw::binrw;
+
 /// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
@@ -110,6 +111,7 @@ pub enum Datatype {
     /// `GEOM_WKT` = 43: geometry in well-known text, as bytes
     GeomWkt = 43,
 }
+
 impl Datatype {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [Datatype] = &[
@@ -375,11 +377,13 @@ impl Datatype {
         }
     }
 }
+
 impl core::fmt::Display for Datatype {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The kind of a filter in a filter pipeline. Any other value is a read error.
 ///
 /// Source: `tiledb/api/c_api/filter/filter_api_enum.h`.
@@ -437,6 +441,7 @@ pub enum FilterType {
     /// `DELTA` = 19: Delta encoding.
     Delta = 19,
 }
+
 impl FilterType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [FilterType] = &[
@@ -529,11 +534,13 @@ impl FilterType {
         None
     }
 }
+
 impl core::fmt::Display for FilterType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The compressor of a compression filter, stored in its options. Distinct from FilterType: dictionary is 7 and delta is 8 here.
 ///
 /// Source: `tiledb/sm/enums/compressor.h`.
@@ -565,6 +572,7 @@ pub enum Compressor {
     /// `DELTA` = 8: Delta encoding.
     Delta = 8,
 }
+
 impl Compressor {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [Compressor] = &[
@@ -624,11 +632,13 @@ impl Compressor {
         None
     }
 }
+
 impl core::fmt::Display for Compressor {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// Whether an array is dense or sparse.
 ///
 /// Source: `tiledb/api/c_api/array_schema/array_type_enum.h`.
@@ -644,6 +654,7 @@ pub enum ArrayType {
     /// `SPARSE` = 1: Sparse array: only written cells exist, located by their coordinates.
     Sparse = 1,
 }
+
 impl ArrayType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [ArrayType] = &[ArrayType::Dense, ArrayType::Sparse];
@@ -679,11 +690,13 @@ impl ArrayType {
         None
     }
 }
+
 impl core::fmt::Display for ArrayType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// A tile or cell order. On disk only ROW_MAJOR and COL_MAJOR are valid tile orders; cell orders may also be HILBERT (sparse arrays only). GLOBAL_ORDER and UNORDERED are query layouts and never appear in a schema.
 ///
 /// Source: `tiledb/api/c_api/array_schema/layout_enum.h`.
@@ -705,6 +718,7 @@ pub enum Layout {
     /// `HILBERT` = 4: Hilbert curve order (cell order of sparse arrays).
     Hilbert = 4,
 }
+
 impl Layout {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [Layout] = &[
@@ -752,11 +766,13 @@ impl Layout {
         None
     }
 }
+
 impl core::fmt::Display for Layout {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// How a generic tile is encrypted.
 ///
 /// Source: `tiledb/api/c_api/array/encryption_type_enum.h`.
@@ -772,6 +788,7 @@ pub enum EncryptionType {
     /// `AES_256_GCM` = 1: AES-256-GCM with a 32-byte key.
     Aes256Gcm = 1,
 }
+
 impl EncryptionType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [EncryptionType] = &[
@@ -810,11 +827,13 @@ impl EncryptionType {
         None
     }
 }
+
 impl core::fmt::Display for EncryptionType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The order of the data of an attribute (v17+) or dimension label.
 ///
 /// Source: `tiledb/api/c_api/data_order/data_order_api_enum.h`.
@@ -832,6 +851,7 @@ pub enum DataOrder {
     /// `DECREASING` = 2: Values decrease with the cell order (DECREASING_DATA).
     Decreasing = 2,
 }
+
 impl DataOrder {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [DataOrder] = &[
@@ -873,11 +893,13 @@ impl DataOrder {
         None
     }
 }
+
 impl core::fmt::Display for DataOrder {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The comparison of a value node of a query condition.
 ///
 /// Source: `tiledb/sm/c_api/tiledb_enum.h`.
@@ -909,6 +931,7 @@ pub enum QueryConditionOp {
     /// `ALWAYS_FALSE` = 254: Internal: a condition known not to hold; never persisted.
     AlwaysFalse = 254,
 }
+
 impl QueryConditionOp {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [QueryConditionOp] = &[
@@ -971,11 +994,13 @@ impl QueryConditionOp {
         None
     }
 }
+
 impl core::fmt::Display for QueryConditionOp {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// How an expression node of a query condition combines its children.
 ///
 /// Source: `tiledb/sm/c_api/tiledb_enum.h`.
@@ -993,6 +1018,7 @@ pub enum CombinationOp {
     /// `NOT` = 2: the single child does not hold; cannot be negated, so delete conditions on disk use only AND and OR
     Not = 2,
 }
+
 impl CombinationOp {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [CombinationOp] = &[
@@ -1034,11 +1060,13 @@ impl CombinationOp {
         None
     }
 }
+
 impl core::fmt::Display for CombinationOp {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The representation of a current domain.
 ///
 /// Source: `tiledb/api/c_api/current_domain/current_domain_api_enum.h`.
@@ -1052,6 +1080,7 @@ pub enum CurrentDomainType {
     /// `NDRECTANGLE` = 0: A hyperrectangle: one range per dimension.
     Ndrectangle = 0,
 }
+
 impl CurrentDomainType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [CurrentDomainType] = &[CurrentDomainType::Ndrectangle];
@@ -1085,11 +1114,13 @@ impl CurrentDomainType {
         None
     }
 }
+
 impl core::fmt::Display for CurrentDomainType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The kind of a group member. Value 3 (the removed key-value store) is reserved.
 ///
 /// Source: `tiledb/api/c_api/object/object_api_enum.h`.
@@ -1107,6 +1138,7 @@ pub enum ObjectType {
     /// `ARRAY` = 2: An array.
     Array = 2,
 }
+
 impl ObjectType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [ObjectType] = &[
@@ -1148,11 +1180,13 @@ impl ObjectType {
         None
     }
 }
+
 impl core::fmt::Display for ObjectType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// The pixel layout of the data a WebP filter compresses.
 ///
 /// Source: `tiledb/api/c_api/filter/filter_api_enum.h`.
@@ -1174,6 +1208,7 @@ pub enum WebpFormat {
     /// `BGRA` = 4: 4 bytes per pixel: blue, green, red, alpha
     Bgra = 4,
 }
+
 impl WebpFormat {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [WebpFormat] = &[
@@ -1221,11 +1256,13 @@ impl WebpFormat {
         None
     }
 }
+
 impl core::fmt::Display for WebpFormat {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// Identifier of an optional section of a fragment metadata footer (v23+). Readers skip sections with an unknown id, so this enum is open on read.
 ///
 /// Source: `tiledb/sm/fragment/fragment_metadata.h`.
@@ -1241,6 +1278,7 @@ pub enum FragmentSectionId {
     /// Valid in versions 23 and later.
     TileGlobalOrderBounds = 0,
 }
+
 impl FragmentSectionId {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [FragmentSectionId] = &[
@@ -1278,11 +1316,13 @@ impl FragmentSectionId {
         None
     }
 }
+
 impl core::fmt::Display for FragmentSectionId {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// Whether a serialized query-condition node is an expression (combining children) or a value (a comparison).
 ///
 /// Source: `tiledb/sm/query/deletes_and_updates/serialization.h`.
@@ -1298,6 +1338,7 @@ pub enum AstNodeType {
     /// `VALUE` = 1: A value: a field compared with a constant.
     Value = 1,
 }
+
 impl AstNodeType {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [AstNodeType] = &[
@@ -1336,11 +1377,13 @@ impl AstNodeType {
         None
     }
 }
+
 impl core::fmt::Display for AstNodeType {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
 }
+
 /// How a boolean is stored: one byte, 0 for false and 1 for true. Struct fields use the primitive type `bool` with this encoding. TileDB only ever writes 0 or 1 (C++ `bool` to integer conversion); reading any other byte is undefined in TileDB, and our readers reject it as corrupt. A few flags that TileDB reads as `char` and tests for non-zero (a dimension's null extent) are typed `u8` instead.
 ///
 /// Source: `tiledb/storage_format/serialization/serializers.h`.
@@ -1356,6 +1399,7 @@ pub enum Bool {
     /// `TRUE` = 1: true
     True = 1,
 }
+
 impl Bool {
     /// Every value, in the order the spec lists them.
     pub const ALL: &'static [Bool] = &[Bool::False, Bool::True];
@@ -1391,6 +1435,7 @@ impl Bool {
         None
     }
 }
+
 impl core::fmt::Display for Bool {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())

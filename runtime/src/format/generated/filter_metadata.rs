@@ -3,6 +3,7 @@
 //!
 //! Upstream: `format_spec/tile.md`.
 use binrw::binrw;
+
 /// Metadata of a compression filter (GZIP, ZSTD, LZ4, RLE, BZIP2, DOUBLE_DELTA, DELTA, and DICTIONARY on fixed-sized data). The filter compresses each earlier metadata part, then each data part, separately; its data is those compressed parts in the same order. Reversing yields the decompressed metadata parts as the metadata for the previous filter. GZIP is a zlib stream, LZ4 a raw block, numeric RLE runs of (value, u16 big-endian run length).
 ///
 /// Source: `format_spec/tile.md#compression-filters`.
@@ -11,26 +12,28 @@ use binrw::binrw;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CompressionChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(md_parts, "CompressionChunkMetadata.n_md_parts"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "CompressionChunkMetadata.n_md_parts"))]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(data_parts, "CompressionChunkMetadata.n_data_parts"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "CompressionChunkMetadata.n_data_parts"))]
     n_data_parts: u32,
     /// Sizes of each compressed metadata part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of metadata parts compressed (the earlier filters' metadata). Count: `n_md_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_md_parts as u64) , u64 :: MAX , 8 , "CompressionChunkMetadata.md_parts" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.md_parts", ()))]
     pub md_parts: Vec<CompressedPart>,
     /// Sizes of each compressed data part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of data parts compressed. Count: `n_data_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_data_parts as u64) , u64 :: MAX , 8 , "CompressionChunkMetadata.data_parts" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.data_parts", ()))]
     pub data_parts: Vec<CompressedPart>,
 }
+
 impl CompressionChunkMetadata {
     /// The fewest bytes a `CompressionChunkMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Sizes of one compressed part.
 ///
 /// Source: `format_spec/tile.md#compression-filters`.
@@ -47,10 +50,12 @@ pub struct CompressedPart {
     /// Versions: all versions. Source: `format_spec/tile.md#compression-filters`.
     pub compressed_len: u32,
 }
+
 impl CompressedPart {
     /// The fewest bytes a `CompressedPart` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Metadata of CHECKSUM_MD5 (16-byte digests) or CHECKSUM_SHA256 (32-byte digests): a checksum of every earlier metadata part, then of every data part. The data and the earlier metadata pass through unchanged (the earlier metadata follows this struct). Readers may skip validation when configured to.
 ///
 /// Source: `format_spec/tile.md#checksum-filters`.
@@ -62,28 +67,30 @@ impl CompressedPart {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChecksumChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(md_checksums, "ChecksumChunkMetadata.n_md_checksums"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_checksums, "ChecksumChunkMetadata.n_md_checksums"))]
     n_md_checksums: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(data_checksums, "ChecksumChunkMetadata.n_data_checksums"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_checksums, "ChecksumChunkMetadata.n_data_checksums"))]
     n_data_checksums: u32,
     /// Checksums of the metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_checksums` (u32): Number of checksums of metadata parts. Count: `n_md_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_md_checksums as u64) , u64 :: MAX , 8 , "ChecksumChunkMetadata.md_checksums" , ChecksumBinReadArgs :: builder () . digest_len (digest_len) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_md_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.md_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub md_checksums: Vec<Checksum>,
     /// Checksums of the data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_checksums` (u32): Number of checksums of data parts. Count: `n_data_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_data_checksums as u64) , u64 :: MAX , 8 , "ChecksumChunkMetadata.data_checksums" , ChecksumBinReadArgs :: builder () . digest_len (digest_len) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_data_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.data_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub data_checksums: Vec<Checksum>,
 }
+
 impl ChecksumChunkMetadata {
     /// The fewest bytes a `ChecksumChunkMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// The checksum of one part.
 ///
 /// Source: `format_spec/tile.md#checksum-filters`.
@@ -101,13 +108,15 @@ pub struct Checksum {
     /// The digest of the part.
     ///
     /// Versions: all versions. Size: `digest_len` bytes. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (digest_len , u64 :: MAX , "Checksum.digest"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(digest_len, u64::MAX, "Checksum.digest"))]
     pub digest: Vec<u8>,
 }
+
 impl Checksum {
     /// The fewest bytes a `Checksum` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Metadata of BYTESHUFFLE, BITSHUFFLE and XOR (the size of each data part, which the filter transforms in place), SCALE_FLOAT (the size of each output part of narrow integers) and WEBP (the size of each encoded WebP bitstream). The earlier metadata follows unchanged.
 ///
 /// Source: `format_spec/tile.md#byteshuffle-filter`.
@@ -123,13 +132,15 @@ pub struct PartSizesMetadata {
     /// Bytes of each data part, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_parts` (u32): Number of data parts. Count: `n_parts`. Source: `format_spec/tile.md#byteshuffle-filter`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_parts as u64) , u64 :: MAX , 4 , "PartSizesMetadata.part_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_parts as u64, u64::MAX, 4, "PartSizesMetadata.part_sizes", ()))]
     pub part_sizes: Vec<u32>,
 }
+
 impl PartSizesMetadata {
     /// The fewest bytes a `PartSizesMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// Metadata of BIT_WIDTH_REDUCTION on 16/32/64-bit integers (and date/time from version 20). Each part is cut into windows of at most max_window bytes (rounded down to whole values); a window whose values all fit in fewer bits after subtracting its minimum is stored as values of that narrower width (signed for signed types), otherwise raw.
 ///
 /// Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
@@ -145,19 +156,21 @@ pub struct BitWidthReductionMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
     pub orig_len: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(windows, "BitWidthReductionMetadata.n_windows"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "BitWidthReductionMetadata.n_windows"))]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_windows as u64) , u64 :: MAX , 5 , "BitWidthReductionMetadata.windows" , BitWidthWindowBinReadArgs :: builder () . value_size (value_size) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 5, "BitWidthReductionMetadata.windows", BitWidthWindowBinReadArgs::builder().value_size(value_size).finalize()))]
     #[bw(args_raw = BitWidthWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<BitWidthWindow>,
 }
+
 impl BitWidthReductionMetadata {
     /// The fewest bytes a `BitWidthReductionMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One window of bit-width reduction.
 ///
 /// Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
@@ -173,7 +186,7 @@ pub struct BitWidthWindow {
     /// The window's minimum, a value of the input type, subtracted from every value of the window.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (value_size , u64 :: MAX , "BitWidthWindow.offset"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "BitWidthWindow.offset"))]
     pub offset: Vec<u8>,
     /// Width of the stored values: 8, 16, 32 or 64. When it is not less than the input width, or the window is not a whole number of values, the window is stored raw.
     ///
@@ -184,10 +197,12 @@ pub struct BitWidthWindow {
     /// Versions: all versions. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
     pub window_bytes: u32,
 }
+
 impl BitWidthWindow {
     /// The fewest bytes a `BitWidthWindow` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// Metadata of POSITIVE_DELTA on integers (BOOL and BLOB as u8; date/time from version 20). Each window stores the difference of each value from the previous one, the first value being the window's own start, so the first stored delta is 0. A window that is not a whole number of values is stored raw.
 ///
 /// Source: `tiledb/sm/filter/positive_delta_filter.cc`.
@@ -199,19 +214,21 @@ impl BitWidthWindow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PositiveDeltaMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(windows, "PositiveDeltaMetadata.n_windows"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "PositiveDeltaMetadata.n_windows"))]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/positive_delta_filter.cc`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_windows as u64) , u64 :: MAX , 4 , "PositiveDeltaMetadata.windows" , PositiveDeltaWindowBinReadArgs :: builder () . value_size (value_size) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 4, "PositiveDeltaMetadata.windows", PositiveDeltaWindowBinReadArgs::builder().value_size(value_size).finalize()))]
     #[bw(args_raw = PositiveDeltaWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<PositiveDeltaWindow>,
 }
+
 impl PositiveDeltaMetadata {
     /// The fewest bytes a `PositiveDeltaMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// One window of positive delta encoding.
 ///
 /// Source: `format_spec/tile.md#positive-delta-encoding-filter`.
@@ -225,17 +242,19 @@ pub struct PositiveDeltaWindow {
     /// The window's first value, from which the deltas start.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `format_spec/tile.md#positive-delta-encoding-filter`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (value_size , u64 :: MAX , "PositiveDeltaWindow.first"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "PositiveDeltaWindow.first"))]
     pub first: Vec<u8>,
     /// Bytes of the window (input and output have the same size).
     ///
     /// Versions: all versions. Source: `format_spec/tile.md#positive-delta-encoding-filter`.
     pub window_bytes: u32,
 }
+
 impl PositiveDeltaWindow {
     /// The fewest bytes a `PositiveDeltaWindow` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// Metadata of the internal AES-256-GCM filter (type 11): one entry per earlier metadata part, then per data part. Its data is the ciphertexts in the same order (as long as the plaintexts); the earlier metadata is NOT kept in the chunk metadata, only encrypted in the data. Each part has a random 12-byte IV and no additional authenticated data.
 ///
 /// Source: `format_spec/tile.md#encryption-filters`.
@@ -247,23 +266,25 @@ pub struct Aes256GcmMetadata {
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "Aes256GcmMetadata.n_md_parts"))]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(data_parts, "Aes256GcmMetadata.n_data_parts"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "Aes256GcmMetadata.n_data_parts"))]
     n_data_parts: u32,
     /// The metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of encrypted metadata parts. Count: `n_md_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_md_parts as u64) , u64 :: MAX , 36 , "Aes256GcmMetadata.md_parts" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.md_parts", ()))]
     pub md_parts: Vec<AesPart>,
     /// The data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of encrypted data parts. Count: `n_data_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_data_parts as u64) , u64 :: MAX , 36 , "Aes256GcmMetadata.data_parts" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.data_parts", ()))]
     pub data_parts: Vec<AesPart>,
 }
+
 impl Aes256GcmMetadata {
     /// The fewest bytes a `Aes256GcmMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One part encrypted with AES-256-GCM.
 ///
 /// Source: `format_spec/tile.md#encryption-filters`.
@@ -282,18 +303,20 @@ pub struct AesPart {
     /// The initialization vector.
     ///
     /// Versions: all versions. Size: `12` bytes. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (12 , u64 :: MAX , "AesPart.iv"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(12, u64::MAX, "AesPart.iv"))]
     pub iv: Vec<u8>,
     /// The authentication tag.
     ///
     /// Versions: all versions. Size: `16` bytes. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (16 , u64 :: MAX , "AesPart.tag"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(16, u64::MAX, "AesPart.tag"))]
     pub tag: Vec<u8>,
 }
+
 impl AesPart {
     /// The fewest bytes a `AesPart` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 36;
 }
+
 /// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x[i] − x[i−1]) − (x[i−1] − x[i−2]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
 ///
 /// Source: `format_spec/filters/double_delta.md`.
@@ -310,10 +333,12 @@ pub struct DoubleDeltaHeader {
     /// Versions: all versions. Source: `format_spec/filters/double_delta.md`.
     pub n_values: u64,
 }
+
 impl DoubleDeltaHeader {
     /// The fewest bytes a `DoubleDeltaHeader` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 9;
 }
+
 /// The start of every part compressed by DELTA: the count, then the first value and each difference from the previous value, all as T (differences computed in i64 and truncated to T).
 ///
 /// Source: `format_spec/filters/delta.md`.
@@ -326,10 +351,12 @@ pub struct DeltaHeader {
     /// Versions: all versions. Source: `format_spec/filters/delta.md`.
     pub n_values: u64,
 }
+
 impl DeltaHeader {
     /// The fewest bytes a `DeltaHeader` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Metadata of an RLE filter applied to var-sized strings whose offsets it absorbs (ASCII from version 12, UTF-8 from version 17; the filter must be first). The tile is one chunk; its offsets tile is empty on disk (n_chunks = 0) and the reader rebuilds the offsets. Data: runs of {run length, string length, string bytes}, both lengths big-endian of the widths given here.
 ///
 /// Source: `tiledb/sm/filter/compression_filter.cc`.
@@ -366,10 +393,12 @@ pub struct VarStringRleMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/compression_filter.cc`.
     pub str_len_width: u8,
 }
+
 impl VarStringRleMetadata {
     /// The fewest bytes a `VarStringRleMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 22;
 }
+
 /// Metadata of a DICTIONARY filter on var-sized strings (ASCII from version 13, UTF-8 from version 17; the filter must be first). As for RLE the tile is one chunk and the offsets tile is empty. Data: one big-endian id of id_width bytes per cell; ids number the distinct strings in order of first appearance.
 ///
 /// Source: `tiledb/sm/filter/compression_filter.cc`.
@@ -406,14 +435,15 @@ pub struct VarStringDictionaryMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/compression_filter.cc`.
     pub str_len_width: u8,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u32, _, >(dict, "VarStringDictionaryMetadata.dict_len"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(dict, "VarStringDictionaryMetadata.dict_len"))]
     dict_len: u32,
     /// The distinct strings in id order, each as a big-endian length (str_len_width bytes) and the string bytes.
     ///
     /// Versions: all versions. Its length is stored before it in `dict_len` (u32): Bytes of the serialized dictionary. Size: `dict_len` bytes. Source: `tiledb/sm/filter/compression_filter.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((dict_len as u64) , u64 :: MAX , "VarStringDictionaryMetadata.dict"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(dict_len as u64, u64::MAX, "VarStringDictionaryMetadata.dict"))]
     pub dict: Vec<u8>,
 }
+
 impl VarStringDictionaryMetadata {
     /// The fewest bytes a `VarStringDictionaryMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 26;

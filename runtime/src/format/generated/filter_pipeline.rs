@@ -4,6 +4,7 @@
 //! Upstream: `format_spec/filter_pipeline.md`.
 use binrw::binrw;
 use super::enums::{Compressor, Datatype, FilterType, WebpFormat};
+
 /// An ordered list of filters applied to every chunk of a tile (forward when writing, in reverse when reading).
 ///
 /// Source: `format_spec/filter_pipeline.md#main-structure`.
@@ -24,14 +25,16 @@ pub struct FilterPipeline {
     /// The filters, first applied first when writing.
     ///
     /// Versions: all versions. Its length is stored before it in `n_filters` (u32): Number of filters in the pipeline. Count: `n_filters`. Source: `format_spec/filter_pipeline.md#main-structure`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_filters as u64) , u64 :: MAX , 5 , "FilterPipeline.filters" , FilterBinReadArgs :: builder () . version (version) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_filters as u64, u64::MAX, 5, "FilterPipeline.filters", FilterBinReadArgs::builder().version(version).finalize()))]
     #[bw(args_raw = FilterBinWriteArgs::builder().version(version).finalize())]
     pub filters: Vec<Filter>,
 }
+
 impl FilterPipeline {
     /// The fewest bytes a `FilterPipeline` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One filter of a pipeline: its type and its options.
 ///
 /// Source: `format_spec/filter_pipeline.md#filter`.
@@ -47,19 +50,21 @@ pub struct Filter {
     /// Versions: all versions. Source: `tiledb/sm/filter/filter_create.cc`.
     pub filter_type: FilterType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::< u32, >(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(options, writer, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder() .selector(*filter_type) .version(version) .finalize())), "Filter.options_len"))]
+    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(options, writer, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder().selector(*filter_type).version(version).finalize())), "Filter.options_len"))]
     options_len: u32,
     /// The filter's options, laid out according to its type. NONE, BITSHUFFLE, BYTESHUFFLE, CHECKSUM_MD5, CHECKSUM_SHA256, XOR and AES_256_GCM have none.
     ///
     /// Versions: all versions. Its size in bytes is stored before it in `options_len` (u32): Number of bytes of the options. TileDB checks only that this many bytes remain, then parses the options by filter type. Source: `tiledb/sm/filter/filter_create.cc`.
     #[br(args_raw = FilterOptionsBinReadArgs::builder().selector(filter_type).version(version).finalize())]
-    #[bw(args_raw = FilterOptionsBinWriteArgs::builder() .selector(*filter_type) .version(version) .finalize())]
+    #[bw(args_raw = FilterOptionsBinWriteArgs::builder().selector(*filter_type).version(version).finalize())]
     pub options: FilterOptions,
 }
+
 impl Filter {
     /// The fewest bytes a `Filter` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// The layouts of `Filter.options`, chosen by `filter_type`. The variant read is the one whose selector matches; writing writes the variant held.
 #[binrw]
 #[brw(little, import { selector: FilterType, version: u32 })]
@@ -101,10 +106,12 @@ pub enum FilterOptions {
     #[br(pre_assert(!matches!(selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)))]
     NoOptions(#[br(args_raw = NoOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = NoOptionsBinWriteArgs::builder().version(version).finalize())] NoOptions),
 }
+
 impl FilterOptions {
     /// The fewest bytes any variant of `FilterOptions` occupies.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// No options (0 bytes).
 ///
 /// Source: `format_spec/filter_pipeline.md#other-filter-options`.
@@ -119,6 +126,7 @@ impl NoOptions {
     /// The fewest bytes a `NoOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// Filter type 17 (retired). TileDB raises an error when it meets it; this case exists so that the reader can report it.
 ///
 /// Source: `tiledb/sm/filter/filter_create.cc`.
@@ -135,6 +143,7 @@ impl RejectedOptions {
     /// The fewest bytes a `RejectedOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// Options of GZIP, ZSTD, LZ4, RLE, BZIP2 and DICTIONARY.
 ///
 /// Source: `format_spec/filter_pipeline.md#main-compressor-options`.
@@ -156,10 +165,12 @@ pub struct CompressionOptions {
     /// Versions: all versions. Source: `format_spec/filter_pipeline.md#main-compressor-options`.
     pub level: i32,
 }
+
 impl CompressionOptions {
     /// The fewest bytes a `CompressionOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// Options of the DELTA filter (type 19).
 ///
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
@@ -185,10 +196,12 @@ pub struct DeltaOptions {
     #[bw(if(version >= 19))]
     pub reinterpret_type: Datatype,
 }
+
 impl DeltaOptions {
     /// The fewest bytes a `DeltaOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// Options of the DOUBLE_DELTA filter (type 6).
 ///
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
@@ -214,10 +227,12 @@ pub struct DoubleDeltaOptions {
     #[bw(if(version >= 20))]
     pub reinterpret_type: Datatype,
 }
+
 impl DoubleDeltaOptions {
     /// The fewest bytes a `DoubleDeltaOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
 }
+
 /// Options of the BIT_WIDTH_REDUCTION filter.
 ///
 /// Source: `format_spec/filter_pipeline.md#bit-width-reduction-options`.
@@ -233,10 +248,12 @@ pub struct BitWidthReductionOptions {
     /// Versions: all versions. Source: `format_spec/filter_pipeline.md#bit-width-reduction-options`.
     pub max_window: u32,
 }
+
 impl BitWidthReductionOptions {
     /// The fewest bytes a `BitWidthReductionOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// Options of the POSITIVE_DELTA filter.
 ///
 /// Source: `format_spec/filter_pipeline.md#positive-delta-options`.
@@ -252,10 +269,12 @@ pub struct PositiveDeltaOptions {
     /// Versions: all versions. Source: `format_spec/filter_pipeline.md#positive-delta-options`.
     pub max_window: u32,
 }
+
 impl PositiveDeltaOptions {
     /// The fewest bytes a `PositiveDeltaOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// Options of the SCALE_FLOAT filter: a raw 24-byte struct.
 ///
 /// Source: `format_spec/filter_pipeline.md#float-scale-filter-reduction-options`.
@@ -279,10 +298,12 @@ pub struct ScaleFloatOptions {
     /// Versions: all versions. Source: `format_spec/filter_pipeline.md#float-scale-filter-reduction-options`.
     pub byte_width: u64,
 }
+
 impl ScaleFloatOptions {
     /// The fewest bytes a `ScaleFloatOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 24;
 }
+
 /// Options of the WEBP filter: TileDB writes its in-memory FilterConfig struct as is, 10 bytes of fields and 2 bytes of trailing padding.
 ///
 /// Source: `tiledb/sm/filter/webp_filter.h`.
@@ -306,7 +327,7 @@ pub struct WebpOptions {
     /// Whether the compression is lossless.
     ///
     /// Versions: all versions. Source: `tiledb/sm/filter/webp_filter.h`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("WebpOptions.lossless"))]
+    #[br(parse_with = crate::format::io::read_bool, args("WebpOptions.lossless"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub lossless: bool,
     /// Tile extent of dimension 0 (image height in pixels).
@@ -322,6 +343,7 @@ pub struct WebpOptions {
     /// Versions: all versions. Source: `tiledb/sm/filter/webp_filter.h`.
     pub padding: u16,
 }
+
 impl WebpOptions {
     /// The fewest bytes a `WebpOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;

@@ -2,8 +2,10 @@
 //! The format versions the spec describes.
 /// The newest layout described in `spec/` (and written by default).
 pub const CURRENT_FORMAT_VERSION: u32 = 23u32;
+
 /// The oldest layout accepted.
 pub const OLDEST_FORMAT_VERSION: u32 = 1u32;
+
 /// One version of the format and what it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FormatVersion {
@@ -12,6 +14,7 @@ pub struct FormatVersion {
     pub release: &'static str,
     pub changes: &'static [&'static str],
 }
+
 /// The history of the format, oldest first.
 pub const FORMAT_VERSIONS: &[FormatVersion] = &[
     FormatVersion {

@@ -6,6 +6,7 @@ use binrw::binrw;
 use super::array_schema::{
     DimensionShape, NDRectangle, NDRectangleBinReadArgs, NDRectangleBinWriteArgs,
 };
+
 /// The first fields of a footer. A reader parses them first to find the schema the fragment was written with (v10+; before, `__array_schema.tdb`), then builds the params of FragmentFooter from that schema and parses the whole footer.
 ///
 /// Source: `tiledb/sm/fragment/fragment_metadata.cc`.
@@ -18,19 +19,21 @@ pub struct FragmentFooterHead {
     /// Versions: all versions. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
     pub version: u32,
     #[br(temp, if(version >= 10, 0))]
-    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::< u64, _, >(schema_name, "FragmentFooterHead.schema_name_len"))]
+    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooterHead.schema_name_len"))]
     schema_name_len: u64,
     /// File name (in __schema/) of the schema the fragment was written with.
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
-    #[br(if(version >= 10), parse_with = crate :: format :: io :: read_bytes , args (schema_name_len , u64 :: MAX , "FragmentFooterHead.schema_name"))]
+    #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooterHead.schema_name"))]
     #[bw(if((*version) >= 10))]
     pub schema_name: Option<Vec<u8>>,
 }
+
 impl FragmentFooterHead {
     /// The fewest bytes a `FragmentFooterHead` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
 }
+
 /// The footer of a fragment metadata file (v3+): a raw blob, never filtered or encrypted, at the end of the file. It also appears, concatenated with other footers, in consolidated fragment metadata files. A footer at version 11 written by TileDB 2.8 or later carries an extra, unread u64 (the fragment min/max/sum/null-count offset) at its end: parse the footer as a prefix of its region.
 ///
 /// Source: `format_spec/fragment.md#footer`.
@@ -49,24 +52,24 @@ pub struct FragmentFooter {
     /// Versions: all versions. Source: `format_spec/fragment.md#footer`.
     pub version: u32,
     #[br(temp, if(version >= 10, 0))]
-    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::< u64, _, >(schema_name, "FragmentFooter.schema_name_len"))]
+    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooter.schema_name_len"))]
     schema_name_len: u64,
     /// File name (in __schema/) of the schema the fragment was written with. Before version 10 the schema is `__array_schema.tdb`.
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 10), parse_with = crate :: format :: io :: read_bytes , args (schema_name_len , u64 :: MAX , "FragmentFooter.schema_name"))]
+    #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooter.schema_name"))]
     #[bw(if((*version) >= 10))]
     pub schema_name: Option<Vec<u8>>,
     /// Whether the fragment is dense (written with a dense layout: no coordinates, tiles follow the space tiling).
     ///
     /// Versions: all versions. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("FragmentFooter.dense"))]
+    #[br(parse_with = crate::format::io::read_bool, args("FragmentFooter.dense"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub dense: bool,
     /// Whether the non-empty domain is null. TileDB then writes zero bytes in its place (fixed, same-type dimensions only); note that its reader does not skip them, so such a footer cannot be read back by TileDB. TileDB does not store empty fragments, so this is 0 in practice.
     ///
     /// Versions: all versions. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("FragmentFooter.null_non_empty_domain"))]
+    #[br(parse_with = crate::format::io::read_bool, args("FragmentFooter.null_non_empty_domain"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub null_non_empty_domain: bool,
     /// The smallest rectangle holding every cell of the fragment. For versions 3 and 4 it is 2·D·(size of dimension 0's type) raw bytes, which is the same encoding since all dimensions then share one type.
@@ -86,29 +89,29 @@ pub struct FragmentFooter {
     /// Whether the fragment stores per-cell timestamps (field `t`, for fragments consolidated with timestamps).
     ///
     /// Versions: versions 14 and later. Where absent it reads as `false`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 14, false), parse_with = crate :: format :: io :: read_bool , args ("FragmentFooter.has_timestamps"))]
+    #[br(if(version >= 14, false), parse_with = crate::format::io::read_bool, args("FragmentFooter.has_timestamps"))]
     #[bw(if((*version) >= 14), write_with = crate::format::io::write_bool)]
     pub has_timestamps: bool,
     /// Whether the fragment stores delete metadata (fields `dt` and `dci`).
     ///
     /// Versions: versions 15 and later. Where absent it reads as `false`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 15, false), parse_with = crate :: format :: io :: read_bool , args ("FragmentFooter.has_delete_meta"))]
+    #[br(if(version >= 15, false), parse_with = crate::format::io::read_bool, args("FragmentFooter.has_delete_meta"))]
     #[bw(if((*version) >= 15), write_with = crate::format::io::write_bool)]
     pub has_delete_meta: bool,
     /// Size in bytes of each field's data file (for a var-sized field, its offsets file), per field index. They must be exact: the persisted size of a field's last tile is its file size minus the last tile offset.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((if version >= 5 { num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) } else { num_attributes . saturating_add (1) }) , u64 :: MAX , 8 , "FragmentFooter.file_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, 8, "FragmentFooter.file_sizes", ()))]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each var-sized field's `_var` data file; 0 for fixed-sized fields.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((if version >= 5 { num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }) , u64 :: MAX , 8 , "FragmentFooter.file_var_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.file_var_sizes", ()))]
     pub file_var_sizes: Vec<u64>,
     /// Size in bytes of each nullable field's `_validity` file; 0 otherwise.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.file_validity_sizes" , ()))]
+    #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.file_validity_sizes", ()))]
     #[bw(if((*version) >= 7))]
     pub file_validity_sizes: Option<Vec<u64>>,
     /// Offset in the file of the R-tree generic tile (0: it is the first).
@@ -118,46 +121,46 @@ pub struct FragmentFooter {
     /// Per field index, the offset of the generic tile holding its tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((if version >= 5 { num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) } else { num_attributes . saturating_add (1) }) , u64 :: MAX , 8 , "FragmentFooter.tile_offsets_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, 8, "FragmentFooter.tile_offsets_offsets", ()))]
     pub tile_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((if version >= 5 { num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }) , u64 :: MAX , 8 , "FragmentFooter.tile_var_offsets_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.tile_var_offsets_offsets", ()))]
     pub tile_var_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile sizes.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((if version >= 5 { num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }) , u64 :: MAX , 8 , "FragmentFooter.tile_var_sizes_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.tile_var_sizes_offsets", ()))]
     pub tile_var_sizes_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its validity tile offsets.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.tile_validity_offsets_offsets" , ()))]
+    #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_validity_offsets_offsets", ()))]
     #[bw(if((*version) >= 7))]
     pub tile_validity_offsets_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile minimums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.tile_mins_offsets" , ()))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_mins_offsets", ()))]
     #[bw(if((*version) >= 11))]
     pub tile_mins_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile maximums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.tile_maxes_offsets" , ()))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_maxes_offsets", ()))]
     #[bw(if((*version) >= 11))]
     pub tile_maxes_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile sums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.tile_sums_offsets" , ()))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_sums_offsets", ()))]
     #[bw(if((*version) >= 11))]
     pub tile_sums_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile null counts.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) . saturating_add (dims . len () as u64) . saturating_add (if has_timestamps { 1 } else { 0 }) . saturating_add (if has_delete_meta { 2 } else { 0 }) , u64 :: MAX , 8 , "FragmentFooter.tile_null_counts_offsets" , ()))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_null_counts_offsets", ()))]
     #[bw(if((*version) >= 11))]
     pub tile_null_counts_offsets: Option<Vec<u64>>,
     /// Offset of the generic tile holding the fragment-wide min, max, sum and null count of every field.
@@ -180,14 +183,16 @@ pub struct FragmentFooter {
     /// Optional sections; a reader skips those whose id it does not know.
     ///
     /// Versions: versions 23 and later. `None` where absent. Its length is stored before it in `n_sections` (u32): Number of optional sections. Count: `n_sections`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 23), parse_with = crate :: format :: io :: read_list , args ((n_sections as u64) , u64 :: MAX , 12 , "FragmentFooter.sections" , ()))]
+    #[br(if(version >= 23), parse_with = crate::format::io::read_list, args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()))]
     #[bw(if((*version) >= 23))]
     pub sections: Option<Vec<FooterSection>>,
 }
+
 impl FragmentFooter {
     /// The fewest bytes a `FragmentFooter` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 30;
 }
+
 /// An optional section of the footer (v23+): an id, the size of its data, the data. Sections stay small (constant or proportional to the number of fields) because the footer is read whenever the array is opened.
 ///
 /// Source: `format_spec/fragment.md#optional-section`.
@@ -205,13 +210,15 @@ pub struct FooterSection {
     /// The section data, interpreted according to `id`.
     ///
     /// Versions: all versions. Its length is stored before it in `data_size` (u32): Number of bytes of the section data. Size: `data_size` bytes. Source: `format_spec/fragment.md#optional-section`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((data_size as u64) , u64 :: MAX , "FooterSection.data"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(data_size as u64, u64::MAX, "FooterSection.data"))]
     pub data: Vec<u8>,
 }
+
 impl FooterSection {
     /// The fewest bytes a `FooterSection` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;
 }
+
 /// Data of the optional section with id 0 (TILE_GLOBAL_ORDER_BOUNDS), written for sparse fragments from version 23: the offsets of the generic tiles holding, per dimension, the first and last coordinate (in global order) of every tile. Its size must be exactly 16·D bytes, otherwise the fragment metadata is corrupt.
 ///
 /// Source: `format_spec/fragment.md#tile-global-order`.
@@ -225,18 +232,20 @@ pub struct GlobalOrderBoundsSection {
     /// Per dimension, the offset of the generic tile holding the global-order minimum (first coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_dims , u64 :: MAX , 8 , "GlobalOrderBoundsSection.min_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_dims, u64::MAX, 8, "GlobalOrderBoundsSection.min_offsets", ()))]
     pub min_offsets: Vec<u64>,
     /// Per dimension, the offset of the generic tile holding the global-order maximum (last coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_dims , u64 :: MAX , 8 , "GlobalOrderBoundsSection.max_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_dims, u64::MAX, 8, "GlobalOrderBoundsSection.max_offsets", ()))]
     pub max_offsets: Vec<u64>,
 }
+
 impl GlobalOrderBoundsSection {
     /// The fewest bytes a `GlobalOrderBoundsSection` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// The last 8 bytes of a fragment metadata file: the footer's length, so that a reader can find the footer's start. Always present from version 10. For versions 3 to 9 it is present only when some dimension is var-sized; otherwise the footer's length follows from the schema (all its fields have fixed sizes). Readers decide which case applies from the version in the fragment's name.
 ///
 /// Source: `tiledb/sm/fragment/fragment_metadata.cc`.
@@ -251,10 +260,12 @@ pub struct FooterLength {
     /// Versions: all versions. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
     pub footer_len: u64,
 }
+
 impl FooterLength {
     /// The fewest bytes a `FooterLength` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// The R-tree of a fragment (generic tile): the MBR of every data tile (the leaves) and of groups of `fanout` consecutive children at each upper level. Levels are stored root first. Dense fragments store no levels.
 ///
 /// Stored as the payload of a generic tile.
@@ -290,14 +301,16 @@ pub struct RTree {
     /// The levels, root first; the last is the leaf level, one MBR per data tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_levels` (u32): Number of levels; 0 for a dense fragment. Count: `n_levels`. Source: `format_spec/fragment.md#r-tree`.
-    #[br(parse_with = crate :: format :: io :: read_list , args ((n_levels as u64) , u64 :: MAX , 8 , "RTree.levels" , RTreeLevelBinReadArgs :: builder () . dims (dims . clone ()) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_levels as u64, u64::MAX, 8, "RTree.levels", RTreeLevelBinReadArgs::builder().dims(dims.clone()).finalize()))]
     #[bw(args_raw = RTreeLevelBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub levels: Vec<RTreeLevel>,
 }
+
 impl RTree {
     /// The fewest bytes a `RTree` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One level of the R-tree.
 ///
 /// Source: `format_spec/fragment.md#r-tree`.
@@ -314,14 +327,16 @@ pub struct RTreeLevel {
     /// The minimum bounding rectangles of the level's nodes.
     ///
     /// Versions: all versions. Its length is stored before it in `n_mbrs` (u64): Number of MBRs in the level. Count: `n_mbrs`. Source: `format_spec/fragment.md#r-tree`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_mbrs , u64 :: MAX , 1 , "RTreeLevel.mbrs" , NDRectangleBinReadArgs :: builder () . dims (dims . clone ()) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_mbrs, u64::MAX, 1, "RTreeLevel.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub mbrs: Vec<NDRectangle>,
 }
+
 impl RTreeLevel {
     /// The fewest bytes a `RTreeLevel` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// A list of u64 in a generic tile, one per data tile of one field. Used for the tile offsets, var tile offsets and validity tile offsets (byte offsets of each filtered tile in the data file; a tile's persisted size is the next offset minus its own, the last one ending at the file size), the var tile sizes (unfiltered size of each var tile), and the tile null counts.
 ///
 /// Stored as the payload of a generic tile.
@@ -337,13 +352,15 @@ pub struct TileOffsets {
     /// The values, one per tile in tile order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#tile-offsets`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_values , u64 :: MAX , 8 , "TileOffsets.values" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "TileOffsets.values", ()))]
     pub values: Vec<u64>,
 }
+
 impl TileOffsets {
     /// The fewest bytes a `TileOffsets` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Per-tile sums of one field (generic tile, v11+). Each value is 8 bytes: an i64 for signed integer and date/time types, a u64 for unsigned integers and BOOL, an f64 for floats (saturating on overflow). Empty when the field has no sum metadata.
 ///
 /// Stored as the payload of a generic tile.
@@ -359,13 +376,15 @@ pub struct TileSums {
     /// The sums as raw 8-byte patterns, one per tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of sums (tiles). Count: `n_values`. Source: `format_spec/fragment.md#tile-sums`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_values , u64 :: MAX , 8 , "TileSums.values" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "TileSums.values", ()))]
     pub values: Vec<u64>,
 }
+
 impl TileSums {
     /// The fewest bytes a `TileSums` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// Per-tile minimums or maximums of one field (generic tile, v11+), and from v23 the per-tile global-order bounds of one dimension. For a fixed-sized field the fixed part holds one cell value per tile; for a var-sized field it holds one u64 offset per tile into the var part, which holds the values. Both parts are empty when the field has no min/max metadata.
 ///
 /// Stored as the payload of a generic tile.
@@ -386,18 +405,20 @@ pub struct TileMinMax {
     /// One value (fixed-sized field) or one u64 offset into `var` (var-sized field) per tile.
     ///
     /// Versions: all versions. Its length is stored before it in `fixed_size` (u64): Number of bytes of the fixed part. Size: `fixed_size` bytes. Source: `tiledb/sm/fragment/ondemand_fragment_metadata.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (fixed_size , u64 :: MAX , "TileMinMax.fixed"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(fixed_size, u64::MAX, "TileMinMax.fixed"))]
     pub fixed: Vec<u8>,
     /// The values of a var-sized field, concatenated; empty for a fixed-sized field.
     ///
     /// Versions: all versions. Its length is stored before it in `var_size` (u64): Number of bytes of the var part. Size: `var_size` bytes. Source: `tiledb/sm/fragment/ondemand_fragment_metadata.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (var_size , u64 :: MAX , "TileMinMax.var"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(var_size, u64::MAX, "TileMinMax.var"))]
     pub var: Vec<u8>,
 }
+
 impl TileMinMax {
     /// The fewest bytes a `TileMinMax` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 16;
 }
+
 /// The fragment-wide minimum, maximum, sum and null count of every field (generic tile, written from v11, read from v12).
 ///
 /// Stored as the payload of a generic tile.
@@ -413,13 +434,15 @@ pub struct FragmentMmsn {
     /// One entry per field index.
     ///
     /// Versions: all versions. Count: `num_fields`. Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_fields , u64 :: MAX , 32 , "FragmentMmsn.fields" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_fields, u64::MAX, 32, "FragmentMmsn.fields", ()))]
     pub fields: Vec<FieldMmsn>,
 }
+
 impl FragmentMmsn {
     /// The fewest bytes a `FragmentMmsn` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// Fragment-wide metadata of one field. Minimum and maximum are empty when the field has none.
 ///
 /// Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
@@ -433,7 +456,7 @@ pub struct FieldMmsn {
     /// The minimum value over all tiles.
     ///
     /// Versions: all versions. Its length is stored before it in `min_size` (u64): Number of bytes of the minimum. Size: `min_size` bytes. Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (min_size , u64 :: MAX , "FieldMmsn.min"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(min_size, u64::MAX, "FieldMmsn.min"))]
     pub min: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(max, "FieldMmsn.max_size"))]
@@ -441,7 +464,7 @@ pub struct FieldMmsn {
     /// The maximum value over all tiles.
     ///
     /// Versions: all versions. Its length is stored before it in `max_size` (u64): Number of bytes of the maximum. Size: `max_size` bytes. Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (max_size , u64 :: MAX , "FieldMmsn.max"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(max_size, u64::MAX, "FieldMmsn.max"))]
     pub max: Vec<u8>,
     /// The sum over all tiles, as an 8-byte pattern (i64, u64 or f64 as for TileSums).
     ///
@@ -452,10 +475,12 @@ pub struct FieldMmsn {
     /// Versions: all versions. Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
     pub null_count: u64,
 }
+
 impl FieldMmsn {
     /// The fewest bytes a `FieldMmsn` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 32;
 }
+
 /// The delete and update conditions already applied to this fragment (generic tile), sorted by file name. A condition listed here is not applied again when reading. TileDB writes this tile for every fragment from version 15, but the footer records its offset only from version 16, so at version 15 it is unreachable.
 ///
 /// Stored as the payload of a generic tile.
@@ -466,18 +491,20 @@ impl FieldMmsn {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProcessedConditions {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u64, _, >(conditions, "ProcessedConditions.n_conditions"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(conditions, "ProcessedConditions.n_conditions"))]
     n_conditions: u64,
     /// The conditions.
     ///
     /// Versions: all versions. Its length is stored before it in `n_conditions` (u64): Number of processed conditions. Count: `n_conditions`. Source: `format_spec/fragment.md#tile-processed-conditions`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_conditions , u64 :: MAX , 8 , "ProcessedConditions.conditions" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_conditions, u64::MAX, 8, "ProcessedConditions.conditions", ()))]
     pub conditions: Vec<ProcessedCondition>,
 }
+
 impl ProcessedConditions {
     /// The fewest bytes a `ProcessedConditions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One processed condition.
 ///
 /// Source: `format_spec/fragment.md#tile-processed-conditions`.
@@ -491,13 +518,15 @@ pub struct ProcessedCondition {
     /// The condition's commit file, relative to the array, e.g. `__commits/__<t>_<t>_<label>_<v>.del`.
     ///
     /// Versions: all versions. Its length is stored before it in `marker_len` (u64): Number of bytes of the marker. Size: `marker_len` bytes. Source: `format_spec/fragment.md#tile-processed-conditions`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (marker_len , u64 :: MAX , "ProcessedCondition.marker"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(marker_len, u64::MAX, "ProcessedCondition.marker"))]
     pub marker: Vec<u8>,
 }
+
 impl ProcessedCondition {
     /// The fewest bytes a `ProcessedCondition` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// The whole fragment metadata file before version 3: one generic tile. The fragment is dense when it has no `__coords.tdb` file; the R-tree is rebuilt from the MBRs. There are A+1 tile-offset lists (the attributes, then the coordinates) and A var lists.
 ///
 /// Stored as the payload of a generic tile.
@@ -516,12 +545,12 @@ pub struct FragmentMetadataV1V2 {
     /// Versions: all versions. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
     pub version: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u64, _, >(non_empty_domain, "FragmentMetadataV1V2.non_empty_domain_size"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(non_empty_domain, "FragmentMetadataV1V2.non_empty_domain_size"))]
     non_empty_domain_size: u64,
     /// The non-empty domain: [min, max] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `non_empty_domain_size` (u64): Number of bytes of the non-empty domain; 0 when it is null. Size: `non_empty_domain_size` bytes. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (non_empty_domain_size , u64 :: MAX , "FragmentMetadataV1V2.non_empty_domain"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(non_empty_domain_size, u64::MAX, "FragmentMetadataV1V2.non_empty_domain"))]
     pub non_empty_domain: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(mbrs, "FragmentMetadataV1V2.n_mbrs"))]
@@ -529,32 +558,32 @@ pub struct FragmentMetadataV1V2 {
     /// The MBR of every data tile: [min, max] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `n_mbrs` (u64): Number of MBRs (data tiles of a sparse fragment). Count: `n_mbrs`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_mbrs , u64 :: MAX , 1 , "FragmentMetadataV1V2.mbrs" , NDRectangleBinReadArgs :: builder () . dims (dims . clone ()) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_mbrs, u64::MAX, 1, "FragmentMetadataV1V2.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub mbrs: Vec<NDRectangle>,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::< u64, _, >(bounding_coords, "FragmentMetadataV1V2.n_bounding_coords"))]
+    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(bounding_coords, "FragmentMetadataV1V2.n_bounding_coords"))]
     n_bounding_coords: u64,
     /// Per data tile, its first and last coordinates (2·D coordinates); unused.
     ///
     /// Versions: all versions. Its length is stored before it in `n_bounding_coords` (u64): Number of bounding coordinate entries (ignored by TileDB). Count: `n_bounding_coords`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_bounding_coords , u64 :: MAX , 1 , "FragmentMetadataV1V2.bounding_coords" , NDRectangleBinReadArgs :: builder () . dims (dims . clone ()) . finalize ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_bounding_coords, u64::MAX, 1, "FragmentMetadataV1V2.bounding_coords", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub bounding_coords: Vec<NDRectangle>,
     /// Tile offsets of each attribute, then of the coordinates.
     ///
     /// Versions: all versions. Count: `num_attributes + 1`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) , u64 :: MAX , 8 , "FragmentMetadataV1V2.tile_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1), u64::MAX, 8, "FragmentMetadataV1V2.tile_offsets", ()))]
     pub tile_offsets: Vec<LegacyU64List>,
     /// Var tile offsets of each attribute.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_attributes , u64 :: MAX , 8 , "FragmentMetadataV1V2.tile_var_offsets" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_offsets", ()))]
     pub tile_var_offsets: Vec<LegacyU64List>,
     /// Unfiltered var tile sizes of each attribute.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_attributes , u64 :: MAX , 8 , "FragmentMetadataV1V2.tile_var_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_sizes", ()))]
     pub tile_var_sizes: Vec<LegacyU64List>,
     /// Number of cells in the last tile of a sparse fragment; ignored for dense fragments.
     ///
@@ -563,18 +592,20 @@ pub struct FragmentMetadataV1V2 {
     /// Size in bytes of each attribute's data file, then of `__coords.tdb`.
     ///
     /// Versions: all versions. Count: `num_attributes + 1`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_attributes . saturating_add (1) , u64 :: MAX , 8 , "FragmentMetadataV1V2.file_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1), u64::MAX, 8, "FragmentMetadataV1V2.file_sizes", ()))]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each attribute's var data file.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (num_attributes , u64 :: MAX , 8 , "FragmentMetadataV1V2.file_var_sizes" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.file_var_sizes", ()))]
     pub file_var_sizes: Vec<u64>,
 }
+
 impl FragmentMetadataV1V2 {
     /// The fewest bytes a `FragmentMetadataV1V2` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 36;
 }
+
 /// A list of u64 inside the v1–v2 fragment metadata (not a generic tile of its own).
 ///
 /// Source: `format_spec/fragment.md#legacy-tile-offsetssizes`.
@@ -588,9 +619,10 @@ pub struct LegacyU64List {
     /// The values.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#legacy-tile-offsetssizes`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_values , u64 :: MAX , 8 , "LegacyU64List.values" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "LegacyU64List.values", ()))]
     pub values: Vec<u64>,
 }
+
 impl LegacyU64List {
     /// The fewest bytes a `LegacyU64List` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;

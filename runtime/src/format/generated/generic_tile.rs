@@ -7,6 +7,7 @@ use super::enums::{Datatype, EncryptionType};
 use super::filter_pipeline::{
     FilterPipeline, FilterPipelineBinReadArgs, FilterPipelineBinWriteArgs,
 };
+
 /// The header in front of every generic tile. TileDB writes 34 fixed bytes, then the pipeline: GZIP level 1 with 64 KiB chunks, plus the AES-256-GCM filter (type 11) when the array is encrypted.
 ///
 /// Source: `format_spec/generic_tile.md`.
@@ -39,7 +40,7 @@ pub struct GenericTileHeader {
     /// Versions: all versions. Source: `tiledb/sm/tile/generic_tile_io.cc`.
     pub encryption_type: EncryptionType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::< u32, >(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(pipeline, writer, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"))]
+    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(pipeline, writer, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"))]
     pipeline_size: u32,
     /// The filters that turned the payload into the persisted chunks.
     ///
@@ -48,10 +49,12 @@ pub struct GenericTileHeader {
     #[bw(args_raw = FilterPipelineBinWriteArgs::builder().version(*version).finalize())]
     pub pipeline: FilterPipeline,
 }
+
 impl GenericTileHeader {
     /// The fewest bytes a `GenericTileHeader` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 42;
 }
+
 /// A filtered tile: a count of chunks followed by the chunks. Every data tile of a fragment and the body of every generic tile has this layout. An empty filter pipeline still produces this framing (with empty chunk metadata), and a zero-length chunk is legal. The offsets tile of a var string field whose RLE or dictionary filter encodes the offsets inside the data tile is the bare count 0.
 ///
 /// Source: `format_spec/tile.md#main-structure`.
@@ -65,13 +68,15 @@ pub struct Tile {
     /// The chunks, in order; unfiltered and concatenated they give the tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_chunks` (u64): Number of chunks in the tile. Count: `n_chunks`. Source: `format_spec/tile.md#main-structure`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_chunks , u64 :: MAX , 12 , "Tile.chunks" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_chunks, u64::MAX, 12, "Tile.chunks", ()))]
     pub chunks: Vec<TileChunk>,
 }
+
 impl Tile {
     /// The fewest bytes a `Tile` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
 }
+
 /// One chunk of a filtered tile: the lengths, the metadata the filters added (each filter prepends its own), then the filtered bytes. From version 11 on, a var-sized cell is never split across chunks.
 ///
 /// Source: `format_spec/tile.md#chunk-format`.
@@ -92,14 +97,15 @@ pub struct TileChunk {
     /// The metadata written by the filters, the last filter's first (see filter_metadata.toml).
     ///
     /// Versions: all versions. Its length is stored before it in `md_len` (u32): Number of bytes of chunk metadata. Size: `md_len` bytes. Source: `format_spec/tile.md#chunk-format`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((md_len as u64) , u64 :: MAX , "TileChunk.metadata"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(md_len as u64, u64::MAX, "TileChunk.metadata"))]
     pub metadata: Vec<u8>,
     /// The filtered chunk bytes.
     ///
     /// Versions: all versions. Its length is stored before it in `filtered_len` (u32): Number of bytes of filtered chunk data. Size: `filtered_len` bytes. Source: `format_spec/tile.md#chunk-format`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((filtered_len as u64) , u64 :: MAX , "TileChunk.data"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(filtered_len as u64, u64::MAX, "TileChunk.data"))]
     pub data: Vec<u8>,
 }
+
 impl TileChunk {
     /// The fewest bytes a `TileChunk` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;

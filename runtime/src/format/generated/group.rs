@@ -4,6 +4,7 @@
 //! Upstream: `format_spec/group.md`.
 use binrw::binrw;
 use super::enums::ObjectType;
+
 /// A group details file (generic tile). Version 1: only the latest file counts and it lists every member. Version 2 (current): every file in the time range is applied in time order, adding members or, with `deleted`, removing them. The file name ends with the details version (`_1` or `_2`; version-1 files before TileDB 2.19 had none).
 ///
 /// Stored as the payload of a generic tile.
@@ -25,13 +26,15 @@ pub struct GroupDetails {
     /// The members.
     ///
     /// Versions: all versions. Its length is stored before it in `n_members` (u64): Number of members. Count: `n_members`. Source: `tiledb/sm/group/group_details.cc`.
-    #[br(parse_with = crate :: format :: io :: read_list , args (n_members , u64 :: MAX , 15 , "GroupDetails.members" , ()))]
+    #[br(parse_with = crate::format::io::read_list, args(n_members, u64::MAX, 15, "GroupDetails.members", ()))]
     pub members: Vec<GroupMember>,
 }
+
 impl GroupDetails {
     /// The fewest bytes a `GroupDetails` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;
 }
+
 /// One member of a group. Each member carries its own version (1 or 2), independent of the details version; TileDB writes members of the details' version.
 ///
 /// Source: `tiledb/sm/group/group_member_v2.cc`.
@@ -52,7 +55,7 @@ pub struct GroupMember {
     /// Whether the URI is relative to the group.
     ///
     /// Versions: all versions. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("GroupMember.relative"))]
+    #[br(parse_with = crate::format::io::read_bool, args("GroupMember.relative"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub relative: bool,
     #[br(temp)]
@@ -61,12 +64,12 @@ pub struct GroupMember {
     /// The member's URI (relative to the group if `relative`).
     ///
     /// Versions: all versions. Its length is stored before it in `uri_len` (u64): Number of bytes of the URI. Size: `uri_len` bytes. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args (uri_len , u64 :: MAX , "GroupMember.uri"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(uri_len, u64::MAX, "GroupMember.uri"))]
     pub uri: Vec<u8>,
     /// Whether the member has a name.
     ///
     /// Versions: all versions. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("GroupMember.name_set"))]
+    #[br(parse_with = crate::format::io::read_bool, args("GroupMember.name_set"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub name_set: bool,
     #[br(temp, if(name_set, 0))]
@@ -75,16 +78,17 @@ pub struct GroupMember {
     /// The member's name.
     ///
     /// Versions: all versions. Present only when `name_set`. `None` where absent. Its length is stored before it in `name_len` (u64): Number of bytes of the name. Size: `name_len` bytes. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(if(name_set), parse_with = crate :: format :: io :: read_bytes , args (name_len , u64 :: MAX , "GroupMember.name"))]
+    #[br(if(name_set), parse_with = crate::format::io::read_bytes, args(name_len, u64::MAX, "GroupMember.name"))]
     #[bw(if(*name_set))]
     pub name: Option<Vec<u8>>,
     /// Whether this entry removes the member (version 2).
     ///
     /// Versions: versions 2 and later. Where absent it reads as `false`. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(if(version >= 2, false), parse_with = crate :: format :: io :: read_bool , args ("GroupMember.deleted"))]
+    #[br(if(version >= 2, false), parse_with = crate::format::io::read_bool, args("GroupMember.deleted"))]
     #[bw(if((*version) >= 2), write_with = crate::format::io::write_bool)]
     pub deleted: bool,
 }
+
 impl GroupMember {
     /// The fewest bytes a `GroupMember` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 15;

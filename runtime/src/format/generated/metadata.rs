@@ -4,6 +4,7 @@
 //! Upstream: `format_spec/metadata.md`.
 use binrw::binrw;
 use super::enums::Datatype;
+
 /// A metadata file `__meta/__<t1>_<t2>_<label>` of an array or group (no format version in the name): a generic tile holding entries until its end. Files are applied in time order; a later entry for a key (including a deletion) replaces earlier ones. TileDB does not write a file with no entries.
 ///
 /// Stored as the payload of a generic tile.
@@ -16,13 +17,15 @@ pub struct Metadata {
     /// The entries, until the end of the payload.
     ///
     /// Versions: all versions. Runs to the end of the enclosing structure. Source: `tiledb/sm/metadata/metadata.cc`.
-    #[br(parse_with = crate :: format :: io :: read_until_eof , args (u64 :: MAX , 5 , "Metadata.entries" , ()))]
+    #[br(parse_with = crate::format::io::read_until_eof, args(u64::MAX, 5, "Metadata.entries", ()))]
     pub entries: Vec<MetadataEntry>,
 }
+
 impl Metadata {
     /// The fewest bytes a `Metadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 0;
 }
+
 /// One key and either its value or its deletion.
 ///
 /// Source: `format_spec/metadata.md#metadata-file`.
@@ -36,12 +39,12 @@ pub struct MetadataEntry {
     /// The key.
     ///
     /// Versions: all versions. Its length is stored before it in `key_len` (u32): Number of bytes of the key. Size: `key_len` bytes. Source: `format_spec/metadata.md#metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_bytes , args ((key_len as u64) , u64 :: MAX , "MetadataEntry.key"))]
+    #[br(parse_with = crate::format::io::read_bytes, args(key_len as u64, u64::MAX, "MetadataEntry.key"))]
     pub key: Vec<u8>,
     /// 1 if this entry deletes the key, 0 if it sets it. TileDB treats any non-zero byte as a deletion.
     ///
     /// Versions: all versions. Source: `format_spec/metadata.md#metadata-file`.
-    #[br(parse_with = crate :: format :: io :: read_bool , args ("MetadataEntry.deleted"))]
+    #[br(parse_with = crate::format::io::read_bool, args("MetadataEntry.deleted"))]
     #[bw(write_with = crate::format::io::write_bool)]
     pub deleted: bool,
     /// Datatype of the value (never ANY when written). Absent for a deletion.
@@ -59,10 +62,11 @@ pub struct MetadataEntry {
     /// The values, value_num × the datatype's size bytes.
     ///
     /// Versions: all versions. Present only when `!deleted`. `None` where absent. Size: `value_num * value_type.size()` bytes. Source: `format_spec/metadata.md#metadata-file`.
-    #[br(if(!deleted), parse_with = crate :: format :: io :: read_bytes , args ((value_num as u64) . saturating_mul (value_type . size ()) , u64 :: MAX , "MetadataEntry.value"))]
+    #[br(if(!deleted), parse_with = crate::format::io::read_bytes, args((value_num as u64).saturating_mul(value_type.size()), u64::MAX, "MetadataEntry.value"))]
     #[bw(if(!(*deleted)))]
     pub value: Option<Vec<u8>>,
 }
+
 impl MetadataEntry {
     /// The fewest bytes a `MetadataEntry` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
