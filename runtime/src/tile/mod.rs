@@ -1,1 +1,511 @@
-//! Tiles: the chunked framing of filtered data, and generic tiles.
+//! Tiles: the chunked framing of filtered data.
+//!
+//! A filtered tile is `n_chunks u64`, then per chunk `original_len u32,
+//! filtered_len u32, metadata_len u32, metadata, data` (the layout is
+//! described in `spec/generic_tile.toml`; it is hand-written here because it
+//! is the hot path of every read). The sum of the original lengths must equal
+//! the tile's expected unfiltered size.
+//!
+//! Writing cuts a tile into chunks as TileDB does (`WriterTile::compute_chunk_size`,
+//! `FilterPipeline::get_var_chunk_sizes`), runs the pipeline over every chunk
+//! in parallel, and frames the result. Reading frames, checks and unfilters
+//! chunks in parallel, straight into the caller's output buffer.
+
+use rayon::prelude::*;
+
+use crate::filter::run::{self, StringCells};
+use crate::filter::stage::Fault;
+use crate::filter::{FilterContext, FilterPipeline};
+use crate::{Error, Result};
+
+/// The chunk size TileDB cuts tiles at, whatever the pipeline says
+/// (`constants::max_tile_chunk_size`).
+pub const CHUNK_SIZE: u64 = 64 * 1024;
+
+/// The stored offsets tile of a var-sized string field whose pipeline
+/// encodes whole strings (see [`FilterPipeline::skips_offsets`]): zero chunks.
+pub const SKIPPED_OFFSETS_TILE: [u8; 8] = [0; 8];
+
+const CHUNK_HEADER: usize = 12;
+
+/// One chunk of a filtered tile, borrowed from the tile's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Chunk<'a> {
+    /// Offset of the chunk's header within the tile.
+    pub offset: usize,
+    pub original_len: u32,
+    pub metadata: &'a [u8],
+    pub data: &'a [u8],
+}
+
+/// Splits a filtered tile into its chunks, checking every length against
+/// the bytes present.
+pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
+    let Some((count, mut rest)) = tile.split_first_chunk::<8>() else {
+        return Err(Error::corrupt(
+            0,
+            "n_chunks",
+            format!("tile of {} bytes has no chunk count", tile.len()),
+        ));
+    };
+    let count = u64::from_le_bytes(*count);
+    // Every chunk takes at least its 12-byte header.
+    if count > (rest.len() / CHUNK_HEADER) as u64 {
+        return Err(Error::corrupt(
+            0,
+            "n_chunks",
+            format!(
+                "{count} chunks cannot fit in the {} bytes that follow",
+                rest.len()
+            ),
+        ));
+    }
+    let mut chunks = Vec::with_capacity(count as usize);
+    let mut offset = 8usize;
+    for c in 0..count {
+        let field = || format!("chunk {c}");
+        let Some((header, body)) = rest.split_first_chunk::<CHUNK_HEADER>() else {
+            return Err(Error::corrupt(
+                offset as u64,
+                field(),
+                "chunk header truncated",
+            ));
+        };
+        let word =
+            |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+        let (original_len, data_len, metadata_len) = (word(0), word(4), word(8));
+        let body_len = metadata_len as usize + data_len as usize;
+        if body_len > body.len() {
+            return Err(Error::corrupt(
+                offset as u64,
+                field(),
+                format!(
+                    "chunk declares {metadata_len} metadata and {data_len} data bytes but only {} bytes remain",
+                    body.len()
+                ),
+            ));
+        }
+        let (metadata, tail) = body.split_at(metadata_len as usize);
+        let (data, tail) = tail.split_at(data_len as usize);
+        chunks.push(Chunk {
+            offset,
+            original_len,
+            metadata,
+            data,
+        });
+        offset += CHUNK_HEADER + body_len;
+        rest = tail;
+    }
+    Ok(chunks)
+}
+
+fn total_original(chunks: &[Chunk<'_>]) -> u64 {
+    chunks.iter().map(|c| c.original_len as u64).sum()
+}
+
+fn check_total(chunks: &[Chunk<'_>], expected_len: u64) -> Result<()> {
+    let total = total_original(chunks);
+    if total != expected_len {
+        return Err(Error::corrupt(
+            0,
+            "chunks",
+            format!("chunks unfilter to {total} bytes but the tile should hold {expected_len}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Turns a stage failure into an error naming the chunk and the filter.
+fn stage_error(
+    pipeline: &FilterPipeline,
+    chunk_index: usize,
+    chunk_offset: usize,
+    (index, fault): (usize, Fault),
+) -> Error {
+    let name = pipeline.filters.get(index).map_or("NONE", |f| f.name());
+    let field = format!("chunk {chunk_index}, {name}");
+    match fault {
+        Fault::Corrupt(reason) => Error::corrupt(chunk_offset as u64, field, reason),
+        Fault::Unsupported(reason) => Error::unsupported(format!("{field}: {reason}")),
+        Fault::Usage(reason) => Error::Usage(format!("{field}: {reason}")),
+    }
+}
+
+/// Splits `out` into one slice per chunk.
+fn split_output<'o>(chunks: &[Chunk<'_>], mut out: &'o mut [u8]) -> Vec<&'o mut [u8]> {
+    let mut slices = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let (head, tail) = std::mem::take(&mut out).split_at_mut(chunk.original_len as usize);
+        slices.push(head);
+        out = tail;
+    }
+    slices
+}
+
+/// Unfilters a whole tile into `out`, whose length is the expected
+/// unfiltered size. Errors locate the fault by offset within the tile; the
+/// caller adds the tile index and file (`Error::within`, `at_base`, `in_file`).
+pub fn unfilter_tile_into(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    out: &mut [u8],
+) -> Result<()> {
+    let chunks = parse_chunks(tile)?;
+    check_total(&chunks, out.len() as u64)?;
+    let types = pipeline.input_types(ctx.datatype);
+    let slices = split_output(&chunks, out);
+    let run_one = |(c, (chunk, dest)): (usize, (&Chunk<'_>, &mut [u8]))| {
+        run::unfilter_chunk(
+            pipeline,
+            &types,
+            ctx,
+            chunk.metadata,
+            chunk.data,
+            dest,
+            None,
+        )
+        .map_err(|e| stage_error(pipeline, c, chunk.offset, e))
+    };
+    if chunks.len() > 1 {
+        chunks
+            .par_iter()
+            .zip(slices)
+            .enumerate()
+            .try_for_each(run_one)
+    } else {
+        chunks.iter().zip(slices).enumerate().try_for_each(run_one)
+    }
+}
+
+/// Unfilters a whole tile of `expected_len` bytes.
+pub fn unfilter_tile(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    expected_len: u64,
+) -> Result<Vec<u8>> {
+    // Check the framing before allocating what it promises.
+    let chunks = parse_chunks(tile)?;
+    check_total(&chunks, expected_len)?;
+    let len = usize::try_from(expected_len).map_err(|_| {
+        Error::corrupt(
+            0,
+            "chunks",
+            format!("tile size {expected_len} does not fit in memory"),
+        )
+    })?;
+    let mut out = vec![0u8; len];
+    unfilter_tile_into(tile, pipeline, ctx, &mut out)?;
+    Ok(out)
+}
+
+/// Unfilters the var-data tile of a var-sized ASCII/UTF8 field whose
+/// pipeline starts with the string form of RLE or dictionary encoding
+/// ([`FilterPipeline::skips_offsets`]); its offsets tile holds no chunks and
+/// the offsets are rebuilt here. Returns the data and one start offset per
+/// cell.
+pub fn unfilter_var_string_tile(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    expected_len: u64,
+    cell_count: u64,
+) -> Result<(Vec<u8>, Vec<u64>)> {
+    if run::string_codec(pipeline, ctx).is_none() {
+        return Err(Error::Usage(
+            "this pipeline does not encode whole strings; use unfilter_tile for data and offsets"
+                .into(),
+        ));
+    }
+    let chunks = parse_chunks(tile)?;
+    check_total(&chunks, expected_len)?;
+    let [chunk] = chunks.as_slice() else {
+        return Err(Error::corrupt(
+            0,
+            "n_chunks",
+            format!("a string-encoded tile is one chunk, found {}", chunks.len()),
+        ));
+    };
+    let mut out = vec![0u8; chunk.original_len as usize];
+    let mut offsets = Vec::new();
+    let types = pipeline.input_types(ctx.datatype);
+    run::unfilter_chunk(
+        pipeline,
+        &types,
+        ctx,
+        chunk.metadata,
+        chunk.data,
+        &mut out,
+        Some((cell_count, &mut offsets)),
+    )
+    .map_err(|e| stage_error(pipeline, 0, chunk.offset, e))?;
+    Ok((out, offsets))
+}
+
+/// One tile to unfilter: its filtered bytes and what it must come to.
+#[derive(Debug, Clone, Copy)]
+pub struct TileJob<'a> {
+    /// The tile's bytes as stored (a slice of its file).
+    pub bytes: &'a [u8],
+    /// Where those bytes start in the file, for error locations.
+    pub file_offset: u64,
+    /// The tile's index, for error locations.
+    pub index: u64,
+    /// The expected unfiltered size.
+    pub expected_len: u64,
+}
+
+fn locate(err: Error, job: &TileJob<'_>) -> Error {
+    err.within(format!("tile {}", job.index))
+        .at_base(job.file_offset)
+}
+
+/// Unfilters many tiles that share one pipeline, in parallel across tiles
+/// and across the chunks of each tile, into the caller's buffers (one per
+/// job, each exactly `expected_len` bytes).
+pub fn unfilter_tiles_into(
+    jobs: &[TileJob<'_>],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    outputs: &mut [&mut [u8]],
+) -> Result<()> {
+    if jobs.len() != outputs.len() {
+        return Err(Error::Usage(format!(
+            "{} tiles but {} output buffers",
+            jobs.len(),
+            outputs.len()
+        )));
+    }
+    let types = pipeline.input_types(ctx.datatype);
+    // Frame every tile first, then run all chunks of all tiles as one
+    // parallel batch.
+    let mut work = Vec::new();
+    for (job, out) in jobs.iter().zip(outputs.iter_mut()) {
+        if out.len() as u64 != job.expected_len {
+            return Err(Error::Usage(format!(
+                "output buffer for tile {} is {} bytes, expected {}",
+                job.index,
+                out.len(),
+                job.expected_len
+            )));
+        }
+        let chunks = parse_chunks(job.bytes).map_err(|e| locate(e, job))?;
+        check_total(&chunks, job.expected_len).map_err(|e| locate(e, job))?;
+        let slices = split_output(&chunks, out);
+        for (c, (chunk, dest)) in chunks.into_iter().zip(slices).enumerate() {
+            work.push((job, c, chunk, dest));
+        }
+    }
+    work.into_par_iter().try_for_each(|(job, c, chunk, dest)| {
+        run::unfilter_chunk(
+            pipeline,
+            &types,
+            ctx,
+            chunk.metadata,
+            chunk.data,
+            dest,
+            None,
+        )
+        .map_err(|e| locate(stage_error(pipeline, c, chunk.offset, e), job))
+    })
+}
+
+/// Unfilters many tiles that share one pipeline, in parallel, allocating
+/// each output once.
+pub fn unfilter_tiles(
+    jobs: &[TileJob<'_>],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+) -> Result<Vec<Vec<u8>>> {
+    let mut outputs = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        // Framing is checked (and the size proven consistent) before
+        // allocating.
+        let chunks = parse_chunks(job.bytes).map_err(|e| locate(e, job))?;
+        check_total(&chunks, job.expected_len).map_err(|e| locate(e, job))?;
+        let len = usize::try_from(job.expected_len).map_err(|_| {
+            locate(
+                Error::corrupt(0, "chunks", "tile size does not fit in memory"),
+                job,
+            )
+        })?;
+        outputs.push(vec![0u8; len]);
+    }
+    let mut slices: Vec<&mut [u8]> = outputs.iter_mut().map(|v| v.as_mut_slice()).collect();
+    unfilter_tiles_into(jobs, pipeline, ctx, &mut slices)?;
+    Ok(outputs)
+}
+
+/// TileDB's chunk size for a tile of `tile_len` bytes with `cell_size`-byte
+/// cells: whole cells, at most 64 KiB unless one cell is larger.
+pub fn chunk_size(tile_len: u64, cell_size: u64) -> Result<u64> {
+    let cell = cell_size.max(1);
+    let size = (CHUNK_SIZE.min(tile_len) / cell * cell).max(cell);
+    if size > u32::MAX as u64 {
+        return Err(Error::Usage(format!("chunk size {size} exceeds 4 GiB")));
+    }
+    Ok(size)
+}
+
+/// The byte ranges TileDB cuts a fixed-cell tile into.
+fn fixed_chunk_bounds(len: usize, chunk: usize) -> Vec<(usize, usize)> {
+    if len == chunk {
+        return vec![(0, len)];
+    }
+    // `chunk` is at least one cell, so never zero here.
+    let mut bounds: Vec<(usize, usize)> = (0..len / chunk)
+        .map(|i| (i * chunk, (i + 1) * chunk))
+        .collect();
+    if len % chunk != 0 {
+        bounds.push((len - len % chunk, len));
+    }
+    bounds
+}
+
+/// The byte ranges TileDB cuts a var-data tile into without splitting a cell
+/// (`get_var_chunk_sizes`): a chunk may run to 150% of the chunk size, and is
+/// closed early only when at least half full; a cell larger than the chunk
+/// size gets a chunk of its own. This can end with an empty chunk.
+fn var_chunk_bounds(len: usize, chunk: usize, offsets: &[u64]) -> Result<Vec<(usize, usize)>> {
+    if len == chunk {
+        return Ok(vec![(0, len)]);
+    }
+    let min_size = chunk / 2;
+    let max_size = chunk + chunk / 2;
+    let mut starts = vec![0usize];
+    let mut current = 0usize;
+    for (c, &start) in offsets.iter().enumerate() {
+        let start = start as usize;
+        let end = offsets.get(c + 1).map_or(len, |&e| e as usize);
+        let cell = end - start;
+        let grown = current + cell;
+        if grown > chunk {
+            if current <= min_size || grown <= max_size {
+                if grown > u32::MAX as usize {
+                    return Err(Error::Usage("a chunk would exceed 4 GiB".into()));
+                }
+                starts.push(start + cell);
+                current = 0;
+            } else {
+                starts.push(start);
+                if cell > chunk {
+                    if cell > u32::MAX as usize {
+                        return Err(Error::Usage("a cell exceeds 4 GiB".into()));
+                    }
+                    if c != offsets.len() - 1 {
+                        starts.push(start + cell);
+                    }
+                    current = 0;
+                } else {
+                    current = cell;
+                }
+            }
+        } else {
+            current += cell;
+        }
+    }
+    let mut bounds: Vec<(usize, usize)> = starts.windows(2).map(|w| (w[0], w[1])).collect();
+    let last = *starts.last().unwrap_or(&0);
+    bounds.push((last, len));
+    Ok(bounds)
+}
+
+fn check_offsets(len: usize, offsets: &[u64]) -> Result<()> {
+    let mut previous = 0u64;
+    for (i, &o) in offsets.iter().enumerate() {
+        if o < previous || o > len as u64 || (i == 0 && o != 0) {
+            return Err(Error::Usage(format!(
+                "offset {i} = {o} is not ascending within the {len} bytes of var data"
+            )));
+        }
+        previous = o;
+    }
+    Ok(())
+}
+
+fn frame(
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    data: &[u8],
+    bounds: &[(usize, usize)],
+    strings: Option<&StringCells<'_>>,
+) -> Result<Vec<u8>> {
+    let types = pipeline.input_types(ctx.datatype);
+    let filtered: Vec<(Vec<u8>, Vec<u8>)> = bounds
+        .par_iter()
+        .enumerate()
+        .map(|(c, &(start, end))| {
+            run::filter_chunk(pipeline, &types, ctx, &data[start..end], strings)
+                .map_err(|e| stage_error(pipeline, c, 0, e))
+        })
+        .collect::<Result<_>>()?;
+    let total: usize = filtered
+        .iter()
+        .map(|(m, d)| CHUNK_HEADER + m.len() + d.len())
+        .sum();
+    let mut out = Vec::with_capacity(8 + total);
+    out.extend_from_slice(&(bounds.len() as u64).to_le_bytes());
+    for (&(start, end), (metadata, chunk_data)) in bounds.iter().zip(&filtered) {
+        let as_u32 = |n: usize| {
+            u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
+        };
+        out.extend_from_slice(&as_u32(end - start)?.to_le_bytes());
+        out.extend_from_slice(&as_u32(chunk_data.len())?.to_le_bytes());
+        out.extend_from_slice(&as_u32(metadata.len())?.to_le_bytes());
+        out.extend_from_slice(metadata);
+        out.extend_from_slice(chunk_data);
+    }
+    Ok(out)
+}
+
+/// Filters a tile of fixed-size cells (or an offsets, validity or generic
+/// tile) as TileDB writes it.
+pub fn filter_tile(data: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext) -> Result<Vec<u8>> {
+    let chunk = if pipeline.uses_chunking(false, ctx.version, ctx.datatype) {
+        chunk_size(data.len() as u64, ctx.cell_size)? as usize
+    } else {
+        data.len()
+    };
+    frame(
+        pipeline,
+        ctx,
+        data,
+        &fixed_chunk_bounds(data.len(), chunk),
+        None,
+    )
+}
+
+/// Filters the var-data tile of a var-sized field, given the start offset
+/// of every cell. For ASCII/UTF8 fields whose pipeline encodes whole strings
+/// the offsets tile is then not stored: write [`SKIPPED_OFFSETS_TILE`]
+/// instead (see [`FilterPipeline::skips_offsets`]).
+pub fn filter_var_tile(
+    data: &[u8],
+    offsets: &[u64],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+) -> Result<Vec<u8>> {
+    check_offsets(data.len(), offsets)?;
+    let strings = StringCells { offsets };
+    if pipeline.skips_offsets(ctx.datatype, ctx.version) {
+        if run::string_codec(pipeline, ctx).is_none() {
+            return Err(Error::Usage(
+                "RLE or dictionary must be the first filter on a var-sized string field".into(),
+            ));
+        }
+        // One chunk: the string encoders work on whole cells.
+        return frame(pipeline, ctx, data, &[(0, data.len())], Some(&strings));
+    }
+    let chunk = if pipeline.uses_chunking(true, ctx.version, ctx.datatype) {
+        chunk_size(data.len() as u64, ctx.cell_size)? as usize
+    } else {
+        data.len()
+    };
+    let bounds = if ctx.version >= 11 {
+        var_chunk_bounds(data.len(), chunk, offsets)?
+    } else {
+        fixed_chunk_bounds(data.len(), chunk)
+    };
+    frame(pipeline, ctx, data, &bounds, None)
+}

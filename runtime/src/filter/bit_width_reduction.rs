@@ -1,0 +1,206 @@
+//! BIT_WIDTH_REDUCTION (`bit_width_reduction_filter.cc`).
+//!
+//! Each part is cut into windows of ⌊min(part, max_window)/s⌋ whole values.
+//! A window whose range (max − min + 1, computed without overflow) fits in
+//! fewer bits than the value stores each `value − min` in 8, 16, 32 or 64
+//! bits (signed narrow types for signed values); otherwise, or when the
+//! window is not a whole number of values, it is stored raw.
+//!
+//! Metadata: `original_len u32, n_windows u32`, then per window
+//! `{min (s bytes), bits u8, window_bytes u32}`, then the earlier metadata.
+//! Types other than 16/32/64-bit integers (and date/time from version 20)
+//! pass through with no metadata.
+
+use super::datatype::{bit_width_reduction_kind, IntKind};
+use super::stage::{
+    corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
+    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
+use super::Filter;
+
+/// A value widened so that differences never overflow.
+pub(crate) fn value_at(bytes: &[u8], kind: IntKind) -> i128 {
+    let raw = read_uint(bytes, kind.size());
+    if kind.signed() {
+        sign_extend(raw, kind.size()) as i128
+    } else {
+        raw as i128
+    }
+}
+
+fn range_of(kind: IntKind) -> (i128, i128) {
+    let bits = 8 * kind.size() as u32;
+    if kind.signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// The stored width for a window's values, as TileDB computes it.
+fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
+    let w = kind.size();
+    let full = 8 * w as u32;
+    let (lo, hi) = range_of(kind);
+    let mut min = hi;
+    let mut max = lo;
+    for v in values.chunks_exact(w) {
+        let x = value_at(v, kind);
+        min = min.min(x);
+        max = max.max(x);
+    }
+    let range = max - min;
+    if range < lo || range > hi || range + 1 > hi {
+        return (full, None);
+    }
+    let spread = range + 1;
+    let bits = if kind.signed() {
+        if spread <= i8::MAX as i128 {
+            8
+        } else if spread <= i16::MAX as i128 {
+            16
+        } else if spread <= i32::MAX as i128 {
+            32
+        } else {
+            64
+        }
+    } else {
+        match 128 - spread.leading_zeros() {
+            0..=8 => 8,
+            9..=16 => 16,
+            17..=32 => 32,
+            _ => 64,
+        }
+    };
+    (bits, Some(min))
+}
+
+/// The window size in bytes TileDB uses for a part; TileDB divides by zero
+/// when it would be 0, so we fall back to whole parts of at most one value.
+pub(crate) fn window_bytes(part_len: usize, max_window: u32, w: usize) -> usize {
+    let size = part_len.min(max_window as usize) / w * w;
+    if size == 0 {
+        part_len.min(w)
+    } else {
+        size
+    }
+}
+
+fn max_window(filter: &Filter) -> u32 {
+    match filter {
+        Filter::BitWidthReduction { max_window } | Filter::PositiveDelta { max_window } => {
+            *max_window
+        }
+        _ => 0,
+    }
+}
+
+pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    let Some(kind) = bit_width_reduction_kind(env.datatype, env.ctx.version) else {
+        return Ok(Parts {
+            metadata: view(input.metadata),
+            data: view(input.data),
+        });
+    };
+    let w = kind.size();
+    let total =
+        u32::try_from(input.data_len()).map_err(|_| Fault::Usage("input exceeds 4 GiB".into()))?;
+    let mut windows = Vec::new();
+    let mut out = Vec::with_capacity(input.data_len());
+    let mut n_windows = 0u32;
+    for part in &input.data {
+        if part.is_empty() {
+            continue;
+        }
+        let size = window_bytes(part.len(), max_window(env.filter), w);
+        for window in part.chunks(size) {
+            n_windows += 1;
+            let whole = window.len() / w * w;
+            let (bits, min) = bits_for(kind, &window[..whole]);
+            let offset = min.unwrap_or_else(|| {
+                window
+                    .chunks_exact(w)
+                    .map(|v| value_at(v, kind))
+                    .min()
+                    .unwrap_or(0)
+            });
+            let mut offset_bytes = [0u8; 8];
+            write_uint(&mut offset_bytes, offset as u64, w);
+            windows.extend_from_slice(&offset_bytes[..w]);
+            windows.push(bits as u8);
+            windows.extend_from_slice(&(window.len() as u32).to_le_bytes());
+            if bits >= 8 * w as u32 || window.len() % w != 0 {
+                out.extend_from_slice(window);
+            } else {
+                let narrow = bits as usize / 8;
+                for v in window.chunks_exact(w) {
+                    let relative = (value_at(v, kind) - offset) as u64;
+                    out.extend_from_slice(&relative.to_le_bytes()[..narrow]);
+                }
+            }
+        }
+    }
+    let mut md = Vec::with_capacity(8 + windows.len());
+    md.extend_from_slice(&total.to_le_bytes());
+    md.extend_from_slice(&n_windows.to_le_bytes());
+    md.extend_from_slice(&windows);
+    Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+pub(crate) fn reverse(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let Some(kind) = bit_width_reduction_kind(env.datatype, env.ctx.version) else {
+        out.put(data)?;
+        return Ok(MetadataOut::Rest);
+    };
+    let w = kind.size();
+    let original = md.u32()? as usize;
+    let n_windows = md.count(w + 5)?;
+    let output = out.alloc(original)?;
+    let mut input = Cursor::new(data, "bit-width-reduced data");
+    let mut pos = 0usize;
+    for _ in 0..n_windows {
+        let offset = value_at(md.take(w)?, kind);
+        let bits = md.u8()? as usize;
+        let bytes = md.u32()? as usize;
+        if bytes > output.len() - pos {
+            return corrupt(format!(
+                "windows expand past the declared {} bytes",
+                output.len()
+            ));
+        }
+        if bits >= 8 * w || bytes % w != 0 {
+            output[pos..pos + bytes].copy_from_slice(input.take(bytes)?);
+        } else {
+            if !matches!(bits, 8 | 16 | 32) {
+                return corrupt(format!("window width {bits} bits is not 8, 16 or 32"));
+            }
+            let narrow = bits / 8;
+            let packed = input.take(bytes / w * narrow)?;
+            for (v, target) in packed
+                .chunks_exact(narrow)
+                .zip(output[pos..pos + bytes].chunks_exact_mut(w))
+            {
+                let raw = read_uint(v, narrow);
+                let relative = if kind.signed() {
+                    sign_extend(raw, narrow) as i128
+                } else {
+                    raw as i128
+                };
+                write_uint(target, (relative + offset) as u64, w);
+            }
+        }
+        pos += bytes;
+    }
+    if pos != original || input.remaining() != 0 {
+        return corrupt(format!(
+            "windows cover {pos} of {original} bytes and leave {} input bytes",
+            input.remaining()
+        ));
+    }
+    Ok(MetadataOut::Rest)
+}

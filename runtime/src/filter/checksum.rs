@@ -1,0 +1,99 @@
+//! CHECKSUM_MD5 and CHECKSUM_SHA256 (`checksum_md5_filter.cc`,
+//! `checksum_sha256_filter.cc`): the data passes through unchanged; the
+//! metadata records, for every earlier metadata part and then every data
+//! part, `{bytes u64, digest}`. Reading verifies every digest; a mismatch is
+//! a corrupt tile.
+//!
+//! Metadata: `n_metadata_parts u32, n_data_parts u32`, the records, then the
+//! earlier metadata.
+
+use md5::Md5;
+use sha2::{Digest, Sha256};
+
+use super::stage::{
+    corrupt, view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
+use super::Filter;
+
+fn digest(filter: &Filter, bytes: &[u8]) -> Vec<u8> {
+    match filter {
+        Filter::ChecksumMd5 => Md5::digest(bytes).to_vec(),
+        _ => Sha256::digest(bytes).to_vec(),
+    }
+}
+
+fn digest_len(filter: &Filter) -> usize {
+    match filter {
+        Filter::ChecksumMd5 => 16,
+        _ => 32,
+    }
+}
+
+pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    let n_records = input.metadata.len() + input.data.len();
+    let mut md = Vec::with_capacity(8 + n_records * (8 + digest_len(env.filter)));
+    md.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
+    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    for part in input.metadata.iter().chain(input.data.iter()) {
+        md.extend_from_slice(&(part.len() as u64).to_le_bytes());
+        md.extend_from_slice(&digest(env.filter, part));
+    }
+    let mut metadata = vec![md];
+    metadata.extend(view(input.metadata));
+    Ok(Parts {
+        metadata,
+        data: view(input.data),
+    })
+}
+
+pub(crate) fn reverse(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let name = env.filter.name();
+    let len = digest_len(env.filter);
+    let n_metadata = md.u32()? as usize;
+    let n_data = md.u32()? as usize;
+    let records = md.take(n_metadata.saturating_add(n_data).saturating_mul(8 + len))?;
+    // The metadata this checksum covers is what follows its own.
+    let covered_metadata = md.rest();
+    let (mut md_pos, mut data_pos) = (0usize, 0usize);
+    for (i, record) in records.chunks_exact(8 + len).enumerate() {
+        let (size, expected) = record.split_at(8);
+        let size = u64::from_le_bytes(
+            size.try_into()
+                .map_err(|_| Fault::Corrupt("record".into()))?,
+        );
+        let (source, pos, what) = if i < n_metadata {
+            (covered_metadata, &mut md_pos, "metadata")
+        } else {
+            (data, &mut data_pos, "data")
+        };
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        if size > source.len() - *pos {
+            return corrupt(format!(
+                "{name} covers {size} {what} bytes at {} but only {} remain",
+                *pos,
+                source.len() - *pos
+            ));
+        }
+        let actual = digest(env.filter, &source[*pos..*pos + size]);
+        if actual != expected {
+            return corrupt(format!(
+                "{name} mismatch on {what} part {}: stored {}, computed {}",
+                if i < n_metadata { i } else { i - n_metadata },
+                hex(expected),
+                hex(&actual)
+            ));
+        }
+        *pos += size;
+    }
+    out.put(data)?;
+    Ok(MetadataOut::Rest)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

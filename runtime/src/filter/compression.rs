@@ -1,0 +1,305 @@
+//! The compression filters: GZIP, ZSTD, LZ4, BZIP2, numeric RLE, DELTA and
+//! DOUBLE_DELTA (TileDB's `CompressionFilter`; DICTIONARY and the string form
+//! of RLE live in [`super::var_string`]).
+//!
+//! Chunk metadata: `n_metadata_parts u32, n_data_parts u32`, then for every
+//! metadata part and then every data part `{original u32, compressed u32}`.
+//! Chunk data: the compressed metadata parts, then the compressed data parts.
+//! A compressor consumes the metadata of the filters before it, so on the way
+//! back its output metadata is exactly the decompressed metadata parts.
+
+use super::datatype::delta_int_kind;
+use super::stage::{corrupt, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
+use super::{delta, double_delta, rle, Filter};
+
+/// One codec applied to one part.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Codec {
+    Gzip { level: i32 },
+    Zstd { level: i32 },
+    Lz4,
+    Bzip2 { level: i32 },
+    Rle { cell_size: usize },
+    Delta { width: usize },
+    DoubleDelta { kind: super::datatype::IntKind },
+}
+
+impl Codec {
+    /// The codec of a compression filter, or `None` for other filters.
+    pub fn of(env: &StageEnv<'_>) -> StageResult<Option<Codec>> {
+        let cell_size = env.ctx.cell_size;
+        let int_kind = |reinterpret: &Option<super::Datatype>| {
+            let seen = reinterpret.unwrap_or(env.datatype);
+            delta_int_kind(seen).ok_or_else(|| {
+                Fault::Usage(format!(
+                    "{} does not apply to {} values",
+                    env.filter.name(),
+                    seen.name()
+                ))
+            })
+        };
+        Ok(Some(match env.filter {
+            Filter::Gzip { level } => Codec::Gzip { level: *level },
+            Filter::Zstd { level } => Codec::Zstd { level: *level },
+            Filter::Lz4 { .. } => Codec::Lz4,
+            Filter::Bzip2 { level } => Codec::Bzip2 { level: *level },
+            Filter::Rle { .. } => {
+                if cell_size == 0 || cell_size > u32::MAX as u64 {
+                    return Err(Fault::Usage(format!(
+                        "RLE needs a cell size, got {cell_size}"
+                    )));
+                }
+                Codec::Rle {
+                    cell_size: cell_size as usize,
+                }
+            }
+            Filter::Delta { reinterpret, .. } => Codec::Delta {
+                width: int_kind(reinterpret)?.size(),
+            },
+            Filter::DoubleDelta { reinterpret, .. } => Codec::DoubleDelta {
+                kind: int_kind(reinterpret)?,
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    fn compress(self, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+        match self {
+            Codec::Gzip { level } => gzip_compress(level, input, out),
+            Codec::Zstd { level } => zstd_compress(level, input, out),
+            Codec::Lz4 => {
+                out.extend_from_slice(&lz4_flex::block::compress(input));
+                Ok(())
+            }
+            Codec::Bzip2 { level } => bzip2_compress(level, input, out),
+            Codec::Rle { cell_size } => rle::encode(cell_size, input, out),
+            Codec::Delta { width } => delta::encode(width, input, out),
+            Codec::DoubleDelta { kind } => double_delta::encode(kind, input, out),
+        }
+    }
+
+    /// Decompresses `input` into `out`, which is exactly the declared
+    /// original size; producing more or less is an error.
+    pub fn decompress(self, input: &[u8], out: &mut [u8]) -> StageResult<()> {
+        match self {
+            Codec::Gzip { .. } => gzip_decompress(input, out),
+            Codec::Zstd { .. } => zstd_decompress(input, out),
+            Codec::Lz4 => lz4_decompress(input, out),
+            Codec::Bzip2 { .. } => bzip2_decompress(input, out),
+            Codec::Rle { cell_size } => rle::decode(cell_size, input, out),
+            Codec::Delta { width } => delta::decode(width, input, out),
+            Codec::DoubleDelta { kind } => double_delta::decode(kind, input, out),
+        }
+    }
+}
+
+pub(crate) fn forward(codec: Codec, input: Parts) -> StageResult<Parts> {
+    let n_parts = input.metadata.len() + input.data.len();
+    let mut header = Vec::with_capacity(8 + 8 * n_parts);
+    header.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
+    header.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
+    for part in input.metadata.iter().chain(input.data.iter()) {
+        let original = u32::try_from(part.len())
+            .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
+        let start = out.len();
+        codec.compress(part, &mut out)?;
+        let compressed = u32::try_from(out.len() - start)
+            .map_err(|_| Fault::Usage("compressed part exceeds 4 GiB".into()))?;
+        header.extend_from_slice(&original.to_le_bytes());
+        header.extend_from_slice(&compressed.to_le_bytes());
+    }
+    Ok(Parts {
+        metadata: vec![header],
+        data: vec![out],
+    })
+}
+
+pub(crate) fn reverse(
+    codec: Codec,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let n_metadata = md.u32()? as usize;
+    let n_data = md.u32()? as usize;
+    let n_total = n_metadata.saturating_add(n_data);
+    let sizes = md.take(
+        n_total
+            .checked_mul(8)
+            .ok_or_else(|| Fault::Corrupt("part count overflows".into()))?,
+    )?;
+    let size_at = |i: usize| {
+        let entry = &sizes[8 * i..8 * i + 8];
+        let original = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
+        let compressed = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
+        (original, compressed)
+    };
+    let limit = out.limit();
+    let mut metadata_len = 0usize;
+    let mut data_len = 0usize;
+    let mut compressed_len = 0usize;
+    for i in 0..n_total {
+        let (original, compressed) = size_at(i);
+        if i < n_metadata {
+            metadata_len = metadata_len.saturating_add(original);
+        } else {
+            data_len = data_len.saturating_add(original);
+        }
+        compressed_len = compressed_len.saturating_add(compressed);
+    }
+    if compressed_len > data.len() {
+        return corrupt(format!(
+            "parts declare {compressed_len} compressed bytes but the chunk holds {}",
+            data.len()
+        ));
+    }
+    if metadata_len > limit {
+        return corrupt(format!(
+            "metadata parts declare {metadata_len} bytes, more than the chunk can hold"
+        ));
+    }
+    let mut metadata = vec![0u8; metadata_len];
+    let output = out.alloc(data_len)?;
+    let (mut input_pos, mut md_pos, mut data_pos) = (0usize, 0usize, 0usize);
+    for i in 0..n_total {
+        let (original, compressed) = size_at(i);
+        let input = &data[input_pos..input_pos + compressed];
+        input_pos += compressed;
+        let target = if i < n_metadata {
+            let t = &mut metadata[md_pos..md_pos + original];
+            md_pos += original;
+            t
+        } else {
+            let t = &mut output[data_pos..data_pos + original];
+            data_pos += original;
+            t
+        };
+        codec.decompress(input, target)?;
+    }
+    Ok(MetadataOut::New(metadata))
+}
+
+fn gzip_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    // TileDB: level < 0 means zlib's default (Z_DEFAULT_COMPRESSION = 6);
+    // deflateInit refuses levels above 9.
+    let level = if level < 0 { 6 } else { level as u32 };
+    if level > 9 {
+        return Err(Fault::Usage(format!(
+            "GZIP level {level} is out of range 0..=9"
+        )));
+    }
+    let mut z = flate2::Compress::new(flate2::Compression::new(level), true);
+    // zlib's deflateBound for a one-shot stream, plus slack.
+    out.reserve(input.len() + input.len() / 1000 + 64);
+    loop {
+        let before_in = z.total_in() as usize;
+        let status = z
+            .compress_vec(&input[before_in..], out, flate2::FlushCompress::Finish)
+            .map_err(|e| Fault::Usage(format!("zlib: {e}")))?;
+        match status {
+            flate2::Status::StreamEnd => return Ok(()),
+            _ => out.reserve(out.capacity().max(64)),
+        }
+    }
+}
+
+fn gzip_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    let mut z = flate2::Decompress::new(true);
+    let status = z
+        .decompress(input, out, flate2::FlushDecompress::Finish)
+        .map_err(|e| Fault::Corrupt(format!("zlib stream: {e}")))?;
+    if status != flate2::Status::StreamEnd {
+        return corrupt(format!(
+            "zlib stream does not end within the declared {} bytes",
+            out.len()
+        ));
+    }
+    if z.total_out() as usize != out.len() {
+        return corrupt(format!(
+            "zlib stream holds {} bytes, {} declared",
+            z.total_out(),
+            out.len()
+        ));
+    }
+    Ok(())
+}
+
+fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    // TileDB: levels below -7 mean the default, 3.
+    let level = if level < -7 { 3 } else { level };
+    let start = out.len();
+    out.resize(start + zstd::zstd_safe::compress_bound(input.len()), 0);
+    let n = zstd::zstd_safe::compress(&mut out[start..], input, level)
+        .map_err(|code| Fault::Usage(format!("zstd: {}", zstd::zstd_safe::get_error_name(code))))?;
+    out.truncate(start + n);
+    Ok(())
+}
+
+fn zstd_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    // Decompressing into a slice of the declared size: a frame that would
+    // produce more fails instead of allocating.
+    let n = zstd::zstd_safe::decompress(out, input).map_err(|code| {
+        Fault::Corrupt(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
+    })?;
+    if n != out.len() {
+        return corrupt(format!(
+            "zstd frame holds {n} bytes, {} declared",
+            out.len()
+        ));
+    }
+    Ok(())
+}
+
+fn lz4_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    let n = lz4_flex::block::decompress_into(input, out)
+        .map_err(|e| Fault::Corrupt(format!("lz4 block: {e}")))?;
+    if n != out.len() {
+        return corrupt(format!("lz4 block holds {n} bytes, {} declared", out.len()));
+    }
+    Ok(())
+}
+
+fn bzip2_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    // TileDB: block size (the level) below 1 means 1; above 9 bzip2 refuses.
+    let level = if level < 1 { 1 } else { level as u32 };
+    if level > 9 {
+        return Err(Fault::Usage(format!(
+            "BZIP2 level {level} is out of range 1..=9"
+        )));
+    }
+    // Work factor 0 as in BZ2_bzBuffToBuffCompress.
+    let mut z = bzip2::Compress::new(bzip2::Compression::new(level), 0);
+    out.reserve(input.len() + input.len() / 100 + 600);
+    loop {
+        let before_in = z.total_in() as usize;
+        let status = z
+            .compress_vec(&input[before_in..], out, bzip2::Action::Finish)
+            .map_err(|e| Fault::Usage(format!("bzip2: {e}")))?;
+        match status {
+            bzip2::Status::StreamEnd => return Ok(()),
+            _ => out.reserve(out.capacity().max(64)),
+        }
+    }
+}
+
+fn bzip2_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    let mut z = bzip2::Decompress::new(false);
+    let status = z
+        .decompress(input, out)
+        .map_err(|e| Fault::Corrupt(format!("bzip2 stream: {e}")))?;
+    if status != bzip2::Status::StreamEnd {
+        return corrupt(format!(
+            "bzip2 stream does not end within the declared {} bytes",
+            out.len()
+        ));
+    }
+    if z.total_out() as usize != out.len() {
+        return corrupt(format!(
+            "bzip2 stream holds {} bytes, {} declared",
+            z.total_out(),
+            out.len()
+        ));
+    }
+    Ok(())
+}

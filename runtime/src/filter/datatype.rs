@@ -1,0 +1,142 @@
+//! Everything the filters need to know about datatypes, in one place: which
+//! integer a filter sees a type as, which types a filter transforms, and the
+//! type each filter hands to the next (`output_datatype`).
+
+pub use super::datatype_standin::Datatype;
+
+/// The machine integer a filter reads a value as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntKind {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+}
+
+impl IntKind {
+    pub fn size(self) -> usize {
+        match self {
+            IntKind::I8 | IntKind::U8 => 1,
+            IntKind::I16 | IntKind::U16 => 2,
+            IntKind::I32 | IntKind::U32 => 4,
+            IntKind::I64 | IntKind::U64 => 8,
+        }
+    }
+
+    pub fn signed(self) -> bool {
+        matches!(
+            self,
+            IntKind::I8 | IntKind::I16 | IntKind::I32 | IntKind::I64
+        )
+    }
+
+    /// The signed integer of a given byte width (1, 2, 4 or 8).
+    pub fn signed_of_width(width: u64) -> Option<IntKind> {
+        match width {
+            1 => Some(IntKind::I8),
+            2 => Some(IntKind::I16),
+            4 => Some(IntKind::I32),
+            8 => Some(IntKind::I64),
+            _ => None,
+        }
+    }
+}
+
+pub fn is_integer(t: Datatype) -> bool {
+    use Datatype::*;
+    matches!(
+        t,
+        Bool | Int8 | Uint8 | Int16 | Uint16 | Int32 | Uint32 | Int64 | Uint64
+    )
+}
+
+pub fn is_real(t: Datatype) -> bool {
+    matches!(t, Datatype::Float32 | Datatype::Float64)
+}
+
+pub fn is_datetime(t: Datatype) -> bool {
+    (Datatype::DatetimeYear.value()..=Datatype::DatetimeAs.value()).contains(&t.value())
+}
+
+pub fn is_time(t: Datatype) -> bool {
+    (Datatype::TimeHr.value()..=Datatype::TimeAs.value()).contains(&t.value())
+}
+
+/// TileDB's "byte" types: opaque bytes.
+pub fn is_byte(t: Datatype) -> bool {
+    matches!(t, Datatype::Blob | Datatype::GeomWkb | Datatype::GeomWkt)
+}
+
+/// The string types whose var-sized tiles get the string forms of RLE and
+/// dictionary encoding.
+pub fn is_ascii_or_utf8(t: Datatype) -> bool {
+    matches!(t, Datatype::StringAscii | Datatype::StringUtf8)
+}
+
+/// How DELTA and DOUBLE_DELTA read values of type `t`
+/// (`delta_compressor.cc`, `dd_compressor.cc`); `None` for the floats.
+pub fn delta_int_kind(t: Datatype) -> Option<IntKind> {
+    use Datatype::*;
+    Some(match t {
+        Int8 | Char => IntKind::I8,
+        Uint8 | Bool | Blob | GeomWkb | GeomWkt => IntKind::U8,
+        StringAscii | StringUtf8 | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4 | Any => {
+            IntKind::U8
+        }
+        Int16 => IntKind::I16,
+        Uint16 => IntKind::U16,
+        Int32 => IntKind::I32,
+        Uint32 => IntKind::U32,
+        Int64 => IntKind::I64,
+        Uint64 => IntKind::U64,
+        Float32 | Float64 => return None,
+        _ if is_datetime(t) || is_time(t) => IntKind::I64,
+        _ => return None,
+    })
+}
+
+/// How BIT_WIDTH_REDUCTION reads values of type `t`; `None` means the filter
+/// passes the data through untouched (8-bit and non-integer types, and
+/// date/time types before format version 20).
+pub fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
+    use Datatype::*;
+    match t {
+        Int16 => Some(IntKind::I16),
+        Uint16 => Some(IntKind::U16),
+        Int32 => Some(IntKind::I32),
+        Uint32 => Some(IntKind::U32),
+        Int64 => Some(IntKind::I64),
+        Uint64 => Some(IntKind::U64),
+        _ if (is_datetime(t) || is_time(t)) && version >= 20 => Some(IntKind::I64),
+        _ => None,
+    }
+}
+
+/// How POSITIVE_DELTA reads values of type `t`; `None` means pass-through.
+pub fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> {
+    use Datatype::*;
+    match t {
+        Int8 => Some(IntKind::I8),
+        Uint8 | Bool | Blob | GeomWkb | GeomWkt => Some(IntKind::U8),
+        Int16 => Some(IntKind::I16),
+        Uint16 => Some(IntKind::U16),
+        Int32 => Some(IntKind::I32),
+        Uint32 => Some(IntKind::U32),
+        Int64 => Some(IntKind::I64),
+        Uint64 => Some(IntKind::U64),
+        _ if (is_datetime(t) || is_time(t)) && version >= 20 => Some(IntKind::I64),
+        _ => None,
+    }
+}
+
+/// The word size XOR works on: the type's size if it is 1, 2, 4 or 8.
+pub fn xor_width(t: Datatype) -> Option<usize> {
+    match t.size() {
+        1 | 2 | 4 | 8 => Some(t.size() as usize),
+        _ => None,
+    }
+}

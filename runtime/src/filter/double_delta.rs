@@ -1,0 +1,218 @@
+//! DOUBLE_DELTA (`dd_compressor.cc`).
+//!
+//! Layout: `bitsize u8, n u64`, then either the raw values (when `bitsize`
+//! is at least the value's width in bits minus one) or the first two values
+//! followed by one signed double delta per further value: a sign bit
+//! (1 = negative) and `bitsize` bits of the magnitude, most significant bit
+//! first, packed from bit 63 down in 64-bit words stored little-endian; the
+//! last, partial word is written too.
+
+use super::datatype::IntKind;
+use super::stage::{corrupt, read_uint, sign_extend, write_uint, Fault, StageResult};
+
+/// The value as TileDB widens it to 64 bits before subtracting.
+fn widen(bytes: &[u8], kind: IntKind) -> i128 {
+    let raw = read_uint(bytes, kind.size());
+    if kind.signed() {
+        sign_extend(raw, kind.size()) as i128
+    } else {
+        raw as i128
+    }
+}
+
+/// The number of bits of the largest magnitude among the first delta and
+/// all double deltas (at least 1); 0 for two values or fewer.
+fn bitsize(kind: IntKind, values: &[u8]) -> StageResult<u32> {
+    let width = kind.size();
+    let n = values.len() / width;
+    if n <= 2 {
+        return Ok(0);
+    }
+    let mut max: u64 = 0;
+    let mut previous_delta: Option<i64> = None;
+    let mut previous = widen(&values[..width], kind);
+    for value in values.chunks_exact(width).skip(1) {
+        let current = widen(value, kind);
+        let delta = i64::try_from(current - previous)
+            .map_err(|_| Fault::Usage("DOUBLE_DELTA: a delta exceeds the range of int64".into()))?;
+        let magnitude = match previous_delta {
+            None => delta.unsigned_abs(),
+            Some(p) => delta
+                .checked_sub(p)
+                .ok_or_else(|| {
+                    Fault::Usage("DOUBLE_DELTA: a double delta exceeds the range of int64".into())
+                })?
+                .unsigned_abs(),
+        };
+        max = max.max(magnitude);
+        previous_delta = Some(delta);
+        previous = current;
+    }
+    Ok((64 - max.leading_zeros()).max(1))
+}
+
+struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    word: u64,
+    free: u32,
+}
+
+impl BitWriter<'_> {
+    fn push(&mut self, value: u64, bits: u32) {
+        let mut left = bits;
+        while left > 0 {
+            let take = left.min(self.free);
+            let shift = left - take;
+            let piece = (value >> shift) & (u64::MAX >> (64 - take));
+            self.free -= take;
+            self.word |= piece << self.free;
+            left -= take;
+            if self.free == 0 {
+                self.out.extend_from_slice(&self.word.to_le_bytes());
+                self.word = 0;
+                self.free = 64;
+            }
+        }
+    }
+
+    fn finish(self) {
+        if self.free < 64 {
+            self.out.extend_from_slice(&self.word.to_le_bytes());
+        }
+    }
+}
+
+pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    let width = kind.size();
+    if input.len() % width != 0 {
+        return Err(Fault::Usage(format!(
+            "DOUBLE_DELTA input of {} bytes is not a whole number of {width}-byte values",
+            input.len()
+        )));
+    }
+    let n = input.len() / width;
+    let bits = bitsize(kind, input)?;
+    out.push(bits as u8);
+    out.extend_from_slice(&(n as u64).to_le_bytes());
+    if bits as usize >= width * 8 - 1 {
+        out.extend_from_slice(input);
+        return Ok(());
+    }
+    out.extend_from_slice(&input[..input.len().min(2 * width)]);
+    if n <= 2 {
+        return Ok(());
+    }
+    let mut writer = BitWriter {
+        out,
+        word: 0,
+        free: 64,
+    };
+    let value = |i: usize| widen(&input[i * width..(i + 1) * width], kind) as i64;
+    let mut previous_delta = value(1).wrapping_sub(value(0));
+    for i in 2..n {
+        let delta = value(i).wrapping_sub(value(i - 1));
+        let dd = delta.wrapping_sub(previous_delta);
+        writer.push(u64::from(dd < 0), 1);
+        writer.push(dd.unsigned_abs(), bits);
+        previous_delta = delta;
+    }
+    writer.finish();
+    Ok(())
+}
+
+struct BitReader<'a> {
+    words: std::slice::ChunksExact<'a, u8>,
+    word: u64,
+    left: u32,
+}
+
+impl BitReader<'_> {
+    fn pull(&mut self, bits: u32) -> StageResult<u64> {
+        let mut value: u64 = 0;
+        let mut wanted = bits;
+        while wanted > 0 {
+            if self.left == 0 {
+                let Some(next) = self.words.next() else {
+                    return corrupt("DOUBLE_DELTA bit stream ends early");
+                };
+                self.word = read_uint(next, 8);
+                self.left = 64;
+            }
+            let take = wanted.min(self.left);
+            let piece = (self.word >> (self.left - take)) & (u64::MAX >> (64 - take));
+            value = if take == 64 {
+                piece
+            } else {
+                (value << take) | piece
+            };
+            self.left -= take;
+            wanted -= take;
+        }
+        Ok(value)
+    }
+}
+
+pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    let width = kind.size();
+    if input.len() < 9 {
+        return corrupt("DOUBLE_DELTA input lacks its header");
+    }
+    let bits = input[0] as u32;
+    let n = read_uint(&input[1..9], 8);
+    let body = &input[9..];
+    if out.len() % width != 0 || n != (out.len() / width) as u64 {
+        return corrupt(format!(
+            "DOUBLE_DELTA holds {n} values but {} bytes are declared",
+            out.len()
+        ));
+    }
+    let n = n as usize;
+    if bits as usize >= width * 8 - 1 {
+        if body.len() != out.len() {
+            return corrupt(format!(
+                "DOUBLE_DELTA raw body is {} bytes, expected {}",
+                body.len(),
+                out.len()
+            ));
+        }
+        out.copy_from_slice(body);
+        return Ok(());
+    }
+    if bits > 64 {
+        return corrupt(format!("DOUBLE_DELTA bit size {bits} exceeds 64"));
+    }
+    let head = out.len().min(2 * width);
+    if body.len() < head {
+        return corrupt("DOUBLE_DELTA input lacks its first values");
+    }
+    out[..head].copy_from_slice(&body[..head]);
+    if n <= 2 {
+        return Ok(());
+    }
+    let stream = &body[head..];
+    if stream.len() % 8 != 0 {
+        return corrupt("DOUBLE_DELTA bit stream is not a whole number of 64-bit words");
+    }
+    let mut reader = BitReader {
+        words: stream.chunks_exact(8),
+        word: 0,
+        left: 0,
+    };
+    let mut before = widen(&out[..width], kind) as i64;
+    let mut last = widen(&out[width..2 * width], kind) as i64;
+    for i in 2..n {
+        let negative = reader.pull(1)? == 1;
+        let magnitude = reader.pull(bits)? as i64;
+        let dd = if negative {
+            magnitude.wrapping_neg()
+        } else {
+            magnitude
+        };
+        let value = dd.wrapping_add(last.wrapping_mul(2)).wrapping_sub(before);
+        write_uint(&mut out[i * width..(i + 1) * width], value as u64, width);
+        // TileDB reads the previous outputs back as the value type.
+        before = last;
+        last = widen(&out[i * width..(i + 1) * width], kind) as i64;
+    }
+    Ok(())
+}

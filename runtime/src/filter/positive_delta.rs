@@ -1,0 +1,112 @@
+//! POSITIVE_DELTA (`positive_delta_filter.cc`).
+//!
+//! Each part is cut into windows as for bit-width reduction; a window of
+//! whole values stores `x_j − x_{j−1}` with `x_{−1}` = the window's first
+//! value (so the first delta is 0), and a descending value is an error. A
+//! window that is not a whole number of values is stored raw.
+//!
+//! Metadata: `n_windows u32`, then per window `{first (s bytes),
+//! window_bytes u32}`, then the earlier metadata. Types that are not
+//! integers (or date/time before version 20) pass through.
+
+use super::bit_width_reduction::{value_at, window_bytes};
+use super::datatype::positive_delta_kind;
+use super::stage::{
+    corrupt, prepend_metadata, read_uint, view, write_uint, Cursor, Fault, MetadataOut, OutBuf,
+    Parts, StageEnv, StageResult,
+};
+use super::Filter;
+
+pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    let Some(kind) = positive_delta_kind(env.datatype, env.ctx.version) else {
+        return Ok(Parts {
+            metadata: view(input.metadata),
+            data: view(input.data),
+        });
+    };
+    let Filter::PositiveDelta { max_window } = env.filter else {
+        return Err(Fault::Usage("not a positive delta filter".into()));
+    };
+    let w = kind.size();
+    let mut windows = Vec::new();
+    let mut out = Vec::with_capacity(input.data_len());
+    let mut n_windows = 0u32;
+    for part in &input.data {
+        if part.is_empty() {
+            continue;
+        }
+        let size = window_bytes(part.len(), *max_window, w);
+        for window in part.chunks(size) {
+            n_windows += 1;
+            // TileDB reads the first value even from a window shorter than
+            // one value (past its end); we pad with zeros.
+            let mut first = [0u8; 8];
+            let n = window.len().min(w);
+            first[..n].copy_from_slice(&window[..n]);
+            windows.extend_from_slice(&first[..w]);
+            windows.extend_from_slice(&(window.len() as u32).to_le_bytes());
+            if window.len() % w != 0 {
+                out.extend_from_slice(window);
+                continue;
+            }
+            let mut previous = value_at(&first, kind);
+            for v in window.chunks_exact(w) {
+                let current = value_at(v, kind);
+                if current < previous {
+                    return Err(Fault::Usage(
+                        "POSITIVE_DELTA: values must not decrease".into(),
+                    ));
+                }
+                out.extend_from_slice(&((current - previous) as u64).to_le_bytes()[..w]);
+                previous = current;
+            }
+        }
+    }
+    let mut md = Vec::with_capacity(4 + windows.len());
+    md.extend_from_slice(&n_windows.to_le_bytes());
+    md.extend_from_slice(&windows);
+    Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+pub(crate) fn reverse(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let Some(kind) = positive_delta_kind(env.datatype, env.ctx.version) else {
+        out.put(data)?;
+        return Ok(MetadataOut::Rest);
+    };
+    let w = kind.size();
+    let n_windows = md.count(w + 4)?;
+    let output = out.alloc(data.len())?;
+    let mut pos = 0usize;
+    for _ in 0..n_windows {
+        let first = read_uint(md.take(w)?, w);
+        let bytes = md.u32()? as usize;
+        if bytes > data.len() - pos {
+            return corrupt(format!(
+                "windows cover more than the {} data bytes",
+                data.len()
+            ));
+        }
+        if bytes % w != 0 {
+            output[pos..pos + bytes].copy_from_slice(&data[pos..pos + bytes]);
+        } else {
+            let mut previous = first;
+            for (delta, target) in data[pos..pos + bytes]
+                .chunks_exact(w)
+                .zip(output[pos..pos + bytes].chunks_exact_mut(w))
+            {
+                previous = previous.wrapping_add(read_uint(delta, w));
+                write_uint(target, previous, w);
+            }
+        }
+        pos += bytes;
+    }
+    if pos != data.len() {
+        return corrupt(format!("windows cover {pos} of {} data bytes", data.len()));
+    }
+    Ok(MetadataOut::Rest)
+}

@@ -1,0 +1,79 @@
+//! Numeric run-length encoding (`RLE::compress` on fixed-size values): runs
+//! of `{value[cell_size], run_length u16 big-endian}`, at most 65535 per run.
+//! The string form used on var-sized ASCII/UTF8 tiles is in
+//! [`super::var_string`].
+
+use super::stage::{corrupt, Fault, StageResult};
+
+const MAX_RUN: u16 = u16::MAX;
+
+pub(crate) fn encode(cell_size: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    if input.is_empty() {
+        return Ok(());
+    }
+    if input.len() % cell_size != 0 {
+        return Err(Fault::Usage(format!(
+            "RLE input of {} bytes is not a whole number of {cell_size}-byte cells",
+            input.len()
+        )));
+    }
+    let mut cells = input.chunks_exact(cell_size);
+    let Some(mut current) = cells.next() else {
+        return Ok(());
+    };
+    let mut run: u16 = 1;
+    for cell in cells {
+        if cell == current && run < MAX_RUN {
+            run += 1;
+        } else {
+            out.extend_from_slice(current);
+            out.extend_from_slice(&run.to_be_bytes());
+            current = cell;
+            run = 1;
+        }
+    }
+    out.extend_from_slice(current);
+    out.extend_from_slice(&run.to_be_bytes());
+    Ok(())
+}
+
+pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageResult<()> {
+    let run_size = cell_size + 2;
+    // TileDB ignores an input shorter than one run.
+    if input.len() < run_size {
+        if out.is_empty() {
+            return Ok(());
+        }
+        return corrupt(format!(
+            "RLE input of {} bytes holds no run but {} bytes are declared",
+            input.len(),
+            out.len()
+        ));
+    }
+    if input.len() % run_size != 0 {
+        return corrupt(format!(
+            "RLE input of {} bytes is not a whole number of {run_size}-byte runs",
+            input.len()
+        ));
+    }
+    let mut pos = 0usize;
+    for run in input.chunks_exact(run_size) {
+        let (value, len) = run.split_at(cell_size);
+        let count = u16::from_be_bytes([len[0], len[1]]) as usize;
+        let bytes = count * cell_size;
+        if bytes > out.len() - pos {
+            return corrupt(format!(
+                "RLE runs expand past the declared {} bytes",
+                out.len()
+            ));
+        }
+        for cell in out[pos..pos + bytes].chunks_exact_mut(cell_size) {
+            cell.copy_from_slice(value);
+        }
+        pos += bytes;
+    }
+    if pos != out.len() {
+        return corrupt(format!("RLE runs hold {pos} bytes, {} declared", out.len()));
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! Running a pipeline over one chunk, forward and in reverse.
+
+use std::borrow::Cow;
+
+use super::compression::{self, Codec};
+use super::stage::{view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
+use super::var_string::{self, StringCodec};
+use super::{
+    bit_width_reduction, bitshuffle, byteshuffle, checksum, encryption, positive_delta,
+    scale_float, webp, xor, Datatype, Filter, FilterContext, FilterPipeline,
+};
+
+/// A stage failure and the index of the filter that raised it.
+pub(crate) type ChunkResult<T> = Result<T, (usize, Fault)>;
+
+/// The offsets of a var-sized string tile, for the string forms of RLE and
+/// dictionary encoding.
+pub(crate) struct StringCells<'a> {
+    pub offsets: &'a [u64],
+}
+
+fn forward_stage(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    if let Some(codec) = Codec::of(env)? {
+        return compression::forward(codec, input);
+    }
+    match env.filter {
+        Filter::None => Ok(Parts {
+            metadata: view(input.metadata),
+            data: view(input.data),
+        }),
+        Filter::Dictionary { .. } => Err(Fault::Usage(
+            "dictionary encoding applies only to var-sized ASCII/UTF8 strings".into(),
+        )),
+        Filter::BitWidthReduction { .. } => bit_width_reduction::forward(env, input),
+        Filter::PositiveDelta { .. } => positive_delta::forward(env, input),
+        Filter::BitShuffle => bitshuffle::forward(env, input),
+        Filter::ByteShuffle => byteshuffle::forward(env, input),
+        Filter::ChecksumMd5 | Filter::ChecksumSha256 => checksum::forward(env, input),
+        Filter::ScaleFloat { .. } => scale_float::forward(env, input),
+        Filter::Xor => xor::forward(env, input),
+        Filter::Webp { .. } => webp::forward(env, input),
+        Filter::Aes256Gcm => encryption::forward(env, input),
+        // Every compressor was handled by `Codec::of` above.
+        _ => Err(Fault::Usage(format!(
+            "{} has no forward stage",
+            env.filter.name()
+        ))),
+    }
+}
+
+fn reverse_stage(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    if let Some(codec) = Codec::of(env)? {
+        return compression::reverse(codec, md, data, out);
+    }
+    match env.filter {
+        Filter::None => {
+            out.put(data)?;
+            Ok(MetadataOut::Rest)
+        }
+        Filter::Dictionary { .. } => Err(Fault::Corrupt(
+            "dictionary encoding applies only to var-sized ASCII/UTF8 strings".into(),
+        )),
+        Filter::BitWidthReduction { .. } => bit_width_reduction::reverse(env, md, data, out),
+        Filter::PositiveDelta { .. } => positive_delta::reverse(env, md, data, out),
+        Filter::BitShuffle => bitshuffle::reverse(env, md, data, out),
+        Filter::ByteShuffle => byteshuffle::reverse(env, md, data, out),
+        Filter::ChecksumMd5 | Filter::ChecksumSha256 => checksum::reverse(env, md, data, out),
+        Filter::ScaleFloat { .. } => scale_float::reverse(env, md, data, out),
+        Filter::Xor => xor::reverse(env, md, data, out),
+        Filter::Webp { .. } => webp::reverse(env, md, data, out),
+        Filter::Aes256Gcm => encryption::reverse(env, md, data, out),
+        _ => Err(Fault::Corrupt(format!(
+            "{} has no reverse stage",
+            env.filter.name()
+        ))),
+    }
+}
+
+/// The string codec that the pipeline's first filter applies to a var-sized
+/// tile, if the tile takes the string path.
+pub(crate) fn string_codec(pipeline: &FilterPipeline, ctx: &FilterContext) -> Option<StringCodec> {
+    if !pipeline.skips_offsets(ctx.datatype, ctx.version) {
+        return None;
+    }
+    pipeline.filters.first().and_then(StringCodec::of)
+}
+
+/// Runs the whole pipeline forward over one chunk; returns the chunk's
+/// metadata and data.
+pub(crate) fn filter_chunk(
+    pipeline: &FilterPipeline,
+    types: &[Datatype],
+    ctx: &FilterContext,
+    chunk: &[u8],
+    strings: Option<&StringCells<'_>>,
+) -> ChunkResult<(Vec<u8>, Vec<u8>)> {
+    let mut parts = Parts {
+        metadata: Vec::new(),
+        data: vec![chunk.to_vec()],
+    };
+    for (i, filter) in pipeline.filters.iter().enumerate() {
+        let env = StageEnv {
+            filter,
+            datatype: types[i],
+            ctx,
+        };
+        let string_path = match (i, strings) {
+            (0, Some(cells)) => string_codec(pipeline, ctx).map(|codec| (codec, cells)),
+            _ => None,
+        };
+        parts = match string_path {
+            Some((codec, cells)) => var_string::forward(codec, chunk, cells.offsets),
+            None => forward_stage(&env, parts),
+        }
+        .map_err(|fault| (i, fault))?;
+    }
+    Ok((parts.metadata.concat(), parts.data.concat()))
+}
+
+/// How large the reverse output of filter `index` may be for a chunk whose
+/// original size is `original`. No filter grows its input by more than a
+/// factor of 3 (numeric RLE on 1-byte cells) plus a constant, so four per
+/// earlier filter bounds every valid file while refusing decompression bombs.
+fn stage_limit(original: usize, index: usize) -> usize {
+    let factor = 4usize.saturating_pow(index as u32);
+    original
+        .saturating_mul(factor)
+        .saturating_add(index.saturating_mul(1 << 20))
+}
+
+/// Runs the pipeline in reverse over one chunk, writing the original bytes
+/// into `dest` (whose length is the chunk's declared original size). For a
+/// var-sized string tile taking the string path, `strings` receives the
+/// rebuilt cell offsets and must come to `expected_cells`.
+pub(crate) fn unfilter_chunk(
+    pipeline: &FilterPipeline,
+    types: &[Datatype],
+    ctx: &FilterContext,
+    metadata: &[u8],
+    data: &[u8],
+    dest: &mut [u8],
+    mut strings: Option<(u64, &mut Vec<u64>)>,
+) -> ChunkResult<()> {
+    let n = pipeline.filters.len();
+    if n == 0 {
+        if data.len() != dest.len() {
+            return Err((
+                0,
+                Fault::Corrupt(format!(
+                    "unfiltered chunk holds {} bytes, {} declared",
+                    data.len(),
+                    dest.len()
+                )),
+            ));
+        }
+        dest.copy_from_slice(data);
+        return Ok(());
+    }
+    let string_path = if strings.is_some() {
+        string_codec(pipeline, ctx)
+    } else {
+        None
+    };
+    let original = dest.len();
+    let mut md: Cow<'_, [u8]> = Cow::Borrowed(metadata);
+    let mut current: Cow<'_, [u8]> = Cow::Borrowed(data);
+    let mut dest = Some(dest);
+    for i in (0..n).rev() {
+        let env = StageEnv {
+            filter: &pipeline.filters[i],
+            datatype: types[i],
+            ctx,
+        };
+        let mut out = match (i, dest.take()) {
+            (0, Some(d)) => OutBuf::Fixed(d),
+            (_, d) => {
+                dest = d;
+                OutBuf::Grow {
+                    buf: Vec::new(),
+                    limit: stage_limit(original, i),
+                }
+            }
+        };
+        let mut cursor = Cursor::new(&md, "chunk metadata");
+        let result = match (i, string_path, strings.as_mut()) {
+            (0, Some(codec), Some((cells, offsets))) => {
+                var_string::reverse(codec, &mut cursor, &current, &mut out, *cells, offsets)
+            }
+            _ => reverse_stage(&env, &mut cursor, &current, &mut out),
+        };
+        let next_md = result.map_err(|fault| (i, fault))?;
+        let consumed = cursor.position();
+        md = match next_md {
+            MetadataOut::Rest => Cow::Owned(md[consumed..].to_vec()),
+            MetadataOut::New(v) => Cow::Owned(v),
+        };
+        if i > 0 {
+            current = Cow::Owned(out.into_vec());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,238 @@
+//! The pieces every filter stage shares: the parts of a chunk on the way
+//! forward, a bounds-checked cursor over metadata on the way back, the output
+//! slot a reverse stage writes into, and the stage-level error.
+
+use super::{Datatype, Filter, FilterContext};
+
+/// Why a filter stage failed. The tile code turns it into an [`crate::Error`]
+/// that names the tile, chunk and filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// The stored bytes are inconsistent.
+    Corrupt(String),
+    /// Valid, but not something we handle (e.g. lossy WebP encoding).
+    Unsupported(String),
+    /// The caller's values or pipeline cannot be filtered (writing only),
+    /// or a needed input such as the key is missing.
+    Usage(String),
+}
+
+pub(crate) type StageResult<T> = Result<T, Fault>;
+
+pub(crate) fn corrupt<T>(reason: impl Into<String>) -> StageResult<T> {
+    Err(Fault::Corrupt(reason.into()))
+}
+
+/// A chunk on the way forward: its metadata parts and data parts, in order.
+/// TileDB compresses, checksums and encrypts part by part, so the part
+/// boundaries are part of the byte format.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Parts {
+    pub metadata: Vec<Vec<u8>>,
+    pub data: Vec<Vec<u8>>,
+}
+
+impl Parts {
+    pub fn data_len(&self) -> usize {
+        self.data.iter().map(Vec::len).sum()
+    }
+}
+
+/// What a filter sees when TileDB hands it a *view* of earlier parts
+/// (`FilterBuffer::append_view`): nothing at all when the parts hold no
+/// bytes, and never a trailing empty part.
+pub(crate) fn view(mut parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    while parts.last().is_some_and(Vec::is_empty) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The forward output of a filter that adds its own metadata part in front
+/// of the earlier ones and replaces the data.
+pub(crate) fn prepend_metadata(own: Vec<u8>, earlier: Vec<Vec<u8>>, data: Vec<Vec<u8>>) -> Parts {
+    let mut metadata = Vec::with_capacity(earlier.len() + 1);
+    metadata.push(own);
+    metadata.extend(view(earlier));
+    Parts { metadata, data }
+}
+
+/// A cursor over bytes read from a file; every read is checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    what: &'static str,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(bytes: &'a [u8], what: &'static str) -> Self {
+        Cursor {
+            bytes,
+            pos: 0,
+            what,
+        }
+    }
+
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    /// The bytes not yet read.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+
+    pub fn take(&mut self, n: usize) -> StageResult<&'a [u8]> {
+        if n > self.remaining() {
+            return corrupt(format!(
+                "{} truncated: need {n} bytes at offset {}, {} left",
+                self.what,
+                self.pos,
+                self.remaining()
+            ));
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    pub fn array<const N: usize>(&mut self) -> StageResult<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    pub fn u8(&mut self) -> StageResult<u8> {
+        Ok(self.array::<1>()?[0])
+    }
+    pub fn u32(&mut self) -> StageResult<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    /// A count of `item_size`-byte records that must all be present.
+    pub fn count(&mut self, item_size: usize) -> StageResult<usize> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(item_size) > self.remaining() {
+            return corrupt(format!(
+                "{} declares {n} entries of {item_size} bytes but only {} bytes follow",
+                self.what,
+                self.remaining()
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// Where a reverse stage writes its data. The stage that runs last (the
+/// pipeline's first filter) writes straight into the caller's buffer, whose
+/// length is the chunk's declared original size; earlier stages get a vector
+/// whose size is bounded, so that no declared length can make us allocate
+/// without limit.
+pub(crate) enum OutBuf<'o> {
+    Fixed(&'o mut [u8]),
+    Grow { buf: Vec<u8>, limit: usize },
+}
+
+impl<'o> OutBuf<'o> {
+    /// A buffer of exactly `len` bytes (zeroed when freshly allocated).
+    pub fn alloc(&mut self, len: usize) -> StageResult<&mut [u8]> {
+        match self {
+            OutBuf::Fixed(buf) => {
+                if buf.len() != len {
+                    return corrupt(format!(
+                        "filter output is {len} bytes but the chunk's original size is {}",
+                        buf.len()
+                    ));
+                }
+                Ok(&mut buf[..])
+            }
+            OutBuf::Grow { buf, limit } => {
+                if len > *limit {
+                    return corrupt(format!(
+                        "declared size {len} exceeds what this chunk can hold ({limit} bytes)"
+                    ));
+                }
+                buf.clear();
+                buf.resize(len, 0);
+                Ok(&mut buf[..])
+            }
+        }
+    }
+
+    pub fn limit(&self) -> usize {
+        match self {
+            OutBuf::Fixed(buf) => buf.len(),
+            OutBuf::Grow { limit, .. } => *limit,
+        }
+    }
+
+    /// Copies `data` in whole.
+    pub fn put(&mut self, data: &[u8]) -> StageResult<()> {
+        self.alloc(data.len())?.copy_from_slice(data);
+        Ok(())
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            OutBuf::Fixed(buf) => buf.to_vec(),
+            OutBuf::Grow { buf, .. } => buf,
+        }
+    }
+}
+
+/// What a reverse stage hands to the stage before it besides the data it
+/// wrote: either the rest of its input metadata (most filters) or new
+/// metadata (the compressors and AES, which restore the metadata parts they
+/// had consumed).
+pub(crate) enum MetadataOut {
+    /// The input metadata after what this filter read.
+    Rest,
+    New(Vec<u8>),
+}
+
+/// Everything a stage needs besides its bytes.
+pub(crate) struct StageEnv<'c> {
+    pub filter: &'c Filter,
+    /// The datatype this filter sees.
+    pub datatype: Datatype,
+    pub ctx: &'c FilterContext,
+}
+
+/// The value of a little-endian integer of `width` bytes (1, 2, 4 or 8)
+/// at the start of `bytes`.
+#[inline]
+pub(crate) fn read_uint(bytes: &[u8], width: usize) -> u64 {
+    let mut buf = [0u8; 8];
+    buf[..width].copy_from_slice(&bytes[..width]);
+    u64::from_le_bytes(buf)
+}
+
+/// Sign-extends the low `width` bytes of `value`.
+#[inline]
+pub(crate) fn sign_extend(value: u64, width: usize) -> i64 {
+    let shift = 64 - 8 * width as u32;
+    ((value << shift) as i64) >> shift
+}
+
+#[inline]
+pub(crate) fn write_uint(out: &mut [u8], value: u64, width: usize) {
+    out[..width].copy_from_slice(&value.to_le_bytes()[..width]);
+}
+
+/// Big-endian unsigned integer of `width` bytes (1..=8).
+#[inline]
+pub(crate) fn read_be(bytes: &[u8], width: usize) -> u64 {
+    bytes[..width]
+        .iter()
+        .fold(0u64, |acc, &b| (acc << 8) | b as u64)
+}
+
+#[inline]
+pub(crate) fn push_be(out: &mut Vec<u8>, value: u64, width: usize) {
+    out.extend_from_slice(&value.to_be_bytes()[8 - width..]);
+}

@@ -1,0 +1,237 @@
+//! The string forms of RLE and DICTIONARY on var-sized ASCII/UTF8 tiles
+//! (`CompressionFilter::compress_var_string_coords`, `rle_compressor.h`,
+//! `dict_compressor.h`). They encode whole cells, so the tile is one chunk
+//! and the offsets tile is not stored: decoding rebuilds it.
+//!
+//! Chunk metadata: `0 u32` (metadata parts), `1 u32` (data parts),
+//! `input_bytes u32`, `output_bytes u32`, `offsets_bytes u32` (8 × cells),
+//! then for RLE `run_len_width u8, str_len_width u8`, and for DICTIONARY
+//! `id_width u8, str_len_width u8, dict_bytes u32` and the dictionary, a
+//! sequence of `{len (big-endian, str_len_width), bytes}` with no count.
+//! Data: RLE runs `{run_len, str_len, bytes}` or one dictionary id per cell,
+//! all big-endian. Widths are 1, 2, 4 or 8: the smallest that fits.
+
+use std::collections::HashMap;
+
+use super::stage::{
+    corrupt, push_be, read_be, Cursor, Fault, MetadataOut, OutBuf, Parts, StageResult,
+};
+use super::Filter;
+
+/// Which string encoding a filter selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StringCodec {
+    Rle,
+    Dictionary,
+}
+
+impl StringCodec {
+    pub fn of(filter: &Filter) -> Option<StringCodec> {
+        match filter {
+            Filter::Rle { .. } => Some(StringCodec::Rle),
+            Filter::Dictionary { .. } => Some(StringCodec::Dictionary),
+            _ => None,
+        }
+    }
+}
+
+fn width_for(value: u64) -> u8 {
+    if value <= u8::MAX as u64 {
+        1
+    } else if value <= u16::MAX as u64 {
+        2
+    } else if value <= u32::MAX as u64 {
+        4
+    } else {
+        8
+    }
+}
+
+fn valid_width(w: u8) -> StageResult<usize> {
+    match w {
+        1 | 2 | 4 | 8 => Ok(w as usize),
+        _ => corrupt(format!("width {w} is not 1, 2, 4 or 8")),
+    }
+}
+
+/// Splits `data` into cells at `offsets` (the start of each cell).
+fn cells<'a>(data: &'a [u8], offsets: &[u64]) -> StageResult<Vec<&'a [u8]>> {
+    let mut out = Vec::with_capacity(offsets.len());
+    for (i, &start) in offsets.iter().enumerate() {
+        let end = offsets.get(i + 1).copied().unwrap_or(data.len() as u64);
+        if start > end || end > data.len() as u64 {
+            return Err(Fault::Usage(format!(
+                "offset {i} ({start}..{end}) is outside the {} bytes of var data",
+                data.len()
+            )));
+        }
+        out.push(&data[start as usize..end as usize]);
+    }
+    Ok(out)
+}
+
+fn u32_len(n: usize, what: &str) -> StageResult<[u8; 4]> {
+    u32::try_from(n)
+        .map(u32::to_le_bytes)
+        .map_err(|_| Fault::Usage(format!("{what} exceeds 4 GiB")))
+}
+
+pub(crate) fn forward(codec: StringCodec, data: &[u8], offsets: &[u64]) -> StageResult<Parts> {
+    let cells = cells(data, offsets)?;
+    if cells.is_empty() {
+        return Err(Fault::Usage(
+            "a var-sized tile needs at least one cell".into(),
+        ));
+    }
+    let mut md = Vec::new();
+    md.extend_from_slice(&0u32.to_le_bytes());
+    md.extend_from_slice(&1u32.to_le_bytes());
+    md.extend_from_slice(&u32_len(data.len(), "var data")?);
+    let mut out = Vec::new();
+    let tail: Vec<u8> = match codec {
+        StringCodec::Rle => {
+            // Runs first, to size the widths.
+            let mut runs: Vec<(u64, &[u8])> = Vec::new();
+            for cell in &cells {
+                match runs.last_mut() {
+                    Some((n, s)) if *s == *cell => *n += 1,
+                    _ => runs.push((1, cell)),
+                }
+            }
+            let max_run = runs.iter().map(|r| r.0).max().unwrap_or(1);
+            // TileDB leaves the last run's string out of this maximum, which
+            // corrupts its output when that string is the longest; we count it.
+            let max_len = runs.iter().map(|r| r.1.len() as u64).max().unwrap_or(0);
+            let (run_w, len_w) = (width_for(max_run), width_for(max_len));
+            for (n, s) in &runs {
+                push_be(&mut out, *n, run_w as usize);
+                push_be(&mut out, s.len() as u64, len_w as usize);
+                out.extend_from_slice(s);
+            }
+            vec![run_w, len_w]
+        }
+        StringCodec::Dictionary => {
+            let id_w = width_for(cells.len() as u64);
+            let len_w = width_for(cells.iter().map(|c| c.len() as u64).max().unwrap_or(0));
+            let mut ids: HashMap<&[u8], u64> = HashMap::new();
+            let mut dict = Vec::new();
+            for cell in &cells {
+                let next = ids.len() as u64;
+                let id = *ids.entry(cell).or_insert_with(|| {
+                    push_be(&mut dict, cell.len() as u64, len_w as usize);
+                    dict.extend_from_slice(cell);
+                    next
+                });
+                push_be(&mut out, id, id_w as usize);
+            }
+            let mut tail = vec![id_w, len_w];
+            tail.extend_from_slice(&u32_len(dict.len(), "dictionary")?);
+            tail.extend_from_slice(&dict);
+            tail
+        }
+    };
+    md.extend_from_slice(&u32_len(out.len(), "encoded strings")?);
+    md.extend_from_slice(&u32_len(cells.len() * 8, "offsets")?);
+    md.extend_from_slice(&tail);
+    Ok(Parts {
+        metadata: vec![md],
+        data: vec![out],
+    })
+}
+
+/// Decodes the strings into `out` and their start offsets into `offsets`,
+/// which must come to exactly `expected_cells`.
+pub(crate) fn reverse(
+    codec: StringCodec,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+    expected_cells: u64,
+    offsets: &mut Vec<u64>,
+) -> StageResult<MetadataOut> {
+    let _n_metadata = md.u32()?;
+    let _n_data = md.u32()?;
+    let input_bytes = md.u32()? as usize;
+    let encoded_bytes = md.u32()? as usize;
+    let offsets_bytes = md.u32()? as u64;
+    if offsets_bytes != expected_cells.saturating_mul(8) {
+        return corrupt(format!(
+            "offsets size {offsets_bytes} does not match the tile's {expected_cells} cells"
+        ));
+    }
+    if encoded_bytes > data.len() {
+        return corrupt(format!(
+            "encoded strings declare {encoded_bytes} bytes, the chunk holds {}",
+            data.len()
+        ));
+    }
+    let mut input = Cursor::new(&data[..encoded_bytes], "encoded strings");
+    let output = out.alloc(input_bytes)?;
+    offsets.clear();
+    offsets.reserve(expected_cells as usize);
+    let mut pos = 0usize;
+    let mut emit = |s: &[u8], offsets: &mut Vec<u64>| -> StageResult<()> {
+        if offsets.len() as u64 >= expected_cells {
+            return corrupt(format!(
+                "strings decode to more than the tile's {expected_cells} cells"
+            ));
+        }
+        if s.len() > output.len() - pos {
+            return corrupt(format!(
+                "strings decode to more than the declared {} bytes",
+                output.len()
+            ));
+        }
+        output[pos..pos + s.len()].copy_from_slice(s);
+        offsets.push(pos as u64);
+        pos += s.len();
+        Ok(())
+    };
+    match codec {
+        StringCodec::Rle => {
+            let run_w = valid_width(md.u8()?)?;
+            let len_w = valid_width(md.u8()?)?;
+            while input.remaining() > 0 {
+                let run = read_be(input.take(run_w)?, run_w);
+                let len = read_be(input.take(len_w)?, len_w);
+                let s = input.take(usize::try_from(len).unwrap_or(usize::MAX))?;
+                if run > expected_cells {
+                    return corrupt(format!(
+                        "a run of {run} exceeds the tile's {expected_cells} cells"
+                    ));
+                }
+                for _ in 0..run {
+                    emit(s, offsets)?;
+                }
+            }
+        }
+        StringCodec::Dictionary => {
+            let id_w = valid_width(md.u8()?)?;
+            let len_w = valid_width(md.u8()?)?;
+            let dict_bytes = md.u32()? as usize;
+            let mut dict_cursor = Cursor::new(md.take(dict_bytes)?, "dictionary");
+            let mut dict: Vec<&[u8]> = Vec::new();
+            while dict_cursor.remaining() > 0 {
+                let len = read_be(dict_cursor.take(len_w)?, len_w);
+                dict.push(dict_cursor.take(usize::try_from(len).unwrap_or(usize::MAX))?);
+            }
+            while input.remaining() > 0 {
+                let id = read_be(input.take(id_w)?, id_w);
+                let Some(s) = usize::try_from(id).ok().and_then(|i| dict.get(i)) else {
+                    return corrupt(format!(
+                        "dictionary id {id} is not below the {} entries",
+                        dict.len()
+                    ));
+                };
+                emit(s, offsets)?;
+            }
+        }
+    }
+    if pos != input_bytes || offsets.len() as u64 != expected_cells {
+        return corrupt(format!(
+            "strings decode to {} cells and {pos} bytes, expected {expected_cells} cells and {input_bytes} bytes",
+            offsets.len()
+        ));
+    }
+    Ok(MetadataOut::New(Vec::new()))
+}

@@ -1,0 +1,160 @@
+//! WEBP (`webp_filter.cc`): each part is one image of `y_extent` rows of
+//! `x_extent` bytes (`x_extent / pixel_depth` pixels), stored as a WebP
+//! bitstream. The filter runs on UINT8 only and TileDB never chunks its
+//! tiles.
+//!
+//! Metadata: `n_parts u32`, then each encoded size `u32`, then the earlier
+//! metadata.
+//!
+//! Decoding handles lossy and lossless images (pure-Rust `image-webp`).
+//! Encoding is lossless only: there is no pure-Rust lossy WebP encoder, so a
+//! lossy pipeline is reported as unsupported for writing. Our lossless
+//! bitstreams differ from libwebp's but decode to the same pixels.
+
+use std::io::Cursor as IoCursor;
+
+use image_webp::{ColorType, WebPDecoder, WebPEncoder};
+
+use super::stage::{
+    corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
+use super::{Datatype, Filter, WebpFormat};
+
+struct Image {
+    format: WebpFormat,
+    lossless: bool,
+    height: usize,
+    stride: usize,
+    depth: usize,
+}
+
+fn image(env: &StageEnv<'_>) -> Result<Image, String> {
+    let Filter::Webp {
+        format,
+        lossless,
+        y_extent,
+        x_extent,
+        ..
+    } = env.filter
+    else {
+        return Err("not a WebP filter".into());
+    };
+    if env.datatype != Datatype::Uint8 {
+        return Err(format!(
+            "WebP applies to UINT8 only, not {}",
+            env.datatype.name()
+        ));
+    }
+    let depth = format.pixel_depth();
+    if depth == 0 {
+        return Err("WebP format is NONE".into());
+    }
+    Ok(Image {
+        format: *format,
+        lossless: *lossless,
+        height: *y_extent as usize,
+        stride: *x_extent as usize,
+        depth,
+    })
+}
+
+fn swap_red_blue(pixels: &mut [u8], depth: usize) {
+    for px in pixels.chunks_exact_mut(depth) {
+        px.swap(0, 2);
+    }
+}
+
+pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    let img = image(env).map_err(Fault::Usage)?;
+    if !img.lossless {
+        return Err(Fault::Unsupported(
+            "lossy WebP encoding (no pure-Rust lossy encoder); use lossless".into(),
+        ));
+    }
+    let width = img.stride / img.depth;
+    let mut md = Vec::with_capacity(4 + 4 * input.data.len());
+    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut outputs = Vec::with_capacity(input.data.len());
+    for part in &input.data {
+        if width == 0 || img.height == 0 || part.len() != img.height * width * img.depth {
+            return Err(Fault::Usage(format!(
+                "WebP part of {} bytes is not a {}×{} image of {}-byte pixels",
+                part.len(),
+                width,
+                img.height,
+                img.depth
+            )));
+        }
+        let mut pixels = part.clone();
+        if matches!(img.format, WebpFormat::Bgr | WebpFormat::Bgra) {
+            swap_red_blue(&mut pixels, img.depth);
+        }
+        let color = if img.depth == 3 {
+            ColorType::Rgb8
+        } else {
+            ColorType::Rgba8
+        };
+        let mut encoded = Vec::new();
+        WebPEncoder::new(&mut encoded)
+            .encode(&pixels, width as u32, img.height as u32, color)
+            .map_err(|e| Fault::Usage(format!("WebP encoding: {e}")))?;
+        md.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
+        outputs.push(encoded);
+    }
+    // TileDB prepends each encoded part; the order only matters for
+    // several parts, which a non-empty chunk never has.
+    outputs.reverse();
+    Ok(prepend_metadata(md, input.metadata, outputs))
+}
+
+fn decode(img: &Image, bytes: &[u8], limit: usize) -> StageResult<Vec<u8>> {
+    let mut decoder =
+        WebPDecoder::new(IoCursor::new(bytes)).map_err(|e| Fault::Corrupt(format!("WebP: {e}")))?;
+    let (w, h) = decoder.dimensions();
+    let (w, h) = (w as usize, h as usize);
+    let channels = if decoder.has_alpha() { 4 } else { 3 };
+    if w.saturating_mul(h).saturating_mul(4) > limit.saturating_mul(2).max(1 << 16) {
+        return corrupt(format!("WebP image of {w}×{h} pixels exceeds the chunk"));
+    }
+    let mut decoded = vec![0u8; w * h * channels];
+    decoder
+        .read_image(&mut decoded)
+        .map_err(|e| Fault::Corrupt(format!("WebP: {e}")))?;
+    // Convert to the stored layout, as libwebp's WebPDecodeRGB/RGBA/BGR/BGRA do.
+    let mut pixels = Vec::with_capacity(w * h * img.depth);
+    for px in decoded.chunks_exact(channels) {
+        pixels.extend_from_slice(&px[..3]);
+        if img.depth == 4 {
+            pixels.push(if channels == 4 { px[3] } else { 255 });
+        }
+    }
+    if matches!(img.format, WebpFormat::Bgr | WebpFormat::Bgra) {
+        swap_red_blue(&mut pixels, img.depth);
+    }
+    Ok(pixels)
+}
+
+pub(crate) fn reverse(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let img = image(env).map_err(Fault::Corrupt)?;
+    let n = md.count(4)?;
+    let mut images = Vec::with_capacity(n);
+    let mut pos = 0usize;
+    for _ in 0..n {
+        let size = md.u32()? as usize;
+        if size > data.len() - pos {
+            return corrupt(format!(
+                "WebP part of {size} bytes overruns the {} data bytes",
+                data.len()
+            ));
+        }
+        images.push(decode(&img, &data[pos..pos + size], out.limit())?);
+        pos += size;
+    }
+    out.put(&images.concat())?;
+    Ok(MetadataOut::Rest)
+}

@@ -1,0 +1,79 @@
+//! XOR (`xor_filter.cc`): each value of a part is replaced by its XOR with
+//! the previous value of the part (the first is kept), on 1-, 2-, 4- or
+//! 8-byte words. The filter hands the next one a signed integer type of the
+//! same size.
+//!
+//! Metadata: `n_parts u32`, then each part's size `u32`.
+
+use super::byteshuffle::{part_sizes_metadata, read_part_sizes};
+use super::datatype::xor_width;
+use super::stage::{
+    corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf, Parts,
+    StageEnv, StageResult,
+};
+
+fn width(env: &StageEnv<'_>) -> StageResult<usize> {
+    xor_width(env.datatype).ok_or_else(|| {
+        Fault::Usage(format!(
+            "XOR does not apply to {}-byte values",
+            env.datatype.size()
+        ))
+    })
+}
+
+pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+    let w = width(env)?;
+    let md = part_sizes_metadata(input.data.iter().map(Vec::as_slice))?;
+    let mut out = vec![0u8; input.data_len()];
+    let mut pos = 0;
+    for part in &input.data {
+        if part.len() % w != 0 {
+            return Err(Fault::Usage(format!(
+                "XOR part of {} bytes is not a whole number of {w}-byte values",
+                part.len()
+            )));
+        }
+        let mut previous = 0u64;
+        for (i, value) in part.chunks_exact(w).enumerate() {
+            let v = read_uint(value, w);
+            write_uint(
+                &mut out[pos + i * w..],
+                if i == 0 { v } else { v ^ previous },
+                w,
+            );
+            previous = v;
+        }
+        pos += part.len();
+    }
+    Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+pub(crate) fn reverse(
+    env: &StageEnv<'_>,
+    md: &mut Cursor<'_>,
+    data: &[u8],
+    out: &mut OutBuf<'_>,
+) -> StageResult<MetadataOut> {
+    let w = width(env).map_err(|f| match f {
+        Fault::Usage(m) => Fault::Corrupt(m),
+        other => other,
+    })?;
+    let sizes = read_part_sizes(md, data.len())?;
+    let output = out.alloc(data.len())?;
+    let mut pos = 0;
+    for size in sizes {
+        if size % w != 0 {
+            return corrupt(format!(
+                "XOR part of {size} bytes is not a whole number of {w}-byte values"
+            ));
+        }
+        let mut previous = 0u64;
+        for i in 0..size / w {
+            let at = pos + i * w;
+            previous ^= read_uint(&data[at..], w);
+            write_uint(&mut output[at..], previous, w);
+        }
+        pos += size;
+    }
+    Ok(MetadataOut::Rest)
+}
