@@ -1,1 +1,465 @@
 //! Bounded readers and writers that the generated code calls.
+//!
+//! Every length or count read from a file goes through one of these before
+//! anything is allocated: it is checked against the bytes that remain in the
+//! stream (and against the spec's `max`), and lists grow as elements are
+//! actually read rather than being reserved up front.
+
+use binrw::io::{Read, Seek, SeekFrom, Write};
+use binrw::{BinRead, BinResult, BinWrite, Endian};
+
+/// Grow a list by at most this many elements before they have been read.
+const LIST_RESERVE_LIMIT: usize = 4096;
+
+/// Bytes left between the current position and the end of the stream.
+pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
+    let pos = reader.stream_position()?;
+    let end = reader.seek(SeekFrom::End(0))?;
+    reader.seek(SeekFrom::Start(pos))?;
+    Ok(end.saturating_sub(pos))
+}
+
+fn fail(pos: u64, field: &str, message: String) -> binrw::Error {
+    binrw::Error::AssertFail {
+        pos,
+        message: format!("{field}: {message}"),
+    }
+}
+
+/// Checks that `count` elements of at least `min_size` bytes each fit in what
+/// remains, and that `count` is at most `max`.
+fn check_fits<R: Read + Seek>(
+    reader: &mut R,
+    count: u64,
+    max: u64,
+    min_size: u64,
+    field: &str,
+) -> BinResult<()> {
+    let pos = reader.stream_position()?;
+    if count > max {
+        return Err(fail(
+            pos,
+            field,
+            format!("length {count} exceeds the maximum {max}"),
+        ));
+    }
+    let left = remaining(reader)?;
+    let needed = count.saturating_mul(min_size);
+    if needed > left {
+        return Err(fail(
+            pos,
+            field,
+            format!(
+                "{count} element(s) of at least {min_size} byte(s) need {needed} bytes, but only {left} remain"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads `count` raw bytes, after checking them against the stream and `max`.
+pub fn read_bytes<R, T>(
+    reader: &mut R,
+    _endian: Endian,
+    (count, max, field): (u64, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<Vec<u8>>,
+{
+    check_fits(reader, count, max, 1, field)?;
+    let pos = reader.stream_position()?;
+    let len = usize::try_from(count)
+        .map_err(|_| fail(pos, field, format!("length {count} does not fit in memory")))?;
+    let mut bytes = vec![0u8; len];
+    reader.read_exact(&mut bytes)?;
+    Ok(T::from(bytes))
+}
+
+/// Reads every byte up to the end of the stream (at most `max`).
+pub fn read_bytes_to_end<R, T>(
+    reader: &mut R,
+    endian: Endian,
+    (max, field): (u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<Vec<u8>>,
+{
+    let count = remaining(reader)?;
+    read_bytes(reader, endian, (count, max, field))
+}
+
+/// Reads `count` elements, each with the same arguments, after checking that
+/// `count * min_size` bytes remain.
+pub fn read_list<R, E, A, T>(
+    reader: &mut R,
+    endian: Endian,
+    (count, max, min_size, field, args): (u64, u64, u64, &'static str, A),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    E: for<'a> BinRead<Args<'a> = A>,
+    A: Clone,
+    T: From<Vec<E>>,
+{
+    check_fits(reader, count, max, min_size.max(1), field)?;
+    let reserve = usize::try_from(count)
+        .unwrap_or(usize::MAX)
+        .min(LIST_RESERVE_LIMIT);
+    let mut items = Vec::with_capacity(reserve);
+    for _ in 0..count {
+        items.push(E::read_options(reader, endian, args.clone())?);
+    }
+    Ok(T::from(items))
+}
+
+/// Reads one element per argument the iterator yields (an `each` list).
+pub fn read_each<R, E, A, I, T>(
+    reader: &mut R,
+    endian: Endian,
+    (args, min_size, field): (I, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    E: for<'a> BinRead<Args<'a> = A>,
+    I: IntoIterator<Item = A>,
+    T: From<Vec<E>>,
+{
+    let args = args.into_iter();
+    let count = args.size_hint().1.unwrap_or(usize::MAX) as u64;
+    check_fits(reader, count, u64::MAX, min_size.max(1), field)?;
+    let mut items = Vec::new();
+    for arg in args {
+        items.push(E::read_options(reader, endian, arg)?);
+    }
+    Ok(T::from(items))
+}
+
+/// Reads elements until the stream ends (at most `max`).
+pub fn read_until_eof<R, E, A, T>(
+    reader: &mut R,
+    endian: Endian,
+    (max, min_size, field, args): (u64, u64, &'static str, A),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    E: for<'a> BinRead<Args<'a> = A>,
+    A: Clone,
+    T: From<Vec<E>>,
+{
+    let mut items = Vec::new();
+    while remaining(reader)? > 0 {
+        if items.len() as u64 >= max {
+            let pos = reader.stream_position()?;
+            return Err(fail(
+                pos,
+                field,
+                format!("more than the maximum {max} elements"),
+            ));
+        }
+        let before = reader.stream_position()?;
+        items.push(E::read_options(reader, endian, args.clone())?);
+        if reader.stream_position()? == before && min_size == 0 {
+            // An element that reads nothing would loop forever.
+            return Err(fail(before, field, "an element read no bytes".into()));
+        }
+    }
+    Ok(T::from(items))
+}
+
+/// A list as the writers see it: a `Vec`, or an `Option<Vec>` that may be absent.
+pub trait ListRef<E> {
+    fn items(&self) -> &[E];
+}
+
+impl<E> ListRef<E> for Vec<E> {
+    fn items(&self) -> &[E] {
+        self
+    }
+}
+
+impl<E> ListRef<E> for Option<Vec<E>> {
+    fn items(&self) -> &[E] {
+        self.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Writes one element per argument (an `each` list); the counts must agree.
+pub fn write_each<W, L, E, A, I>(
+    value: &L,
+    writer: &mut W,
+    endian: Endian,
+    (args,): (I,),
+) -> BinResult<()>
+where
+    W: Write + Seek,
+    L: ListRef<E> + ?Sized,
+    E: for<'a> BinWrite<Args<'a> = A>,
+    I: IntoIterator<Item = A>,
+{
+    let items = value.items();
+    let mut args = args.into_iter();
+    for item in items {
+        let Some(arg) = args.next() else {
+            let pos = writer.stream_position()?;
+            return Err(fail(
+                pos,
+                "each",
+                format!(
+                    "{} elements but fewer entries to describe them",
+                    items.len()
+                ),
+            ));
+        };
+        item.write_options(writer, endian, arg)?;
+    }
+    if args.next().is_some() {
+        let pos = writer.stream_position()?;
+        return Err(fail(
+            pos,
+            "each",
+            format!("{} elements but more entries to describe them", items.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Something whose length a `length_of` field stores.
+pub trait Length {
+    fn length(&self) -> usize;
+}
+
+impl<E> Length for Vec<E> {
+    fn length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<E> Length for Option<Vec<E>> {
+    fn length(&self) -> usize {
+        self.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// The integer types a length or size is stored as.
+pub trait LengthInt: Sized + Copy {
+    const MAX: Self;
+    fn from_u64(value: u64) -> Option<Self>;
+}
+
+macro_rules! length_int {
+    ($($t:ty),*) => {$(
+        impl LengthInt for $t {
+            const MAX: Self = <$t>::MAX;
+            fn from_u64(value: u64) -> Option<Self> {
+                <$t>::try_from(value).ok()
+            }
+        }
+    )*};
+}
+length_int!(u8, u16, u32, u64, i8, i16, i32, i64);
+
+/// The length of `value` as the stored type; an error if it does not fit.
+pub fn checked_length<P: LengthInt, L: Length + ?Sized>(value: &L, field: &str) -> BinResult<P> {
+    let length = value.length() as u64;
+    P::from_u64(length).ok_or_else(|| {
+        fail(
+            0,
+            field,
+            format!(
+                "length {length} does not fit in {}",
+                std::any::type_name::<P>()
+            ),
+        )
+    })
+}
+
+/// The length of `value` as the stored type, saturating (for conditions on the write side).
+pub fn saturating_length<P: LengthInt, L: Length + ?Sized>(value: &L) -> P {
+    P::from_u64(value.length() as u64).unwrap_or(P::MAX)
+}
+
+/// A sink that only counts the bytes written to it.
+#[derive(Debug, Default)]
+pub struct Counter {
+    pos: u64,
+    len: u64,
+}
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pos += buf.len() as u64;
+        self.len = self.len.max(self.pos);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for Counter {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        let target = match pos {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        Ok(self.pos)
+    }
+}
+
+/// The number of bytes `write` produces (for `size_of` fields).
+pub fn written_size(
+    write: impl FnOnce(&mut binrw::io::NoSeek<Counter>) -> BinResult<()>,
+) -> BinResult<u64> {
+    let mut counter = binrw::io::NoSeek::new(Counter::default());
+    write(&mut counter)?;
+    let counter = counter.into_inner();
+    Ok(counter.len)
+}
+
+/// A serialized size as the stored type; an error if it does not fit.
+pub fn checked_size<P: LengthInt>(size: BinResult<u64>, field: &str) -> BinResult<P> {
+    let size = size?;
+    P::from_u64(size).ok_or_else(|| {
+        fail(
+            0,
+            field,
+            format!("size {size} does not fit in {}", std::any::type_name::<P>()),
+        )
+    })
+}
+
+/// A serialized size as the stored type, saturating (for conditions on the write side).
+pub fn saturating_size<P: LengthInt>(size: BinResult<u64>) -> P {
+    size.ok().and_then(P::from_u64).unwrap_or(P::MAX)
+}
+
+/// Converts a binrw error into the runtime's error, locating it at its byte offset.
+pub fn to_error(err: binrw::Error, what: &str) -> crate::Error {
+    let offset = binrw_pos(&err).unwrap_or(0);
+    crate::Error::corrupt(offset, what, flatten_message(&err))
+}
+
+fn binrw_pos(err: &binrw::Error) -> Option<u64> {
+    match err {
+        binrw::Error::BadMagic { pos, .. }
+        | binrw::Error::AssertFail { pos, .. }
+        | binrw::Error::Custom { pos, .. }
+        | binrw::Error::NoVariantMatch { pos }
+        | binrw::Error::EnumErrors { pos, .. } => Some(*pos),
+        binrw::Error::Backtrace(bt) => binrw_pos(&bt.error),
+        _ => None,
+    }
+}
+
+fn flatten_message(err: &binrw::Error) -> String {
+    match err {
+        binrw::Error::Backtrace(bt) => flatten_message(&bt.error),
+        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "the data ends early".to_string()
+        }
+        other => other
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// Reads a whole buffer as `T`; trailing bytes are an error.
+pub fn read_exact_from<T>(bytes: &[u8], args: T::Args<'_>, what: &str) -> crate::Result<T>
+where
+    T: BinRead,
+{
+    let mut cursor = binrw::io::Cursor::new(bytes);
+    let value =
+        T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
+    let end = cursor.position();
+    if end != bytes.len() as u64 {
+        return Err(crate::Error::corrupt(
+            end,
+            what,
+            format!("{} unexpected trailing byte(s)", bytes.len() as u64 - end),
+        ));
+    }
+    Ok(value)
+}
+
+/// Reads a `T` from the front of a buffer; returns it with the bytes consumed.
+pub fn read_prefix<T>(bytes: &[u8], args: T::Args<'_>, what: &str) -> crate::Result<(T, u64)>
+where
+    T: BinRead,
+{
+    let mut cursor = binrw::io::Cursor::new(bytes);
+    let value =
+        T::read_options(&mut cursor, Endian::Little, args).map_err(|e| to_error(e, what))?;
+    Ok((value, cursor.position()))
+}
+
+/// Serializes a `T` to a new buffer.
+pub fn write_to_vec<T>(value: &T, args: T::Args<'_>, what: &str) -> crate::Result<Vec<u8>>
+where
+    T: BinWrite,
+{
+    let mut cursor = binrw::io::Cursor::new(Vec::new());
+    value
+        .write_options(&mut cursor, Endian::Little, args)
+        .map_err(|e| crate::Error::Usage(format!("cannot write {what}: {e}")))?;
+    Ok(cursor.into_inner())
+}
+
+/// Reads a stored boolean: 0 or 1; anything else is corrupt.
+pub fn read_bool<R, T>(reader: &mut R, _endian: Endian, (field,): (&'static str,)) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<bool>,
+{
+    let pos = reader.stream_position()?;
+    let mut byte = [0u8; 1];
+    reader.read_exact(&mut byte)?;
+    match byte[0] {
+        0 => Ok(T::from(false)),
+        1 => Ok(T::from(true)),
+        other => Err(fail(
+            pos,
+            field,
+            format!("a boolean must be 0 or 1, not {other}"),
+        )),
+    }
+}
+
+/// A boolean as the writers see it: a `bool`, or an `Option<bool>` that may be absent.
+pub trait BoolRef {
+    fn get(&self) -> Option<bool>;
+}
+
+impl BoolRef for bool {
+    fn get(&self) -> Option<bool> {
+        Some(*self)
+    }
+}
+
+impl BoolRef for Option<bool> {
+    fn get(&self) -> Option<bool> {
+        *self
+    }
+}
+
+/// Writes a boolean as one byte (nothing for an absent `Option`).
+pub fn write_bool<W, B>(value: &B, writer: &mut W, _endian: Endian, _args: ()) -> BinResult<()>
+where
+    W: Write + Seek,
+    B: BoolRef + ?Sized,
+{
+    if let Some(value) = value.get() {
+        writer.write_all(&[u8::from(value)])?;
+    }
+    Ok(())
+}

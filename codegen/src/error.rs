@@ -1,0 +1,125 @@
+//! Errors in a spec: each names the file, the key path inside it and what is wrong.
+
+use std::fmt;
+
+/// A problem found in `spec/`, located by file and key path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The spec file as the repository names it, e.g. `spec/array_schema.toml`.
+    pub file: String,
+    /// Where in the file, e.g. `struct Attribute, field fill`; empty for the file as a whole.
+    pub path: String,
+    /// What is wrong.
+    pub kind: SpecErrorKind,
+}
+
+/// The kinds of malformed spec the codegen rejects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecErrorKind {
+    /// The file could not be read.
+    Io(String),
+    /// The file is not TOML of the expected shape (unknown key, wrong value type).
+    Syntax(String),
+    /// A type name that is neither a primitive, `bytes`, nor a declared enum, struct or context.
+    UnknownType(String),
+    /// An expression names something that is not declared (or not yet declared).
+    UnknownName { key: String, name: String },
+    /// An expression names a field that is declared after the one that uses it.
+    LaterField { key: String, name: String },
+    /// An expression that is not in the expression language.
+    BadExpression { key: String, reason: String },
+    /// `since` is not lower than `until`.
+    InvertedGate { since: u32, until: u32 },
+    /// A gate outside `oldest..=current+1`.
+    GateOutOfRange {
+        key: String,
+        value: u32,
+        oldest: u32,
+        newest: u32,
+    },
+    /// Two enum variants with the same value.
+    DuplicateValue {
+        value: i128,
+        first: String,
+        second: String,
+    },
+    /// Two things with the same name in one scope.
+    DuplicateName { what: String, name: String },
+    /// An enum variant that does not set a declared property.
+    MissingProperty(String),
+    /// An enum variant that sets a key that is not a declared property.
+    UnknownProperty(String),
+    /// `length_of`/`size_of` names a field that is missing or comes earlier.
+    BadLengthTarget {
+        key: String,
+        target: String,
+        reason: String,
+    },
+    /// A switch case that names a variant its enum does not have.
+    UnknownVariant { enum_name: String, variant: String },
+    /// Anything else that makes the spec inconsistent.
+    Invalid(String),
+}
+
+impl fmt::Display for SpecErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecErrorKind::Io(message) => write!(f, "cannot read: {message}"),
+            SpecErrorKind::Syntax(message) => write!(f, "{message}"),
+            SpecErrorKind::UnknownType(name) => write!(
+                f,
+                "unknown type \"{name}\" (not a primitive, bytes, or a declared enum, struct or context)"
+            ),
+            SpecErrorKind::UnknownName { key, name } => write!(
+                f,
+                "{key} refers to \"{name}\", which is not an earlier field or a param"
+            ),
+            SpecErrorKind::LaterField { key, name } => write!(
+                f,
+                "{key} refers to \"{name}\", which is declared later; only earlier fields and params can be used"
+            ),
+            SpecErrorKind::BadExpression { key, reason } => write!(f, "{key}: {reason}"),
+            SpecErrorKind::InvertedGate { since, until } => write!(
+                f,
+                "since = {since} is not lower than until = {until}, so the field is never present"
+            ),
+            SpecErrorKind::GateOutOfRange { key, value, oldest, newest } => write!(
+                f,
+                "{key} = {value} is outside the versions {oldest}..={newest} (oldest..=current+1)"
+            ),
+            SpecErrorKind::DuplicateValue { value, first, second } => write!(
+                f,
+                "value {value} is used by both {first} and {second}"
+            ),
+            SpecErrorKind::DuplicateName { what, name } => {
+                write!(f, "{what} \"{name}\" is declared twice")
+            }
+            SpecErrorKind::MissingProperty(property) => {
+                write!(f, "property \"{property}\" is declared by the enum but not set")
+            }
+            SpecErrorKind::UnknownProperty(key) => write!(
+                f,
+                "key \"{key}\" is neither a variant key nor a property declared by the enum"
+            ),
+            SpecErrorKind::BadLengthTarget { key, target, reason } => {
+                write!(f, "{key} = \"{target}\": {reason}")
+            }
+            SpecErrorKind::UnknownVariant { enum_name, variant } => {
+                write!(f, "switch case \"{variant}\" is not a variant of {enum_name}")
+            }
+            SpecErrorKind::Invalid(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}: {}", self.file, self.kind)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.path, self.kind)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}

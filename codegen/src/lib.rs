@@ -1,0 +1,295 @@
+//! tiledb-codegen: reads `spec/` (the TileDB format as TOML), validates it and
+//! emits the binrw structures of tiledb-runtime plus Markdown tables.
+//!
+//! Three stages, as in binrw_derive: [`raw`] (the TOML as serde reads it),
+//! [`validate`] (a typed, checked [`model`]; every error names the file and
+//! key), then [`emit`] and [`tables`].
+
+// A spec error carries its file, key path and details; it is returned once, on a cold path.
+#![allow(clippy::result_large_err)]
+
+pub mod emit;
+pub mod error;
+pub mod expr;
+pub mod model;
+pub mod raw;
+pub mod tables;
+pub mod validate;
+
+use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub use error::{SpecError, SpecErrorKind};
+use model::{Role, Spec};
+
+/// Where the generated Rust goes, relative to the workspace root.
+pub const GENERATED_DIR: &str = "runtime/src/format/generated";
+/// Where the Markdown tables go, relative to the workspace root.
+pub const TABLES_DIR: &str = "spec/tables";
+
+/// Every file the codegen produces, with paths relative to the workspace root.
+#[derive(Debug, Clone, Default)]
+pub struct GeneratedFiles {
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl GeneratedFiles {
+    pub fn get(&self, relative: impl AsRef<Path>) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|(path, _)| path == relative.as_ref())
+            .map(|(_, text)| text.as_str())
+    }
+}
+
+/// Reads and validates `spec_dir`, then renders every output in memory.
+pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
+    let (spec, table) = validate::load(spec_dir)?;
+    let mut emitter = emit::Emitter::new(&spec, &table);
+    let mut out = GeneratedFiles::default();
+    let generated = PathBuf::from(GENERATED_DIR);
+    let tables_dir = PathBuf::from(TABLES_DIR);
+    for file in &spec.files {
+        out.files.push((
+            generated.join(format!("{}.rs", file.module)),
+            emitter.emit_file(file),
+        ));
+        out.files.push((
+            tables_dir.join(format!("{}.md", file.stem)),
+            tables::render_file(file),
+        ));
+    }
+    out.files.push((
+        generated.join(format!("{}.rs", format_module(spec_dir))),
+        emit_format(&spec),
+    ));
+    out.files
+        .push((tables_dir.join("format.md"), tables::render_format(&spec)));
+    out.files
+        .push((generated.join("mod.rs"), emit_mod(&spec, spec_dir)));
+    out.files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn format_module(spec_dir: &Path) -> String {
+    // Validated by `load`; the module name is read again here to keep `Spec` small.
+    std::fs::read_to_string(spec_dir.join("format.toml"))
+        .ok()
+        .and_then(|text| toml::from_str::<raw::RawFormat>(&text).ok())
+        .map(|format| format.file.module)
+        .unwrap_or_else(|| "format".into())
+}
+
+fn emit_format(spec: &Spec) -> String {
+    let current = spec.current;
+    let oldest = spec.oldest;
+    let versions: Vec<TokenStream> = spec
+        .versions
+        .iter()
+        .map(|v| {
+            let number = v.number;
+            let release = v.release.clone().unwrap_or_default();
+            let changes = &v.changes;
+            quote!(FormatVersion { number: #number, release: #release, changes: &[#(#changes),*] })
+        })
+        .collect();
+    let tokens = quote! {
+        //! The format versions the spec describes.
+
+        /// The newest layout described in `spec/` (and written by default).
+        pub const CURRENT_FORMAT_VERSION: u32 = #current;
+
+        /// The oldest layout accepted.
+        pub const OLDEST_FORMAT_VERSION: u32 = #oldest;
+
+        /// One version of the format and what it changed.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct FormatVersion {
+            pub number: u32,
+            /// The TileDB release that introduced it.
+            pub release: &'static str,
+            pub changes: &'static [&'static str],
+        }
+
+        /// The history of the format, oldest first.
+        pub const FORMAT_VERSIONS: &[FormatVersion] = &[#(#versions),*];
+    };
+    emit::render("spec/format.toml", tokens)
+}
+
+fn emit_mod(spec: &Spec, spec_dir: &Path) -> String {
+    let mut modules: Vec<String> = spec.files.iter().map(|f| f.module.clone()).collect();
+    modules.push(format_module(spec_dir));
+    modules.sort();
+    let idents: Vec<syn::Ident> = modules.iter().map(|m| expr::ident(m)).collect();
+    // Modules with items are re-exported; a prose-only module has nothing to export.
+    let exported: Vec<syn::Ident> = modules
+        .iter()
+        .filter(|m| {
+            !spec.files.iter().any(|f| {
+                &f.module == *m
+                    && f.enums.is_empty()
+                    && f.contexts.is_empty()
+                    && f.structs.is_empty()
+            })
+        })
+        .map(|m| expr::ident(m))
+        .collect();
+    let mut gates = Vec::new();
+    for file in &spec.files {
+        for structure in &file.structs {
+            let kept: Vec<String> = structure
+                .fields
+                .iter()
+                .filter(|f| f.is_stored())
+                .map(|f| f.ident.clone())
+                .collect();
+            for field in &structure.fields {
+                if field.since.is_none() && field.until.is_none() {
+                    continue;
+                }
+                let sname = &structure.name;
+                let fname = &field.name;
+                let fident = &field.ident;
+                let since = opt_u32(field.since);
+                let until = opt_u32(field.until);
+                let stored = matches!(field.role, Role::Stored);
+                let optional = field.is_optional();
+                let conditional = field.condition.is_some();
+                let module = &file.module;
+                gates.push(quote! {
+                    VersionGate {
+                        module: #module,
+                        structure: #sname,
+                        field: #fname,
+                        rust_field: #fident,
+                        since: #since,
+                        until: #until,
+                        stored: #stored,
+                        optional: #optional,
+                        conditional: #conditional,
+                        kept_fields: &[#(#kept),*],
+                    }
+                });
+            }
+        }
+    }
+    let tokens = quote! {
+        //! The byte layouts of spec/, one module per spec file.
+
+        #(pub mod #idents;)*
+        #(pub use #exported::*;)*
+
+        /// A field that only some format versions have: the table of them lets
+        /// tests cover every gate of the spec.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct VersionGate {
+            pub module: &'static str,
+            pub structure: &'static str,
+            /// The spec's name of the field.
+            pub field: &'static str,
+            /// The name of the field in the generated struct.
+            pub rust_field: &'static str,
+            pub since: Option<u32>,
+            pub until: Option<u32>,
+            /// Kept in the struct (not a length, size or fixed value).
+            pub stored: bool,
+            /// An `Option` in the struct (no default where absent).
+            pub optional: bool,
+            /// Also subject to a data-dependent `if`.
+            pub conditional: bool,
+            /// The fields the generated struct keeps, in order.
+            pub kept_fields: &'static [&'static str],
+        }
+
+        /// Every version-gated field of the spec.
+        pub const VERSION_GATES: &[VersionGate] = &[#(#gates),*];
+    };
+    emit::render("spec/", tokens).replacen("from spec/ —", "from spec/*.toml —", 1)
+}
+
+fn opt_u32(value: Option<u32>) -> TokenStream {
+    match value {
+        Some(v) => quote!(Some(#v)),
+        None => quote!(None),
+    }
+}
+
+/// One difference between the checked-in outputs and what the spec produces.
+#[derive(Debug, Clone)]
+pub struct Drift {
+    pub path: PathBuf,
+    /// A unified diff, or a note that the file is missing or stale.
+    pub diff: String,
+}
+
+/// Compares generated outputs with the files under `root`, including stale
+/// files in the output directories that the spec no longer produces.
+pub fn check(root: &Path, generated: &GeneratedFiles) -> Vec<Drift> {
+    let mut drifts = Vec::new();
+    for (path, text) in &generated.files {
+        let on_disk = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+        if &on_disk != text {
+            let diff = similar::TextDiff::from_lines(on_disk.as_str(), text.as_str())
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("a/{} (checked in)", path.display()),
+                    &format!("b/{} (from spec/)", path.display()),
+                )
+                .to_string();
+            drifts.push(Drift {
+                path: path.clone(),
+                diff,
+            });
+        }
+    }
+    for stale in stale_files(root, generated) {
+        drifts.push(Drift {
+            diff: format!("{} is no longer generated from spec/\n", stale.display()),
+            path: stale,
+        });
+    }
+    drifts
+}
+
+/// Files in the output directories that the spec does not produce.
+pub fn stale_files(root: &Path, generated: &GeneratedFiles) -> Vec<PathBuf> {
+    let mut stale = Vec::new();
+    for (dir, ext) in [(GENERATED_DIR, "rs"), (TABLES_DIR, "md")] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let relative = PathBuf::from(dir).join(entry.file_name());
+            if relative.extension().is_some_and(|e| e == ext) && generated.get(&relative).is_none()
+            {
+                stale.push(relative);
+            }
+        }
+    }
+    stale.sort();
+    stale
+}
+
+/// Writes every output under `root` and removes stale ones; returns the paths changed.
+pub fn write(root: &Path, generated: &GeneratedFiles) -> std::io::Result<Vec<PathBuf>> {
+    let mut changed = Vec::new();
+    for (path, text) in &generated.files {
+        let full = root.join(path);
+        if std::fs::read_to_string(&full).ok().as_deref() != Some(text.as_str()) {
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&full, text)?;
+            changed.push(path.clone());
+        }
+    }
+    for stale in stale_files(root, generated) {
+        std::fs::remove_file(root.join(&stale))?;
+        changed.push(stale);
+    }
+    Ok(changed)
+}

@@ -1,0 +1,218 @@
+//! Stage 1: the TOML as written, deserialized with serde and not yet checked.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// `format.toml`: the versions the spec describes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFormat {
+    pub current: u32,
+    pub oldest: u32,
+    pub file: RawFileHeader,
+    #[serde(default, rename = "version")]
+    pub versions: Vec<RawVersion>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVersion {
+    pub number: u32,
+    #[serde(default)]
+    pub release: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub erratum: Option<String>,
+    #[serde(default)]
+    pub changes: Vec<String>,
+}
+
+/// Any other spec file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    pub file: RawFileHeader,
+    #[serde(default, rename = "enum")]
+    pub enums: Vec<RawEnum>,
+    #[serde(default, rename = "context")]
+    pub contexts: Vec<RawContext>,
+    #[serde(default, rename = "struct")]
+    pub structs: Vec<RawStruct>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFileHeader {
+    pub title: String,
+    pub module: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEnum {
+    pub name: String,
+    pub repr: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub erratum: Option<String>,
+    #[serde(default)]
+    pub properties: BTreeMap<String, String>,
+    #[serde(default, rename = "variant")]
+    pub variants: Vec<RawVariant>,
+}
+
+/// A variant: the fixed keys, plus one key per declared property (kept in `rest`).
+#[derive(Debug, Deserialize)]
+pub struct RawVariant {
+    pub name: String,
+    pub value: i64,
+    #[serde(default)]
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub erratum: Option<String>,
+    #[serde(default)]
+    pub deprecated: bool,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub until: Option<u32>,
+    #[serde(flatten)]
+    pub rest: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawContext {
+    pub name: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default, alias = "field")]
+    pub fields: Vec<RawNamed>,
+}
+
+/// A param or a context field: a name, a type and a description.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNamed {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStruct {
+    pub name: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub erratum: Option<String>,
+    #[serde(default)]
+    pub container: Option<String>,
+    #[serde(default)]
+    pub params: Vec<RawNamed>,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default, rename = "field", alias = "fields")]
+    pub fields: Vec<RawField>,
+}
+
+/// An expression: a string in the expression language, or a bare TOML integer or boolean.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawExpr {
+    Text(String),
+    Integer(i64),
+    Boolean(bool),
+}
+
+impl RawExpr {
+    pub fn text(&self) -> String {
+        match self {
+            RawExpr::Text(text) => text.clone(),
+            RawExpr::Integer(value) => value.to_string(),
+            RawExpr::Boolean(value) => value.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawType {
+    Name(String),
+    Switch(RawSwitch),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSwitch {
+    pub switch_on: String,
+    pub cases: BTreeMap<String, String>,
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEach {
+    pub over: String,
+    #[serde(rename = "as")]
+    pub entry: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawField {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: RawType,
+    #[serde(default)]
+    pub doc: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub erratum: Option<String>,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub until: Option<u32>,
+    #[serde(default, rename = "if")]
+    pub condition: Option<RawExpr>,
+    #[serde(default)]
+    pub default: Option<RawExpr>,
+    #[serde(default)]
+    pub size: Option<RawExpr>,
+    #[serde(default)]
+    pub count: Option<RawExpr>,
+    #[serde(default)]
+    pub each: Option<RawEach>,
+    #[serde(default)]
+    pub until_eof: bool,
+    #[serde(default)]
+    pub args: BTreeMap<String, RawExpr>,
+    #[serde(default)]
+    pub length_of: Option<String>,
+    #[serde(default)]
+    pub size_of: Option<String>,
+    #[serde(default)]
+    pub value: Option<RawExpr>,
+    #[serde(default)]
+    pub max: Option<u64>,
+}
