@@ -173,7 +173,7 @@ pub(crate) fn reverse(
                 output.len()
             ));
         }
-        if bits >= 8 * w || bytes % w != 0 {
+        if bits >= 8 * w || !bytes.is_multiple_of(w) {
             output[pos..pos + bytes].copy_from_slice(input.take(bytes)?);
         } else {
             if !matches!(bits, 8 | 16 | 32) {

@@ -75,7 +75,7 @@ fn run_blocks(s: usize, input: &[u8], out: &mut [u8], invert: bool) {
 }
 
 fn transform(s: usize, piece: &[u8], out: &mut [u8], invert: bool) {
-    if s == 0 || piece.len() % s != 0 || piece.len() % 8 != 0 {
+    if s == 0 || !piece.len().is_multiple_of(s) || !piece.len().is_multiple_of(8) {
         out.copy_from_slice(piece);
     } else {
         run_blocks(s, piece, out, invert);

@@ -9,7 +9,7 @@ use super::stage::{
 };
 
 pub(crate) fn shuffle(width: usize, input: &[u8], out: &mut [u8]) {
-    let n = if width == 0 { 0 } else { input.len() / width };
+    let n = input.len().checked_div(width).unwrap_or(0);
     if width <= 1 || n == 0 {
         out.copy_from_slice(input);
         return;
@@ -24,7 +24,7 @@ pub(crate) fn shuffle(width: usize, input: &[u8], out: &mut [u8]) {
 }
 
 pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8]) {
-    let n = if width == 0 { 0 } else { input.len() / width };
+    let n = input.len().checked_div(width).unwrap_or(0);
     if width <= 1 || n == 0 {
         out.copy_from_slice(input);
         return;

@@ -67,10 +67,7 @@ impl Codec {
         match self {
             Codec::Gzip { level } => gzip_compress(level, input, out),
             Codec::Zstd { level } => zstd_compress(level, input, out),
-            Codec::Lz4 => {
-                out.extend_from_slice(&lz4_flex::block::compress(input));
-                Ok(())
-            }
+            Codec::Lz4 => lz4_compress(input, out),
             Codec::Bzip2 { level } => bzip2_compress(level, input, out),
             Codec::Rle { cell_size } => rle::encode(cell_size, input, out),
             Codec::Delta { width } => delta::encode(width, input, out),
@@ -248,6 +245,35 @@ fn zstd_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
             out.len()
         ));
     }
+    Ok(())
+}
+
+/// liblz4's `LZ4_compress_default`, as TileDB calls it: the same raw block,
+/// byte for byte. (Decoding uses the pure-Rust `lz4_flex`.)
+fn lz4_compress(input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+    let len =
+        i32::try_from(input.len()).map_err(|_| Fault::Usage("LZ4 input exceeds 2 GiB".into()))?;
+    // SAFETY: LZ4_compressBound only computes a size from an integer.
+    let bound = unsafe { lz4_sys::LZ4_compressBound(len) };
+    if bound <= 0 {
+        return Err(Fault::Usage("LZ4 input too large".into()));
+    }
+    let start = out.len();
+    out.resize(start + bound as usize, 0);
+    // SAFETY: `input` is valid for `len` bytes and the destination for
+    // `bound` bytes, the most LZ4_compress_default writes.
+    let written = unsafe {
+        lz4_sys::LZ4_compress_default(
+            input.as_ptr().cast(),
+            out[start..].as_mut_ptr().cast(),
+            len,
+            bound,
+        )
+    };
+    if written <= 0 && !input.is_empty() {
+        return Err(Fault::Usage("LZ4 compression failed".into()));
+    }
+    out.truncate(start + written.max(0) as usize);
     Ok(())
 }
 

@@ -5,7 +5,7 @@
 use super::stage::{corrupt, read_uint, write_uint, Fault, StageResult};
 
 pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
-    if input.len() % width != 0 {
+    if !input.len().is_multiple_of(width) {
         return Err(Fault::Usage(format!(
             "DELTA input of {} bytes is not a whole number of {width}-byte values",
             input.len()
@@ -33,7 +33,7 @@ pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<
     };
     let n = u64::from_le_bytes(*n);
     let declared = out.len() / width;
-    if out.len() % width != 0 || n != declared as u64 {
+    if !out.len().is_multiple_of(width) || n != declared as u64 {
         return corrupt(format!(
             "DELTA holds {n} values but {} bytes are declared",
             out.len()

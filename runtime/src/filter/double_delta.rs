@@ -84,7 +84,7 @@ impl BitWriter<'_> {
 
 pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     let width = kind.size();
-    if input.len() % width != 0 {
+    if !input.len().is_multiple_of(width) {
         return Err(Fault::Usage(format!(
             "DOUBLE_DELTA input of {} bytes is not a whole number of {width}-byte values",
             input.len()
@@ -160,7 +160,7 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     let bits = input[0] as u32;
     let n = read_uint(&input[1..9], 8);
     let body = &input[9..];
-    if out.len() % width != 0 || n != (out.len() / width) as u64 {
+    if !out.len().is_multiple_of(width) || n != (out.len() / width) as u64 {
         return corrupt(format!(
             "DOUBLE_DELTA holds {n} values but {} bytes are declared",
             out.len()
@@ -190,7 +190,7 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
         return Ok(());
     }
     let stream = &body[head..];
-    if stream.len() % 8 != 0 {
+    if !stream.len().is_multiple_of(8) {
         return corrupt("DOUBLE_DELTA bit stream is not a whole number of 64-bit words");
     }
     let mut reader = BitReader {

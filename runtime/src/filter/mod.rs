@@ -325,7 +325,7 @@ impl Filter {
                     return false;
                 }
                 match reinterpret {
-                    Some(r) => input.size() % r.size() == 0,
+                    Some(r) => input.size().is_multiple_of(r.size()),
                     None => true,
                 }
             }

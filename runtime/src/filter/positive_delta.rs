@@ -91,7 +91,7 @@ pub(crate) fn reverse(
                 data.len()
             ));
         }
-        if bytes % w != 0 {
+        if !bytes.is_multiple_of(w) {
             output[pos..pos + bytes].copy_from_slice(&data[pos..pos + bytes]);
         } else {
             let mut previous = first;

@@ -11,7 +11,7 @@ pub(crate) fn encode(cell_size: usize, input: &[u8], out: &mut Vec<u8>) -> Stage
     if input.is_empty() {
         return Ok(());
     }
-    if input.len() % cell_size != 0 {
+    if !input.len().is_multiple_of(cell_size) {
         return Err(Fault::Usage(format!(
             "RLE input of {} bytes is not a whole number of {cell_size}-byte cells",
             input.len()
@@ -50,7 +50,7 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
             out.len()
         ));
     }
-    if input.len() % run_size != 0 {
+    if !input.len().is_multiple_of(run_size) {
         return corrupt(format!(
             "RLE input of {} bytes is not a whole number of {run_size}-byte runs",
             input.len()

@@ -357,7 +357,7 @@ fn fixed_chunk_bounds(len: usize, chunk: usize) -> Vec<(usize, usize)> {
     let mut bounds: Vec<(usize, usize)> = (0..len / chunk)
         .map(|i| (i * chunk, (i + 1) * chunk))
         .collect();
-    if len % chunk != 0 {
+    if !len.is_multiple_of(chunk) {
         bounds.push((len - len % chunk, len));
     }
     bounds

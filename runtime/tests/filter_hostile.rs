@@ -1,0 +1,164 @@
+//! Hostile tiles: every malformed chunk is a `Corrupt` error that locates
+//! the fault, never a panic and never an allocation sized by the attacker.
+
+use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
+use tiledb_runtime::tile::{filter_tile, unfilter_tile, unfilter_tiles, TileJob};
+use tiledb_runtime::{Error, ErrorClass};
+
+fn ctx() -> FilterContext {
+    FilterContext::new(Datatype::Uint8, 1, 22)
+}
+
+/// A tile of one chunk with the given header fields and body.
+fn tile(original: u32, metadata: &[u8], data: &[u8]) -> Vec<u8> {
+    let mut t = 1u64.to_le_bytes().to_vec();
+    t.extend_from_slice(&original.to_le_bytes());
+    t.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    t.extend_from_slice(&(metadata.len() as u32).to_le_bytes());
+    t.extend_from_slice(metadata);
+    t.extend_from_slice(data);
+    t
+}
+
+/// Compression-filter metadata for one data part.
+fn compression_md(original: u32, compressed: u32) -> Vec<u8> {
+    [0u32, 1, original, compressed]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
+}
+
+fn corrupt_field(e: &Error) -> String {
+    match e {
+        Error::Corrupt { at, .. } => at.field.clone(),
+        other => panic!("expected a corrupt error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_chunk_count_beyond_the_bytes_is_refused_before_allocating() {
+    let mut t = u64::MAX.to_le_bytes().to_vec();
+    t.extend_from_slice(&[0u8; 40]);
+    let e = unfilter_tile(&t, &FilterPipeline::default(), &ctx(), 0).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Corrupt);
+    assert_eq!(corrupt_field(&e), "n_chunks");
+}
+
+#[test]
+fn chunk_lengths_beyond_the_tile_are_corrupt() {
+    let mut t = tile(4, &[], b"abcd");
+    // filtered_len claims more than is present.
+    t[12..16].copy_from_slice(&1000u32.to_le_bytes());
+    let e = unfilter_tile(&t, &FilterPipeline::default(), &ctx(), 4).unwrap_err();
+    assert_eq!(corrupt_field(&e), "chunk 0");
+    assert_eq!(e.class(), ErrorClass::Corrupt);
+}
+
+#[test]
+fn the_sum_of_original_lengths_must_match() {
+    let t = tile(4, &[], b"abcd");
+    let e = unfilter_tile(&t, &FilterPipeline::default(), &ctx(), 5).unwrap_err();
+    assert_eq!(corrupt_field(&e), "chunks");
+}
+
+#[test]
+fn a_decompression_bomb_is_an_error() {
+    // A zstd frame of 1 MiB of zeros declared as 100 bytes.
+    let bomb = zstd::bulk::compress(&vec![0u8; 1 << 20], 3).unwrap();
+    let pipeline = FilterPipeline::new(vec![Filter::Zstd { level: 3 }]);
+    let t = tile(100, &compression_md(100, bomb.len() as u32), &bomb);
+    let e = unfilter_tile(&t, &pipeline, &ctx(), 100).unwrap_err();
+    assert_eq!(corrupt_field(&e), "chunk 0, ZSTD");
+    // The same frame, declared as 1 MiB in the part but 100 bytes in the
+    // chunk: the part size disagrees with the chunk.
+    let t = tile(100, &compression_md(1 << 20, bomb.len() as u32), &bomb);
+    assert_eq!(
+        corrupt_field(&unfilter_tile(&t, &pipeline, &ctx(), 100).unwrap_err()),
+        "chunk 0, ZSTD"
+    );
+    // Same for the other codecs.
+    for (filter, payload) in [
+        (Filter::Gzip { level: 6 }, {
+            use std::io::Write;
+            let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+            z.write_all(&vec![0u8; 1 << 20]).unwrap();
+            z.finish().unwrap()
+        }),
+        (
+            Filter::Lz4 { level: 0 },
+            lz4_flex::block::compress(&vec![0u8; 1 << 20]),
+        ),
+    ] {
+        let pipeline = FilterPipeline::new(vec![filter.clone()]);
+        let t = tile(100, &compression_md(100, payload.len() as u32), &payload);
+        let e = unfilter_tile(&t, &pipeline, &ctx(), 100).unwrap_err();
+        assert_eq!(corrupt_field(&e), format!("chunk 0, {}", filter.name()));
+    }
+}
+
+#[test]
+fn an_intermediate_stage_cannot_claim_unbounded_output() {
+    // BYTESHUFFLE then ZSTD: the ZSTD stage claims 3 GiB for a 16-byte chunk.
+    let pipeline = FilterPipeline::new(vec![Filter::ByteShuffle, Filter::Zstd { level: 1 }]);
+    let md = compression_md(3 << 30, 10);
+    let t = tile(16, &md, &[0u8; 10]);
+    let e = unfilter_tile(&t, &pipeline, &ctx(), 16).unwrap_err();
+    assert_eq!(corrupt_field(&e), "chunk 0, ZSTD");
+}
+
+#[test]
+fn a_checksum_mismatch_names_tile_chunk_and_filter() {
+    let data: Vec<u8> = (0..1000u32).map(|i| (i % 7) as u8).collect();
+    for filter in [Filter::ChecksumMd5, Filter::ChecksumSha256] {
+        let pipeline = FilterPipeline::new(vec![filter.clone()]);
+        let mut t = filter_tile(&data, &pipeline, &ctx()).unwrap();
+        let last = t.len() - 1;
+        t[last] ^= 1;
+        let job = TileJob {
+            bytes: &t,
+            file_offset: 4096,
+            index: 3,
+            expected_len: data.len() as u64,
+        };
+        let e = unfilter_tiles(&[job], &pipeline, &ctx()).unwrap_err();
+        let Error::Corrupt { at, reason } = &e else {
+            panic!("expected corrupt, got {e:?}")
+        };
+        assert_eq!(at.field, format!("tile 3, chunk 0, {}", filter.name()));
+        assert_eq!(
+            at.offset,
+            4096 + 8,
+            "the chunk starts after the chunk count"
+        );
+        assert!(reason.contains("mismatch"), "{reason}");
+    }
+}
+
+#[test]
+fn an_encrypted_tile_needs_its_key() {
+    let data = vec![5u8; 100];
+    let pipeline = FilterPipeline::new(vec![Filter::Zstd { level: 1 }, Filter::Aes256Gcm]);
+    let with_key = ctx().with_key([7; 32]);
+    let t = filter_tile(&data, &pipeline, &with_key).unwrap();
+    assert_eq!(unfilter_tile(&t, &pipeline, &with_key, 100).unwrap(), data);
+    let e = unfilter_tile(&t, &pipeline, &ctx(), 100).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Usage);
+    let wrong = ctx().with_key([8; 32]);
+    assert_eq!(
+        corrupt_field(&unfilter_tile(&t, &pipeline, &wrong, 100).unwrap_err()),
+        "chunk 0, AES_256_GCM"
+    );
+}
+
+#[test]
+fn lossy_webp_encoding_is_unsupported_not_wrong() {
+    let pipeline = FilterPipeline::new(vec![Filter::Webp {
+        quality: 50.0,
+        format: tiledb_runtime::filter::WebpFormat::Rgb,
+        lossless: false,
+        y_extent: 2,
+        x_extent: 6,
+    }]);
+    let e = filter_tile(&[0u8; 12], &pipeline, &ctx()).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Unsupported);
+}
