@@ -378,6 +378,16 @@ def make_schema(s, ctx):
 # --------------------------------------------------------------------------------------------
 
 
+def expand_values(values):
+    """A list of cells, or { start, step, count, modulo? } for a long integer sequence:
+    value i is (start + i * step) % modulo when modulo is given, else start + i * step."""
+    if isinstance(values, dict):
+        start, step, count = values["start"], values.get("step", 1), values["count"]
+        mod = values.get("modulo")
+        return [((start + i * step) % mod) if mod else (start + i * step) for i in range(count)]
+    return values
+
+
 def field_buffers(t, cvn, nullable, values, validity):
     """data, offsets (or None), validity (or None) buffers for one field from case values."""
     var = cvn == "var"
@@ -451,8 +461,8 @@ def write_step(uri, schema, step, ctx):
                 t = schema["dims"][i]["type"]
                 sub._add_dim_range(i, (dim_value(t, lo), dim_value(t, hi)))
             q.set_subarray(sub)
-        columns = dict(step.get("coords", {}))
-        columns.update(step.get("data", {}))
+        columns = {k: expand_values(v) for k, v in step.get("coords", {}).items()}
+        columns.update({k: expand_values(v) for k, v in step.get("data", {}).items()})
         validity = step.get("validity", {})
         for name, values in columns.items():
             t, cvn, nullable = fields[name]
@@ -507,6 +517,7 @@ def write_step_legacy(uri, schema, step, ctx):
     data = {}
     nullmaps = {}
     for name, values in step.get("data", {}).items():
+        values = expand_values(values)
         t, cvn, nullable = fields[name]
         data[name] = legacy_column(t, cvn, values)
         if nullable:
@@ -516,7 +527,7 @@ def write_step_legacy(uri, schema, step, ctx):
         if schema["type"] == "sparse":
             if layout != "unordered":
                 raise Unsupported("tiledb-py 0.19 writes sparse data unordered only")
-            coords = [legacy_column(fields[d["name"]][0], fields[d["name"]][1], step["coords"][d["name"]]) for d in schema["dims"]]
+            coords = [legacy_column(fields[d["name"]][0], fields[d["name"]][1], expand_values(step["coords"][d["name"]])) for d in schema["dims"]]
             if any(d["type"] in DATETIME_TYPES for d in schema["dims"]):
                 raise Unsupported("datetime coordinates through tiledb-py 0.19")
             sel = coords[0] if len(coords) == 1 else tuple(coords)
