@@ -42,6 +42,7 @@ def producer():
     p = dict(PRODUCERS[key])
     p["tiledb"] = ".".join(str(x) for x in ver)
     p["tiledb_py_found"] = tiledb.__version__
+    p["legacy"] = tdbcase.LEGACY
     if tiledb.__version__ != p["tiledb_py"]:
         print(f"warning: tiledb-py {tiledb.__version__} differs from the pin {p['tiledb_py']}", file=sys.stderr)
     return p
@@ -206,7 +207,7 @@ def control_schema_rewrite(case, base_dir):
             tdbcase.run_read(tmp, case, read)
 
 
-def expected_for(case, case_dir):
+def expected_for(case, case_dir, prod_name):
     reads = []
     for read in case.get("reads", []):
         entry = {"id": read["id"]}
@@ -222,6 +223,12 @@ def expected_for(case, case_dir):
                 raise SystemExit(f"{case['id']}/{read['id']}: expected an error but TileDB read {json.dumps(got)[:200]}")
         else:
             entry.update(tdbcase.run_read(case_dir, case, read))
+        bugs = [b for b in case.get("oracle_bugs", []) if b["producer"] == prod_name and b["read"] == read["id"]]
+        if bugs:
+            # This TileDB release is known to read this wrong: keep its output for the record,
+            # but mark the read so that runners skip it instead of comparing.
+            result = {k: v for k, v in entry.items() if k != "id"}
+            entry = {"id": read["id"], "skip": bugs[0]["note"], "oracle_output": result}
         reads.append(entry)
     return reads
 
@@ -240,6 +247,7 @@ def main():
     cases.sort(key=lambda c: ("base" in c, c["id"]))
     built = {}
     failures = []
+    skipped = {}
     for case in cases:
         if not tdbcase.applies(case, prod["format_version"]):
             continue
@@ -254,11 +262,18 @@ def main():
         os.makedirs(case_dir)
         try:
             mutations = build_case(case, case_dir, built)
-            reads = expected_for(case, case_dir)
+            reads = expected_for(case, case_dir, prod["name"])
         except Exception as e:  # report all failing cases at the end
-            failures.append((cid, f"{type(e).__name__}: {e}"))
             shutil.rmtree(case_dir)
-            print(f"FAIL {cid}: {type(e).__name__}: {e}", file=sys.stderr)
+            reason = f"{type(e).__name__}: {e}".replace(os.path.abspath(case_dir) + os.sep, "")
+            if isinstance(e, tdbcase.Unsupported) or prod["legacy"]:
+                # An old tiledb-py that cannot replay a case is a limit of the producer, not a
+                # bug of the case: record it in the manifest and go on.
+                skipped[cid] = reason
+                print(f"skip {cid}: {reason}", file=sys.stderr)
+            else:
+                failures.append((cid, reason))
+                print(f"FAIL {cid}: {reason}", file=sys.stderr)
             continue
         built[cid] = case_dir
         expected = {
@@ -273,13 +288,13 @@ def main():
         with open(os.path.join(case_dir, "expected.json"), "w") as f:
             f.write(tdbcase.dumps(expected))
         print(f"ok   {cid}")
-    write_manifest(args.out, prod)
+    write_manifest(args.out, prod, skipped, only=args.only)
     if failures:
         print(f"{len(failures)} case(s) failed", file=sys.stderr)
         sys.exit(1)
 
 
-def write_manifest(corpus_root, prod):
+def write_manifest(corpus_root, prod, skipped, only=None):
     """Rewrite this producer's section of MANIFEST.json from what is on disk."""
     path = os.path.join(corpus_root, "MANIFEST.json")
     manifest = {"manifest_version": 1, "producers": {}}
@@ -299,11 +314,16 @@ def write_manifest(corpus_root, prod):
             "negative": exp["negative"],
             "files": {rel: sha256(os.path.join(case_dir, rel)) for rel in list_files(case_dir)},
         }
+    previous = manifest["producers"].get(prod["name"], {}).get("skipped", {})
+    if only:
+        # A partial run keeps what it did not revisit.
+        skipped = {**{k: v for k, v in previous.items() if only not in k}, **skipped}
     manifest["producers"][prod["name"]] = {
         "tiledb": prod["tiledb"],
         "tiledb_py": prod["tiledb_py"],
         "format_version": prod["format_version"],
         "cases": entries,
+        "skipped": dict(sorted((k, v) for k, v in skipped.items() if k not in entries)),
     }
     manifest["producers"] = dict(sorted(manifest["producers"].items()))
     with open(path, "w") as f:

@@ -378,6 +378,16 @@ def make_schema(s, ctx):
 # --------------------------------------------------------------------------------------------
 
 
+def expand_values(values):
+    """A list of cells, or { start, step, count, modulo? } for a long integer sequence:
+    value i is (start + i * step) % modulo when modulo is given, else start + i * step."""
+    if isinstance(values, dict):
+        start, step, count = values["start"], values.get("step", 1), values["count"]
+        mod = values.get("modulo")
+        return [((start + i * step) % mod) if mod else (start + i * step) for i in range(count)]
+    return values
+
+
 def field_buffers(t, cvn, nullable, values, validity):
     """data, offsets (or None), validity (or None) buffers for one field from case values."""
     var = cvn == "var"
@@ -424,7 +434,16 @@ def schema_fields(schema):
     return out
 
 
+LEGACY = not hasattr(tiledb.libtiledb, "LayoutType")  # tiledb-py < 0.2x: no raw query bindings
+
+
+class Unsupported(Exception):
+    """The producer's tiledb-py cannot express this case faithfully; the case is skipped."""
+
+
 def write_step(uri, schema, step, ctx):
+    if LEGACY:
+        return write_step_legacy(uri, schema, step, ctx)
     fields = schema_fields(schema)
     with tiledb.open(uri, "w", timestamp=step["timestamp"], ctx=ctx) as A:
         q = tiledb.libtiledb.Query(tiledb.libtiledb.Context(ctx), A.array, tiledb.libtiledb.QueryType.WRITE)
@@ -442,8 +461,8 @@ def write_step(uri, schema, step, ctx):
                 t = schema["dims"][i]["type"]
                 sub._add_dim_range(i, (dim_value(t, lo), dim_value(t, hi)))
             q.set_subarray(sub)
-        columns = dict(step.get("coords", {}))
-        columns.update(step.get("data", {}))
+        columns = {k: expand_values(v) for k, v in step.get("coords", {}).items()}
+        columns.update({k: expand_values(v) for k, v in step.get("data", {}).items()})
         validity = step.get("validity", {})
         for name, values in columns.items():
             t, cvn, nullable = fields[name]
@@ -456,6 +475,80 @@ def write_step(uri, schema, step, ctx):
                 q.set_validity_buffer(name, valid, len(valid))
         q._submit()
         q.finalize()
+
+
+def legacy_column(t, cvn, values):
+    """Case values of one field as the numpy array tiledb-py 0.19 writes (cell bytes exact)."""
+    var = cvn == "var"
+    cells = [cell_bytes(t, v if v is not None else _null_placeholder(t, cvn), var, cvn) for v in values]
+    dt = raw_dtype(t)
+    if t in BYTE_TYPES:
+        if not var:
+            return np.array(cells, dtype=f"S{cvn}")
+        if t == "STRING_UTF8":
+            return np.array([c.decode("utf-8") for c in cells], dtype=object)
+        return np.array(cells, dtype=object)
+    if t in DATETIME_TYPES or t in TIME_TYPES:
+        unit = DATETIME_TYPES.get(t) or TIME_TYPES[t]
+        kind = "M8" if t in DATETIME_TYPES else "m8"
+        view = np.dtype(f"{kind}[{unit}]")
+    elif t == "BOOL":
+        view = np.dtype(np.bool_)
+    else:
+        view = dt
+    arrays = [np.frombuffer(c, dtype=dt.newbyteorder("<")).astype(dt).view(view) for c in cells]
+    if var:
+        out = np.empty(len(arrays), dtype=object)
+        for i, a in enumerate(arrays):
+            out[i] = a
+        return out
+    flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=view)
+    if cvn == 1:
+        return flat
+    if cvn == 2 and t in FLOAT_TYPES:
+        return flat.view(np.complex64 if t == "FLOAT32" else np.complex128)
+    return flat.view(np.dtype([("", view)] * cvn))
+
+
+def write_step_legacy(uri, schema, step, ctx):
+    fields = schema_fields(schema)
+    layout = step.get("layout", "unordered" if schema["type"] == "sparse" else "row-major")
+    validity = step.get("validity", {})
+    data = {}
+    nullmaps = {}
+    for name, values in step.get("data", {}).items():
+        values = expand_values(values)
+        t, cvn, nullable = fields[name]
+        data[name] = legacy_column(t, cvn, values)
+        if nullable:
+            v = validity.get(name) or [0 if x is None else 1 for x in values]
+            nullmaps[name] = np.array(v, dtype=np.uint8)
+    with tiledb.open(uri, "w", timestamp=step["timestamp"], ctx=ctx) as A:
+        if schema["type"] == "sparse":
+            if layout != "unordered":
+                raise Unsupported("tiledb-py 0.19 writes sparse data unordered only")
+            coords = [legacy_column(fields[d["name"]][0], fields[d["name"]][1], expand_values(step["coords"][d["name"]])) for d in schema["dims"]]
+            if any(d["type"] in DATETIME_TYPES for d in schema["dims"]):
+                raise Unsupported("datetime coordinates through tiledb-py 0.19")
+            sel = coords[0] if len(coords) == 1 else tuple(coords)
+            tiledb.libtiledb._setitem_impl_sparse(A, sel, data, nullmaps)
+        else:
+            shape = [int(hi) - int(lo) + 1 for lo, hi in step["subarray"]]
+            order = {"row-major": "C", "col-major": "F"}.get(layout)
+            if order is None:
+                raise Unsupported(f"dense {layout} writes through tiledb-py 0.19")
+            for name in data:
+                arr = data[name].reshape(shape, order=order)
+                data[name] = np.asfortranarray(arr) if order == "F" else arr
+            for name in nullmaps:
+                nullmaps[name] = nullmaps[name].reshape(shape, order=order)
+            if any(d["type"] not in INT_TYPES for d in schema["dims"]):
+                raise Unsupported("non-integer dense subarrays through tiledb-py 0.19")
+            if any(int(lo) < 0 for lo, _ in step["subarray"]):
+                # tiledb-py 0.19 takes negative slice bounds as counted from the end.
+                raise Unsupported("negative dense subarray bounds through tiledb-py 0.19")
+            sel = tuple(slice(int(lo), int(hi) + 1) for lo, hi in step["subarray"])
+            A._setitem_impl(sel, data, nullmaps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -478,6 +571,10 @@ def meta_buffer(t, values):
 
 
 def put_metadata(A, step):
+    if LEGACY:
+        # tiledb-py 0.19 stores numpy metadata under a prefixed key and cannot choose the type
+        # of scalars, so it cannot replay a typed metadata put exactly.
+        raise Unsupported("typed metadata through tiledb-py 0.19")
     t = step["type"]
     data = meta_buffer(t, step["values"])
     count = len(data) // raw_dtype(t).itemsize
@@ -568,23 +665,15 @@ def actual_fields(A):
         t = "STRING_ASCII" if d.dtype == np.dtype("S") else tiledb_type_name(d.dtype)
         out.append((d.name, "dim", t, "var" if d.isvar else 1, False))
     for a in sch:
-        t = tiledb_type_name(a.dtype) if not isinstance(a.dtype, str) else tiledb_type_name(a.dtype)
-        if t == "CHAR" and a.dtype == np.dtype("S") and not a.isvar:
-            pass
-        try:
-            t = a._internal_type_name if hasattr(a, "_internal_type_name") else t
-        except Exception:
-            pass
-        t = _attr_type_name(a)
         cvn = "var" if a.isvar else a.ncells
-        out.append((a.name, "attr", t, cvn, a.isnullable))
+        out.append((a.name, "attr", _attr_type_name(a), cvn, a.isnullable))
     return out
 
 
 def _attr_type_name(a):
-    name = str(a._tiledb_dtype) if hasattr(a, "_tiledb_dtype") else None
-    if name:
-        return name.split(".")[-1]
+    if hasattr(a, "_tiledb_dtype"):
+        return str(a._tiledb_dtype).split(".")[-1]
+    # tiledb-py 0.19: numpy dtypes, with BLOB and STRING_ASCII spelt out.
     return tiledb_type_name(a.dtype)
 
 
@@ -659,17 +748,31 @@ def read_cells(uri, read, ctx):
         names = [d[0] for d in dims] + attr_names
         columns = {name: [] for name in names}
         if ranges is not None:
-            q = PyQuery(A.ctx, A, tuple(attr_names), tuple(d[0] for d in dims), getattr(tiledb.libtiledb.LayoutType, LAYOUTS[layout]), False)
-            if "condition" in read:
-                q.set_cond(tiledb.QueryCondition(read["condition"]))
-            sub = tiledb.Subarray(A)
-            sub.add_ranges([[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)])
-            q.set_subarray(sub)
+            per_dim = [[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)]
+            if LEGACY:
+                if "condition" in read:
+                    raise Unsupported("read conditions through tiledb-py 0.19")
+                q = PyQuery(A._ctx_(), A, tuple(attr_names), tuple(d[0] for d in dims), "CFGU".index("CFGU"[list(LAYOUTS).index(layout)]), False)
+                q.set_ranges(per_dim)
+            else:
+                q = PyQuery(A.ctx, A, tuple(attr_names), tuple(d[0] for d in dims), getattr(tiledb.libtiledb.LayoutType, LAYOUTS[layout]), False)
+                if "condition" in read:
+                    q.set_cond(tiledb.QueryCondition(read["condition"]))
+                sub = tiledb.Subarray(A)
+                sub.add_ranges(per_dim)
+                q.set_subarray(sub)
             q.submit()
             results = q.results()
             for name in names:
                 t, cvn, nullable = _field_type(A, by_name, name)
-                data, offsets, validity = results[name]
+                if LEGACY:
+                    # tiledb-py 0.19's PyQuery returns no validity buffers.
+                    if nullable:
+                        raise Unsupported("nullable reads through tiledb-py 0.19 lose validity")
+                    data, offsets = results[name][:2]
+                    validity = None
+                else:
+                    data, offsets, validity = results[name]
                 columns[name] = decode_column(t, cvn, bytes(np.asarray(data).tobytes()), offsets, validity if nullable else None)
         counts = {len(c) for c in columns.values()}
         if len(counts) > 1:
@@ -728,6 +831,8 @@ def _enum_codes(A, name, labels, t):
 
 def _range_value(t, x):
     if t == "STRING_ASCII":
+        if x is None:
+            raise Unsupported("the non-empty domain of a string dimension reads as None")
         return x if isinstance(x, str) else x.decode()
     return dim_value(t, x) if not isinstance(x, (np.generic,)) else x
 
