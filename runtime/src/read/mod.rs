@@ -1,0 +1,3 @@
+//! Reading: the cell orders, dense geometry and result assembly.
+
+pub mod hilbert;
