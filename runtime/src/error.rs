@@ -26,7 +26,13 @@ impl fmt::Display for Location {
         if self.file.as_os_str().is_empty() {
             write!(f, "byte {}: {}", self.offset, self.field)
         } else {
-            write!(f, "{}: byte {}: {}", self.file.display(), self.offset, self.field)
+            write!(
+                f,
+                "{}: byte {}: {}",
+                self.file.display(),
+                self.offset,
+                self.field
+            )
         }
     }
 }
