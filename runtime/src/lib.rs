@@ -8,6 +8,7 @@ pub mod array;
 pub mod error;
 pub mod filter;
 pub mod format;
+pub mod read;
 pub mod tile;
 
 pub use error::{Error, ErrorClass, Location, Result};

@@ -1,0 +1,4 @@
+//! Reading: the cell orders, dense geometry and result assembly.
+
+pub mod dense_geometry;
+pub mod hilbert;
