@@ -45,7 +45,11 @@ fn image(env: &StageEnv<'_>) -> Result<Image, String> {
             env.datatype.name()
         ));
     }
-    let depth = format.pixel_depth();
+    let depth = match format {
+        WebpFormat::None => 0,
+        WebpFormat::Rgb | WebpFormat::Bgr => 3,
+        WebpFormat::Rgba | WebpFormat::Bgra => 4,
+    };
     if depth == 0 {
         return Err("WebP format is NONE".into());
     }
