@@ -188,6 +188,11 @@ fn main() {
         };
         let filtered = filter_tile(&input, &pipeline, &ctx).expect("filter");
         let n = input.len() as u64;
+        // Timing a failure would flatter us: check the round trip first.
+        let back = unfilter_tile(&filtered, &pipeline, &ctx, n).expect("unfilter");
+        if !matches!(filter, Filter::ScaleFloat { .. }) {
+            assert!(back == input, "{} does not round-trip", filter.name());
+        }
         let enc1 = one_thread.install(|| {
             rate(input.len(), || {
                 drop(black_box(filter_tile(&input, &pipeline, &ctx)))
@@ -242,6 +247,9 @@ fn main() {
         }]);
         let ctx = FilterContext::new(Datatype::Uint8, 1, 22);
         let filtered = filter_tile(&image, &pipeline, &ctx).expect("webp");
+        let back =
+            unfilter_tile(&filtered, &pipeline, &ctx, image.len() as u64).expect("webp back");
+        assert!(back == image, "WEBP does not round-trip");
         let enc = rate(image.len(), || {
             drop(black_box(filter_tile(&image, &pipeline, &ctx)))
         });

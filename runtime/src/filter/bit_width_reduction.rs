@@ -147,6 +147,20 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     Ok(prepend_metadata(md, input.metadata, vec![out]))
 }
 
+/// `offset + value` for each `N`-byte stored value, written in `W` bytes
+/// (narrow values are sign-extended for signed types; sums wrap).
+fn widen<const N: usize, const W: usize>(packed: &[u8], out: &mut [u8], offset: u64, signed: bool) {
+    for (v, target) in packed.chunks_exact(N).zip(out.chunks_exact_mut(W)) {
+        let raw = read_uint(v, N);
+        let relative = if signed {
+            sign_extend(raw, N) as u64
+        } else {
+            raw
+        };
+        write_uint(target, relative.wrapping_add(offset), W);
+    }
+}
+
 pub(crate) fn reverse(
     env: &StageEnv<'_>,
     md: &mut Cursor<'_>,
@@ -181,17 +195,15 @@ pub(crate) fn reverse(
             }
             let narrow = bits / 8;
             let packed = input.take(bytes / w * narrow)?;
-            for (v, target) in packed
-                .chunks_exact(narrow)
-                .zip(output[pos..pos + bytes].chunks_exact_mut(w))
-            {
-                let raw = read_uint(v, narrow);
-                let relative = if kind.signed() {
-                    sign_extend(raw, narrow) as i128
-                } else {
-                    raw as i128
-                };
-                write_uint(target, (relative + offset) as u64, w);
+            let target = &mut output[pos..pos + bytes];
+            let (offset, signed) = (offset as u64, kind.signed());
+            match (narrow, w) {
+                (1, 2) => widen::<1, 2>(packed, target, offset, signed),
+                (1, 4) => widen::<1, 4>(packed, target, offset, signed),
+                (2, 4) => widen::<2, 4>(packed, target, offset, signed),
+                (1, 8) => widen::<1, 8>(packed, target, offset, signed),
+                (2, 8) => widen::<2, 8>(packed, target, offset, signed),
+                _ => widen::<4, 8>(packed, target, offset, signed),
             }
         }
         pos += bytes;

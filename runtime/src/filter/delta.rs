@@ -2,7 +2,7 @@
 //! difference from the previous value, computed in 64 bits and stored
 //! truncated to the value's width, so decoding adds with wrap-around.
 
-use super::stage::{corrupt, read_uint, write_uint, Fault, StageResult};
+use super::stage::{by_width, corrupt, read_uint, write_uint, Fault, StageResult};
 
 pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     if !input.len().is_multiple_of(width) {
@@ -46,16 +46,15 @@ pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<
             out.len()
         ));
     }
-    let mut previous = 0u64;
-    for (i, (delta, target)) in body
-        .chunks_exact(width)
-        .zip(out.chunks_exact_mut(width))
-        .enumerate()
-    {
-        let d = read_uint(delta, width);
-        let value = if i == 0 { d } else { previous.wrapping_add(d) };
-        write_uint(target, value, width);
-        previous = value;
-    }
+    by_width!(width, accumulate(body, out));
     Ok(())
+}
+
+/// Running sums with wrap-around; the first value is its own "delta".
+fn accumulate<const W: usize>(deltas: &[u8], out: &mut [u8]) {
+    let mut sum = 0u64;
+    for (delta, target) in deltas.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        sum = sum.wrapping_add(read_uint(delta, W));
+        write_uint(target, sum, W);
+    }
 }

@@ -204,8 +204,9 @@ pub(crate) struct StageEnv<'c> {
 }
 
 /// The value of a little-endian integer of `width` bytes (1, 2, 4 or 8)
-/// at the start of `bytes`.
-#[inline]
+/// at the start of `bytes`. Callers in loops pass a constant width (see
+/// [`by_width`]) so that this compiles to a single load.
+#[inline(always)]
 pub(crate) fn read_uint(bytes: &[u8], width: usize) -> u64 {
     let mut buf = [0u8; 8];
     buf[..width].copy_from_slice(&bytes[..width]);
@@ -213,13 +214,13 @@ pub(crate) fn read_uint(bytes: &[u8], width: usize) -> u64 {
 }
 
 /// Sign-extends the low `width` bytes of `value`.
-#[inline]
+#[inline(always)]
 pub(crate) fn sign_extend(value: u64, width: usize) -> i64 {
     let shift = 64 - 8 * width as u32;
     ((value << shift) as i64) >> shift
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn write_uint(out: &mut [u8], value: u64, width: usize) {
     out[..width].copy_from_slice(&value.to_le_bytes()[..width]);
 }
@@ -236,3 +237,17 @@ pub(crate) fn read_be(bytes: &[u8], width: usize) -> u64 {
 pub(crate) fn push_be(out: &mut Vec<u8>, value: u64, width: usize) {
     out.extend_from_slice(&value.to_be_bytes()[8 - width..]);
 }
+
+/// Calls `$f::<W>($args)` with the const width `W` equal to `$width`
+/// (1, 2, 4 or 8), so that per-value loops are compiled once per width.
+macro_rules! by_width {
+    ($width:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $width {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            _ => $f::<8>($($arg),*),
+        }
+    };
+}
+pub(crate) use by_width;

@@ -8,8 +8,8 @@
 use super::byteshuffle::{part_sizes_metadata, read_part_sizes};
 use super::datatype::xor_width;
 use super::stage::{
-    corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf, Parts,
-    StageEnv, StageResult,
+    by_width, corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf,
+    Parts, StageEnv, StageResult,
 };
 
 fn width(env: &StageEnv<'_>) -> StageResult<usize> {
@@ -48,6 +48,14 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     Ok(prepend_metadata(md, input.metadata, vec![out]))
 }
 
+fn unxor<const W: usize>(input: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in input.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        previous ^= read_uint(value, W);
+        write_uint(target, previous, W);
+    }
+}
+
 pub(crate) fn reverse(
     env: &StageEnv<'_>,
     md: &mut Cursor<'_>,
@@ -67,12 +75,10 @@ pub(crate) fn reverse(
                 "XOR part of {size} bytes is not a whole number of {w}-byte values"
             ));
         }
-        let mut previous = 0u64;
-        for i in 0..size / w {
-            let at = pos + i * w;
-            previous ^= read_uint(&data[at..], w);
-            write_uint(&mut output[at..], previous, w);
-        }
+        by_width!(
+            w,
+            unxor(&data[pos..pos + size], &mut output[pos..pos + size])
+        );
         pos += size;
     }
     Ok(MetadataOut::Rest)
