@@ -198,7 +198,35 @@ fn decodes_every_tile_tiledb_wrote() {
         if case.var {
             let cells = as_u64s(&read_gz(&format!("{name}.cells.gz")));
             let stored_offsets = read(&format!("{name}.offsets"));
-            if case.pipeline.skips_offsets(case.datatype, case.ctx.version) {
+            if case.json.get("tiledb_cannot_read").is_some() {
+                // TileDB wrote a length field too narrow for the last
+                // string (and crashes reading it back); we report it.
+                let e = unfilter_var_string_tile(
+                    &case.tile,
+                    &case.pipeline,
+                    &case.ctx,
+                    case.values.len() as u64,
+                    case.cell_count,
+                )
+                .unwrap_err();
+                assert_eq!(
+                    e.class(),
+                    tiledb_runtime::ErrorClass::Corrupt,
+                    "{name}: {e}"
+                );
+                // What we write for the same strings reads back.
+                let ours = filter_var_tile(&case.values, &cells, &case.pipeline, &case.ctx)
+                    .expect("write");
+                let (data, offsets) = unfilter_var_string_tile(
+                    &ours,
+                    &case.pipeline,
+                    &case.ctx,
+                    case.values.len() as u64,
+                    case.cell_count,
+                )
+                .expect("our tile");
+                assert_eq!((data, offsets), (case.values.clone(), cells), "{name}");
+            } else if case.pipeline.skips_offsets(case.datatype, case.ctx.version) {
                 assert_eq!(stored_offsets, SKIPPED_OFFSETS_TILE, "{name}: offsets tile");
                 let (data, offsets) = unfilter_var_string_tile(
                     &case.tile,
@@ -288,6 +316,11 @@ fn known_difference(case: &Case) -> Option<&'static str> {
     }
     if has(|f| matches!(f, Filter::Webp { .. })) {
         return Some("WebP: libwebp's encoder is not ours (lossless) or not available (lossy)");
+    }
+    if case.json.get("tiledb_cannot_read").is_some() {
+        return Some(
+            "TileDB's string RLE writes a too-narrow length for the last run; ours is readable",
+        );
     }
     if case.name == "chain_dd_bwr_zstd_int64" {
         // Double-delta output seen as int64 has a value range that overflows,
