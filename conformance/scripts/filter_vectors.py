@@ -205,6 +205,21 @@ def build_cases():
     big = ["".join(chr(97 + (i * 7 + j) % 26) for j in range(int(rng.integers(1, 200)))) for i in range(1500)]
     case("var_ascii_multichunk_lz4", big, [F.LZ4Filter()], var="ascii")
     case("var_blob_multichunk_zstd", [s.encode() for s in big[:900]], [F.ZstdFilter()], var="blob")
+    # A last cell larger than the chunk size closes its chunk at the tile's
+    # end, so the var data ends with an empty chunk: the filters then run on
+    # an empty input.
+    cells = [bytes([i % 251]) * (i % 50) for i in range(40)] + [bytes(range(250)) * 280]
+    for label, pipe in [
+        ("md5_zstd", [F.ChecksumMD5Filter(), F.ZstdFilter()]),
+        ("byteshuffle_gzip", [F.ByteShuffleFilter(), F.GzipFilter()]),
+        # TileDB fails to write this one ("FilterBuffer error; no current
+        # buffer"): bitshuffle on the empty chunk.
+        ("bitshuffle_sha256_lz4", [F.BitShuffleFilter(), F.ChecksumSHA256Filter(), F.LZ4Filter()]),
+        ("rle_xor_bzip2", [F.RleFilter(), F.XORFilter(), F.Bzip2Filter()]),
+        ("dd_md5_bzip2", [F.DoubleDeltaFilter(), F.ChecksumMD5Filter(), F.Bzip2Filter()]),
+        ("xor_none", [F.XORFilter(), F.NoOpFilter()]),
+    ]:
+        case(f"var_blob_trailing_empty_chunk_{label}", cells, pipe, var="blob")
     # TileDB's string RLE sizes the length field without the last run's
     # string: a 300-byte last string gets a 1-byte length (300 mod 256), and
     # TileDB then crashes reading its own tile. Written, never read back.
@@ -316,7 +331,7 @@ def main():
             entry["tiledb_cannot_read"] = True
         base = os.path.join(out, c["name"])
         if "var" in c:
-            entry["datatype"] = {"ascii": "STRING_ASCII", "U": "STRING_UTF8", "blob": "BLOB"}[c["var"]]
+            entry["datatype"] = {"ascii": "STRING_ASCII", "U": "STRING_UTF8", "blob": "CHAR"}[c["var"]]  # np.bytes_ is TileDB CHAR
             entry["offsets_filters"] = [filter_json(f) for f in schema.offsets_filters]
             shutil.copy(os.path.join(frag_path, "a0_var.tdb"), base + ".tile")
             shutil.copy(os.path.join(frag_path, "a0.tdb"), base + ".offsets")
