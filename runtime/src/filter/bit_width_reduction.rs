@@ -95,7 +95,7 @@ fn max_window(filter: &Filter) -> u32 {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(kind) = bit_width_reduction_kind(env.datatype, env.ctx.version) else {
         return Ok(Parts {
             metadata: view(input.metadata),

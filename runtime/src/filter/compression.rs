@@ -90,13 +90,13 @@ impl Codec {
     }
 }
 
-pub(crate) fn forward(codec: Codec, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let n_parts = input.metadata.len() + input.data.len();
     let mut header = Vec::with_capacity(8 + 8 * n_parts);
     header.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
     header.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
     let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
-    for part in input.metadata.iter().chain(input.data.iter()) {
+    for part in input.all_slices() {
         let original = u32::try_from(part.len())
             .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
         let start = out.len();
@@ -108,7 +108,7 @@ pub(crate) fn forward(codec: Codec, input: Parts) -> StageResult<Parts> {
     }
     Ok(Parts {
         metadata: vec![header],
-        data: vec![out],
+        data: vec![out.into()],
     })
 }
 

@@ -17,7 +17,7 @@ use super::stage::{
 };
 use super::Filter;
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(kind) = positive_delta_kind(env.datatype, env.ctx.version) else {
         return Ok(Parts {
             metadata: view(input.metadata),

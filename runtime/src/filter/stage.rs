@@ -2,6 +2,8 @@
 //! forward, a bounds-checked cursor over metadata on the way back, the output
 //! slot a reverse stage writes into, and the stage-level error.
 
+use std::borrow::Cow;
+
 use super::{Datatype, Filter, FilterContext};
 
 /// Why a filter stage failed. The tile code turns it into an [`crate::Error`]
@@ -26,23 +28,35 @@ pub(crate) fn corrupt<T>(reason: impl Into<String>) -> StageResult<T> {
 /// A chunk on the way forward: its metadata parts and data parts, in order.
 /// TileDB compresses, checksums and encrypts part by part, so the part
 /// boundaries are part of the byte format.
+/// The data parts may borrow the caller's chunk until a filter rewrites them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Parts {
+pub(crate) struct Parts<'a> {
     pub metadata: Vec<Vec<u8>>,
-    pub data: Vec<Vec<u8>>,
+    pub data: Vec<Cow<'a, [u8]>>,
 }
 
-impl Parts {
+impl Parts<'_> {
+    /// The data parts as slices.
+    pub fn data_slices(&self) -> impl ExactSizeIterator<Item = &[u8]> {
+        self.data.iter().map(|p| &**p)
+    }
+    /// Every metadata part, then every data part.
+    pub fn all_slices(&self) -> impl Iterator<Item = &[u8]> {
+        self.metadata
+            .iter()
+            .map(Vec::as_slice)
+            .chain(self.data_slices())
+    }
     pub fn data_len(&self) -> usize {
-        self.data.iter().map(Vec::len).sum()
+        self.data.iter().map(|p| p.len()).sum()
     }
 }
 
 /// What a filter sees when TileDB hands it a *view* of earlier parts
 /// (`FilterBuffer::append_view`): nothing at all when the parts hold no
 /// bytes, and never a trailing empty part.
-pub(crate) fn view(mut parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    while parts.last().is_some_and(Vec::is_empty) {
+pub(crate) fn view<T: AsRef<[u8]>>(mut parts: Vec<T>) -> Vec<T> {
+    while parts.last().is_some_and(|p| p.as_ref().is_empty()) {
         parts.pop();
     }
     parts
@@ -50,11 +64,18 @@ pub(crate) fn view(mut parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
 
 /// The forward output of a filter that adds its own metadata part in front
 /// of the earlier ones and replaces the data.
-pub(crate) fn prepend_metadata(own: Vec<u8>, earlier: Vec<Vec<u8>>, data: Vec<Vec<u8>>) -> Parts {
+pub(crate) fn prepend_metadata<'a>(
+    own: Vec<u8>,
+    earlier: Vec<Vec<u8>>,
+    data: Vec<Vec<u8>>,
+) -> Parts<'a> {
     let mut metadata = Vec::with_capacity(earlier.len() + 1);
     metadata.push(own);
     metadata.extend(view(earlier));
-    Parts { metadata, data }
+    Parts {
+        metadata,
+        data: data.into_iter().map(Cow::Owned).collect(),
+    }
 }
 
 /// A cursor over bytes read from a file; every read is checked.

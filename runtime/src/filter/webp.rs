@@ -68,7 +68,7 @@ fn swap_red_blue(pixels: &mut [u8], depth: usize) {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let img = image(env).map_err(Fault::Usage)?;
     if !img.lossless {
         return Err(Fault::Unsupported(
@@ -89,7 +89,7 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
                 img.depth
             )));
         }
-        let mut pixels = part.clone();
+        let mut pixels = part.to_vec();
         if matches!(img.format, WebpFormat::Bgr | WebpFormat::Bgra) {
             swap_red_blue(&mut pixels, img.depth);
         }

@@ -21,9 +21,9 @@ fn width(env: &StageEnv<'_>) -> StageResult<usize> {
     })
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let w = width(env)?;
-    let md = part_sizes_metadata(input.data.iter().map(Vec::as_slice))?;
+    let md = part_sizes_metadata(input.data_slices())?;
     let mut out = vec![0u8; input.data_len()];
     let mut pos = 0;
     for part in &input.data {

@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use crate::filter::run::{self, StringCells};
-use crate::filter::stage::Fault;
+use crate::filter::stage::{Fault, Parts};
 use crate::filter::{FilterContext, FilterPipeline};
 use crate::{Error, Result};
 
@@ -432,7 +432,7 @@ fn frame(
     strings: Option<&StringCells<'_>>,
 ) -> Result<Vec<u8>> {
     let types = pipeline.input_types(ctx.datatype);
-    let filtered: Vec<(Vec<u8>, Vec<u8>)> = bounds
+    let filtered: Vec<Parts<'_>> = bounds
         .par_iter()
         .enumerate()
         .map(|(c, &(start, end))| {
@@ -440,21 +440,24 @@ fn frame(
                 .map_err(|e| stage_error(pipeline, c, 0, e))
         })
         .collect::<Result<_>>()?;
+    let metadata_len = |p: &Parts<'_>| p.metadata.iter().map(Vec::len).sum::<usize>();
     let total: usize = filtered
         .iter()
-        .map(|(m, d)| CHUNK_HEADER + m.len() + d.len())
+        .map(|p| CHUNK_HEADER + metadata_len(p) + p.data_len())
         .sum();
     let mut out = Vec::with_capacity(8 + total);
     out.extend_from_slice(&(bounds.len() as u64).to_le_bytes());
-    for (&(start, end), (metadata, chunk_data)) in bounds.iter().zip(&filtered) {
-        let as_u32 = |n: usize| {
-            u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
-        };
+    let as_u32 = |n: usize| {
+        u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
+    };
+    for (&(start, end), parts) in bounds.iter().zip(&filtered) {
         out.extend_from_slice(&as_u32(end - start)?.to_le_bytes());
-        out.extend_from_slice(&as_u32(chunk_data.len())?.to_le_bytes());
-        out.extend_from_slice(&as_u32(metadata.len())?.to_le_bytes());
-        out.extend_from_slice(metadata);
-        out.extend_from_slice(chunk_data);
+        out.extend_from_slice(&as_u32(parts.data_len())?.to_le_bytes());
+        out.extend_from_slice(&as_u32(metadata_len(parts))?.to_le_bytes());
+        // Metadata parts, then data parts, straight into the tile.
+        for part in parts.all_slices() {
+            out.extend_from_slice(part);
+        }
     }
     Ok(out)
 }
