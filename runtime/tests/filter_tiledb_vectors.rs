@@ -376,3 +376,31 @@ fn encodes_like_tiledb_where_deterministic() {
         "our tiles differ from TileDB's for: {differing:?}"
     );
 }
+
+/// Our AES tile for TileDB's encrypted case has TileDB's length and opens
+/// with the key. With `FILTER_VECTORS_OURS=<dir>` set it is also written
+/// there, for `filter_vectors.py --check-ours <dir>` to swap into a real
+/// encrypted array and read back with TileDB.
+#[test]
+fn our_encrypted_tile_has_tiledbs_shape() {
+    for case in cases()
+        .into_iter()
+        .filter(|c| c.ctx.encryption_key.is_some())
+    {
+        let ours = filter_tile(&case.values, &case.pipeline, &case.ctx).expect("encrypt");
+        assert_eq!(ours.len(), case.tile.len(), "{}", case.name);
+        assert_ne!(
+            ours, case.tile,
+            "{}: a fresh IV must change the bytes",
+            case.name
+        );
+        let back = unfilter_tile(&ours, &case.pipeline, &case.ctx, case.values.len() as u64)
+            .expect("decrypt");
+        assert_eq!(back, case.values);
+        if let Some(dir) = std::env::var_os("FILTER_VECTORS_OURS") {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join(format!("{}.tile", case.name)), &ours).expect("write");
+        }
+    }
+}
