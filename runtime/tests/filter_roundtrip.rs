@@ -220,6 +220,28 @@ proptest! {
         let _ = unfilter_tile(&filtered, &pipeline, &c, data.len() as u64);
         let _ = unfilter_tile(truncated, &pipeline, &c, data.len() as u64);
     }
+
+    /// The same for whole-string encodings, whose metadata carries the
+    /// dictionary and the widths.
+    #[test]
+    fn mutated_string_tiles_never_panic(strings in proptest::collection::vec("[a-c]{0,5}", 1..60), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), dictionary in any::<bool>(), cells_delta in -2i64..3) {
+        let first = if dictionary { Filter::Dictionary { level: 0 } } else { Filter::Rle { level: 0 } };
+        let pipeline = FilterPipeline::new(vec![first]);
+        let mut data = Vec::new();
+        let mut offsets = Vec::new();
+        for s in &strings {
+            offsets.push(data.len() as u64);
+            data.extend_from_slice(s.as_bytes());
+        }
+        let c = ctx(Datatype::StringUtf8, 1);
+        let mut filtered = filter_var_tile(&data, &offsets, &pipeline, &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (at, byte) in flips {
+            let len = filtered.len();
+            filtered[at % len] ^= byte;
+        }
+        let cells = (offsets.len() as i64 + cells_delta).max(0) as u64;
+        let _ = unfilter_var_string_tile(&filtered, &pipeline, &c, data.len() as u64, cells);
+    }
 }
 
 #[test]

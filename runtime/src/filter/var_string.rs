@@ -172,7 +172,8 @@ pub(crate) fn reverse(
     let mut input = Cursor::new(&data[..encoded_bytes], "encoded strings");
     let output = out.alloc(input_bytes)?;
     offsets.clear();
-    offsets.reserve(expected_cells as usize);
+    // The count comes from the caller's metadata: grow past a modest start.
+    offsets.reserve(expected_cells.min(1 << 16) as usize);
     let mut pos = 0usize;
     let mut emit = |s: &[u8], offsets: &mut Vec<u64>| -> StageResult<()> {
         if offsets.len() as u64 >= expected_cells {
