@@ -10,6 +10,19 @@
 //! `FilterPipeline::get_var_chunk_sizes`), runs the pipeline over every chunk
 //! in parallel, and frames the result. Reading frames, checks and unfilters
 //! chunks in parallel, straight into the caller's output buffer.
+//!
+//! Which function for which tile (the [`FilterContext`] names the type the
+//! pipeline starts from and the tile's cell size):
+//!
+//! | tile | read | write |
+//! |---|---|---|
+//! | fixed-size cells, validity (UINT8, cell 1), generic tile (CHAR, cell 1) | [`unfilter_tile`], [`unfilter_tiles`] | [`filter_tile`] |
+//! | offsets of a var field (UINT64, cell 8; expected size 8 × cells) | the same | the same |
+//! | var data (cell size = the type's size) | the same | [`filter_var_tile`] |
+//! | var ASCII/UTF8 data whose pipeline encodes whole strings ([`FilterPipeline::skips_offsets`]); its offsets tile is [`SKIPPED_OFFSETS_TILE`] | [`unfilter_var_string_tile`] | [`filter_var_tile`] |
+//!
+//! Errors from a buffer carry offsets within the tile and the field
+//! `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file offset.
 
 use rayon::prelude::*;
 
