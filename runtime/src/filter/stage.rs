@@ -13,6 +13,7 @@ pub(crate) enum Fault {
     /// The stored bytes are inconsistent.
     Corrupt(String),
     /// Valid, but not something we handle (e.g. lossy WebP encoding).
+    #[cfg_attr(feature = "libwebp", allow(dead_code))]
     Unsupported(String),
     /// The caller's values or pipeline cannot be filtered (writing only),
     /// or a needed input such as the key is missing.
