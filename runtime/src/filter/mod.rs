@@ -260,7 +260,7 @@ impl Filter {
 }
 
 /// What the filters need to know about the tile they run on.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FilterContext {
     /// The type of the values entering the pipeline: the field's type for
     /// data tiles, UINT64 for offsets, UINT8 for validity, CHAR for generic
@@ -275,6 +275,18 @@ pub struct FilterContext {
     pub version: u32,
     /// The AES-256-GCM key, needed only when the pipeline has that filter.
     pub encryption_key: Option<[u8; 32]>,
+}
+
+impl std::fmt::Debug for FilterContext {
+    /// Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterContext")
+            .field("datatype", &self.datatype)
+            .field("cell_size", &self.cell_size)
+            .field("version", &self.version)
+            .field("encryption_key", &self.encryption_key.map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl FilterContext {
