@@ -14,8 +14,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
 use tiledb_runtime::tile::{
-    filter_tile, filter_var_tile, unfilter_tile, unfilter_tiles, unfilter_var_string_tile, TileJob,
-    SKIPPED_OFFSETS_TILE,
+    filter_tile, filter_var_tile, unfilter_tile, unfilter_tiles, unfilter_var_string_tile,
+    unfilter_var_string_tiles, TileJob, SKIPPED_OFFSETS_TILE,
 };
 
 fn data_dir() -> PathBuf {
@@ -303,6 +303,42 @@ fn decodes_all_fixed_tiles_as_one_parallel_batch() {
         let out = unfilter_tiles(&jobs, &group[0].pipeline, &group[0].ctx).expect("batch");
         for (c, o) in group.iter().zip(out) {
             assert_eq!(o, c.values, "{}", c.name);
+        }
+    }
+}
+
+#[test]
+fn decodes_string_encoded_tiles_as_one_parallel_batch() {
+    for first in [Filter::Rle { level: -1 }, Filter::Dictionary { level: -1 }] {
+        let cases: Vec<Case> = cases()
+            .into_iter()
+            .filter(|c| c.var && c.pipeline == FilterPipeline::new(vec![first.clone()]))
+            .filter(|c| c.json.get("tiledb_cannot_read").is_none())
+            .collect();
+        assert!(cases.len() >= 2, "{first:?}");
+        for group in cases.chunk_by(|a, b| a.datatype == b.datatype) {
+            let jobs: Vec<TileJob<'_>> = group
+                .iter()
+                .enumerate()
+                .map(|(i, c)| TileJob {
+                    bytes: &c.tile,
+                    file_offset: 0,
+                    index: i as u64,
+                    expected_len: c.values.len() as u64,
+                })
+                .collect();
+            let cells: Vec<u64> = group.iter().map(|c| c.cell_count).collect();
+            let out = unfilter_var_string_tiles(&jobs, &cells, &group[0].pipeline, &group[0].ctx)
+                .expect("batch");
+            for (c, (data, offsets)) in group.iter().zip(out) {
+                assert_eq!(data, c.values, "{}", c.name);
+                assert_eq!(
+                    offsets,
+                    as_u64s(&read_gz(&format!("{}.cells.gz", c.name))),
+                    "{}",
+                    c.name
+                );
+            }
         }
     }
 }

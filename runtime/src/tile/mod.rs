@@ -350,6 +350,30 @@ pub fn unfilter_tiles(
     Ok(outputs)
 }
 
+/// [`unfilter_var_string_tile`] for many tiles in parallel; `cell_counts`
+/// gives each tile's number of cells. Returns each tile's data and offsets.
+pub fn unfilter_var_string_tiles(
+    jobs: &[TileJob<'_>],
+    cell_counts: &[u64],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+) -> Result<Vec<(Vec<u8>, Vec<u64>)>> {
+    if jobs.len() != cell_counts.len() {
+        return Err(Error::Usage(format!(
+            "{} tiles but {} cell counts",
+            jobs.len(),
+            cell_counts.len()
+        )));
+    }
+    jobs.par_iter()
+        .zip(cell_counts)
+        .map(|(job, &cells)| {
+            unfilter_var_string_tile(job.bytes, pipeline, ctx, job.expected_len, cells)
+                .map_err(|e| locate(e, job))
+        })
+        .collect()
+}
+
 /// TileDB's chunk size for a tile of `tile_len` bytes with `cell_size`-byte
 /// cells: whole cells, at most 64 KiB unless one cell is larger.
 pub fn chunk_size(tile_len: u64, cell_size: u64) -> Result<u64> {
