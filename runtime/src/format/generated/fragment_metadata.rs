@@ -38,7 +38,7 @@ impl FragmentFooterHead {
 ///
 /// Source: `format_spec/fragment.md#footer`.
 ///
-/// Erratum: The spec lists the fragment min/max/sum/null-count offset as present from version 11 and is silent on which fields come before the optional sections in which versions. tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads that offset only from version 12; TileDB 2.7 (the version-11 writer) did not write it, while later libraries writing version 11 do. For versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries, which the spec does not say.
+/// Erratum: The spec does not mark the tile min/max/sum/null-count offsets as new in version 11 nor the fragment min/max/sum/null-count offset as new in version 12; tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads the former from 11 and the latter from 12 (TileDB 2.7, the version-11 writer, did not write it; later libraries writing version 11 do). The spec also omits that for versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries.
 ///
 /// Read and written with these arguments:
 /// - `num_attributes` (u64): A: number of attributes of the fragment's schema
