@@ -5,9 +5,6 @@
 //! [`validate`] (a typed, checked [`model`]; every error names the file and
 //! key), then [`emit`] and [`tables`].
 
-// A spec error carries its file, key path and details; it is returned once, on a cold path.
-#![allow(clippy::result_large_err)]
-
 pub mod emit;
 pub mod error;
 pub mod expr;

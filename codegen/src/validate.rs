@@ -311,7 +311,7 @@ fn check_gates(
                 return Err(ctx.err(
                     path,
                     SpecErrorKind::GateOutOfRange {
-                        key: key.into(),
+                        key,
                         value,
                         oldest: range.oldest,
                         newest: range.newest,
@@ -388,7 +388,7 @@ fn build_enum(ctx: &Ctx, raw: &RawEnum, gates: GateRange) -> Result<Enum, SpecEr
             return Err(ctx.err(
                 vpath,
                 SpecErrorKind::DuplicateValue {
-                    value,
+                    value: raw_variant.value,
                     first: other.name.clone(),
                     second: raw_variant.name.clone(),
                 },
@@ -730,7 +730,7 @@ fn build_struct(
                 return Err(ctx.err(
                     &fpath,
                     SpecErrorKind::BadLengthTarget {
-                        key: key.into(),
+                        key,
                         target: target.clone(),
                         reason,
                     },
@@ -745,7 +745,7 @@ fn build_struct(
                     return Err(ctx.err(
                         &fpath,
                         SpecErrorKind::BadLengthTarget {
-                            key: key.into(),
+                            key,
                             target: target.clone(),
                             reason: "that field is neither bytes nor a list".into(),
                         },

@@ -1,0 +1,321 @@
+//! The everyday case: the format changes. This test copies spec/, adds a
+//! field to the array schema gated `since = 24`, sets `current = 24`,
+//! regenerates through the library entry point into a temporary crate, and
+//! builds and runs that crate's tests, which show that
+//! - every array schema of versions ≤ 23 at hand (the TileDB 2.30 corpus, and
+//!   the legacy arrays when present) still reads and writes byte for byte, and
+//! - a version-24 schema carries the new field, placed where the spec put it,
+//!   while the same schema written at version 23 does not.
+//!
+//! The temporary crate copies `runtime/src/format/io.rs` and
+//! `runtime/src/error.rs` (all the generated code needs) and decodes generic
+//! tiles with a small GZIP-only decoder of its own. It builds in
+//! `target/future-version/`, so only the first run compiles its dependencies.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The temporary directory's path (kept alive by the `TempDir` or kept on request).
+struct TempRoot(PathBuf);
+
+impl TempRoot {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+/// Adds `future_flag: u32` (since 24) after `capacity` in the array schema, and sets current = 24.
+fn evolve_spec(spec: &Path) {
+    let schema_path = spec.join("array_schema.toml");
+    let mut schema: toml::Table = std::fs::read_to_string(&schema_path)
+        .expect("array_schema.toml")
+        .parse()
+        .expect("valid TOML");
+    let structs = schema
+        .get_mut("struct")
+        .and_then(|s| s.as_array_mut())
+        .expect("[[struct]]");
+    let array_schema = structs
+        .iter_mut()
+        .find(|s| s.get("name").and_then(|n| n.as_str()) == Some("ArraySchema"))
+        .expect("struct ArraySchema");
+    let fields = array_schema
+        .get_mut("field")
+        .and_then(|f| f.as_array_mut())
+        .expect("ArraySchema fields");
+    let after = fields
+        .iter()
+        .position(|f| f.get("name").and_then(|n| n.as_str()) == Some("capacity"))
+        .expect("ArraySchema.capacity");
+    let new_field: toml::Table = r#"
+name = "future_flag"
+type = "u32"
+since = 24
+doc = "A field of the next format version (added by the future-version test)."
+"#
+    .parse()
+    .expect("field TOML");
+    fields.insert(after + 1, toml::Value::Table(new_field));
+    std::fs::write(&schema_path, toml::to_string(&schema).expect("serialize")).expect("write");
+
+    let format_path = spec.join("format.toml");
+    let mut format: toml::Table = std::fs::read_to_string(&format_path)
+        .expect("format.toml")
+        .parse()
+        .expect("valid TOML");
+    format.insert("current".into(), toml::Value::Integer(24));
+    std::fs::write(&format_path, toml::to_string(&format).expect("serialize")).expect("write");
+}
+
+/// Schema files of versions ≤ 23 to read with the new code.
+fn schema_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let corpus = workspace().join("conformance/corpus/tiledb-2.30");
+    for case in std::fs::read_dir(&corpus).expect("corpus").flatten() {
+        let name = case.file_name().to_string_lossy().into_owned();
+        if name.starts_with("negative.") || name.contains("encrypted") {
+            continue;
+        }
+        let dir = case.path().join("array/__schema");
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared"));
+    for legacy in ["sparse_array_v11", "zero_var_chunks_v10"] {
+        let dir = shared
+            .join("tiledb-test-arrays")
+            .join(legacy)
+            .join("__schema");
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        }
+    }
+    let v1 = shared.join("tiledb-test-arrays/non_split_coords_v1_4_0/__array_schema.tdb");
+    if v1.is_file() {
+        files.push(v1);
+    } else {
+        println!("legacy arrays absent: checking the TileDB 2.30 corpus only");
+    }
+    files.sort();
+    files
+}
+
+const CRATE_TEST: &str = r#"
+use future_spec::format::generated::*;
+use future_spec::format::io::{read_exact_from, read_prefix, write_to_vec};
+use std::io::Read;
+
+/// The payload of a whole-file generic tile whose pipeline is GZIP only.
+fn payload(bytes: &[u8]) -> Vec<u8> {
+    let (header, used): (GenericTileHeader, u64) =
+        read_prefix(bytes, (), "GenericTileHeader").expect("header");
+    assert_eq!(header.pipeline.filters.len(), 1);
+    assert_eq!(header.pipeline.filters[0].filter_type, FilterType::Gzip);
+    let start = used as usize;
+    let tile: Tile = read_exact_from(&bytes[start..start + header.persisted_size as usize], (), "Tile")
+        .expect("tile");
+    let mut out = Vec::new();
+    for chunk in &tile.chunks {
+        // The compression filter's metadata: part counts, then (original, compressed) sizes.
+        let md = &chunk.metadata;
+        let word = |i: usize| u32::from_le_bytes(md[4 * i..4 * i + 4].try_into().unwrap()) as usize;
+        let parts = word(0) + word(1);
+        let mut at = 0;
+        for part in 0..parts {
+            let (original, compressed) = (word(2 + 2 * part), word(3 + 2 * part));
+            let mut inflated = Vec::with_capacity(original);
+            flate2::read::ZlibDecoder::new(&chunk.data[at..at + compressed])
+                .read_to_end(&mut inflated)
+                .expect("zlib");
+            assert_eq!(inflated.len(), original);
+            out.extend(inflated);
+            at += compressed;
+        }
+    }
+    assert_eq!(out.len() as u64, header.tile_size);
+    out
+}
+
+#[test]
+fn the_next_version_is_described() {
+    assert_eq!(CURRENT_FORMAT_VERSION, 24);
+    let gate = VERSION_GATES
+        .iter()
+        .find(|g| g.structure == "ArraySchema" && g.field == "future_flag")
+        .expect("the new gate is in the table");
+    assert_eq!(gate.since, Some(24));
+}
+
+#[test]
+fn files_of_earlier_versions_round_trip_unchanged() {
+    let files: &[&str] = &FILES;
+    assert!(!files.is_empty());
+    let mut versions = std::collections::BTreeSet::new();
+    for file in files {
+        let bytes = std::fs::read(file).expect("schema file");
+        let payload = payload(&bytes);
+        let schema: ArraySchema = read_exact_from(&payload, (), "ArraySchema")
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(schema.version <= 23, "{file}");
+        assert_eq!(schema.future_flag, None, "{file}: no version-24 field below 24");
+        let written = write_to_vec(&schema, (), "ArraySchema").expect("write");
+        assert_eq!(written, payload, "{file}: written back differently");
+        versions.insert(schema.version);
+    }
+    println!("{} schemas of versions {:?} round-trip", files.len(), versions);
+}
+
+#[test]
+fn a_version_24_schema_carries_the_new_field() {
+    // A schema TileDB 2.30 wrote (version 22), as the newest layout at hand.
+    let mut schema = FILES
+        .iter()
+        .map(|file| {
+            let bytes = std::fs::read(file).expect("schema file");
+            read_exact_from::<ArraySchema>(&payload(&bytes), (), "ArraySchema").expect("read")
+        })
+        .find(|schema| schema.version == 22)
+        .expect("a version-22 schema");
+    schema.future_flag = Some(0x0a0b_0c0d);
+
+    schema.version = 23;
+    let at23 = write_to_vec(&schema, (), "ArraySchema").expect("write 23");
+    schema.version = 24;
+    let at24 = write_to_vec(&schema, (), "ArraySchema").expect("write 24");
+
+    // version u32, allows_dups, array_type, tile_order, cell_order u8, capacity u64: 16 bytes,
+    // then the new field.
+    assert_eq!(at24.len(), at23.len() + 4);
+    assert_eq!(&at24[..4], &24u32.to_le_bytes());
+    assert_eq!(&at24[4..16], &at23[4..16]);
+    assert_eq!(&at24[16..20], &[0x0d, 0x0c, 0x0b, 0x0a]);
+    assert_eq!(&at24[20..], &at23[16..]);
+
+    let back: ArraySchema = read_exact_from(&at24, (), "ArraySchema").expect("read 24");
+    assert_eq!(back, schema);
+    let back23: ArraySchema = read_exact_from(&at23, (), "ArraySchema").expect("read 23");
+    assert_eq!(back23.future_flag, None);
+}
+"#;
+
+#[test]
+fn a_field_of_the_next_version_leaves_older_files_intact() {
+    let root = workspace();
+    let temp = tempfile::tempdir().expect("temp dir");
+    // FUTURE_VERSION_KEEP=1 keeps the temporary crate for inspection.
+    let temp_path = temp.path().to_path_buf();
+    let _guard = if std::env::var_os("FUTURE_VERSION_KEEP").is_some() {
+        println!("keeping {}", temp_path.display());
+        std::mem::forget(temp);
+        None
+    } else {
+        Some(temp)
+    };
+    let temp = TempRoot(temp_path);
+    let spec = temp.path().join("spec");
+    copy_dir(&root.join("spec"), &spec);
+    evolve_spec(&spec);
+
+    let generated = tiledb_codegen::generate(&spec).expect("the evolved spec is valid");
+    let krate = temp.path().join("future_spec");
+    let src = krate.join("src");
+    let format_dir = src.join("format");
+    for (path, text) in &generated.files {
+        if let Ok(relative) = path.strip_prefix(tiledb_codegen::GENERATED_DIR) {
+            let target = format_dir.join("generated").join(relative);
+            std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+            std::fs::write(target, text).expect("write generated");
+        }
+    }
+    let schema_rs = generated
+        .get("runtime/src/format/generated/array_schema.rs")
+        .expect("array_schema.rs");
+    assert!(schema_rs.contains("pub future_flag: Option<u32>"));
+    assert!(schema_rs.contains("if(version >= 24)"));
+
+    std::fs::copy(
+        root.join("runtime/src/format/io.rs"),
+        format_dir.join("io.rs"),
+    )
+    .expect("io.rs");
+    std::fs::copy(root.join("runtime/src/error.rs"), src.join("error.rs")).expect("error.rs");
+    std::fs::write(
+        src.join("lib.rs"),
+        "pub mod error;\npub use error::{Error, Result};\npub mod format {\n    pub mod generated;\n    pub mod io;\n}\n",
+    )
+    .expect("lib.rs");
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        r#"[package]
+name = "future_spec"
+version = "0.0.0"
+edition = "2021"
+
+[dependencies]
+binrw = "0.15"
+serde = { version = "1", features = ["derive"] }
+thiserror = "2"
+
+[dev-dependencies]
+flate2 = "1"
+
+[workspace]
+"#,
+    )
+    .expect("Cargo.toml");
+    std::fs::copy(root.join("Cargo.lock"), krate.join("Cargo.lock")).expect("Cargo.lock");
+
+    let files = schema_files();
+    assert!(!files.is_empty(), "no schema files to read");
+    let list: Vec<String> = files
+        .iter()
+        .map(|f| format!("{:?}", f.display().to_string()))
+        .collect();
+    let test = format!(
+        "const FILES: [&str; {}] = [{}];\n{CRATE_TEST}",
+        list.len(),
+        list.join(", ")
+    );
+    std::fs::create_dir_all(krate.join("tests")).expect("tests dir");
+    std::fs::write(krate.join("tests/future.rs"), test).expect("test file");
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["test", "--offline", "--quiet"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", root.join("target/future-version"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("run cargo test in the temporary crate");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "the regenerated crate failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("3 passed"),
+        "expected the three tests of the regenerated crate to pass:\n{stdout}"
+    );
+}
