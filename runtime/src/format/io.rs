@@ -11,6 +11,41 @@ use binrw::{BinRead, BinResult, BinWrite, Endian};
 /// Grow a list by at most this many elements before they have been read.
 const LIST_RESERVE_LIMIT: usize = 4096;
 
+/// How deeply lists may nest inside lists. Structures nest through lists
+/// only (a query condition's children are a list of nodes), so this bounds
+/// the recursion a hostile file can cause to a depth whose stack use is
+/// small, far beyond any real structure.
+pub const MAX_LIST_NESTING: u32 = 64;
+
+thread_local! {
+    static LIST_NESTING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one level of list nesting while it lives.
+struct Nesting;
+
+impl Nesting {
+    fn enter<R: Seek>(reader: &mut R, field: &str) -> BinResult<Nesting> {
+        let depth = LIST_NESTING.with(|d| d.get());
+        if depth >= MAX_LIST_NESTING {
+            let pos = reader.stream_position()?;
+            return Err(fail(
+                pos,
+                field,
+                format!("lists nest more than {MAX_LIST_NESTING} deep"),
+            ));
+        }
+        LIST_NESTING.with(|d| d.set(depth + 1));
+        Ok(Nesting)
+    }
+}
+
+impl Drop for Nesting {
+    fn drop(&mut self) {
+        LIST_NESTING.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 /// Bytes left between the current position and the end of the stream.
 pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     let pos = reader.stream_position()?;
@@ -104,6 +139,7 @@ where
     T: From<Vec<E>>,
 {
     check_fits(reader, count, max, min_size.max(1), field)?;
+    let _nesting = Nesting::enter(reader, field)?;
     let reserve = usize::try_from(count)
         .unwrap_or(usize::MAX)
         .min(LIST_RESERVE_LIMIT);
@@ -129,6 +165,7 @@ where
     let args = args.into_iter();
     let count = args.size_hint().1.unwrap_or(usize::MAX) as u64;
     check_fits(reader, count, u64::MAX, min_size.max(1), field)?;
+    let _nesting = Nesting::enter(reader, field)?;
     let mut items = Vec::new();
     for arg in args {
         items.push(E::read_options(reader, endian, arg)?);
@@ -148,6 +185,7 @@ where
     A: Clone,
     T: From<Vec<E>>,
 {
+    let _nesting = Nesting::enter(reader, field)?;
     let mut items = Vec::new();
     while remaining(reader)? > 0 {
         if items.len() as u64 >= max {
@@ -342,7 +380,9 @@ pub fn saturating_size<P: LengthInt>(size: BinResult<u64>) -> P {
 
 /// Converts a binrw error into the runtime's error, locating it at its byte offset.
 pub fn to_error(err: binrw::Error, what: &str) -> crate::Error {
-    let offset = binrw_pos(&err).unwrap_or(0);
+    let offset = binrw_pos(innermost(&err))
+        .or_else(|| binrw_pos(&err))
+        .unwrap_or(0);
     crate::Error::corrupt(offset, what, flatten_message(&err))
 }
 
@@ -358,9 +398,23 @@ fn binrw_pos(err: &binrw::Error) -> Option<u64> {
     }
 }
 
-fn flatten_message(err: &binrw::Error) -> String {
+/// The error that explains a failure: through backtraces, and for a switch
+/// (an enum read) the variant that got furthest, since the others were
+/// refused by their selector right away.
+fn innermost(err: &binrw::Error) -> &binrw::Error {
     match err {
-        binrw::Error::Backtrace(bt) => flatten_message(&bt.error),
+        binrw::Error::Backtrace(bt) => innermost(&bt.error),
+        binrw::Error::EnumErrors { variant_errors, .. } => variant_errors
+            .iter()
+            .map(|(_, e)| innermost(e))
+            .max_by_key(|e| binrw_pos(e).unwrap_or(u64::MAX))
+            .unwrap_or(err),
+        other => other,
+    }
+}
+
+fn flatten_message(err: &binrw::Error) -> String {
+    match innermost(err) {
         binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the data ends early".to_string()
         }
