@@ -766,6 +766,15 @@ impl<'a> Emitter<'a> {
                     }
                     if let Some(gate) = &gate_w {
                         bw.push(quote!(if(#gate)));
+                        if field.is_optional() {
+                            // An absent value where the layout has the field
+                            // would silently shift everything after it.
+                            let message = format!(
+                                "{path} is required when {}",
+                                gate_description(structure, field)
+                            );
+                            bw.push(quote!(assert(#id.is_some() || !(#gate), #message)));
+                        }
                     }
                 }
                 Role::LengthOf(target) | Role::SizeOf(target) => {
@@ -1272,6 +1281,21 @@ impl<'a> Emitter<'a> {
         visiting.remove(&structure.name);
         total
     }
+}
+
+/// The presence condition of a field in the spec's words, for messages.
+fn gate_description(structure: &Struct, field: &Field) -> String {
+    let mut parts = Vec::new();
+    if let Some(since) = field.since {
+        parts.push(format!("{} >= {since}", structure.version_text));
+    }
+    if let Some(until) = field.until {
+        parts.push(format!("{} < {until}", structure.version_text));
+    }
+    if let Some(condition) = &field.condition {
+        parts.push(condition.text.clone());
+    }
+    parts.join(" && ")
 }
 
 fn literal_u64(expr: &syn::Expr) -> Option<u64> {

@@ -492,3 +492,19 @@ fn a_gate_at_one_version_is_absent_one_version_earlier_on_disk() {
         "array_type follows the version"
     );
 }
+
+#[test]
+fn writing_without_a_field_the_version_has_is_an_error() {
+    let mut schema = schema("sparse.basic.int32");
+    assert!(schema.version >= 7);
+    schema.validity_filters = None;
+    let err = write_to_vec(&schema, (), "ArraySchema").expect_err("the layout needs the pipeline");
+    assert!(
+        err.to_string()
+            .contains("ArraySchema.validity_filters is required when version >= 7"),
+        "{err}"
+    );
+    // Below version 7 the field does not exist, so leaving it out is right.
+    schema.version = 6;
+    write_to_vec(&schema, (), "ArraySchema").expect("a version-6 schema has no validity pipeline");
+}
