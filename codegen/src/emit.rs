@@ -773,7 +773,11 @@ impl<'a> Emitter<'a> {
                                 "{path} is required when {}",
                                 gate_description(structure, field)
                             );
-                            bw.push(quote!(assert(#id.is_some() || !(#gate), #message)));
+                            let required = bare(gate.clone());
+                            bw.push(quote!(assert(
+                                #io::present_where_required(#id.is_some(), #required),
+                                #message
+                            )));
                         }
                     }
                 }

@@ -469,6 +469,12 @@ where
     Ok(cursor.into_inner())
 }
 
+/// Whether an optional value is there wherever its layout requires it
+/// (a value beyond its gate is fine: it is simply not written).
+pub fn present_where_required(present: bool, required: bool) -> bool {
+    present || !required
+}
+
 /// Reads a stored boolean: 0 or 1; anything else is corrupt.
 pub fn read_bool<R, T>(reader: &mut R, _endian: Endian, (field,): (&'static str,)) -> BinResult<T>
 where

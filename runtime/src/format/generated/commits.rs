@@ -191,7 +191,7 @@ pub struct AstValue {
     ///
     /// Versions: all versions. Present only when `op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN`. `None` where absent. Its length is stored before it in `offsets_size` (u64): IN/NOT_IN only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
     #[br(if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "AstValue.offsets"))]
-    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), assert(offsets.is_some() || !((((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn))), "AstValue.offsets is required when op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN"))]
+    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), assert(crate::format::io::present_where_required(offsets.is_some(), ((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), "AstValue.offsets is required when op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN"))]
     pub offsets: Option<Vec<u8>>,
 }
 

@@ -25,7 +25,7 @@ pub struct FragmentFooterHead {
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
     #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooterHead.schema_name"))]
-    #[bw(if((*version) >= 10), assert(schema_name.is_some() || !((*version) >= 10), "FragmentFooterHead.schema_name is required when version >= 10"))]
+    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooterHead.schema_name is required when version >= 10"))]
     pub schema_name: Option<Vec<u8>>,
 }
 
@@ -58,7 +58,7 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooter.schema_name"))]
-    #[bw(if((*version) >= 10), assert(schema_name.is_some() || !((*version) >= 10), "FragmentFooter.schema_name is required when version >= 10"))]
+    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooter.schema_name is required when version >= 10"))]
     pub schema_name: Option<Vec<u8>>,
     /// Whether the fragment is dense (written with a dense layout: no coordinates, tiles follow the space tiling).
     ///
@@ -112,7 +112,7 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.file_validity_sizes", ()))]
-    #[bw(if((*version) >= 7), assert(file_validity_sizes.is_some() || !((*version) >= 7), "FragmentFooter.file_validity_sizes is required when version >= 7"))]
+    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(file_validity_sizes.is_some(), (*version) >= 7), "FragmentFooter.file_validity_sizes is required when version >= 7"))]
     pub file_validity_sizes: Option<Vec<u64>>,
     /// Offset in the file of the R-tree generic tile (0: it is the first).
     ///
@@ -137,31 +137,31 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_validity_offsets_offsets", ()))]
-    #[bw(if((*version) >= 7), assert(tile_validity_offsets_offsets.is_some() || !((*version) >= 7), "FragmentFooter.tile_validity_offsets_offsets is required when version >= 7"))]
+    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(tile_validity_offsets_offsets.is_some(), (*version) >= 7), "FragmentFooter.tile_validity_offsets_offsets is required when version >= 7"))]
     pub tile_validity_offsets_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile minimums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_mins_offsets", ()))]
-    #[bw(if((*version) >= 11), assert(tile_mins_offsets.is_some() || !((*version) >= 11), "FragmentFooter.tile_mins_offsets is required when version >= 11"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_mins_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_mins_offsets is required when version >= 11"))]
     pub tile_mins_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile maximums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_maxes_offsets", ()))]
-    #[bw(if((*version) >= 11), assert(tile_maxes_offsets.is_some() || !((*version) >= 11), "FragmentFooter.tile_maxes_offsets is required when version >= 11"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_maxes_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_maxes_offsets is required when version >= 11"))]
     pub tile_maxes_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile sums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_sums_offsets", ()))]
-    #[bw(if((*version) >= 11), assert(tile_sums_offsets.is_some() || !((*version) >= 11), "FragmentFooter.tile_sums_offsets is required when version >= 11"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_sums_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_sums_offsets is required when version >= 11"))]
     pub tile_sums_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile null counts.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_null_counts_offsets", ()))]
-    #[bw(if((*version) >= 11), assert(tile_null_counts_offsets.is_some() || !((*version) >= 11), "FragmentFooter.tile_null_counts_offsets is required when version >= 11"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_null_counts_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_null_counts_offsets is required when version >= 11"))]
     pub tile_null_counts_offsets: Option<Vec<u64>>,
     /// Offset of the generic tile holding the fragment-wide min, max, sum and null count of every field.
     ///
@@ -169,13 +169,13 @@ pub struct FragmentFooter {
     ///
     /// Erratum: The spec marks the fragment min/max/sum/null count as new in version 11; TileDB reads its offset only from version 12 (TileDB 2.7, the version-11 writer, had no such tile).
     #[br(if(version >= 12))]
-    #[bw(if((*version) >= 12), assert(fragment_mmsn_offset.is_some() || !((*version) >= 12), "FragmentFooter.fragment_mmsn_offset is required when version >= 12"))]
+    #[bw(if((*version) >= 12), assert(crate::format::io::present_where_required(fragment_mmsn_offset.is_some(), (*version) >= 12), "FragmentFooter.fragment_mmsn_offset is required when version >= 12"))]
     pub fragment_mmsn_offset: Option<u64>,
     /// Offset of the generic tile holding the processed delete/update conditions.
     ///
     /// Versions: versions 16 and later. `None` where absent. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 16))]
-    #[bw(if((*version) >= 16), assert(processed_conditions_offset.is_some() || !((*version) >= 16), "FragmentFooter.processed_conditions_offset is required when version >= 16"))]
+    #[bw(if((*version) >= 16), assert(crate::format::io::present_where_required(processed_conditions_offset.is_some(), (*version) >= 16), "FragmentFooter.processed_conditions_offset is required when version >= 16"))]
     pub processed_conditions_offset: Option<u64>,
     #[br(temp, if(version >= 23, 0))]
     #[bw(if((*version) >= 23), try_calc = crate::format::io::checked_length::<u32, _>(sections, "FragmentFooter.n_sections"))]
@@ -184,7 +184,7 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 23 and later. `None` where absent. Its length is stored before it in `n_sections` (u32): Number of optional sections. Count: `n_sections`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 23), parse_with = crate::format::io::read_list, args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()))]
-    #[bw(if((*version) >= 23), assert(sections.is_some() || !((*version) >= 23), "FragmentFooter.sections is required when version >= 23"))]
+    #[bw(if((*version) >= 23), assert(crate::format::io::present_where_required(sections.is_some(), (*version) >= 23), "FragmentFooter.sections is required when version >= 23"))]
     pub sections: Option<Vec<FooterSection>>,
 }
 
@@ -283,7 +283,7 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5), assert(dim_num.is_some() || !(version < 5), "RTree.dim_num is required when version < 5"))]
+    #[bw(if(version < 5), assert(crate::format::io::present_where_required(dim_num.is_some(), version < 5), "RTree.dim_num is required when version < 5"))]
     pub dim_num: Option<u32>,
     /// Maximum number of children of a node (TileDB uses 10).
     ///
@@ -293,7 +293,7 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5), assert(datatype.is_some() || !(version < 5), "RTree.datatype is required when version < 5"))]
+    #[bw(if(version < 5), assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "RTree.datatype is required when version < 5"))]
     pub datatype: Option<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(levels, "RTree.n_levels"))]
