@@ -55,7 +55,7 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
         ));
         out.files.push((
             tables_dir.join(format!("{}.md", file.stem)),
-            tables::render_file(file),
+            tables::render_file(file, &table),
         ));
     }
     out.files.push((

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::expr::TypeTable;
 use crate::model::*;
 
 fn cell(text: &str) -> String {
@@ -32,12 +33,17 @@ fn field_type(field: &Field) -> String {
     }
 }
 
-fn field_size(field: &Field) -> String {
+fn field_size(field: &Field, table: &TypeTable) -> String {
     let mut parts = Vec::new();
     match &field.layout {
         Layout::Single(Ty::Prim(p)) => parts.push(format!("{}", p.size())),
         Layout::Single(Ty::Bool) => parts.push("1".into()),
-        Layout::Single(Ty::Enum(_)) => parts.push("enum".into()),
+        Layout::Single(Ty::Enum(name)) => {
+            if let Some(spec_enum) = table.enums.get(name) {
+                parts.push(format!("{}", spec_enum.repr.size()));
+            }
+        }
+        Layout::Single(Ty::Struct(_)) | Layout::Switch(_) => parts.push("variable".into()),
         Layout::Bytes {
             len: BytesLen::Size(size),
         } => parts.push(format!("`{}` bytes", size.text)),
@@ -99,7 +105,7 @@ fn field_description(field: &Field) -> String {
     cell(&text)
 }
 
-pub fn render_file(file: &SpecFile) -> String {
+pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -154,7 +160,7 @@ pub fn render_file(file: &SpecFile) -> String {
                 "| {} | {} | {} | {} | {} |",
                 field.name,
                 cell(&field_type(field)),
-                cell(&field_size(field)),
+                cell(&field_size(field, table)),
                 gate(field.since, field.until),
                 field_description(field)
             );
