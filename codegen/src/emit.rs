@@ -130,7 +130,9 @@ impl<'a> Emitter<'a> {
             match tree {
                 proc_macro2::TokenTree::Ident(id) => {
                     let name = id.to_string();
-                    if self.table.enums.contains_key(&name) {
+                    if self.table.enums.contains_key(&name)
+                        || self.table.contexts.contains_key(&name)
+                    {
                         self.named(&name, "");
                     }
                 }
@@ -463,16 +465,55 @@ impl<'a> Emitter<'a> {
             .map(|field| {
                 let id = ident(&field.ident);
                 let ty = self.ty_tokens(&field.ty);
-                let fdoc = doc_attrs(&field.doc.as_deref().map(doc_lines).unwrap_or_default());
+                let mut lines = field.doc.as_deref().map(doc_lines).unwrap_or_default();
+                if let Some(value) = &field.value {
+                    if !lines.is_empty() {
+                        lines.push(String::new());
+                    }
+                    lines.push(format!("Computed as `{}`.", value.text));
+                }
+                let fdoc = doc_attrs(&lines);
                 quote!(#fdoc pub #id: #ty)
             })
             .collect();
+        let derive = match context
+            .from
+            .as_ref()
+            .and_then(|f| self.table.structs.get(f))
+        {
+            Some(source) => {
+                let source_ty = self.named(&source.name, "");
+                let scope = crate::validate::derived_scope(self.table, source);
+                let inits: Vec<_> = context
+                    .fields
+                    .iter()
+                    .filter_map(|field| {
+                        let value = field.value.as_ref()?;
+                        let id = ident(&field.ident);
+                        let tokens = bare(self.lower_arg(value, &field.ty, &scope));
+                        Some(quote!(#id: #tokens))
+                    })
+                    .collect();
+                let doc = format!(" Computes the `{}` of a `{}`.", context.name, source.name);
+                quote! {
+                    impl From<&#source_ty> for #name {
+                        #[doc = #doc]
+                        fn from(source: &#source_ty) -> Self {
+                            #name { #(#inits),* }
+                        }
+                    }
+                }
+            }
+            None => quote!(),
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize)]
             pub struct #name {
                 #(#fields,)*
             }
+
+            #derive
         }
     }
 

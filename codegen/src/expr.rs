@@ -39,6 +39,8 @@ pub enum BindingKind {
     },
     /// The entry of an `each` list (a reference to a context).
     Entry,
+    /// A name that stands for a place expression, e.g. `source.field`.
+    Place(TokenStream),
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +177,7 @@ impl Scope<'_> {
     fn name_value(&self, binding: &Binding) -> TokenStream {
         let id = ident(&binding.ident);
         match (&binding.kind, self.side) {
+            (BindingKind::Place(place), _) => place.clone(),
             (BindingKind::Temp { write }, Side::Write) => quote!((#write)),
             (BindingKind::Field, Side::Write) if binding.ty.is_copy() => quote!((*#id)),
             _ => quote!(#id),
@@ -196,6 +199,22 @@ impl Scope<'_> {
                 "is a {} where a condition (bool) is expected",
                 lowered.ty.spec_name()
             ));
+        }
+        // A list of structs passed where a list of a context derived from
+        // that struct is expected: convert each element.
+        if let (Ty::List(have), Ty::List(target)) = (&lowered.ty, want) {
+            if let (Ty::Struct(source), Ty::Context(context)) = (&**have, &**target) {
+                let derived = self
+                    .table
+                    .contexts
+                    .get(context)
+                    .and_then(|c| c.from.as_ref());
+                if derived == Some(source) {
+                    let tokens = lowered.tokens;
+                    let context = ident(context);
+                    return Ok(quote!(#tokens.iter().map(#context::from).collect::<Vec<_>>()));
+                }
+            }
         }
         coerce(lowered, want)
     }

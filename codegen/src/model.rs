@@ -194,6 +194,8 @@ pub struct Context {
     pub name: String,
     pub doc: Option<String>,
     pub source: Option<String>,
+    /// The struct this context is computed from, if any.
+    pub from: Option<String>,
     pub fields: Vec<Named>,
 }
 
@@ -203,6 +205,8 @@ pub struct Named {
     pub ident: String,
     pub ty: Ty,
     pub doc: Option<String>,
+    /// How a field of a derived context is computed from its struct.
+    pub value: Option<Expr>,
 }
 
 #[derive(Debug, Clone)]

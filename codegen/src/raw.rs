@@ -99,6 +99,9 @@ pub struct RawContext {
     pub doc: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    /// A struct each value of this context is computed from (one `value` per field).
+    #[serde(default)]
+    pub from: Option<String>,
     #[serde(default, alias = "field")]
     pub fields: Vec<RawNamed>,
 }
@@ -112,6 +115,9 @@ pub struct RawNamed {
     pub ty: String,
     #[serde(default)]
     pub doc: Option<String>,
+    /// For a field of a context declared `from` a struct: how it is computed.
+    #[serde(default)]
+    pub value: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -187,17 +187,52 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
                     ));
                 }
                 let ty = resolve_ty(&field.ty, &declared).map_err(|k| ctx.err(&fpath, k))?;
+                let value = match (&raw_context.from, &field.value) {
+                    (Some(_), Some(text)) => Some(parse_expr(
+                        &ctx,
+                        &fpath,
+                        "value",
+                        &RawExpr::Text(text.clone()),
+                    )?),
+                    (Some(from), None) => {
+                        return Err(ctx.err(
+                            fpath,
+                            SpecErrorKind::Invalid(format!(
+                                "the context is computed from {from}, so every field needs a value"
+                            )),
+                        ))
+                    }
+                    (None, Some(_)) => {
+                        return Err(ctx.err(
+                            fpath,
+                            SpecErrorKind::Invalid(
+                                "value needs the context to be declared `from` a struct".into(),
+                            ),
+                        ))
+                    }
+                    (None, None) => None,
+                };
                 fields.push(Named {
                     name: field.name.clone(),
                     ident: expr::rust_ident(&field.name),
                     ty,
                     doc: field.doc.clone(),
+                    value,
                 });
+            }
+            if let Some(from) = &raw_context.from {
+                if !matches!(declared.get(from), Some((_, Kind::Struct))) {
+                    return Err(ctx.err(
+                        format!("{path}, from"),
+                        SpecErrorKind::UnknownType(from.clone()),
+                    ));
+                }
             }
             let built = Context {
                 name: raw_context.name.clone(),
                 doc: raw_context.doc.clone(),
                 source: raw_context.source.clone(),
+                from: raw_context.from.clone(),
                 fields,
             };
             table.contexts.insert(built.name.clone(), built.clone());
@@ -242,6 +277,9 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         let ctx = Ctx {
             file: &file.display,
         };
+        for context in &file.contexts {
+            check_derived_context(&ctx, context, &table)?;
+        }
         for structure in &file.structs {
             check_struct_exprs(&ctx, structure, &table)?;
         }
@@ -543,11 +581,18 @@ fn build_struct(
                 SpecErrorKind::Invalid(format!("a param cannot be a {}", ty.spec_name())),
             ));
         }
+        if param.value.is_some() {
+            return Err(ctx.err(
+                ppath,
+                SpecErrorKind::Invalid("a param takes no value (its parent passes it)".into()),
+            ));
+        }
         params.push(Named {
             name: param.name.clone(),
             ident: expr::rust_ident(&param.name),
             ty,
             doc: param.doc.clone(),
+            value: None,
         });
     }
     let version_text = raw.version.clone().unwrap_or_else(|| "version".into());
@@ -991,6 +1036,57 @@ fn expr_error(ctx: &Ctx, path: &str, key: &str, err: ExprError) -> SpecError {
         },
     };
     ctx.err(path, kind)
+}
+
+/// The scope of a derived context's values: the stored fields of its struct,
+/// reached through `source`.
+pub fn derived_scope<'a>(table: &'a TypeTable, from: &Struct) -> Scope<'a> {
+    let names = from
+        .fields
+        .iter()
+        .filter(|f| f.is_stored())
+        .map(|f| {
+            let id = expr::ident(&f.ident);
+            Binding {
+                name: f.name.clone(),
+                ident: f.ident.clone(),
+                ty: f.value_ty(),
+                kind: BindingKind::Place(quote::quote!(source.#id)),
+            }
+        })
+        .collect();
+    Scope {
+        table,
+        side: Side::Read,
+        names,
+        later: Vec::new(),
+    }
+}
+
+fn check_derived_context(ctx: &Ctx, context: &Context, table: &TypeTable) -> Result<(), SpecError> {
+    let Some(from) = &context.from else {
+        return Ok(());
+    };
+    let Some(source) = table.structs.get(from) else {
+        return Err(ctx.err(
+            format!("context {}, from", context.name),
+            SpecErrorKind::UnknownType(from.clone()),
+        ));
+    };
+    let scope = derived_scope(table, source);
+    for field in &context.fields {
+        if let Some(value) = &field.value {
+            scope.lower_to(&value.parsed, &field.ty).map_err(|e| {
+                expr_error(
+                    ctx,
+                    &format!("context {}, field {}", context.name, field.name),
+                    "value",
+                    e,
+                )
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// The element type of an `each` list's `over`, which must be a list param or an earlier list field.

@@ -7,6 +7,10 @@
 //! - a version-24 schema carries the new field, placed where the spec put it,
 //!   while the same schema written at version 23 does not.
 //!
+//! The evolved spec also types the schema's current domain through a context
+//! computed from each dimension (`from = "Dimension"`), which the real files
+//! exercise.
+//!
 //! The temporary crate copies `runtime/src/format/io.rs` and
 //! `runtime/src/error.rs` (all the generated code needs) and decodes generic
 //! tiles with a small GZIP-only decoder of its own. It builds in
@@ -73,6 +77,41 @@ doc = "A field of the next format version (added by the future-version test)."
     .parse()
     .expect("field TOML");
     fields.insert(after + 1, toml::Value::Table(new_field));
+
+    // And the current domain typed through a context computed from each
+    // Dimension (instead of raw bytes the runtime parses afterwards).
+    let current_domain = fields
+        .iter_mut()
+        .find(|f| f.get("name").and_then(|n| n.as_str()) == Some("current_domain"))
+        .and_then(|f| f.as_table_mut())
+        .expect("ArraySchema.current_domain");
+    current_domain.remove("until_eof");
+    current_domain.insert("type".into(), "CurrentDomain".into());
+    let args: toml::Table = r#"dims = "domain.dimensions""#.parse().expect("args");
+    current_domain.insert("args".into(), toml::Value::Table(args));
+    let contexts = schema
+        .get_mut("context")
+        .and_then(|c| c.as_array_mut())
+        .expect("[[context]]");
+    let shape = contexts
+        .iter_mut()
+        .find(|c| c.get("name").and_then(|n| n.as_str()) == Some("DimensionShape"))
+        .and_then(|c| c.as_table_mut())
+        .expect("context DimensionShape");
+    shape.insert("from".into(), "Dimension".into());
+    for field in shape
+        .get_mut("fields")
+        .and_then(|f| f.as_array_mut())
+        .expect("DimensionShape fields")
+    {
+        let field = field.as_table_mut().expect("field table");
+        let value = match field.get("name").and_then(|n| n.as_str()) {
+            Some("var") => "cell_val_num == 4294967295",
+            Some("coord_size") => "datatype.size()",
+            other => panic!("unexpected DimensionShape field {other:?}"),
+        };
+        field.insert("value".into(), value.into());
+    }
     std::fs::write(&schema_path, toml::to_string(&schema).expect("serialize")).expect("write");
 
     let format_path = spec.join("format.toml");
@@ -171,6 +210,7 @@ fn files_of_earlier_versions_round_trip_unchanged() {
     let files: &[&str] = &FILES;
     assert!(!files.is_empty());
     let mut versions = std::collections::BTreeSet::new();
+    let mut current_domains = 0;
     for file in files {
         let bytes = std::fs::read(file).expect("schema file");
         let payload = payload(&bytes);
@@ -178,11 +218,17 @@ fn files_of_earlier_versions_round_trip_unchanged() {
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(schema.version <= 23, "{file}");
         assert_eq!(schema.future_flag, None, "{file}: no version-24 field below 24");
+        if schema.version >= 22 {
+            // Typed through DimensionShape::from(&Dimension), not left as bytes.
+            let current: Option<&CurrentDomain> = schema.current_domain.as_ref();
+            current_domains += usize::from(current.is_some());
+        }
         let written = write_to_vec(&schema, (), "ArraySchema").expect("write");
         assert_eq!(written, payload, "{file}: written back differently");
         versions.insert(schema.version);
     }
     println!("{} schemas of versions {:?} round-trip", files.len(), versions);
+    assert!(current_domains > 0, "version-22 schemas have a typed current domain");
 }
 
 #[test]
@@ -197,6 +243,25 @@ fn a_version_24_schema_carries_the_new_field() {
         .find(|schema| schema.version == 22)
         .expect("a version-22 schema");
     schema.future_flag = Some(0x0a0b_0c0d);
+    // A non-empty current domain, laid out by the shapes computed from the dimensions.
+    let ranges = schema
+        .domain
+        .dimensions
+        .iter()
+        .map(|dimension| {
+            let shape = DimensionShape::from(dimension);
+            if shape.var {
+                Range { start_size: 2, data: b"abxyz".to_vec() }
+            } else {
+                Range { start_size: shape.coord_size, data: vec![7; 2 * shape.coord_size as usize] }
+            }
+        })
+        .collect();
+    schema.current_domain = Some(CurrentDomain {
+        empty: false,
+        domain_type: Some(CurrentDomainType::Ndrectangle),
+        ndrectangle: Some(NDRectangle { ranges }),
+    });
 
     schema.version = 23;
     let at23 = write_to_vec(&schema, (), "ArraySchema").expect("write 23");
@@ -252,6 +317,7 @@ fn a_field_of_the_next_version_leaves_older_files_intact() {
         .expect("array_schema.rs");
     assert!(schema_rs.contains("pub future_flag: Option<u32>"));
     assert!(schema_rs.contains("if(version >= 24)"));
+    assert!(schema_rs.contains("impl From<&Dimension> for DimensionShape"));
 
     std::fs::copy(
         root.join("runtime/src/format/io.rs"),
