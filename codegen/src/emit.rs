@@ -120,7 +120,7 @@ impl<'a> Emitter<'a> {
                 quote!(Option<#inner>)
             }
             Ty::IntLit => quote!(u64),
-            Ty::NoneLit => quote!(()),
+            Ty::NoneLit | Ty::ByteStrLit => quote!(()),
         }
     }
 
@@ -908,6 +908,13 @@ impl<'a> Emitter<'a> {
                     BytesLen::UntilEof => {
                         br.push(quote!(parse_with = #io::read_bytes_to_end, args(#max, #path)));
                     }
+                    BytesLen::Terminated(byte) => {
+                        let byte = Literal::u8_suffixed(*byte);
+                        br.push(
+                            quote!(parse_with = #io::read_terminated, args(#byte, #max, #path)),
+                        );
+                        bw.push(quote!(write_with = #io::write_terminated, args(#byte, #path)));
+                    }
                 },
                 Layout::List { elem, len } => {
                     let elem_min = Literal::u64_unsuffixed(
@@ -1042,6 +1049,11 @@ impl<'a> Emitter<'a> {
             | Layout::Bytes {
                 len: BytesLen::UntilEof,
             } => facts.push("Runs to the end of the enclosing structure.".into()),
+            Layout::Bytes {
+                len: BytesLen::Terminated(byte),
+            } => facts.push(format!(
+                "Ends at the first byte {byte:#04x}, which is consumed and not kept."
+            )),
             _ => {}
         }
         if let Some(max) = field.max {
@@ -1305,6 +1317,9 @@ impl<'a> Emitter<'a> {
                 Layout::Bytes {
                     len: BytesLen::Size(size),
                 } => literal_u64(&size.parsed).unwrap_or(0),
+                Layout::Bytes {
+                    len: BytesLen::Terminated(_),
+                } => 1,
                 Layout::List {
                     elem,
                     len: ListLen::Count(count),

@@ -251,6 +251,10 @@ impl Scope<'_> {
                     tokens: quote!(#b),
                     ty: Ty::Bool,
                 }),
+                Lit::ByteStr(bytes) => Ok(Lowered {
+                    tokens: quote!(#bytes),
+                    ty: Ty::ByteStrLit,
+                }),
                 _ => bad("only integer and boolean literals are allowed"),
             },
             SynExpr::Paren(paren) => {
@@ -541,6 +545,20 @@ impl Scope<'_> {
                 tokens: quote!((#recv.len() as u64)),
                 ty: Ty::Prim(Prim::U64),
             }),
+            ("starts_with" | "ends_with", Ty::Bytes, 1) => {
+                let affix = self.lower(&call.args[0])?;
+                if affix.ty != Ty::ByteStrLit {
+                    return bad(format!(
+                        "`{method}` takes a byte string literal such as b\".del\""
+                    ));
+                }
+                let m = ident(&method);
+                let affix = affix.tokens;
+                Ok(Lowered {
+                    tokens: quote!(#recv.#m(#affix)),
+                    ty: Ty::Bool,
+                })
+            }
             ("is_some" | "is_none", Ty::Option(_), 0) => {
                 let m = ident(&method);
                 Ok(Lowered {

@@ -85,12 +85,16 @@ pub enum Ty {
     IntLit,
     /// `None`, before it meets the type it is compared or passed to.
     NoneLit,
+    /// A byte string literal (`b".del"`), for `starts_with`/`ends_with`.
+    ByteStrLit,
 }
 
 impl Ty {
     pub fn is_copy(&self) -> bool {
         match self {
-            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit => true,
+            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit | Ty::ByteStrLit => {
+                true
+            }
             Ty::Option(inner) => inner.is_copy(),
             _ => false,
         }
@@ -111,6 +115,7 @@ impl Ty {
             Ty::Option(inner) => format!("Option<{}>", inner.spec_name()),
             Ty::IntLit => "integer".into(),
             Ty::NoneLit => "None".into(),
+            Ty::ByteStrLit => "byte string".into(),
         }
     }
 }
@@ -301,6 +306,8 @@ pub enum Layout {
 pub enum BytesLen {
     Size(Expr),
     UntilEof,
+    /// Up to (and consuming) this byte.
+    Terminated(u8),
 }
 
 #[derive(Debug, Clone)]

@@ -221,4 +221,7 @@ pub struct RawField {
     pub value: Option<RawExpr>,
     #[serde(default)]
     pub max: Option<u64>,
+    /// For `bytes`: the one-byte delimiter that ends them (consumed, not kept).
+    #[serde(default)]
+    pub terminator: Option<String>,
 }

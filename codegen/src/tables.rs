@@ -54,6 +54,9 @@ fn field_size(field: &Field, table: &TypeTable) -> String {
             len: ListLen::UntilEof,
             ..
         } => parts.push("to the end".into()),
+        Layout::Bytes {
+            len: BytesLen::Terminated(byte),
+        } => parts.push(format!("up to `{}`", (*byte as char).escape_default())),
         Layout::List {
             len: ListLen::Count(count),
             ..

@@ -666,7 +666,24 @@ fn build_struct(
                 if raw_field.count.is_some() || raw_field.each.is_some() {
                     return Err(invalid("bytes take size, not count or each".into()));
                 }
+                let terminator = match raw_field.terminator.as_deref() {
+                    None => None,
+                    Some(text) if text.len() == 1 => Some(text.as_bytes()[0]),
+                    Some(text) => {
+                        return Err(invalid(format!(
+                            "terminator {text:?} must be a single byte"
+                        )))
+                    }
+                };
+                if terminator.is_some() && (raw_field.size.is_some() || raw_field.until_eof) {
+                    return Err(invalid(
+                        "bytes take one of size, until_eof and terminator".into(),
+                    ));
+                }
                 match (&raw_field.size, raw_field.until_eof) {
+                    _ if terminator.is_some() => Layout::Bytes {
+                        len: BytesLen::Terminated(terminator.unwrap_or(b'\n')),
+                    },
                     (Some(size), false) => Layout::Bytes {
                         len: BytesLen::Size(parse_expr(ctx, &fpath, "size", size)?),
                     },
@@ -824,6 +841,9 @@ fn build_struct(
             return Err(invalid(
                 "default applies only to a field with since, until or if".into(),
             ));
+        }
+        if raw_field.terminator.is_some() && !matches!(layout, Layout::Bytes { .. }) {
+            return Err(invalid("terminator applies to bytes only".into()));
         }
         if raw_field.max.is_some() && !matches!(layout, Layout::Bytes { .. } | Layout::List { .. })
         {

@@ -16,34 +16,11 @@
 //! tiles with a small GZIP-only decoder of its own. It builds in
 //! `target/future-version/`, so only the first run compiles its dependencies.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// The temporary directory's path (kept alive by the `TempDir` or kept on request).
-struct TempRoot(PathBuf);
-
-impl TempRoot {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
-        let path = entry.path();
-        if path.is_file() {
-            std::fs::copy(&path, to.join(entry.file_name())).expect("copy");
-        }
-    }
-}
+use support::{literal, run_generated_crate, shared_dir, workspace, GZIP_PAYLOAD};
 
 /// Adds `future_flag: u32` (since 24) after `capacity` in the array schema, and sets current = 24.
 fn evolve_spec(spec: &Path) {
@@ -137,9 +114,7 @@ fn schema_files() -> Vec<PathBuf> {
             files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.is_file()));
         }
     }
-    let shared = std::env::var_os("TILEDB_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("../shared"));
+    let shared = shared_dir();
     for legacy in ["sparse_array_v11", "zero_var_chunks_v10"] {
         let dir = shared
             .join("tiledb-test-arrays")
@@ -160,40 +135,8 @@ fn schema_files() -> Vec<PathBuf> {
 }
 
 const CRATE_TEST: &str = r#"
-use future_spec::format::generated::*;
-use future_spec::format::io::{read_exact_from, read_prefix, write_to_vec};
-use std::io::Read;
-
-/// The payload of a whole-file generic tile whose pipeline is GZIP only.
-fn payload(bytes: &[u8]) -> Vec<u8> {
-    let (header, used): (GenericTileHeader, u64) =
-        read_prefix(bytes, (), "GenericTileHeader").expect("header");
-    assert_eq!(header.pipeline.filters.len(), 1);
-    assert_eq!(header.pipeline.filters[0].filter_type, FilterType::Gzip);
-    let start = used as usize;
-    let tile: Tile = read_exact_from(&bytes[start..start + header.persisted_size as usize], (), "Tile")
-        .expect("tile");
-    let mut out = Vec::new();
-    for chunk in &tile.chunks {
-        // The compression filter's metadata: part counts, then (original, compressed) sizes.
-        let md = &chunk.metadata;
-        let word = |i: usize| u32::from_le_bytes(md[4 * i..4 * i + 4].try_into().unwrap()) as usize;
-        let parts = word(0) + word(1);
-        let mut at = 0;
-        for part in 0..parts {
-            let (original, compressed) = (word(2 + 2 * part), word(3 + 2 * part));
-            let mut inflated = Vec::with_capacity(original);
-            flate2::read::ZlibDecoder::new(&chunk.data[at..at + compressed])
-                .read_to_end(&mut inflated)
-                .expect("zlib");
-            assert_eq!(inflated.len(), original);
-            out.extend(inflated);
-            at += compressed;
-        }
-    }
-    assert_eq!(out.len() as u64, header.tile_size);
-    out
-}
+use generated_crate::format::generated::*;
+use generated_crate::format::io::{read_exact_from, read_prefix, write_to_vec};
 
 #[test]
 fn the_next_version_is_described() {
@@ -285,103 +228,25 @@ fn a_version_24_schema_carries_the_new_field() {
 
 #[test]
 fn a_field_of_the_next_version_leaves_older_files_intact() {
-    let root = workspace();
-    let temp = tempfile::tempdir().expect("temp dir");
-    // FUTURE_VERSION_KEEP=1 keeps the temporary crate for inspection.
-    let temp_path = temp.path().to_path_buf();
-    let _guard = if std::env::var_os("FUTURE_VERSION_KEEP").is_some() {
-        println!("keeping {}", temp_path.display());
-        std::mem::forget(temp);
-        None
-    } else {
-        Some(temp)
-    };
-    let temp = TempRoot(temp_path);
-    let spec = temp.path().join("spec");
-    copy_dir(&root.join("spec"), &spec);
-    evolve_spec(&spec);
-
-    let generated = tiledb_codegen::generate(&spec).expect("the evolved spec is valid");
-    let krate = temp.path().join("future_spec");
-    let src = krate.join("src");
-    let format_dir = src.join("format");
-    for (path, text) in &generated.files {
-        if let Ok(relative) = path.strip_prefix(tiledb_codegen::GENERATED_DIR) {
-            let target = format_dir.join("generated").join(relative);
-            std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
-            std::fs::write(target, text).expect("write generated");
-        }
-    }
-    let schema_rs = generated
+    let files = schema_files();
+    assert!(!files.is_empty(), "no schema files to read");
+    let list: Vec<String> = files.iter().map(|f| literal(f)).collect();
+    let test = format!(
+        "const FILES: [&str; {}] = [{}];\n{CRATE_TEST}\n{GZIP_PAYLOAD}",
+        list.len(),
+        list.join(", ")
+    );
+    let run = run_generated_crate("future-version", evolve_spec, &test);
+    let schema_rs = run
+        .generated
         .get("runtime/src/format/generated/array_schema.rs")
         .expect("array_schema.rs");
     assert!(schema_rs.contains("pub future_flag: Option<u32>"));
     assert!(schema_rs.contains("if(version >= 24)"));
     assert!(schema_rs.contains("impl From<&Dimension> for DimensionShape"));
-
-    std::fs::copy(
-        root.join("runtime/src/format/io.rs"),
-        format_dir.join("io.rs"),
-    )
-    .expect("io.rs");
-    std::fs::copy(root.join("runtime/src/error.rs"), src.join("error.rs")).expect("error.rs");
-    std::fs::write(
-        src.join("lib.rs"),
-        "pub mod error;\npub use error::{Error, Result};\npub mod format {\n    pub mod generated;\n    pub mod io;\n}\n",
-    )
-    .expect("lib.rs");
-    std::fs::write(
-        krate.join("Cargo.toml"),
-        r#"[package]
-name = "future_spec"
-version = "0.0.0"
-edition = "2021"
-
-[dependencies]
-binrw = "0.15"
-serde = { version = "1", features = ["derive"] }
-thiserror = "2"
-
-[dev-dependencies]
-flate2 = "1"
-
-[workspace]
-"#,
-    )
-    .expect("Cargo.toml");
-    std::fs::copy(root.join("Cargo.lock"), krate.join("Cargo.lock")).expect("Cargo.lock");
-
-    let files = schema_files();
-    assert!(!files.is_empty(), "no schema files to read");
-    let list: Vec<String> = files
-        .iter()
-        .map(|f| format!("{:?}", f.display().to_string()))
-        .collect();
-    let test = format!(
-        "const FILES: [&str; {}] = [{}];\n{CRATE_TEST}",
-        list.len(),
-        list.join(", ")
-    );
-    std::fs::create_dir_all(krate.join("tests")).expect("tests dir");
-    std::fs::write(krate.join("tests/future.rs"), test).expect("test file");
-
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .args(["test", "--offline", "--quiet"])
-        .current_dir(&krate)
-        .env("CARGO_TARGET_DIR", root.join("target/future-version"))
-        .env_remove("RUSTFLAGS")
-        .output()
-        .expect("run cargo test in the temporary crate");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
     assert!(
-        output.status.success(),
-        "the regenerated crate failed:\n{stdout}\n{stderr}"
-    );
-    assert!(
-        stdout.contains("3 passed"),
-        "expected the three tests of the regenerated crate to pass:\n{stdout}"
+        run.stdout.contains("3 passed"),
+        "expected the three tests of the regenerated crate to pass:\n{}",
+        run.stdout
     );
 }

@@ -523,3 +523,98 @@ where
     }
     Ok(())
 }
+
+/// Reads bytes up to `terminator`, which is consumed and not kept; the
+/// terminator must come within `max` bytes and before the stream ends.
+pub fn read_terminated<R, T>(
+    reader: &mut R,
+    _endian: Endian,
+    (terminator, max, field): (u8, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<Vec<u8>>,
+{
+    let start = reader.stream_position()?;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 256];
+    loop {
+        let want = remaining(reader)?.min(chunk.len() as u64) as usize;
+        if want == 0 {
+            return Err(fail(
+                start,
+                field,
+                format!("no terminator {terminator:#04x} before the end"),
+            ));
+        }
+        reader.read_exact(&mut chunk[..want])?;
+        if let Some(at) = chunk[..want].iter().position(|b| *b == terminator) {
+            bytes.extend_from_slice(&chunk[..at]);
+            // Step back to just after the terminator.
+            let unread = (want - at - 1) as i64;
+            reader.seek(SeekFrom::Current(-unread))?;
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..want]);
+        if bytes.len() as u64 > max {
+            return Err(fail(
+                start,
+                field,
+                format!("no terminator within the maximum {max} bytes"),
+            ));
+        }
+    }
+    if bytes.len() as u64 > max {
+        return Err(fail(
+            start,
+            field,
+            format!("{} bytes exceed the maximum {max}", bytes.len()),
+        ));
+    }
+    Ok(T::from(bytes))
+}
+
+/// Raw bytes as the writers see them: a `Vec<u8>`, or an `Option` that may be absent.
+pub trait BytesRef {
+    fn bytes(&self) -> Option<&[u8]>;
+}
+
+impl BytesRef for Vec<u8> {
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+impl BytesRef for Option<Vec<u8>> {
+    fn bytes(&self) -> Option<&[u8]> {
+        self.as_deref()
+    }
+}
+
+/// Writes bytes and their terminator; bytes that contain the terminator
+/// could not be read back, so they are an error.
+pub fn write_terminated<W, B>(
+    value: &B,
+    writer: &mut W,
+    _endian: Endian,
+    (terminator, field): (u8, &'static str),
+) -> BinResult<()>
+where
+    W: Write + Seek,
+    B: BytesRef + ?Sized,
+{
+    let Some(bytes) = value.bytes() else {
+        return Ok(());
+    };
+    if bytes.contains(&terminator) {
+        let pos = writer.stream_position()?;
+        return Err(fail(
+            pos,
+            field,
+            format!("the bytes contain the terminator {terminator:#04x}"),
+        ));
+    }
+    writer.write_all(bytes)?;
+    writer.write_all(&[terminator])?;
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! Newline-terminated text as structures: `terminator` on bytes and
+//! `ends_with(b"…")` in conditions. A copy of spec/ gains a file that
+//! describes `.vac` and `.con` files with them; the regenerated crate reads
+//! the corpus's real files and a `.con` carrying an embedded delete commit
+//! (built from a real `.del` file by the documented layout), and writes them
+//! back byte for byte.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::{literal, run_generated_crate, workspace, GZIP_PAYLOAD};
+
+const COMMIT_TEXT: &str = r#"
+[file]
+title = "Commit text files (vocabulary test)"
+module = "commit_text"
+
+[[struct]]
+name = "LineList"
+doc = "Newline-terminated lines to the end of the file (.vac, .ign)."
+
+[[struct.field]]
+name = "lines"
+type = "Line"
+until_eof = true
+doc = "The lines."
+
+[[struct]]
+name = "Line"
+doc = "One line."
+
+[[struct.field]]
+name = "text"
+type = "bytes"
+terminator = "\n"
+doc = "The line without its newline."
+
+[[struct]]
+name = "ConsolidatedCommits"
+doc = "A .con file."
+
+[[struct.field]]
+name = "entries"
+type = "ConsolidatedCommitEntry"
+until_eof = true
+doc = "The entries."
+
+[[struct]]
+name = "ConsolidatedCommitEntry"
+doc = "A commit path; a delete commit's path is followed by the whole .del file."
+
+[[struct.field]]
+name = "path"
+type = "bytes"
+terminator = "\n"
+doc = "Path relative to the array."
+
+[[struct.field]]
+name = "tile_size"
+type = "u64"
+length_of = "tile"
+if = 'path.ends_with(b".del")'
+doc = "Bytes of the embedded delete commit."
+
+[[struct.field]]
+name = "tile"
+type = "bytes"
+size = "tile_size"
+if = 'path.ends_with(b".del")'
+doc = "The delete commit file (a generic tile)."
+"#;
+
+const CRATE_TEST: &str = r#"
+use generated_crate::format::generated::*;
+use generated_crate::format::io::{read_exact_from, read_prefix, write_to_vec};
+
+#[test]
+fn vacuum_files_are_lines() {
+    let bytes = std::fs::read(VAC).expect("vac");
+    let list: LineList = read_exact_from(&bytes, (), "LineList").expect("read");
+    assert_eq!(list.lines.len(), 3);
+    assert!(list.lines.iter().all(|l| l.text.starts_with(b"/__fragments/")));
+    assert_eq!(write_to_vec(&list, (), "LineList").expect("write"), bytes);
+}
+
+#[test]
+fn consolidated_commits_round_trip() {
+    let bytes = std::fs::read(CON).expect("con");
+    let con: ConsolidatedCommits = read_exact_from(&bytes, (), "ConsolidatedCommits").expect("read");
+    assert_eq!(con.entries.len(), 3);
+    assert!(con.entries.iter().all(|e| e.path.ends_with(b".wrt") && e.tile.is_none()));
+    assert_eq!(write_to_vec(&con, (), "ConsolidatedCommits").expect("write"), bytes);
+}
+
+#[test]
+fn an_embedded_delete_commit_follows_its_path() {
+    let del = std::fs::read(DEL).expect("del");
+    let mut bytes = std::fs::read(CON).expect("con");
+    bytes.extend_from_slice(b"__commits/__40_40_0123456789abcdef0123456789abcdef_22.del\n");
+    bytes.extend_from_slice(&(del.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&del);
+    bytes.extend_from_slice(b"__commits/__50_50_0123456789abcdef0123456789abcdef_22.wrt\n");
+    let con: ConsolidatedCommits = read_exact_from(&bytes, (), "ConsolidatedCommits").expect("read");
+    assert_eq!(con.entries.len(), 5);
+    let tile = con.entries[3].tile.as_ref().expect("the .del entry carries its file");
+    assert_eq!(tile, &del);
+    let condition: DeleteCommit = read_exact_from(&payload(tile), (), "DeleteCommit").expect("condition");
+    let _ = condition;
+    assert!(con.entries[4].tile.is_none());
+    assert_eq!(write_to_vec(&con, (), "ConsolidatedCommits").expect("write"), bytes);
+}
+
+#[test]
+fn a_line_without_its_newline_is_corrupt() {
+    let err = read_exact_from::<LineList>(b"/__fragments/a\n/__fragments/b", (), "LineList")
+        .expect_err("no final newline");
+    assert!(err.to_string().contains("Line.text: no terminator"), "{err}");
+}
+
+#[test]
+fn a_line_holding_a_newline_cannot_be_written() {
+    let list = LineList { lines: vec![Line { text: b"a\nb".to_vec() }] };
+    let err = write_to_vec(&list, (), "LineList").expect_err("newline inside");
+    assert!(err.to_string().contains("contain the terminator"), "{err}");
+    let _ = read_prefix::<Line>(b"x\n", (), "Line").expect("a line");
+}
+"#;
+
+fn first_with_extension(dir: &Path, extension: &str) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .collect();
+    files.sort();
+    files.remove(0)
+}
+
+#[test]
+fn text_files_are_structures_with_terminated_bytes() {
+    let corpus = workspace().join("conformance/corpus/tiledb-2.30");
+    let vac = first_with_extension(
+        &corpus.join("sparse.consolidate.fragments/array/__commits"),
+        "vac",
+    );
+    let con = first_with_extension(
+        &corpus.join("sparse.consolidate.commits/array/__commits"),
+        "con",
+    );
+    let del = first_with_extension(
+        &corpus.join("sparse.delete.condition/array/__commits"),
+        "del",
+    );
+    let test = format!(
+        "const VAC: &str = {};\nconst CON: &str = {};\nconst DEL: &str = {};\n{CRATE_TEST}\n{GZIP_PAYLOAD}",
+        literal(&vac),
+        literal(&con),
+        literal(&del)
+    );
+    let run = run_generated_crate(
+        "future-version",
+        |spec| std::fs::write(spec.join("commit_text.toml"), COMMIT_TEXT).expect("write spec"),
+        &test,
+    );
+    let code = run
+        .generated
+        .get("runtime/src/format/generated/commit_text.rs")
+        .expect("commit_text.rs");
+    assert!(code.contains("read_terminated"), "{code}");
+    assert!(run.stdout.contains("5 passed"), "{}", run.stdout);
+}
