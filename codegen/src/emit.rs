@@ -563,6 +563,15 @@ impl<'a> Emitter<'a> {
         lowered
     }
 
+    /// The byte count of a sized struct or switch field, as a u64 (read side).
+    fn sized_len(&self, size: &Expr, scope: &Scope) -> TokenStream {
+        let tokens = scope
+            .lower_u64(&size.parsed)
+            .unwrap_or_else(|e| panic!("validated size failed to lower: {e:?}"));
+        self.note_enums_in(&tokens);
+        tokens
+    }
+
     /// The field's presence condition on one side, if it has one.
     fn gate(&self, structure: &Struct, field: &Field, scope: &Scope) -> Option<TokenStream> {
         let mut parts = Vec::new();
@@ -883,10 +892,16 @@ impl<'a> Emitter<'a> {
                     bw.push(quote!(write_with = #io::write_bool));
                 }
                 Layout::Single(Ty::Struct(target)) => {
-                    if !self.table.structs[target].params.is_empty() {
-                        let r = self.struct_args(target, &field.args, &read_scope, None);
-                        let w = self.struct_args(target, &field.args, &write_scope, None);
+                    let r = self.struct_args(target, &field.args, &read_scope, None);
+                    let w = self.struct_args(target, &field.args, &write_scope, None);
+                    let has_args = !self.table.structs[target].params.is_empty();
+                    if let Some(size) = &field.sized {
+                        let size = self.sized_len(size, &read_scope);
+                        br.push(quote!(parse_with = #io::read_sized, args(#size, #max, #path, #r)));
+                    } else if has_args {
                         br.push(quote!(args_raw = #r));
+                    }
+                    if has_args {
                         bw.push(quote!(args_raw = #w));
                     }
                 }
@@ -894,7 +909,12 @@ impl<'a> Emitter<'a> {
                 Layout::Switch(_) => {
                     let r = self.element_args(field, &read_scope);
                     let w = self.element_args(field, &write_scope);
-                    br.push(quote!(args_raw = #r));
+                    if let Some(size) = &field.sized {
+                        let size = self.sized_len(size, &read_scope);
+                        br.push(quote!(parse_with = #io::read_sized, args(#size, #max, #path, #r)));
+                    } else {
+                        br.push(quote!(args_raw = #r));
+                    }
                     bw.push(quote!(args_raw = #w));
                 }
                 Layout::Bytes { len } => match len {
@@ -1055,6 +1075,9 @@ impl<'a> Emitter<'a> {
                 "Ends at the first byte {byte:#04x}, which is consumed and not kept."
             )),
             _ => {}
+        }
+        if let Some(size) = &field.sized {
+            facts.push(format!("Occupies exactly `{}` bytes.", size.text));
         }
         if let Some(max) = field.max {
             facts.push(format!("At most {max}."));
@@ -1313,6 +1336,11 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             let size = match &field.layout {
+                _ if field.sized.is_some() => field
+                    .sized
+                    .as_ref()
+                    .and_then(|s| literal_u64(&s.parsed))
+                    .unwrap_or(0),
                 Layout::Single(ty) => self.min_size_of_ty(ty, visiting),
                 Layout::Bytes {
                     len: BytesLen::Size(size),

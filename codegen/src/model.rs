@@ -250,6 +250,8 @@ pub struct Field {
     /// Arguments for the params of a struct-typed (or switch) field, by param name.
     pub args: BTreeMap<String, Expr>,
     pub max: Option<u64>,
+    /// For a struct or switch field: it occupies exactly this many bytes.
+    pub sized: Option<Expr>,
 }
 
 impl Field {

@@ -67,6 +67,9 @@ fn field_size(field: &Field, table: &TypeTable) -> String {
         } => parts.push(format!("one per `{over}`")),
         _ => {}
     }
+    if let Some(size) = &field.sized {
+        parts.push(format!("`{}` bytes", size.text));
+    }
     if let Some(max) = field.max {
         parts.push(format!("≤ {max}"));
     }

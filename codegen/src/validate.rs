@@ -647,10 +647,8 @@ fn build_struct(
 
         let layout = match &raw_field.ty {
             RawType::Switch(switch) => {
-                if list_keys > 0 || raw_field.size.is_some() {
-                    return Err(invalid(
-                        "a switch field cannot be a list or have a size".into(),
-                    ));
+                if list_keys > 0 {
+                    return Err(invalid("a switch field cannot be a list".into()));
                 }
                 build_switch(
                     ctx,
@@ -700,9 +698,9 @@ fn build_struct(
             }
             RawType::Name(name) => {
                 let ty = resolve_ty(name, declared).map_err(|k| ctx.err(&fpath, k))?;
-                if raw_field.size.is_some() {
+                if raw_field.size.is_some() && (list_keys > 0 || !matches!(ty, Ty::Struct(_))) {
                     return Err(invalid(
-                        "size applies to bytes only; lists take count".into(),
+                        "size applies to bytes and to a single struct; lists take count".into(),
                     ));
                 }
                 match ty {
@@ -816,6 +814,12 @@ fn build_struct(
             }
         }
 
+        let sized = match (&layout, &raw_field.size) {
+            (Layout::Single(Ty::Struct(_)) | Layout::Switch(_), Some(size)) => {
+                Some(parse_expr(ctx, &fpath, "size", size)?)
+            }
+            _ => None,
+        };
         let mut args = BTreeMap::new();
         for (name, value) in &raw_field.args {
             args.insert(
@@ -863,6 +867,7 @@ fn build_struct(
             role,
             args,
             max: raw_field.max,
+            sized,
         });
     }
     Ok(Struct {
@@ -1154,6 +1159,9 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
             scope
                 .lower_to(&value.parsed, &field.base_ty())
                 .map_err(|e| at("value", e))?;
+        }
+        if let Some(size) = &field.sized {
+            scope.lower_u64(&size.parsed).map_err(|e| at("size", e))?;
         }
         match &field.layout {
             Layout::Bytes {

@@ -712,3 +712,30 @@ fn a_context_computed_from_an_unknown_struct() {
         "spec/test.toml: context Shape, from: unknown type \"Dimension\" (not a primitive, bytes, or a declared enum, struct or context)"
     );
 }
+
+#[test]
+fn size_on_a_list_of_structs() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Item"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "n"
+type = "u32"
+
+[[struct.field]]
+name = "items"
+type = "Item"
+count = "n"
+size = "n"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field items: size applies to bytes and to a single struct; lists take count"
+    );
+}

@@ -618,3 +618,38 @@ where
     writer.write_all(&[terminator])?;
     Ok(())
 }
+
+/// Reads a `T` that occupies exactly `size` bytes: the bytes are checked
+/// against the stream (and `max`) and read first, then `T` is parsed from
+/// them and must use them all.
+pub fn read_sized<R, E, A, T>(
+    reader: &mut R,
+    endian: Endian,
+    (size, max, field, args): (u64, u64, &'static str, A),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    E: for<'a> BinRead<Args<'a> = A>,
+    T: From<E>,
+{
+    let start = reader.stream_position()?;
+    let bytes: Vec<u8> = read_bytes(reader, endian, (size, max, field))?;
+    let mut inner = binrw::io::Cursor::new(bytes.as_slice());
+    let value = E::read_options(&mut inner, endian, args).map_err(|err| {
+        let inner_pos = binrw_pos(innermost(&err)).unwrap_or(0);
+        fail(
+            start.saturating_add(inner_pos),
+            field,
+            flatten_message(&err),
+        )
+    })?;
+    let used = inner.position();
+    if used != size {
+        return Err(fail(
+            start.saturating_add(used),
+            field,
+            format!("uses {used} of its {size} bytes"),
+        ));
+    }
+    Ok(T::from(value))
+}

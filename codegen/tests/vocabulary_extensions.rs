@@ -1,9 +1,15 @@
-//! Newline-terminated text as structures: `terminator` on bytes and
-//! `ends_with(b"…")` in conditions. A copy of spec/ gains a file that
-//! describes `.vac` and `.con` files with them; the regenerated crate reads
-//! the corpus's real files and a `.con` carrying an embedded delete commit
-//! (built from a real `.del` file by the documented layout), and writes them
-//! back byte for byte.
+//! Vocabulary that spec/ does not use yet, compiled and run on real files.
+//!
+//! - Newline-terminated text as structures: `terminator` on bytes and
+//!   `ends_with(b"…")` in conditions. A copy of spec/ gains a file that
+//!   describes `.vac` and `.con` files with them; the regenerated crate reads
+//!   the corpus's real files and a `.con` carrying an embedded delete commit
+//!   (built from a real `.del` file by the documented layout), and writes
+//!   them back byte for byte.
+//! - `size` on a struct or switch field: the filter options are read within
+//!   exactly `options_len` bytes, which every schema of the corpus satisfies
+//!   (so each filter's options layout in spec/ is exact), and a mismatch is
+//!   an error.
 
 mod support;
 
@@ -112,6 +118,27 @@ fn an_embedded_delete_commit_follows_its_path() {
 }
 
 #[test]
+fn filter_options_fill_exactly_their_declared_length() {
+    let mut filters = 0;
+    for file in SCHEMAS {
+        let bytes = std::fs::read(file).expect("schema");
+        let payload = payload(&bytes);
+        let schema: ArraySchema = read_exact_from(&payload, (), "ArraySchema")
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(write_to_vec(&schema, (), "ArraySchema").expect("write"), payload);
+        filters += schema.coords_filters.filters.len() + schema.attributes.iter().map(|a| a.filters.filters.len()).sum::<usize>();
+    }
+    assert!(filters > 20, "{filters} filters checked");
+    // ZSTD options (compressor u8, level i32) declared one byte longer.
+    let mut bytes = vec![FilterType::Zstd.value()];
+    bytes.extend(6u32.to_le_bytes());
+    bytes.extend([Compressor::Zstd.value(), 3, 0, 0, 0, 0]);
+    let err = read_exact_from::<Filter>(&bytes, FilterBinReadArgs::builder().version(22).finalize(), "Filter")
+        .expect_err("a byte left over");
+    assert!(err.to_string().contains("Filter.options: uses 5 of its 6 bytes"), "{err}");
+}
+
+#[test]
 fn a_line_without_its_newline_is_corrupt() {
     let err = read_exact_from::<LineList>(b"/__fragments/a\n/__fragments/b", (), "LineList")
         .expect_err("no final newline");
@@ -127,6 +154,34 @@ fn a_line_holding_a_newline_cannot_be_written() {
 }
 "#;
 
+/// Reads each filter's options within exactly `options_len` bytes.
+fn size_filter_options(spec: &Path) {
+    let path = spec.join("filter_pipeline.toml");
+    let mut file: toml::Table = std::fs::read_to_string(&path)
+        .expect("filter_pipeline.toml")
+        .parse()
+        .expect("TOML");
+    let filter = file
+        .get_mut("struct")
+        .and_then(|s| s.as_array_mut())
+        .and_then(|s| {
+            s.iter_mut()
+                .find(|s| s.get("name").and_then(|n| n.as_str()) == Some("Filter"))
+        })
+        .expect("struct Filter");
+    let options = filter
+        .get_mut("field")
+        .and_then(|f| f.as_array_mut())
+        .and_then(|f| {
+            f.iter_mut()
+                .find(|f| f.get("name").and_then(|n| n.as_str()) == Some("options"))
+        })
+        .and_then(|f| f.as_table_mut())
+        .expect("Filter.options");
+    options.insert("size".into(), "options_len".into());
+    std::fs::write(&path, toml::to_string(&file).expect("serialize")).expect("write");
+}
+
 fn first_with_extension(dir: &Path, extension: &str) -> PathBuf {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -139,7 +194,7 @@ fn first_with_extension(dir: &Path, extension: &str) -> PathBuf {
 }
 
 #[test]
-fn text_files_are_structures_with_terminated_bytes() {
+fn vocabulary_extensions_work_on_real_files() {
     let corpus = workspace().join("conformance/corpus/tiledb-2.30");
     let vac = first_with_extension(
         &corpus.join("sparse.consolidate.fragments/array/__commits"),
@@ -159,9 +214,33 @@ fn text_files_are_structures_with_terminated_bytes() {
         literal(&con),
         literal(&del)
     );
+    let schemas: Vec<String> = std::fs::read_dir(&corpus)
+        .expect("corpus")
+        .flatten()
+        .filter(|case| {
+            let name = case.file_name().to_string_lossy().into_owned();
+            !name.starts_with("negative.") && !name.contains("encrypted")
+        })
+        .filter_map(|case| {
+            std::fs::read_dir(case.path().join("array/__schema"))
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.is_file())
+        })
+        .map(|p| literal(&p))
+        .collect();
+    let test = format!(
+        "const SCHEMAS: [&str; {}] = [{}];\n{test}",
+        schemas.len(),
+        schemas.join(", ")
+    );
     let run = run_generated_crate(
         "future-version",
-        |spec| std::fs::write(spec.join("commit_text.toml"), COMMIT_TEXT).expect("write spec"),
+        |spec| {
+            std::fs::write(spec.join("commit_text.toml"), COMMIT_TEXT).expect("write spec");
+            size_filter_options(spec);
+        },
         &test,
     );
     let code = run
@@ -169,5 +248,10 @@ fn text_files_are_structures_with_terminated_bytes() {
         .get("runtime/src/format/generated/commit_text.rs")
         .expect("commit_text.rs");
     assert!(code.contains("read_terminated"), "{code}");
-    assert!(run.stdout.contains("5 passed"), "{}", run.stdout);
+    let pipeline = run
+        .generated
+        .get("runtime/src/format/generated/filter_pipeline.rs")
+        .expect("filter_pipeline.rs");
+    assert!(pipeline.contains("read_sized"), "{pipeline}");
+    assert!(run.stdout.contains("6 passed"), "{}", run.stdout);
 }
