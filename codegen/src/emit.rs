@@ -1226,6 +1226,39 @@ impl<'a> Emitter<'a> {
                 #variant(#attrs #ty),
             });
         }
+        if !switch.errors.is_empty() {
+            let patterns: Vec<TokenStream> =
+                switch.errors.iter().map(|(k, _)| key_pattern(k)).collect();
+            let arms: Vec<TokenStream> = switch
+                .errors
+                .iter()
+                .map(|(k, reason)| {
+                    let pattern = key_pattern(k);
+                    quote!(#pattern => #reason)
+                })
+                .collect();
+            let path = format!("{}.{}", structure.name, field.name);
+            let io = io_path();
+            let pre = self.attr(
+                "br",
+                &[quote!(pre_assert(matches!(selector, #(#patterns)|*)))],
+            );
+            let br = self.attr(
+                "br",
+                &[quote!(parse_with = #io::reject, args(#path, match selector { #(#arms,)* _ => "" }))],
+            );
+            let bw = self.attr("bw", &[quote!(write_with = #io::reject_write, args(#path))]);
+            let keys: Vec<&str> = switch.errors.iter().map(|(k, _)| k.as_str()).collect();
+            let doc = format!(
+                " When the selector is {}: a read error (the value is refused).",
+                keys.join(", ")
+            );
+            variants.extend(quote! {
+                #[doc = #doc]
+                #pre
+                Rejected(#br #bw ()),
+            });
+        }
         if let Some(default) = &switch.default {
             let variant = ident(default);
             let ty = self.named(default, "");
@@ -1255,6 +1288,7 @@ impl<'a> Emitter<'a> {
                 .iter()
                 .filter(|c| &c.ty != default)
                 .flat_map(|c| c.keys.iter())
+                .chain(switch.errors.iter().map(|(k, _)| k))
                 .map(|k| key_pattern(k))
                 .collect();
             let _ = own;

@@ -337,6 +337,8 @@ pub struct Switch {
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
     pub default: Option<String>,
+    /// Selector values that are read errors (spec key, reason).
+    pub errors: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]

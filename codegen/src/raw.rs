@@ -173,6 +173,9 @@ pub struct RawSwitch {
     pub cases: BTreeMap<String, String>,
     #[serde(default)]
     pub default: Option<String>,
+    /// Selector values that are read errors, with the reason.
+    #[serde(default)]
+    pub errors: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]

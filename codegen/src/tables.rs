@@ -28,7 +28,12 @@ fn field_type(field: &Field) -> String {
             let mut types: Vec<String> = switch.cases.iter().map(|c| c.ty.clone()).collect();
             types.extend(switch.default.iter().cloned());
             types.dedup();
-            format!("one of `{}` by `{}`", types.join("`, `"), switch.on.text)
+            let mut text = format!("one of `{}` by `{}`", types.join("`, `"), switch.on.text);
+            if !switch.errors.is_empty() {
+                let keys: Vec<&str> = switch.errors.iter().map(|(k, _)| k.as_str()).collect();
+                text.push_str(&format!("; {} refused", keys.join(", ")));
+            }
+            text
         }
     }
 }

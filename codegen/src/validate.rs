@@ -908,6 +908,12 @@ fn build_switch(
         }
     }
     let _ = table;
+    if let Some(key) = raw.errors.keys().find(|k| raw.cases.contains_key(*k)) {
+        return Err(ctx.err(
+            fpath,
+            SpecErrorKind::Invalid(format!("switch value {key} is both a case and an error")),
+        ));
+    }
     let mut cases: Vec<SwitchCase> = Vec::new();
     for (key, ty) in &raw.cases {
         if let Some(case) = cases.iter_mut().find(|c| &c.ty == ty) {
@@ -925,6 +931,11 @@ fn build_switch(
         on_ty: Ty::NoneLit,
         cases,
         default: raw.default.clone(),
+        errors: raw
+            .errors
+            .iter()
+            .map(|(key, reason)| (key.clone(), reason.clone()))
+            .collect(),
     }))
 }
 
@@ -1206,8 +1217,13 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
             match &on.ty {
                 Ty::Enum(name) => {
                     let spec_enum = &table.enums[name];
-                    for case in &switch.cases {
-                        for key in &case.keys {
+                    let keys = switch
+                        .cases
+                        .iter()
+                        .flat_map(|c| c.keys.iter())
+                        .chain(switch.errors.iter().map(|(k, _)| k));
+                    {
+                        for key in keys {
                             if spec_enum.variant(key).is_none() {
                                 return Err(ctx.err(
                                     &path,
@@ -1221,8 +1237,13 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
                     }
                 }
                 ty if ty.is_integer() => {
-                    for case in &switch.cases {
-                        for key in &case.keys {
+                    let keys = switch
+                        .cases
+                        .iter()
+                        .flat_map(|c| c.keys.iter())
+                        .chain(switch.errors.iter().map(|(k, _)| k));
+                    {
+                        for key in keys {
                             if key.parse::<i128>().is_err() {
                                 return Err(at(
                                     "type.cases",

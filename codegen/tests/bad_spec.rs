@@ -739,3 +739,53 @@ size = "n"
         "spec/test.toml: struct S, field items: size applies to bytes and to a single struct; lists take count"
     );
 }
+
+#[test]
+fn switch_value_both_a_case_and_an_error() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Small"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "datatype"
+type = "Datatype"
+
+[[struct.field]]
+name = "options"
+type = { switch_on = "datatype", cases = { INT32 = "Small" }, errors = { INT32 = "no" } }
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field options: switch value INT32 is both a case and an error"
+    );
+}
+
+#[test]
+fn switch_error_naming_an_unknown_variant() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Small"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "datatype"
+type = "Datatype"
+
+[[struct.field]]
+name = "options"
+type = { switch_on = "datatype", cases = { INT32 = "Small" }, errors = { INT99 = "no" } }
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field options: switch case \"INT99\" is not a variant of Datatype"
+    );
+}

@@ -10,6 +10,8 @@
 //!   exactly `options_len` bytes, which every schema of the corpus satisfies
 //!   (so each filter's options layout in spec/ is exact), and a mismatch is
 //!   an error.
+//! - `errors` in a switch: the retired filter type 17 is refused on read and
+//!   on write, with the spec's reason.
 
 mod support;
 
@@ -139,6 +141,19 @@ fn filter_options_fill_exactly_their_declared_length() {
 }
 
 #[test]
+fn a_refused_switch_value_is_an_error_both_ways() {
+    let mut bytes = vec![FilterType::Deprecated.value()];
+    bytes.extend(0u32.to_le_bytes());
+    let err = read_exact_from::<Filter>(&bytes, FilterBinReadArgs::builder().version(22).finalize(), "Filter")
+        .expect_err("type 17");
+    assert!(err.to_string().contains("Filter.options: filter type 17 is retired"), "{err}");
+    let filter = Filter { filter_type: FilterType::Deprecated, options: FilterOptions::Rejected(()) };
+    let err = write_to_vec(&filter, FilterBinWriteArgs::builder().version(22).finalize(), "Filter")
+        .expect_err("cannot write");
+    assert!(err.to_string().contains("refused value cannot be written"), "{err}");
+}
+
+#[test]
 fn a_line_without_its_newline_is_corrupt() {
     let err = read_exact_from::<LineList>(b"/__fragments/a\n/__fragments/b", (), "LineList")
         .expect_err("no final newline");
@@ -179,6 +194,21 @@ fn size_filter_options(spec: &Path) {
         .and_then(|f| f.as_table_mut())
         .expect("Filter.options");
     options.insert("size".into(), "options_len".into());
+    // And the retired filter type 17 as a refused value instead of a case.
+    let switch = options
+        .get_mut("type")
+        .and_then(|t| t.as_table_mut())
+        .expect("the options switch");
+    switch
+        .get_mut("cases")
+        .and_then(|c| c.as_table_mut())
+        .expect("cases")
+        .remove("DEPRECATED")
+        .expect("a DEPRECATED case");
+    let errors: toml::Table = r#"DEPRECATED = "filter type 17 is retired""#
+        .parse()
+        .expect("errors");
+    switch.insert("errors".into(), toml::Value::Table(errors));
     std::fs::write(&path, toml::to_string(&file).expect("serialize")).expect("write");
 }
 
@@ -253,5 +283,6 @@ fn vocabulary_extensions_work_on_real_files() {
         .get("runtime/src/format/generated/filter_pipeline.rs")
         .expect("filter_pipeline.rs");
     assert!(pipeline.contains("read_sized"), "{pipeline}");
-    assert!(run.stdout.contains("6 passed"), "{}", run.stdout);
+    assert!(pipeline.contains("Rejected("), "{pipeline}");
+    assert!(run.stdout.contains("7 passed"), "{}", run.stdout);
 }

@@ -407,7 +407,11 @@ fn innermost(err: &binrw::Error) -> &binrw::Error {
         binrw::Error::EnumErrors { variant_errors, .. } => variant_errors
             .iter()
             .map(|(_, e)| innermost(e))
-            .max_by_key(|e| binrw_pos(e).unwrap_or(u64::MAX))
+            // Furthest first; at one position, a real failure over a selector's refusal.
+            .max_by_key(|e| {
+                let refused = matches!(e, binrw::Error::AssertFail { .. });
+                (binrw_pos(e).unwrap_or(u64::MAX), !refused)
+            })
             .unwrap_or(err),
         other => other,
     }
@@ -652,4 +656,28 @@ where
         ));
     }
     Ok(T::from(value))
+}
+
+/// The read side of a switch value the spec refuses: always an error.
+pub fn reject<R: Read + Seek>(
+    reader: &mut R,
+    _endian: Endian,
+    (field, reason): (&'static str, &'static str),
+) -> BinResult<()> {
+    let pos = reader.stream_position()?;
+    Err(binrw::Error::Custom {
+        pos,
+        err: Box::new(format!("{field}: {reason}")),
+    })
+}
+
+/// The write side of a refused switch value: it cannot be written either.
+pub fn reject_write<W: Write + Seek>(
+    _value: &(),
+    writer: &mut W,
+    _endian: Endian,
+    (field,): (&'static str,),
+) -> BinResult<()> {
+    let pos = writer.stream_position()?;
+    Err(fail(pos, field, "a refused value cannot be written".into()))
 }
