@@ -251,7 +251,7 @@ impl<'a> Emitter<'a> {
         let mut values = Vec::new();
         for variant in &spec_enum.variants {
             let v = ident(&variant.rust_name);
-            let value = int_literal(variant.value, spec_enum.repr);
+            let value = int_literal(variant.value);
             let mut vdoc = Vec::new();
             vdoc.push(format!(
                 "`{}` = {}{}",
@@ -342,7 +342,7 @@ impl<'a> Emitter<'a> {
                         .iter()
                         .map(|v| {
                             let n = v.props[index].as_integer().unwrap_or_default();
-                            let lit = int_literal(i128::from(n), *p);
+                            let lit = int_literal(i128::from(n));
                             quote!(#lit)
                         })
                         .collect(),
@@ -1109,9 +1109,6 @@ impl<'a> Emitter<'a> {
 
     fn emit_switch(&self, structure: &Struct, field: &Field, switch: &Switch) -> TokenStream {
         let name = ident(&switch.rust_name);
-        let scope = field_scope(self.table, structure, 0, Side::Read, &|_| {
-            TokenStream::new()
-        });
         let index = structure
             .fields
             .iter()
@@ -1120,7 +1117,6 @@ impl<'a> Emitter<'a> {
         let scope_at = field_scope(self.table, structure, index, Side::Read, &|_| {
             TokenStream::new()
         });
-        let _ = scope;
         let on = self.lower_plain(&switch.on.parsed, &scope_at);
         let on_ty = self.ty_tokens(&on.ty);
         let arg_types = arg_param_types(field, self.table);
@@ -1164,11 +1160,6 @@ impl<'a> Emitter<'a> {
             case.keys.sort_by_key(|k| key_order(k));
         }
         cases.sort_by_key(|c| c.keys.first().map(|k| key_order(k)).unwrap_or_default());
-        let all_keys: Vec<TokenStream> = cases
-            .iter()
-            .flat_map(|c| c.keys.iter())
-            .map(|k| key_pattern(k))
-            .collect();
         let mut variants = TokenStream::new();
         let case_args = |ty_name: &str, side: Side| -> TokenStream {
             let target = &self.table.structs[ty_name];
@@ -1283,7 +1274,6 @@ impl<'a> Emitter<'a> {
                     keys.join(", ")
                 )
             };
-            let own: Vec<TokenStream> = keys.iter().map(|k| key_pattern(k)).collect();
             let others: Vec<TokenStream> = cases
                 .iter()
                 .filter(|c| &c.ty != default)
@@ -1291,7 +1281,6 @@ impl<'a> Emitter<'a> {
                 .chain(switch.errors.iter().map(|(k, _)| k))
                 .map(|k| key_pattern(k))
                 .collect();
-            let _ = own;
             let pre = if others.is_empty() {
                 quote!()
             } else {
@@ -1306,7 +1295,6 @@ impl<'a> Emitter<'a> {
                 #variant(#attrs #ty),
             });
         }
-        let _ = all_keys;
         let brw = self.attr("brw", &[quote!(little), quote!(import { #(#imports),* })]);
         let doc = format!(
             " The layouts of `{}.{}`, chosen by `{}`. The variant read is the one whose selector matches; writing writes the variant held.",
@@ -1430,8 +1418,7 @@ fn literal_u64(expr: &syn::Expr) -> Option<u64> {
     }
 }
 
-fn int_literal(value: i128, prim: Prim) -> TokenStream {
-    let _ = prim;
+fn int_literal(value: i128) -> TokenStream {
     let lit = Literal::i128_unsuffixed(value);
     quote!(#lit)
 }

@@ -255,7 +255,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     for (index, (display, _, raw)) in raw_files.iter().enumerate() {
         let ctx = Ctx { file: display };
         for raw_struct in &raw.structs {
-            let built = build_struct(&ctx, raw_struct, &declared, &table, gates)?;
+            let built = build_struct(&ctx, raw_struct, &declared, gates)?;
             table.structs.insert(built.name.clone(), built.clone());
             files[index].structs.push(built);
         }
@@ -557,7 +557,6 @@ fn build_struct(
     ctx: &Ctx,
     raw: &RawStruct,
     declared: &BTreeMap<String, (String, Kind)>,
-    table: &TypeTable,
     gates: GateRange,
 ) -> Result<Struct, SpecError> {
     let path = format!("struct {}", raw.name);
@@ -650,15 +649,7 @@ fn build_struct(
                 if list_keys > 0 {
                     return Err(invalid("a switch field cannot be a list".into()));
                 }
-                build_switch(
-                    ctx,
-                    &fpath,
-                    &raw.name,
-                    &raw_field.name,
-                    switch,
-                    declared,
-                    table,
-                )?
+                build_switch(ctx, &fpath, &raw.name, &raw_field.name, switch, declared)?
             }
             RawType::Name(name) if name == "bytes" => {
                 if raw_field.count.is_some() || raw_field.each.is_some() {
@@ -890,7 +881,6 @@ fn build_switch(
     field_name: &str,
     raw: &RawSwitch,
     declared: &BTreeMap<String, (String, Kind)>,
-    table: &TypeTable,
 ) -> Result<Layout, SpecError> {
     let on = parse_expr(
         ctx,
@@ -907,7 +897,6 @@ fn build_switch(
             _ => return Err(ctx.err(fpath, SpecErrorKind::UnknownType((*ty).clone()))),
         }
     }
-    let _ = table;
     if let Some(key) = raw.errors.keys().find(|k| raw.cases.contains_key(*k)) {
         return Err(ctx.err(
             fpath,
