@@ -947,7 +947,12 @@ impl<'a> Emitter<'a> {
                                 .unwrap_or_else(|e| panic!("{e:?}"));
                             self.note_enums_in(&count);
                             let r = self.element_args(field, &read_scope);
-                            br.push(quote!(parse_with = #io::read_list, args(#count, #max, #elem_min, #path, #r)));
+                            if matches!(elem, Ty::Prim(_)) {
+                                // Numbers are read in bulk, not one call per element.
+                                br.push(quote!(parse_with = #io::read_numbers, args(#count, #max, #path)));
+                            } else {
+                                br.push(quote!(parse_with = #io::read_list, args(#count, #max, #elem_min, #path, #r)));
+                            }
                             let w = self.element_args(field, &write_scope);
                             if w.to_string() != "()" {
                                 bw.push(quote!(args_raw = #w));

@@ -681,3 +681,46 @@ pub fn reject_write<W: Write + Seek>(
     let pos = writer.stream_position()?;
     Err(fail(pos, field, "a refused value cannot be written".into()))
 }
+
+/// A fixed-size little-endian number, for bulk list reads.
+pub trait LeNumber: Sized + Copy {
+    const SIZE: usize;
+    fn from_le_slice(bytes: &[u8]) -> Self;
+}
+
+macro_rules! le_number {
+    ($($t:ty),*) => {$(
+        impl LeNumber for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le_slice(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; std::mem::size_of::<$t>()];
+                raw.copy_from_slice(bytes);
+                <$t>::from_le_bytes(raw)
+            }
+        }
+    )*};
+}
+le_number!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+/// Reads `count` little-endian numbers in bulk, after checking that they fit
+/// in what remains (and in `max`).
+pub fn read_numbers<R, N, T>(
+    reader: &mut R,
+    endian: Endian,
+    (count, max, field): (u64, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    N: LeNumber,
+    T: From<Vec<N>>,
+{
+    let _ = endian; // the format is little-endian throughout
+    check_fits(reader, count, max, N::SIZE as u64, field)?;
+    let pos = reader.stream_position()?;
+    let total = usize::try_from(count.saturating_mul(N::SIZE as u64))
+        .map_err(|_| fail(pos, field, format!("{count} numbers do not fit in memory")))?;
+    let mut bytes = vec![0u8; total];
+    reader.read_exact(&mut bytes)?;
+    let numbers = bytes.chunks_exact(N::SIZE).map(N::from_le_slice).collect();
+    Ok(T::from(numbers))
+}
