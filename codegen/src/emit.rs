@@ -618,7 +618,7 @@ impl<'a> Emitter<'a> {
             Role::SizeOf(target) => {
                 let ty = self.ty_tokens(&field.base_ty());
                 let write = self.write_of(structure, target);
-                quote!(#io::saturating_size::<#ty>(#io::written_size(|writer| #write)))
+                quote!(#io::saturating_size::<#ty>(#io::written_size(|size_sink| #write)))
             }
             Role::Value(value) => {
                 let index = structure
@@ -635,7 +635,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// An expression that writes field `target` of `structure` to `writer` (write side).
+    /// An expression that writes field `target` of `structure` to `size_sink` (write side).
     fn write_of(&self, structure: &Struct, target: &str) -> TokenStream {
         let index = structure
             .fields
@@ -662,8 +662,10 @@ impl<'a> Emitter<'a> {
             Layout::List {
                 len: ListLen::Each { .. },
                 ..
-            } => quote!(#io::write_each(#id, writer, binrw::Endian::Little, (#args,))),
-            _ => quote!(binrw::BinWrite::write_options(#id, writer, binrw::Endian::Little, #args)),
+            } => quote!(#io::write_each(#id, size_sink, binrw::Endian::Little, (#args,))),
+            _ => {
+                quote!(binrw::BinWrite::write_options(#id, size_sink, binrw::Endian::Little, #args))
+            }
         }
     }
 
@@ -721,7 +723,7 @@ impl<'a> Emitter<'a> {
                 let args_ty = self.named(&switch.rust_name, suffix);
                 let types = arg_param_types(field, self.table);
                 let on = bare(on);
-                let mut inits = vec![quote!(.selector(#on))];
+                let mut inits = vec![quote!(.switch_selector(#on))];
                 for (name, ty) in &types {
                     let value = bare(self.lower_arg(&field.args[name], ty, scope));
                     let id = ident(&expr::rust_ident(name));
@@ -861,7 +863,7 @@ impl<'a> Emitter<'a> {
                         );
                     } else {
                         let write = self.write_of(structure, target);
-                        bw.push(quote!(try_calc = #io::checked_size::<#ty>(#io::written_size(|writer| #write), #path)));
+                        bw.push(quote!(try_calc = #io::checked_size::<#ty>(#io::written_size(|size_sink| #write), #path)));
                     }
                 }
                 Role::Value(value) => {
@@ -1125,7 +1127,7 @@ impl<'a> Emitter<'a> {
         let on = self.lower_plain(&switch.on.parsed, &scope_at);
         let on_ty = self.ty_tokens(&on.ty);
         let arg_types = arg_param_types(field, self.table);
-        let mut imports = vec![quote!(selector: #on_ty)];
+        let mut imports = vec![quote!(switch_selector: #on_ty)];
         for (param, ty) in &arg_types {
             let id = ident(&expr::rust_ident(param));
             let ty = self.ty_tokens(ty);
@@ -1214,7 +1216,9 @@ impl<'a> Emitter<'a> {
             };
             let pre = self.attr(
                 "br",
-                &[quote!(pre_assert(matches!(selector, #(#patterns)|*)))],
+                &[quote!(pre_assert(
+                    matches!(switch_selector, #(#patterns)|*)
+                ))],
             );
             variants.extend(quote! {
                 #[doc = #doc]
@@ -1237,11 +1241,13 @@ impl<'a> Emitter<'a> {
             let io = io_path();
             let pre = self.attr(
                 "br",
-                &[quote!(pre_assert(matches!(selector, #(#patterns)|*)))],
+                &[quote!(pre_assert(
+                    matches!(switch_selector, #(#patterns)|*)
+                ))],
             );
             let br = self.attr(
                 "br",
-                &[quote!(parse_with = #io::reject, args(#path, match selector { #(#arms,)* _ => "" }))],
+                &[quote!(parse_with = #io::reject, args(#path, match switch_selector { #(#arms,)* _ => "" }))],
             );
             let bw = self.attr("bw", &[quote!(write_with = #io::reject_write, args(#path))]);
             let keys: Vec<&str> = switch.errors.iter().map(|(k, _)| k.as_str()).collect();
@@ -1291,7 +1297,7 @@ impl<'a> Emitter<'a> {
             } else {
                 self.attr(
                     "br",
-                    &[quote!(pre_assert(!matches!(selector, #(#others)|*)))],
+                    &[quote!(pre_assert(!matches!(switch_selector, #(#others)|*)))],
                 )
             };
             variants.extend(quote! {

@@ -323,6 +323,10 @@ struct GateRange {
     newest: u32,
 }
 
+/// Names the generated code uses for itself (the switch value passed to a
+/// switch's enum, the sink a `size_of` is measured with).
+const RESERVED: &[&str] = &["switch_selector", "size_sink"];
+
 fn is_snake(name: &str) -> bool {
     !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -573,6 +577,15 @@ fn build_struct(
                 },
             ));
         }
+        if RESERVED.contains(&param.name.as_str()) {
+            return Err(ctx.err(
+                ppath,
+                SpecErrorKind::Invalid(format!(
+                    "\"{}\" is reserved for the generated code",
+                    param.name
+                )),
+            ));
+        }
         let ty = resolve_ty(&param.ty, declared).map_err(|k| ctx.err(&ppath, k))?;
         if matches!(ty, Ty::Bytes | Ty::Struct(_)) {
             return Err(ctx.err(
@@ -608,6 +621,15 @@ fn build_struct(
     let mut fields: Vec<Field> = Vec::new();
     for (index, raw_field) in raw.fields.iter().enumerate() {
         let fpath = format!("{path}, field {}", raw_field.name);
+        if RESERVED.contains(&raw_field.name.as_str()) {
+            return Err(ctx.err(
+                fpath,
+                SpecErrorKind::Invalid(format!(
+                    "\"{}\" is reserved for the generated code",
+                    raw_field.name
+                )),
+            ));
+        }
         if !is_snake(&raw_field.name) {
             return Err(ctx.err(
                 fpath,

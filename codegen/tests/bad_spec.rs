@@ -789,3 +789,21 @@ type = { switch_on = "datatype", cases = { INT32 = "Small" }, errors = { INT99 =
         "spec/test.toml: struct S, field options: switch case \"INT99\" is not a variant of Datatype"
     );
 }
+
+#[test]
+fn a_name_the_generated_code_uses_itself() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "size_sink"
+type = "u8"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field size_sink: \"size_sink\" is reserved for the generated code"
+    );
+}

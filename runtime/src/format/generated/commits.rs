@@ -99,8 +99,8 @@ pub struct AstNode {
     /// The node's contents.
     ///
     /// Versions: all versions. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(args_raw = AstNodeNodeBinReadArgs::builder().selector(node_type).finalize())]
-    #[bw(args_raw = AstNodeNodeBinWriteArgs::builder().selector(*node_type).finalize())]
+    #[br(args_raw = AstNodeNodeBinReadArgs::builder().switch_selector(node_type).finalize())]
+    #[bw(args_raw = AstNodeNodeBinWriteArgs::builder().switch_selector(*node_type).finalize())]
     pub node: AstNodeNode,
 }
 
@@ -111,14 +111,14 @@ impl AstNode {
 
 /// The layouts of `AstNode.node`, chosen by `node_type`. The variant read is the one whose selector matches; writing writes the variant held.
 #[binrw]
-#[brw(little, import { selector: AstNodeType })]
+#[brw(little, import { switch_selector: AstNodeType })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum AstNodeNode {
     /// When the selector is EXPRESSION.
-    #[br(pre_assert(matches!(selector, AstNodeType::Expression)))]
+    #[br(pre_assert(matches!(switch_selector, AstNodeType::Expression)))]
     AstExpression(AstExpression),
     /// When the selector is VALUE.
-    #[br(pre_assert(matches!(selector, AstNodeType::Value)))]
+    #[br(pre_assert(matches!(switch_selector, AstNodeType::Value)))]
     AstValue(AstValue),
 }
 
