@@ -192,6 +192,20 @@ def build_cases():
          [F.PositiveDeltaFilter(), F.BitWidthReductionFilter(), F.ChecksumSHA256Filter(), F.Bzip2Filter()])
     case("chain_bwr_md5_byteshuffle_lz4_int32", ints("int32", n, -10, 10),
          [F.BitWidthReductionFilter(window=128), F.ChecksumMD5Filter(), F.ByteShuffleFilter(), F.LZ4Filter()])
+    # More types.
+    bools = rng.integers(0, 2, size=n).astype(bool)
+    case("rle_bool", np.sort(bools), [F.RleFilter()])
+    case("positive_delta_bool", np.sort(bools), [F.PositiveDeltaFilter()])
+    case("bwr_uint8_passthrough", ints("uint8", n), [F.BitWidthReductionFilter()])
+    case("xor_datetime_ms", smooth("int64", n).astype("datetime64[ms]"), [F.XORFilter()])
+    case("byteshuffle_uint64", ints("uint64", n), [F.ByteShuffleFilter()])
+    case("bitshuffle_uint16_4101", ints("uint16", 4101, 0, 300), [F.BitShuffleFilter()])
+    case("double_delta_uint64_wide", ints("uint64", n, 0, 2**62), [F.DoubleDeltaFilter()])
+    case("delta_uint64_wide", ints("uint64", n), [F.DeltaFilter()])
+    case("chain_sha256_bitshuffle_zstd_int64", smooth("int64", n),
+         [F.ChecksumSHA256Filter(), F.BitShuffleFilter(), F.ZstdFilter(level=2)])
+    case("chain_md5_sha256_lz4_uint16", smooth("uint16", n),
+         [F.ChecksumMD5Filter(), F.ChecksumSHA256Filter(), F.LZ4Filter()])
     # Several chunks: 150000 bytes of UINT8 and 20000 int64.
     case("multichunk_zstd_uint8", (np.arange(150000) // 7 % 251).astype("uint8"), [F.ZstdFilter()])
     case("multichunk_dd_gzip_int64", smooth("int64", 20000), [F.DoubleDeltaFilter(), F.GzipFilter()])
