@@ -13,18 +13,20 @@ pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResu
     }
     let n = input.len() / width;
     out.extend_from_slice(&(n as u64).to_le_bytes());
-    let mut values = input.chunks_exact(width);
-    let Some(first) = values.next() else {
-        return Ok(());
-    };
-    out.extend_from_slice(first);
-    let mut previous = read_uint(first, width);
-    for value in values {
-        let current = read_uint(value, width);
-        out.extend_from_slice(&current.wrapping_sub(previous).to_le_bytes()[..width]);
+    let start = out.len();
+    out.resize(start + input.len(), 0);
+    by_width!(width, differences(input, &mut out[start..]));
+    Ok(())
+}
+
+/// Each value minus the previous one (the first minus zero), wrapping.
+fn differences<const W: usize>(values: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in values.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        let current = read_uint(value, W);
+        write_uint(target, current.wrapping_sub(previous), W);
         previous = current;
     }
-    Ok(())
 }
 
 pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<()> {

@@ -33,19 +33,19 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
                 part.len()
             )));
         }
-        let mut previous = 0u64;
-        for (i, value) in part.chunks_exact(w).enumerate() {
-            let v = read_uint(value, w);
-            write_uint(
-                &mut out[pos + i * w..],
-                if i == 0 { v } else { v ^ previous },
-                w,
-            );
-            previous = v;
-        }
+        by_width!(w, xor_previous(part, &mut out[pos..pos + part.len()]));
         pos += part.len();
     }
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+fn xor_previous<const W: usize>(input: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in input.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        let v = read_uint(value, W);
+        write_uint(target, v ^ previous, W);
+        previous = v;
+    }
 }
 
 fn unxor<const W: usize>(input: &[u8], out: &mut [u8]) {
