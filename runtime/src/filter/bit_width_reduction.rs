@@ -37,11 +37,21 @@ fn range_of(kind: IntKind) -> (i128, i128) {
     }
 }
 
-/// The stored width for a window's values, as TileDB computes it.
-fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
+/// The stored width for a window's values, and the window minimum, as
+/// TileDB computes them. Writers up to TileDB 2.28 (`legacy`, which we apply
+/// below format 22) differ in two corners, both reproduced here: a UINT16
+/// range goes through C's integer promotion and so gets the signed
+/// thresholds (127 → 8 bits, 32767 → 16, else 32), and a window with no whole
+/// value gets 8 bits and the type's maximum as its minimum. (From 2.29 such
+/// a window gets the full width and an uninitialized minimum; we store the
+/// type's maximum there too.)
+fn bits_for(kind: IntKind, values: &[u8], legacy: bool) -> (u32, i128) {
     let w = kind.size();
     let full = 8 * w as u32;
     let (lo, hi) = range_of(kind);
+    if values.len() < w {
+        return (if legacy { 8 } else { full }, hi);
+    }
     let mut min = hi;
     let mut max = lo;
     for v in values.chunks_exact(w) {
@@ -50,11 +60,15 @@ fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
         max = max.max(x);
     }
     let range = max - min;
-    if range < lo || range > hi || range + 1 > hi {
-        return (full, None);
+    // A range (plus one) beyond the type overflows: store the values raw.
+    // (Writers up to 2.28 computed the range with wrap-around and could
+    // store wrong values; we never reproduce that.)
+    if range + 1 > hi {
+        return (full, min);
     }
     let spread = range + 1;
-    let bits = if kind.signed() {
+    let signed_thresholds = kind.signed() || (legacy && kind == IntKind::U16);
+    let bits = if signed_thresholds {
         if spread <= i8::MAX as i128 {
             8
         } else if spread <= i16::MAX as i128 {
@@ -72,7 +86,7 @@ fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
             _ => 64,
         }
     };
-    (bits, Some(min))
+    (bits, min)
 }
 
 /// The window size in bytes TileDB uses for a part; TileDB divides by zero
@@ -116,14 +130,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         for window in part.chunks(size) {
             n_windows += 1;
             let whole = window.len() / w * w;
-            let (bits, min) = bits_for(kind, &window[..whole]);
-            let offset = min.unwrap_or_else(|| {
-                window
-                    .chunks_exact(w)
-                    .map(|v| value_at(v, kind))
-                    .min()
-                    .unwrap_or(0)
-            });
+            let (bits, offset) = bits_for(kind, &window[..whole], env.ctx.version < 22);
             let mut offset_bytes = [0u8; 8];
             write_uint(&mut offset_bytes, offset as u64, w);
             windows.extend_from_slice(&offset_bytes[..w]);

@@ -15,13 +15,28 @@ use super::{delta, double_delta, rle, Filter};
 /// One codec applied to one part.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Codec {
-    Gzip { level: i32 },
-    Zstd { level: i32 },
+    Gzip {
+        level: i32,
+    },
+    Zstd {
+        level: i32,
+    },
     Lz4,
-    Bzip2 { level: i32 },
-    Rle { cell_size: usize },
-    Delta { width: usize },
-    DoubleDelta { kind: super::datatype::IntKind },
+    Bzip2 {
+        level: i32,
+    },
+    Rle {
+        cell_size: usize,
+    },
+    Delta {
+        width: usize,
+    },
+    DoubleDelta {
+        kind: super::datatype::IntKind,
+        /// Whether the first delta counts towards the bit size (see
+        /// [`double_delta::encode`]).
+        count_first_delta: bool,
+    },
 }
 
 impl Codec {
@@ -58,6 +73,7 @@ impl Codec {
             },
             Filter::DoubleDelta { reinterpret, .. } => Codec::DoubleDelta {
                 kind: int_kind(reinterpret)?,
+                count_first_delta: env.ctx.version >= 22,
             },
             _ => return Ok(None),
         }))
@@ -71,7 +87,10 @@ impl Codec {
             Codec::Bzip2 { level } => bzip2_compress(level, input, out),
             Codec::Rle { cell_size } => rle::encode(cell_size, input, out),
             Codec::Delta { width } => delta::encode(width, input, out),
-            Codec::DoubleDelta { kind } => double_delta::encode(kind, input, out),
+            Codec::DoubleDelta {
+                kind,
+                count_first_delta,
+            } => double_delta::encode(kind, count_first_delta, input, out),
         }
     }
 
@@ -85,7 +104,7 @@ impl Codec {
             Codec::Bzip2 { .. } => bzip2_decompress(input, out),
             Codec::Rle { cell_size } => rle::decode(cell_size, input, out),
             Codec::Delta { width } => delta::decode(width, input, out),
-            Codec::DoubleDelta { kind } => double_delta::decode(kind, input, out),
+            Codec::DoubleDelta { kind, .. } => double_delta::decode(kind, input, out),
         }
     }
 }

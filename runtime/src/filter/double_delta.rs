@@ -20,9 +20,10 @@ fn widen(bytes: &[u8], kind: IntKind) -> i128 {
     }
 }
 
-/// The number of bits of the largest magnitude among the first delta and
-/// all double deltas (at least 1); 0 for two values or fewer.
-fn bitsize(kind: IntKind, values: &[u8]) -> StageResult<u32> {
+/// The number of bits of the largest magnitude among the double deltas, and
+/// the first delta if `count_first_delta` (at least 1); 0 for two values or
+/// fewer.
+fn bitsize(kind: IntKind, count_first_delta: bool, values: &[u8]) -> StageResult<u32> {
     let width = kind.size();
     let n = values.len() / width;
     if n <= 2 {
@@ -36,7 +37,8 @@ fn bitsize(kind: IntKind, values: &[u8]) -> StageResult<u32> {
         let delta = i64::try_from(current - previous)
             .map_err(|_| Fault::Usage("DOUBLE_DELTA: a delta exceeds the range of int64".into()))?;
         let magnitude = match previous_delta {
-            None => delta.unsigned_abs(),
+            None if count_first_delta => delta.unsigned_abs(),
+            None => 0,
             Some(p) => delta
                 .checked_sub(p)
                 .ok_or_else(|| {
@@ -82,7 +84,16 @@ impl BitWriter<'_> {
     }
 }
 
-pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+/// Encodes `input`. TileDB up to 2.28 sized the bit width from the double
+/// deltas only; 2.29 (PR #5506, still format 22) counts the first delta too.
+/// Both decode alike; we follow 2.30 for format 22 and the older writers
+/// below it, so that either's tiles are reproduced byte for byte.
+pub(crate) fn encode(
+    kind: IntKind,
+    count_first_delta: bool,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> StageResult<()> {
     let width = kind.size();
     if !input.len().is_multiple_of(width) {
         return Err(Fault::Usage(format!(
@@ -91,7 +102,7 @@ pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageRes
         )));
     }
     let n = input.len() / width;
-    let bits = bitsize(kind, input)?;
+    let bits = bitsize(kind, count_first_delta, input)?;
     out.push(bits as u8);
     out.extend_from_slice(&(n as u64).to_le_bytes());
     if bits as usize >= width * 8 - 1 {
