@@ -329,3 +329,24 @@ fn var_tiles_chunk_without_splitting_cells() {
         data
     );
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Random bytes under random pipelines, framed as one chunk so that the
+    /// filters (not just the framing) see them.
+    #[test]
+    fn random_chunks_never_panic(md in proptest::collection::vec(any::<u8>(), 0..200), data in proptest::collection::vec(any::<u8>(), 0..400), picks in proptest::collection::vec(0usize..20, 1..4), original in 0u32..2000, type_pick in 0usize..44) {
+        let types = all_datatypes();
+        let datatype = types[type_pick % types.len()];
+        let pool = general_filters();
+        let pipeline = FilterPipeline::new(picks.iter().map(|p| pool[p % pool.len()].clone()).collect());
+        let mut tile = 1u64.to_le_bytes().to_vec();
+        tile.extend_from_slice(&original.to_le_bytes());
+        tile.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        tile.extend_from_slice(&(md.len() as u32).to_le_bytes());
+        tile.extend_from_slice(&md);
+        tile.extend_from_slice(&data);
+        let _ = unfilter_tile(&tile, &pipeline, &ctx(datatype, datatype.size()), original as u64);
+    }
+}
