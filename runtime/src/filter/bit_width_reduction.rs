@@ -13,7 +13,7 @@
 
 use super::datatype::{bit_width_reduction_kind, IntKind};
 use super::stage::{
-    corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
+    by_width, corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
     MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
@@ -48,17 +48,11 @@ fn range_of(kind: IntKind) -> (i128, i128) {
 fn bits_for(kind: IntKind, values: &[u8], legacy: bool) -> (u32, i128) {
     let w = kind.size();
     let full = 8 * w as u32;
-    let (lo, hi) = range_of(kind);
+    let (_, hi) = range_of(kind);
     if values.len() < w {
         return (if legacy { 8 } else { full }, hi);
     }
-    let mut min = hi;
-    let mut max = lo;
-    for v in values.chunks_exact(w) {
-        let x = value_at(v, kind);
-        min = min.min(x);
-        max = max.max(x);
-    }
+    let (min, max) = by_width!(w, min_max(values, kind.signed()));
     let range = max - min;
     // A range (plus one) beyond the type overflows: store the values raw.
     // (Writers up to 2.28 computed the range with wrap-around and could
@@ -139,10 +133,16 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
             if bits >= 8 * w as u32 || window.len() % w != 0 {
                 out.extend_from_slice(window);
             } else {
-                let narrow = bits as usize / 8;
-                for v in window.chunks_exact(w) {
-                    let relative = (value_at(v, kind) - offset) as u64;
-                    out.extend_from_slice(&relative.to_le_bytes()[..narrow]);
+                let start = out.len();
+                out.resize(start + window.len() / w * (bits as usize / 8), 0);
+                let (target, offset) = (&mut out[start..], offset as u64);
+                match (bits, w) {
+                    (8, 2) => narrow::<2, 1>(window, offset, target),
+                    (8, 4) => narrow::<4, 1>(window, offset, target),
+                    (16, 4) => narrow::<4, 2>(window, offset, target),
+                    (8, 8) => narrow::<8, 1>(window, offset, target),
+                    (16, 8) => narrow::<8, 2>(window, offset, target),
+                    _ => narrow::<8, 4>(window, offset, target),
                 }
             }
         }
@@ -152,6 +152,30 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
     md.extend_from_slice(&n_windows.to_le_bytes());
     md.extend_from_slice(&windows);
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+/// The smallest and largest of the `W`-byte values.
+fn min_max<const W: usize>(values: &[u8], signed: bool) -> (i128, i128) {
+    let (mut min, mut max) = (i128::MAX, i128::MIN);
+    for v in values.chunks_exact(W) {
+        let raw = read_uint(v, W);
+        let x = if signed {
+            sign_extend(raw, W) as i128
+        } else {
+            raw as i128
+        };
+        min = min.min(x);
+        max = max.max(x);
+    }
+    (min, max)
+}
+
+/// `value − offset` for each `W`-byte value, stored in `N` bytes (the
+/// difference fits, so its low bytes are exact).
+fn narrow<const W: usize, const N: usize>(values: &[u8], offset: u64, out: &mut [u8]) {
+    for (v, target) in values.chunks_exact(W).zip(out.chunks_exact_mut(N)) {
+        write_uint(target, read_uint(v, W).wrapping_sub(offset), N);
+    }
 }
 
 /// `offset + value` for each `N`-byte stored value, written in `W` bytes
