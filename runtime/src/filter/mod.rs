@@ -92,6 +92,9 @@ impl FilterPipeline {
     /// Whether the offsets tile of a var-sized field of type `datatype` is
     /// left out (written as zero chunks) because the string form of RLE or
     /// dictionary encoding rebuilds it (`FilterPipeline::skip_offsets_filtering`).
+    /// Pass the fragment's format version. (TileDB's reader passes the
+    /// latest schema's version instead; the two differ only for a pre-v12/v17
+    /// fragment read through an evolved schema.)
     pub fn skips_offsets(&self, datatype: Datatype, version: u32) -> bool {
         let ascii = datatype == Datatype::StringAscii;
         let utf8 = datatype == Datatype::StringUtf8;
