@@ -120,7 +120,7 @@ impl<'a> Emitter<'a> {
                 quote!(Option<#inner>)
             }
             Ty::IntLit => quote!(u64),
-            Ty::NoneLit => quote!(()),
+            Ty::NoneLit | Ty::ByteStrLit => quote!(()),
         }
     }
 
@@ -130,7 +130,9 @@ impl<'a> Emitter<'a> {
             match tree {
                 proc_macro2::TokenTree::Ident(id) => {
                     let name = id.to_string();
-                    if self.table.enums.contains_key(&name) {
+                    if self.table.enums.contains_key(&name)
+                        || self.table.contexts.contains_key(&name)
+                    {
                         self.named(&name, "");
                     }
                 }
@@ -249,7 +251,7 @@ impl<'a> Emitter<'a> {
         let mut values = Vec::new();
         for variant in &spec_enum.variants {
             let v = ident(&variant.rust_name);
-            let value = int_literal(variant.value, spec_enum.repr);
+            let value = int_literal(variant.value);
             let mut vdoc = Vec::new();
             vdoc.push(format!(
                 "`{}` = {}{}",
@@ -340,7 +342,7 @@ impl<'a> Emitter<'a> {
                         .iter()
                         .map(|v| {
                             let n = v.props[index].as_integer().unwrap_or_default();
-                            let lit = int_literal(i128::from(n), *p);
+                            let lit = int_literal(i128::from(n));
                             quote!(#lit)
                         })
                         .collect(),
@@ -463,16 +465,55 @@ impl<'a> Emitter<'a> {
             .map(|field| {
                 let id = ident(&field.ident);
                 let ty = self.ty_tokens(&field.ty);
-                let fdoc = doc_attrs(&field.doc.as_deref().map(doc_lines).unwrap_or_default());
+                let mut lines = field.doc.as_deref().map(doc_lines).unwrap_or_default();
+                if let Some(value) = &field.value {
+                    if !lines.is_empty() {
+                        lines.push(String::new());
+                    }
+                    lines.push(format!("Computed as `{}`.", value.text));
+                }
+                let fdoc = doc_attrs(&lines);
                 quote!(#fdoc pub #id: #ty)
             })
             .collect();
+        let derive = match context
+            .from
+            .as_ref()
+            .and_then(|f| self.table.structs.get(f))
+        {
+            Some(source) => {
+                let source_ty = self.named(&source.name, "");
+                let scope = crate::validate::derived_scope(self.table, source);
+                let inits: Vec<_> = context
+                    .fields
+                    .iter()
+                    .filter_map(|field| {
+                        let value = field.value.as_ref()?;
+                        let id = ident(&field.ident);
+                        let tokens = bare(self.lower_arg(value, &field.ty, &scope));
+                        Some(quote!(#id: #tokens))
+                    })
+                    .collect();
+                let doc = format!(" Computes the `{}` of a `{}`.", context.name, source.name);
+                quote! {
+                    impl From<&#source_ty> for #name {
+                        #[doc = #doc]
+                        fn from(source: &#source_ty) -> Self {
+                            #name { #(#inits),* }
+                        }
+                    }
+                }
+            }
+            None => quote!(),
+        };
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize)]
             pub struct #name {
                 #(#fields,)*
             }
+
+            #derive
         }
     }
 
@@ -522,6 +563,15 @@ impl<'a> Emitter<'a> {
         lowered
     }
 
+    /// The byte count of a sized struct or switch field, as a u64 (read side).
+    fn sized_len(&self, size: &Expr, scope: &Scope) -> TokenStream {
+        let tokens = scope
+            .lower_u64(&size.parsed)
+            .unwrap_or_else(|e| panic!("validated size failed to lower: {e:?}"));
+        self.note_enums_in(&tokens);
+        tokens
+    }
+
     /// The field's presence condition on one side, if it has one.
     fn gate(&self, structure: &Struct, field: &Field, scope: &Scope) -> Option<TokenStream> {
         let mut parts = Vec::new();
@@ -568,7 +618,7 @@ impl<'a> Emitter<'a> {
             Role::SizeOf(target) => {
                 let ty = self.ty_tokens(&field.base_ty());
                 let write = self.write_of(structure, target);
-                quote!(#io::saturating_size::<#ty>(#io::written_size(|writer| #write)))
+                quote!(#io::saturating_size::<#ty>(#io::written_size(|size_sink| #write)))
             }
             Role::Value(value) => {
                 let index = structure
@@ -585,7 +635,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// An expression that writes field `target` of `structure` to `writer` (write side).
+    /// An expression that writes field `target` of `structure` to `size_sink` (write side).
     fn write_of(&self, structure: &Struct, target: &str) -> TokenStream {
         let index = structure
             .fields
@@ -612,8 +662,10 @@ impl<'a> Emitter<'a> {
             Layout::List {
                 len: ListLen::Each { .. },
                 ..
-            } => quote!(#io::write_each(#id, writer, binrw::Endian::Little, (#args,))),
-            _ => quote!(binrw::BinWrite::write_options(#id, writer, binrw::Endian::Little, #args)),
+            } => quote!(#io::write_each(#id, size_sink, binrw::Endian::Little, (#args,))),
+            _ => {
+                quote!(binrw::BinWrite::write_options(#id, size_sink, binrw::Endian::Little, #args))
+            }
         }
     }
 
@@ -671,7 +723,7 @@ impl<'a> Emitter<'a> {
                 let args_ty = self.named(&switch.rust_name, suffix);
                 let types = arg_param_types(field, self.table);
                 let on = bare(on);
-                let mut inits = vec![quote!(.selector(#on))];
+                let mut inits = vec![quote!(.switch_selector(#on))];
                 for (name, ty) in &types {
                     let value = bare(self.lower_arg(&field.args[name], ty, scope));
                     let id = ident(&expr::rust_ident(name));
@@ -766,6 +818,19 @@ impl<'a> Emitter<'a> {
                     }
                     if let Some(gate) = &gate_w {
                         bw.push(quote!(if(#gate)));
+                        if field.is_optional() {
+                            // An absent value where the layout has the field
+                            // would silently shift everything after it.
+                            let message = format!(
+                                "{path} is required when {}",
+                                gate_description(structure, field)
+                            );
+                            let required = bare(gate.clone());
+                            bw.push(quote!(assert(
+                                #io::present_where_required(#id.is_some(), #required),
+                                #message
+                            )));
+                        }
                     }
                 }
                 Role::LengthOf(target) | Role::SizeOf(target) => {
@@ -798,7 +863,7 @@ impl<'a> Emitter<'a> {
                         );
                     } else {
                         let write = self.write_of(structure, target);
-                        bw.push(quote!(try_calc = #io::checked_size::<#ty>(#io::written_size(|writer| #write), #path)));
+                        bw.push(quote!(try_calc = #io::checked_size::<#ty>(#io::written_size(|size_sink| #write), #path)));
                     }
                 }
                 Role::Value(value) => {
@@ -829,10 +894,16 @@ impl<'a> Emitter<'a> {
                     bw.push(quote!(write_with = #io::write_bool));
                 }
                 Layout::Single(Ty::Struct(target)) => {
-                    if !self.table.structs[target].params.is_empty() {
-                        let r = self.struct_args(target, &field.args, &read_scope, None);
-                        let w = self.struct_args(target, &field.args, &write_scope, None);
+                    let r = self.struct_args(target, &field.args, &read_scope, None);
+                    let w = self.struct_args(target, &field.args, &write_scope, None);
+                    let has_args = !self.table.structs[target].params.is_empty();
+                    if let Some(size) = &field.sized {
+                        let size = self.sized_len(size, &read_scope);
+                        br.push(quote!(parse_with = #io::read_sized, args(#size, #max, #path, #r)));
+                    } else if has_args {
                         br.push(quote!(args_raw = #r));
+                    }
+                    if has_args {
                         bw.push(quote!(args_raw = #w));
                     }
                 }
@@ -840,7 +911,12 @@ impl<'a> Emitter<'a> {
                 Layout::Switch(_) => {
                     let r = self.element_args(field, &read_scope);
                     let w = self.element_args(field, &write_scope);
-                    br.push(quote!(args_raw = #r));
+                    if let Some(size) = &field.sized {
+                        let size = self.sized_len(size, &read_scope);
+                        br.push(quote!(parse_with = #io::read_sized, args(#size, #max, #path, #r)));
+                    } else {
+                        br.push(quote!(args_raw = #r));
+                    }
                     bw.push(quote!(args_raw = #w));
                 }
                 Layout::Bytes { len } => match len {
@@ -854,6 +930,13 @@ impl<'a> Emitter<'a> {
                     BytesLen::UntilEof => {
                         br.push(quote!(parse_with = #io::read_bytes_to_end, args(#max, #path)));
                     }
+                    BytesLen::Terminated(byte) => {
+                        let byte = Literal::u8_suffixed(*byte);
+                        br.push(
+                            quote!(parse_with = #io::read_terminated, args(#byte, #max, #path)),
+                        );
+                        bw.push(quote!(write_with = #io::write_terminated, args(#byte, #path)));
+                    }
                 },
                 Layout::List { elem, len } => {
                     let elem_min = Literal::u64_unsuffixed(
@@ -866,7 +949,12 @@ impl<'a> Emitter<'a> {
                                 .unwrap_or_else(|e| panic!("{e:?}"));
                             self.note_enums_in(&count);
                             let r = self.element_args(field, &read_scope);
-                            br.push(quote!(parse_with = #io::read_list, args(#count, #max, #elem_min, #path, #r)));
+                            if matches!(elem, Ty::Prim(_)) {
+                                // Numbers are read in bulk, not one call per element.
+                                br.push(quote!(parse_with = #io::read_numbers, args(#count, #max, #path)));
+                            } else {
+                                br.push(quote!(parse_with = #io::read_list, args(#count, #max, #elem_min, #path, #r)));
+                            }
                             let w = self.element_args(field, &write_scope);
                             if w.to_string() != "()" {
                                 bw.push(quote!(args_raw = #w));
@@ -988,7 +1076,15 @@ impl<'a> Emitter<'a> {
             | Layout::Bytes {
                 len: BytesLen::UntilEof,
             } => facts.push("Runs to the end of the enclosing structure.".into()),
+            Layout::Bytes {
+                len: BytesLen::Terminated(byte),
+            } => facts.push(format!(
+                "Ends at the first byte {byte:#04x}, which is consumed and not kept."
+            )),
             _ => {}
+        }
+        if let Some(size) = &field.sized {
+            facts.push(format!("Occupies exactly `{}` bytes.", size.text));
         }
         if let Some(max) = field.max {
             facts.push(format!("At most {max}."));
@@ -1020,9 +1116,6 @@ impl<'a> Emitter<'a> {
 
     fn emit_switch(&self, structure: &Struct, field: &Field, switch: &Switch) -> TokenStream {
         let name = ident(&switch.rust_name);
-        let scope = field_scope(self.table, structure, 0, Side::Read, &|_| {
-            TokenStream::new()
-        });
         let index = structure
             .fields
             .iter()
@@ -1031,11 +1124,10 @@ impl<'a> Emitter<'a> {
         let scope_at = field_scope(self.table, structure, index, Side::Read, &|_| {
             TokenStream::new()
         });
-        let _ = scope;
         let on = self.lower_plain(&switch.on.parsed, &scope_at);
         let on_ty = self.ty_tokens(&on.ty);
         let arg_types = arg_param_types(field, self.table);
-        let mut imports = vec![quote!(selector: #on_ty)];
+        let mut imports = vec![quote!(switch_selector: #on_ty)];
         for (param, ty) in &arg_types {
             let id = ident(&expr::rust_ident(param));
             let ty = self.ty_tokens(ty);
@@ -1075,11 +1167,6 @@ impl<'a> Emitter<'a> {
             case.keys.sort_by_key(|k| key_order(k));
         }
         cases.sort_by_key(|c| c.keys.first().map(|k| key_order(k)).unwrap_or_default());
-        let all_keys: Vec<TokenStream> = cases
-            .iter()
-            .flat_map(|c| c.keys.iter())
-            .map(|k| key_pattern(k))
-            .collect();
         let mut variants = TokenStream::new();
         let case_args = |ty_name: &str, side: Side| -> TokenStream {
             let target = &self.table.structs[ty_name];
@@ -1129,12 +1216,49 @@ impl<'a> Emitter<'a> {
             };
             let pre = self.attr(
                 "br",
-                &[quote!(pre_assert(matches!(selector, #(#patterns)|*)))],
+                &[quote!(pre_assert(
+                    matches!(switch_selector, #(#patterns)|*)
+                ))],
             );
             variants.extend(quote! {
                 #[doc = #doc]
                 #pre
                 #variant(#attrs #ty),
+            });
+        }
+        if !switch.errors.is_empty() {
+            let patterns: Vec<TokenStream> =
+                switch.errors.iter().map(|(k, _)| key_pattern(k)).collect();
+            let arms: Vec<TokenStream> = switch
+                .errors
+                .iter()
+                .map(|(k, reason)| {
+                    let pattern = key_pattern(k);
+                    quote!(#pattern => #reason)
+                })
+                .collect();
+            let path = format!("{}.{}", structure.name, field.name);
+            let io = io_path();
+            let pre = self.attr(
+                "br",
+                &[quote!(pre_assert(
+                    matches!(switch_selector, #(#patterns)|*)
+                ))],
+            );
+            let br = self.attr(
+                "br",
+                &[quote!(parse_with = #io::reject, args(#path, match switch_selector { #(#arms,)* _ => "" }))],
+            );
+            let bw = self.attr("bw", &[quote!(write_with = #io::reject_write, args(#path))]);
+            let keys: Vec<&str> = switch.errors.iter().map(|(k, _)| k.as_str()).collect();
+            let doc = format!(
+                " When the selector is {}: a read error (the value is refused).",
+                keys.join(", ")
+            );
+            variants.extend(quote! {
+                #[doc = #doc]
+                #pre
+                Rejected(#br #bw ()),
             });
         }
         if let Some(default) = &switch.default {
@@ -1161,20 +1285,19 @@ impl<'a> Emitter<'a> {
                     keys.join(", ")
                 )
             };
-            let own: Vec<TokenStream> = keys.iter().map(|k| key_pattern(k)).collect();
             let others: Vec<TokenStream> = cases
                 .iter()
                 .filter(|c| &c.ty != default)
                 .flat_map(|c| c.keys.iter())
+                .chain(switch.errors.iter().map(|(k, _)| k))
                 .map(|k| key_pattern(k))
                 .collect();
-            let _ = own;
             let pre = if others.is_empty() {
                 quote!()
             } else {
                 self.attr(
                     "br",
-                    &[quote!(pre_assert(!matches!(selector, #(#others)|*)))],
+                    &[quote!(pre_assert(!matches!(switch_selector, #(#others)|*)))],
                 )
             };
             variants.extend(quote! {
@@ -1183,7 +1306,6 @@ impl<'a> Emitter<'a> {
                 #variant(#attrs #ty),
             });
         }
-        let _ = all_keys;
         let brw = self.attr("brw", &[quote!(little), quote!(import { #(#imports),* })]);
         let doc = format!(
             " The layouts of `{}.{}`, chosen by `{}`. The variant read is the one whose selector matches; writing writes the variant held.",
@@ -1247,10 +1369,18 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             let size = match &field.layout {
+                _ if field.sized.is_some() => field
+                    .sized
+                    .as_ref()
+                    .and_then(|s| literal_u64(&s.parsed))
+                    .unwrap_or(0),
                 Layout::Single(ty) => self.min_size_of_ty(ty, visiting),
                 Layout::Bytes {
                     len: BytesLen::Size(size),
                 } => literal_u64(&size.parsed).unwrap_or(0),
+                Layout::Bytes {
+                    len: BytesLen::Terminated(_),
+                } => 1,
                 Layout::List {
                     elem,
                     len: ListLen::Count(count),
@@ -1274,6 +1404,21 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// The presence condition of a field in the spec's words, for messages.
+fn gate_description(structure: &Struct, field: &Field) -> String {
+    let mut parts = Vec::new();
+    if let Some(since) = field.since {
+        parts.push(format!("{} >= {since}", structure.version_text));
+    }
+    if let Some(until) = field.until {
+        parts.push(format!("{} < {until}", structure.version_text));
+    }
+    if let Some(condition) = &field.condition {
+        parts.push(condition.text.clone());
+    }
+    parts.join(" && ")
+}
+
 fn literal_u64(expr: &syn::Expr) -> Option<u64> {
     match expr {
         syn::Expr::Lit(syn::ExprLit {
@@ -1284,8 +1429,7 @@ fn literal_u64(expr: &syn::Expr) -> Option<u64> {
     }
 }
 
-fn int_literal(value: i128, prim: Prim) -> TokenStream {
-    let _ = prim;
+fn int_literal(value: i128) -> TokenStream {
     let lit = Literal::i128_unsuffixed(value);
     quote!(#lit)
 }
@@ -1296,7 +1440,11 @@ pub fn render(spec_file: &str, tokens: TokenStream) -> String {
         Ok(file) => file,
         Err(err) => panic!("codegen produced unparsable Rust for {spec_file}: {err}\n{tokens}"),
     };
-    format!("{}{}", header(spec_file), space_items(&prettyplease::unparse(&file)))
+    format!(
+        "{}{}",
+        header(spec_file),
+        space_items(&prettyplease::unparse(&file))
+    )
 }
 
 /// Puts a blank line between top-level items, which prettyplease runs together.
@@ -1309,7 +1457,8 @@ fn space_items(text: &str) -> String {
             || line.starts_with("pub ")
             || line.starts_with("impl ")
             || line.starts_with("use ");
-        let previous_ends_item = previous == "}" || (previous.ends_with(';') && !previous.starts_with(' '));
+        let previous_ends_item =
+            previous == "}" || (previous.ends_with(';') && !previous.starts_with(' '));
         let both_use = line.starts_with("use ") && previous.starts_with("use ");
         if item_start && previous_ends_item && !both_use {
             out.push('\n');

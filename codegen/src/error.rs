@@ -32,14 +32,14 @@ pub enum SpecErrorKind {
     InvertedGate { since: u32, until: u32 },
     /// A gate outside `oldest..=current+1`.
     GateOutOfRange {
-        key: String,
+        key: &'static str,
         value: u32,
         oldest: u32,
         newest: u32,
     },
     /// Two enum variants with the same value.
     DuplicateValue {
-        value: i128,
+        value: i64,
         first: String,
         second: String,
     },
@@ -51,7 +51,7 @@ pub enum SpecErrorKind {
     UnknownProperty(String),
     /// `length_of`/`size_of` names a field that is missing or comes earlier.
     BadLengthTarget {
-        key: String,
+        key: &'static str,
         target: String,
         reason: String,
     },

@@ -39,6 +39,8 @@ pub enum BindingKind {
     },
     /// The entry of an `each` list (a reference to a context).
     Entry,
+    /// A name that stands for a place expression, e.g. `source.field`.
+    Place(TokenStream),
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +177,7 @@ impl Scope<'_> {
     fn name_value(&self, binding: &Binding) -> TokenStream {
         let id = ident(&binding.ident);
         match (&binding.kind, self.side) {
+            (BindingKind::Place(place), _) => place.clone(),
             (BindingKind::Temp { write }, Side::Write) => quote!((#write)),
             (BindingKind::Field, Side::Write) if binding.ty.is_copy() => quote!((*#id)),
             _ => quote!(#id),
@@ -196,6 +199,22 @@ impl Scope<'_> {
                 "is a {} where a condition (bool) is expected",
                 lowered.ty.spec_name()
             ));
+        }
+        // A list of structs passed where a list of a context derived from
+        // that struct is expected: convert each element.
+        if let (Ty::List(have), Ty::List(target)) = (&lowered.ty, want) {
+            if let (Ty::Struct(source), Ty::Context(context)) = (&**have, &**target) {
+                let derived = self
+                    .table
+                    .contexts
+                    .get(context)
+                    .and_then(|c| c.from.as_ref());
+                if derived == Some(source) {
+                    let tokens = lowered.tokens;
+                    let context = ident(context);
+                    return Ok(quote!(#tokens.iter().map(#context::from).collect::<Vec<_>>()));
+                }
+            }
         }
         coerce(lowered, want)
     }
@@ -231,6 +250,10 @@ impl Scope<'_> {
                 Lit::Bool(b) => Ok(Lowered {
                     tokens: quote!(#b),
                     ty: Ty::Bool,
+                }),
+                Lit::ByteStr(bytes) => Ok(Lowered {
+                    tokens: quote!(#bytes),
+                    ty: Ty::ByteStrLit,
                 }),
                 _ => bad("only integer and boolean literals are allowed"),
             },
@@ -522,6 +545,20 @@ impl Scope<'_> {
                 tokens: quote!((#recv.len() as u64)),
                 ty: Ty::Prim(Prim::U64),
             }),
+            ("starts_with" | "ends_with", Ty::Bytes, 1) => {
+                let affix = self.lower(&call.args[0])?;
+                if affix.ty != Ty::ByteStrLit {
+                    return bad(format!(
+                        "`{method}` takes a byte string literal such as b\".del\""
+                    ));
+                }
+                let m = ident(&method);
+                let affix = affix.tokens;
+                Ok(Lowered {
+                    tokens: quote!(#recv.#m(#affix)),
+                    ty: Ty::Bool,
+                })
+            }
             ("is_some" | "is_none", Ty::Option(_), 0) => {
                 let m = ident(&method);
                 Ok(Lowered {

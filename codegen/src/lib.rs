@@ -5,9 +5,6 @@
 //! [`validate`] (a typed, checked [`model`]; every error names the file and
 //! key), then [`emit`] and [`tables`].
 
-// A spec error carries its file, key path and details; it is returned once, on a cold path.
-#![allow(clippy::result_large_err)]
-
 pub mod emit;
 pub mod error;
 pub mod expr;
@@ -58,7 +55,7 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
         ));
         out.files.push((
             tables_dir.join(format!("{}.md", file.stem)),
-            tables::render_file(file),
+            tables::render_file(file, &table),
         ));
     }
     out.files.push((

@@ -85,12 +85,16 @@ pub enum Ty {
     IntLit,
     /// `None`, before it meets the type it is compared or passed to.
     NoneLit,
+    /// A byte string literal (`b".del"`), for `starts_with`/`ends_with`.
+    ByteStrLit,
 }
 
 impl Ty {
     pub fn is_copy(&self) -> bool {
         match self {
-            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit => true,
+            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit | Ty::ByteStrLit => {
+                true
+            }
             Ty::Option(inner) => inner.is_copy(),
             _ => false,
         }
@@ -111,6 +115,7 @@ impl Ty {
             Ty::Option(inner) => format!("Option<{}>", inner.spec_name()),
             Ty::IntLit => "integer".into(),
             Ty::NoneLit => "None".into(),
+            Ty::ByteStrLit => "byte string".into(),
         }
     }
 }
@@ -194,6 +199,8 @@ pub struct Context {
     pub name: String,
     pub doc: Option<String>,
     pub source: Option<String>,
+    /// The struct this context is computed from, if any.
+    pub from: Option<String>,
     pub fields: Vec<Named>,
 }
 
@@ -203,6 +210,8 @@ pub struct Named {
     pub ident: String,
     pub ty: Ty,
     pub doc: Option<String>,
+    /// How a field of a derived context is computed from its struct.
+    pub value: Option<Expr>,
 }
 
 #[derive(Debug, Clone)]
@@ -241,6 +250,8 @@ pub struct Field {
     /// Arguments for the params of a struct-typed (or switch) field, by param name.
     pub args: BTreeMap<String, Expr>,
     pub max: Option<u64>,
+    /// For a struct or switch field: it occupies exactly this many bytes.
+    pub sized: Option<Expr>,
 }
 
 impl Field {
@@ -297,6 +308,8 @@ pub enum Layout {
 pub enum BytesLen {
     Size(Expr),
     UntilEof,
+    /// Up to (and consuming) this byte.
+    Terminated(u8),
 }
 
 #[derive(Debug, Clone)]
@@ -324,6 +337,8 @@ pub struct Switch {
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
     pub default: Option<String>,
+    /// Selector values that are read errors (spec key, reason).
+    pub errors: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]

@@ -99,6 +99,9 @@ pub struct RawContext {
     pub doc: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
+    /// A struct each value of this context is computed from (one `value` per field).
+    #[serde(default)]
+    pub from: Option<String>,
     #[serde(default, alias = "field")]
     pub fields: Vec<RawNamed>,
 }
@@ -112,6 +115,9 @@ pub struct RawNamed {
     pub ty: String,
     #[serde(default)]
     pub doc: Option<String>,
+    /// For a field of a context declared `from` a struct: how it is computed.
+    #[serde(default)]
+    pub value: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,6 +173,9 @@ pub struct RawSwitch {
     pub cases: BTreeMap<String, String>,
     #[serde(default)]
     pub default: Option<String>,
+    /// Selector values that are read errors, with the reason.
+    #[serde(default)]
+    pub errors: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -215,4 +224,7 @@ pub struct RawField {
     pub value: Option<RawExpr>,
     #[serde(default)]
     pub max: Option<u64>,
+    /// For `bytes`: the one-byte delimiter that ends them (consumed, not kept).
+    #[serde(default)]
+    pub terminator: Option<String>,
 }

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::expr::TypeTable;
 use crate::model::*;
 
 fn cell(text: &str) -> String {
@@ -27,17 +28,27 @@ fn field_type(field: &Field) -> String {
             let mut types: Vec<String> = switch.cases.iter().map(|c| c.ty.clone()).collect();
             types.extend(switch.default.iter().cloned());
             types.dedup();
-            format!("one of `{}` by `{}`", types.join("`, `"), switch.on.text)
+            let mut text = format!("one of `{}` by `{}`", types.join("`, `"), switch.on.text);
+            if !switch.errors.is_empty() {
+                let keys: Vec<&str> = switch.errors.iter().map(|(k, _)| k.as_str()).collect();
+                text.push_str(&format!("; {} refused", keys.join(", ")));
+            }
+            text
         }
     }
 }
 
-fn field_size(field: &Field) -> String {
+fn field_size(field: &Field, table: &TypeTable) -> String {
     let mut parts = Vec::new();
     match &field.layout {
         Layout::Single(Ty::Prim(p)) => parts.push(format!("{}", p.size())),
         Layout::Single(Ty::Bool) => parts.push("1".into()),
-        Layout::Single(Ty::Enum(_)) => parts.push("enum".into()),
+        Layout::Single(Ty::Enum(name)) => {
+            if let Some(spec_enum) = table.enums.get(name) {
+                parts.push(format!("{}", spec_enum.repr.size()));
+            }
+        }
+        Layout::Single(Ty::Struct(_)) | Layout::Switch(_) => parts.push("variable".into()),
         Layout::Bytes {
             len: BytesLen::Size(size),
         } => parts.push(format!("`{}` bytes", size.text)),
@@ -48,6 +59,9 @@ fn field_size(field: &Field) -> String {
             len: ListLen::UntilEof,
             ..
         } => parts.push("to the end".into()),
+        Layout::Bytes {
+            len: BytesLen::Terminated(byte),
+        } => parts.push(format!("up to `{}`", (*byte as char).escape_default())),
         Layout::List {
             len: ListLen::Count(count),
             ..
@@ -57,6 +71,9 @@ fn field_size(field: &Field) -> String {
             ..
         } => parts.push(format!("one per `{over}`")),
         _ => {}
+    }
+    if let Some(size) = &field.sized {
+        parts.push(format!("`{}` bytes", size.text));
     }
     if let Some(max) = field.max {
         parts.push(format!("≤ {max}"));
@@ -99,7 +116,7 @@ fn field_description(field: &Field) -> String {
     cell(&text)
 }
 
-pub fn render_file(file: &SpecFile) -> String {
+pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -154,7 +171,7 @@ pub fn render_file(file: &SpecFile) -> String {
                 "| {} | {} | {} | {} | {} |",
                 field.name,
                 cell(&field_type(field)),
-                cell(&field_size(field)),
+                cell(&field_size(field, table)),
                 gate(field.since, field.until),
                 field_description(field)
             );

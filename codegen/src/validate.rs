@@ -187,17 +187,52 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
                     ));
                 }
                 let ty = resolve_ty(&field.ty, &declared).map_err(|k| ctx.err(&fpath, k))?;
+                let value = match (&raw_context.from, &field.value) {
+                    (Some(_), Some(text)) => Some(parse_expr(
+                        &ctx,
+                        &fpath,
+                        "value",
+                        &RawExpr::Text(text.clone()),
+                    )?),
+                    (Some(from), None) => {
+                        return Err(ctx.err(
+                            fpath,
+                            SpecErrorKind::Invalid(format!(
+                                "the context is computed from {from}, so every field needs a value"
+                            )),
+                        ))
+                    }
+                    (None, Some(_)) => {
+                        return Err(ctx.err(
+                            fpath,
+                            SpecErrorKind::Invalid(
+                                "value needs the context to be declared `from` a struct".into(),
+                            ),
+                        ))
+                    }
+                    (None, None) => None,
+                };
                 fields.push(Named {
                     name: field.name.clone(),
                     ident: expr::rust_ident(&field.name),
                     ty,
                     doc: field.doc.clone(),
+                    value,
                 });
+            }
+            if let Some(from) = &raw_context.from {
+                if !matches!(declared.get(from), Some((_, Kind::Struct))) {
+                    return Err(ctx.err(
+                        format!("{path}, from"),
+                        SpecErrorKind::UnknownType(from.clone()),
+                    ));
+                }
             }
             let built = Context {
                 name: raw_context.name.clone(),
                 doc: raw_context.doc.clone(),
                 source: raw_context.source.clone(),
+                from: raw_context.from.clone(),
                 fields,
             };
             table.contexts.insert(built.name.clone(), built.clone());
@@ -220,7 +255,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     for (index, (display, _, raw)) in raw_files.iter().enumerate() {
         let ctx = Ctx { file: display };
         for raw_struct in &raw.structs {
-            let built = build_struct(&ctx, raw_struct, &declared, &table, gates)?;
+            let built = build_struct(&ctx, raw_struct, &declared, gates)?;
             table.structs.insert(built.name.clone(), built.clone());
             files[index].structs.push(built);
         }
@@ -242,6 +277,9 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         let ctx = Ctx {
             file: &file.display,
         };
+        for context in &file.contexts {
+            check_derived_context(&ctx, context, &table)?;
+        }
         for structure in &file.structs {
             check_struct_exprs(&ctx, structure, &table)?;
         }
@@ -285,6 +323,10 @@ struct GateRange {
     newest: u32,
 }
 
+/// Names the generated code uses for itself (the switch value passed to a
+/// switch's enum, the sink a `size_of` is measured with).
+const RESERVED: &[&str] = &["switch_selector", "size_sink"];
+
 fn is_snake(name: &str) -> bool {
     !name.is_empty()
         && name.starts_with(|c: char| c.is_ascii_lowercase())
@@ -311,7 +353,7 @@ fn check_gates(
                 return Err(ctx.err(
                     path,
                     SpecErrorKind::GateOutOfRange {
-                        key: key.into(),
+                        key,
                         value,
                         oldest: range.oldest,
                         newest: range.newest,
@@ -388,7 +430,7 @@ fn build_enum(ctx: &Ctx, raw: &RawEnum, gates: GateRange) -> Result<Enum, SpecEr
             return Err(ctx.err(
                 vpath,
                 SpecErrorKind::DuplicateValue {
-                    value,
+                    value: raw_variant.value,
                     first: other.name.clone(),
                     second: raw_variant.name.clone(),
                 },
@@ -519,7 +561,6 @@ fn build_struct(
     ctx: &Ctx,
     raw: &RawStruct,
     declared: &BTreeMap<String, (String, Kind)>,
-    table: &TypeTable,
     gates: GateRange,
 ) -> Result<Struct, SpecError> {
     let path = format!("struct {}", raw.name);
@@ -536,6 +577,15 @@ fn build_struct(
                 },
             ));
         }
+        if RESERVED.contains(&param.name.as_str()) {
+            return Err(ctx.err(
+                ppath,
+                SpecErrorKind::Invalid(format!(
+                    "\"{}\" is reserved for the generated code",
+                    param.name
+                )),
+            ));
+        }
         let ty = resolve_ty(&param.ty, declared).map_err(|k| ctx.err(&ppath, k))?;
         if matches!(ty, Ty::Bytes | Ty::Struct(_)) {
             return Err(ctx.err(
@@ -543,11 +593,18 @@ fn build_struct(
                 SpecErrorKind::Invalid(format!("a param cannot be a {}", ty.spec_name())),
             ));
         }
+        if param.value.is_some() {
+            return Err(ctx.err(
+                ppath,
+                SpecErrorKind::Invalid("a param takes no value (its parent passes it)".into()),
+            ));
+        }
         params.push(Named {
             name: param.name.clone(),
             ident: expr::rust_ident(&param.name),
             ty,
             doc: param.doc.clone(),
+            value: None,
         });
     }
     let version_text = raw.version.clone().unwrap_or_else(|| "version".into());
@@ -564,6 +621,15 @@ fn build_struct(
     let mut fields: Vec<Field> = Vec::new();
     for (index, raw_field) in raw.fields.iter().enumerate() {
         let fpath = format!("{path}, field {}", raw_field.name);
+        if RESERVED.contains(&raw_field.name.as_str()) {
+            return Err(ctx.err(
+                fpath,
+                SpecErrorKind::Invalid(format!(
+                    "\"{}\" is reserved for the generated code",
+                    raw_field.name
+                )),
+            ));
+        }
         if !is_snake(&raw_field.name) {
             return Err(ctx.err(
                 fpath,
@@ -602,26 +668,33 @@ fn build_struct(
 
         let layout = match &raw_field.ty {
             RawType::Switch(switch) => {
-                if list_keys > 0 || raw_field.size.is_some() {
-                    return Err(invalid(
-                        "a switch field cannot be a list or have a size".into(),
-                    ));
+                if list_keys > 0 {
+                    return Err(invalid("a switch field cannot be a list".into()));
                 }
-                build_switch(
-                    ctx,
-                    &fpath,
-                    &raw.name,
-                    &raw_field.name,
-                    switch,
-                    declared,
-                    table,
-                )?
+                build_switch(ctx, &fpath, &raw.name, &raw_field.name, switch, declared)?
             }
             RawType::Name(name) if name == "bytes" => {
                 if raw_field.count.is_some() || raw_field.each.is_some() {
                     return Err(invalid("bytes take size, not count or each".into()));
                 }
+                let terminator = match raw_field.terminator.as_deref() {
+                    None => None,
+                    Some(text) if text.len() == 1 => Some(text.as_bytes()[0]),
+                    Some(text) => {
+                        return Err(invalid(format!(
+                            "terminator {text:?} must be a single byte"
+                        )))
+                    }
+                };
+                if terminator.is_some() && (raw_field.size.is_some() || raw_field.until_eof) {
+                    return Err(invalid(
+                        "bytes take one of size, until_eof and terminator".into(),
+                    ));
+                }
                 match (&raw_field.size, raw_field.until_eof) {
+                    _ if terminator.is_some() => Layout::Bytes {
+                        len: BytesLen::Terminated(terminator.unwrap_or(b'\n')),
+                    },
                     (Some(size), false) => Layout::Bytes {
                         len: BytesLen::Size(parse_expr(ctx, &fpath, "size", size)?),
                     },
@@ -638,9 +711,9 @@ fn build_struct(
             }
             RawType::Name(name) => {
                 let ty = resolve_ty(name, declared).map_err(|k| ctx.err(&fpath, k))?;
-                if raw_field.size.is_some() {
+                if raw_field.size.is_some() && (list_keys > 0 || !matches!(ty, Ty::Struct(_))) {
                     return Err(invalid(
-                        "size applies to bytes only; lists take count".into(),
+                        "size applies to bytes and to a single struct; lists take count".into(),
                     ));
                 }
                 match ty {
@@ -730,7 +803,7 @@ fn build_struct(
                 return Err(ctx.err(
                     &fpath,
                     SpecErrorKind::BadLengthTarget {
-                        key: key.into(),
+                        key,
                         target: target.clone(),
                         reason,
                     },
@@ -745,7 +818,7 @@ fn build_struct(
                     return Err(ctx.err(
                         &fpath,
                         SpecErrorKind::BadLengthTarget {
-                            key: key.into(),
+                            key,
                             target: target.clone(),
                             reason: "that field is neither bytes nor a list".into(),
                         },
@@ -754,6 +827,12 @@ fn build_struct(
             }
         }
 
+        let sized = match (&layout, &raw_field.size) {
+            (Layout::Single(Ty::Struct(_)) | Layout::Switch(_), Some(size)) => {
+                Some(parse_expr(ctx, &fpath, "size", size)?)
+            }
+            _ => None,
+        };
         let mut args = BTreeMap::new();
         for (name, value) in &raw_field.args {
             args.insert(
@@ -780,6 +859,9 @@ fn build_struct(
                 "default applies only to a field with since, until or if".into(),
             ));
         }
+        if raw_field.terminator.is_some() && !matches!(layout, Layout::Bytes { .. }) {
+            return Err(invalid("terminator applies to bytes only".into()));
+        }
         if raw_field.max.is_some() && !matches!(layout, Layout::Bytes { .. } | Layout::List { .. })
         {
             return Err(invalid("max applies to bytes and lists".into()));
@@ -798,6 +880,7 @@ fn build_struct(
             role,
             args,
             max: raw_field.max,
+            sized,
         });
     }
     Ok(Struct {
@@ -820,7 +903,6 @@ fn build_switch(
     field_name: &str,
     raw: &RawSwitch,
     declared: &BTreeMap<String, (String, Kind)>,
-    table: &TypeTable,
 ) -> Result<Layout, SpecError> {
     let on = parse_expr(
         ctx,
@@ -837,7 +919,12 @@ fn build_switch(
             _ => return Err(ctx.err(fpath, SpecErrorKind::UnknownType((*ty).clone()))),
         }
     }
-    let _ = table;
+    if let Some(key) = raw.errors.keys().find(|k| raw.cases.contains_key(*k)) {
+        return Err(ctx.err(
+            fpath,
+            SpecErrorKind::Invalid(format!("switch value {key} is both a case and an error")),
+        ));
+    }
     let mut cases: Vec<SwitchCase> = Vec::new();
     for (key, ty) in &raw.cases {
         if let Some(case) = cases.iter_mut().find(|c| &c.ty == ty) {
@@ -855,6 +942,11 @@ fn build_switch(
         on_ty: Ty::NoneLit,
         cases,
         default: raw.default.clone(),
+        errors: raw
+            .errors
+            .iter()
+            .map(|(key, reason)| (key.clone(), reason.clone()))
+            .collect(),
     }))
 }
 
@@ -993,6 +1085,57 @@ fn expr_error(ctx: &Ctx, path: &str, key: &str, err: ExprError) -> SpecError {
     ctx.err(path, kind)
 }
 
+/// The scope of a derived context's values: the stored fields of its struct,
+/// reached through `source`.
+pub fn derived_scope<'a>(table: &'a TypeTable, from: &Struct) -> Scope<'a> {
+    let names = from
+        .fields
+        .iter()
+        .filter(|f| f.is_stored())
+        .map(|f| {
+            let id = expr::ident(&f.ident);
+            Binding {
+                name: f.name.clone(),
+                ident: f.ident.clone(),
+                ty: f.value_ty(),
+                kind: BindingKind::Place(quote::quote!(source.#id)),
+            }
+        })
+        .collect();
+    Scope {
+        table,
+        side: Side::Read,
+        names,
+        later: Vec::new(),
+    }
+}
+
+fn check_derived_context(ctx: &Ctx, context: &Context, table: &TypeTable) -> Result<(), SpecError> {
+    let Some(from) = &context.from else {
+        return Ok(());
+    };
+    let Some(source) = table.structs.get(from) else {
+        return Err(ctx.err(
+            format!("context {}, from", context.name),
+            SpecErrorKind::UnknownType(from.clone()),
+        ));
+    };
+    let scope = derived_scope(table, source);
+    for field in &context.fields {
+        if let Some(value) = &field.value {
+            scope.lower_to(&value.parsed, &field.ty).map_err(|e| {
+                expr_error(
+                    ctx,
+                    &format!("context {}, field {}", context.name, field.name),
+                    "value",
+                    e,
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// The element type of an `each` list's `over`, which must be a list param or an earlier list field.
 pub fn each_entry_ty(scope: &Scope, over: &str) -> Result<Ty, ExprError> {
     let parsed = expr::parse(over).map_err(ExprError::Bad)?;
@@ -1039,6 +1182,9 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
                 .lower_to(&value.parsed, &field.base_ty())
                 .map_err(|e| at("value", e))?;
         }
+        if let Some(size) = &field.sized {
+            scope.lower_u64(&size.parsed).map_err(|e| at("size", e))?;
+        }
         match &field.layout {
             Layout::Bytes {
                 len: BytesLen::Size(size),
@@ -1082,8 +1228,13 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
             match &on.ty {
                 Ty::Enum(name) => {
                     let spec_enum = &table.enums[name];
-                    for case in &switch.cases {
-                        for key in &case.keys {
+                    let keys = switch
+                        .cases
+                        .iter()
+                        .flat_map(|c| c.keys.iter())
+                        .chain(switch.errors.iter().map(|(k, _)| k));
+                    {
+                        for key in keys {
                             if spec_enum.variant(key).is_none() {
                                 return Err(ctx.err(
                                     &path,
@@ -1097,8 +1248,13 @@ fn check_struct_exprs(ctx: &Ctx, structure: &Struct, table: &TypeTable) -> Resul
                     }
                 }
                 ty if ty.is_integer() => {
-                    for case in &switch.cases {
-                        for key in &case.keys {
+                    let keys = switch
+                        .cases
+                        .iter()
+                        .flat_map(|c| c.keys.iter())
+                        .chain(switch.errors.iter().map(|(k, _)| k));
+                    {
+                        for key in keys {
                             if key.parse::<i128>().is_err() {
                                 return Err(at(
                                     "type.cases",

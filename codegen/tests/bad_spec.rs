@@ -626,3 +626,184 @@ fn variant_names_are_upper_camel_case() {
     assert_eq!(upper_camel("STRING_ASCII"), "StringAscii");
     assert_eq!(upper_camel("BIT_WIDTH_REDUCTION"), "BitWidthReduction");
 }
+
+const DERIVED: &str = r#"
+[[context]]
+name = "Shape"
+from = "Dim"
+fields = [{ name = "size", type = "u64", value = "datatype.size()" }]
+
+[[struct]]
+name = "Dim"
+
+[[struct.field]]
+name = "datatype"
+type = "Datatype"
+
+[[struct]]
+name = "Ranges"
+params = [{ name = "shapes", type = "Vec<Shape>" }]
+
+[[struct.field]]
+name = "values"
+type = "u8"
+each = { over = "shapes", as = "shape" }
+
+[[struct]]
+name = "Outer"
+
+[[struct.field]]
+name = "n"
+type = "u32"
+length_of = "dims"
+
+[[struct.field]]
+name = "dims"
+type = "Dim"
+count = "n"
+
+[[struct.field]]
+name = "ranges"
+type = "Ranges"
+args = { shapes = "dims" }
+"#;
+
+#[test]
+fn a_context_computed_from_a_struct_converts_lists_of_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "format.toml", FORMAT);
+    write(dir.path(), "enums.toml", ENUMS);
+    write(dir.path(), "test.toml", &spec(DERIVED));
+    let generated = generate(dir.path()).expect("valid");
+    let code = generated
+        .get("runtime/src/format/generated/test.rs")
+        .expect("test.rs");
+    assert!(code.contains("impl From<&Dim> for Shape"), "{code}");
+    assert!(code.contains("size: source.datatype.size()"), "{code}");
+    assert!(
+        code.contains("shapes(dims.iter().map(Shape::from).collect::<Vec<_>>())"),
+        "{code}"
+    );
+}
+
+#[test]
+fn a_computed_context_field_naming_a_missing_field() {
+    let body = spec(&DERIVED.replace("datatype.size()", "datatyp.size()"));
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: context Shape, field size: value refers to \"datatyp\", which is not an earlier field or a param"
+    );
+}
+
+#[test]
+fn a_computed_context_field_without_a_value() {
+    let body = spec(&DERIVED.replace(", value = \"datatype.size()\"", ""));
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: context Shape, field size: the context is computed from Dim, so every field needs a value"
+    );
+}
+
+#[test]
+fn a_context_computed_from_an_unknown_struct() {
+    let body = spec(&DERIVED.replace("from = \"Dim\"", "from = \"Dimension\""));
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: context Shape, from: unknown type \"Dimension\" (not a primitive, bytes, or a declared enum, struct or context)"
+    );
+}
+
+#[test]
+fn size_on_a_list_of_structs() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Item"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "n"
+type = "u32"
+
+[[struct.field]]
+name = "items"
+type = "Item"
+count = "n"
+size = "n"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field items: size applies to bytes and to a single struct; lists take count"
+    );
+}
+
+#[test]
+fn switch_value_both_a_case_and_an_error() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Small"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "datatype"
+type = "Datatype"
+
+[[struct.field]]
+name = "options"
+type = { switch_on = "datatype", cases = { INT32 = "Small" }, errors = { INT32 = "no" } }
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field options: switch value INT32 is both a case and an error"
+    );
+}
+
+#[test]
+fn switch_error_naming_an_unknown_variant() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Small"
+
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "datatype"
+type = "Datatype"
+
+[[struct.field]]
+name = "options"
+type = { switch_on = "datatype", cases = { INT32 = "Small" }, errors = { INT99 = "no" } }
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field options: switch case \"INT99\" is not a variant of Datatype"
+    );
+}
+
+#[test]
+fn a_name_the_generated_code_uses_itself() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "size_sink"
+type = "u8"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field size_sink: \"size_sink\" is reserved for the generated code"
+    );
+}

@@ -151,6 +151,7 @@ fn an_encrypted_tile_needs_its_key() {
 }
 
 #[test]
+#[cfg(not(feature = "libwebp"))]
 fn lossy_webp_encoding_is_unsupported_not_wrong() {
     let pipeline = FilterPipeline::new(vec![Filter::Webp {
         quality: 50.0,
@@ -161,4 +162,27 @@ fn lossy_webp_encoding_is_unsupported_not_wrong() {
     }]);
     let e = filter_tile(&[0u8; 12], &pipeline, &ctx()).unwrap_err();
     assert_eq!(e.class(), ErrorClass::Unsupported);
+}
+
+#[test]
+#[cfg(feature = "libwebp")]
+fn lossy_webp_encoding_reads_back_close() {
+    let (h, w) = (16usize, 16usize);
+    let pixels: Vec<u8> = (0..h * w * 3).map(|i| (i / 3 % 16 * 8) as u8).collect();
+    let pipeline = FilterPipeline::new(vec![Filter::Webp {
+        quality: 90.0,
+        format: tiledb_runtime::filter::WebpFormat::Rgb,
+        lossless: false,
+        y_extent: h as u16,
+        x_extent: (w * 3) as u16,
+    }]);
+    let t = filter_tile(&pixels, &pipeline, &ctx()).unwrap();
+    let back = unfilter_tile(&t, &pipeline, &ctx(), pixels.len() as u64).unwrap();
+    let worst = pixels
+        .iter()
+        .zip(&back)
+        .map(|(a, b)| a.abs_diff(*b))
+        .max()
+        .unwrap();
+    assert!(worst < 40, "lossy WebP strayed by {worst}");
 }

@@ -220,6 +220,28 @@ proptest! {
         let _ = unfilter_tile(&filtered, &pipeline, &c, data.len() as u64);
         let _ = unfilter_tile(truncated, &pipeline, &c, data.len() as u64);
     }
+
+    /// The same for whole-string encodings, whose metadata carries the
+    /// dictionary and the widths.
+    #[test]
+    fn mutated_string_tiles_never_panic(strings in proptest::collection::vec("[a-c]{0,5}", 1..60), flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6), dictionary in any::<bool>(), cells_delta in -2i64..3) {
+        let first = if dictionary { Filter::Dictionary { level: 0 } } else { Filter::Rle { level: 0 } };
+        let pipeline = FilterPipeline::new(vec![first]);
+        let mut data = Vec::new();
+        let mut offsets = Vec::new();
+        for s in &strings {
+            offsets.push(data.len() as u64);
+            data.extend_from_slice(s.as_bytes());
+        }
+        let c = ctx(Datatype::StringUtf8, 1);
+        let mut filtered = filter_var_tile(&data, &offsets, &pipeline, &c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (at, byte) in flips {
+            let len = filtered.len();
+            filtered[at % len] ^= byte;
+        }
+        let cells = (offsets.len() as i64 + cells_delta).max(0) as u64;
+        let _ = unfilter_var_string_tile(&filtered, &pipeline, &c, data.len() as u64, cells);
+    }
 }
 
 #[test]
@@ -306,4 +328,25 @@ fn var_tiles_chunk_without_splitting_cells() {
         unfilter_tile(&filtered, &pipeline, &c, data.len() as u64).unwrap(),
         data
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Random bytes under random pipelines, framed as one chunk so that the
+    /// filters (not just the framing) see them.
+    #[test]
+    fn random_chunks_never_panic(md in proptest::collection::vec(any::<u8>(), 0..200), data in proptest::collection::vec(any::<u8>(), 0..400), picks in proptest::collection::vec(0usize..20, 1..4), original in 0u32..2000, type_pick in 0usize..44) {
+        let types = all_datatypes();
+        let datatype = types[type_pick % types.len()];
+        let pool = general_filters();
+        let pipeline = FilterPipeline::new(picks.iter().map(|p| pool[p % pool.len()].clone()).collect());
+        let mut tile = 1u64.to_le_bytes().to_vec();
+        tile.extend_from_slice(&original.to_le_bytes());
+        tile.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        tile.extend_from_slice(&(md.len() as u32).to_le_bytes());
+        tile.extend_from_slice(&md);
+        tile.extend_from_slice(&data);
+        let _ = unfilter_tile(&tile, &pipeline, &ctx(datatype, datatype.size()), original as u64);
+    }
 }

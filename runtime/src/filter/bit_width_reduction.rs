@@ -13,7 +13,7 @@
 
 use super::datatype::{bit_width_reduction_kind, IntKind};
 use super::stage::{
-    corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
+    by_width, corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
     MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
@@ -37,24 +37,32 @@ fn range_of(kind: IntKind) -> (i128, i128) {
     }
 }
 
-/// The stored width for a window's values, as TileDB computes it.
-fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
+/// The stored width for a window's values, and the window minimum, as
+/// TileDB computes them. Writers up to TileDB 2.28 (`legacy`, which we apply
+/// below format 22) differ in two corners, both reproduced here: a UINT16
+/// range goes through C's integer promotion and so gets the signed
+/// thresholds (127 → 8 bits, 32767 → 16, else 32), and a window with no whole
+/// value gets 8 bits and the type's maximum as its minimum. (From 2.29 such
+/// a window gets the full width and an uninitialized minimum; we store the
+/// type's maximum there too.)
+fn bits_for(kind: IntKind, values: &[u8], legacy: bool) -> (u32, i128) {
     let w = kind.size();
     let full = 8 * w as u32;
-    let (lo, hi) = range_of(kind);
-    let mut min = hi;
-    let mut max = lo;
-    for v in values.chunks_exact(w) {
-        let x = value_at(v, kind);
-        min = min.min(x);
-        max = max.max(x);
+    let (_, hi) = range_of(kind);
+    if values.len() < w {
+        return (if legacy { 8 } else { full }, hi);
     }
+    let (min, max) = by_width!(w, min_max(values, kind.signed()));
     let range = max - min;
-    if range < lo || range > hi || range + 1 > hi {
-        return (full, None);
+    // A range (plus one) beyond the type overflows: store the values raw.
+    // (Writers up to 2.28 computed the range with wrap-around and could
+    // store wrong values; we never reproduce that.)
+    if range + 1 > hi {
+        return (full, min);
     }
     let spread = range + 1;
-    let bits = if kind.signed() {
+    let signed_thresholds = kind.signed() || (legacy && kind == IntKind::U16);
+    let bits = if signed_thresholds {
         if spread <= i8::MAX as i128 {
             8
         } else if spread <= i16::MAX as i128 {
@@ -72,7 +80,7 @@ fn bits_for(kind: IntKind, values: &[u8]) -> (u32, Option<i128>) {
             _ => 64,
         }
     };
-    (bits, Some(min))
+    (bits, min)
 }
 
 /// The window size in bytes TileDB uses for a part; TileDB divides by zero
@@ -95,7 +103,7 @@ fn max_window(filter: &Filter) -> u32 {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(kind) = bit_width_reduction_kind(env.datatype, env.ctx.version) else {
         return Ok(Parts {
             metadata: view(input.metadata),
@@ -116,14 +124,7 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
         for window in part.chunks(size) {
             n_windows += 1;
             let whole = window.len() / w * w;
-            let (bits, min) = bits_for(kind, &window[..whole]);
-            let offset = min.unwrap_or_else(|| {
-                window
-                    .chunks_exact(w)
-                    .map(|v| value_at(v, kind))
-                    .min()
-                    .unwrap_or(0)
-            });
+            let (bits, offset) = bits_for(kind, &window[..whole], env.ctx.version < 22);
             let mut offset_bytes = [0u8; 8];
             write_uint(&mut offset_bytes, offset as u64, w);
             windows.extend_from_slice(&offset_bytes[..w]);
@@ -132,10 +133,16 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
             if bits >= 8 * w as u32 || window.len() % w != 0 {
                 out.extend_from_slice(window);
             } else {
-                let narrow = bits as usize / 8;
-                for v in window.chunks_exact(w) {
-                    let relative = (value_at(v, kind) - offset) as u64;
-                    out.extend_from_slice(&relative.to_le_bytes()[..narrow]);
+                let start = out.len();
+                out.resize(start + window.len() / w * (bits as usize / 8), 0);
+                let (target, offset) = (&mut out[start..], offset as u64);
+                match (bits, w) {
+                    (8, 2) => narrow::<2, 1>(window, offset, target),
+                    (8, 4) => narrow::<4, 1>(window, offset, target),
+                    (16, 4) => narrow::<4, 2>(window, offset, target),
+                    (8, 8) => narrow::<8, 1>(window, offset, target),
+                    (16, 8) => narrow::<8, 2>(window, offset, target),
+                    _ => narrow::<8, 4>(window, offset, target),
                 }
             }
         }
@@ -145,6 +152,44 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     md.extend_from_slice(&n_windows.to_le_bytes());
     md.extend_from_slice(&windows);
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+/// The smallest and largest of the `W`-byte values.
+fn min_max<const W: usize>(values: &[u8], signed: bool) -> (i128, i128) {
+    let (mut min, mut max) = (i128::MAX, i128::MIN);
+    for v in values.chunks_exact(W) {
+        let raw = read_uint(v, W);
+        let x = if signed {
+            sign_extend(raw, W) as i128
+        } else {
+            raw as i128
+        };
+        min = min.min(x);
+        max = max.max(x);
+    }
+    (min, max)
+}
+
+/// `value − offset` for each `W`-byte value, stored in `N` bytes (the
+/// difference fits, so its low bytes are exact).
+fn narrow<const W: usize, const N: usize>(values: &[u8], offset: u64, out: &mut [u8]) {
+    for (v, target) in values.chunks_exact(W).zip(out.chunks_exact_mut(N)) {
+        write_uint(target, read_uint(v, W).wrapping_sub(offset), N);
+    }
+}
+
+/// `offset + value` for each `N`-byte stored value, written in `W` bytes
+/// (narrow values are sign-extended for signed types; sums wrap).
+fn widen<const N: usize, const W: usize>(packed: &[u8], out: &mut [u8], offset: u64, signed: bool) {
+    for (v, target) in packed.chunks_exact(N).zip(out.chunks_exact_mut(W)) {
+        let raw = read_uint(v, N);
+        let relative = if signed {
+            sign_extend(raw, N) as u64
+        } else {
+            raw
+        };
+        write_uint(target, relative.wrapping_add(offset), W);
+    }
 }
 
 pub(crate) fn reverse(
@@ -181,17 +226,15 @@ pub(crate) fn reverse(
             }
             let narrow = bits / 8;
             let packed = input.take(bytes / w * narrow)?;
-            for (v, target) in packed
-                .chunks_exact(narrow)
-                .zip(output[pos..pos + bytes].chunks_exact_mut(w))
-            {
-                let raw = read_uint(v, narrow);
-                let relative = if kind.signed() {
-                    sign_extend(raw, narrow) as i128
-                } else {
-                    raw as i128
-                };
-                write_uint(target, (relative + offset) as u64, w);
+            let target = &mut output[pos..pos + bytes];
+            let (offset, signed) = (offset as u64, kind.signed());
+            match (narrow, w) {
+                (1, 2) => widen::<1, 2>(packed, target, offset, signed),
+                (1, 4) => widen::<1, 4>(packed, target, offset, signed),
+                (2, 4) => widen::<2, 4>(packed, target, offset, signed),
+                (1, 8) => widen::<1, 8>(packed, target, offset, signed),
+                (2, 8) => widen::<2, 8>(packed, target, offset, signed),
+                _ => widen::<4, 8>(packed, target, offset, signed),
             }
         }
         pos += bytes;

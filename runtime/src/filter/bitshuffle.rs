@@ -82,7 +82,7 @@ fn transform(s: usize, piece: &[u8], out: &mut [u8], invert: bool) {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let s = env.datatype.size() as usize;
     let mut pieces: Vec<&[u8]> = Vec::with_capacity(2 * input.data.len());
     for part in &input.data {

@@ -70,9 +70,9 @@ pub(crate) fn read_part_sizes(md: &mut Cursor<'_>, data_len: usize) -> StageResu
     Ok(sizes)
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let width = env.datatype.size() as usize;
-    let md = part_sizes_metadata(input.data.iter().map(Vec::as_slice))?;
+    let md = part_sizes_metadata(input.data_slices())?;
     let mut out = vec![0u8; input.data_len()];
     let mut pos = 0;
     for part in &input.data {

@@ -29,12 +29,12 @@ fn digest_len(filter: &Filter) -> usize {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let n_records = input.metadata.len() + input.data.len();
     let mut md = Vec::with_capacity(8 + n_records * (8 + digest_len(env.filter)));
     md.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
     md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
-    for part in input.metadata.iter().chain(input.data.iter()) {
+    for part in input.all_slices() {
         md.extend_from_slice(&(part.len() as u64).to_le_bytes());
         md.extend_from_slice(&digest(env.filter, part));
     }

@@ -15,13 +15,28 @@ use super::{delta, double_delta, rle, Filter};
 /// One codec applied to one part.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Codec {
-    Gzip { level: i32 },
-    Zstd { level: i32 },
+    Gzip {
+        level: i32,
+    },
+    Zstd {
+        level: i32,
+    },
     Lz4,
-    Bzip2 { level: i32 },
-    Rle { cell_size: usize },
-    Delta { width: usize },
-    DoubleDelta { kind: super::datatype::IntKind },
+    Bzip2 {
+        level: i32,
+    },
+    Rle {
+        cell_size: usize,
+    },
+    Delta {
+        width: usize,
+    },
+    DoubleDelta {
+        kind: super::datatype::IntKind,
+        /// Whether the first delta counts towards the bit size (see
+        /// [`double_delta::encode`]).
+        count_first_delta: bool,
+    },
 }
 
 impl Codec {
@@ -58,6 +73,7 @@ impl Codec {
             },
             Filter::DoubleDelta { reinterpret, .. } => Codec::DoubleDelta {
                 kind: int_kind(reinterpret)?,
+                count_first_delta: env.ctx.version >= 22,
             },
             _ => return Ok(None),
         }))
@@ -71,7 +87,10 @@ impl Codec {
             Codec::Bzip2 { level } => bzip2_compress(level, input, out),
             Codec::Rle { cell_size } => rle::encode(cell_size, input, out),
             Codec::Delta { width } => delta::encode(width, input, out),
-            Codec::DoubleDelta { kind } => double_delta::encode(kind, input, out),
+            Codec::DoubleDelta {
+                kind,
+                count_first_delta,
+            } => double_delta::encode(kind, count_first_delta, input, out),
         }
     }
 
@@ -85,18 +104,18 @@ impl Codec {
             Codec::Bzip2 { .. } => bzip2_decompress(input, out),
             Codec::Rle { cell_size } => rle::decode(cell_size, input, out),
             Codec::Delta { width } => delta::decode(width, input, out),
-            Codec::DoubleDelta { kind } => double_delta::decode(kind, input, out),
+            Codec::DoubleDelta { kind, .. } => double_delta::decode(kind, input, out),
         }
     }
 }
 
-pub(crate) fn forward(codec: Codec, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let n_parts = input.metadata.len() + input.data.len();
     let mut header = Vec::with_capacity(8 + 8 * n_parts);
     header.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
     header.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
     let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
-    for part in input.metadata.iter().chain(input.data.iter()) {
+    for part in input.all_slices() {
         let original = u32::try_from(part.len())
             .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
         let start = out.len();
@@ -108,7 +127,7 @@ pub(crate) fn forward(codec: Codec, input: Parts) -> StageResult<Parts> {
     }
     Ok(Parts {
         metadata: vec![header],
-        data: vec![out],
+        data: vec![out.into()],
     })
 }
 

@@ -2,7 +2,7 @@
 //! integer a filter sees a type as, which types a filter transforms, and the
 //! type each filter hands to the next (`output_datatype`).
 
-pub use super::datatype_standin::Datatype;
+pub use crate::format::generated::enums::Datatype;
 
 /// The machine integer a filter reads a value as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

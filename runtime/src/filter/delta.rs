@@ -2,7 +2,7 @@
 //! difference from the previous value, computed in 64 bits and stored
 //! truncated to the value's width, so decoding adds with wrap-around.
 
-use super::stage::{corrupt, read_uint, write_uint, Fault, StageResult};
+use super::stage::{by_width, corrupt, read_uint, write_uint, Fault, StageResult};
 
 pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     if !input.len().is_multiple_of(width) {
@@ -13,18 +13,20 @@ pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResu
     }
     let n = input.len() / width;
     out.extend_from_slice(&(n as u64).to_le_bytes());
-    let mut values = input.chunks_exact(width);
-    let Some(first) = values.next() else {
-        return Ok(());
-    };
-    out.extend_from_slice(first);
-    let mut previous = read_uint(first, width);
-    for value in values {
-        let current = read_uint(value, width);
-        out.extend_from_slice(&current.wrapping_sub(previous).to_le_bytes()[..width]);
+    let start = out.len();
+    out.resize(start + input.len(), 0);
+    by_width!(width, differences(input, &mut out[start..]));
+    Ok(())
+}
+
+/// Each value minus the previous one (the first minus zero), wrapping.
+fn differences<const W: usize>(values: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in values.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        let current = read_uint(value, W);
+        write_uint(target, current.wrapping_sub(previous), W);
         previous = current;
     }
-    Ok(())
 }
 
 pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<()> {
@@ -46,16 +48,15 @@ pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<
             out.len()
         ));
     }
-    let mut previous = 0u64;
-    for (i, (delta, target)) in body
-        .chunks_exact(width)
-        .zip(out.chunks_exact_mut(width))
-        .enumerate()
-    {
-        let d = read_uint(delta, width);
-        let value = if i == 0 { d } else { previous.wrapping_add(d) };
-        write_uint(target, value, width);
-        previous = value;
-    }
+    by_width!(width, accumulate(body, out));
     Ok(())
+}
+
+/// Running sums with wrap-around; the first value is its own "delta".
+fn accumulate<const W: usize>(deltas: &[u8], out: &mut [u8]) {
+    let mut sum = 0u64;
+    for (delta, target) in deltas.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        sum = sum.wrapping_add(read_uint(delta, W));
+        write_uint(target, sum, W);
+    }
 }

@@ -20,9 +20,10 @@ fn widen(bytes: &[u8], kind: IntKind) -> i128 {
     }
 }
 
-/// The number of bits of the largest magnitude among the first delta and
-/// all double deltas (at least 1); 0 for two values or fewer.
-fn bitsize(kind: IntKind, values: &[u8]) -> StageResult<u32> {
+/// The number of bits of the largest magnitude among the double deltas, and
+/// the first delta if `count_first_delta` (at least 1); 0 for two values or
+/// fewer.
+fn bitsize(kind: IntKind, count_first_delta: bool, values: &[u8]) -> StageResult<u32> {
     let width = kind.size();
     let n = values.len() / width;
     if n <= 2 {
@@ -36,7 +37,8 @@ fn bitsize(kind: IntKind, values: &[u8]) -> StageResult<u32> {
         let delta = i64::try_from(current - previous)
             .map_err(|_| Fault::Usage("DOUBLE_DELTA: a delta exceeds the range of int64".into()))?;
         let magnitude = match previous_delta {
-            None => delta.unsigned_abs(),
+            None if count_first_delta => delta.unsigned_abs(),
+            None => 0,
             Some(p) => delta
                 .checked_sub(p)
                 .ok_or_else(|| {
@@ -82,7 +84,16 @@ impl BitWriter<'_> {
     }
 }
 
-pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
+/// Encodes `input`. TileDB up to 2.28 sized the bit width from the double
+/// deltas only; 2.29 (PR #5506, still format 22) counts the first delta too.
+/// Both decode alike; we follow 2.30 for format 22 and the older writers
+/// below it, so that either's tiles are reproduced byte for byte.
+pub(crate) fn encode(
+    kind: IntKind,
+    count_first_delta: bool,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> StageResult<()> {
     let width = kind.size();
     if !input.len().is_multiple_of(width) {
         return Err(Fault::Usage(format!(
@@ -91,7 +102,7 @@ pub(crate) fn encode(kind: IntKind, input: &[u8], out: &mut Vec<u8>) -> StageRes
         )));
     }
     let n = input.len() / width;
-    let bits = bitsize(kind, input)?;
+    let bits = bitsize(kind, count_first_delta, input)?;
     out.push(bits as u8);
     out.extend_from_slice(&(n as u64).to_le_bytes());
     if bits as usize >= width * 8 - 1 {
@@ -193,26 +204,62 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     if !stream.len().is_multiple_of(8) {
         return corrupt("DOUBLE_DELTA bit stream is not a whole number of 64-bit words");
     }
-    let mut reader = BitReader {
+    let reader = BitReader {
         words: stream.chunks_exact(8),
         word: 0,
         left: 0,
     };
-    let mut before = widen(&out[..width], kind) as i64;
-    let mut last = widen(&out[width..2 * width], kind) as i64;
-    for i in 2..n {
-        let negative = reader.pull(1)? == 1;
-        let magnitude = reader.pull(bits)? as i64;
+    let signed = kind.signed();
+    match width {
+        1 => unpack::<1>(reader, bits, signed, out),
+        2 => unpack::<2>(reader, bits, signed, out),
+        4 => unpack::<4>(reader, bits, signed, out),
+        _ => unpack::<8>(reader, bits, signed, out),
+    }
+}
+
+/// Rebuilds values 2.. from the double deltas. TileDB computes each value in
+/// 64 bits from the previous two *as stored* (narrowed to the value type and
+/// widened again), so the running values are narrowed the same way here.
+fn unpack<const W: usize>(
+    mut reader: BitReader<'_>,
+    bits: u32,
+    signed: bool,
+    out: &mut [u8],
+) -> StageResult<()> {
+    let narrow = |v: i64| -> i64 {
+        let raw = v as u64 & (u64::MAX >> (64 - 8 * W as u32));
+        if signed {
+            sign_extend(raw, W)
+        } else {
+            raw as i64
+        }
+    };
+    let load = |b: &[u8]| narrow(read_uint(b, W) as i64);
+    let mut before = load(&out[..W]);
+    let mut last = load(&out[W..2 * W]);
+    let magnitude_mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    for target in out[2 * W..].chunks_exact_mut(W) {
+        // The sign bit and the magnitude in one read when they fit.
+        let (negative, magnitude) = if bits < 64 {
+            let v = reader.pull(bits + 1)?;
+            (v >> bits == 1, (v & magnitude_mask) as i64)
+        } else {
+            (reader.pull(1)? == 1, reader.pull(bits)? as i64)
+        };
         let dd = if negative {
             magnitude.wrapping_neg()
         } else {
             magnitude
         };
-        let value = dd.wrapping_add(last.wrapping_mul(2)).wrapping_sub(before);
-        write_uint(&mut out[i * width..(i + 1) * width], value as u64, width);
-        // TileDB reads the previous outputs back as the value type.
+        let value = narrow(dd.wrapping_add(last.wrapping_mul(2)).wrapping_sub(before));
+        write_uint(target, value as u64, W);
         before = last;
-        last = widen(&out[i * width..(i + 1) * width], kind) as i64;
+        last = value;
     }
     Ok(())
 }

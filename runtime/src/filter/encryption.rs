@@ -21,7 +21,7 @@ fn cipher(env: &StageEnv<'_>) -> Option<Aes256Gcm> {
         .map(|key| Aes256Gcm::new(&key.into()))
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(cipher) = cipher(env) else {
         return Err(Fault::Usage("AES-256-GCM needs an encryption key".into()));
     };
@@ -29,7 +29,7 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     md.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
     md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
     let mut out = Vec::with_capacity(input.data_len() + 64);
-    for part in input.metadata.iter().chain(input.data.iter()) {
+    for part in input.all_slices() {
         let size =
             u32::try_from(part.len()).map_err(|_| Fault::Usage("a part exceeds 4 GiB".into()))?;
         let nonce = Aes256Gcm::generate_nonce(&mut OsRng);
@@ -45,7 +45,7 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     }
     Ok(Parts {
         metadata: vec![md],
-        data: vec![out],
+        data: vec![out.into()],
     })
 }
 

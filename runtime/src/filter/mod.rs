@@ -12,13 +12,13 @@
 //! `tiledb/sm/compressors/`; each module names what it mirrors.
 
 pub mod datatype;
-mod datatype_standin;
 
 pub(crate) mod bit_width_reduction;
 pub(crate) mod bitshuffle;
 pub(crate) mod byteshuffle;
 pub(crate) mod checksum;
 pub(crate) mod compression;
+mod convert;
 pub(crate) mod delta;
 pub(crate) mod double_delta;
 pub(crate) mod encryption;
@@ -31,6 +31,7 @@ pub(crate) mod var_string;
 pub(crate) mod webp;
 pub(crate) mod xor;
 
+pub use crate::format::generated::enums::{FilterType, WebpFormat};
 pub use datatype::Datatype;
 
 /// TileDB's default chunk size, the serialized `max_chunk_size` of every
@@ -91,6 +92,9 @@ impl FilterPipeline {
     /// Whether the offsets tile of a var-sized field of type `datatype` is
     /// left out (written as zero chunks) because the string form of RLE or
     /// dictionary encoding rebuilds it (`FilterPipeline::skip_offsets_filtering`).
+    /// Pass the fragment's format version. (TileDB's reader passes the
+    /// latest schema's version instead; the two differ only for a pre-v12/v17
+    /// fragment read through an evolved schema.)
     pub fn skips_offsets(&self, datatype: Datatype, version: u32) -> bool {
         let ascii = datatype == Datatype::StringAscii;
         let utf8 = datatype == Datatype::StringUtf8;
@@ -174,91 +178,6 @@ pub enum Filter {
     Aes256Gcm,
 }
 
-/// The pixel layout of a WebP-filtered tile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum WebpFormat {
-    None = 0,
-    Rgb = 1,
-    Bgr = 2,
-    Rgba = 3,
-    Bgra = 4,
-}
-
-impl WebpFormat {
-    pub fn from_value(value: u8) -> Option<Self> {
-        Some(match value {
-            0 => WebpFormat::None,
-            1 => WebpFormat::Rgb,
-            2 => WebpFormat::Bgr,
-            3 => WebpFormat::Rgba,
-            4 => WebpFormat::Bgra,
-            _ => return None,
-        })
-    }
-
-    /// Bytes per pixel (0 for `None`, which TileDB refuses to encode).
-    pub fn pixel_depth(self) -> usize {
-        match self {
-            WebpFormat::None => 0,
-            WebpFormat::Rgb | WebpFormat::Bgr => 3,
-            WebpFormat::Rgba | WebpFormat::Bgra => 4,
-        }
-    }
-}
-
-/// The on-disk filter ids (`FilterType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum FilterType {
-    None = 0,
-    Gzip = 1,
-    Zstd = 2,
-    Lz4 = 3,
-    Rle = 4,
-    Bzip2 = 5,
-    DoubleDelta = 6,
-    BitWidthReduction = 7,
-    BitShuffle = 8,
-    ByteShuffle = 9,
-    PositiveDelta = 10,
-    Aes256Gcm = 11,
-    ChecksumMd5 = 12,
-    ChecksumSha256 = 13,
-    Dictionary = 14,
-    ScaleFloat = 15,
-    Xor = 16,
-    Webp = 18,
-    Delta = 19,
-}
-
-impl FilterType {
-    /// The name TileDB prints (`filter_type_str`), used in error locations.
-    pub fn name(self) -> &'static str {
-        match self {
-            FilterType::None => "NONE",
-            FilterType::Gzip => "GZIP",
-            FilterType::Zstd => "ZSTD",
-            FilterType::Lz4 => "LZ4",
-            FilterType::Rle => "RLE",
-            FilterType::Bzip2 => "BZIP2",
-            FilterType::DoubleDelta => "DOUBLE_DELTA",
-            FilterType::BitWidthReduction => "BIT_WIDTH_REDUCTION",
-            FilterType::BitShuffle => "BITSHUFFLE",
-            FilterType::ByteShuffle => "BYTESHUFFLE",
-            FilterType::PositiveDelta => "POSITIVE_DELTA",
-            FilterType::Aes256Gcm => "AES_256_GCM",
-            FilterType::ChecksumMd5 => "CHECKSUM_MD5",
-            FilterType::ChecksumSha256 => "CHECKSUM_SHA256",
-            FilterType::Dictionary => "DICTIONARY_ENCODING",
-            FilterType::ScaleFloat => "SCALE_FLOAT",
-            FilterType::Xor => "XOR",
-            FilterType::Webp => "WEBP",
-            FilterType::Delta => "DELTA",
-        }
-    }
-}
-
 impl Filter {
     pub fn filter_type(&self) -> FilterType {
         match self {
@@ -273,8 +192,8 @@ impl Filter {
             Filter::Dictionary { .. } => FilterType::Dictionary,
             Filter::BitWidthReduction { .. } => FilterType::BitWidthReduction,
             Filter::PositiveDelta { .. } => FilterType::PositiveDelta,
-            Filter::BitShuffle => FilterType::BitShuffle,
-            Filter::ByteShuffle => FilterType::ByteShuffle,
+            Filter::BitShuffle => FilterType::Bitshuffle,
+            Filter::ByteShuffle => FilterType::Byteshuffle,
             Filter::ChecksumMd5 => FilterType::ChecksumMd5,
             Filter::ChecksumSha256 => FilterType::ChecksumSha256,
             Filter::ScaleFloat { .. } => FilterType::ScaleFloat,
@@ -344,7 +263,7 @@ impl Filter {
 }
 
 /// What the filters need to know about the tile they run on.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct FilterContext {
     /// The type of the values entering the pipeline: the field's type for
     /// data tiles, UINT64 for offsets, UINT8 for validity, CHAR for generic
@@ -359,6 +278,18 @@ pub struct FilterContext {
     pub version: u32,
     /// The AES-256-GCM key, needed only when the pipeline has that filter.
     pub encryption_key: Option<[u8; 32]>,
+}
+
+impl std::fmt::Debug for FilterContext {
+    /// Never prints the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterContext")
+            .field("datatype", &self.datatype)
+            .field("cell_size", &self.cell_size)
+            .field("version", &self.version)
+            .field("encryption_key", &self.encryption_key.map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl FilterContext {

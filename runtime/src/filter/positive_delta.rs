@@ -12,12 +12,12 @@
 use super::bit_width_reduction::{value_at, window_bytes};
 use super::datatype::positive_delta_kind;
 use super::stage::{
-    corrupt, prepend_metadata, read_uint, view, write_uint, Cursor, Fault, MetadataOut, OutBuf,
-    Parts, StageEnv, StageResult,
+    by_width, corrupt, prepend_metadata, read_uint, view, write_uint, Cursor, Fault, MetadataOut,
+    OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(kind) = positive_delta_kind(env.datatype, env.ctx.version) else {
         return Ok(Parts {
             metadata: view(input.metadata),
@@ -68,6 +68,14 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
     Ok(prepend_metadata(md, input.metadata, vec![out]))
 }
 
+fn undelta<const W: usize>(first: u64, deltas: &[u8], out: &mut [u8]) {
+    let mut previous = first;
+    for (delta, target) in deltas.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        previous = previous.wrapping_add(read_uint(delta, W));
+        write_uint(target, previous, W);
+    }
+}
+
 pub(crate) fn reverse(
     env: &StageEnv<'_>,
     md: &mut Cursor<'_>,
@@ -94,14 +102,14 @@ pub(crate) fn reverse(
         if !bytes.is_multiple_of(w) {
             output[pos..pos + bytes].copy_from_slice(&data[pos..pos + bytes]);
         } else {
-            let mut previous = first;
-            for (delta, target) in data[pos..pos + bytes]
-                .chunks_exact(w)
-                .zip(output[pos..pos + bytes].chunks_exact_mut(w))
-            {
-                previous = previous.wrapping_add(read_uint(delta, w));
-                write_uint(target, previous, w);
-            }
+            by_width!(
+                w,
+                undelta(
+                    first,
+                    &data[pos..pos + bytes],
+                    &mut output[pos..pos + bytes]
+                )
+            );
         }
         pos += bytes;
     }

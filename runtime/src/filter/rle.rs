@@ -67,8 +67,17 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
                 out.len()
             ));
         }
-        for cell in out[pos..pos + bytes].chunks_exact_mut(cell_size) {
-            cell.copy_from_slice(value);
+        let target = &mut out[pos..pos + bytes];
+        match cell_size {
+            1 => target.fill(value[0]),
+            2 => repeat::<2>(value, target),
+            4 => repeat::<4>(value, target),
+            8 => repeat::<8>(value, target),
+            _ => {
+                for cell in target.chunks_exact_mut(cell_size) {
+                    cell.copy_from_slice(value);
+                }
+            }
         }
         pos += bytes;
     }
@@ -76,4 +85,13 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
         return corrupt(format!("RLE runs hold {pos} bytes, {} declared", out.len()));
     }
     Ok(())
+}
+
+/// Fills `out` with copies of the `W`-byte `value`.
+fn repeat<const W: usize>(value: &[u8], out: &mut [u8]) {
+    let mut cell = [0u8; W];
+    cell.copy_from_slice(&value[..W]);
+    for target in out.chunks_exact_mut(W) {
+        target.copy_from_slice(&cell);
+    }
 }

@@ -19,7 +19,7 @@ pub(crate) struct StringCells<'a> {
     pub offsets: &'a [u64],
 }
 
-fn forward_stage(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+fn forward_stage<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     if let Some(codec) = Codec::of(env)? {
         return compression::forward(codec, input);
     }
@@ -91,17 +91,18 @@ pub(crate) fn string_codec(pipeline: &FilterPipeline, ctx: &FilterContext) -> Op
 }
 
 /// Runs the whole pipeline forward over one chunk; returns the chunk's
-/// metadata and data.
-pub(crate) fn filter_chunk(
+/// metadata and data parts (which still borrow `chunk` where no filter
+/// rewrote it).
+pub(crate) fn filter_chunk<'a>(
     pipeline: &FilterPipeline,
     types: &[Datatype],
     ctx: &FilterContext,
-    chunk: &[u8],
+    chunk: &'a [u8],
     strings: Option<&StringCells<'_>>,
-) -> ChunkResult<(Vec<u8>, Vec<u8>)> {
+) -> ChunkResult<Parts<'a>> {
     let mut parts = Parts {
         metadata: Vec::new(),
-        data: vec![chunk.to_vec()],
+        data: vec![Cow::Borrowed(chunk)],
     };
     for (i, filter) in pipeline.filters.iter().enumerate() {
         let env = StageEnv {
@@ -119,7 +120,7 @@ pub(crate) fn filter_chunk(
         }
         .map_err(|fault| (i, fault))?;
     }
-    Ok((parts.metadata.concat(), parts.data.concat()))
+    Ok(parts)
 }
 
 /// How large the reverse output of filter `index` may be for a chunk whose

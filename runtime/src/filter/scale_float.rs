@@ -63,7 +63,7 @@ fn to_int(x: f64, width: usize) -> u64 {
     }) as u64
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let p = params(env).map_err(Fault::Usage)?;
     let mut md = Vec::with_capacity(4 + 4 * input.data.len());
     md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());

@@ -2,6 +2,8 @@
 //! forward, a bounds-checked cursor over metadata on the way back, the output
 //! slot a reverse stage writes into, and the stage-level error.
 
+use std::borrow::Cow;
+
 use super::{Datatype, Filter, FilterContext};
 
 /// Why a filter stage failed. The tile code turns it into an [`crate::Error`]
@@ -11,6 +13,7 @@ pub(crate) enum Fault {
     /// The stored bytes are inconsistent.
     Corrupt(String),
     /// Valid, but not something we handle (e.g. lossy WebP encoding).
+    #[cfg_attr(feature = "libwebp", allow(dead_code))]
     Unsupported(String),
     /// The caller's values or pipeline cannot be filtered (writing only),
     /// or a needed input such as the key is missing.
@@ -26,23 +29,35 @@ pub(crate) fn corrupt<T>(reason: impl Into<String>) -> StageResult<T> {
 /// A chunk on the way forward: its metadata parts and data parts, in order.
 /// TileDB compresses, checksums and encrypts part by part, so the part
 /// boundaries are part of the byte format.
+/// The data parts may borrow the caller's chunk until a filter rewrites them.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Parts {
+pub(crate) struct Parts<'a> {
     pub metadata: Vec<Vec<u8>>,
-    pub data: Vec<Vec<u8>>,
+    pub data: Vec<Cow<'a, [u8]>>,
 }
 
-impl Parts {
+impl Parts<'_> {
+    /// The data parts as slices.
+    pub fn data_slices(&self) -> impl ExactSizeIterator<Item = &[u8]> {
+        self.data.iter().map(|p| &**p)
+    }
+    /// Every metadata part, then every data part.
+    pub fn all_slices(&self) -> impl Iterator<Item = &[u8]> {
+        self.metadata
+            .iter()
+            .map(Vec::as_slice)
+            .chain(self.data_slices())
+    }
     pub fn data_len(&self) -> usize {
-        self.data.iter().map(Vec::len).sum()
+        self.data.iter().map(|p| p.len()).sum()
     }
 }
 
 /// What a filter sees when TileDB hands it a *view* of earlier parts
 /// (`FilterBuffer::append_view`): nothing at all when the parts hold no
 /// bytes, and never a trailing empty part.
-pub(crate) fn view(mut parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-    while parts.last().is_some_and(Vec::is_empty) {
+pub(crate) fn view<T: AsRef<[u8]>>(mut parts: Vec<T>) -> Vec<T> {
+    while parts.last().is_some_and(|p| p.as_ref().is_empty()) {
         parts.pop();
     }
     parts
@@ -50,11 +65,18 @@ pub(crate) fn view(mut parts: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
 
 /// The forward output of a filter that adds its own metadata part in front
 /// of the earlier ones and replaces the data.
-pub(crate) fn prepend_metadata(own: Vec<u8>, earlier: Vec<Vec<u8>>, data: Vec<Vec<u8>>) -> Parts {
+pub(crate) fn prepend_metadata<'a>(
+    own: Vec<u8>,
+    earlier: Vec<Vec<u8>>,
+    data: Vec<Vec<u8>>,
+) -> Parts<'a> {
     let mut metadata = Vec::with_capacity(earlier.len() + 1);
     metadata.push(own);
     metadata.extend(view(earlier));
-    Parts { metadata, data }
+    Parts {
+        metadata,
+        data: data.into_iter().map(Cow::Owned).collect(),
+    }
 }
 
 /// A cursor over bytes read from a file; every read is checked.
@@ -204,8 +226,9 @@ pub(crate) struct StageEnv<'c> {
 }
 
 /// The value of a little-endian integer of `width` bytes (1, 2, 4 or 8)
-/// at the start of `bytes`.
-#[inline]
+/// at the start of `bytes`. Callers in loops pass a constant width (see
+/// [`by_width`]) so that this compiles to a single load.
+#[inline(always)]
 pub(crate) fn read_uint(bytes: &[u8], width: usize) -> u64 {
     let mut buf = [0u8; 8];
     buf[..width].copy_from_slice(&bytes[..width]);
@@ -213,13 +236,13 @@ pub(crate) fn read_uint(bytes: &[u8], width: usize) -> u64 {
 }
 
 /// Sign-extends the low `width` bytes of `value`.
-#[inline]
+#[inline(always)]
 pub(crate) fn sign_extend(value: u64, width: usize) -> i64 {
     let shift = 64 - 8 * width as u32;
     ((value << shift) as i64) >> shift
 }
 
-#[inline]
+#[inline(always)]
 pub(crate) fn write_uint(out: &mut [u8], value: u64, width: usize) {
     out[..width].copy_from_slice(&value.to_le_bytes()[..width]);
 }
@@ -236,3 +259,17 @@ pub(crate) fn read_be(bytes: &[u8], width: usize) -> u64 {
 pub(crate) fn push_be(out: &mut Vec<u8>, value: u64, width: usize) {
     out.extend_from_slice(&value.to_be_bytes()[8 - width..]);
 }
+
+/// Calls `$f::<W>($args)` with the const width `W` equal to `$width`
+/// (1, 2, 4 or 8), so that per-value loops are compiled once per width.
+macro_rules! by_width {
+    ($width:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $width {
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            _ => $f::<8>($($arg),*),
+        }
+    };
+}
+pub(crate) use by_width;

@@ -76,7 +76,11 @@ fn u32_len(n: usize, what: &str) -> StageResult<[u8; 4]> {
         .map_err(|_| Fault::Usage(format!("{what} exceeds 4 GiB")))
 }
 
-pub(crate) fn forward(codec: StringCodec, data: &[u8], offsets: &[u64]) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(
+    codec: StringCodec,
+    data: &[u8],
+    offsets: &[u64],
+) -> StageResult<Parts<'a>> {
     let cells = cells(data, offsets)?;
     if cells.is_empty() {
         return Err(Fault::Usage(
@@ -135,7 +139,7 @@ pub(crate) fn forward(codec: StringCodec, data: &[u8], offsets: &[u64]) -> Stage
     md.extend_from_slice(&tail);
     Ok(Parts {
         metadata: vec![md],
-        data: vec![out],
+        data: vec![out.into()],
     })
 }
 
@@ -168,7 +172,8 @@ pub(crate) fn reverse(
     let mut input = Cursor::new(&data[..encoded_bytes], "encoded strings");
     let output = out.alloc(input_bytes)?;
     offsets.clear();
-    offsets.reserve(expected_cells as usize);
+    // The count comes from the caller's metadata: grow past a modest start.
+    offsets.reserve(expected_cells.min(1 << 16) as usize);
     let mut pos = 0usize;
     let mut emit = |s: &[u8], offsets: &mut Vec<u64>| -> StageResult<()> {
         if offsets.len() as u64 >= expected_cells {

@@ -7,13 +7,15 @@
 //! metadata.
 //!
 //! Decoding handles lossy and lossless images (pure-Rust `image-webp`).
-//! Encoding is lossless only: there is no pure-Rust lossy WebP encoder, so a
-//! lossy pipeline is reported as unsupported for writing. Our lossless
-//! bitstreams differ from libwebp's but decode to the same pixels.
+//! Encoding, by default, is lossless only: there is no pure-Rust lossy WebP
+//! encoder, so a lossy pipeline is reported as unsupported for writing, and
+//! our lossless bitstreams differ from libwebp's while decoding to the same
+//! pixels. With the `libwebp` feature, encoding calls libwebp exactly as
+//! TileDB does (`WebPEncode[Lossless]{RGB,BGR,RGBA,BGRA}`), lossy included.
 
 use std::io::Cursor as IoCursor;
 
-use image_webp::{ColorType, WebPDecoder, WebPEncoder};
+use image_webp::WebPDecoder;
 
 use super::stage::{
     corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
@@ -45,7 +47,11 @@ fn image(env: &StageEnv<'_>) -> Result<Image, String> {
             env.datatype.name()
         ));
     }
-    let depth = format.pixel_depth();
+    let depth = match format {
+        WebpFormat::None => 0,
+        WebpFormat::Rgb | WebpFormat::Bgr => 3,
+        WebpFormat::Rgba | WebpFormat::Bgra => 4,
+    };
     if depth == 0 {
         return Err("WebP format is NONE".into());
     }
@@ -64,13 +70,85 @@ fn swap_red_blue(pixels: &mut [u8], depth: usize) {
     }
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
-    let img = image(env).map_err(Fault::Usage)?;
+/// One image through libwebp's simple encoding API, as TileDB calls it.
+#[cfg(feature = "libwebp")]
+fn encode(img: &Image, pixels: &[u8], quality: f32) -> StageResult<Vec<u8>> {
+    use libwebp_sys as webp;
+    let width = (img.stride / img.depth) as std::ffi::c_int;
+    let (height, stride) = (img.height as std::ffi::c_int, img.stride as std::ffi::c_int);
+    let mut output: *mut u8 = std::ptr::null_mut();
+    let data = pixels.as_ptr();
+    // SAFETY: `pixels` holds height × stride bytes (checked by the caller);
+    // libwebp allocates `output`, which is freed below.
+    let size = unsafe {
+        match (img.format, img.lossless) {
+            (WebpFormat::Rgb, true) => {
+                webp::WebPEncodeLosslessRGB(data, width, height, stride, &mut output)
+            }
+            (WebpFormat::Bgr, true) => {
+                webp::WebPEncodeLosslessBGR(data, width, height, stride, &mut output)
+            }
+            (WebpFormat::Rgba, true) => {
+                webp::WebPEncodeLosslessRGBA(data, width, height, stride, &mut output)
+            }
+            (WebpFormat::Bgra, true) => {
+                webp::WebPEncodeLosslessBGRA(data, width, height, stride, &mut output)
+            }
+            (WebpFormat::Rgb, false) => {
+                webp::WebPEncodeRGB(data, width, height, stride, quality, &mut output)
+            }
+            (WebpFormat::Bgr, false) => {
+                webp::WebPEncodeBGR(data, width, height, stride, quality, &mut output)
+            }
+            (WebpFormat::Rgba, false) => {
+                webp::WebPEncodeRGBA(data, width, height, stride, quality, &mut output)
+            }
+            (WebpFormat::Bgra, false) => {
+                webp::WebPEncodeBGRA(data, width, height, stride, quality, &mut output)
+            }
+            (WebpFormat::None, _) => 0,
+        }
+    };
+    if size == 0 || output.is_null() {
+        return Err(Fault::Usage("libwebp could not encode the image".into()));
+    }
+    // SAFETY: libwebp returned `size` bytes at `output`.
+    let encoded = unsafe { std::slice::from_raw_parts(output, size) }.to_vec();
+    // SAFETY: `output` came from libwebp and is freed once.
+    unsafe { webp::WebPFree(output.cast()) };
+    Ok(encoded)
+}
+
+#[cfg(not(feature = "libwebp"))]
+fn encode(img: &Image, pixels: &[u8], _quality: f32) -> StageResult<Vec<u8>> {
     if !img.lossless {
         return Err(Fault::Unsupported(
-            "lossy WebP encoding (no pure-Rust lossy encoder); use lossless".into(),
+            "lossy WebP encoding (no pure-Rust lossy encoder; build with the libwebp feature)"
+                .into(),
         ));
     }
+    let width = img.stride / img.depth;
+    let mut pixels = pixels.to_vec();
+    if matches!(img.format, WebpFormat::Bgr | WebpFormat::Bgra) {
+        swap_red_blue(&mut pixels, img.depth);
+    }
+    let color = if img.depth == 3 {
+        image_webp::ColorType::Rgb8
+    } else {
+        image_webp::ColorType::Rgba8
+    };
+    let mut encoded = Vec::new();
+    image_webp::WebPEncoder::new(&mut encoded)
+        .encode(&pixels, width as u32, img.height as u32, color)
+        .map_err(|e| Fault::Usage(format!("WebP encoding: {e}")))?;
+    Ok(encoded)
+}
+
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
+    let img = image(env).map_err(Fault::Usage)?;
+    let Filter::Webp { quality, .. } = env.filter else {
+        return Err(Fault::Usage("not a WebP filter".into()));
+    };
     let width = img.stride / img.depth;
     let mut md = Vec::with_capacity(4 + 4 * input.data.len());
     md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
@@ -85,19 +163,7 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
                 img.depth
             )));
         }
-        let mut pixels = part.clone();
-        if matches!(img.format, WebpFormat::Bgr | WebpFormat::Bgra) {
-            swap_red_blue(&mut pixels, img.depth);
-        }
-        let color = if img.depth == 3 {
-            ColorType::Rgb8
-        } else {
-            ColorType::Rgba8
-        };
-        let mut encoded = Vec::new();
-        WebPEncoder::new(&mut encoded)
-            .encode(&pixels, width as u32, img.height as u32, color)
-            .map_err(|e| Fault::Usage(format!("WebP encoding: {e}")))?;
+        let encoded = encode(&img, part, *quality)?;
         md.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
         outputs.push(encoded);
     }

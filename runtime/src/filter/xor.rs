@@ -8,8 +8,8 @@
 use super::byteshuffle::{part_sizes_metadata, read_part_sizes};
 use super::datatype::xor_width;
 use super::stage::{
-    corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf, Parts,
-    StageEnv, StageResult,
+    by_width, corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf,
+    Parts, StageEnv, StageResult,
 };
 
 fn width(env: &StageEnv<'_>) -> StageResult<usize> {
@@ -21,9 +21,9 @@ fn width(env: &StageEnv<'_>) -> StageResult<usize> {
     })
 }
 
-pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
+pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let w = width(env)?;
-    let md = part_sizes_metadata(input.data.iter().map(Vec::as_slice))?;
+    let md = part_sizes_metadata(input.data_slices())?;
     let mut out = vec![0u8; input.data_len()];
     let mut pos = 0;
     for part in &input.data {
@@ -33,19 +33,27 @@ pub(crate) fn forward(env: &StageEnv<'_>, input: Parts) -> StageResult<Parts> {
                 part.len()
             )));
         }
-        let mut previous = 0u64;
-        for (i, value) in part.chunks_exact(w).enumerate() {
-            let v = read_uint(value, w);
-            write_uint(
-                &mut out[pos + i * w..],
-                if i == 0 { v } else { v ^ previous },
-                w,
-            );
-            previous = v;
-        }
+        by_width!(w, xor_previous(part, &mut out[pos..pos + part.len()]));
         pos += part.len();
     }
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+fn xor_previous<const W: usize>(input: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in input.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        let v = read_uint(value, W);
+        write_uint(target, v ^ previous, W);
+        previous = v;
+    }
+}
+
+fn unxor<const W: usize>(input: &[u8], out: &mut [u8]) {
+    let mut previous = 0u64;
+    for (value, target) in input.chunks_exact(W).zip(out.chunks_exact_mut(W)) {
+        previous ^= read_uint(value, W);
+        write_uint(target, previous, W);
+    }
 }
 
 pub(crate) fn reverse(
@@ -67,12 +75,10 @@ pub(crate) fn reverse(
                 "XOR part of {size} bytes is not a whole number of {w}-byte values"
             ));
         }
-        let mut previous = 0u64;
-        for i in 0..size / w {
-            let at = pos + i * w;
-            previous ^= read_uint(&data[at..], w);
-            write_uint(&mut output[at..], previous, w);
-        }
+        by_width!(
+            w,
+            unxor(&data[pos..pos + size], &mut output[pos..pos + size])
+        );
         pos += size;
     }
     Ok(MetadataOut::Rest)

@@ -11,6 +11,41 @@ use binrw::{BinRead, BinResult, BinWrite, Endian};
 /// Grow a list by at most this many elements before they have been read.
 const LIST_RESERVE_LIMIT: usize = 4096;
 
+/// How deeply lists may nest inside lists. Structures nest through lists
+/// only (a query condition's children are a list of nodes), so this bounds
+/// the recursion a hostile file can cause to a depth whose stack use is
+/// small, far beyond any real structure.
+pub const MAX_LIST_NESTING: u32 = 64;
+
+thread_local! {
+    static LIST_NESTING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one level of list nesting while it lives.
+struct Nesting;
+
+impl Nesting {
+    fn enter<R: Seek>(reader: &mut R, field: &str) -> BinResult<Nesting> {
+        let depth = LIST_NESTING.with(|d| d.get());
+        if depth >= MAX_LIST_NESTING {
+            let pos = reader.stream_position()?;
+            return Err(fail(
+                pos,
+                field,
+                format!("lists nest more than {MAX_LIST_NESTING} deep"),
+            ));
+        }
+        LIST_NESTING.with(|d| d.set(depth + 1));
+        Ok(Nesting)
+    }
+}
+
+impl Drop for Nesting {
+    fn drop(&mut self) {
+        LIST_NESTING.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
 /// Bytes left between the current position and the end of the stream.
 pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     let pos = reader.stream_position()?;
@@ -104,6 +139,7 @@ where
     T: From<Vec<E>>,
 {
     check_fits(reader, count, max, min_size.max(1), field)?;
+    let _nesting = Nesting::enter(reader, field)?;
     let reserve = usize::try_from(count)
         .unwrap_or(usize::MAX)
         .min(LIST_RESERVE_LIMIT);
@@ -129,6 +165,7 @@ where
     let args = args.into_iter();
     let count = args.size_hint().1.unwrap_or(usize::MAX) as u64;
     check_fits(reader, count, u64::MAX, min_size.max(1), field)?;
+    let _nesting = Nesting::enter(reader, field)?;
     let mut items = Vec::new();
     for arg in args {
         items.push(E::read_options(reader, endian, arg)?);
@@ -148,6 +185,7 @@ where
     A: Clone,
     T: From<Vec<E>>,
 {
+    let _nesting = Nesting::enter(reader, field)?;
     let mut items = Vec::new();
     while remaining(reader)? > 0 {
         if items.len() as u64 >= max {
@@ -342,7 +380,9 @@ pub fn saturating_size<P: LengthInt>(size: BinResult<u64>) -> P {
 
 /// Converts a binrw error into the runtime's error, locating it at its byte offset.
 pub fn to_error(err: binrw::Error, what: &str) -> crate::Error {
-    let offset = binrw_pos(&err).unwrap_or(0);
+    let offset = binrw_pos(innermost(&err))
+        .or_else(|| binrw_pos(&err))
+        .unwrap_or(0);
     crate::Error::corrupt(offset, what, flatten_message(&err))
 }
 
@@ -358,9 +398,27 @@ fn binrw_pos(err: &binrw::Error) -> Option<u64> {
     }
 }
 
-fn flatten_message(err: &binrw::Error) -> String {
+/// The error that explains a failure: through backtraces, and for a switch
+/// (an enum read) the variant that got furthest, since the others were
+/// refused by their selector right away.
+fn innermost(err: &binrw::Error) -> &binrw::Error {
     match err {
-        binrw::Error::Backtrace(bt) => flatten_message(&bt.error),
+        binrw::Error::Backtrace(bt) => innermost(&bt.error),
+        binrw::Error::EnumErrors { variant_errors, .. } => variant_errors
+            .iter()
+            .map(|(_, e)| innermost(e))
+            // Furthest first; at one position, a real failure over a selector's refusal.
+            .max_by_key(|e| {
+                let refused = matches!(e, binrw::Error::AssertFail { .. });
+                (binrw_pos(e).unwrap_or(u64::MAX), !refused)
+            })
+            .unwrap_or(err),
+        other => other,
+    }
+}
+
+fn flatten_message(err: &binrw::Error) -> String {
+    match innermost(err) {
         binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "the data ends early".to_string()
         }
@@ -415,6 +473,12 @@ where
     Ok(cursor.into_inner())
 }
 
+/// Whether an optional value is there wherever its layout requires it
+/// (a value beyond its gate is fine: it is simply not written).
+pub fn present_where_required(present: bool, required: bool) -> bool {
+    present || !required
+}
+
 /// Reads a stored boolean: 0 or 1; anything else is corrupt.
 pub fn read_bool<R, T>(reader: &mut R, _endian: Endian, (field,): (&'static str,)) -> BinResult<T>
 where
@@ -462,4 +526,201 @@ where
         writer.write_all(&[u8::from(value)])?;
     }
     Ok(())
+}
+
+/// Reads bytes up to `terminator`, which is consumed and not kept; the
+/// terminator must come within `max` bytes and before the stream ends.
+pub fn read_terminated<R, T>(
+    reader: &mut R,
+    _endian: Endian,
+    (terminator, max, field): (u8, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    T: From<Vec<u8>>,
+{
+    let start = reader.stream_position()?;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 256];
+    loop {
+        let want = remaining(reader)?.min(chunk.len() as u64) as usize;
+        if want == 0 {
+            return Err(fail(
+                start,
+                field,
+                format!("no terminator {terminator:#04x} before the end"),
+            ));
+        }
+        reader.read_exact(&mut chunk[..want])?;
+        if let Some(at) = chunk[..want].iter().position(|b| *b == terminator) {
+            bytes.extend_from_slice(&chunk[..at]);
+            // Step back to just after the terminator.
+            let unread = (want - at - 1) as i64;
+            reader.seek(SeekFrom::Current(-unread))?;
+            break;
+        }
+        bytes.extend_from_slice(&chunk[..want]);
+        if bytes.len() as u64 > max {
+            return Err(fail(
+                start,
+                field,
+                format!("no terminator within the maximum {max} bytes"),
+            ));
+        }
+    }
+    if bytes.len() as u64 > max {
+        return Err(fail(
+            start,
+            field,
+            format!("{} bytes exceed the maximum {max}", bytes.len()),
+        ));
+    }
+    Ok(T::from(bytes))
+}
+
+/// Raw bytes as the writers see them: a `Vec<u8>`, or an `Option` that may be absent.
+pub trait BytesRef {
+    fn bytes(&self) -> Option<&[u8]>;
+}
+
+impl BytesRef for Vec<u8> {
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+impl BytesRef for Option<Vec<u8>> {
+    fn bytes(&self) -> Option<&[u8]> {
+        self.as_deref()
+    }
+}
+
+/// Writes bytes and their terminator; bytes that contain the terminator
+/// could not be read back, so they are an error.
+pub fn write_terminated<W, B>(
+    value: &B,
+    writer: &mut W,
+    _endian: Endian,
+    (terminator, field): (u8, &'static str),
+) -> BinResult<()>
+where
+    W: Write + Seek,
+    B: BytesRef + ?Sized,
+{
+    let Some(bytes) = value.bytes() else {
+        return Ok(());
+    };
+    if bytes.contains(&terminator) {
+        let pos = writer.stream_position()?;
+        return Err(fail(
+            pos,
+            field,
+            format!("the bytes contain the terminator {terminator:#04x}"),
+        ));
+    }
+    writer.write_all(bytes)?;
+    writer.write_all(&[terminator])?;
+    Ok(())
+}
+
+/// Reads a `T` that occupies exactly `size` bytes: the bytes are checked
+/// against the stream (and `max`) and read first, then `T` is parsed from
+/// them and must use them all.
+pub fn read_sized<R, E, A, T>(
+    reader: &mut R,
+    endian: Endian,
+    (size, max, field, args): (u64, u64, &'static str, A),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    E: for<'a> BinRead<Args<'a> = A>,
+    T: From<E>,
+{
+    let start = reader.stream_position()?;
+    let bytes: Vec<u8> = read_bytes(reader, endian, (size, max, field))?;
+    let mut inner = binrw::io::Cursor::new(bytes.as_slice());
+    let value = E::read_options(&mut inner, endian, args).map_err(|err| {
+        let inner_pos = binrw_pos(innermost(&err)).unwrap_or(0);
+        fail(
+            start.saturating_add(inner_pos),
+            field,
+            flatten_message(&err),
+        )
+    })?;
+    let used = inner.position();
+    if used != size {
+        return Err(fail(
+            start.saturating_add(used),
+            field,
+            format!("uses {used} of its {size} bytes"),
+        ));
+    }
+    Ok(T::from(value))
+}
+
+/// The read side of a switch value the spec refuses: always an error.
+pub fn reject<R: Read + Seek>(
+    reader: &mut R,
+    _endian: Endian,
+    (field, reason): (&'static str, &'static str),
+) -> BinResult<()> {
+    let pos = reader.stream_position()?;
+    Err(binrw::Error::Custom {
+        pos,
+        err: Box::new(format!("{field}: {reason}")),
+    })
+}
+
+/// The write side of a refused switch value: it cannot be written either.
+pub fn reject_write<W: Write + Seek>(
+    _value: &(),
+    writer: &mut W,
+    _endian: Endian,
+    (field,): (&'static str,),
+) -> BinResult<()> {
+    let pos = writer.stream_position()?;
+    Err(fail(pos, field, "a refused value cannot be written".into()))
+}
+
+/// A fixed-size little-endian number, for bulk list reads.
+pub trait LeNumber: Sized + Copy {
+    const SIZE: usize;
+    fn from_le_slice(bytes: &[u8]) -> Self;
+}
+
+macro_rules! le_number {
+    ($($t:ty),*) => {$(
+        impl LeNumber for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_le_slice(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; std::mem::size_of::<$t>()];
+                raw.copy_from_slice(bytes);
+                <$t>::from_le_bytes(raw)
+            }
+        }
+    )*};
+}
+le_number!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+/// Reads `count` little-endian numbers in bulk, after checking that they fit
+/// in what remains (and in `max`).
+pub fn read_numbers<R, N, T>(
+    reader: &mut R,
+    endian: Endian,
+    (count, max, field): (u64, u64, &'static str),
+) -> BinResult<T>
+where
+    R: Read + Seek,
+    N: LeNumber,
+    T: From<Vec<N>>,
+{
+    let _ = endian; // the format is little-endian throughout
+    check_fits(reader, count, max, N::SIZE as u64, field)?;
+    let pos = reader.stream_position()?;
+    let total = usize::try_from(count.saturating_mul(N::SIZE as u64))
+        .map_err(|_| fail(pos, field, format!("{count} numbers do not fit in memory")))?;
+    let mut bytes = vec![0u8; total];
+    reader.read_exact(&mut bytes)?;
+    let numbers = bytes.chunks_exact(N::SIZE).map(N::from_le_slice).collect();
+    Ok(T::from(numbers))
 }

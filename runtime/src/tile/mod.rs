@@ -10,11 +10,24 @@
 //! `FilterPipeline::get_var_chunk_sizes`), runs the pipeline over every chunk
 //! in parallel, and frames the result. Reading frames, checks and unfilters
 //! chunks in parallel, straight into the caller's output buffer.
+//!
+//! Which function for which tile (the [`FilterContext`] names the type the
+//! pipeline starts from and the tile's cell size):
+//!
+//! | tile | read | write |
+//! |---|---|---|
+//! | fixed-size cells, validity (UINT8, cell 1), generic tile (CHAR, cell 1) | [`unfilter_tile`], [`unfilter_tiles`] | [`filter_tile`] |
+//! | offsets of a var field (UINT64, cell 8; expected size 8 × cells) | the same | the same |
+//! | var data (cell size = the type's size) | the same | [`filter_var_tile`] |
+//! | var ASCII/UTF8 data whose pipeline encodes whole strings ([`FilterPipeline::skips_offsets`]); its offsets tile is [`SKIPPED_OFFSETS_TILE`] | [`unfilter_var_string_tile`] | [`filter_var_tile`] |
+//!
+//! Errors from a buffer carry offsets within the tile and the field
+//! `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file offset.
 
 use rayon::prelude::*;
 
 use crate::filter::run::{self, StringCells};
-use crate::filter::stage::Fault;
+use crate::filter::stage::{Fault, Parts};
 use crate::filter::{FilterContext, FilterPipeline};
 use crate::{Error, Result};
 
@@ -337,6 +350,30 @@ pub fn unfilter_tiles(
     Ok(outputs)
 }
 
+/// [`unfilter_var_string_tile`] for many tiles in parallel; `cell_counts`
+/// gives each tile's number of cells. Returns each tile's data and offsets.
+pub fn unfilter_var_string_tiles(
+    jobs: &[TileJob<'_>],
+    cell_counts: &[u64],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+) -> Result<Vec<(Vec<u8>, Vec<u64>)>> {
+    if jobs.len() != cell_counts.len() {
+        return Err(Error::Usage(format!(
+            "{} tiles but {} cell counts",
+            jobs.len(),
+            cell_counts.len()
+        )));
+    }
+    jobs.par_iter()
+        .zip(cell_counts)
+        .map(|(job, &cells)| {
+            unfilter_var_string_tile(job.bytes, pipeline, ctx, job.expected_len, cells)
+                .map_err(|e| locate(e, job))
+        })
+        .collect()
+}
+
 /// TileDB's chunk size for a tile of `tile_len` bytes with `cell_size`-byte
 /// cells: whole cells, at most 64 KiB unless one cell is larger.
 pub fn chunk_size(tile_len: u64, cell_size: u64) -> Result<u64> {
@@ -432,7 +469,7 @@ fn frame(
     strings: Option<&StringCells<'_>>,
 ) -> Result<Vec<u8>> {
     let types = pipeline.input_types(ctx.datatype);
-    let filtered: Vec<(Vec<u8>, Vec<u8>)> = bounds
+    let filtered: Vec<Parts<'_>> = bounds
         .par_iter()
         .enumerate()
         .map(|(c, &(start, end))| {
@@ -440,21 +477,24 @@ fn frame(
                 .map_err(|e| stage_error(pipeline, c, 0, e))
         })
         .collect::<Result<_>>()?;
+    let metadata_len = |p: &Parts<'_>| p.metadata.iter().map(Vec::len).sum::<usize>();
     let total: usize = filtered
         .iter()
-        .map(|(m, d)| CHUNK_HEADER + m.len() + d.len())
+        .map(|p| CHUNK_HEADER + metadata_len(p) + p.data_len())
         .sum();
     let mut out = Vec::with_capacity(8 + total);
     out.extend_from_slice(&(bounds.len() as u64).to_le_bytes());
-    for (&(start, end), (metadata, chunk_data)) in bounds.iter().zip(&filtered) {
-        let as_u32 = |n: usize| {
-            u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
-        };
+    let as_u32 = |n: usize| {
+        u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
+    };
+    for (&(start, end), parts) in bounds.iter().zip(&filtered) {
         out.extend_from_slice(&as_u32(end - start)?.to_le_bytes());
-        out.extend_from_slice(&as_u32(chunk_data.len())?.to_le_bytes());
-        out.extend_from_slice(&as_u32(metadata.len())?.to_le_bytes());
-        out.extend_from_slice(metadata);
-        out.extend_from_slice(chunk_data);
+        out.extend_from_slice(&as_u32(parts.data_len())?.to_le_bytes());
+        out.extend_from_slice(&as_u32(metadata_len(parts))?.to_le_bytes());
+        // Metadata parts, then data parts, straight into the tile.
+        for part in parts.all_slices() {
+            out.extend_from_slice(part);
+        }
     }
     Ok(out)
 }

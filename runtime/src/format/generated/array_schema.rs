@@ -72,7 +72,7 @@ pub struct ArraySchema {
     ///
     /// Versions: versions 7 and later. `None` where absent. Source: `format_spec/array_schema.md#array-schema-file`.
     #[br(if(version >= 7), args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize())]
-    #[bw(if((*version) >= 7), args_raw = FilterPipelineBinWriteArgs::builder().version(*version).finalize())]
+    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(validity_filters.is_some(), (*version) >= 7), "ArraySchema.validity_filters is required when version >= 7"), args_raw = FilterPipelineBinWriteArgs::builder().version(*version).finalize())]
     pub validity_filters: Option<FilterPipeline>,
     /// The array's domain: its dimensions.
     ///
@@ -96,7 +96,7 @@ pub struct ArraySchema {
     ///
     /// Versions: versions 18 and later. `None` where absent. Its length is stored before it in `n_labels` (u32): Number of dimension labels. Count: `n_labels`. Source: `format_spec/array_schema.md#array-schema-file`.
     #[br(if(version >= 18), parse_with = crate::format::io::read_list, args(n_labels as u64, u64::MAX, 28, "ArraySchema.labels", ()))]
-    #[bw(if((*version) >= 18))]
+    #[bw(if((*version) >= 18), assert(crate::format::io::present_where_required(labels.is_some(), (*version) >= 18), "ArraySchema.labels is required when version >= 18"))]
     pub labels: Option<Vec<DimensionLabel>>,
     #[br(temp, if(version >= 20, 0))]
     #[bw(if((*version) >= 20), try_calc = crate::format::io::checked_length::<u32, _>(enumerations, "ArraySchema.n_enumerations"))]
@@ -105,13 +105,13 @@ pub struct ArraySchema {
     ///
     /// Versions: versions 20 and later. `None` where absent. Its length is stored before it in `n_enumerations` (u32): Number of enumerations. Count: `n_enumerations`. Source: `tiledb/sm/array_schema/array_schema_operations.cc`.
     #[br(if(version >= 20), parse_with = crate::format::io::read_list, args(n_enumerations as u64, u64::MAX, 8, "ArraySchema.enumerations", ()))]
-    #[bw(if((*version) >= 20))]
+    #[bw(if((*version) >= 20), assert(crate::format::io::present_where_required(enumerations.is_some(), (*version) >= 20), "ArraySchema.enumerations is required when version >= 20"))]
     pub enumerations: Option<Vec<EnumerationRef>>,
     /// The array's current domain, a CurrentDomain (its bytes run to the end of the schema). Absent before version 22 (an empty current domain).
     ///
     /// Versions: versions 22 and later. `None` where absent. Runs to the end of the enclosing structure. Source: `format_spec/array_schema.md#array-schema-file`.
     #[br(if(version >= 22), parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "ArraySchema.current_domain", ()))]
-    #[bw(if((*version) >= 22))]
+    #[bw(if((*version) >= 22), assert(crate::format::io::present_where_required(current_domain.is_some(), (*version) >= 22), "ArraySchema.current_domain is required when version >= 22"))]
     pub current_domain: Option<Vec<u8>>,
 }
 
@@ -134,7 +134,7 @@ pub struct Domain {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/array_schema.md#domain`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5))]
+    #[bw(if(version < 5), assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "Domain.datatype is required when version < 5"))]
     pub datatype: Option<Datatype>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(dimensions, "Domain.n_dimensions"))]
@@ -187,7 +187,7 @@ pub struct Dimension {
     ///
     /// Versions: versions 5 and later. `None` where absent. Source: `tiledb/sm/array_schema/dimension.cc`.
     #[br(if(version >= 5), args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize())]
-    #[bw(if(version >= 5), args_raw = FilterPipelineBinWriteArgs::builder().version(version).finalize())]
+    #[bw(if(version >= 5), assert(crate::format::io::present_where_required(filters.is_some(), version >= 5), "Dimension.filters is required when version >= 5"), args_raw = FilterPipelineBinWriteArgs::builder().version(version).finalize())]
     pub filters: Option<FilterPipeline>,
     #[br(temp, if(version >= 5, 2u64.saturating_mul(datatype.size())))]
     #[bw(if(version >= 5), try_calc = crate::format::io::checked_length::<u64, _>(domain, "Dimension.domain_size"))]
@@ -205,7 +205,7 @@ pub struct Dimension {
     ///
     /// Versions: all versions. Present only when `null_extent == 0`. `None` where absent. Size: `datatype.size()` bytes. Source: `format_spec/array_schema.md#dimension`.
     #[br(if(null_extent == 0), parse_with = crate::format::io::read_bytes, args(datatype.size(), u64::MAX, "Dimension.extent"))]
-    #[bw(if((*null_extent) == 0))]
+    #[bw(if((*null_extent) == 0), assert(crate::format::io::present_where_required(extent.is_some(), (*null_extent) == 0), "Dimension.extent is required when null_extent == 0"))]
     pub extent: Option<Vec<u8>>,
 }
 
@@ -253,7 +253,7 @@ pub struct Attribute {
     ///
     /// Versions: versions 6 and later. `None` where absent. Its length is stored before it in `fill_size` (u64): Number of bytes of the fill value; never 0. Size: `fill_size` bytes. Source: `tiledb/sm/array_schema/attribute.cc`.
     #[br(if(version >= 6), parse_with = crate::format::io::read_bytes, args(fill_size, u64::MAX, "Attribute.fill"))]
-    #[bw(if(version >= 6))]
+    #[bw(if(version >= 6), assert(crate::format::io::present_where_required(fill.is_some(), version >= 6), "Attribute.fill is required when version >= 6"))]
     pub fill: Option<Vec<u8>>,
     /// Whether cells can be null (and a validity tile is stored).
     ///
@@ -282,7 +282,7 @@ pub struct Attribute {
     ///
     /// Erratum (`enumeration_name_len`): The spec's attribute table ends at Order; tiledb/sm/array_schema/attribute.cc writes the enumeration name length and name from version 20.
     #[br(if(version >= 20), parse_with = crate::format::io::read_bytes, args(enumeration_name_len as u64, u64::MAX, "Attribute.enumeration_name"))]
-    #[bw(if(version >= 20))]
+    #[bw(if(version >= 20), assert(crate::format::io::present_where_required(enumeration_name.is_some(), version >= 20), "Attribute.enumeration_name is required when version >= 20"))]
     pub enumeration_name: Option<Vec<u8>>,
 }
 
@@ -414,13 +414,13 @@ pub struct CurrentDomain {
     ///
     /// Versions: all versions. Present only when `!empty`. `None` where absent. Source: `tiledb/sm/array_schema/current_domain.cc`.
     #[br(if(!empty))]
-    #[bw(if(!(*empty)))]
+    #[bw(if(!(*empty)), assert(crate::format::io::present_where_required(domain_type.is_some(), !(*empty)), "CurrentDomain.domain_type is required when !empty"))]
     pub domain_type: Option<CurrentDomainType>,
     /// The current domain as one range per dimension (the only type, NDRECTANGLE).
     ///
     /// Versions: all versions. Present only when `!empty`. `None` where absent. Source: `tiledb/sm/array_schema/current_domain.cc`.
     #[br(if(!empty), args_raw = NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize())]
-    #[bw(if(!(*empty)), args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
+    #[bw(if(!(*empty)), assert(crate::format::io::present_where_required(ndrectangle.is_some(), !(*empty)), "CurrentDomain.ndrectangle is required when !empty"), args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub ndrectangle: Option<NDRectangle>,
 }
 

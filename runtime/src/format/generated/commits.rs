@@ -99,8 +99,8 @@ pub struct AstNode {
     /// The node's contents.
     ///
     /// Versions: all versions. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(args_raw = AstNodeNodeBinReadArgs::builder().selector(node_type).finalize())]
-    #[bw(args_raw = AstNodeNodeBinWriteArgs::builder().selector(*node_type).finalize())]
+    #[br(args_raw = AstNodeNodeBinReadArgs::builder().switch_selector(node_type).finalize())]
+    #[bw(args_raw = AstNodeNodeBinWriteArgs::builder().switch_selector(*node_type).finalize())]
     pub node: AstNodeNode,
 }
 
@@ -111,14 +111,14 @@ impl AstNode {
 
 /// The layouts of `AstNode.node`, chosen by `node_type`. The variant read is the one whose selector matches; writing writes the variant held.
 #[binrw]
-#[brw(little, import { selector: AstNodeType })]
+#[brw(little, import { switch_selector: AstNodeType })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum AstNodeNode {
     /// When the selector is EXPRESSION.
-    #[br(pre_assert(matches!(selector, AstNodeType::Expression)))]
+    #[br(pre_assert(matches!(switch_selector, AstNodeType::Expression)))]
     AstExpression(AstExpression),
     /// When the selector is VALUE.
-    #[br(pre_assert(matches!(selector, AstNodeType::Value)))]
+    #[br(pre_assert(matches!(switch_selector, AstNodeType::Value)))]
     AstValue(AstValue),
 }
 
@@ -191,7 +191,7 @@ pub struct AstValue {
     ///
     /// Versions: all versions. Present only when `op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN`. `None` where absent. Its length is stored before it in `offsets_size` (u64): IN/NOT_IN only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
     #[br(if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "AstValue.offsets"))]
-    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)))]
+    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), assert(crate::format::io::present_where_required(offsets.is_some(), ((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), "AstValue.offsets is required when op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN"))]
     pub offsets: Option<Vec<u8>>,
 }
 

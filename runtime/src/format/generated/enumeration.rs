@@ -64,7 +64,7 @@ pub struct Enumeration {
     ///
     /// Versions: all versions. Present only when `cell_val_num == 4294967295`. `None` where absent. Its length is stored before it in `offsets_size` (u64): Var-sized entries only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
     #[br(if(cell_val_num == 4294967295), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "Enumeration.offsets"))]
-    #[bw(if((*cell_val_num) == 4294967295))]
+    #[bw(if((*cell_val_num) == 4294967295), assert(crate::format::io::present_where_required(offsets.is_some(), (*cell_val_num) == 4294967295), "Enumeration.offsets is required when cell_val_num == 4294967295"))]
     pub offsets: Option<Vec<u8>>,
 }
 

@@ -132,7 +132,7 @@ pub struct PartSizesMetadata {
     /// Bytes of each data part, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_parts` (u32): Number of data parts. Count: `n_parts`. Source: `format_spec/tile.md#byteshuffle-filter`.
-    #[br(parse_with = crate::format::io::read_list, args(n_parts as u64, u64::MAX, 4, "PartSizesMetadata.part_sizes", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(n_parts as u64, u64::MAX, "PartSizesMetadata.part_sizes"))]
     pub part_sizes: Vec<u32>,
 }
 

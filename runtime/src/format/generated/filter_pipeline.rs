@@ -50,13 +50,13 @@ pub struct Filter {
     /// Versions: all versions. Source: `tiledb/sm/filter/filter_create.cc`.
     pub filter_type: FilterType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(options, writer, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder().selector(*filter_type).version(version).finalize())), "Filter.options_len"))]
+    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(options, size_sink, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize())), "Filter.options_len"))]
     options_len: u32,
     /// The filter's options, laid out according to its type. NONE, BITSHUFFLE, BYTESHUFFLE, CHECKSUM_MD5, CHECKSUM_SHA256, XOR and AES_256_GCM have none.
     ///
     /// Versions: all versions. Its size in bytes is stored before it in `options_len` (u32): Number of bytes of the options. TileDB checks only that this many bytes remain, then parses the options by filter type. Source: `tiledb/sm/filter/filter_create.cc`.
-    #[br(args_raw = FilterOptionsBinReadArgs::builder().selector(filter_type).version(version).finalize())]
-    #[bw(args_raw = FilterOptionsBinWriteArgs::builder().selector(*filter_type).version(version).finalize())]
+    #[br(args_raw = FilterOptionsBinReadArgs::builder().switch_selector(filter_type).version(version).finalize())]
+    #[bw(args_raw = FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize())]
     pub options: FilterOptions,
 }
 
@@ -67,43 +67,43 @@ impl Filter {
 
 /// The layouts of `Filter.options`, chosen by `filter_type`. The variant read is the one whose selector matches; writing writes the variant held.
 #[binrw]
-#[brw(little, import { selector: FilterType, version: u32 })]
+#[brw(little, import { switch_selector: FilterType, version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum FilterOptions {
     /// When the selector is GZIP, ZSTD, LZ4, RLE, BZIP2, DICTIONARY.
-    #[br(pre_assert(matches!(selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary)))]
     CompressionOptions(#[br(args_raw = CompressionOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = CompressionOptionsBinWriteArgs::builder().version(version).finalize())] CompressionOptions),
     /// When the selector is DOUBLE_DELTA.
-    #[br(pre_assert(matches!(selector, FilterType::DoubleDelta)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::DoubleDelta)))]
     DoubleDeltaOptions(#[br(args_raw = DoubleDeltaOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = DoubleDeltaOptionsBinWriteArgs::builder().version(version).finalize())] DoubleDeltaOptions),
     /// When the selector is BIT_WIDTH_REDUCTION.
-    #[br(pre_assert(matches!(selector, FilterType::BitWidthReduction)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::BitWidthReduction)))]
     BitWidthReductionOptions(
         #[br(args_raw = BitWidthReductionOptionsBinReadArgs::builder().version(version).finalize())]
         #[bw(args_raw = BitWidthReductionOptionsBinWriteArgs::builder().version(version).finalize())]
         BitWidthReductionOptions,
     ),
     /// When the selector is POSITIVE_DELTA.
-    #[br(pre_assert(matches!(selector, FilterType::PositiveDelta)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::PositiveDelta)))]
     PositiveDeltaOptions(
         #[br(args_raw = PositiveDeltaOptionsBinReadArgs::builder().version(version).finalize())]
         #[bw(args_raw = PositiveDeltaOptionsBinWriteArgs::builder().version(version).finalize())]
         PositiveDeltaOptions,
     ),
     /// When the selector is SCALE_FLOAT.
-    #[br(pre_assert(matches!(selector, FilterType::ScaleFloat)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::ScaleFloat)))]
     ScaleFloatOptions(#[br(args_raw = ScaleFloatOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = ScaleFloatOptionsBinWriteArgs::builder().version(version).finalize())] ScaleFloatOptions),
     /// When the selector is DEPRECATED.
-    #[br(pre_assert(matches!(selector, FilterType::Deprecated)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::Deprecated)))]
     RejectedOptions(#[br(args_raw = RejectedOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = RejectedOptionsBinWriteArgs::builder().version(version).finalize())] RejectedOptions),
     /// When the selector is WEBP.
-    #[br(pre_assert(matches!(selector, FilterType::Webp)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::Webp)))]
     WebpOptions(#[br(args_raw = WebpOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = WebpOptionsBinWriteArgs::builder().version(version).finalize())] WebpOptions),
     /// When the selector is DELTA.
-    #[br(pre_assert(matches!(selector, FilterType::Delta)))]
+    #[br(pre_assert(matches!(switch_selector, FilterType::Delta)))]
     DeltaOptions(#[br(args_raw = DeltaOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = DeltaOptionsBinWriteArgs::builder().version(version).finalize())] DeltaOptions),
     /// For every other selector.
-    #[br(pre_assert(!matches!(selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)))]
+    #[br(pre_assert(!matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)))]
     NoOptions(#[br(args_raw = NoOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = NoOptionsBinWriteArgs::builder().version(version).finalize())] NoOptions),
 }
 

@@ -103,7 +103,7 @@ pub const FORMAT_VERSIONS: &[FormatVersion] = &[
         number: 11u32,
         release: "2.7",
         changes: &[
-            "Fragment metadata stores per-tile min, max, sum and null count, and the same for the whole fragment.",
+            "Fragment metadata stores per-tile min, max, sum and null count.",
             "Var-sized cells are never split across chunks.",
         ],
     },
@@ -114,7 +114,7 @@ pub const FORMAT_VERSIONS: &[FormatVersion] = &[
             "New array directory layout: __fragments/, __commits/ and __fragment_meta/.",
             "Commit files use the .wrt extension.",
             "Var ASCII fields with an RLE filter keep their offsets inside the data tile, not in the offsets tile.",
-            "The fragment-wide min/max/sum/null-count generic tile is read (its footer offset was already written at version 11).",
+            "Fragment metadata gains the fragment-wide min/max/sum/null-count generic tile and its footer offset.",
         ],
     },
     FormatVersion {

@@ -25,7 +25,7 @@ pub struct FragmentFooterHead {
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
     #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooterHead.schema_name"))]
-    #[bw(if((*version) >= 10))]
+    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooterHead.schema_name is required when version >= 10"))]
     pub schema_name: Option<Vec<u8>>,
 }
 
@@ -38,7 +38,7 @@ impl FragmentFooterHead {
 ///
 /// Source: `format_spec/fragment.md#footer`.
 ///
-/// Erratum: The spec lists the fragment min/max/sum/null-count offset as present from version 11 and is silent on which fields come before the optional sections in which versions. tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads that offset only from version 12; TileDB 2.7 (the version-11 writer) did not write it, while later libraries writing version 11 do. For versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries, which the spec does not say.
+/// Erratum: The spec does not mark the tile min/max/sum/null-count offsets as new in version 11 nor the fragment min/max/sum/null-count offset as new in version 12; tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads the former from 11 and the latter from 12 (TileDB 2.7, the version-11 writer, did not write it; later libraries writing version 11 do). The spec also omits that for versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries.
 ///
 /// Read and written with these arguments:
 /// - `num_attributes` (u64): A: number of attributes of the fragment's schema
@@ -58,7 +58,7 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooter.schema_name"))]
-    #[bw(if((*version) >= 10))]
+    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooter.schema_name is required when version >= 10"))]
     pub schema_name: Option<Vec<u8>>,
     /// Whether the fragment is dense (written with a dense layout: no coordinates, tiles follow the space tiling).
     ///
@@ -101,18 +101,18 @@ pub struct FragmentFooter {
     /// Size in bytes of each field's data file (for a var-sized field, its offsets file), per field index. They must be exact: the persisted size of a field's last tile is its file size minus the last tile offset.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, 8, "FragmentFooter.file_sizes", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.file_sizes"))]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each var-sized field's `_var` data file; 0 for fixed-sized fields.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.file_var_sizes", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.file_var_sizes"))]
     pub file_var_sizes: Vec<u64>,
     /// Size in bytes of each nullable field's `_validity` file; 0 otherwise.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.file_validity_sizes", ()))]
-    #[bw(if((*version) >= 7))]
+    #[br(if(version >= 7), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.file_validity_sizes"))]
+    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(file_validity_sizes.is_some(), (*version) >= 7), "FragmentFooter.file_validity_sizes is required when version >= 7"))]
     pub file_validity_sizes: Option<Vec<u64>>,
     /// Offset in the file of the R-tree generic tile (0: it is the first).
     ///
@@ -121,47 +121,47 @@ pub struct FragmentFooter {
     /// Per field index, the offset of the generic tile holding its tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, 8, "FragmentFooter.tile_offsets_offsets", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.tile_offsets_offsets"))]
     pub tile_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.tile_var_offsets_offsets", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_offsets_offsets"))]
     pub tile_var_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile sizes.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_list, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, 8, "FragmentFooter.tile_var_sizes_offsets", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_sizes_offsets"))]
     pub tile_var_sizes_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its validity tile offsets.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_validity_offsets_offsets", ()))]
-    #[bw(if((*version) >= 7))]
+    #[br(if(version >= 7), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_validity_offsets_offsets"))]
+    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(tile_validity_offsets_offsets.is_some(), (*version) >= 7), "FragmentFooter.tile_validity_offsets_offsets is required when version >= 7"))]
     pub tile_validity_offsets_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile minimums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_mins_offsets", ()))]
-    #[bw(if((*version) >= 11))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_mins_offsets"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_mins_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_mins_offsets is required when version >= 11"))]
     pub tile_mins_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile maximums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_maxes_offsets", ()))]
-    #[bw(if((*version) >= 11))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_maxes_offsets"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_maxes_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_maxes_offsets is required when version >= 11"))]
     pub tile_maxes_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile sums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_sums_offsets", ()))]
-    #[bw(if((*version) >= 11))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_sums_offsets"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_sums_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_sums_offsets is required when version >= 11"))]
     pub tile_sums_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile null counts.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, 8, "FragmentFooter.tile_null_counts_offsets", ()))]
-    #[bw(if((*version) >= 11))]
+    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_null_counts_offsets"))]
+    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_null_counts_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_null_counts_offsets is required when version >= 11"))]
     pub tile_null_counts_offsets: Option<Vec<u64>>,
     /// Offset of the generic tile holding the fragment-wide min, max, sum and null count of every field.
     ///
@@ -169,13 +169,13 @@ pub struct FragmentFooter {
     ///
     /// Erratum: The spec marks the fragment min/max/sum/null count as new in version 11; TileDB reads its offset only from version 12 (TileDB 2.7, the version-11 writer, had no such tile).
     #[br(if(version >= 12))]
-    #[bw(if((*version) >= 12))]
+    #[bw(if((*version) >= 12), assert(crate::format::io::present_where_required(fragment_mmsn_offset.is_some(), (*version) >= 12), "FragmentFooter.fragment_mmsn_offset is required when version >= 12"))]
     pub fragment_mmsn_offset: Option<u64>,
     /// Offset of the generic tile holding the processed delete/update conditions.
     ///
     /// Versions: versions 16 and later. `None` where absent. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 16))]
-    #[bw(if((*version) >= 16))]
+    #[bw(if((*version) >= 16), assert(crate::format::io::present_where_required(processed_conditions_offset.is_some(), (*version) >= 16), "FragmentFooter.processed_conditions_offset is required when version >= 16"))]
     pub processed_conditions_offset: Option<u64>,
     #[br(temp, if(version >= 23, 0))]
     #[bw(if((*version) >= 23), try_calc = crate::format::io::checked_length::<u32, _>(sections, "FragmentFooter.n_sections"))]
@@ -184,7 +184,7 @@ pub struct FragmentFooter {
     ///
     /// Versions: versions 23 and later. `None` where absent. Its length is stored before it in `n_sections` (u32): Number of optional sections. Count: `n_sections`. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 23), parse_with = crate::format::io::read_list, args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()))]
-    #[bw(if((*version) >= 23))]
+    #[bw(if((*version) >= 23), assert(crate::format::io::present_where_required(sections.is_some(), (*version) >= 23), "FragmentFooter.sections is required when version >= 23"))]
     pub sections: Option<Vec<FooterSection>>,
 }
 
@@ -232,12 +232,12 @@ pub struct GlobalOrderBoundsSection {
     /// Per dimension, the offset of the generic tile holding the global-order minimum (first coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate::format::io::read_list, args(num_dims, u64::MAX, 8, "GlobalOrderBoundsSection.min_offsets", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(num_dims, u64::MAX, "GlobalOrderBoundsSection.min_offsets"))]
     pub min_offsets: Vec<u64>,
     /// Per dimension, the offset of the generic tile holding the global-order maximum (last coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate::format::io::read_list, args(num_dims, u64::MAX, 8, "GlobalOrderBoundsSection.max_offsets", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(num_dims, u64::MAX, "GlobalOrderBoundsSection.max_offsets"))]
     pub max_offsets: Vec<u64>,
 }
 
@@ -283,7 +283,7 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5))]
+    #[bw(if(version < 5), assert(crate::format::io::present_where_required(dim_num.is_some(), version < 5), "RTree.dim_num is required when version < 5"))]
     pub dim_num: Option<u32>,
     /// Maximum number of children of a node (TileDB uses 10).
     ///
@@ -293,7 +293,7 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5))]
+    #[bw(if(version < 5), assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "RTree.datatype is required when version < 5"))]
     pub datatype: Option<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(levels, "RTree.n_levels"))]
@@ -352,7 +352,7 @@ pub struct TileOffsets {
     /// The values, one per tile in tile order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#tile-offsets`.
-    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "TileOffsets.values", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(n_values, u64::MAX, "TileOffsets.values"))]
     pub values: Vec<u64>,
 }
 
@@ -376,7 +376,7 @@ pub struct TileSums {
     /// The sums as raw 8-byte patterns, one per tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of sums (tiles). Count: `n_values`. Source: `format_spec/fragment.md#tile-sums`.
-    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "TileSums.values", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(n_values, u64::MAX, "TileSums.values"))]
     pub values: Vec<u64>,
 }
 
@@ -592,12 +592,12 @@ pub struct FragmentMetadataV1V2 {
     /// Size in bytes of each attribute's data file, then of `__coords.tdb`.
     ///
     /// Versions: all versions. Count: `num_attributes + 1`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1), u64::MAX, 8, "FragmentMetadataV1V2.file_sizes", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1), u64::MAX, "FragmentMetadataV1V2.file_sizes"))]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each attribute's var data file.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.file_var_sizes", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(num_attributes, u64::MAX, "FragmentMetadataV1V2.file_var_sizes"))]
     pub file_var_sizes: Vec<u64>,
 }
 
@@ -619,7 +619,7 @@ pub struct LegacyU64List {
     /// The values.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#legacy-tile-offsetssizes`.
-    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 8, "LegacyU64List.values", ()))]
+    #[br(parse_with = crate::format::io::read_numbers, args(n_values, u64::MAX, "LegacyU64List.values"))]
     pub values: Vec<u64>,
 }
 

@@ -40,7 +40,7 @@ pub struct GenericTileHeader {
     /// Versions: all versions. Source: `tiledb/sm/tile/generic_tile_io.cc`.
     pub encryption_type: EncryptionType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|writer| binrw::BinWrite::write_options(pipeline, writer, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"))]
+    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(pipeline, size_sink, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"))]
     pipeline_size: u32,
     /// The filters that turned the payload into the persisted chunks.
     ///

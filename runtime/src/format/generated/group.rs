@@ -79,7 +79,7 @@ pub struct GroupMember {
     ///
     /// Versions: all versions. Present only when `name_set`. `None` where absent. Its length is stored before it in `name_len` (u64): Number of bytes of the name. Size: `name_len` bytes. Source: `tiledb/sm/group/group_member_v2.cc`.
     #[br(if(name_set), parse_with = crate::format::io::read_bytes, args(name_len, u64::MAX, "GroupMember.name"))]
-    #[bw(if(*name_set))]
+    #[bw(if(*name_set), assert(crate::format::io::present_where_required(name.is_some(), *name_set), "GroupMember.name is required when name_set"))]
     pub name: Option<Vec<u8>>,
     /// Whether this entry removes the member (version 2).
     ///

@@ -63,7 +63,7 @@ pub struct MetadataEntry {
     ///
     /// Versions: all versions. Present only when `!deleted`. `None` where absent. Size: `value_num * value_type.size()` bytes. Source: `format_spec/metadata.md#metadata-file`.
     #[br(if(!deleted), parse_with = crate::format::io::read_bytes, args((value_num as u64).saturating_mul(value_type.size()), u64::MAX, "MetadataEntry.value"))]
-    #[bw(if(!(*deleted)))]
+    #[bw(if(!(*deleted)), assert(crate::format::io::present_where_required(value.is_some(), !(*deleted)), "MetadataEntry.value is required when !deleted"))]
     pub value: Option<Vec<u8>>,
 }
 
