@@ -563,7 +563,15 @@ def make_ctx(case, extra=None):
         cfg["sm.encryption_type"] = case["encryption"]["type"]
         cfg["sm.encryption_key"] = case["encryption"]["key"]
     cfg.update(extra or {})
-    return tiledb.Ctx(tiledb.Config(cfg)) if cfg else tiledb.Ctx()
+    # One context per configuration for the whole process: creating and dropping a TileDB
+    # context for every read was seen to corrupt the heap now and then under load.
+    key = json.dumps(cfg, sort_keys=True)
+    if key not in _CONTEXTS:
+        _CONTEXTS[key] = tiledb.Ctx(tiledb.Config(cfg)) if cfg else tiledb.Ctx()
+    return _CONTEXTS[key]
+
+
+_CONTEXTS = {}
 
 
 def meta_buffer(t, values):
