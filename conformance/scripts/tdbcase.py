@@ -367,7 +367,16 @@ def make_schema(s, ctx):
             }
             for lab in s["dim_labels"]
         }
-    return tiledb.ArraySchema(**kw)
+    schema = tiledb.ArraySchema(**kw)
+    if s.get("current_domain"):
+        rect = tiledb.NDRectangle(ctx, schema.domain)
+        for i, (lo, hi) in enumerate(s["current_domain"]):
+            t = s["dims"][i]["type"]
+            rect.set_range(i, dim_value(t, lo), dim_value(t, hi))
+        current = tiledb.CurrentDomain(ctx)
+        current.set_ndrectangle(rect)
+        schema.set_current_domain(current)
+    return schema
 
 
 # --------------------------------------------------------------------------------------------
@@ -619,6 +628,14 @@ def replay(case, out_dir):
             se = tiledb.ArraySchemaEvolution(ctx)
             for e in step.get("add_enumerations", []):
                 se.add_enumeration(make_enumeration(e, ctx))
+            if step.get("extend_enumerations"):
+                with tiledb.open(target, ctx=ctx) as A:
+                    for e in step["extend_enumerations"]:
+                        old = A.enum(e["name"])
+                        values = e["values"]
+                        if np.dtype(old.dtype).kind not in "US":
+                            values = np.array(values, dtype=old.dtype)
+                        se.extend_enumeration(old.extend(values))
             for a in step.get("add_attrs", []):
                 se.add_attribute(make_attr(a, ctx))
                 schema["attrs"].append(a)
@@ -865,9 +882,38 @@ def canon_meta(t, value):
     return {"type": t, "values": out}
 
 
+def _current_domain(A):
+    """The current domain as [[lo, hi], ...] per dimension in canonical values, or None."""
+    s = A.schema
+    if not hasattr(s, "current_domain"):
+        return None
+    cd = s.current_domain
+    if cd.is_empty:
+        return None
+    rect = cd.ndrectangle
+    out = []
+    for i, (_, _, t, _, _) in enumerate(f for f in actual_fields(A) if f[1] == "dim"):
+        lo, hi = rect.range(i)
+        out.append([decode_column(t, 1, _scalar_bytes(t, v), None, None)[0] for v in (lo, hi)])
+    return out
+
+
+def _scalar_bytes(t, v):
+    if t in BYTE_TYPES:
+        return v.encode() if isinstance(v, str) else bytes(v)
+    arr = np.array([v])
+    if arr.dtype.kind in "Mm":
+        arr = arr.view(np.int64)
+    return arr.astype(raw_dtype(t).newbyteorder("<")).tobytes()
+
+
 def read_schema(uri, read, ctx):
     with open_array(uri, read, ctx) as A:
         s = A.schema
+        extra = {}
+        current = _current_domain(A)
+        if current is not None:
+            extra["current_domain"] = current
         return {
             "schema": {
                 "array_type": "sparse" if s.sparse else "dense",
@@ -885,6 +931,7 @@ def read_schema(uri, read, ctx):
                     for f in actual_fields(A)
                     if f[1] == "attr"
                 ],
+                **extra,
             }
         }
 
