@@ -22,7 +22,7 @@ fn is_wide_int(t: &str) -> bool {
 }
 
 fn is_hex(s: &str) -> bool {
-    s.len() % 2 == 0
+    s.len() & 1 == 0
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
