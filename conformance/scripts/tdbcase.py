@@ -590,8 +590,10 @@ _CONTEXTS = {}
 
 
 def meta_buffer(t, values):
-    data = b"".join(cell_bytes(t, v, False, 1) for v in values) if t not in BYTE_TYPES else cell_bytes(t, values, True, "var")
-    return data
+    """The bytes of a metadata value: a string (hex for BLOB) for byte types, else a list."""
+    if t in BYTE_TYPES:
+        return cell_bytes(t, values, True, "var")
+    return b"".join(cell_bytes(t, v, False, 1) for v in values)
 
 
 def put_metadata(A, step):
@@ -710,7 +712,8 @@ def _attr_type_name(a):
 
 
 def to_cells(t, cvn, values):
-    """A result column from tiledb-py as a list of per-cell bytes."""
+    """Values tiledb-py hands back as Python/numpy objects (enumeration values) as per-cell
+    bytes. Cell reads do not come through here: they use TileDB's raw buffers."""
     var = cvn == "var"
     out = []
     if not var and t in BYTE_TYPES:
