@@ -12,20 +12,30 @@ use binrw::binrw;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CompressionChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "CompressionChunkMetadata.n_md_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "CompressionChunkMetadata.n_md_parts"),
+    )]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "CompressionChunkMetadata.n_data_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "CompressionChunkMetadata.n_data_parts"),
+    )]
     n_data_parts: u32,
     /// Sizes of each compressed metadata part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of metadata parts compressed (the earlier filters' metadata). Count: `n_md_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.md_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.md_parts", ()),
+    )]
     pub md_parts: Vec<CompressedPart>,
     /// Sizes of each compressed data part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of data parts compressed. Count: `n_data_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.data_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.data_parts", ()),
+    )]
     pub data_parts: Vec<CompressedPart>,
 }
 
@@ -67,21 +77,31 @@ impl CompressedPart {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChecksumChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_checksums, "ChecksumChunkMetadata.n_md_checksums"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_checksums, "ChecksumChunkMetadata.n_md_checksums"),
+    )]
     n_md_checksums: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_checksums, "ChecksumChunkMetadata.n_data_checksums"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_checksums, "ChecksumChunkMetadata.n_data_checksums"),
+    )]
     n_data_checksums: u32,
     /// Checksums of the metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_checksums` (u32): Number of checksums of metadata parts. Count: `n_md_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.md_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.md_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()),
+    )]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub md_checksums: Vec<Checksum>,
     /// Checksums of the data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_checksums` (u32): Number of checksums of data parts. Count: `n_data_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.data_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.data_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()),
+    )]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub data_checksums: Vec<Checksum>,
 }
@@ -127,12 +147,17 @@ impl Checksum {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PartSizesMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(part_sizes, "PartSizesMetadata.n_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(part_sizes, "PartSizesMetadata.n_parts"),
+    )]
     n_parts: u32,
     /// Bytes of each data part, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_parts` (u32): Number of data parts. Count: `n_parts`. Source: `format_spec/tile.md#byteshuffle-filter`.
-    #[br(parse_with = crate::format::io::read_numbers, args(n_parts as u64, u64::MAX, "PartSizesMetadata.part_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(n_parts as u64, u64::MAX, "PartSizesMetadata.part_sizes"),
+    )]
     pub part_sizes: Vec<u32>,
 }
 
@@ -156,12 +181,17 @@ pub struct BitWidthReductionMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
     pub orig_len: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "BitWidthReductionMetadata.n_windows"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(windows, "BitWidthReductionMetadata.n_windows"),
+    )]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 5, "BitWidthReductionMetadata.windows", BitWidthWindowBinReadArgs::builder().value_size(value_size).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_windows as u64, u64::MAX, 5, "BitWidthReductionMetadata.windows", BitWidthWindowBinReadArgs::builder().value_size(value_size).finalize()),
+    )]
     #[bw(args_raw = BitWidthWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<BitWidthWindow>,
 }
@@ -186,7 +216,10 @@ pub struct BitWidthWindow {
     /// The window's minimum, a value of the input type, subtracted from every value of the window.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "BitWidthWindow.offset"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(value_size, u64::MAX, "BitWidthWindow.offset"),
+    )]
     pub offset: Vec<u8>,
     /// Width of the stored values: 8, 16, 32 or 64. When it is not less than the input width, or the window is not a whole number of values, the window is stored raw.
     ///
@@ -214,12 +247,17 @@ impl BitWidthWindow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PositiveDeltaMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "PositiveDeltaMetadata.n_windows"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(windows, "PositiveDeltaMetadata.n_windows"),
+    )]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/positive_delta_filter.cc`.
-    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 4, "PositiveDeltaMetadata.windows", PositiveDeltaWindowBinReadArgs::builder().value_size(value_size).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_windows as u64, u64::MAX, 4, "PositiveDeltaMetadata.windows", PositiveDeltaWindowBinReadArgs::builder().value_size(value_size).finalize()),
+    )]
     #[bw(args_raw = PositiveDeltaWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<PositiveDeltaWindow>,
 }
@@ -242,7 +280,10 @@ pub struct PositiveDeltaWindow {
     /// The window's first value, from which the deltas start.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `format_spec/tile.md#positive-delta-encoding-filter`.
-    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "PositiveDeltaWindow.first"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(value_size, u64::MAX, "PositiveDeltaWindow.first"),
+    )]
     pub first: Vec<u8>,
     /// Bytes of the window (input and output have the same size).
     ///
@@ -263,20 +304,30 @@ impl PositiveDeltaWindow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Aes256GcmMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "Aes256GcmMetadata.n_md_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "Aes256GcmMetadata.n_md_parts"),
+    )]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "Aes256GcmMetadata.n_data_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "Aes256GcmMetadata.n_data_parts"),
+    )]
     n_data_parts: u32,
     /// The metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of encrypted metadata parts. Count: `n_md_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.md_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.md_parts", ()),
+    )]
     pub md_parts: Vec<AesPart>,
     /// The data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of encrypted data parts. Count: `n_data_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.data_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.data_parts", ()),
+    )]
     pub data_parts: Vec<AesPart>,
 }
 
@@ -435,12 +486,17 @@ pub struct VarStringDictionaryMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/compression_filter.cc`.
     pub str_len_width: u8,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(dict, "VarStringDictionaryMetadata.dict_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(dict, "VarStringDictionaryMetadata.dict_len"),
+    )]
     dict_len: u32,
     /// The distinct strings in id order, each as a big-endian length (str_len_width bytes) and the string bytes.
     ///
     /// Versions: all versions. Its length is stored before it in `dict_len` (u32): Bytes of the serialized dictionary. Size: `dict_len` bytes. Source: `tiledb/sm/filter/compression_filter.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(dict_len as u64, u64::MAX, "VarStringDictionaryMetadata.dict"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(dict_len as u64, u64::MAX, "VarStringDictionaryMetadata.dict"),
+    )]
     pub dict: Vec<u8>,
 }
 
