@@ -40,9 +40,25 @@ fn doc_attrs(lines: &[String]) -> TokenStream {
         let text = if line.is_empty() {
             String::new()
         } else {
-            format!(" {line}")
+            format!(" {}", escape_doc(line))
         };
         out.extend(quote!(#[doc = #text]));
+    }
+    out
+}
+
+/// Escapes what rustdoc would read as links or HTML (`[i]`, `<T>`) outside
+/// code spans, so the spec's prose comes through as written.
+fn escape_doc(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut in_code = false;
+    for c in line.chars() {
+        match c {
+            '`' => in_code = !in_code,
+            '[' | ']' | '<' | '>' if !in_code => out.push('\\'),
+            _ => {}
+        }
+        out.push(c);
     }
     out
 }
@@ -804,7 +820,7 @@ impl<'a> Emitter<'a> {
             doc.push("Read and written with these arguments:".into());
             for param in &structure.params {
                 doc.push(format!(
-                    "- `{}` ({}){}",
+                    "- `{}` (`{}`){}",
                     param.name,
                     param.ty.spec_name(),
                     param

@@ -8,7 +8,7 @@ use super::filter_pipeline::{
     FilterPipeline, FilterPipelineBinReadArgs, FilterPipelineBinWriteArgs,
 };
 
-/// What a range of one dimension looks like on disk, derived from the schema: fixed dimensions store [min, max] as two raw coordinates, var-sized (string) dimensions store sizes first.
+/// What a range of one dimension looks like on disk, derived from the schema: fixed dimensions store \[min, max\] as two raw coordinates, var-sized (string) dimensions store sizes first.
 ///
 /// Built by the runtime and passed down; not read from the file.
 ///
@@ -168,7 +168,7 @@ impl ArraySchema {
 /// Source: `format_spec/array_schema.md#domain`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
+/// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -208,8 +208,8 @@ impl Domain {
 /// Source: `format_spec/array_schema.md#dimension`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
-/// - `domain_datatype` (Option<Datatype>): before version 5, the domain's shared datatype
+/// - `version` (`u32`): format version of the enclosing schema
+/// - `domain_datatype` (`Option<Datatype>`): before version 5, the domain's shared datatype
 #[binrw]
 #[brw(little, import { version: u32, domain_datatype: Option<Datatype> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -293,7 +293,7 @@ impl Dimension {
 /// Source: `format_spec/array_schema.md#attribute`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
+/// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -511,7 +511,7 @@ impl EnumerationRef {
 /// Erratum: format_spec/array_schema.md#current-domain says the current version is 1; tiledb/sm/misc/constants.cc has current_domain_version = 0, which is what TileDB writes, and it rejects anything newer.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): the shape of every dimension of the schema's domain
+/// - `dims` (`[DimensionShape]`): the shape of every dimension of the schema's domain
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -556,7 +556,7 @@ impl CurrentDomain {
 /// Source: `tiledb/sm/array_schema/ndrectangle.cc`.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): the shape of every dimension
+/// - `dims` (`[DimensionShape]`): the shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -585,7 +585,7 @@ impl NDRectangle {
 /// Source: `format_spec/fragment.md#mbr`.
 ///
 /// Read and written with these arguments:
-/// - `dim` (DimensionShape): the dimension the range belongs to
+/// - `dim` (`DimensionShape`): the dimension the range belongs to
 #[binrw]
 #[brw(little, import { dim: DimensionShape })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

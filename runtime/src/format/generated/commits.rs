@@ -158,7 +158,7 @@ pub struct AstExpression {
     ///
     /// Versions: all versions. Its length is stored before it in `n_children` (u64): Number of child nodes. Count: `n_children`. Source: `format_spec/delete_commit_file.md`.
     ///
-    /// Erratum (`n_children`): format_spec/update_commit_file.md types this as uint64_t[]; it is a single u64.
+    /// Erratum (`n_children`): format_spec/update_commit_file.md types this as uint64_t\[\]; it is a single u64.
     #[br(
         parse_with = crate::format::io::read_list,
         args(n_children, u64::MAX, 10, "AstExpression.children", ()),

@@ -49,7 +49,7 @@ pub struct Enumeration {
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/enumeration.cc`.
     pub cell_val_num: u32,
-    /// Whether the order of the values is meaningful (so that < and > compare positions).
+    /// Whether the order of the values is meaningful (so that \< and \> compare positions).
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/enumeration.cc`.
     #[br(parse_with = crate::format::io::read_bool, args("Enumeration.ordered"))]

@@ -71,7 +71,7 @@ impl CompressedPart {
 /// Source: `format_spec/tile.md#checksum-filters`.
 ///
 /// Read and written with these arguments:
-/// - `digest_len` (u64): 16 for MD5, 32 for SHA-256
+/// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -116,7 +116,7 @@ impl ChecksumChunkMetadata {
 /// Source: `format_spec/tile.md#checksum-filters`.
 ///
 /// Read and written with these arguments:
-/// - `digest_len` (u64): 16 for MD5, 32 for SHA-256
+/// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -171,7 +171,7 @@ impl PartSizesMetadata {
 /// Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values the filter sees (2, 4 or 8)
+/// - `value_size` (`u64`): size in bytes of the values the filter sees (2, 4 or 8)
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -208,7 +208,7 @@ impl BitWidthReductionMetadata {
 /// Erratum: format_spec/tile.md#bit-width-reduction-filter describes the window length as the bytes of output window data; the code writes the bytes of the window's input (unreduced) values. The stored data of a reduced window is (window_bytes / value_size) values of `bits` bits.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values
+/// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -241,7 +241,7 @@ impl BitWidthWindow {
 /// Source: `tiledb/sm/filter/positive_delta_filter.cc`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values the filter sees
+/// - `value_size` (`u64`): size in bytes of the values the filter sees
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -272,7 +272,7 @@ impl PositiveDeltaMetadata {
 /// Source: `format_spec/tile.md#positive-delta-encoding-filter`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values
+/// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -368,7 +368,7 @@ impl AesPart {
     pub const MIN_SIZE: u64 = 36;
 }
 
-/// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x[i] − x[i−1]) − (x[i−1] − x[i−2]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
+/// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x\[i\] − x\[i−1\]) − (x\[i−1\] − x\[i−2\]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
 ///
 /// Source: `format_spec/filters/double_delta.md`.
 #[binrw]
@@ -454,7 +454,7 @@ impl VarStringRleMetadata {
 ///
 /// Source: `tiledb/sm/filter/compression_filter.cc`.
 ///
-/// Erratum: format_spec/filters/dictionary_encoding.md gives the metadata as [id width | string length width | dictionary] with the dictionary starting with a string count, and sizes ids by the number of distinct strings. In tiledb/sm/filter/compression_filter.cc the metadata starts with the five u32 of every var-string compression (0, 1, input, output and offsets sizes), the dictionary is preceded by its byte size (u32, little-endian) and has no string count, and the id width is sized by the number of cells.
+/// Erratum: format_spec/filters/dictionary_encoding.md gives the metadata as \[id width | string length width | dictionary\] with the dictionary starting with a string count, and sizes ids by the number of distinct strings. In tiledb/sm/filter/compression_filter.cc the metadata starts with the five u32 of every var-string compression (0, 1, input, output and offsets sizes), the dictionary is preceded by its byte size (u32, little-endian) and has no string count, and the id width is sized by the number of cells.
 #[binrw]
 #[brw(little)]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -10,7 +10,7 @@ use super::enums::{Compressor, Datatype, FilterType, WebpFormat};
 /// Source: `format_spec/filter_pipeline.md#main-structure`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema or generic tile header
+/// - `version` (`u32`): format version of the enclosing schema or generic tile header
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -45,7 +45,7 @@ impl FilterPipeline {
 /// Source: `format_spec/filter_pipeline.md#filter`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema or generic tile header
+/// - `version` (`u32`): format version of the enclosing schema or generic tile header
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -134,7 +134,7 @@ impl FilterOptions {
 /// Source: `format_spec/filter_pipeline.md#other-filter-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -151,7 +151,7 @@ impl NoOptions {
 /// Erratum: The spec does not mention value 17; in the code it is FILTER_DEPRECATED and deserialization fails with 'unknown type'.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -166,7 +166,7 @@ impl RejectedOptions {
 /// Source: `format_spec/filter_pipeline.md#main-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -193,7 +193,7 @@ impl CompressionOptions {
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline
+/// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -224,7 +224,7 @@ impl DeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline
+/// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -255,7 +255,7 @@ impl DoubleDeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#bit-width-reduction-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -276,7 +276,7 @@ impl BitWidthReductionOptions {
 /// Source: `format_spec/filter_pipeline.md#positive-delta-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -297,7 +297,7 @@ impl PositiveDeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#float-scale-filter-reduction-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -328,7 +328,7 @@ impl ScaleFloatOptions {
 /// Erratum: format_spec/filter_pipeline.md does not describe the WebP options at all, and format_spec/filters/webp.md gives the filter id as 17; the id is 18 (17 is FILTER_DEPRECATED).
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

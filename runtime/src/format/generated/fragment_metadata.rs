@@ -51,8 +51,8 @@ impl FragmentFooterHead {
 /// Erratum: The spec does not mark the tile min/max/sum/null-count offsets as new in version 11 nor the fragment min/max/sum/null-count offset as new in version 12; tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads the former from 11 and the latter from 12 (TileDB 2.7, the version-11 writer, did not write it; later libraries writing version 11 do). The spec also omits that for versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries.
 ///
 /// Read and written with these arguments:
-/// - `num_attributes` (u64): A: number of attributes of the fragment's schema
-/// - `dims` ([DimensionShape]): shape of every dimension of the fragment's schema; before version 5 every dimension is fixed-sized
+/// - `num_attributes` (`u64`): A: number of attributes of the fragment's schema
+/// - `dims` (`[DimensionShape]`): shape of every dimension of the fragment's schema; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -328,7 +328,7 @@ impl FooterSection {
 /// Source: `format_spec/fragment.md#tile-global-order`.
 ///
 /// Read and written with these arguments:
-/// - `num_dims` (u64): D: number of dimensions
+/// - `num_dims` (`u64`): D: number of dimensions
 #[binrw]
 #[brw(little, import { num_dims: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -383,8 +383,8 @@ impl FooterLength {
 /// Source: `format_spec/fragment.md#r-tree`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the fragment
-/// - `dims` ([DimensionShape]): shape of every dimension; before version 5 every dimension is fixed-sized
+/// - `version` (`u32`): format version of the fragment
+/// - `dims` (`[DimensionShape]`): shape of every dimension; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { version: u32, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -435,7 +435,7 @@ impl RTree {
 /// Source: `format_spec/fragment.md#r-tree`.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): shape of every dimension
+/// - `dims` (`[DimensionShape]`): shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -554,7 +554,7 @@ impl TileMinMax {
 /// Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
 ///
 /// Read and written with these arguments:
-/// - `num_fields` (u64): N: number of field slots of the fragment
+/// - `num_fields` (`u64`): N: number of field slots of the fragment
 #[binrw]
 #[brw(little, import { num_fields: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -675,8 +675,8 @@ impl ProcessedCondition {
 /// Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
 ///
 /// Read and written with these arguments:
-/// - `num_attributes` (u64): A: number of attributes of the schema
-/// - `dims` ([DimensionShape]): shape of every dimension (all fixed-sized)
+/// - `num_attributes` (`u64`): A: number of attributes of the schema
+/// - `dims` (`[DimensionShape]`): shape of every dimension (all fixed-sized)
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -690,7 +690,7 @@ pub struct FragmentMetadataV1V2 {
         try_calc = crate::format::io::checked_length::<u64, _>(non_empty_domain, "FragmentMetadataV1V2.non_empty_domain_size"),
     )]
     non_empty_domain_size: u64,
-    /// The non-empty domain: [min, max] of each dimension, raw.
+    /// The non-empty domain: \[min, max\] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `non_empty_domain_size` (u64): Number of bytes of the non-empty domain; 0 when it is null. Size: `non_empty_domain_size` bytes. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
     #[br(
@@ -703,7 +703,7 @@ pub struct FragmentMetadataV1V2 {
         try_calc = crate::format::io::checked_length::<u64, _>(mbrs, "FragmentMetadataV1V2.n_mbrs"),
     )]
     n_mbrs: u64,
-    /// The MBR of every data tile: [min, max] of each dimension, raw.
+    /// The MBR of every data tile: \[min, max\] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `n_mbrs` (u64): Number of MBRs (data tiles of a sparse fragment). Count: `n_mbrs`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
     #[br(
