@@ -305,6 +305,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         current: raw_format.current,
         oldest: raw_format.oldest,
         format_title: raw_format.file.title.clone(),
+        format_module: raw_format.file.module.clone(),
         format_source: raw_format.file.source.clone(),
         versions: raw_format
             .versions
