@@ -27,7 +27,7 @@ pub struct Emitter<'a> {
     current_module: String,
     imports: RefCell<BTreeSet<(String, String)>>,
     /// binrw attributes, rendered by hand (prettyplease leaves attribute tokens unformatted).
-    attrs: RefCell<Vec<String>>,
+    attrs: RefCell<Vec<(String, Vec<String>)>>,
 }
 
 fn io_path() -> TokenStream {
@@ -40,9 +40,25 @@ fn doc_attrs(lines: &[String]) -> TokenStream {
         let text = if line.is_empty() {
             String::new()
         } else {
-            format!(" {line}")
+            format!(" {}", escape_doc(line))
         };
         out.extend(quote!(#[doc = #text]));
+    }
+    out
+}
+
+/// Escapes what rustdoc would read as links or HTML (`[i]`, `<T>`) outside
+/// code spans, so the spec's prose comes through as written.
+fn escape_doc(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut in_code = false;
+    for c in line.chars() {
+        match c {
+            '`' => in_code = !in_code,
+            '[' | ']' | '<' | '>' if !in_code => out.push('\\'),
+            _ => {}
+        }
+        out.push(c);
     }
     out
 }
@@ -214,18 +230,63 @@ impl<'a> Emitter<'a> {
             .flat_map(|item| split_items(item.clone()))
             .map(|item| render_item(&item))
             .collect();
-        let text = format!("#[{name}({})]", rendered.join(", "));
         let mut attrs = self.attrs.borrow_mut();
-        attrs.push(text);
+        attrs.push((name.to_string(), rendered));
         let placeholder = format_ident!("__tiledb_attr_{}__", attrs.len() - 1);
         quote!(#[#placeholder])
     }
 
-    fn fill_attrs(&self, mut text: String) -> String {
-        for (index, attr) in self.attrs.borrow().iter().enumerate().rev() {
-            text = text.replace(&format!("#[__tiledb_attr_{index}__]"), attr);
+    /// Replaces the placeholders with the attributes: on one line when it
+    /// fits in 100 columns (or shares its line), otherwise one item per line.
+    fn fill_attrs(&self, text: String) -> String {
+        const MARK: &str = "#[__tiledb_attr_";
+        let attrs = self.attrs.borrow();
+        let render = |index: &str| -> Option<(&str, &Vec<String>)> {
+            let (name, items) = attrs.get(index.parse::<usize>().ok()?)?;
+            Some((name.as_str(), items))
+        };
+        let mut out = String::with_capacity(text.len() * 2);
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            let indent = &line[..line.len() - trimmed.len()];
+            // An attribute alone on its line may be spread over several lines.
+            if let Some(index) = trimmed
+                .strip_prefix(MARK)
+                .and_then(|rest| rest.strip_suffix("__]"))
+            {
+                if let Some((name, items)) = render(index) {
+                    let one_line = format!("#[{name}({})]", items.join(", "));
+                    if indent.len() + one_line.len() <= 100 {
+                        out.push_str(&format!("{indent}{one_line}\n"));
+                    } else {
+                        out.push_str(&format!("{indent}#[{name}(\n"));
+                        for item in items {
+                            out.push_str(&format!("{indent}    {item},\n"));
+                        }
+                        out.push_str(&format!("{indent})]\n"));
+                    }
+                    continue;
+                }
+            }
+            let mut rest = line;
+            while let Some(start) = rest.find(MARK) {
+                out.push_str(&rest[..start]);
+                let after = &rest[start + MARK.len()..];
+                let Some(end) = after.find("__]") else {
+                    break;
+                };
+                match render(&after[..end]) {
+                    Some((name, items)) => {
+                        out.push_str(&format!("#[{name}({})]", items.join(", ")))
+                    }
+                    None => out.push_str(&rest[start..start + MARK.len() + end + 3]),
+                }
+                rest = &after[end + 3..];
+            }
+            out.push_str(rest);
+            out.push('\n');
         }
-        text
+        out
     }
 
     fn emit_enum(&self, spec_enum: &Enum) -> TokenStream {
@@ -759,7 +820,7 @@ impl<'a> Emitter<'a> {
             doc.push("Read and written with these arguments:".into());
             for param in &structure.params {
                 doc.push(format!(
-                    "- `{}` ({}){}",
+                    "- `{}` (`{}`){}",
                     param.name,
                     param.ty.spec_name(),
                     param

@@ -59,24 +59,14 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
         ));
     }
     out.files.push((
-        generated.join(format!("{}.rs", format_module(spec_dir))),
+        generated.join(format!("{}.rs", spec.format_module)),
         emit_format(&spec),
     ));
     out.files
         .push((tables_dir.join("format.md"), tables::render_format(&spec)));
-    out.files
-        .push((generated.join("mod.rs"), emit_mod(&spec, spec_dir)));
+    out.files.push((generated.join("mod.rs"), emit_mod(&spec)));
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
-}
-
-fn format_module(spec_dir: &Path) -> String {
-    // Validated by `load`; the module name is read again here to keep `Spec` small.
-    std::fs::read_to_string(spec_dir.join("format.toml"))
-        .ok()
-        .and_then(|text| toml::from_str::<raw::RawFormat>(&text).ok())
-        .map(|format| format.file.module)
-        .unwrap_or_else(|| "format".into())
 }
 
 fn emit_format(spec: &Spec) -> String {
@@ -116,9 +106,9 @@ fn emit_format(spec: &Spec) -> String {
     emit::render("spec/format.toml", tokens)
 }
 
-fn emit_mod(spec: &Spec, spec_dir: &Path) -> String {
+fn emit_mod(spec: &Spec) -> String {
     let mut modules: Vec<String> = spec.files.iter().map(|f| f.module.clone()).collect();
-    modules.push(format_module(spec_dir));
+    modules.push(spec.format_module.clone());
     modules.sort();
     let idents: Vec<syn::Ident> = modules.iter().map(|m| expr::ident(m)).collect();
     // Modules with items are re-exported; a prose-only module has nothing to export.
@@ -204,7 +194,7 @@ fn emit_mod(spec: &Spec, spec_dir: &Path) -> String {
         /// Every version-gated field of the spec.
         pub const VERSION_GATES: &[VersionGate] = &[#(#gates),*];
     };
-    emit::render("spec/", tokens).replacen("from spec/ —", "from spec/*.toml —", 1)
+    emit::render("spec/*.toml", tokens)
 }
 
 fn opt_u32(value: Option<u32>) -> TokenStream {

@@ -125,6 +125,8 @@ pub struct Spec {
     pub current: u32,
     pub oldest: u32,
     pub format_title: String,
+    /// The generated module of `format.toml`.
+    pub format_module: String,
     pub format_source: Option<String>,
     pub versions: Vec<Version>,
     pub files: Vec<SpecFile>,

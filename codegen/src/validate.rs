@@ -261,6 +261,22 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         }
     }
 
+    // A struct may contain itself only through a list (anything else has no end).
+    for (file, raw_file) in files.iter().zip(&raw_files) {
+        let ctx = Ctx { file: &raw_file.0 };
+        for structure in &file.structs {
+            if let Some(field) = direct_cycle(&structure.name, &table) {
+                return Err(ctx.err(
+                    format!("struct {}, field {field}", structure.name),
+                    SpecErrorKind::Invalid(format!(
+                        "{} contains itself through this field; recursion needs a list",
+                        structure.name
+                    )),
+                ));
+            }
+        }
+    }
+
     // Args of struct-typed fields must match the params of the struct.
     for (file, raw_file) in files.iter().zip(&raw_files) {
         let ctx = Ctx { file: &raw_file.0 };
@@ -289,6 +305,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         current: raw_format.current,
         oldest: raw_format.oldest,
         format_title: raw_format.file.title.clone(),
+        format_module: raw_format.file.module.clone(),
         format_source: raw_format.file.source.clone(),
         versions: raw_format
             .versions
@@ -321,6 +338,47 @@ enum Kind {
 struct GateRange {
     oldest: u32,
     newest: u32,
+}
+
+/// The field of `start` through which it contains itself without a list, if any.
+fn direct_cycle(start: &str, table: &TypeTable) -> Option<String> {
+    fn inner_types(structure: &Struct) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for field in &structure.fields {
+            match &field.layout {
+                Layout::Single(Ty::Struct(name)) => out.push((field.name.clone(), name.clone())),
+                Layout::Switch(switch) => {
+                    for ty in switch
+                        .cases
+                        .iter()
+                        .map(|c| &c.ty)
+                        .chain(switch.default.iter())
+                    {
+                        out.push((field.name.clone(), ty.clone()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+    let first = table.structs.get(start)?;
+    for (field, ty) in inner_types(first) {
+        let mut stack = vec![ty];
+        let mut seen = BTreeSet::new();
+        while let Some(name) = stack.pop() {
+            if name == start {
+                return Some(field);
+            }
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            if let Some(structure) = table.structs.get(&name) {
+                stack.extend(inner_types(structure).into_iter().map(|(_, t)| t));
+            }
+        }
+    }
+    None
 }
 
 /// Names the generated code uses for itself (the switch value passed to a

@@ -807,3 +807,32 @@ type = "u8"
         "spec/test.toml: struct S, field size_sink: \"size_sink\" is reserved for the generated code"
     );
 }
+
+#[test]
+fn a_struct_containing_itself_without_a_list() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "Node"
+
+[[struct.field]]
+name = "tag"
+type = "u8"
+
+[[struct.field]]
+name = "child"
+type = "Wrapper"
+
+[[struct]]
+name = "Wrapper"
+
+[[struct.field]]
+name = "node"
+type = "Node"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct Node, field child: Node contains itself through this field; recursion needs a list"
+    );
+}

@@ -8,7 +8,7 @@ use super::filter_pipeline::{
     FilterPipeline, FilterPipelineBinReadArgs, FilterPipelineBinWriteArgs,
 };
 
-/// What a range of one dimension looks like on disk, derived from the schema: fixed dimensions store [min, max] as two raw coordinates, var-sized (string) dimensions store sizes first.
+/// What a range of one dimension looks like on disk, derived from the schema: fixed dimensions store \[min, max\] as two raw coordinates, var-sized (string) dimensions store sizes first.
 ///
 /// Built by the runtime and passed down; not read from the file.
 ///
@@ -37,7 +37,11 @@ pub struct ArraySchema {
     /// Whether a sparse array may hold several cells with the same coordinates.
     ///
     /// Versions: versions 5 and later. Where absent it reads as `false`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 5, false), parse_with = crate::format::io::read_bool, args("ArraySchema.allows_dups"))]
+    #[br(
+        if(version >= 5, false),
+        parse_with = crate::format::io::read_bool,
+        args("ArraySchema.allows_dups"),
+    )]
     #[bw(if((*version) >= 5), write_with = crate::format::io::write_bool)]
     pub allows_dups: bool,
     /// Dense or sparse.
@@ -71,8 +75,15 @@ pub struct ArraySchema {
     /// Pipeline of the validity tiles of nullable attributes. Absent before version 7 (an empty pipeline).
     ///
     /// Versions: versions 7 and later. `None` where absent. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 7), args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize())]
-    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(validity_filters.is_some(), (*version) >= 7), "ArraySchema.validity_filters is required when version >= 7"), args_raw = FilterPipelineBinWriteArgs::builder().version(*version).finalize())]
+    #[br(
+        if(version >= 7),
+        args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize(),
+    )]
+    #[bw(
+        if((*version) >= 7),
+        assert(crate::format::io::present_where_required(validity_filters.is_some(), (*version) >= 7), "ArraySchema.validity_filters is required when version >= 7"),
+        args_raw = FilterPipelineBinWriteArgs::builder().version(*version).finalize(),
+    )]
     pub validity_filters: Option<FilterPipeline>,
     /// The array's domain: its dimensions.
     ///
@@ -81,37 +92,69 @@ pub struct ArraySchema {
     #[bw(args_raw = DomainBinWriteArgs::builder().version(*version).finalize())]
     pub domain: Domain,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(attributes, "ArraySchema.n_attributes"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(attributes, "ArraySchema.n_attributes"),
+    )]
     n_attributes: u32,
     /// The attributes, in field-index order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_attributes` (u32): Number of attributes. A dense array needs at least one. Count: `n_attributes`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate::format::io::read_list, args(n_attributes as u64, u64::MAX, 17, "ArraySchema.attributes", AttributeBinReadArgs::builder().version(version).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_attributes as u64, u64::MAX, 17, "ArraySchema.attributes", AttributeBinReadArgs::builder().version(version).finalize()),
+    )]
     #[bw(args_raw = AttributeBinWriteArgs::builder().version(*version).finalize())]
     pub attributes: Vec<Attribute>,
     #[br(temp, if(version >= 18, 0))]
-    #[bw(if((*version) >= 18), try_calc = crate::format::io::checked_length::<u32, _>(labels, "ArraySchema.n_labels"))]
+    #[bw(
+        if((*version) >= 18),
+        try_calc = crate::format::io::checked_length::<u32, _>(labels, "ArraySchema.n_labels"),
+    )]
     n_labels: u32,
     /// The dimension labels.
     ///
     /// Versions: versions 18 and later. `None` where absent. Its length is stored before it in `n_labels` (u32): Number of dimension labels. Count: `n_labels`. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 18), parse_with = crate::format::io::read_list, args(n_labels as u64, u64::MAX, 28, "ArraySchema.labels", ()))]
-    #[bw(if((*version) >= 18), assert(crate::format::io::present_where_required(labels.is_some(), (*version) >= 18), "ArraySchema.labels is required when version >= 18"))]
+    #[br(
+        if(version >= 18),
+        parse_with = crate::format::io::read_list,
+        args(n_labels as u64, u64::MAX, 28, "ArraySchema.labels", ()),
+    )]
+    #[bw(
+        if((*version) >= 18),
+        assert(crate::format::io::present_where_required(labels.is_some(), (*version) >= 18), "ArraySchema.labels is required when version >= 18"),
+    )]
     pub labels: Option<Vec<DimensionLabel>>,
     #[br(temp, if(version >= 20, 0))]
-    #[bw(if((*version) >= 20), try_calc = crate::format::io::checked_length::<u32, _>(enumerations, "ArraySchema.n_enumerations"))]
+    #[bw(
+        if((*version) >= 20),
+        try_calc = crate::format::io::checked_length::<u32, _>(enumerations, "ArraySchema.n_enumerations"),
+    )]
     n_enumerations: u32,
     /// Name and file of every enumeration (TileDB writes them in hash-map order; the order carries no meaning).
     ///
     /// Versions: versions 20 and later. `None` where absent. Its length is stored before it in `n_enumerations` (u32): Number of enumerations. Count: `n_enumerations`. Source: `tiledb/sm/array_schema/array_schema_operations.cc`.
-    #[br(if(version >= 20), parse_with = crate::format::io::read_list, args(n_enumerations as u64, u64::MAX, 8, "ArraySchema.enumerations", ()))]
-    #[bw(if((*version) >= 20), assert(crate::format::io::present_where_required(enumerations.is_some(), (*version) >= 20), "ArraySchema.enumerations is required when version >= 20"))]
+    #[br(
+        if(version >= 20),
+        parse_with = crate::format::io::read_list,
+        args(n_enumerations as u64, u64::MAX, 8, "ArraySchema.enumerations", ()),
+    )]
+    #[bw(
+        if((*version) >= 20),
+        assert(crate::format::io::present_where_required(enumerations.is_some(), (*version) >= 20), "ArraySchema.enumerations is required when version >= 20"),
+    )]
     pub enumerations: Option<Vec<EnumerationRef>>,
     /// The array's current domain, a CurrentDomain (its bytes run to the end of the schema). Absent before version 22 (an empty current domain).
     ///
     /// Versions: versions 22 and later. `None` where absent. Runs to the end of the enclosing structure. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(if(version >= 22), parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "ArraySchema.current_domain", ()))]
-    #[bw(if((*version) >= 22), assert(crate::format::io::present_where_required(current_domain.is_some(), (*version) >= 22), "ArraySchema.current_domain is required when version >= 22"))]
+    #[br(
+        if(version >= 22),
+        parse_with = crate::format::io::read_until_eof,
+        args(u64::MAX, 1, "ArraySchema.current_domain", ()),
+    )]
+    #[bw(
+        if((*version) >= 22),
+        assert(crate::format::io::present_where_required(current_domain.is_some(), (*version) >= 22), "ArraySchema.current_domain is required when version >= 22"),
+    )]
     pub current_domain: Option<Vec<u8>>,
 }
 
@@ -125,7 +168,7 @@ impl ArraySchema {
 /// Source: `format_spec/array_schema.md#domain`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
+/// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -134,7 +177,10 @@ pub struct Domain {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/array_schema.md#domain`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5), assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "Domain.datatype is required when version < 5"))]
+    #[bw(
+        if(version < 5),
+        assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "Domain.datatype is required when version < 5"),
+    )]
     pub datatype: Option<Datatype>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(dimensions, "Domain.n_dimensions"))]
@@ -142,8 +188,13 @@ pub struct Domain {
     /// The dimensions, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_dimensions` (u32): Number of dimensions. Count: `n_dimensions`. Source: `format_spec/array_schema.md#domain`.
-    #[br(parse_with = crate::format::io::read_list, args(n_dimensions as u64, u64::MAX, 5, "Domain.dimensions", DimensionBinReadArgs::builder().version(version).domain_datatype(datatype).finalize()))]
-    #[bw(args_raw = DimensionBinWriteArgs::builder().version(version).domain_datatype(*datatype).finalize())]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_dimensions as u64, u64::MAX, 5, "Domain.dimensions", DimensionBinReadArgs::builder().version(version).domain_datatype(datatype).finalize()),
+    )]
+    #[bw(
+        args_raw = DimensionBinWriteArgs::builder().version(version).domain_datatype(*datatype).finalize(),
+    )]
     pub dimensions: Vec<Dimension>,
 }
 
@@ -157,8 +208,8 @@ impl Domain {
 /// Source: `format_spec/array_schema.md#dimension`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
-/// - `domain_datatype` (Option<Datatype>): before version 5, the domain's shared datatype
+/// - `version` (`u32`): format version of the enclosing schema
+/// - `domain_datatype` (`Option<Datatype>`): before version 5, the domain's shared datatype
 #[binrw]
 #[brw(little, import { version: u32, domain_datatype: Option<Datatype> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -169,7 +220,10 @@ pub struct Dimension {
     /// The dimension name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the dimension name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Dimension.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len as u64, u64::MAX, "Dimension.name"),
+    )]
     pub name: Vec<u8>,
     /// Datatype of the coordinates. Before version 5, the domain's datatype.
     ///
@@ -186,16 +240,29 @@ pub struct Dimension {
     /// Pipeline of this dimension's coordinate tiles. When empty (and before version 5), the schema's coords_filters apply.
     ///
     /// Versions: versions 5 and later. `None` where absent. Source: `tiledb/sm/array_schema/dimension.cc`.
-    #[br(if(version >= 5), args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize())]
-    #[bw(if(version >= 5), assert(crate::format::io::present_where_required(filters.is_some(), version >= 5), "Dimension.filters is required when version >= 5"), args_raw = FilterPipelineBinWriteArgs::builder().version(version).finalize())]
+    #[br(
+        if(version >= 5),
+        args_raw = FilterPipelineBinReadArgs::builder().version(version).finalize(),
+    )]
+    #[bw(
+        if(version >= 5),
+        assert(crate::format::io::present_where_required(filters.is_some(), version >= 5), "Dimension.filters is required when version >= 5"),
+        args_raw = FilterPipelineBinWriteArgs::builder().version(version).finalize(),
+    )]
     pub filters: Option<FilterPipeline>,
     #[br(temp, if(version >= 5, 2u64.saturating_mul(datatype.size())))]
-    #[bw(if(version >= 5), try_calc = crate::format::io::checked_length::<u64, _>(domain, "Dimension.domain_size"))]
+    #[bw(
+        if(version >= 5),
+        try_calc = crate::format::io::checked_length::<u64, _>(domain, "Dimension.domain_size"),
+    )]
     domain_size: u64,
     /// The domain: the minimum then the maximum coordinate, inclusive.
     ///
     /// Versions: all versions. Its length is stored before it in `domain_size` (u64): Number of bytes of the domain: twice the coordinate size, or 0 for a var-sized dimension (which has no domain). Before version 5, always twice the size of the domain datatype. Size: `domain_size` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(parse_with = crate::format::io::read_bytes, args(domain_size, u64::MAX, "Dimension.domain"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(domain_size, u64::MAX, "Dimension.domain"),
+    )]
     pub domain: Vec<u8>,
     /// 1 when the dimension has no tile extent (var-sized dimensions, some sparse arrays); 0 when the extent follows. TileDB treats any non-zero value as 'no extent'.
     ///
@@ -204,8 +271,15 @@ pub struct Dimension {
     /// The space tile extent, one coordinate. A dense array whose extent was left unset gets the whole domain range at creation.
     ///
     /// Versions: all versions. Present only when `null_extent == 0`. `None` where absent. Size: `datatype.size()` bytes. Source: `format_spec/array_schema.md#dimension`.
-    #[br(if(null_extent == 0), parse_with = crate::format::io::read_bytes, args(datatype.size(), u64::MAX, "Dimension.extent"))]
-    #[bw(if((*null_extent) == 0), assert(crate::format::io::present_where_required(extent.is_some(), (*null_extent) == 0), "Dimension.extent is required when null_extent == 0"))]
+    #[br(
+        if(null_extent == 0),
+        parse_with = crate::format::io::read_bytes,
+        args(datatype.size(), u64::MAX, "Dimension.extent"),
+    )]
+    #[bw(
+        if((*null_extent) == 0),
+        assert(crate::format::io::present_where_required(extent.is_some(), (*null_extent) == 0), "Dimension.extent is required when null_extent == 0"),
+    )]
     pub extent: Option<Vec<u8>>,
 }
 
@@ -219,7 +293,7 @@ impl Dimension {
 /// Source: `format_spec/array_schema.md#attribute`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema
+/// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -230,7 +304,10 @@ pub struct Attribute {
     /// The attribute name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the attribute name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#attribute`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Attribute.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len as u64, u64::MAX, "Attribute.name"),
+    )]
     pub name: Vec<u8>,
     /// Datatype of the values.
     ///
@@ -247,18 +324,32 @@ pub struct Attribute {
     #[bw(args_raw = FilterPipelineBinWriteArgs::builder().version(version).finalize())]
     pub filters: FilterPipeline,
     #[br(temp, if(version >= 6, 0))]
-    #[bw(if(version >= 6), try_calc = crate::format::io::checked_length::<u64, _>(fill, "Attribute.fill_size"))]
+    #[bw(
+        if(version >= 6),
+        try_calc = crate::format::io::checked_length::<u64, _>(fill, "Attribute.fill_size"),
+    )]
     fill_size: u64,
     /// Value of cells that were never written. Before version 6 it is the datatype's default fill value (one value for a var-sized attribute, cell_val_num values otherwise).
     ///
     /// Versions: versions 6 and later. `None` where absent. Its length is stored before it in `fill_size` (u64): Number of bytes of the fill value; never 0. Size: `fill_size` bytes. Source: `tiledb/sm/array_schema/attribute.cc`.
-    #[br(if(version >= 6), parse_with = crate::format::io::read_bytes, args(fill_size, u64::MAX, "Attribute.fill"))]
-    #[bw(if(version >= 6), assert(crate::format::io::present_where_required(fill.is_some(), version >= 6), "Attribute.fill is required when version >= 6"))]
+    #[br(
+        if(version >= 6),
+        parse_with = crate::format::io::read_bytes,
+        args(fill_size, u64::MAX, "Attribute.fill"),
+    )]
+    #[bw(
+        if(version >= 6),
+        assert(crate::format::io::present_where_required(fill.is_some(), version >= 6), "Attribute.fill is required when version >= 6"),
+    )]
     pub fill: Option<Vec<u8>>,
     /// Whether cells can be null (and a validity tile is stored).
     ///
     /// Versions: versions 7 and later. Where absent it reads as `false`. Source: `format_spec/array_schema.md#attribute`.
-    #[br(if(version >= 7, false), parse_with = crate::format::io::read_bool, args("Attribute.nullable"))]
+    #[br(
+        if(version >= 7, false),
+        parse_with = crate::format::io::read_bool,
+        args("Attribute.nullable"),
+    )]
     #[bw(if(version >= 7), write_with = crate::format::io::write_bool)]
     pub nullable: bool,
     /// Validity of the fill value: 0 = null, otherwise valid.
@@ -274,15 +365,25 @@ pub struct Attribute {
     #[bw(if(version >= 17))]
     pub order: DataOrder,
     #[br(temp, if(version >= 20, 0))]
-    #[bw(if(version >= 20), try_calc = crate::format::io::checked_length::<u32, _>(enumeration_name, "Attribute.enumeration_name_len"))]
+    #[bw(
+        if(version >= 20),
+        try_calc = crate::format::io::checked_length::<u32, _>(enumeration_name, "Attribute.enumeration_name_len"),
+    )]
     enumeration_name_len: u32,
     /// Name of the enumeration of the attribute's values (one of the schema's EnumerationRef names); empty for none.
     ///
     /// Versions: versions 20 and later. `None` where absent. Its length is stored before it in `enumeration_name_len` (u32): Number of bytes of the enumeration name; 0 when the attribute has no enumeration. Size: `enumeration_name_len` bytes. Source: `tiledb/sm/array_schema/attribute.cc`.
     ///
     /// Erratum (`enumeration_name_len`): The spec's attribute table ends at Order; tiledb/sm/array_schema/attribute.cc writes the enumeration name length and name from version 20.
-    #[br(if(version >= 20), parse_with = crate::format::io::read_bytes, args(enumeration_name_len as u64, u64::MAX, "Attribute.enumeration_name"))]
-    #[bw(if(version >= 20), assert(crate::format::io::present_where_required(enumeration_name.is_some(), version >= 20), "Attribute.enumeration_name is required when version >= 20"))]
+    #[br(
+        if(version >= 20),
+        parse_with = crate::format::io::read_bytes,
+        args(enumeration_name_len as u64, u64::MAX, "Attribute.enumeration_name"),
+    )]
+    #[bw(
+        if(version >= 20),
+        assert(crate::format::io::present_where_required(enumeration_name.is_some(), version >= 20), "Attribute.enumeration_name is required when version >= 20"),
+    )]
     pub enumeration_name: Option<Vec<u8>>,
 }
 
@@ -310,7 +411,10 @@ pub struct DimensionLabel {
     /// The label name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the label name. Size: `name_len` bytes. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "DimensionLabel.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len as u64, u64::MAX, "DimensionLabel.name"),
+    )]
     pub name: Vec<u8>,
     /// Whether the URI is relative to the array.
     ///
@@ -327,12 +431,17 @@ pub struct DimensionLabel {
     #[br(parse_with = crate::format::io::read_bytes, args(uri_len, u64::MAX, "DimensionLabel.uri"))]
     pub uri: Vec<u8>,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(label_attr_name, "DimensionLabel.label_attr_name_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(label_attr_name, "DimensionLabel.label_attr_name_len"),
+    )]
     label_attr_name_len: u32,
     /// Name of the attribute of the label array that holds the labels.
     ///
     /// Versions: all versions. Its length is stored before it in `label_attr_name_len` (u32): Number of bytes of the label attribute name. Size: `label_attr_name_len` bytes. Source: `tiledb/sm/array_schema/dimension_label.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(label_attr_name_len as u64, u64::MAX, "DimensionLabel.label_attr_name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(label_attr_name_len as u64, u64::MAX, "DimensionLabel.label_attr_name"),
+    )]
     pub label_attr_name: Vec<u8>,
     /// Order of the label values (increasing or decreasing).
     ///
@@ -372,7 +481,10 @@ pub struct EnumerationRef {
     /// The enumeration name, referenced by attributes.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the enumeration name. Size: `name_len` bytes. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "EnumerationRef.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len as u64, u64::MAX, "EnumerationRef.name"),
+    )]
     pub name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(path, "EnumerationRef.path_len"))]
@@ -380,7 +492,10 @@ pub struct EnumerationRef {
     /// The enumeration's file name in __schema/__enumerations/ (`__<label>_0`).
     ///
     /// Versions: all versions. Its length is stored before it in `path_len` (u32): Number of bytes of the file name. Size: `path_len` bytes. Source: `format_spec/array_schema.md#array-schema-file`.
-    #[br(parse_with = crate::format::io::read_bytes, args(path_len as u64, u64::MAX, "EnumerationRef.path"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(path_len as u64, u64::MAX, "EnumerationRef.path"),
+    )]
     pub path: Vec<u8>,
 }
 
@@ -396,7 +511,7 @@ impl EnumerationRef {
 /// Erratum: format_spec/array_schema.md#current-domain says the current version is 1; tiledb/sm/misc/constants.cc has current_domain_version = 0, which is what TileDB writes, and it rejects anything newer.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): the shape of every dimension of the schema's domain
+/// - `dims` (`[DimensionShape]`): the shape of every dimension of the schema's domain
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -414,13 +529,20 @@ pub struct CurrentDomain {
     ///
     /// Versions: all versions. Present only when `!empty`. `None` where absent. Source: `tiledb/sm/array_schema/current_domain.cc`.
     #[br(if(!empty))]
-    #[bw(if(!(*empty)), assert(crate::format::io::present_where_required(domain_type.is_some(), !(*empty)), "CurrentDomain.domain_type is required when !empty"))]
+    #[bw(
+        if(!(*empty)),
+        assert(crate::format::io::present_where_required(domain_type.is_some(), !(*empty)), "CurrentDomain.domain_type is required when !empty"),
+    )]
     pub domain_type: Option<CurrentDomainType>,
     /// The current domain as one range per dimension (the only type, NDRECTANGLE).
     ///
     /// Versions: all versions. Present only when `!empty`. `None` where absent. Source: `tiledb/sm/array_schema/current_domain.cc`.
     #[br(if(!empty), args_raw = NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize())]
-    #[bw(if(!(*empty)), assert(crate::format::io::present_where_required(ndrectangle.is_some(), !(*empty)), "CurrentDomain.ndrectangle is required when !empty"), args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
+    #[bw(
+        if(!(*empty)),
+        assert(crate::format::io::present_where_required(ndrectangle.is_some(), !(*empty)), "CurrentDomain.ndrectangle is required when !empty"),
+        args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize(),
+    )]
     pub ndrectangle: Option<NDRectangle>,
 }
 
@@ -434,7 +556,7 @@ impl CurrentDomain {
 /// Source: `tiledb/sm/array_schema/ndrectangle.cc`.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): the shape of every dimension
+/// - `dims` (`[DimensionShape]`): the shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -442,8 +564,14 @@ pub struct NDRectangle {
     /// One inclusive range per dimension.
     ///
     /// Versions: all versions. One element per entry of `dims`. Source: `tiledb/sm/array_schema/ndrectangle.cc`.
-    #[br(parse_with = crate::format::io::read_each, args(dims.iter().map(|dim| RangeBinReadArgs::builder().dim(dim.clone()).finalize()), 1, "NDRectangle.ranges"))]
-    #[bw(write_with = crate::format::io::write_each, args(dims.iter().map(|dim| RangeBinWriteArgs::builder().dim(dim.clone()).finalize())))]
+    #[br(
+        parse_with = crate::format::io::read_each,
+        args(dims.iter().map(|dim| RangeBinReadArgs::builder().dim(dim.clone()).finalize()), 1, "NDRectangle.ranges"),
+    )]
+    #[bw(
+        write_with = crate::format::io::write_each,
+        args(dims.iter().map(|dim| RangeBinWriteArgs::builder().dim(dim.clone()).finalize())),
+    )]
     pub ranges: Vec<Range>,
 }
 
@@ -457,13 +585,16 @@ impl NDRectangle {
 /// Source: `format_spec/fragment.md#mbr`.
 ///
 /// Read and written with these arguments:
-/// - `dim` (DimensionShape): the dimension the range belongs to
+/// - `dim` (`DimensionShape`): the dimension the range belongs to
 #[binrw]
 #[brw(little, import { dim: DimensionShape })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Range {
     #[br(temp, if(dim.var, 2u64.saturating_mul(dim.coord_size)))]
-    #[bw(if(dim.var), try_calc = crate::format::io::checked_length::<u64, _>(data, "Range.range_size"))]
+    #[bw(
+        if(dim.var),
+        try_calc = crate::format::io::checked_length::<u64, _>(data, "Range.range_size"),
+    )]
     range_size: u64,
     /// Var dimensions only: bytes of the start; the end takes the rest.
     ///

@@ -46,7 +46,10 @@ pub struct UpdateCommit {
     /// The new values, one per field to update.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of update values. Count: `n_values`. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate::format::io::read_list, args(n_values, u64::MAX, 16, "UpdateCommit.values", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_values, u64::MAX, 16, "UpdateCommit.values", ()),
+    )]
     pub values: Vec<UpdateValue>,
 }
 
@@ -63,12 +66,17 @@ impl UpdateCommit {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct UpdateValue {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(field_name, "UpdateValue.field_name_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(field_name, "UpdateValue.field_name_len"),
+    )]
     field_name_len: u64,
     /// The field to update.
     ///
     /// Versions: all versions. Its length is stored before it in `field_name_len` (u64): Number of bytes of the field name. Size: `field_name_len` bytes. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate::format::io::read_bytes, args(field_name_len, u64::MAX, "UpdateValue.field_name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(field_name_len, u64::MAX, "UpdateValue.field_name"),
+    )]
     pub field_name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(value, "UpdateValue.value_size"))]
@@ -76,7 +84,10 @@ pub struct UpdateValue {
     /// The new value.
     ///
     /// Versions: all versions. Its length is stored before it in `value_size` (u64): Number of bytes of the value. Size: `value_size` bytes. Source: `format_spec/update_commit_file.md`.
-    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "UpdateValue.value"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(value_size, u64::MAX, "UpdateValue.value"),
+    )]
     pub value: Vec<u8>,
 }
 
@@ -139,14 +150,19 @@ pub struct AstExpression {
     /// Versions: all versions. Source: `format_spec/delete_commit_file.md`.
     pub combination_op: CombinationOp,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(children, "AstExpression.n_children"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(children, "AstExpression.n_children"),
+    )]
     n_children: u64,
     /// The child nodes.
     ///
     /// Versions: all versions. Its length is stored before it in `n_children` (u64): Number of child nodes. Count: `n_children`. Source: `format_spec/delete_commit_file.md`.
     ///
-    /// Erratum (`n_children`): format_spec/update_commit_file.md types this as uint64_t[]; it is a single u64.
-    #[br(parse_with = crate::format::io::read_list, args(n_children, u64::MAX, 10, "AstExpression.children", ()))]
+    /// Erratum (`n_children`): format_spec/update_commit_file.md types this as uint64_t\[\]; it is a single u64.
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_children, u64::MAX, 10, "AstExpression.children", ()),
+    )]
     pub children: Vec<AstNode>,
 }
 
@@ -169,12 +185,17 @@ pub struct AstValue {
     /// Versions: all versions. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
     pub op: QueryConditionOp,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(field_name, "AstValue.field_name_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(field_name, "AstValue.field_name_len"),
+    )]
     field_name_len: u32,
     /// The attribute or dimension compared.
     ///
     /// Versions: all versions. Its length is stored before it in `field_name_len` (u32): Number of bytes of the field name. Size: `field_name_len` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(field_name_len as u64, u64::MAX, "AstValue.field_name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(field_name_len as u64, u64::MAX, "AstValue.field_name"),
+    )]
     pub field_name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(value, "AstValue.value_size"))]
@@ -185,13 +206,23 @@ pub struct AstValue {
     #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "AstValue.value"))]
     pub value: Vec<u8>,
     #[br(temp, if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn), 0))]
-    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), try_calc = crate::format::io::checked_length::<u64, _>(offsets, "AstValue.offsets_size"))]
+    #[bw(
+        if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)),
+        try_calc = crate::format::io::checked_length::<u64, _>(offsets, "AstValue.offsets_size"),
+    )]
     offsets_size: u64,
     /// IN/NOT_IN only: u64 byte offsets of each set member in `value`.
     ///
     /// Versions: all versions. Present only when `op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN`. `None` where absent. Its length is stored before it in `offsets_size` (u64): IN/NOT_IN only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/query/deletes_and_updates/serialization.cc`.
-    #[br(if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "AstValue.offsets"))]
-    #[bw(if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), assert(crate::format::io::present_where_required(offsets.is_some(), ((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), "AstValue.offsets is required when op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN"))]
+    #[br(
+        if((op == QueryConditionOp::In) || (op == QueryConditionOp::NotIn)),
+        parse_with = crate::format::io::read_bytes,
+        args(offsets_size, u64::MAX, "AstValue.offsets"),
+    )]
+    #[bw(
+        if(((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)),
+        assert(crate::format::io::present_where_required(offsets.is_some(), ((*op) == QueryConditionOp::In) || ((*op) == QueryConditionOp::NotIn)), "AstValue.offsets is required when op == QueryConditionOp::IN || op == QueryConditionOp::NOT_IN"),
+    )]
     pub offsets: Option<Vec<u8>>,
 }
 
@@ -212,17 +243,25 @@ impl AstValue {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ConsolidatedFragmentMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(entries, "ConsolidatedFragmentMetadata.n_fragments"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(entries, "ConsolidatedFragmentMetadata.n_fragments"),
+    )]
     n_fragments: u32,
     /// Name and footer offset of each fragment.
     ///
     /// Versions: all versions. Its length is stored before it in `n_fragments` (u32): Number of fragments. Count: `n_fragments`. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate::format::io::read_list, args(n_fragments as u64, u64::MAX, 16, "ConsolidatedFragmentMetadata.entries", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_fragments as u64, u64::MAX, 16, "ConsolidatedFragmentMetadata.entries", ()),
+    )]
     pub entries: Vec<ConsolidatedFragmentEntry>,
     /// The FragmentFooters of the fragments, concatenated in entry order, without footer length trailers. Each footer starts at its entry's offset.
     ///
     /// Versions: all versions. Runs to the end of the enclosing structure. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "ConsolidatedFragmentMetadata.footers", ()))]
+    #[br(
+        parse_with = crate::format::io::read_until_eof,
+        args(u64::MAX, 1, "ConsolidatedFragmentMetadata.footers", ()),
+    )]
     pub footers: Vec<u8>,
 }
 
@@ -239,12 +278,17 @@ impl ConsolidatedFragmentMetadata {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ConsolidatedFragmentEntry {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(name, "ConsolidatedFragmentEntry.name_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(name, "ConsolidatedFragmentEntry.name_len"),
+    )]
     name_len: u64,
     /// The fragment's directory name when the .meta file's version (in its name) is 9 or more; before, the fragment's absolute URI.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u64): Number of bytes of the fragment name. Size: `name_len` bytes. Source: `format_spec/consolidated_fragment_metadata_file.md`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len, u64::MAX, "ConsolidatedFragmentEntry.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len, u64::MAX, "ConsolidatedFragmentEntry.name"),
+    )]
     pub name: Vec<u8>,
     /// Offset of the fragment's footer from the start of the generic tile's payload (the `n_fragments` field).
     ///

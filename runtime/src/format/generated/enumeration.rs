@@ -25,7 +25,10 @@ pub struct Enumeration {
     /// The enumeration name.
     ///
     /// Versions: all versions. Its length is stored before it in `name_len` (u32): Number of bytes of the enumeration name. Size: `name_len` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(name_len as u64, u64::MAX, "Enumeration.name"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(name_len as u64, u64::MAX, "Enumeration.name"),
+    )]
     pub name: Vec<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(path, "Enumeration.path_len"))]
@@ -33,7 +36,10 @@ pub struct Enumeration {
     /// The file name of this enumeration in `__enumerations/`.
     ///
     /// Versions: all versions. Its length is stored before it in `path_len` (u32): Number of bytes of the path name. Size: `path_len` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(path_len as u64, u64::MAX, "Enumeration.path"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(path_len as u64, u64::MAX, "Enumeration.path"),
+    )]
     pub path: Vec<u8>,
     /// Datatype of the values.
     ///
@@ -43,7 +49,7 @@ pub struct Enumeration {
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/enumeration.cc`.
     pub cell_val_num: u32,
-    /// Whether the order of the values is meaningful (so that < and > compare positions).
+    /// Whether the order of the values is meaningful (so that \< and \> compare positions).
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/enumeration.cc`.
     #[br(parse_with = crate::format::io::read_bool, args("Enumeration.ordered"))]
@@ -58,13 +64,23 @@ pub struct Enumeration {
     #[br(parse_with = crate::format::io::read_bytes, args(data_size, u64::MAX, "Enumeration.data"))]
     pub data: Vec<u8>,
     #[br(temp, if(cell_val_num == 4294967295, 0))]
-    #[bw(if((*cell_val_num) == 4294967295), try_calc = crate::format::io::checked_length::<u64, _>(offsets, "Enumeration.offsets_size"))]
+    #[bw(
+        if((*cell_val_num) == 4294967295),
+        try_calc = crate::format::io::checked_length::<u64, _>(offsets, "Enumeration.offsets_size"),
+    )]
     offsets_size: u64,
     /// Var-sized entries only: the u64 byte offset of each value in `data`.
     ///
     /// Versions: all versions. Present only when `cell_val_num == 4294967295`. `None` where absent. Its length is stored before it in `offsets_size` (u64): Var-sized entries only: number of bytes of the offsets. Size: `offsets_size` bytes. Source: `tiledb/sm/array_schema/enumeration.cc`.
-    #[br(if(cell_val_num == 4294967295), parse_with = crate::format::io::read_bytes, args(offsets_size, u64::MAX, "Enumeration.offsets"))]
-    #[bw(if((*cell_val_num) == 4294967295), assert(crate::format::io::present_where_required(offsets.is_some(), (*cell_val_num) == 4294967295), "Enumeration.offsets is required when cell_val_num == 4294967295"))]
+    #[br(
+        if(cell_val_num == 4294967295),
+        parse_with = crate::format::io::read_bytes,
+        args(offsets_size, u64::MAX, "Enumeration.offsets"),
+    )]
+    #[bw(
+        if((*cell_val_num) == 4294967295),
+        assert(crate::format::io::present_where_required(offsets.is_some(), (*cell_val_num) == 4294967295), "Enumeration.offsets is required when cell_val_num == 4294967295"),
+    )]
     pub offsets: Option<Vec<u8>>,
 }
 

@@ -12,20 +12,30 @@ use binrw::binrw;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CompressionChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "CompressionChunkMetadata.n_md_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "CompressionChunkMetadata.n_md_parts"),
+    )]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "CompressionChunkMetadata.n_data_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "CompressionChunkMetadata.n_data_parts"),
+    )]
     n_data_parts: u32,
     /// Sizes of each compressed metadata part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of metadata parts compressed (the earlier filters' metadata). Count: `n_md_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.md_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.md_parts", ()),
+    )]
     pub md_parts: Vec<CompressedPart>,
     /// Sizes of each compressed data part.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of data parts compressed. Count: `n_data_parts`. Source: `format_spec/tile.md#compression-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.data_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_parts as u64, u64::MAX, 8, "CompressionChunkMetadata.data_parts", ()),
+    )]
     pub data_parts: Vec<CompressedPart>,
 }
 
@@ -61,27 +71,37 @@ impl CompressedPart {
 /// Source: `format_spec/tile.md#checksum-filters`.
 ///
 /// Read and written with these arguments:
-/// - `digest_len` (u64): 16 for MD5, 32 for SHA-256
+/// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChecksumChunkMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_checksums, "ChecksumChunkMetadata.n_md_checksums"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_checksums, "ChecksumChunkMetadata.n_md_checksums"),
+    )]
     n_md_checksums: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_checksums, "ChecksumChunkMetadata.n_data_checksums"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_checksums, "ChecksumChunkMetadata.n_data_checksums"),
+    )]
     n_data_checksums: u32,
     /// Checksums of the metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_checksums` (u32): Number of checksums of metadata parts. Count: `n_md_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.md_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.md_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()),
+    )]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub md_checksums: Vec<Checksum>,
     /// Checksums of the data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_checksums` (u32): Number of checksums of data parts. Count: `n_data_checksums`. Source: `format_spec/tile.md#checksum-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.data_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_checksums as u64, u64::MAX, 8, "ChecksumChunkMetadata.data_checksums", ChecksumBinReadArgs::builder().digest_len(digest_len).finalize()),
+    )]
     #[bw(args_raw = ChecksumBinWriteArgs::builder().digest_len(digest_len).finalize())]
     pub data_checksums: Vec<Checksum>,
 }
@@ -96,7 +116,7 @@ impl ChecksumChunkMetadata {
 /// Source: `format_spec/tile.md#checksum-filters`.
 ///
 /// Read and written with these arguments:
-/// - `digest_len` (u64): 16 for MD5, 32 for SHA-256
+/// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -127,12 +147,17 @@ impl Checksum {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PartSizesMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(part_sizes, "PartSizesMetadata.n_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(part_sizes, "PartSizesMetadata.n_parts"),
+    )]
     n_parts: u32,
     /// Bytes of each data part, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_parts` (u32): Number of data parts. Count: `n_parts`. Source: `format_spec/tile.md#byteshuffle-filter`.
-    #[br(parse_with = crate::format::io::read_numbers, args(n_parts as u64, u64::MAX, "PartSizesMetadata.part_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(n_parts as u64, u64::MAX, "PartSizesMetadata.part_sizes"),
+    )]
     pub part_sizes: Vec<u32>,
 }
 
@@ -146,7 +171,7 @@ impl PartSizesMetadata {
 /// Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values the filter sees (2, 4 or 8)
+/// - `value_size` (`u64`): size in bytes of the values the filter sees (2, 4 or 8)
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -156,12 +181,17 @@ pub struct BitWidthReductionMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
     pub orig_len: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "BitWidthReductionMetadata.n_windows"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(windows, "BitWidthReductionMetadata.n_windows"),
+    )]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 5, "BitWidthReductionMetadata.windows", BitWidthWindowBinReadArgs::builder().value_size(value_size).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_windows as u64, u64::MAX, 5, "BitWidthReductionMetadata.windows", BitWidthWindowBinReadArgs::builder().value_size(value_size).finalize()),
+    )]
     #[bw(args_raw = BitWidthWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<BitWidthWindow>,
 }
@@ -178,7 +208,7 @@ impl BitWidthReductionMetadata {
 /// Erratum: format_spec/tile.md#bit-width-reduction-filter describes the window length as the bytes of output window data; the code writes the bytes of the window's input (unreduced) values. The stored data of a reduced window is (window_bytes / value_size) values of `bits` bits.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values
+/// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -186,7 +216,10 @@ pub struct BitWidthWindow {
     /// The window's minimum, a value of the input type, subtracted from every value of the window.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "BitWidthWindow.offset"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(value_size, u64::MAX, "BitWidthWindow.offset"),
+    )]
     pub offset: Vec<u8>,
     /// Width of the stored values: 8, 16, 32 or 64. When it is not less than the input width, or the window is not a whole number of values, the window is stored raw.
     ///
@@ -208,18 +241,23 @@ impl BitWidthWindow {
 /// Source: `tiledb/sm/filter/positive_delta_filter.cc`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values the filter sees
+/// - `value_size` (`u64`): size in bytes of the values the filter sees
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PositiveDeltaMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(windows, "PositiveDeltaMetadata.n_windows"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(windows, "PositiveDeltaMetadata.n_windows"),
+    )]
     n_windows: u32,
     /// The windows, in order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_windows` (u32): Number of windows over all parts. Count: `n_windows`. Source: `tiledb/sm/filter/positive_delta_filter.cc`.
-    #[br(parse_with = crate::format::io::read_list, args(n_windows as u64, u64::MAX, 4, "PositiveDeltaMetadata.windows", PositiveDeltaWindowBinReadArgs::builder().value_size(value_size).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_windows as u64, u64::MAX, 4, "PositiveDeltaMetadata.windows", PositiveDeltaWindowBinReadArgs::builder().value_size(value_size).finalize()),
+    )]
     #[bw(args_raw = PositiveDeltaWindowBinWriteArgs::builder().value_size(value_size).finalize())]
     pub windows: Vec<PositiveDeltaWindow>,
 }
@@ -234,7 +272,7 @@ impl PositiveDeltaMetadata {
 /// Source: `format_spec/tile.md#positive-delta-encoding-filter`.
 ///
 /// Read and written with these arguments:
-/// - `value_size` (u64): size in bytes of the values
+/// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -242,7 +280,10 @@ pub struct PositiveDeltaWindow {
     /// The window's first value, from which the deltas start.
     ///
     /// Versions: all versions. Size: `value_size` bytes. Source: `format_spec/tile.md#positive-delta-encoding-filter`.
-    #[br(parse_with = crate::format::io::read_bytes, args(value_size, u64::MAX, "PositiveDeltaWindow.first"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(value_size, u64::MAX, "PositiveDeltaWindow.first"),
+    )]
     pub first: Vec<u8>,
     /// Bytes of the window (input and output have the same size).
     ///
@@ -263,20 +304,30 @@ impl PositiveDeltaWindow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Aes256GcmMetadata {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "Aes256GcmMetadata.n_md_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(md_parts, "Aes256GcmMetadata.n_md_parts"),
+    )]
     n_md_parts: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "Aes256GcmMetadata.n_data_parts"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(data_parts, "Aes256GcmMetadata.n_data_parts"),
+    )]
     n_data_parts: u32,
     /// The metadata parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_md_parts` (u32): Number of encrypted metadata parts. Count: `n_md_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_md_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.md_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_md_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.md_parts", ()),
+    )]
     pub md_parts: Vec<AesPart>,
     /// The data parts.
     ///
     /// Versions: all versions. Its length is stored before it in `n_data_parts` (u32): Number of encrypted data parts. Count: `n_data_parts`. Source: `format_spec/tile.md#encryption-filters`.
-    #[br(parse_with = crate::format::io::read_list, args(n_data_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.data_parts", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_data_parts as u64, u64::MAX, 36, "Aes256GcmMetadata.data_parts", ()),
+    )]
     pub data_parts: Vec<AesPart>,
 }
 
@@ -317,7 +368,7 @@ impl AesPart {
     pub const MIN_SIZE: u64 = 36;
 }
 
-/// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x[i] − x[i−1]) − (x[i−1] − x[i−2]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
+/// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x\[i\] − x\[i−1\]) − (x\[i−1\] − x\[i−2\]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
 ///
 /// Source: `format_spec/filters/double_delta.md`.
 #[binrw]
@@ -403,7 +454,7 @@ impl VarStringRleMetadata {
 ///
 /// Source: `tiledb/sm/filter/compression_filter.cc`.
 ///
-/// Erratum: format_spec/filters/dictionary_encoding.md gives the metadata as [id width | string length width | dictionary] with the dictionary starting with a string count, and sizes ids by the number of distinct strings. In tiledb/sm/filter/compression_filter.cc the metadata starts with the five u32 of every var-string compression (0, 1, input, output and offsets sizes), the dictionary is preceded by its byte size (u32, little-endian) and has no string count, and the id width is sized by the number of cells.
+/// Erratum: format_spec/filters/dictionary_encoding.md gives the metadata as \[id width | string length width | dictionary\] with the dictionary starting with a string count, and sizes ids by the number of distinct strings. In tiledb/sm/filter/compression_filter.cc the metadata starts with the five u32 of every var-string compression (0, 1, input, output and offsets sizes), the dictionary is preceded by its byte size (u32, little-endian) and has no string count, and the id width is sized by the number of cells.
 #[binrw]
 #[brw(little)]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -435,12 +486,17 @@ pub struct VarStringDictionaryMetadata {
     /// Versions: all versions. Source: `tiledb/sm/filter/compression_filter.cc`.
     pub str_len_width: u8,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(dict, "VarStringDictionaryMetadata.dict_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(dict, "VarStringDictionaryMetadata.dict_len"),
+    )]
     dict_len: u32,
     /// The distinct strings in id order, each as a big-endian length (str_len_width bytes) and the string bytes.
     ///
     /// Versions: all versions. Its length is stored before it in `dict_len` (u32): Bytes of the serialized dictionary. Size: `dict_len` bytes. Source: `tiledb/sm/filter/compression_filter.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(dict_len as u64, u64::MAX, "VarStringDictionaryMetadata.dict"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(dict_len as u64, u64::MAX, "VarStringDictionaryMetadata.dict"),
+    )]
     pub dict: Vec<u8>,
 }
 

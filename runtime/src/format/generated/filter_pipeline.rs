@@ -10,7 +10,7 @@ use super::enums::{Compressor, Datatype, FilterType, WebpFormat};
 /// Source: `format_spec/filter_pipeline.md#main-structure`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema or generic tile header
+/// - `version` (`u32`): format version of the enclosing schema or generic tile header
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -20,12 +20,17 @@ pub struct FilterPipeline {
     /// Versions: all versions. Source: `tiledb/sm/filter/filter_pipeline.cc`.
     pub max_chunk_size: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(filters, "FilterPipeline.n_filters"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u32, _>(filters, "FilterPipeline.n_filters"),
+    )]
     n_filters: u32,
     /// The filters, first applied first when writing.
     ///
     /// Versions: all versions. Its length is stored before it in `n_filters` (u32): Number of filters in the pipeline. Count: `n_filters`. Source: `format_spec/filter_pipeline.md#main-structure`.
-    #[br(parse_with = crate::format::io::read_list, args(n_filters as u64, u64::MAX, 5, "FilterPipeline.filters", FilterBinReadArgs::builder().version(version).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_filters as u64, u64::MAX, 5, "FilterPipeline.filters", FilterBinReadArgs::builder().version(version).finalize()),
+    )]
     #[bw(args_raw = FilterBinWriteArgs::builder().version(version).finalize())]
     pub filters: Vec<Filter>,
 }
@@ -40,7 +45,7 @@ impl FilterPipeline {
 /// Source: `format_spec/filter_pipeline.md#filter`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing schema or generic tile header
+/// - `version` (`u32`): format version of the enclosing schema or generic tile header
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -50,13 +55,19 @@ pub struct Filter {
     /// Versions: all versions. Source: `tiledb/sm/filter/filter_create.cc`.
     pub filter_type: FilterType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(options, size_sink, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize())), "Filter.options_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(options, size_sink, binrw::Endian::Little, FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize())), "Filter.options_len"),
+    )]
     options_len: u32,
     /// The filter's options, laid out according to its type. NONE, BITSHUFFLE, BYTESHUFFLE, CHECKSUM_MD5, CHECKSUM_SHA256, XOR and AES_256_GCM have none.
     ///
     /// Versions: all versions. Its size in bytes is stored before it in `options_len` (u32): Number of bytes of the options. TileDB checks only that this many bytes remain, then parses the options by filter type. Source: `tiledb/sm/filter/filter_create.cc`.
-    #[br(args_raw = FilterOptionsBinReadArgs::builder().switch_selector(filter_type).version(version).finalize())]
-    #[bw(args_raw = FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize())]
+    #[br(
+        args_raw = FilterOptionsBinReadArgs::builder().switch_selector(filter_type).version(version).finalize(),
+    )]
+    #[bw(
+        args_raw = FilterOptionsBinWriteArgs::builder().switch_selector(*filter_type).version(version).finalize(),
+    )]
     pub options: FilterOptions,
 }
 
@@ -71,7 +82,9 @@ impl Filter {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum FilterOptions {
     /// When the selector is GZIP, ZSTD, LZ4, RLE, BZIP2, DICTIONARY.
-    #[br(pre_assert(matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary)))]
+    #[br(
+        pre_assert(matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary)),
+    )]
     CompressionOptions(#[br(args_raw = CompressionOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = CompressionOptionsBinWriteArgs::builder().version(version).finalize())] CompressionOptions),
     /// When the selector is DOUBLE_DELTA.
     #[br(pre_assert(matches!(switch_selector, FilterType::DoubleDelta)))]
@@ -80,7 +93,9 @@ pub enum FilterOptions {
     #[br(pre_assert(matches!(switch_selector, FilterType::BitWidthReduction)))]
     BitWidthReductionOptions(
         #[br(args_raw = BitWidthReductionOptionsBinReadArgs::builder().version(version).finalize())]
-        #[bw(args_raw = BitWidthReductionOptionsBinWriteArgs::builder().version(version).finalize())]
+        #[bw(
+            args_raw = BitWidthReductionOptionsBinWriteArgs::builder().version(version).finalize(),
+        )]
         BitWidthReductionOptions,
     ),
     /// When the selector is POSITIVE_DELTA.
@@ -103,7 +118,9 @@ pub enum FilterOptions {
     #[br(pre_assert(matches!(switch_selector, FilterType::Delta)))]
     DeltaOptions(#[br(args_raw = DeltaOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = DeltaOptionsBinWriteArgs::builder().version(version).finalize())] DeltaOptions),
     /// For every other selector.
-    #[br(pre_assert(!matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)))]
+    #[br(
+        pre_assert(!matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)),
+    )]
     NoOptions(#[br(args_raw = NoOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = NoOptionsBinWriteArgs::builder().version(version).finalize())] NoOptions),
 }
 
@@ -117,7 +134,7 @@ impl FilterOptions {
 /// Source: `format_spec/filter_pipeline.md#other-filter-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -134,7 +151,7 @@ impl NoOptions {
 /// Erratum: The spec does not mention value 17; in the code it is FILTER_DEPRECATED and deserialization fails with 'unknown type'.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -149,7 +166,7 @@ impl RejectedOptions {
 /// Source: `format_spec/filter_pipeline.md#main-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -176,7 +193,7 @@ impl CompressionOptions {
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline
+/// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -207,7 +224,7 @@ impl DeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#delta-compressor-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline
+/// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -238,7 +255,7 @@ impl DoubleDeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#bit-width-reduction-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -259,7 +276,7 @@ impl BitWidthReductionOptions {
 /// Source: `format_spec/filter_pipeline.md#positive-delta-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -280,7 +297,7 @@ impl PositiveDeltaOptions {
 /// Source: `format_spec/filter_pipeline.md#float-scale-filter-reduction-options`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -311,7 +328,7 @@ impl ScaleFloatOptions {
 /// Erratum: format_spec/filter_pipeline.md does not describe the WebP options at all, and format_spec/filters/webp.md gives the filter id as 17; the id is 18 (17 is FILTER_DEPRECATED).
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the enclosing pipeline (unused)
+/// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -19,13 +19,23 @@ pub struct FragmentFooterHead {
     /// Versions: all versions. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
     pub version: u32,
     #[br(temp, if(version >= 10, 0))]
-    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooterHead.schema_name_len"))]
+    #[bw(
+        if((*version) >= 10),
+        try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooterHead.schema_name_len"),
+    )]
     schema_name_len: u64,
     /// File name (in __schema/) of the schema the fragment was written with.
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `tiledb/sm/fragment/fragment_metadata.cc`.
-    #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooterHead.schema_name"))]
-    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooterHead.schema_name is required when version >= 10"))]
+    #[br(
+        if(version >= 10),
+        parse_with = crate::format::io::read_bytes,
+        args(schema_name_len, u64::MAX, "FragmentFooterHead.schema_name"),
+    )]
+    #[bw(
+        if((*version) >= 10),
+        assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooterHead.schema_name is required when version >= 10"),
+    )]
     pub schema_name: Option<Vec<u8>>,
 }
 
@@ -41,8 +51,8 @@ impl FragmentFooterHead {
 /// Erratum: The spec does not mark the tile min/max/sum/null-count offsets as new in version 11 nor the fragment min/max/sum/null-count offset as new in version 12; tiledb/sm/fragment/fragment_metadata.cc (load_generic_tile_offsets_*) reads the former from 11 and the latter from 12 (TileDB 2.7, the version-11 writer, did not write it; later libraries writing version 11 do). The spec also omits that for versions 3 and 4 the per-field arrays have A+1 (file sizes, tile offsets) or A (var sizes, var offsets) entries.
 ///
 /// Read and written with these arguments:
-/// - `num_attributes` (u64): A: number of attributes of the fragment's schema
-/// - `dims` ([DimensionShape]): shape of every dimension of the fragment's schema; before version 5 every dimension is fixed-sized
+/// - `num_attributes` (`u64`): A: number of attributes of the fragment's schema
+/// - `dims` (`[DimensionShape]`): shape of every dimension of the fragment's schema; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -52,13 +62,23 @@ pub struct FragmentFooter {
     /// Versions: all versions. Source: `format_spec/fragment.md#footer`.
     pub version: u32,
     #[br(temp, if(version >= 10, 0))]
-    #[bw(if((*version) >= 10), try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooter.schema_name_len"))]
+    #[bw(
+        if((*version) >= 10),
+        try_calc = crate::format::io::checked_length::<u64, _>(schema_name, "FragmentFooter.schema_name_len"),
+    )]
     schema_name_len: u64,
     /// File name (in __schema/) of the schema the fragment was written with. Before version 10 the schema is `__array_schema.tdb`.
     ///
     /// Versions: versions 10 and later. `None` where absent. Its length is stored before it in `schema_name_len` (u64): Number of bytes of the schema name; never 0. Size: `schema_name_len` bytes. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 10), parse_with = crate::format::io::read_bytes, args(schema_name_len, u64::MAX, "FragmentFooter.schema_name"))]
-    #[bw(if((*version) >= 10), assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooter.schema_name is required when version >= 10"))]
+    #[br(
+        if(version >= 10),
+        parse_with = crate::format::io::read_bytes,
+        args(schema_name_len, u64::MAX, "FragmentFooter.schema_name"),
+    )]
+    #[bw(
+        if((*version) >= 10),
+        assert(crate::format::io::present_where_required(schema_name.is_some(), (*version) >= 10), "FragmentFooter.schema_name is required when version >= 10"),
+    )]
     pub schema_name: Option<Vec<u8>>,
     /// Whether the fragment is dense (written with a dense layout: no coordinates, tiles follow the space tiling).
     ///
@@ -89,30 +109,51 @@ pub struct FragmentFooter {
     /// Whether the fragment stores per-cell timestamps (field `t`, for fragments consolidated with timestamps).
     ///
     /// Versions: versions 14 and later. Where absent it reads as `false`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 14, false), parse_with = crate::format::io::read_bool, args("FragmentFooter.has_timestamps"))]
+    #[br(
+        if(version >= 14, false),
+        parse_with = crate::format::io::read_bool,
+        args("FragmentFooter.has_timestamps"),
+    )]
     #[bw(if((*version) >= 14), write_with = crate::format::io::write_bool)]
     pub has_timestamps: bool,
     /// Whether the fragment stores delete metadata (fields `dt` and `dci`).
     ///
     /// Versions: versions 15 and later. Where absent it reads as `false`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 15, false), parse_with = crate::format::io::read_bool, args("FragmentFooter.has_delete_meta"))]
+    #[br(
+        if(version >= 15, false),
+        parse_with = crate::format::io::read_bool,
+        args("FragmentFooter.has_delete_meta"),
+    )]
     #[bw(if((*version) >= 15), write_with = crate::format::io::write_bool)]
     pub has_delete_meta: bool,
     /// Size in bytes of each field's data file (for a var-sized field, its offsets file), per field index. They must be exact: the persisted size of a field's last tile is its file size minus the last tile offset.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.file_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.file_sizes"),
+    )]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each var-sized field's `_var` data file; 0 for fixed-sized fields.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.file_var_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.file_var_sizes"),
+    )]
     pub file_var_sizes: Vec<u64>,
     /// Size in bytes of each nullable field's `_validity` file; 0 otherwise.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.file_validity_sizes"))]
-    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(file_validity_sizes.is_some(), (*version) >= 7), "FragmentFooter.file_validity_sizes is required when version >= 7"))]
+    #[br(
+        if(version >= 7),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.file_validity_sizes"),
+    )]
+    #[bw(
+        if((*version) >= 7),
+        assert(crate::format::io::present_where_required(file_validity_sizes.is_some(), (*version) >= 7), "FragmentFooter.file_validity_sizes is required when version >= 7"),
+    )]
     pub file_validity_sizes: Option<Vec<u64>>,
     /// Offset in the file of the R-tree generic tile (0: it is the first).
     ///
@@ -121,47 +162,91 @@ pub struct FragmentFooter {
     /// Per field index, the offset of the generic tile holding its tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes + 1 }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.tile_offsets_offsets"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes.saturating_add(1) }, u64::MAX, "FragmentFooter.tile_offsets_offsets"),
+    )]
     pub tile_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile offsets.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_offsets_offsets"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_offsets_offsets"),
+    )]
     pub tile_var_offsets_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its var tile sizes.
     ///
     /// Versions: all versions. Count: `if version >= 5 { num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 }) } else { num_attributes }`. Source: `format_spec/fragment.md#footer`.
-    #[br(parse_with = crate::format::io::read_numbers, args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_sizes_offsets"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(if version >= 5 { num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }) } else { num_attributes }, u64::MAX, "FragmentFooter.tile_var_sizes_offsets"),
+    )]
     pub tile_var_sizes_offsets: Vec<u64>,
     /// Per field index, the offset of the generic tile holding its validity tile offsets.
     ///
     /// Versions: versions 7 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 7), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_validity_offsets_offsets"))]
-    #[bw(if((*version) >= 7), assert(crate::format::io::present_where_required(tile_validity_offsets_offsets.is_some(), (*version) >= 7), "FragmentFooter.tile_validity_offsets_offsets is required when version >= 7"))]
+    #[br(
+        if(version >= 7),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_validity_offsets_offsets"),
+    )]
+    #[bw(
+        if((*version) >= 7),
+        assert(crate::format::io::present_where_required(tile_validity_offsets_offsets.is_some(), (*version) >= 7), "FragmentFooter.tile_validity_offsets_offsets is required when version >= 7"),
+    )]
     pub tile_validity_offsets_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile minimums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_mins_offsets"))]
-    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_mins_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_mins_offsets is required when version >= 11"))]
+    #[br(
+        if(version >= 11),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_mins_offsets"),
+    )]
+    #[bw(
+        if((*version) >= 11),
+        assert(crate::format::io::present_where_required(tile_mins_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_mins_offsets is required when version >= 11"),
+    )]
     pub tile_mins_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile maximums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_maxes_offsets"))]
-    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_maxes_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_maxes_offsets is required when version >= 11"))]
+    #[br(
+        if(version >= 11),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_maxes_offsets"),
+    )]
+    #[bw(
+        if((*version) >= 11),
+        assert(crate::format::io::present_where_required(tile_maxes_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_maxes_offsets is required when version >= 11"),
+    )]
     pub tile_maxes_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile sums.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_sums_offsets"))]
-    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_sums_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_sums_offsets is required when version >= 11"))]
+    #[br(
+        if(version >= 11),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_sums_offsets"),
+    )]
+    #[bw(
+        if((*version) >= 11),
+        assert(crate::format::io::present_where_required(tile_sums_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_sums_offsets is required when version >= 11"),
+    )]
     pub tile_sums_offsets: Option<Vec<u64>>,
     /// Per field index, the offset of the generic tile holding its tile null counts.
     ///
     /// Versions: versions 11 and later. `None` where absent. Count: `num_attributes + 1 + dims.len() + (if has_timestamps { 1 } else { 0 }) + (if has_delete_meta { 2 } else { 0 })`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 11), parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_null_counts_offsets"))]
-    #[bw(if((*version) >= 11), assert(crate::format::io::present_where_required(tile_null_counts_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_null_counts_offsets is required when version >= 11"))]
+    #[br(
+        if(version >= 11),
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1).saturating_add(dims.len() as u64).saturating_add(if has_timestamps { 1 } else { 0 }).saturating_add(if has_delete_meta { 2 } else { 0 }), u64::MAX, "FragmentFooter.tile_null_counts_offsets"),
+    )]
+    #[bw(
+        if((*version) >= 11),
+        assert(crate::format::io::present_where_required(tile_null_counts_offsets.is_some(), (*version) >= 11), "FragmentFooter.tile_null_counts_offsets is required when version >= 11"),
+    )]
     pub tile_null_counts_offsets: Option<Vec<u64>>,
     /// Offset of the generic tile holding the fragment-wide min, max, sum and null count of every field.
     ///
@@ -169,22 +254,38 @@ pub struct FragmentFooter {
     ///
     /// Erratum: The spec marks the fragment min/max/sum/null count as new in version 11; TileDB reads its offset only from version 12 (TileDB 2.7, the version-11 writer, had no such tile).
     #[br(if(version >= 12))]
-    #[bw(if((*version) >= 12), assert(crate::format::io::present_where_required(fragment_mmsn_offset.is_some(), (*version) >= 12), "FragmentFooter.fragment_mmsn_offset is required when version >= 12"))]
+    #[bw(
+        if((*version) >= 12),
+        assert(crate::format::io::present_where_required(fragment_mmsn_offset.is_some(), (*version) >= 12), "FragmentFooter.fragment_mmsn_offset is required when version >= 12"),
+    )]
     pub fragment_mmsn_offset: Option<u64>,
     /// Offset of the generic tile holding the processed delete/update conditions.
     ///
     /// Versions: versions 16 and later. `None` where absent. Source: `format_spec/fragment.md#footer`.
     #[br(if(version >= 16))]
-    #[bw(if((*version) >= 16), assert(crate::format::io::present_where_required(processed_conditions_offset.is_some(), (*version) >= 16), "FragmentFooter.processed_conditions_offset is required when version >= 16"))]
+    #[bw(
+        if((*version) >= 16),
+        assert(crate::format::io::present_where_required(processed_conditions_offset.is_some(), (*version) >= 16), "FragmentFooter.processed_conditions_offset is required when version >= 16"),
+    )]
     pub processed_conditions_offset: Option<u64>,
     #[br(temp, if(version >= 23, 0))]
-    #[bw(if((*version) >= 23), try_calc = crate::format::io::checked_length::<u32, _>(sections, "FragmentFooter.n_sections"))]
+    #[bw(
+        if((*version) >= 23),
+        try_calc = crate::format::io::checked_length::<u32, _>(sections, "FragmentFooter.n_sections"),
+    )]
     n_sections: u32,
     /// Optional sections; a reader skips those whose id it does not know.
     ///
     /// Versions: versions 23 and later. `None` where absent. Its length is stored before it in `n_sections` (u32): Number of optional sections. Count: `n_sections`. Source: `format_spec/fragment.md#footer`.
-    #[br(if(version >= 23), parse_with = crate::format::io::read_list, args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()))]
-    #[bw(if((*version) >= 23), assert(crate::format::io::present_where_required(sections.is_some(), (*version) >= 23), "FragmentFooter.sections is required when version >= 23"))]
+    #[br(
+        if(version >= 23),
+        parse_with = crate::format::io::read_list,
+        args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()),
+    )]
+    #[bw(
+        if((*version) >= 23),
+        assert(crate::format::io::present_where_required(sections.is_some(), (*version) >= 23), "FragmentFooter.sections is required when version >= 23"),
+    )]
     pub sections: Option<Vec<FooterSection>>,
 }
 
@@ -210,7 +311,10 @@ pub struct FooterSection {
     /// The section data, interpreted according to `id`.
     ///
     /// Versions: all versions. Its length is stored before it in `data_size` (u32): Number of bytes of the section data. Size: `data_size` bytes. Source: `format_spec/fragment.md#optional-section`.
-    #[br(parse_with = crate::format::io::read_bytes, args(data_size as u64, u64::MAX, "FooterSection.data"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(data_size as u64, u64::MAX, "FooterSection.data"),
+    )]
     pub data: Vec<u8>,
 }
 
@@ -224,7 +328,7 @@ impl FooterSection {
 /// Source: `format_spec/fragment.md#tile-global-order`.
 ///
 /// Read and written with these arguments:
-/// - `num_dims` (u64): D: number of dimensions
+/// - `num_dims` (`u64`): D: number of dimensions
 #[binrw]
 #[brw(little, import { num_dims: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -232,12 +336,18 @@ pub struct GlobalOrderBoundsSection {
     /// Per dimension, the offset of the generic tile holding the global-order minimum (first coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate::format::io::read_numbers, args(num_dims, u64::MAX, "GlobalOrderBoundsSection.min_offsets"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(num_dims, u64::MAX, "GlobalOrderBoundsSection.min_offsets"),
+    )]
     pub min_offsets: Vec<u64>,
     /// Per dimension, the offset of the generic tile holding the global-order maximum (last coordinate) of each tile.
     ///
     /// Versions: all versions. Count: `num_dims`. Source: `format_spec/fragment.md#tile-global-order`.
-    #[br(parse_with = crate::format::io::read_numbers, args(num_dims, u64::MAX, "GlobalOrderBoundsSection.max_offsets"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(num_dims, u64::MAX, "GlobalOrderBoundsSection.max_offsets"),
+    )]
     pub max_offsets: Vec<u64>,
 }
 
@@ -273,8 +383,8 @@ impl FooterLength {
 /// Source: `format_spec/fragment.md#r-tree`.
 ///
 /// Read and written with these arguments:
-/// - `version` (u32): format version of the fragment
-/// - `dims` ([DimensionShape]): shape of every dimension; before version 5 every dimension is fixed-sized
+/// - `version` (`u32`): format version of the fragment
+/// - `dims` (`[DimensionShape]`): shape of every dimension; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { version: u32, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -283,7 +393,10 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5), assert(crate::format::io::present_where_required(dim_num.is_some(), version < 5), "RTree.dim_num is required when version < 5"))]
+    #[bw(
+        if(version < 5),
+        assert(crate::format::io::present_where_required(dim_num.is_some(), version < 5), "RTree.dim_num is required when version < 5"),
+    )]
     pub dim_num: Option<u32>,
     /// Maximum number of children of a node (TileDB uses 10).
     ///
@@ -293,7 +406,10 @@ pub struct RTree {
     ///
     /// Versions: versions before 5. `None` where absent. Source: `format_spec/fragment.md#r-tree`.
     #[br(if(version < 5))]
-    #[bw(if(version < 5), assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "RTree.datatype is required when version < 5"))]
+    #[bw(
+        if(version < 5),
+        assert(crate::format::io::present_where_required(datatype.is_some(), version < 5), "RTree.datatype is required when version < 5"),
+    )]
     pub datatype: Option<u8>,
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(levels, "RTree.n_levels"))]
@@ -301,7 +417,10 @@ pub struct RTree {
     /// The levels, root first; the last is the leaf level, one MBR per data tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_levels` (u32): Number of levels; 0 for a dense fragment. Count: `n_levels`. Source: `format_spec/fragment.md#r-tree`.
-    #[br(parse_with = crate::format::io::read_list, args(n_levels as u64, u64::MAX, 8, "RTree.levels", RTreeLevelBinReadArgs::builder().dims(dims.clone()).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_levels as u64, u64::MAX, 8, "RTree.levels", RTreeLevelBinReadArgs::builder().dims(dims.clone()).finalize()),
+    )]
     #[bw(args_raw = RTreeLevelBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub levels: Vec<RTreeLevel>,
 }
@@ -316,7 +435,7 @@ impl RTree {
 /// Source: `format_spec/fragment.md#r-tree`.
 ///
 /// Read and written with these arguments:
-/// - `dims` ([DimensionShape]): shape of every dimension
+/// - `dims` (`[DimensionShape]`): shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -327,7 +446,10 @@ pub struct RTreeLevel {
     /// The minimum bounding rectangles of the level's nodes.
     ///
     /// Versions: all versions. Its length is stored before it in `n_mbrs` (u64): Number of MBRs in the level. Count: `n_mbrs`. Source: `format_spec/fragment.md#r-tree`.
-    #[br(parse_with = crate::format::io::read_list, args(n_mbrs, u64::MAX, 1, "RTreeLevel.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_mbrs, u64::MAX, 1, "RTreeLevel.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()),
+    )]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub mbrs: Vec<NDRectangle>,
 }
@@ -352,7 +474,10 @@ pub struct TileOffsets {
     /// The values, one per tile in tile order.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#tile-offsets`.
-    #[br(parse_with = crate::format::io::read_numbers, args(n_values, u64::MAX, "TileOffsets.values"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(n_values, u64::MAX, "TileOffsets.values"),
+    )]
     pub values: Vec<u64>,
 }
 
@@ -405,7 +530,10 @@ pub struct TileMinMax {
     /// One value (fixed-sized field) or one u64 offset into `var` (var-sized field) per tile.
     ///
     /// Versions: all versions. Its length is stored before it in `fixed_size` (u64): Number of bytes of the fixed part. Size: `fixed_size` bytes. Source: `tiledb/sm/fragment/ondemand_fragment_metadata.cc`.
-    #[br(parse_with = crate::format::io::read_bytes, args(fixed_size, u64::MAX, "TileMinMax.fixed"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(fixed_size, u64::MAX, "TileMinMax.fixed"),
+    )]
     pub fixed: Vec<u8>,
     /// The values of a var-sized field, concatenated; empty for a fixed-sized field.
     ///
@@ -426,7 +554,7 @@ impl TileMinMax {
 /// Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
 ///
 /// Read and written with these arguments:
-/// - `num_fields` (u64): N: number of field slots of the fragment
+/// - `num_fields` (`u64`): N: number of field slots of the fragment
 #[binrw]
 #[brw(little, import { num_fields: u64 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -434,7 +562,10 @@ pub struct FragmentMmsn {
     /// One entry per field index.
     ///
     /// Versions: all versions. Count: `num_fields`. Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
-    #[br(parse_with = crate::format::io::read_list, args(num_fields, u64::MAX, 32, "FragmentMmsn.fields", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(num_fields, u64::MAX, 32, "FragmentMmsn.fields", ()),
+    )]
     pub fields: Vec<FieldMmsn>,
 }
 
@@ -491,12 +622,17 @@ impl FieldMmsn {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProcessedConditions {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(conditions, "ProcessedConditions.n_conditions"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(conditions, "ProcessedConditions.n_conditions"),
+    )]
     n_conditions: u64,
     /// The conditions.
     ///
     /// Versions: all versions. Its length is stored before it in `n_conditions` (u64): Number of processed conditions. Count: `n_conditions`. Source: `format_spec/fragment.md#tile-processed-conditions`.
-    #[br(parse_with = crate::format::io::read_list, args(n_conditions, u64::MAX, 8, "ProcessedConditions.conditions", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_conditions, u64::MAX, 8, "ProcessedConditions.conditions", ()),
+    )]
     pub conditions: Vec<ProcessedCondition>,
 }
 
@@ -513,12 +649,17 @@ impl ProcessedConditions {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ProcessedCondition {
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(marker, "ProcessedCondition.marker_len"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(marker, "ProcessedCondition.marker_len"),
+    )]
     marker_len: u64,
     /// The condition's commit file, relative to the array, e.g. `__commits/__<t>_<t>_<label>_<v>.del`.
     ///
     /// Versions: all versions. Its length is stored before it in `marker_len` (u64): Number of bytes of the marker. Size: `marker_len` bytes. Source: `format_spec/fragment.md#tile-processed-conditions`.
-    #[br(parse_with = crate::format::io::read_bytes, args(marker_len, u64::MAX, "ProcessedCondition.marker"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(marker_len, u64::MAX, "ProcessedCondition.marker"),
+    )]
     pub marker: Vec<u8>,
 }
 
@@ -534,8 +675,8 @@ impl ProcessedCondition {
 /// Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
 ///
 /// Read and written with these arguments:
-/// - `num_attributes` (u64): A: number of attributes of the schema
-/// - `dims` ([DimensionShape]): shape of every dimension (all fixed-sized)
+/// - `num_attributes` (`u64`): A: number of attributes of the schema
+/// - `dims` (`[DimensionShape]`): shape of every dimension (all fixed-sized)
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -545,45 +686,69 @@ pub struct FragmentMetadataV1V2 {
     /// Versions: all versions. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
     pub version: u32,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(non_empty_domain, "FragmentMetadataV1V2.non_empty_domain_size"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(non_empty_domain, "FragmentMetadataV1V2.non_empty_domain_size"),
+    )]
     non_empty_domain_size: u64,
-    /// The non-empty domain: [min, max] of each dimension, raw.
+    /// The non-empty domain: \[min, max\] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `non_empty_domain_size` (u64): Number of bytes of the non-empty domain; 0 when it is null. Size: `non_empty_domain_size` bytes. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_bytes, args(non_empty_domain_size, u64::MAX, "FragmentMetadataV1V2.non_empty_domain"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(non_empty_domain_size, u64::MAX, "FragmentMetadataV1V2.non_empty_domain"),
+    )]
     pub non_empty_domain: Vec<u8>,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(mbrs, "FragmentMetadataV1V2.n_mbrs"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(mbrs, "FragmentMetadataV1V2.n_mbrs"),
+    )]
     n_mbrs: u64,
-    /// The MBR of every data tile: [min, max] of each dimension, raw.
+    /// The MBR of every data tile: \[min, max\] of each dimension, raw.
     ///
     /// Versions: all versions. Its length is stored before it in `n_mbrs` (u64): Number of MBRs (data tiles of a sparse fragment). Count: `n_mbrs`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(n_mbrs, u64::MAX, 1, "FragmentMetadataV1V2.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_mbrs, u64::MAX, 1, "FragmentMetadataV1V2.mbrs", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()),
+    )]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub mbrs: Vec<NDRectangle>,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u64, _>(bounding_coords, "FragmentMetadataV1V2.n_bounding_coords"))]
+    #[bw(
+        try_calc = crate::format::io::checked_length::<u64, _>(bounding_coords, "FragmentMetadataV1V2.n_bounding_coords"),
+    )]
     n_bounding_coords: u64,
     /// Per data tile, its first and last coordinates (2·D coordinates); unused.
     ///
     /// Versions: all versions. Its length is stored before it in `n_bounding_coords` (u64): Number of bounding coordinate entries (ignored by TileDB). Count: `n_bounding_coords`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(n_bounding_coords, u64::MAX, 1, "FragmentMetadataV1V2.bounding_coords", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_bounding_coords, u64::MAX, 1, "FragmentMetadataV1V2.bounding_coords", NDRectangleBinReadArgs::builder().dims(dims.clone()).finalize()),
+    )]
     #[bw(args_raw = NDRectangleBinWriteArgs::builder().dims(dims.clone()).finalize())]
     pub bounding_coords: Vec<NDRectangle>,
     /// Tile offsets of each attribute, then of the coordinates.
     ///
     /// Versions: all versions. Count: `num_attributes + 1`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(num_attributes.saturating_add(1), u64::MAX, 8, "FragmentMetadataV1V2.tile_offsets", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(num_attributes.saturating_add(1), u64::MAX, 8, "FragmentMetadataV1V2.tile_offsets", ()),
+    )]
     pub tile_offsets: Vec<LegacyU64List>,
     /// Var tile offsets of each attribute.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_offsets", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_offsets", ()),
+    )]
     pub tile_var_offsets: Vec<LegacyU64List>,
     /// Unfiltered var tile sizes of each attribute.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_list, args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_sizes", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(num_attributes, u64::MAX, 8, "FragmentMetadataV1V2.tile_var_sizes", ()),
+    )]
     pub tile_var_sizes: Vec<LegacyU64List>,
     /// Number of cells in the last tile of a sparse fragment; ignored for dense fragments.
     ///
@@ -592,12 +757,18 @@ pub struct FragmentMetadataV1V2 {
     /// Size in bytes of each attribute's data file, then of `__coords.tdb`.
     ///
     /// Versions: all versions. Count: `num_attributes + 1`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_numbers, args(num_attributes.saturating_add(1), u64::MAX, "FragmentMetadataV1V2.file_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes.saturating_add(1), u64::MAX, "FragmentMetadataV1V2.file_sizes"),
+    )]
     pub file_sizes: Vec<u64>,
     /// Size in bytes of each attribute's var data file.
     ///
     /// Versions: all versions. Count: `num_attributes`. Source: `format_spec/fragment.md#legacy-fragment-metadata-file`.
-    #[br(parse_with = crate::format::io::read_numbers, args(num_attributes, u64::MAX, "FragmentMetadataV1V2.file_var_sizes"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(num_attributes, u64::MAX, "FragmentMetadataV1V2.file_var_sizes"),
+    )]
     pub file_var_sizes: Vec<u64>,
 }
 
@@ -619,7 +790,10 @@ pub struct LegacyU64List {
     /// The values.
     ///
     /// Versions: all versions. Its length is stored before it in `n_values` (u64): Number of values. Count: `n_values`. Source: `format_spec/fragment.md#legacy-tile-offsetssizes`.
-    #[br(parse_with = crate::format::io::read_numbers, args(n_values, u64::MAX, "LegacyU64List.values"))]
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(n_values, u64::MAX, "LegacyU64List.values"),
+    )]
     pub values: Vec<u64>,
 }
 

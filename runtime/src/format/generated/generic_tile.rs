@@ -40,7 +40,9 @@ pub struct GenericTileHeader {
     /// Versions: all versions. Source: `tiledb/sm/tile/generic_tile_io.cc`.
     pub encryption_type: EncryptionType,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(pipeline, size_sink, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"))]
+    #[bw(
+        try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(pipeline, size_sink, binrw::Endian::Little, FilterPipelineBinWriteArgs::builder().version(*version).finalize())), "GenericTileHeader.pipeline_size"),
+    )]
     pipeline_size: u32,
     /// The filters that turned the payload into the persisted chunks.
     ///
@@ -68,7 +70,10 @@ pub struct Tile {
     /// The chunks, in order; unfiltered and concatenated they give the tile.
     ///
     /// Versions: all versions. Its length is stored before it in `n_chunks` (u64): Number of chunks in the tile. Count: `n_chunks`. Source: `format_spec/tile.md#main-structure`.
-    #[br(parse_with = crate::format::io::read_list, args(n_chunks, u64::MAX, 12, "Tile.chunks", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_chunks, u64::MAX, 12, "Tile.chunks", ()),
+    )]
     pub chunks: Vec<TileChunk>,
 }
 
@@ -97,12 +102,18 @@ pub struct TileChunk {
     /// The metadata written by the filters, the last filter's first (see filter_metadata.toml).
     ///
     /// Versions: all versions. Its length is stored before it in `md_len` (u32): Number of bytes of chunk metadata. Size: `md_len` bytes. Source: `format_spec/tile.md#chunk-format`.
-    #[br(parse_with = crate::format::io::read_bytes, args(md_len as u64, u64::MAX, "TileChunk.metadata"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(md_len as u64, u64::MAX, "TileChunk.metadata"),
+    )]
     pub metadata: Vec<u8>,
     /// The filtered chunk bytes.
     ///
     /// Versions: all versions. Its length is stored before it in `filtered_len` (u32): Number of bytes of filtered chunk data. Size: `filtered_len` bytes. Source: `format_spec/tile.md#chunk-format`.
-    #[br(parse_with = crate::format::io::read_bytes, args(filtered_len as u64, u64::MAX, "TileChunk.data"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(filtered_len as u64, u64::MAX, "TileChunk.data"),
+    )]
     pub data: Vec<u8>,
 }
 

@@ -26,7 +26,10 @@ pub struct GroupDetails {
     /// The members.
     ///
     /// Versions: all versions. Its length is stored before it in `n_members` (u64): Number of members. Count: `n_members`. Source: `tiledb/sm/group/group_details.cc`.
-    #[br(parse_with = crate::format::io::read_list, args(n_members, u64::MAX, 15, "GroupDetails.members", ()))]
+    #[br(
+        parse_with = crate::format::io::read_list,
+        args(n_members, u64::MAX, 15, "GroupDetails.members", ()),
+    )]
     pub members: Vec<GroupMember>,
 }
 
@@ -73,18 +76,32 @@ pub struct GroupMember {
     #[bw(write_with = crate::format::io::write_bool)]
     pub name_set: bool,
     #[br(temp, if(name_set, 0))]
-    #[bw(if(*name_set), try_calc = crate::format::io::checked_length::<u64, _>(name, "GroupMember.name_len"))]
+    #[bw(
+        if(*name_set),
+        try_calc = crate::format::io::checked_length::<u64, _>(name, "GroupMember.name_len"),
+    )]
     name_len: u64,
     /// The member's name.
     ///
     /// Versions: all versions. Present only when `name_set`. `None` where absent. Its length is stored before it in `name_len` (u64): Number of bytes of the name. Size: `name_len` bytes. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(if(name_set), parse_with = crate::format::io::read_bytes, args(name_len, u64::MAX, "GroupMember.name"))]
-    #[bw(if(*name_set), assert(crate::format::io::present_where_required(name.is_some(), *name_set), "GroupMember.name is required when name_set"))]
+    #[br(
+        if(name_set),
+        parse_with = crate::format::io::read_bytes,
+        args(name_len, u64::MAX, "GroupMember.name"),
+    )]
+    #[bw(
+        if(*name_set),
+        assert(crate::format::io::present_where_required(name.is_some(), *name_set), "GroupMember.name is required when name_set"),
+    )]
     pub name: Option<Vec<u8>>,
     /// Whether this entry removes the member (version 2).
     ///
     /// Versions: versions 2 and later. Where absent it reads as `false`. Source: `tiledb/sm/group/group_member_v2.cc`.
-    #[br(if(version >= 2, false), parse_with = crate::format::io::read_bool, args("GroupMember.deleted"))]
+    #[br(
+        if(version >= 2, false),
+        parse_with = crate::format::io::read_bool,
+        args("GroupMember.deleted"),
+    )]
     #[bw(if((*version) >= 2), write_with = crate::format::io::write_bool)]
     pub deleted: bool,
 }

@@ -39,7 +39,10 @@ pub struct MetadataEntry {
     /// The key.
     ///
     /// Versions: all versions. Its length is stored before it in `key_len` (u32): Number of bytes of the key. Size: `key_len` bytes. Source: `format_spec/metadata.md#metadata-file`.
-    #[br(parse_with = crate::format::io::read_bytes, args(key_len as u64, u64::MAX, "MetadataEntry.key"))]
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(key_len as u64, u64::MAX, "MetadataEntry.key"),
+    )]
     pub key: Vec<u8>,
     /// 1 if this entry deletes the key, 0 if it sets it. TileDB treats any non-zero byte as a deletion.
     ///
@@ -62,8 +65,15 @@ pub struct MetadataEntry {
     /// The values, value_num × the datatype's size bytes.
     ///
     /// Versions: all versions. Present only when `!deleted`. `None` where absent. Size: `value_num * value_type.size()` bytes. Source: `format_spec/metadata.md#metadata-file`.
-    #[br(if(!deleted), parse_with = crate::format::io::read_bytes, args((value_num as u64).saturating_mul(value_type.size()), u64::MAX, "MetadataEntry.value"))]
-    #[bw(if(!(*deleted)), assert(crate::format::io::present_where_required(value.is_some(), !(*deleted)), "MetadataEntry.value is required when !deleted"))]
+    #[br(
+        if(!deleted),
+        parse_with = crate::format::io::read_bytes,
+        args((value_num as u64).saturating_mul(value_type.size()), u64::MAX, "MetadataEntry.value"),
+    )]
+    #[bw(
+        if(!(*deleted)),
+        assert(crate::format::io::present_where_required(value.is_some(), !(*deleted)), "MetadataEntry.value is required when !deleted"),
+    )]
     pub value: Option<Vec<u8>>,
 }
 

@@ -1,0 +1,129 @@
+//! The generated enumerations against TileDB's own tables, and the methods
+//! every generated enum has (`ALL`, `name`, `value`, `from_value`,
+//! properties, `is_deprecated`).
+//!
+//! Expected values are TileDB 2.30.1's: `tiledb/api/c_api/datatype/datatype_api_enum.h`
+//! and `tiledb/sm/enums/datatype.h` (`datatype_size`),
+//! `tiledb/api/c_api/filter/filter_api_enum.h` (plus the internal
+//! AES-256-GCM = 11 of `tiledb/sm/enums/filter_type.h`).
+
+use binrw::BinRead;
+use tiledb_runtime::format::generated::{Datatype, FilterType};
+
+/// (name, value, size in bytes) from TileDB 2.30.1.
+const DATATYPES: &[(&str, u8, u64)] = &[
+    ("INT32", 0, 4),
+    ("INT64", 1, 8),
+    ("FLOAT32", 2, 4),
+    ("FLOAT64", 3, 8),
+    ("CHAR", 4, 1),
+    ("INT8", 5, 1),
+    ("UINT8", 6, 1),
+    ("INT16", 7, 2),
+    ("UINT16", 8, 2),
+    ("UINT32", 9, 4),
+    ("UINT64", 10, 8),
+    ("STRING_ASCII", 11, 1),
+    ("STRING_UTF8", 12, 1),
+    ("STRING_UTF16", 13, 2),
+    ("STRING_UTF32", 14, 4),
+    ("STRING_UCS2", 15, 2),
+    ("STRING_UCS4", 16, 4),
+    ("ANY", 17, 1),
+    ("DATETIME_YEAR", 18, 8),
+    ("DATETIME_MONTH", 19, 8),
+    ("DATETIME_WEEK", 20, 8),
+    ("DATETIME_DAY", 21, 8),
+    ("DATETIME_HR", 22, 8),
+    ("DATETIME_MIN", 23, 8),
+    ("DATETIME_SEC", 24, 8),
+    ("DATETIME_MS", 25, 8),
+    ("DATETIME_US", 26, 8),
+    ("DATETIME_NS", 27, 8),
+    ("DATETIME_PS", 28, 8),
+    ("DATETIME_FS", 29, 8),
+    ("DATETIME_AS", 30, 8),
+    ("TIME_HR", 31, 8),
+    ("TIME_MIN", 32, 8),
+    ("TIME_SEC", 33, 8),
+    ("TIME_MS", 34, 8),
+    ("TIME_US", 35, 8),
+    ("TIME_NS", 36, 8),
+    ("TIME_PS", 37, 8),
+    ("TIME_FS", 38, 8),
+    ("TIME_AS", 39, 8),
+    ("BLOB", 40, 1),
+    ("BOOL", 41, 1),
+    ("GEOM_WKB", 42, 1),
+    ("GEOM_WKT", 43, 1),
+];
+
+/// (name without `FILTER_`, value) from TileDB 2.30.1.
+const FILTER_TYPES: &[(&str, u8)] = &[
+    ("NONE", 0),
+    ("GZIP", 1),
+    ("ZSTD", 2),
+    ("LZ4", 3),
+    ("RLE", 4),
+    ("BZIP2", 5),
+    ("DOUBLE_DELTA", 6),
+    ("BIT_WIDTH_REDUCTION", 7),
+    ("BITSHUFFLE", 8),
+    ("BYTESHUFFLE", 9),
+    ("POSITIVE_DELTA", 10),
+    ("AES_256_GCM", 11),
+    ("CHECKSUM_MD5", 12),
+    ("CHECKSUM_SHA256", 13),
+    ("DICTIONARY", 14),
+    ("SCALE_FLOAT", 15),
+    ("XOR", 16),
+    ("DEPRECATED", 17),
+    ("WEBP", 18),
+    ("DELTA", 19),
+];
+
+#[test]
+fn datatypes_match_tiledb() {
+    assert_eq!(Datatype::ALL.len(), DATATYPES.len());
+    for (&datatype, &(name, value, size)) in Datatype::ALL.iter().zip(DATATYPES) {
+        assert_eq!(datatype.name(), name);
+        assert_eq!(datatype.value(), value, "{name}");
+        assert_eq!(datatype.size(), size, "{name}");
+        assert_eq!(Datatype::from_value(value), Some(datatype));
+        assert_eq!(datatype.to_string(), name);
+    }
+    for value in 44..=u8::MAX {
+        assert_eq!(Datatype::from_value(value), None, "{value}");
+    }
+    // Deprecated in datatype_api_external.h: CHAR, STRING_UCS2, STRING_UCS4, ANY.
+    let deprecated: Vec<&str> = Datatype::ALL
+        .iter()
+        .filter(|d| d.is_deprecated())
+        .map(|d| d.name())
+        .collect();
+    assert_eq!(deprecated, ["CHAR", "STRING_UCS2", "STRING_UCS4", "ANY"]);
+    assert_eq!(Datatype::DatetimeYear.name(), "DATETIME_YEAR");
+    assert_eq!(Datatype::StringAscii.name(), "STRING_ASCII");
+}
+
+#[test]
+fn filter_types_match_tiledb() {
+    let names: Vec<(&str, u8)> = FilterType::ALL
+        .iter()
+        .map(|f| (f.name(), f.value()))
+        .collect();
+    assert_eq!(names, FILTER_TYPES);
+    assert_eq!(FilterType::BitWidthReduction.value(), 7);
+    assert_eq!(FilterType::from_value(20), None);
+}
+
+#[test]
+fn reading_an_enum_takes_its_repr_and_refuses_other_values() {
+    let mut cursor = binrw::io::Cursor::new([41u8, 44]);
+    let read = Datatype::read_le(&mut cursor).expect("BOOL");
+    assert_eq!(read, Datatype::Bool);
+    assert!(
+        Datatype::read_le(&mut cursor).is_err(),
+        "44 is not a datatype"
+    );
+}
