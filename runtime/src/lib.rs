@@ -9,6 +9,7 @@ pub mod error;
 pub mod filter;
 pub mod format;
 pub mod read;
+pub mod schema;
 pub mod tile;
 
 pub use error::{Error, ErrorClass, Location, Result};
