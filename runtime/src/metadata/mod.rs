@@ -1,6 +1,8 @@
 //! Array and group metadata (`__meta/`): key → typed values, applied file by
 //! file in time order; a later entry (or deletion) replaces an earlier one.
 
+pub mod group;
+
 use std::collections::BTreeMap;
 
 use crate::array::directory::TimestampedFile;
