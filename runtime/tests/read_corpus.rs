@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use tiledb_runtime::array::{Array, LocalStorage};
 use tiledb_runtime::metadata::group::GroupContents;
+use tiledb_runtime::read::labels::read_by_label;
+use tiledb_runtime::schema::Scalar;
 
 /// `(producer, case, read id, reason)`.
 const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
@@ -31,12 +33,6 @@ const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
         "negative.schema.version_too_new",
         "all",
         "the mutation writes version 23 over a v16 schema; this reader knows v23, so it parses the bytes with the v23 layout and reports them corrupt, where TileDB 2.13 refuses the version",
-    ),
-    (
-        "tiledb-2.30",
-        "dense.dimension_labels",
-        "by-label",
-        "reads through a dimension label (label range to index range) are not implemented",
     ),
 ];
 
@@ -98,6 +94,30 @@ fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, tiledb
             let (fields, cells) = common::cells_json(&result);
             let layout = read.get("layout").and_then(Value::as_str).unwrap_or("row-major");
             json!({"fields": fields, "ordered": layout != "unordered", "cells": cells})
+        }
+        "label" => {
+            let name = read.get("label").and_then(Value::as_str).unwrap_or_default();
+            let label = array
+                .schema()
+                .labels
+                .iter()
+                .find(|l| l.name == name)
+                .ok_or_else(|| tiledb_runtime::Error::Usage(format!("no label {name}")))?;
+            let label_array = Array::open_path(path.join(&label.uri), options)?;
+            let range = read.get("label_range").and_then(Value::as_array).cloned().unwrap_or_default();
+            let bound = |i: usize| -> Result<Scalar, tiledb_runtime::Error> {
+                let bytes = common::range_value(label.datatype, range.get(i).unwrap_or(&Value::Null))
+                    .map_err(tiledb_runtime::Error::Usage)?;
+                Scalar::decode(label.datatype, &bytes).ok_or_else(|| tiledb_runtime::Error::Usage("bad label bound".into()))
+            };
+            let mut query = common::query(&array, read).map_err(tiledb_runtime::Error::Usage)?;
+            query.layout = tiledb_runtime::read::Layout::RowMajor;
+            let result = read_by_label(&array, &label_array, name, &bound(0)?, &bound(1)?, &query)?;
+            let (mut fields, cells) = common::cells_json(&result);
+            if let Some(first) = fields.get_mut(0) {
+                first["kind"] = json!("label");
+            }
+            json!({"fields": fields, "ordered": true, "cells": cells})
         }
         other => return Err(tiledb_runtime::Error::Usage(format!("read kind {other} is not implemented"))),
     })

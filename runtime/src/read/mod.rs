@@ -4,6 +4,7 @@
 pub mod dense;
 pub mod dense_geometry;
 pub mod hilbert;
+pub mod labels;
 pub mod order;
 pub mod sparse;
 pub mod tiles;
