@@ -156,6 +156,9 @@ struct Candidate {
     cell: u64,
     coords: Vec<Scalar>,
     timestamp: u64,
+    /// Removed by a delete; still hides older duplicates (TileDB resolves
+    /// duplicates before it applies deletes).
+    deleted: bool,
 }
 
 /// Runs a sparse read.
@@ -229,7 +232,8 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         });
     }
 
-    // Candidates that pass ranges, time and deletes.
+    // Candidates inside the ranges and the open time range, marked when a
+    // delete removes them.
     let mut candidates: Vec<Candidate> = Vec::new();
     for (fi, frag) in loaded.iter().enumerate() {
         let f = frag.fragment;
@@ -286,15 +290,14 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                         }
                     }
                 }
-                if kept {
-                    candidates.push(Candidate {
-                        frag: fi,
-                        slot,
-                        cell,
-                        coords,
-                        timestamp,
-                    });
-                }
+                candidates.push(Candidate {
+                    frag: fi,
+                    slot,
+                    cell,
+                    coords,
+                    timestamp,
+                    deleted: !kept,
+                });
             }
         }
     }
@@ -317,18 +320,22 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         candidates = kept;
     }
+    candidates.retain(|c| !c.deleted);
 
+    // Cells with equal coordinates (duplicates) come newest fragment first,
+    // then in their stored order, as TileDB returns them.
+    let tie = |a: &Candidate, b: &Candidate| {
+        (b.timestamp, b.frag)
+            .cmp(&(a.timestamp, a.frag))
+            .then_with(|| (a.slot, a.cell).cmp(&(b.slot, b.cell)))
+    };
     match query.layout {
-        Layout::RowMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, false)),
-        Layout::ColMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, true)),
+        Layout::RowMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, false).then_with(|| tie(a, b))),
+        Layout::ColMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
         Layout::Global | Layout::Unordered => {
             let order = GlobalOrder::new(schema);
             let mut keyed: Vec<_> = candidates.into_iter().map(|c| (order.key(&c.coords), c)).collect();
-            keyed.sort_by(|(ka, a), (kb, b)| {
-                order
-                    .compare(ka, &a.coords, kb, &b.coords)
-                    .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
-            });
+            keyed.sort_by(|(ka, a), (kb, b)| order.compare(ka, &a.coords, kb, &b.coords).then_with(|| tie(a, b)));
             candidates = keyed.into_iter().map(|(_, c)| c).collect();
         }
     }
