@@ -37,6 +37,7 @@ INT_RANGE = {
     "UINT8": (0, 255), "UINT16": (0, 65535), "UINT32": (0, 2**32 - 1), "UINT64": (0, 2**64 - 1),
 }
 GENERAL_FILTERS = ["ZSTD", "GZIP", "LZ4", "BZIP2", "CHECKSUM_MD5", "CHECKSUM_SHA256", "BYTESHUFFLE", "BITSHUFFLE"]
+SIZE_KEEPING = {"BYTESHUFFLE", "BITSHUFFLE", "CHECKSUM_MD5", "CHECKSUM_SHA256", "XOR", "DELTA"}
 INT_FILTERS = ["DELTA", "DOUBLE_DELTA", "BIT_WIDTH_REDUCTION", "XOR", "RLE"]
 
 
@@ -44,9 +45,14 @@ def pick_filters(r, t, var):
     out = []
     for _ in range(r.randint(0, 3)):
         choices = list(GENERAL_FILTERS)
-        if t in INT_TYPES and not var:
+        # Typed filters only where their input is still whole values: after a
+        # compressor, TileDB's DELTA/DOUBLE_DELTA drop the tail of a buffer that
+        # is not a whole number of values and read back uninitialized bytes
+        # (different values on every read), so there is no answer to compare.
+        whole_values = all(f["name"] in SIZE_KEEPING for f in out)
+        if t in INT_TYPES and not var and whole_values:
             choices += INT_FILTERS
-        if t in ("FLOAT32", "FLOAT64") and not var:
+        if t in ("FLOAT32", "FLOAT64") and not var and whole_values:
             choices += ["XOR"]
         if t in ("STRING_ASCII", "STRING_UTF8") and var and not out:
             choices += ["RLE", "DICTIONARY"]

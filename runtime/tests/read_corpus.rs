@@ -33,7 +33,10 @@ const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
 ];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn toml_to_json(v: toml::Value) -> Value {
@@ -44,11 +47,18 @@ fn toml_to_json(v: toml::Value) -> Value {
         toml::Value::Boolean(b) => json!(b),
         toml::Value::Datetime(d) => json!(d.to_string()),
         toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
     }
 }
 
-fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, failures: &mut Vec<String>, fixed: &mut Vec<String>) {
+fn check_producer(
+    producer: &str,
+    tally: &mut BTreeMap<&'static str, usize>,
+    failures: &mut Vec<String>,
+    fixed: &mut Vec<String>,
+) {
     let corpus = workspace().join("conformance/corpus").join(producer);
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap_or_else(|e| panic!("{}: {e}", corpus.display()))
@@ -59,14 +69,25 @@ fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, fai
     cases.sort();
     for case_dir in cases {
         let case_id = case_dir.file_name().unwrap().to_string_lossy().into_owned();
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(case_dir.join("expected.json")).unwrap()).unwrap();
-        let case_file = workspace().join("conformance").join(expected["case_file"].as_str().unwrap());
-        let case: Value = toml_to_json(toml::from_str(&std::fs::read_to_string(&case_file).unwrap()).unwrap());
-        let specs = case.get("reads").and_then(Value::as_array).cloned().unwrap_or_default();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(case_dir.join("expected.json")).unwrap())
+                .unwrap();
+        let case_file = workspace()
+            .join("conformance")
+            .join(expected["case_file"].as_str().unwrap());
+        let case: Value =
+            toml_to_json(toml::from_str(&std::fs::read_to_string(&case_file).unwrap()).unwrap());
+        let specs = case
+            .get("reads")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for exp in expected["reads"].as_array().unwrap() {
             let id = exp["id"].as_str().unwrap_or_default();
             if exp.get("skip").is_some() {
-                *tally.entry("skipped by the corpus (oracle bug)").or_default() += 1;
+                *tally
+                    .entry("skipped by the corpus (oracle bug)")
+                    .or_default() += 1;
                 continue;
             }
             let spec = specs
@@ -74,7 +95,10 @@ fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, fai
                 .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
                 .cloned()
                 .unwrap_or_else(|| json!({"id": id}));
-            let outcome = match (exp.get("error").and_then(Value::as_str), common::run_read(&case_dir, &case, &spec)) {
+            let outcome = match (
+                exp.get("error").and_then(Value::as_str),
+                common::run_read(&case_dir, &case, &spec),
+            ) {
                 (Some(class), Err(err)) if err.class().name() == class => Ok(()),
                 (Some(class), Err(err)) => Err(format!("expected a {class} error, got {err}")),
                 (Some(class), Ok(_)) => Err(format!("expected a {class} error, read succeeded")),
@@ -106,7 +130,11 @@ fn corpus_reads_as_tiledb_read_it() {
     let mut failures = Vec::new();
     let mut fixed = Vec::new();
     for producer in ["tiledb-2.30", "tiledb-2.13"] {
-        if !workspace().join("conformance/corpus").join(producer).is_dir() {
+        if !workspace()
+            .join("conformance/corpus")
+            .join(producer)
+            .is_dir()
+        {
             println!("no {producer} corpus");
             continue;
         }
@@ -116,7 +144,18 @@ fn corpus_reads_as_tiledb_read_it() {
     for f in &failures {
         println!("FAIL {f}");
     }
-    assert!(fixed.is_empty(), "listed as known failures but now pass (remove them): {fixed:?}");
-    assert!(failures.is_empty(), "{} read(s) differ from TileDB:\n{}", failures.len(), failures.join("\n"));
-    assert!(tally.get("pass").copied().unwrap_or(0) > 300, "too few reads checked: {tally:?}");
+    assert!(
+        fixed.is_empty(),
+        "listed as known failures but now pass (remove them): {fixed:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} read(s) differ from TileDB:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        tally.get("pass").copied().unwrap_or(0) > 300,
+        "too few reads checked: {tally:?}"
+    );
 }

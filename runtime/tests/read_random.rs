@@ -17,7 +17,9 @@ use std::process::Command;
 use serde_json::Value;
 
 fn oracle() -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
     let candidates = [
         Some(workspace.join(".venv-tiledb/bin/python")),
         std::env::var_os("TILEDB_PY").map(PathBuf::from),
@@ -27,7 +29,10 @@ fn oracle() -> Option<PathBuf> {
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[test]
@@ -36,7 +41,8 @@ fn random_arrays_read_as_tiledb_reads_them() {
         println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, $TILEDB_PY, /work/.venv-tiledb)");
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scripts/random_arrays.py");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scripts/random_arrays.py");
     let seeds = env_number("TILEDB_RANDOM_SEEDS", 6);
     let count = env_number("TILEDB_RANDOM_COUNT", 8);
     let dir = tempfile::tempdir().unwrap();
@@ -57,9 +63,13 @@ fn random_arrays_read_as_tiledb_reads_them() {
         );
         for i in 0..count {
             let case_dir = dir.path().join(format!("rand-{seed}-{i}"));
-            let case: Value = serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap()).unwrap();
-            let expected: Value =
-                serde_json::from_str(&std::fs::read_to_string(case_dir.join("expected.json")).unwrap()).unwrap();
+            let case: Value =
+                serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap())
+                    .unwrap();
+            let expected: Value = serde_json::from_str(
+                &std::fs::read_to_string(case_dir.join("expected.json")).unwrap(),
+            )
+            .unwrap();
             let specs = case["reads"].as_array().cloned().unwrap_or_default();
             for exp in expected["reads"].as_array().unwrap() {
                 let id = exp["id"].as_str().unwrap_or_default();
@@ -69,24 +79,42 @@ fn random_arrays_read_as_tiledb_reads_them() {
                     oracle_errors += 1;
                     continue;
                 }
-                let spec = specs.iter().find(|r| r["id"] == exp["id"]).cloned().unwrap();
+                let spec = specs
+                    .iter()
+                    .find(|r| r["id"] == exp["id"])
+                    .cloned()
+                    .unwrap();
                 let outcome = common::run_read(&case_dir, &case, &spec)
                     .map_err(|e| format!("error: {e}"))
                     .and_then(|actual| {
-                        let layout = spec.get("layout").and_then(Value::as_str).unwrap_or("row-major");
+                        let layout = spec
+                            .get("layout")
+                            .and_then(Value::as_str)
+                            .unwrap_or("row-major");
                         let row_or_col = matches!(layout, "row-major" | "col-major");
                         common::compare_with(exp, &actual, row_or_col)
                     });
                 compared += 1;
                 if let Err(msg) = outcome {
-                    failures.push(format!("rand-{seed}-{i}/{id}: {msg}\n  schema {}", case["schema"]));
+                    failures.push(format!(
+                        "rand-{seed}-{i}/{id}: {msg}\n  schema {}",
+                        case["schema"]
+                    ));
                 }
             }
         }
         std::fs::remove_dir_all(dir.path()).ok();
         std::fs::create_dir_all(dir.path()).ok();
     }
-    println!("{compared} reads compared, {oracle_errors} reads TileDB itself failed, {} differ", failures.len());
-    assert!(failures.is_empty(), "{} read(s) differ from TileDB:\n{}", failures.len(), failures.join("\n"));
+    println!(
+        "{compared} reads compared, {oracle_errors} reads TileDB itself failed, {} differ",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} read(s) differ from TileDB:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(compared > 0);
 }

@@ -66,7 +66,12 @@ pub struct Column {
 }
 
 impl Column {
-    pub fn new(name: &str, datatype: Datatype, cell_val_num: Option<u32>, nullable: bool) -> Column {
+    pub fn new(
+        name: &str,
+        datatype: Datatype,
+        cell_val_num: Option<u32>,
+        nullable: bool,
+    ) -> Column {
         Column {
             name: name.to_string(),
             datatype,

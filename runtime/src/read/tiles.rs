@@ -50,12 +50,14 @@ impl FieldShape {
                     filters: schema.coords_filters.clone(),
                 }
             }
-            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => FieldShape {
-                datatype: Datatype::Uint64,
-                cell_val_num: Some(1),
-                nullable: false,
-                filters: schema.coords_filters.clone(),
-            },
+            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => {
+                FieldShape {
+                    datatype: Datatype::Uint64,
+                    cell_val_num: Some(1),
+                    nullable: false,
+                    filters: schema.coords_filters.clone(),
+                }
+            }
         })
     }
 }
@@ -105,7 +107,12 @@ fn with_key(pipeline: &FilterPipeline, key: Option<&[u8; 32]>) -> FilterPipeline
     p
 }
 
-fn context(datatype: Datatype, cell_size: u64, version: u32, key: Option<&[u8; 32]>) -> FilterContext {
+fn context(
+    datatype: Datatype,
+    cell_size: u64,
+    version: u32,
+    key: Option<&[u8; 32]>,
+) -> FilterContext {
     let ctx = FilterContext::new(datatype, cell_size.max(1), version);
     match key {
         Some(k) => ctx.with_key(*k),
@@ -133,7 +140,9 @@ fn persisted(
         })?;
         let end = offsets.get(t as usize + 1).copied().unwrap_or(file_size);
         if end < start {
-            return Err(Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe));
+            return Err(
+                Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
+            );
         }
         let bytes = storage.read_range(&path, start, end - start)?;
         out.push((bytes, start));
@@ -169,7 +178,15 @@ pub fn load_tiles(
     match shape.cell_val_num {
         Some(n) => {
             let cell_size = type_size * n as u64;
-            let raw = persisted(storage, fragment, field, "", &tables.offsets, file_size, tiles)?;
+            let raw = persisted(
+                storage,
+                fragment,
+                field,
+                "",
+                &tables.offsets,
+                file_size,
+                tiles,
+            )?;
             let jobs: Vec<TileJob<'_>> = raw
                 .iter()
                 .zip(tiles)
@@ -182,8 +199,12 @@ pub fn load_tiles(
                 })
                 .collect();
             let pipeline = with_key(&shape.filters, key);
-            let decoded = unfilter_tiles(&jobs, &pipeline, &context(shape.datatype, cell_size, version, key))
-                .map_err(locate)?;
+            let decoded = unfilter_tiles(
+                &jobs,
+                &pipeline,
+                &context(shape.datatype, cell_size, version, key),
+            )
+            .map_err(locate)?;
             for (data, c) in decoded.into_iter().zip(&cells) {
                 result.push(TileData {
                     data,
@@ -214,7 +235,11 @@ pub fn load_tiles(
                     })?;
                     let (data, mut starts) =
                         unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
-                            .map_err(|e| e.within(format!("tile {t}")).at_base(*at).in_file(&var_path_describe))?;
+                            .map_err(|e| {
+                                e.within(format!("tile {t}"))
+                                    .at_base(*at)
+                                    .in_file(&var_path_describe)
+                            })?;
                     starts.push(data.len() as u64);
                     result.push(TileData {
                         data,
@@ -225,7 +250,15 @@ pub fn load_tiles(
                     });
                 }
             } else {
-                let raw = persisted(storage, fragment, field, "", &tables.offsets, file_size, tiles)?;
+                let raw = persisted(
+                    storage,
+                    fragment,
+                    field,
+                    "",
+                    &tables.offsets,
+                    file_size,
+                    tiles,
+                )?;
                 let jobs: Vec<TileJob<'_>> = raw
                     .iter()
                     .zip(tiles)
@@ -238,12 +271,17 @@ pub fn load_tiles(
                     })
                     .collect();
                 let offsets_pipeline = with_key(&schema.offsets_filters, key);
-                let offsets = unfilter_tiles(&jobs, &offsets_pipeline, &context(Datatype::Uint64, 8, version, key))
-                    .map_err(locate)?;
+                let offsets = unfilter_tiles(
+                    &jobs,
+                    &offsets_pipeline,
+                    &context(Datatype::Uint64, 8, version, key),
+                )
+                .map_err(locate)?;
                 let mut var_jobs = Vec::with_capacity(tiles.len());
                 for ((bytes, at), t) in raw_var.iter().zip(tiles) {
                     let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
-                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}")).in_file(&describe)
+                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
+                            .in_file(&describe)
                     })?;
                     var_jobs.push(TileJob {
                         bytes,
@@ -261,8 +299,12 @@ pub fn load_tiles(
                         .collect();
                     starts.push(data.len() as u64);
                     if starts.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(Error::corrupt(0, "offsets", "var offsets out of order or past the data")
-                            .in_file(&describe));
+                        return Err(Error::corrupt(
+                            0,
+                            "offsets",
+                            "var offsets out of order or past the data",
+                        )
+                        .in_file(&describe));
                     }
                     result.push(TileData {
                         data,

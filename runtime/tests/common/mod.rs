@@ -8,16 +8,19 @@ use serde_json::{json, Map, Value};
 use std::path::Path;
 
 use tiledb_runtime::array::{Array, LocalStorage, OpenOptions};
-use tiledb_runtime::metadata::group::GroupContents;
-use tiledb_runtime::read::labels::read_by_label;
 use tiledb_runtime::filter::Datatype;
+use tiledb_runtime::metadata::group::GroupContents;
 use tiledb_runtime::metadata::Metadata;
+use tiledb_runtime::read::labels::read_by_label;
 use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
 use tiledb_runtime::schema::{ArraySchema, Scalar};
 
 fn is_byte_type(dt: Datatype) -> bool {
     use Datatype::*;
-    matches!(dt, Char | StringAscii | StringUtf8 | Blob | GeomWkb | GeomWkt)
+    matches!(
+        dt,
+        Char | StringAscii | StringUtf8 | Blob | GeomWkb | GeomWkt
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -40,7 +43,10 @@ pub fn value(dt: Datatype, b: &[u8]) -> Value {
         Int32 => json!(i32::from_le_bytes(get(4)[..4].try_into().unwrap())),
         Uint32 => json!(u32::from_le_bytes(get(4)[..4].try_into().unwrap())),
         Uint64 => json!(u64::from_le_bytes(get(8)).to_string()),
-        Float32 => json!(format!("0x{:08x}", u32::from_le_bytes(get(4)[..4].try_into().unwrap()))),
+        Float32 => json!(format!(
+            "0x{:08x}",
+            u32::from_le_bytes(get(4)[..4].try_into().unwrap())
+        )),
         Float64 => json!(format!("0x{:016x}", u64::from_le_bytes(get(8)))),
         _ => json!(i64::from_le_bytes(get(8)).to_string()),
     }
@@ -108,7 +114,11 @@ pub fn metadata_json(meta: &Metadata) -> Value {
             json!({"type": v.datatype.name(), "value": hex(&v.bytes)})
         } else {
             let size = v.datatype.size() as usize;
-            let values: Vec<Value> = v.bytes.chunks_exact(size).map(|c| value(v.datatype, c)).collect();
+            let values: Vec<Value> = v
+                .bytes
+                .chunks_exact(size)
+                .map(|c| value(v.datatype, c))
+                .collect();
             json!({"type": v.datatype.name(), "values": values})
         };
         out.insert(key.clone(), entry);
@@ -146,11 +156,23 @@ pub fn enumerations_json(s: &ArraySchema) -> Value {
 /// A value of a read spec's range as dimension bytes.
 pub fn range_value(dt: Datatype, v: &Value) -> Result<Vec<u8>, String> {
     let scalar = match v {
-        Value::String(s) if matches!(dt, Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char) => {
+        Value::String(s)
+            if matches!(
+                dt,
+                Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
+            ) =>
+        {
             Scalar::Bytes(s.as_bytes().to_vec())
         }
-        Value::String(s) => Scalar::Int(s.parse::<i128>().map_err(|e| format!("range value {s}: {e}"))?),
-        Value::Number(n) if n.is_i64() || n.is_u64() => Scalar::Int(n.as_i64().map(i128::from).unwrap_or(n.as_u64().unwrap_or(0) as i128)),
+        Value::String(s) => Scalar::Int(
+            s.parse::<i128>()
+                .map_err(|e| format!("range value {s}: {e}"))?,
+        ),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Scalar::Int(
+            n.as_i64()
+                .map(i128::from)
+                .unwrap_or(n.as_u64().unwrap_or(0) as i128),
+        ),
         Value::Number(n) => Scalar::Float(n.as_f64().unwrap_or(0.0)),
         other => return Err(format!("unexpected range value {other}")),
     };
@@ -159,13 +181,19 @@ pub fn range_value(dt: Datatype, v: &Value) -> Result<Vec<u8>, String> {
 
 /// Open options of a read spec: `timestamp` or `timestamp_range`.
 pub fn open_options(read: &Value, key: Option<[u8; 32]>) -> OpenOptions {
-    let mut options = OpenOptions { key, ..OpenOptions::default() };
+    let mut options = OpenOptions {
+        key,
+        ..OpenOptions::default()
+    };
     if let Some(t) = read.get("timestamp").and_then(Value::as_u64) {
         options.timestamp_end = t;
     }
     if let Some(r) = read.get("timestamp_range").and_then(Value::as_array) {
         options.timestamp_start = r.first().and_then(Value::as_u64).unwrap_or(0);
-        options.timestamp_end = r.get(1).and_then(Value::as_u64).unwrap_or(options.timestamp_end);
+        options.timestamp_end = r
+            .get(1)
+            .and_then(Value::as_u64)
+            .unwrap_or(options.timestamp_end);
     }
     options
 }
@@ -181,20 +209,31 @@ pub fn query(array: &Array, read: &Value) -> Result<ReadQuery, String> {
     }
     if let Some(ranges) = read.get("ranges").and_then(Value::as_array) {
         for (d, dim_ranges) in ranges.iter().enumerate() {
-            let dim = schema.dimensions.get(d).ok_or("more range lists than dimensions")?;
+            let dim = schema
+                .dimensions
+                .get(d)
+                .ok_or("more range lists than dimensions")?;
             let mut list = Vec::new();
             for r in dim_ranges.as_array().ok_or("ranges must be lists")? {
                 let pair = r.as_array().ok_or("a range must be [lo, hi]")?;
                 let (Some(lo), Some(hi)) = (pair.first(), pair.get(1)) else {
                     return Err("a range must be [lo, hi]".into());
                 };
-                list.push((range_value(dim.datatype, lo)?, range_value(dim.datatype, hi)?));
+                list.push((
+                    range_value(dim.datatype, lo)?,
+                    range_value(dim.datatype, hi)?,
+                ));
             }
             q.ranges.push(list);
         }
     }
     if let Some(attrs) = read.get("attrs").and_then(Value::as_array) {
-        q.attributes = Some(attrs.iter().filter_map(|a| a.as_str().map(str::to_string)).collect());
+        q.attributes = Some(
+            attrs
+                .iter()
+                .filter_map(|a| a.as_str().map(str::to_string))
+                .collect(),
+        );
     }
     Ok(q)
 }
@@ -206,7 +245,11 @@ fn sorted_rows(rows: &[Value]) -> Vec<String> {
 }
 
 /// Runs one read; `Ok(json)` is the canonical answer (without `id`).
-pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, tiledb_runtime::Error> {
+pub fn run_read(
+    case_dir: &Path,
+    case: &Value,
+    read: &Value,
+) -> Result<Value, tiledb_runtime::Error> {
     let uri = read
         .get("uri")
         .or(case.get("uri"))
@@ -222,7 +265,12 @@ pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, ti
     let kind = read.get("kind").and_then(Value::as_str).unwrap_or("cells");
     if kind == "group" {
         let storage = LocalStorage::new(&path);
-        let g = GroupContents::load(&storage, options.timestamp_start, options.timestamp_end, key.as_ref())?;
+        let g = GroupContents::load(
+            &storage,
+            options.timestamp_start,
+            options.timestamp_end,
+            key.as_ref(),
+        )?;
         let members: Vec<Value> = g
             .members
             .iter()
@@ -239,11 +287,17 @@ pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, ti
             let query = query(&array, read).map_err(tiledb_runtime::Error::Usage)?;
             let result = array.read(&query)?;
             let (fields, cells) = cells_json(&result);
-            let layout = read.get("layout").and_then(Value::as_str).unwrap_or("row-major");
+            let layout = read
+                .get("layout")
+                .and_then(Value::as_str)
+                .unwrap_or("row-major");
             json!({"fields": fields, "ordered": layout != "unordered", "cells": cells})
         }
         "label" => {
-            let name = read.get("label").and_then(Value::as_str).unwrap_or_default();
+            let name = read
+                .get("label")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let label = array
                 .schema()
                 .labels
@@ -251,11 +305,16 @@ pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, ti
                 .find(|l| l.name == name)
                 .ok_or_else(|| tiledb_runtime::Error::Usage(format!("no label {name}")))?;
             let label_array = Array::open_path(path.join(&label.uri), options)?;
-            let range = read.get("label_range").and_then(Value::as_array).cloned().unwrap_or_default();
+            let range = read
+                .get("label_range")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             let bound = |i: usize| -> Result<Scalar, tiledb_runtime::Error> {
                 let bytes = range_value(label.datatype, range.get(i).unwrap_or(&Value::Null))
                     .map_err(tiledb_runtime::Error::Usage)?;
-                Scalar::decode(label.datatype, &bytes).ok_or_else(|| tiledb_runtime::Error::Usage("bad label bound".into()))
+                Scalar::decode(label.datatype, &bytes)
+                    .ok_or_else(|| tiledb_runtime::Error::Usage("bad label bound".into()))
             };
             let mut query = query(&array, read).map_err(tiledb_runtime::Error::Usage)?;
             query.layout = tiledb_runtime::read::Layout::RowMajor;
@@ -266,14 +325,22 @@ pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, ti
             }
             json!({"fields": fields, "ordered": true, "cells": cells})
         }
-        other => return Err(tiledb_runtime::Error::Usage(format!("read kind {other} is not implemented"))),
+        other => {
+            return Err(tiledb_runtime::Error::Usage(format!(
+                "read kind {other} is not implemented"
+            )))
+        }
     })
 }
 
 /// Rows of equal coordinates (the first `dims` values) sorted, for layouts
 /// where TileDB leaves the order of duplicates unspecified.
 fn sort_duplicates(rows: &mut [Value], dims: usize) {
-    let key = |v: &Value| -> Vec<Value> { v.as_array().map(|a| a.iter().take(dims).cloned().collect()).unwrap_or_default() };
+    let key = |v: &Value| -> Vec<Value> {
+        v.as_array()
+            .map(|a| a.iter().take(dims).cloned().collect())
+            .unwrap_or_default()
+    };
     let mut start = 0;
     while start < rows.len() {
         let mut end = start + 1;
@@ -292,25 +359,45 @@ pub fn compare(expected: &Value, actual: &Value) -> Result<(), String> {
     compare_with(expected, actual, false)
 }
 
-pub fn compare_with(expected: &Value, actual: &Value, duplicates_unordered: bool) -> Result<(), String> {
+pub fn compare_with(
+    expected: &Value,
+    actual: &Value,
+    duplicates_unordered: bool,
+) -> Result<(), String> {
     let mut e = expected.clone();
     if let Some(o) = e.as_object_mut() {
         o.remove("id");
     }
     if let (Some(ec), Some(ac)) = (e.get("cells"), actual.get("cells")) {
         if e.get("fields") != actual.get("fields") {
-            return Err(format!("fields differ:\n expected {}\n actual   {}", e["fields"], actual["fields"]));
+            return Err(format!(
+                "fields differ:\n expected {}\n actual   {}",
+                e["fields"], actual["fields"]
+            ));
         }
-        let (mut ec, mut ac) = (ec.as_array().cloned().unwrap_or_default(), ac.as_array().cloned().unwrap_or_default());
+        let (mut ec, mut ac) = (
+            ec.as_array().cloned().unwrap_or_default(),
+            ac.as_array().cloned().unwrap_or_default(),
+        );
         if duplicates_unordered {
-            let dims = e["fields"].as_array().map_or(0, |f| f.iter().filter(|f| f["kind"] == "dim").count());
+            let dims = e["fields"]
+                .as_array()
+                .map_or(0, |f| f.iter().filter(|f| f["kind"] == "dim").count());
             sort_duplicates(&mut ec, dims);
             sort_duplicates(&mut ac, dims);
         }
         let ordered = e.get("ordered").and_then(Value::as_bool).unwrap_or(true);
-        let same = if ordered { ec == ac } else { sorted_rows(&ec) == sorted_rows(&ac) };
+        let same = if ordered {
+            ec == ac
+        } else {
+            sorted_rows(&ec) == sorted_rows(&ac)
+        };
         if !same {
-            let first = ec.iter().zip(&ac).position(|(a, b)| a != b).unwrap_or(ec.len().min(ac.len()));
+            let first = ec
+                .iter()
+                .zip(&ac)
+                .position(|(a, b)| a != b)
+                .unwrap_or(ec.len().min(ac.len()));
             return Err(format!(
                 "{} cells expected, {} read; first difference at row {first}: expected {:?}, read {:?}",
                 ec.len(),
@@ -327,4 +414,3 @@ pub fn compare_with(expected: &Value, actual: &Value, duplicates_unordered: bool
         Err(format!("expected {e}\n   actual {actual}"))
     }
 }
-
