@@ -226,7 +226,7 @@ impl FragmentMetadata {
         }
         let bytes = storage.read(&path)?;
         let named_version = fragment.name.version();
-        if named_version.map_or(true, |v| v <= 2) {
+        if named_version.is_none_or(|v| v <= 2) {
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
                 if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
                     let schema = schemas.get(None)?;

@@ -127,7 +127,7 @@ impl Column {
         let valid = self
             .validity
             .as_ref()
-            .map_or(true, |v| v.get(i).copied().unwrap_or(0) != 0);
+            .is_none_or(|v| v.get(i).copied().unwrap_or(0) != 0);
         (bytes, valid)
     }
 }

@@ -95,7 +95,7 @@ impl TileData {
     pub fn valid(&self, i: u64) -> bool {
         self.validity
             .as_ref()
-            .map_or(true, |v| v.get(i as usize).copied().unwrap_or(0) != 0)
+            .is_none_or(|v| v.get(i as usize).copied().unwrap_or(0) != 0)
     }
 }
 

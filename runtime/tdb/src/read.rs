@@ -146,7 +146,7 @@ fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
                 query
                     .attributes
                     .as_ref()
-                    .map_or(true, |n| n.contains(&a.name))
+                    .is_none_or(|n| n.contains(&a.name))
             })
             .map(|a| Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable))
             .collect(),
