@@ -230,10 +230,28 @@ impl FragmentMetadata {
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
                 if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
                     let schema = schemas.get(None)?;
-                    return Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
-                        .map_err(|e| e.in_file(&describe));
+                    let mut meta =
+                        Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
+                            .map_err(|e| e.in_file(&describe))?;
+                    meta.set_legacy_density(storage)?;
+                    return Ok(meta);
                 }
             }
+        }
+        if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+            // TileDB 1.3: the v1-v2 layout behind a 12-byte library version
+            // (major, minor, revision) instead of the format version.
+            let schema = schemas.get(None)?;
+            let payload = crate::schema::legacy13::read_generic_tile(&bytes)
+                .map_err(|e| e.in_file(&describe))?;
+            let rest = payload.get(8..).ok_or_else(|| {
+                Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+            })?;
+            let mut meta = Self::from_legacy(fragment, schema, rest, bytes.clone(), key)
+                .map_err(|e| e.in_file(&describe))?;
+            meta.version = 0;
+            meta.set_legacy_density(storage)?;
+            return Ok(meta);
         }
         let (footer, schema) = Self::locate_footer(&bytes, schemas, named_version)
             .map_err(|e| e.in_file(&describe))?;
@@ -416,6 +434,17 @@ impl FragmentMetadata {
         };
         let _ = meta.file.set(file);
         Ok(meta)
+    }
+
+    /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when
+    /// it has no `__coords.tdb`.
+    fn set_legacy_density(&mut self, storage: &dyn Storage) -> Result<()> {
+        let coords = self.path.join("__coords.tdb")?;
+        self.dense = storage.kind(&coords)?.is_none();
+        if self.dense {
+            self.tile_num = self.dense_tile_num()?;
+        }
+        Ok(())
     }
 
     fn dense_tile_num(&self) -> Result<u64> {

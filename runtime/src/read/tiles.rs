@@ -144,7 +144,19 @@ fn persisted(
                 Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
             );
         }
-        let bytes = storage.read_range(&path, start, end - start)?;
+        let mut bytes = storage.read_range(&path, start, end - start)?;
+        if fragment.version == 0 {
+            // TileDB 1.3: raw, or its own chunk framing when compressed.
+            let shape = FieldShape::of(fragment, field);
+            let compressed = match suffix {
+                "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+                    !fragment.schema.offsets_filters.filters.is_empty()
+                }
+                _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+            };
+            bytes = crate::schema::legacy13::reframe(&bytes, compressed)
+                .map_err(|e| e.at_base(start).in_file(&describe))?;
+        }
         out.push((bytes, start));
     }
     Ok(out)

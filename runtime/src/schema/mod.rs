@@ -2,6 +2,7 @@
 //! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
 //! runtime filter pipelines, fill values and enumerations.
 
+pub mod legacy13;
 pub mod value;
 
 use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
@@ -361,8 +362,16 @@ impl ArraySchema {
     ) -> Result<ArraySchema> {
         let file = storage.describe(path);
         let bytes = storage.read(path)?;
-        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
         let name = path.file_name().unwrap_or_default().to_string();
+        if name == crate::array::directory::ARRAY_SCHEMA_FILE
+            && legacy13::is_v13_generic_tile(&bytes)
+        {
+            // Written by TileDB 1.3, before format versions.
+            let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
+            let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
+            return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
+        }
+        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
         let mut schema = Self::from_payload(&name, &tile.payload).map_err(|e| e.in_file(&file))?;
         let refs = schema.stored.enumerations.clone().unwrap_or_default();
         for r in refs {
