@@ -68,7 +68,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     for (d, dim) in dims.iter().enumerate() {
         let spans: Vec<(i128, i128)> = if ranges[d].is_empty() {
             match &schema.current_domain {
-                Some(cd) => {
+                Some(cd) if d < cd.len() => {
                     let (lo, hi) = &cd[d];
                     let dt = schema.dimensions[d].datatype;
                     vec![(
@@ -80,7 +80,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                             .unwrap_or(dim.high),
                     )]
                 }
-                None => vec![(dim.low, dim.high)],
+                _ => vec![(dim.low, dim.high)],
             }
         } else {
             ranges[d]
