@@ -127,7 +127,7 @@ pub fn metadata_json(meta: &Metadata) -> Value {
 }
 
 pub fn schema_json(s: &ArraySchema) -> Value {
-    json!({
+    let mut schema = json!({
         "array_type": if s.is_dense() { "dense" } else { "sparse" },
         "cell_order": s.cell_order.name(),
         // TileDB reports no tile order for Hilbert-ordered arrays.
@@ -138,7 +138,23 @@ pub fn schema_json(s: &ArraySchema) -> Value {
             "cell_val_num": if d.var { json!("var") } else { json!(1) }})).collect::<Vec<_>>(),
         "attrs": s.attributes.iter().map(|a| json!({"name": a.name, "type": a.datatype.name(),
             "cell_val_num": cvn_json(a.cell_val_num), "nullable": a.nullable})).collect::<Vec<_>>(),
-    })
+    });
+    // TileDB reports the current domain only when one is set.
+    if let (Some(ranges), Some(object)) = (&s.current_domain, schema.as_object_mut()) {
+        let bounds = s
+            .dimensions
+            .iter()
+            .zip(ranges)
+            .map(|(d, (lo, hi))| {
+                json!([
+                    cell(d.datatype, Some(1), lo, true),
+                    cell(d.datatype, Some(1), hi, true)
+                ])
+            })
+            .collect::<Vec<_>>();
+        object.insert("current_domain".into(), Value::Array(bounds));
+    }
+    schema
 }
 
 pub fn enumerations_json(s: &ArraySchema) -> Value {
