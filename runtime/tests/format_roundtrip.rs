@@ -399,7 +399,7 @@ fn locate_footer(
                 return Ok((footer, schema));
             }
         }
-        at = generic_tile(&bytes, at, &mut tally.scratch())?.end;
+        at = generic_tile(bytes, at, &mut tally.scratch())?.end;
     }
     Err("no footer found".into())
 }

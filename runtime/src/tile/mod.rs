@@ -24,6 +24,8 @@
 //! Errors from a buffer carry offsets within the tile and the field
 //! `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file offset.
 
+pub mod generic;
+
 use rayon::prelude::*;
 
 use crate::filter::run::{self, StringCells};
