@@ -42,7 +42,9 @@ pub mod fragment;
 pub mod metadata;
 pub mod query;
 pub mod read;
+pub mod recipe;
 pub mod schema;
 pub mod tile;
+pub mod write;
 
 pub use error::{Error, ErrorClass, Location, Result};

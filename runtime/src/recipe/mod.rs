@@ -1,0 +1,396 @@
+//! Replaying a conformance recipe (`conformance/cases/*.toml`, described in
+//! `conformance/README.md`) with this runtime as the writer: the schema is
+//! built and serialized here, writes become fragments, metadata puts and
+//! deletes become `__meta/` files.
+//!
+//! Steps this writer does not perform yet are refused with
+//! [`Error::Unsupported`], so a caller can tell "not supported" from "wrong".
+
+pub mod values;
+
+use std::path::Path;
+
+use toml::Value;
+
+use crate::array::{LocalStorage, Storage};
+use crate::error::{Error, Result};
+use crate::filter::{Datatype, Filter, FilterPipeline};
+use crate::format::generated as stored;
+use crate::schema::ArraySchema;
+use crate::write::{self, Column, FragmentInput, WRITE_VERSION};
+
+use values::{cell_bytes, column_values, datatype_by_name, fill_default};
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::Unsupported {
+        file: Default::default(),
+        what: what.into(),
+    }
+}
+
+fn usage(what: impl Into<String>) -> Error {
+    Error::Usage(what.into())
+}
+
+fn get_str<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
+    t.get(key).and_then(Value::as_str)
+}
+
+/// The runtime filter a recipe names.
+fn filter(spec: &Value) -> Result<Filter> {
+    let name = get_str(spec, "name").ok_or_else(|| usage("a filter without a name"))?;
+    let level = spec.get("level").and_then(Value::as_integer).unwrap_or(-1) as i32;
+    let reinterpret = get_str(spec, "reinterpret_datatype")
+        .map(datatype_by_name)
+        .transpose()?;
+    let window = |default: u32| {
+        spec.get("max_window")
+            .and_then(Value::as_integer)
+            .map(|w| w as u32)
+            .unwrap_or(default)
+    };
+    let float = |key: &str, default: f64| {
+        spec.get(key)
+            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            .unwrap_or(default)
+    };
+    Ok(match name {
+        "NOOP" => Filter::None,
+        "GZIP" => Filter::Gzip { level },
+        "ZSTD" => Filter::Zstd { level },
+        "LZ4" => Filter::Lz4 { level },
+        "RLE" => Filter::Rle { level },
+        "BZIP2" => Filter::Bzip2 { level },
+        "DICTIONARY" => Filter::Dictionary { level },
+        "DOUBLE_DELTA" => Filter::DoubleDelta { level, reinterpret },
+        "DELTA" => Filter::Delta { level, reinterpret },
+        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction {
+            max_window: window(256),
+        },
+        "POSITIVE_DELTA" => Filter::PositiveDelta {
+            max_window: window(1024),
+        },
+        "BYTESHUFFLE" => Filter::ByteShuffle,
+        "BITSHUFFLE" => Filter::BitShuffle,
+        "CHECKSUM_MD5" => Filter::ChecksumMd5,
+        "CHECKSUM_SHA256" => Filter::ChecksumSha256,
+        "XOR" => Filter::Xor,
+        "SCALE_FLOAT" => Filter::ScaleFloat {
+            scale: float("factor", 1.0),
+            offset: float("offset", 0.0),
+            byte_width: spec
+                .get("bytewidth")
+                .and_then(Value::as_integer)
+                .unwrap_or(8) as u64,
+        },
+        other => return Err(unsupported(format!("the {other} filter"))),
+    })
+}
+
+fn pipeline(list: Option<&Value>, default: Vec<Filter>) -> Result<stored::FilterPipeline> {
+    let filters = match list.and_then(Value::as_array) {
+        Some(items) => items.iter().map(filter).collect::<Result<_>>()?,
+        None => default,
+    };
+    Ok(FilterPipeline::new(filters).to_stored())
+}
+
+fn layout(name: Option<&str>) -> Result<stored::Layout> {
+    Ok(match name.unwrap_or("row-major") {
+        "row-major" => stored::Layout::RowMajor,
+        "col-major" => stored::Layout::ColMajor,
+        "hilbert" => stored::Layout::Hilbert,
+        other => return Err(usage(format!("unknown order {other}"))),
+    })
+}
+
+fn cell_val_num(spec: &Value) -> Result<u32> {
+    match spec.get("cell_val_num") {
+        None => Ok(1),
+        Some(Value::String(s)) if s == "var" => Ok(u32::MAX),
+        Some(Value::Integer(n)) if *n > 0 => Ok(*n as u32),
+        Some(other) => Err(usage(format!("bad cell_val_num {other}"))),
+    }
+}
+
+/// Builds the stored schema (format 22) a recipe's `[schema]` describes,
+/// with TileDB's defaults for what the recipe leaves out.
+pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
+    if schema.get("enumerations").is_some() || schema.get("dim_labels").is_some() {
+        return Err(unsupported("enumerations and dimension labels"));
+    }
+    let dense = match get_str(schema, "type") {
+        Some("dense") => true,
+        Some("sparse") => false,
+        other => return Err(usage(format!("bad array type {other:?}"))),
+    };
+    let mut dimensions = Vec::new();
+    for d in schema
+        .get("dims")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a schema without dims"))?
+    {
+        let datatype = datatype_by_name(get_str(d, "type").unwrap_or("INT32"))?;
+        let name = get_str(d, "name").ok_or_else(|| usage("a dimension without a name"))?;
+        let (domain, extent) = if datatype.is_string() {
+            (Vec::new(), None)
+        } else {
+            let dom = d
+                .get("domain")
+                .and_then(Value::as_array)
+                .ok_or_else(|| usage("a dimension without a domain"))?;
+            let mut bytes = Vec::new();
+            for v in dom {
+                bytes.extend(values::value_bytes(datatype, v)?);
+            }
+            let extent = match d.get("tile") {
+                Some(t) => Some(values::value_bytes(datatype, t)?),
+                None => {
+                    return Err(unsupported("dimensions without a tile extent"));
+                }
+            };
+            (bytes, extent)
+        };
+        dimensions.push(stored::Dimension {
+            name: name.as_bytes().to_vec(),
+            datatype,
+            cell_val_num: if datatype.is_string() { u32::MAX } else { 1 },
+            filters: Some(pipeline(d.get("filters"), Vec::new())?),
+            domain,
+            null_extent: extent.is_none() as u8,
+            extent,
+        });
+    }
+    let mut attributes = Vec::new();
+    for a in schema
+        .get("attrs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a schema without attrs"))?
+    {
+        if a.get("enumeration").is_some() {
+            return Err(unsupported("attributes with enumerations"));
+        }
+        let datatype = datatype_by_name(get_str(a, "type").unwrap_or("INT32"))?;
+        let cvn = cell_val_num(a)?;
+        let fill = match a.get("fill") {
+            Some(f) => cell_bytes(datatype, cvn, f)?,
+            None => fill_default(datatype, cvn),
+        };
+        attributes.push(stored::Attribute {
+            name: get_str(a, "name")
+                .ok_or_else(|| usage("an attribute without a name"))?
+                .as_bytes()
+                .to_vec(),
+            datatype,
+            cell_val_num: cvn,
+            filters: pipeline(a.get("filters"), Vec::new())?,
+            fill: Some(fill),
+            nullable: a.get("nullable").and_then(Value::as_bool).unwrap_or(false),
+            fill_validity: 0,
+            order: stored::DataOrder::Unordered,
+            enumeration_name: Some(Vec::new()),
+        });
+    }
+    let capacity = schema
+        .get("capacity")
+        .and_then(Value::as_integer)
+        .unwrap_or(10000) as u64;
+    Ok(stored::ArraySchema {
+        version: WRITE_VERSION,
+        allows_dups: schema
+            .get("allows_duplicates")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        array_type: if dense {
+            stored::ArrayType::Dense
+        } else {
+            stored::ArrayType::Sparse
+        },
+        tile_order: layout(get_str(schema, "tile_order"))?,
+        cell_order: layout(get_str(schema, "cell_order"))?,
+        capacity,
+        coords_filters: pipeline(
+            schema.get("coords_filters"),
+            vec![Filter::Zstd { level: -1 }],
+        )?,
+        offsets_filters: pipeline(
+            schema.get("offsets_filters"),
+            vec![Filter::Zstd { level: -1 }],
+        )?,
+        validity_filters: Some(pipeline(
+            schema.get("validity_filters"),
+            vec![Filter::Rle { level: -1 }],
+        )?),
+        domain: stored::Domain {
+            datatype: None,
+            dimensions,
+        },
+        attributes,
+        labels: Some(Vec::new()),
+        enumerations: Some(Vec::new()),
+        // An empty current domain (version 0, empty flag set).
+        current_domain: Some(vec![0, 0, 0, 0, 1]),
+    })
+}
+
+fn timestamp(step: &Value) -> Result<u64> {
+    step.get("timestamp")
+        .and_then(Value::as_integer)
+        .map(|t| t as u64)
+        .ok_or_else(|| usage("a step without a timestamp"))
+}
+
+/// One column of a write step.
+fn column(
+    step: &Value,
+    table: &str,
+    name: &str,
+    datatype: Datatype,
+    cvn: Option<u32>,
+    nullable: bool,
+) -> Result<Column> {
+    let data = step
+        .get(table)
+        .and_then(|d| d.get(name))
+        .ok_or_else(|| usage(format!("no data for {name}")))?;
+    let cells = column_values(datatype, cvn.unwrap_or(u32::MAX), data)?;
+    let validity = if nullable {
+        let v = step
+            .get("validity")
+            .and_then(|v| v.get(name))
+            .and_then(Value::as_array)
+            .ok_or_else(|| usage(format!("no validity for nullable {name}")))?;
+        Some(v.iter().map(|x| x.as_integer().unwrap_or(1) != 0).collect())
+    } else {
+        None
+    };
+    Ok(Column { cells, validity })
+}
+
+fn write_step(storage: &dyn Storage, schema: &ArraySchema, step: &Value) -> Result<()> {
+    let layout = get_str(step, "layout");
+    let mut input = FragmentInput {
+        timestamp: timestamp(step)?,
+        ..Default::default()
+    };
+    for a in &schema.attributes {
+        input.attrs.push(column(
+            step,
+            "data",
+            &a.name,
+            a.datatype,
+            a.cell_val_num,
+            a.nullable,
+        )?);
+    }
+    if schema.is_dense() {
+        match layout.unwrap_or("row-major") {
+            "row-major" => {}
+            "col-major" => input.col_major = true,
+            other => return Err(unsupported(format!("dense writes in {other} layout"))),
+        }
+        let sub = step
+            .get("subarray")
+            .and_then(Value::as_array)
+            .ok_or_else(|| usage("a dense write without a subarray"))?;
+        let mut ranges = Vec::new();
+        for r in sub {
+            let r = r.as_array().ok_or_else(|| usage("bad subarray"))?;
+            let bound = |v: Option<&Value>| -> Result<i128> {
+                values::integer(v.ok_or_else(|| usage("bad subarray"))?)
+            };
+            ranges.push((bound(r.first())?, bound(r.get(1))?));
+        }
+        input.subarray = Some(ranges);
+    } else {
+        if matches!(layout, Some(l) if l != "unordered" && l != "global") {
+            return Err(unsupported("sparse writes in row- or col-major layout"));
+        }
+        for d in &schema.dimensions {
+            let cvn = if d.var { None } else { Some(1) };
+            input
+                .dims
+                .push(column(step, "coords", &d.name, d.datatype, cvn, false)?);
+        }
+    }
+    write::write_fragment(storage, schema, &input)?;
+    Ok(())
+}
+
+fn meta_step(storage: &dyn Storage, step: &Value, delete: bool) -> Result<()> {
+    let key = get_str(step, "key").ok_or_else(|| usage("a metadata step without a key"))?;
+    let entry = if delete {
+        stored::MetadataEntry {
+            key: key.as_bytes().to_vec(),
+            deleted: true,
+            value_type: stored::Datatype::Any,
+            value_num: 0,
+            value: None,
+        }
+    } else {
+        let datatype = datatype_by_name(get_str(step, "type").unwrap_or("INT32"))?;
+        let v = step
+            .get("values")
+            .ok_or_else(|| usage("a metadata put without values"))?;
+        let bytes = match v {
+            Value::String(_) => cell_bytes(datatype, u32::MAX, v)?,
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(values::value_bytes(datatype, item)?);
+                }
+                out
+            }
+            other => return Err(usage(format!("bad metadata values {other}"))),
+        };
+        stored::MetadataEntry {
+            key: key.as_bytes().to_vec(),
+            deleted: false,
+            value_type: datatype,
+            value_num: (bytes.len() as u64 / datatype.size().max(1)) as u32,
+            value: Some(bytes),
+        }
+    };
+    write::write_metadata(storage, vec![entry], timestamp(step)?)?;
+    Ok(())
+}
+
+/// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
+/// which receives the case's folders (`array`, or the case's `uri`).
+pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
+    let case: Value =
+        toml::from_str(case_toml).map_err(|e| usage(format!("not a case file: {e}")))?;
+    if case.get("base").is_some() {
+        return Err(usage("negative cases are made by mutation, not written"));
+    }
+    if case.get("encryption").is_some() {
+        return Err(unsupported("encrypted arrays"));
+    }
+    let uri = get_str(&case, "uri").unwrap_or("array");
+    let schema_spec = case
+        .get("schema")
+        .ok_or_else(|| unsupported("cases without a main array schema"))?;
+    let stored = stored_schema(schema_spec)?;
+    let root = out_dir.join(uri);
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
+    let storage = LocalStorage::new(&root);
+    let schema = write::create_array(&storage, &stored, 0)?;
+    let no_steps = Vec::new();
+    let steps = case
+        .get("steps")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_steps);
+    for step in steps {
+        if get_str(step, "uri").is_some_and(|u| u != uri) {
+            return Err(unsupported("steps on other arrays or groups"));
+        }
+        match get_str(step, "op") {
+            Some("write") => write_step(&storage, &schema, step)?,
+            Some("meta_put") => meta_step(&storage, step, false)?,
+            Some("meta_delete") => meta_step(&storage, step, true)?,
+            Some(op) => return Err(unsupported(format!("the {op} step"))),
+            None => return Err(usage("a step without an op")),
+        }
+    }
+    Ok(())
+}
