@@ -145,9 +145,8 @@ pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
             }
             let extent = match d.get("tile") {
                 Some(t) => Some(values::value_bytes(datatype, t)?),
-                None => {
-                    return Err(unsupported("dimensions without a tile extent"));
-                }
+                None if !dense => None,
+                None => return Err(unsupported("dense dimensions without a tile extent")),
             };
             (bytes, extent)
         };

@@ -189,6 +189,7 @@ pub fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
         Float32 => f32::NAN.to_le_bytes().to_vec(),
         Float64 => f64::NAN.to_le_bytes().to_vec(),
         Char => vec![0x80],
+        Bool => vec![0],
         _ if is_byte(t) || is_ascii_or_utf8(t) || t.is_string() => vec![0; t.size() as usize],
         _ => i64::MIN.to_le_bytes().to_vec(),
     };

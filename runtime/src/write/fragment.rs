@@ -430,8 +430,13 @@ pub fn write_fragment_named(
             nullable: a.nullable,
             is_dim: false,
             pipeline: &a.filters,
-            fill: a.fill.clone(),
-            fill_validity: a.fill_validity,
+            // TileDB pads dense tiles with zero bytes (and empty var cells,
+            // null validity), not with the fill value.
+            fill: match a.cell_size() {
+                Some(size) => vec![0; size as usize],
+                None => Vec::new(),
+            },
+            fill_validity: false,
             stem: format!("a{i}"),
         };
         fields.push(Some(write_field(&spec, col, &tiles, schema)?));
