@@ -94,20 +94,48 @@ impl Oracle {
         })
     }
 
-    fn read(&mut self, root: &Path, case_file: &Path, read_id: &str) -> Value {
-        let req = json!({
-            "op": "read",
-            "array_root": root.to_string_lossy(),
-            "case_file": case_file.to_string_lossy(),
-            "read_id": read_id,
-        });
-        writeln!(self.stdin, "{req}").expect("write to the adapter");
-        self.stdin.flush().expect("flush");
-        let mut line = String::new();
-        self.stdout
-            .read_line(&mut line)
-            .expect("read from the adapter");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("adapter said {line:?}: {e}"))
+    fn request(&mut self, req: &Value) -> Result<Value, String> {
+        writeln!(self.stdin, "{req}").map_err(|e| format!("write to the adapter: {e}"))?;
+        self.stdin.flush().map_err(|e| format!("flush: {e}"))?;
+        // Lines that are not JSON (a library printing to stdout) are skipped.
+        for _ in 0..100 {
+            let mut line = String::new();
+            let n = self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| format!("read from the adapter: {e}"))?;
+            if n == 0 {
+                return Err("the adapter exited".into());
+            }
+            if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                return Ok(v);
+            }
+            println!("adapter printed: {line:?}");
+        }
+        Err("no answer from the adapter".into())
+    }
+}
+
+/// Reads through the oracle, restarting it once if it died.
+fn oracle_read(oracle: &mut Option<Oracle>, root: &Path, case_file: &Path, read_id: &str) -> Value {
+    let req = json!({
+        "op": "read",
+        "array_root": root.to_string_lossy(),
+        "case_file": case_file.to_string_lossy(),
+        "read_id": read_id,
+    });
+    let first = oracle.as_mut().map(|o| o.request(&req));
+    match first {
+        Some(Ok(v)) => v,
+        Some(Err(why)) => {
+            println!("restarting the adapter: {why}");
+            *oracle = Oracle::start().ok();
+            match oracle.as_mut().map(|o| o.request(&req)) {
+                Some(Ok(v)) => v,
+                other => json!({"error": "adapter", "message": format!("{other:?}")}),
+            }
+        }
+        None => json!({"error": "adapter", "message": "not running"}),
     }
 }
 
@@ -194,8 +222,8 @@ fn replayed_cases_read_back_as_tiledb_wrote_them() {
                 case_ours = false;
                 failures.push(format!("{id}/{rid}: our reader: {msg}"));
             }
-            if let Some(o) = oracle.as_mut() {
-                let theirs = o.read(out.path(), &case_file, rid);
+            if oracle.is_some() {
+                let theirs = oracle_read(&mut oracle, out.path(), &case_file, rid);
                 let verdict = if let Some(err) = theirs.get("error") {
                     Err(format!("TileDB refused it: {err} {}", theirs["message"]))
                 } else {
