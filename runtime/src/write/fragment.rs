@@ -200,6 +200,41 @@ struct FieldOut {
     var_sized: bool,
     nullable: bool,
     stem: String,
+    /// The `__coords` slot of format 5+: no files, zeroed tile metadata.
+    coords_slot: bool,
+}
+
+/// The `__coords` slot: TileDB keeps it (typed as the first dimension, one
+/// value per cell, `dim_num` coordinates wide) with zero-filled tile minima,
+/// maxima and sums though it writes no file for it.
+fn coords_slot(schema: &ArraySchema, tile_num: usize) -> Option<FieldOut> {
+    let dim0 = schema.dimensions.first()?;
+    let datatype = dim0.datatype;
+    let cell_size = schema.dimensions.len() * datatype.size() as usize;
+    let kinds = tile_meta::kinds(datatype, false, false, 1);
+    let zeros = vec![0u64; tile_num];
+    let meta = TileMeta {
+        min: Some(vec![0; cell_size]),
+        max: Some(vec![0; cell_size]),
+        sum: [0; 8],
+        null_count: 0,
+    };
+    Some(FieldOut {
+        fixed: Vec::new(),
+        var: Vec::new(),
+        validity: Vec::new(),
+        tile_offsets: zeros.clone(),
+        var_offsets: zeros.clone(),
+        var_sizes: zeros.clone(),
+        validity_offsets: zeros,
+        metas: vec![meta; tile_num],
+        kinds,
+        datatype,
+        var_sized: false,
+        nullable: false,
+        stem: String::new(),
+        coords_slot: true,
+    })
 }
 
 struct FieldSpec<'a> {
@@ -245,6 +280,7 @@ fn write_field(
         var_sized,
         nullable: spec.nullable,
         stem: spec.stem.clone(),
+        coords_slot: false,
     };
     let data_ctx = FilterContext::new(spec.datatype, cell_size, WRITE_VERSION);
     let offsets_ctx = FilterContext::new(Datatype::Uint64, 8, WRITE_VERSION);
@@ -265,7 +301,20 @@ fn write_field(
                 (None, _) => spec.fill_validity,
             })
             .collect();
-        let validity_arg = spec.nullable.then_some(validity.as_slice());
+        // Tile metadata covers the written cells only, never dense padding.
+        let written: Vec<&[u8]> = cells
+            .iter()
+            .zip(tile)
+            .filter(|(_, c)| c.is_some())
+            .map(|(b, _)| *b)
+            .collect();
+        let written_validity: Vec<bool> = validity
+            .iter()
+            .zip(tile)
+            .filter(|(_, c)| c.is_some())
+            .map(|(v, _)| *v)
+            .collect();
+        let validity_arg = spec.nullable.then_some(written_validity.as_slice());
         if var_sized {
             let mut data = Vec::new();
             let mut starts = Vec::with_capacity(cells.len());
@@ -286,7 +335,7 @@ fn write_field(
                     .extend(filter_tile(&bytes, &schema.offsets_filters, &offsets_ctx)?);
             }
             out.metas
-                .push(tile_meta::var_tile(kinds, &cells, validity_arg));
+                .push(tile_meta::var_tile(kinds, &written, validity_arg));
         } else {
             if cells.iter().any(|c| c.len() as u64 != cell_size) {
                 return Err(usage(format!(
@@ -441,7 +490,7 @@ pub fn write_fragment_named(
         };
         fields.push(Some(write_field(&spec, col, &tiles, schema)?));
     }
-    fields.push(None); // __coords
+    fields.push(coords_slot(schema, tiles.len()));
     for (j, dim) in schema.dimensions.iter().enumerate() {
         if dense {
             fields.push(None);
@@ -502,7 +551,9 @@ pub fn write_fragment_named(
     let mut file_var_sizes = vec![0u64; n_fields];
     let mut file_validity_sizes = vec![0u64; n_fields];
     for (i, f) in fields.iter().enumerate() {
-        let Some(f) = f else { continue };
+        let Some(f) = f.as_ref().filter(|f| !f.coords_slot) else {
+            continue;
+        };
         storage.write(&dir.join(&format!("{}.tdb", f.stem))?, &f.fixed)?;
         file_sizes[i] = f.fixed.len() as u64;
         if f.var_sized {
@@ -754,6 +805,21 @@ fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> store
         null_count: 0,
     };
     let Some(f) = f else { return empty };
+    if f.coords_slot {
+        // TileDB reduces the zeroed tile minima as values of the first
+        // dimension's type: the fragment minimum and maximum are one zero.
+        let zero = if f.kinds.min_max {
+            vec![0; f.datatype.size() as usize]
+        } else {
+            Vec::new()
+        };
+        return stored::FieldMmsn {
+            min: zero.clone(),
+            max: zero,
+            sum: 0,
+            null_count: 0,
+        };
+    }
     let all_null = |t: usize| f.nullable && f.metas[t].null_count == cell_num(t);
     let null_count = if f.nullable {
         f.metas.iter().map(|m| m.null_count).sum()
