@@ -352,7 +352,7 @@ fn write_field(
             out.metas.push(tile_meta::fixed_tile(
                 spec.datatype,
                 kinds,
-                &cells,
+                &written,
                 validity_arg,
             ));
         }
@@ -479,11 +479,11 @@ pub fn write_fragment_named(
             nullable: a.nullable,
             is_dim: false,
             pipeline: &a.filters,
-            // TileDB pads dense tiles with zero bytes (and empty var cells,
-            // null validity), not with the fill value.
+            // TileDB pads dense tiles with zero bytes (a var cell is one zero
+            // value; validity null), not with the fill value.
             fill: match a.cell_size() {
                 Some(size) => vec![0; size as usize],
-                None => Vec::new(),
+                None => vec![0; a.datatype.size() as usize],
             },
             fill_validity: false,
             stem: format!("a{i}"),
@@ -847,7 +847,7 @@ fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> store
                     None => tmax.clone(),
                     Some(h) => tile_meta::var_max(&h, tmax).to_vec(),
                 });
-            } else {
+            } else if char_like {
                 lo = Some(match lo {
                     None => tmin.clone(),
                     Some(l) => tile_meta::fixed_min_max(f.datatype, &l, tmin, true),
@@ -859,11 +859,21 @@ fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> store
             }
         }
         if !f.var_sized && !char_like {
-            // Numeric fields start from the type's extremes, so an all-null
-            // fragment still stores them.
+            // Numeric fields start from the type's extremes and keep the
+            // current value only when it compares strictly better.
             let probe = tile_meta::fixed_tile(f.datatype, f.kinds, &[], None);
-            lo = lo.or(probe.min);
-            hi = hi.or(probe.max);
+            let (mut l, mut h) = (probe.min.unwrap_or_default(), probe.max.unwrap_or_default());
+            for (t, m) in f.metas.iter().enumerate() {
+                if all_null(t) {
+                    continue;
+                }
+                if let (Some(tmin), Some(tmax)) = (&m.min, &m.max) {
+                    l = tile_meta::fixed_min_max(f.datatype, &l, tmin, true);
+                    h = tile_meta::fixed_min_max(f.datatype, &h, tmax, false);
+                }
+            }
+            lo = Some(l);
+            hi = Some(h);
         }
         min = lo.unwrap_or_default();
         max = hi.unwrap_or_default();
@@ -871,8 +881,8 @@ fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> store
     let mut sum = [0u8; 8];
     if f.kinds.sum {
         for (t, m) in f.metas.iter().enumerate() {
-            if !all_null(t) {
-                sum = tile_meta::add_sums(f.datatype, sum, m.sum);
+            if !all_null(t) && tile_meta::add_sums(f.datatype, &mut sum, m.sum) {
+                break;
             }
         }
     }

@@ -142,37 +142,55 @@ fn sum_kind(t: Datatype) -> SumKind {
     }
 }
 
-/// Adds `value` to `sum` the way TileDB does: integers saturate.
-fn add_to_sum(kind: SumKind, sum: &mut [u8; 8], value: Num) {
+/// Adds `value` to `sum` the way TileDB does; returns true when the sum
+/// saturated, after which TileDB adds nothing more (tile or fragment).
+fn add_to_sum(kind: SumKind, sum: &mut [u8; 8], value: Num) -> bool {
     match (kind, value) {
         (SumKind::I, Num::I(v)) => {
             let s = i64::from_le_bytes(*sum);
-            let r = (s as i128 + v).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-            *sum = r.to_le_bytes();
+            let v = v as i64;
+            if s > 0 && v > 0 && s > i64::MAX - v {
+                *sum = i64::MAX.to_le_bytes();
+                return true;
+            }
+            if s < 0 && v < 0 && s < i64::MIN - v {
+                *sum = i64::MIN.to_le_bytes();
+                return true;
+            }
+            *sum = s.wrapping_add(v).to_le_bytes();
         }
         (SumKind::U, Num::I(v)) => {
             let s = u64::from_le_bytes(*sum);
-            *sum = s.saturating_add(v.max(0) as u64).to_le_bytes();
+            let v = v as u64;
+            if s > u64::MAX - v {
+                *sum = u64::MAX.to_le_bytes();
+                return true;
+            }
+            *sum = (s + v).to_le_bytes();
         }
         (SumKind::F, Num::F(v)) => {
             let s = f64::from_le_bytes(*sum);
+            if (s < 0.0) == (v < 0.0) && s.abs() > f64::MAX - v.abs() {
+                let r = if s < 0.0 { f64::MIN } else { f64::MAX };
+                *sum = r.to_le_bytes();
+                return true;
+            }
             *sum = (s + v).to_le_bytes();
         }
         _ => {}
     }
+    false
 }
 
-/// Adds two stored sums of the same field (fragment totals).
-pub fn add_sums(t: Datatype, a: [u8; 8], b: [u8; 8]) -> [u8; 8] {
-    let mut out = a;
+/// Adds a tile's stored sum to a fragment's; true when it saturated.
+pub fn add_sums(t: Datatype, sum: &mut [u8; 8], tile: [u8; 8]) -> bool {
     let kind = sum_kind(t);
     let value = match kind {
-        SumKind::I => Num::I(i64::from_le_bytes(b) as i128),
-        SumKind::U => Num::I(u64::from_le_bytes(b) as i128),
-        SumKind::F => Num::F(f64::from_le_bytes(b)),
+        SumKind::I => Num::I(i64::from_le_bytes(tile) as i128),
+        SumKind::U => Num::I(u64::from_le_bytes(tile) as i128),
+        SumKind::F => Num::F(f64::from_le_bytes(tile)),
     };
-    add_to_sum(kind, &mut out, value);
-    out
+    add_to_sum(kind, sum, value)
 }
 
 /// Metadata of a fixed-size tile of `cells` (each `cell_size` bytes).
@@ -243,7 +261,9 @@ pub fn fixed_tile(
                 decode_num(t, c)
             };
             if let Some(v) = value {
-                add_to_sum(kind, &mut meta.sum, v);
+                if add_to_sum(kind, &mut meta.sum, v) {
+                    break;
+                }
             }
         }
     }
@@ -258,7 +278,11 @@ pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) ->
             .map(|v| v.get(i).copied().unwrap_or(true))
             .unwrap_or(true)
     };
-    meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+    // TileDB counts the nulls of a var tile only while computing its min
+    // and max: var fields without min/max record no nulls.
+    if kinds.min_max {
+        meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+    }
     if kinds.min_max {
         let mut min: Option<&[u8]> = None;
         let mut max: Option<&[u8]> = None;
@@ -319,7 +343,8 @@ pub fn fixed_min_max(t: Datatype, a: &[u8], b: &[u8], want_min: bool) -> Vec<u8>
     }
     match (decode_num(t, a), decode_num(t, b)) {
         (Some(x), Some(y)) => {
-            let take_b = if want_min { y.lt(x) } else { y.gt(x) };
+            // Keeps `a` only when it compares strictly better (NaN never does).
+            let take_b = if want_min { !x.lt(y) } else { !x.gt(y) };
             if take_b {
                 b.to_vec()
             } else {
