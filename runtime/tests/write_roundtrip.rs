@@ -21,14 +21,9 @@ use serde_json::{json, Value};
 /// `(case, reason)`: cases whose recipe uses something the writer does not
 /// do yet. Their replay must fail with an `unsupported` error.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("array.metadata.consolidate", "array metadata consolidation is not written yet"),
-    ("dense.consolidate.fragments.vacuum", "fragment consolidation and vacuum are not written yet"),
     ("dense.dimension_labels", "dimension labels (label arrays under __labels/) are not written yet"),
     ("dense.filter.webp", "the WEBP filter needs the schema's tile extents in its options; not built from recipes yet"),
     ("group.basic", "groups are not written yet"),
-    ("sparse.consolidate.commits", "commit consolidation is not written yet"),
-    ("sparse.consolidate.commits.vacuum", "commit consolidation and vacuum are not written yet"),
-    ("sparse.consolidate.fragment_meta", "fragment metadata consolidation is not written yet"),
     ("sparse.consolidate.fragments", "fragment consolidation is not written yet"),
     ("sparse.consolidate.fragments.vacuum", "fragment consolidation and vacuum are not written yet"),
     ("sparse.delete.condition", "the query-condition parser for delete steps is not written yet"),

@@ -354,6 +354,29 @@ fn meta_step(storage: &dyn Storage, step: &Value, delete: bool) -> Result<()> {
     Ok(())
 }
 
+fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
+    if step.get("config").is_some() || step.get("timestamp_range").is_some() {
+        return Err(unsupported("consolidation with a config or a time range"));
+    }
+    match get_str(step, "mode").unwrap_or("fragments") {
+        "fragments" => crate::consolidate::consolidate_fragments(root).map(drop),
+        "fragment_meta" => crate::consolidate::consolidate_fragment_meta(storage).map(drop),
+        "commits" => crate::consolidate::consolidate_commits(storage).map(drop),
+        "array_meta" => crate::consolidate::consolidate_array_meta(root).map(drop),
+        other => Err(unsupported(format!("consolidation mode {other}"))),
+    }
+}
+
+fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {
+    match get_str(step, "mode").unwrap_or("fragments") {
+        "fragments" => crate::vacuum::vacuum_fragments(storage).map(drop),
+        "fragment_meta" => crate::vacuum::vacuum_fragment_meta(storage).map(drop),
+        "commits" => crate::vacuum::vacuum_commits(storage).map(drop),
+        "array_meta" => crate::vacuum::vacuum_array_meta(storage).map(drop),
+        other => Err(unsupported(format!("vacuum mode {other}"))),
+    }
+}
+
 /// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
 /// which receives the case's folders (`array`, or the case's `uri`).
 pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
@@ -387,6 +410,8 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
             Some("write") => write_step(&storage, &schema, step)?,
             Some("meta_put") => meta_step(&storage, step, false)?,
             Some("meta_delete") => meta_step(&storage, step, true)?,
+            Some("consolidate") => consolidate_step(&storage, &root, step)?,
+            Some("vacuum") => vacuum_step(&storage, step)?,
             Some(op) => return Err(unsupported(format!("the {op} step"))),
             None => return Err(usage("a step without an op")),
         }
