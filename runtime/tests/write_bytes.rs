@@ -129,7 +129,18 @@ fn metadata_difference(a: &[u8], b: &[u8]) -> String {
     let (pa, pb) = (metadata_parts(a), metadata_parts(b));
     for (i, (x, y)) in pa.iter().zip(&pb).enumerate() {
         if x != y {
-            return format!("part {i} of {}: ours {x:?} theirs {y:?}", pa.len());
+            let at = x
+                .iter()
+                .zip(y)
+                .position(|(p, q)| p != q)
+                .unwrap_or(x.len().min(y.len()));
+            let from = at.saturating_sub(8);
+            return format!(
+                "part {i} of {}, byte {at}: ours {:?} theirs {:?}",
+                pa.len(),
+                &x[from..x.len().min(at + 24)],
+                &y[from..y.len().min(at + 24)]
+            );
         }
     }
     format!("{} parts vs {}; payloads equal", pa.len(), pb.len())

@@ -14,6 +14,8 @@ const CASES: &[&str] = &[
     "sparse.consolidate.commits",
     "sparse.consolidate.commits.vacuum",
     "sparse.consolidate.fragment_meta",
+    "sparse.consolidate.fragments",
+    "sparse.consolidate.fragments.vacuum",
 ];
 
 fn workspace() -> PathBuf {

@@ -233,10 +233,7 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
 pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
     let array = Array::open_path(root, OpenOptions::default())?;
     if !array.schema().is_dense() {
-        return Err(Error::Unsupported {
-            file: root.to_path_buf(),
-            what: "sparse fragment consolidation (per-cell timestamps)".into(),
-        });
+        return consolidate_sparse(root, &array);
     }
     let inputs: Vec<_> = array
         .directory()
@@ -260,6 +257,19 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
         }
     }
     let schema = array.schema();
+    let union = subarray.clone();
+    // TileDB rewrites the union expanded to whole space tiles (within the
+    // domain): cells no fragment wrote are consolidated as fill values.
+    for ((lo, hi), dim) in subarray.iter_mut().zip(&schema.dimensions) {
+        if let (Some((Scalar::Int(dlo), Scalar::Int(dhi))), Some(Scalar::Int(ext))) =
+            (dim.domain_scalars(), dim.extent_scalar())
+        {
+            if ext > 0 {
+                *lo = dlo + (*lo - dlo).div_euclid(ext) * ext;
+                *hi = (dlo + ((*hi - dlo).div_euclid(ext) + 1) * ext - 1).min(dhi);
+            }
+        }
+    }
     let ranges = schema
         .dimensions
         .iter()
@@ -279,6 +289,7 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
     })?;
     let mut input = FragmentInput {
         subarray: Some(subarray),
+        non_empty_domain: Some(union),
         ..Default::default()
     };
     for (attr, col) in schema.attributes.iter().zip(&result.attributes) {
@@ -287,6 +298,103 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
             .nullable
             .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
         input.attrs.push(Column { cells, validity });
+    }
+    let t1 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let name = span_name(t1, t2, true, None)?;
+    let storage = LocalStorage::new(root);
+    write_fragment_named(&storage, schema, &input, &name, &[])?;
+    let lines: Vec<String> = inputs
+        .iter()
+        .map(|f| format!("/{}", f.path.as_str()))
+        .collect();
+    let vac = name.with_extension(Some(Extension::Vac));
+    storage.write(
+        &RelPath::parse(COMMITS_DIR)?.join(vac.as_str())?,
+        &encode_lines(lines.iter().map(String::as_str)),
+    )?;
+    Ok(Some(name.as_str().to_string()))
+}
+
+/// Sparse arrays: every cell of every visible fragment, kept with its
+/// fragment's timestamp (no deduplication), in one fragment with a `t`
+/// field. Each input is read on its own by opening the array at exactly its
+/// time range; inputs that are themselves consolidations (t1 < t2) are
+/// refused, since their per-cell timestamps would be lost.
+fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
+    let inputs: Vec<_> = array
+        .directory()
+        .fragments(crate::array::TimeTravelRule::FullContainment);
+    if inputs.len() < 2 {
+        return Ok(None);
+    }
+    let schema = array.schema();
+    let mut input = FragmentInput {
+        dims: vec![Column::default(); schema.dimensions.len()],
+        attrs: schema
+            .attributes
+            .iter()
+            .map(|a| Column {
+                cells: Vec::new(),
+                validity: a.nullable.then(Vec::new),
+            })
+            .collect(),
+        timestamps: Some(Vec::new()),
+        ..Default::default()
+    };
+    let unsupported = |what: &str| Error::Unsupported {
+        file: root.to_path_buf(),
+        what: what.into(),
+    };
+    for f in &inputs {
+        let (t1, t2) = f.name.timestamp_range();
+        if t1 != t2 {
+            return Err(unsupported(
+                "consolidating an already consolidated fragment",
+            ));
+        }
+        let one = Array::open_path(
+            root,
+            OpenOptions {
+                timestamp_start: t1,
+                timestamp_end: t2,
+                key: None,
+            },
+        )?;
+        if one.fragments().len() != 1 || !one.conditions().is_empty() {
+            return Err(unsupported(
+                "fragments sharing a timestamp, or deletes, in sparse consolidation",
+            ));
+        }
+        let result = one.read(&ReadQuery {
+            ranges: Vec::new(),
+            layout: Layout::Global,
+            attributes: None,
+        })?;
+        for (col, out) in result.dimensions.iter().zip(&mut input.dims) {
+            out.cells
+                .extend((0..col.len()).map(|i| col.cell(i).0.to_vec()));
+        }
+        for (col, out) in result.attributes.iter().zip(&mut input.attrs) {
+            for i in 0..col.len() {
+                let (bytes, valid) = col.cell(i);
+                out.cells.push(bytes.to_vec());
+                if let Some(v) = out.validity.as_mut() {
+                    v.push(valid);
+                }
+            }
+        }
+        if let Some(t) = input.timestamps.as_mut() {
+            t.extend(std::iter::repeat_n(t1, result.cell_count()));
+        }
     }
     let t1 = inputs
         .iter()

@@ -42,6 +42,14 @@ pub struct FragmentInput {
     pub subarray: Option<Vec<(i128, i128)>>,
     /// Dense: the cells are given in column-major order of the subarray.
     pub col_major: bool,
+    /// Sparse, consolidation: each cell's write timestamp, stored as the
+    /// `t` field (`has_timestamps`). Equal coordinates are then kept, newest
+    /// first.
+    pub timestamps: Option<Vec<u64>>,
+    /// Dense, consolidation: the non-empty domain to record when it is
+    /// smaller than the subarray written (TileDB rewrites whole tiles but
+    /// keeps the union of the inputs' domains).
+    pub non_empty_domain: Option<Vec<(i128, i128)>>,
 }
 
 /// Where one tile's cells come from: an input cell, or a fill cell.
@@ -161,7 +169,12 @@ fn dense_tiles(
 
 /// The tiles of a sparse write: cells sorted in global order, `capacity`
 /// per tile.
-fn sparse_tiles(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<TileCells>> {
+fn sparse_tiles(
+    schema: &ArraySchema,
+    dims: &[Column],
+    n: usize,
+    timestamps: Option<&[u64]>,
+) -> Result<Vec<TileCells>> {
     let mut coords: Vec<Vec<Scalar>> = Vec::with_capacity(n);
     for i in 0..n {
         let mut c = Vec::with_capacity(dims.len());
@@ -177,7 +190,14 @@ fn sparse_tiles(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<T
     let order = GlobalOrder::new(schema);
     let keys: Vec<_> = coords.iter().map(|c| order.key(c)).collect();
     let mut perm: Vec<usize> = (0..n).collect();
-    perm.sort_by(|&a, &b| order.compare(&keys[a], &coords[a], &keys[b], &coords[b]));
+    perm.sort_by(|&a, &b| {
+        order
+            .compare(&keys[a], &coords[a], &keys[b], &coords[b])
+            .then_with(|| match timestamps {
+                Some(t) => t[b].cmp(&t[a]),
+                None => Ordering::Equal,
+            })
+    });
     let capacity = schema.capacity.max(1) as usize;
     Ok(perm
         .chunks(capacity)
@@ -466,7 +486,10 @@ pub fn write_fragment_named(
             }
             dense_tiles(schema, sub, input.col_major)?
         }
-        None => (sparse_tiles(schema, &input.dims, n)?, 0),
+        None => (
+            sparse_tiles(schema, &input.dims, n, input.timestamps.as_deref())?,
+            0,
+        ),
     };
     let tile_num = tiles.len() as u64;
 
@@ -508,9 +531,35 @@ pub fn write_fragment_named(
         };
         fields.push(Some(write_field(&spec, &input.dims[j], &tiles, schema)?));
     }
+    let has_timestamps = match &input.timestamps {
+        Some(t) if !dense => {
+            if t.len() != n {
+                return Err(usage("one timestamp per cell is needed"));
+            }
+            let column = Column {
+                cells: t.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+                validity: None,
+            };
+            let spec = FieldSpec {
+                datatype: Datatype::Uint64,
+                cell_val_num: Some(1),
+                nullable: false,
+                is_dim: false,
+                pipeline: &schema.coords_filters,
+                fill: Vec::new(),
+                fill_validity: true,
+                stem: "t".into(),
+            };
+            fields.push(Some(write_field(&spec, &column, &tiles, schema)?));
+            true
+        }
+        Some(_) => return Err(usage("dense fragments carry no timestamps")),
+        None => false,
+    };
 
     // Non-empty domain and MBRs.
     let (ned, mbrs) = if let Some(sub) = &input.subarray {
+        let sub = input.non_empty_domain.as_ref().unwrap_or(sub);
         let ned: Vec<(Scalar, Scalar)> = sub
             .iter()
             .map(|(a, b)| (Scalar::Int(*a), Scalar::Int(*b)))
@@ -757,7 +806,7 @@ pub fn write_fragment_named(
         non_empty_domain: to_rect(schema, &ned)?,
         sparse_tile_num: if dense { 0 } else { tile_num },
         last_tile_cell_num,
-        has_timestamps: false,
+        has_timestamps,
         has_delete_meta: false,
         file_sizes,
         file_var_sizes,
