@@ -89,7 +89,7 @@ fn is_text_type(t: Datatype) -> bool {
 }
 
 fn hex(s: &str) -> Result<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(usage(format!("odd hex string {s}")));
     }
     (0..s.len())

@@ -275,7 +275,7 @@ fn write_field(
     schema: &ArraySchema,
 ) -> Result<FieldOut> {
     let var_sized = spec.cell_val_num.is_none();
-    let type_size = spec.datatype.size() as u64;
+    let type_size = spec.datatype.size();
     let cell_size = spec
         .cell_val_num
         .map(|n| type_size * n as u64)

@@ -31,10 +31,7 @@ fn is_unsummable(t: Datatype) -> bool {
 /// The kinds of metadata of a field (`is_dim`: a dimension).
 pub fn kinds(t: Datatype, is_dim: bool, var: bool, cell_val_num: u32) -> MetaKinds {
     let is_char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
-    let min_max = !is_dim
-        && (!var || is_char_like)
-        && (cell_val_num == 1 || is_char_like || var)
-        && !is_unsummable(t);
+    let min_max = !is_dim && (is_char_like || (!var && cell_val_num == 1)) && !is_unsummable(t);
     let sum = !var && cell_val_num == 1 && !is_unsummable(t) && t != Datatype::StringAscii;
     MetaKinds { min_max, sum }
 }
