@@ -76,6 +76,27 @@ fn compare_case(id: &str) -> Result<usize, String> {
         ));
     }
     let mut files = 0;
+    // Delete commits: the whole generic tile (negated condition AST).
+    let dels = |array: &Path| -> Vec<PathBuf> {
+        sorted_dirs(&array.join("__commits"))
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "del"))
+            .collect()
+    };
+    let (our_dels, their_dels) = (dels(&ours), dels(&theirs));
+    if our_dels.len() != their_dels.len() {
+        return Err(format!(
+            "{} deletes, TileDB wrote {}",
+            our_dels.len(),
+            their_dels.len()
+        ));
+    }
+    for (a, b) in our_dels.iter().zip(&their_dels) {
+        if std::fs::read(a).unwrap() != std::fs::read(b).unwrap() {
+            return Err(format!("{} differs", a.display()));
+        }
+        files += 1;
+    }
     for (ofrag, tfrag) in our_frags.iter().zip(&their_frags) {
         let names = |d: &Path| -> Vec<String> {
             sorted_dirs(d)

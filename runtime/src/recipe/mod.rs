@@ -6,6 +6,7 @@
 //! Steps this writer does not perform yet are refused with
 //! [`Error::Unsupported`], so a caller can tell "not supported" from "wrong".
 
+pub mod condition;
 pub mod values;
 
 use std::path::Path;
@@ -410,6 +411,12 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
             Some("write") => write_step(&storage, &schema, step)?,
             Some("meta_put") => meta_step(&storage, step, false)?,
             Some("meta_delete") => meta_step(&storage, step, true)?,
+            Some("delete") => {
+                let text = get_str(step, "condition")
+                    .ok_or_else(|| usage("a delete step without a condition"))?;
+                let ast = condition::negate(condition::parse(text, &schema)?);
+                write::write_delete(&storage, ast, timestamp(step)?)?;
+            }
             Some("consolidate") => consolidate_step(&storage, &root, step)?,
             Some("vacuum") => vacuum_step(&storage, step)?,
             Some(op) => return Err(unsupported(format!("the {op} step"))),
