@@ -26,7 +26,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("group.basic", "groups are not written yet"),
     ("sparse.encrypted.aes256gcm", "encrypted arrays are not written yet"),
     ("sparse.enumeration", "enumerations are not written yet"),
-    ("sparse.evolution.add_drop", "schema evolution steps are not replayed yet"),
 ];
 
 fn workspace() -> PathBuf {

@@ -114,6 +114,68 @@ fn cell_val_num(spec: &Value) -> Result<u32> {
     }
 }
 
+/// The stored attribute a recipe describes.
+fn attribute(a: &Value) -> Result<stored::Attribute> {
+    if a.get("enumeration").is_some() {
+        return Err(unsupported("attributes with enumerations"));
+    }
+    let datatype = datatype_by_name(get_str(a, "type").unwrap_or("INT32"))?;
+    let cvn = cell_val_num(a)?;
+    let fill = match a.get("fill") {
+        Some(f) => cell_bytes(datatype, cvn, f)?,
+        None => fill_default(datatype, cvn),
+    };
+    Ok(stored::Attribute {
+        name: get_str(a, "name")
+            .ok_or_else(|| usage("an attribute without a name"))?
+            .as_bytes()
+            .to_vec(),
+        datatype,
+        cell_val_num: cvn,
+        filters: pipeline(a.get("filters"), Vec::new())?,
+        fill: Some(fill),
+        nullable: a.get("nullable").and_then(Value::as_bool).unwrap_or(false),
+        fill_validity: 0,
+        order: stored::DataOrder::Unordered,
+        enumeration_name: Some(Vec::new()),
+    })
+}
+
+/// Schema evolution: drops then adds attributes, and writes the result as a
+/// new schema file (stamped with the current time, as TileDB does).
+fn evolve(
+    storage: &dyn Storage,
+    current: &stored::ArraySchema,
+    step: &Value,
+) -> Result<(stored::ArraySchema, ArraySchema)> {
+    if step.get("add_enumerations").is_some() {
+        return Err(unsupported("evolving enumerations"));
+    }
+    let mut next = current.clone();
+    let no_list = Vec::new();
+    for name in step
+        .get("drop_attrs")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        let name = name.as_str().ok_or_else(|| usage("a bad attribute name"))?;
+        let before = next.attributes.len();
+        next.attributes.retain(|a| a.name != name.as_bytes());
+        if next.attributes.len() == before {
+            return Err(usage(format!("no attribute {name} to drop")));
+        }
+    }
+    for a in step
+        .get("add_attrs")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        next.attributes.push(attribute(a)?);
+    }
+    let loaded = write::write_schema(storage, &next, 0)?;
+    Ok((next, loaded))
+}
+
 /// Builds the stored schema (format 22) a recipe's `[schema]` describes,
 /// with TileDB's defaults for what the recipe leaves out.
 pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
@@ -167,29 +229,7 @@ pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
         .and_then(Value::as_array)
         .ok_or_else(|| usage("a schema without attrs"))?
     {
-        if a.get("enumeration").is_some() {
-            return Err(unsupported("attributes with enumerations"));
-        }
-        let datatype = datatype_by_name(get_str(a, "type").unwrap_or("INT32"))?;
-        let cvn = cell_val_num(a)?;
-        let fill = match a.get("fill") {
-            Some(f) => cell_bytes(datatype, cvn, f)?,
-            None => fill_default(datatype, cvn),
-        };
-        attributes.push(stored::Attribute {
-            name: get_str(a, "name")
-                .ok_or_else(|| usage("an attribute without a name"))?
-                .as_bytes()
-                .to_vec(),
-            datatype,
-            cell_val_num: cvn,
-            filters: pipeline(a.get("filters"), Vec::new())?,
-            fill: Some(fill),
-            nullable: a.get("nullable").and_then(Value::as_bool).unwrap_or(false),
-            fill_validity: 0,
-            order: stored::DataOrder::Unordered,
-            enumeration_name: Some(Vec::new()),
-        });
+        attributes.push(attribute(a)?);
     }
     let capacity = schema
         .get("capacity")
@@ -397,7 +437,8 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     let root = out_dir.join(uri);
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
-    let schema = write::create_array(&storage, &stored, 0)?;
+    let mut stored = stored;
+    let mut schema = write::create_array(&storage, &stored, 0)?;
     let no_steps = Vec::new();
     let steps = case
         .get("steps")
@@ -416,6 +457,11 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
                     .ok_or_else(|| usage("a delete step without a condition"))?;
                 let ast = condition::negate(condition::parse(text, &schema)?);
                 write::write_delete(&storage, ast, timestamp(step)?)?;
+            }
+            Some("evolve") => {
+                let (next, loaded) = evolve(&storage, &stored, step)?;
+                stored = next;
+                schema = loaded;
             }
             Some("consolidate") => consolidate_step(&storage, &root, step)?,
             Some("vacuum") => vacuum_step(&storage, step)?,
