@@ -147,7 +147,7 @@ fn a_write_stopped_at_any_point_leaves_the_previous_state() {
         budget: u64::MAX,
         used: AtomicU64::new(0),
     };
-    let schema = create_array(&counting, &stored, 1).unwrap();
+    let schema = create_array(&counting, &stored, 1, None).unwrap();
     write_fragment(&counting, &schema, &input(10, &[5, 1, 9], &[50, 10, 90])).unwrap();
     let before_second = counting.used.load(Ordering::SeqCst);
     write_fragment(&counting, &schema, &input(20, &[2, 7], &[20, 70])).unwrap();
@@ -161,7 +161,7 @@ fn a_write_stopped_at_any_point_leaves_the_previous_state() {
     for budget in 0..second_write_changes {
         let dir = tempfile::tempdir().unwrap();
         let local = LocalStorage::new(dir.path());
-        let schema = create_array(&local, &stored, 1).unwrap();
+        let schema = create_array(&local, &stored, 1, None).unwrap();
         write_fragment(&local, &schema, &input(10, &[5, 1, 9], &[50, 10, 90])).unwrap();
         let failing = FailingStorage {
             inner: LocalStorage::new(dir.path()),

@@ -147,6 +147,7 @@ fn evolve(
     storage: &dyn Storage,
     current: &stored::ArraySchema,
     step: &Value,
+    key: Option<&[u8; 32]>,
 ) -> Result<(stored::ArraySchema, ArraySchema)> {
     if step.get("add_enumerations").is_some() {
         return Err(unsupported("evolving enumerations"));
@@ -172,7 +173,7 @@ fn evolve(
     {
         next.attributes.push(attribute(a)?);
     }
-    let loaded = write::write_schema(storage, &next, 0)?;
+    let loaded = write::write_schema(storage, &next, 0, key)?;
     Ok((next, loaded))
 }
 
@@ -307,10 +308,16 @@ fn column(
     Ok(Column { cells, validity })
 }
 
-fn write_step(storage: &dyn Storage, schema: &ArraySchema, step: &Value) -> Result<()> {
+fn write_step(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    step: &Value,
+    key: Option<[u8; 32]>,
+) -> Result<()> {
     let layout = get_str(step, "layout");
     let mut input = FragmentInput {
         timestamp: timestamp(step)?,
+        key,
         ..Default::default()
     };
     for a in &schema.attributes {
@@ -357,7 +364,12 @@ fn write_step(storage: &dyn Storage, schema: &ArraySchema, step: &Value) -> Resu
     Ok(())
 }
 
-fn meta_step(storage: &dyn Storage, step: &Value, delete: bool) -> Result<()> {
+fn meta_step(
+    storage: &dyn Storage,
+    step: &Value,
+    delete: bool,
+    array_key: Option<[u8; 32]>,
+) -> Result<()> {
     let key = get_str(step, "key").ok_or_else(|| usage("a metadata step without a key"))?;
     let entry = if delete {
         stored::MetadataEntry {
@@ -391,7 +403,7 @@ fn meta_step(storage: &dyn Storage, step: &Value, delete: bool) -> Result<()> {
             value: Some(bytes),
         }
     };
-    write::write_metadata(storage, vec![entry], timestamp(step)?)?;
+    write::write_metadata(storage, vec![entry], timestamp(step)?, array_key.as_ref())?;
     Ok(())
 }
 
@@ -426,9 +438,19 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     if case.get("base").is_some() {
         return Err(usage("negative cases are made by mutation, not written"));
     }
-    if case.get("encryption").is_some() {
-        return Err(unsupported("encrypted arrays"));
-    }
+    let key: Option<[u8; 32]> = match case.get("encryption") {
+        None => None,
+        Some(e) => {
+            if get_str(e, "type") != Some("AES_256_GCM") {
+                return Err(unsupported("encryption other than AES_256_GCM"));
+            }
+            let k = get_str(e, "key").unwrap_or_default().as_bytes();
+            Some(
+                k.try_into()
+                    .map_err(|_| usage("an AES-256-GCM key must be 32 bytes"))?,
+            )
+        }
+    };
     let uri = get_str(&case, "uri").unwrap_or("array");
     let schema_spec = case
         .get("schema")
@@ -438,7 +460,7 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
     let mut stored = stored;
-    let mut schema = write::create_array(&storage, &stored, 0)?;
+    let mut schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
     let no_steps = Vec::new();
     let steps = case
         .get("steps")
@@ -449,17 +471,17 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
             return Err(unsupported("steps on other arrays or groups"));
         }
         match get_str(step, "op") {
-            Some("write") => write_step(&storage, &schema, step)?,
-            Some("meta_put") => meta_step(&storage, step, false)?,
-            Some("meta_delete") => meta_step(&storage, step, true)?,
+            Some("write") => write_step(&storage, &schema, step, key)?,
+            Some("meta_put") => meta_step(&storage, step, false, key)?,
+            Some("meta_delete") => meta_step(&storage, step, true, key)?,
             Some("delete") => {
                 let text = get_str(step, "condition")
                     .ok_or_else(|| usage("a delete step without a condition"))?;
                 let ast = condition::negate(condition::parse(text, &schema)?);
-                write::write_delete(&storage, ast, timestamp(step)?)?;
+                write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
             }
             Some("evolve") => {
-                let (next, loaded) = evolve(&storage, &stored, step)?;
+                let (next, loaded) = evolve(&storage, &stored, step, key.as_ref())?;
                 stored = next;
                 schema = loaded;
             }

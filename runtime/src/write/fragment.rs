@@ -50,6 +50,9 @@ pub struct FragmentInput {
     /// smaller than the subarray written (TileDB rewrites whole tiles but
     /// keeps the union of the inputs' domains).
     pub non_empty_domain: Option<Vec<(i128, i128)>>,
+    /// The AES-256-GCM key of an encrypted array: every tile and generic
+    /// tile is then encrypted (the footer never is).
+    pub key: Option<[u8; 32]>,
 }
 
 /// Where one tile's cells come from: an input cell, or a fill cell.
@@ -266,6 +269,17 @@ struct FieldSpec<'a> {
     fill: Vec<u8>,
     fill_validity: bool,
     stem: String,
+    key: Option<[u8; 32]>,
+}
+
+/// The pipeline as applied: TileDB appends AES-256-GCM to every pipeline of
+/// an encrypted array.
+fn applied(pipeline: &FilterPipeline, key: Option<[u8; 32]>) -> FilterPipeline {
+    let mut p = pipeline.clone();
+    if key.is_some() {
+        p.filters.push(crate::filter::Filter::Aes256Gcm);
+    }
+    p
 }
 
 fn write_field(
@@ -302,9 +316,16 @@ fn write_field(
         stem: spec.stem.clone(),
         coords_slot: false,
     };
-    let data_ctx = FilterContext::new(spec.datatype, cell_size, WRITE_VERSION);
-    let offsets_ctx = FilterContext::new(Datatype::Uint64, 8, WRITE_VERSION);
-    let validity_ctx = FilterContext::new(Datatype::Uint8, 1, WRITE_VERSION);
+    let keyed = |ctx: FilterContext| match spec.key {
+        Some(k) => ctx.with_key(k),
+        None => ctx,
+    };
+    let data_ctx = keyed(FilterContext::new(spec.datatype, cell_size, WRITE_VERSION));
+    let offsets_ctx = keyed(FilterContext::new(Datatype::Uint64, 8, WRITE_VERSION));
+    let validity_ctx = keyed(FilterContext::new(Datatype::Uint8, 1, WRITE_VERSION));
+    let pipeline = applied(spec.pipeline, spec.key);
+    let offsets_pipeline = applied(&schema.offsets_filters, spec.key);
+    let validity_pipeline = applied(&schema.validity_filters, spec.key);
     for tile in tiles {
         let cells: Vec<&[u8]> = tile
             .iter()
@@ -345,14 +366,14 @@ fn write_field(
             out.var_offsets.push(out.var.len() as u64);
             out.var_sizes.push(data.len() as u64);
             out.var
-                .extend(filter_var_tile(&data, &starts, spec.pipeline, &data_ctx)?);
+                .extend(filter_var_tile(&data, &starts, &pipeline, &data_ctx)?);
             out.tile_offsets.push(out.fixed.len() as u64);
             if spec.pipeline.skips_offsets(spec.datatype, WRITE_VERSION) {
                 out.fixed.extend_from_slice(&SKIPPED_OFFSETS_TILE);
             } else {
                 let bytes: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
                 out.fixed
-                    .extend(filter_tile(&bytes, &schema.offsets_filters, &offsets_ctx)?);
+                    .extend(filter_tile(&bytes, &offsets_pipeline, &offsets_ctx)?);
             }
             out.metas
                 .push(tile_meta::var_tile(kinds, &written, validity_arg));
@@ -367,8 +388,7 @@ fn write_field(
             out.tile_offsets.push(out.fixed.len() as u64);
             out.var_offsets.push(0);
             out.var_sizes.push(0);
-            out.fixed
-                .extend(filter_tile(&data, spec.pipeline, &data_ctx)?);
+            out.fixed.extend(filter_tile(&data, &pipeline, &data_ctx)?);
             out.metas.push(tile_meta::fixed_tile(
                 spec.datatype,
                 kinds,
@@ -379,11 +399,8 @@ fn write_field(
         if spec.nullable {
             let bytes: Vec<u8> = validity.iter().map(|v| *v as u8).collect();
             out.validity_offsets.push(out.validity.len() as u64);
-            out.validity.extend(filter_tile(
-                &bytes,
-                &schema.validity_filters,
-                &validity_ctx,
-            )?);
+            out.validity
+                .extend(filter_tile(&bytes, &validity_pipeline, &validity_ctx)?);
         } else {
             out.validity_offsets.push(0);
         }
@@ -430,8 +447,8 @@ fn to_rect(schema: &ArraySchema, ranges: &[(Scalar, Scalar)]) -> Result<stored::
     })
 }
 
-fn gt(payload: Vec<u8>) -> Result<Vec<u8>> {
-    write_generic_tile(&payload, WRITE_VERSION, None)
+fn gt(key: Option<&[u8; 32]>, payload: Vec<u8>) -> Result<Vec<u8>> {
+    write_generic_tile(&payload, WRITE_VERSION, key)
 }
 
 /// Writes one fragment and commits it; returns the fragment's name.
@@ -510,6 +527,7 @@ pub fn write_fragment_named(
             },
             fill_validity: false,
             stem: format!("a{i}"),
+            key: input.key,
         };
         fields.push(Some(write_field(&spec, col, &tiles, schema)?));
     }
@@ -528,6 +546,7 @@ pub fn write_fragment_named(
             fill: Vec::new(),
             fill_validity: true,
             stem: format!("d{j}"),
+            key: input.key,
         };
         fields.push(Some(write_field(&spec, &input.dims[j], &tiles, schema)?));
     }
@@ -549,6 +568,7 @@ pub fn write_fragment_named(
                 fill: Vec::new(),
                 fill_validity: true,
                 stem: "t".into(),
+                key: input.key,
             };
             fields.push(Some(write_field(&spec, &column, &tiles, schema)?));
             true
@@ -615,6 +635,7 @@ pub fn write_fragment_named(
         }
     }
 
+    let key = input.key.as_ref();
     // Fragment metadata: the generic tiles, then the footer.
     let dims_shape = dimension_shapes(&schema.stored);
     let mut meta = Vec::new();
@@ -660,7 +681,7 @@ pub fn write_fragment_named(
         .version(WRITE_VERSION)
         .dims(dims_shape.clone())
         .finalize();
-    meta.extend(gt(write_to_vec(&rtree, rtree_args, "RTree")?)?);
+    meta.extend(gt(key, write_to_vec(&rtree, rtree_args, "RTree")?)?);
 
     let zeros = vec![0u64; tile_num as usize];
     let list_section = |meta: &mut Vec<u8>,
@@ -674,11 +695,10 @@ pub fn write_fragment_named(
                 Some(f) => pick(f),
                 None => unused.to_vec(),
             };
-            meta.extend(gt(write_to_vec(
-                &stored::TileOffsets { values },
-                (),
-                "TileOffsets",
-            )?)?);
+            meta.extend(gt(
+                key,
+                write_to_vec(&stored::TileOffsets { values }, (), "TileOffsets")?,
+            )?);
         }
         Ok(offs)
     };
@@ -735,7 +755,7 @@ pub fn write_fragment_named(
                 &mut maxes_offsets
             }
             .push(meta.len() as u64);
-            meta.extend(gt(write_to_vec(&mm, (), "TileMinMax")?)?);
+            meta.extend(gt(key, write_to_vec(&mm, (), "TileMinMax")?)?);
         }
     }
     let mut sums_offsets = Vec::new();
@@ -745,11 +765,10 @@ pub fn write_fragment_named(
             Some(f) if f.kinds.sum => f.metas.iter().map(|m| u64::from_le_bytes(m.sum)).collect(),
             _ => Vec::new(),
         };
-        meta.extend(gt(write_to_vec(
-            &stored::TileSums { values },
-            (),
-            "TileSums",
-        )?)?);
+        meta.extend(gt(
+            key,
+            write_to_vec(&stored::TileSums { values }, (), "TileSums")?,
+        )?);
     }
     let mut null_counts_offsets = Vec::new();
     for f in &fields {
@@ -758,11 +777,10 @@ pub fn write_fragment_named(
             Some(f) if f.nullable => f.metas.iter().map(|m| m.null_count).collect(),
             _ => Vec::new(),
         };
-        meta.extend(gt(write_to_vec(
-            &stored::TileOffsets { values },
-            (),
-            "TileNullCounts",
-        )?)?);
+        meta.extend(gt(
+            key,
+            write_to_vec(&stored::TileOffsets { values }, (), "TileNullCounts")?,
+        )?);
     }
 
     // Fragment-wide min/max/sum/null count.
@@ -775,13 +793,16 @@ pub fn write_fragment_named(
     let mmsn = stored::FragmentMmsn {
         fields: mmsn_fields,
     };
-    meta.extend(gt(write_to_vec(
-        &mmsn,
-        stored::FragmentMmsnBinWriteArgs::builder()
-            .num_fields(n_fields as u64)
-            .finalize(),
-        "FragmentMmsn",
-    )?)?);
+    meta.extend(gt(
+        key,
+        write_to_vec(
+            &mmsn,
+            stored::FragmentMmsnBinWriteArgs::builder()
+                .num_fields(n_fields as u64)
+                .finalize(),
+            "FragmentMmsn",
+        )?,
+    )?);
     let processed_offset = meta.len() as u64;
     let conditions = stored::ProcessedConditions {
         conditions: processed
@@ -791,7 +812,10 @@ pub fn write_fragment_named(
             })
             .collect(),
     };
-    meta.extend(gt(write_to_vec(&conditions, (), "ProcessedConditions")?)?);
+    meta.extend(gt(
+        key,
+        write_to_vec(&conditions, (), "ProcessedConditions")?,
+    )?);
 
     let last_tile_cell_num = if dense {
         cells_per_tile

@@ -43,12 +43,13 @@ pub fn create_array(
     storage: &dyn Storage,
     schema: &stored::ArraySchema,
     timestamp: u64,
+    key: Option<&[u8; 32]>,
 ) -> Result<ArraySchema> {
     for dir in ARRAY_DIRS {
         storage.create_dir(&path(dir)?)?;
     }
     storage.create_dir(&path(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?)?;
-    write_schema(storage, schema, timestamp)
+    write_schema(storage, schema, timestamp, key)
 }
 
 /// Writes a schema file (creation or evolution) and returns it loaded.
@@ -56,10 +57,11 @@ pub fn write_schema(
     storage: &dyn Storage,
     schema: &stored::ArraySchema,
     timestamp: u64,
+    key: Option<&[u8; 32]>,
 ) -> Result<ArraySchema> {
     let payload = write_to_vec(schema, (), "ArraySchema")?;
     let name = TimestampedName::generate(timestamp, timestamp, None, None)?;
-    let tile = write_generic_tile(&payload, schema.version, None)?;
+    let tile = write_generic_tile(&payload, schema.version, key)?;
     let dir = path(SCHEMA_DIR)?;
     let tmp = dir.join(&format!("{}.tmp", name.as_str()))?;
     storage.write(&tmp, &tile)?;
@@ -85,10 +87,11 @@ pub fn write_metadata(
     storage: &dyn Storage,
     entries: Vec<stored::MetadataEntry>,
     timestamp: u64,
+    key: Option<&[u8; 32]>,
 ) -> Result<String> {
     let meta = stored::Metadata { entries };
     let payload = write_to_vec(&meta, (), "Metadata")?;
-    let tile = write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let tile = write_generic_tile(&payload, WRITE_VERSION, key)?;
     let name = TimestampedName::generate(timestamp, timestamp, None, None)?;
     let dir = path("__meta")?;
     storage.create_dir(&dir)?;
@@ -102,10 +105,11 @@ pub fn write_delete(
     storage: &dyn Storage,
     condition: stored::AstNode,
     timestamp: u64,
+    key: Option<&[u8; 32]>,
 ) -> Result<String> {
     let commit = stored::DeleteCommit { condition };
     let payload = write_to_vec(&commit, (), "DeleteCommit")?;
-    let tile = write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let tile = write_generic_tile(&payload, WRITE_VERSION, key)?;
     let name = TimestampedName::generate(
         timestamp,
         timestamp,
