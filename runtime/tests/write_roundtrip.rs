@@ -24,7 +24,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("dense.dimension_labels", "dimension labels (label arrays under __labels/) are not written yet"),
     ("dense.filter.webp", "the WEBP filter needs the schema's tile extents in its options; not built from recipes yet"),
     ("group.basic", "groups are not written yet"),
-    ("sparse.enumeration", "enumerations are not written yet"),
 ];
 
 fn workspace() -> PathBuf {

@@ -116,9 +116,6 @@ fn cell_val_num(spec: &Value) -> Result<u32> {
 
 /// The stored attribute a recipe describes.
 fn attribute(a: &Value) -> Result<stored::Attribute> {
-    if a.get("enumeration").is_some() {
-        return Err(unsupported("attributes with enumerations"));
-    }
     let datatype = datatype_by_name(get_str(a, "type").unwrap_or("INT32"))?;
     let cvn = cell_val_num(a)?;
     let fill = match a.get("fill") {
@@ -137,7 +134,12 @@ fn attribute(a: &Value) -> Result<stored::Attribute> {
         nullable: a.get("nullable").and_then(Value::as_bool).unwrap_or(false),
         fill_validity: 0,
         order: stored::DataOrder::Unordered,
-        enumeration_name: Some(Vec::new()),
+        enumeration_name: Some(
+            get_str(a, "enumeration")
+                .unwrap_or_default()
+                .as_bytes()
+                .to_vec(),
+        ),
     })
 }
 
@@ -180,9 +182,54 @@ fn evolve(
 /// Builds the stored schema (format 22) a recipe's `[schema]` describes,
 /// with TileDB's defaults for what the recipe leaves out.
 pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
-    if schema.get("enumerations").is_some() || schema.get("dim_labels").is_some() {
-        return Err(unsupported("enumerations and dimension labels"));
+    Ok(stored_schema_parts(schema)?.0)
+}
+
+/// The enumerations of a recipe's schema, each with a fresh file name
+/// (`__<label>_0`).
+fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
+    let no_list = Vec::new();
+    let mut out = Vec::new();
+    for e in schema
+        .get("enumerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        let name = get_str(e, "name").ok_or_else(|| usage("an enumeration without a name"))?;
+        let datatype = datatype_by_name(get_str(e, "type").unwrap_or("INT32"))?;
+        let cvn = cell_val_num(e)?;
+        let values = e
+            .get("values")
+            .ok_or_else(|| usage("an enumeration without values"))?;
+        let cells = column_values(datatype, cvn, values)?;
+        let mut data = Vec::new();
+        let mut offsets = Vec::new();
+        for c in &cells {
+            offsets.extend((data.len() as u64).to_le_bytes());
+            data.extend_from_slice(c);
+        }
+        let (label, _) = crate::array::timestamped_name::new_label()?;
+        out.push(stored::Enumeration {
+            name: name.as_bytes().to_vec(),
+            path: format!("__{label}_0").into_bytes(),
+            datatype,
+            cell_val_num: cvn,
+            ordered: e.get("ordered").and_then(Value::as_bool).unwrap_or(false),
+            data,
+            offsets: (cvn == u32::MAX).then_some(offsets),
+        });
     }
+    Ok(out)
+}
+
+/// The stored schema and the enumeration files it refers to.
+pub fn stored_schema_parts(
+    schema: &Value,
+) -> Result<(stored::ArraySchema, Vec<stored::Enumeration>)> {
+    if schema.get("dim_labels").is_some() {
+        return Err(unsupported("dimension labels"));
+    }
+    let enums = enumerations(schema)?;
     let dense = match get_str(schema, "type") {
         Some("dense") => true,
         Some("sparse") => false,
@@ -236,7 +283,7 @@ pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
         .get("capacity")
         .and_then(Value::as_integer)
         .unwrap_or(10000) as u64;
-    Ok(stored::ArraySchema {
+    let stored = stored::ArraySchema {
         version: WRITE_VERSION,
         allows_dups: schema
             .get("allows_duplicates")
@@ -268,10 +315,19 @@ pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
         },
         attributes,
         labels: Some(Vec::new()),
-        enumerations: Some(Vec::new()),
+        enumerations: Some(
+            enums
+                .iter()
+                .map(|e| stored::EnumerationRef {
+                    name: e.name.clone(),
+                    path: e.path.clone(),
+                })
+                .collect(),
+        ),
         // An empty current domain (version 0, empty flag set).
         current_domain: Some(vec![0, 0, 0, 0, 1]),
-    })
+    };
+    Ok((stored, enums))
 }
 
 fn timestamp(step: &Value) -> Result<u64> {
@@ -455,11 +511,18 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     let schema_spec = case
         .get("schema")
         .ok_or_else(|| unsupported("cases without a main array schema"))?;
-    let stored = stored_schema(schema_spec)?;
+    let (stored, enums) = stored_schema_parts(schema_spec)?;
     let root = out_dir.join(uri);
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
     let mut stored = stored;
+    // Enumeration files first: the schema refers to them.
+    if !enums.is_empty() {
+        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
+        for e in &enums {
+            write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
+        }
+    }
     let mut schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
     let no_steps = Vec::new();
     let steps = case

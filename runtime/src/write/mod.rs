@@ -74,9 +74,10 @@ pub fn write_enumeration(
     storage: &dyn Storage,
     file_name: &str,
     enumeration: &stored::Enumeration,
+    key: Option<&[u8; 32]>,
 ) -> Result<()> {
     let payload = write_to_vec(enumeration, (), "Enumeration")?;
-    let tile = write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let tile = write_generic_tile(&payload, WRITE_VERSION, key)?;
     let file = path(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?.join(file_name)?;
     storage.write(&file, &tile)
 }
