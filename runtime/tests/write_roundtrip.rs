@@ -23,7 +23,6 @@ use serde_json::{json, Value};
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("dense.dimension_labels", "dimension labels (label arrays under __labels/) are not written yet"),
     ("dense.filter.webp", "the WEBP filter needs the schema's tile extents in its options; not built from recipes yet"),
-    ("group.basic", "groups are not written yet"),
 ];
 
 fn workspace() -> PathBuf {

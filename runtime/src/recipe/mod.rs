@@ -9,7 +9,8 @@
 pub mod condition;
 pub mod values;
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use toml::Value;
 
@@ -459,7 +460,9 @@ fn meta_step(
             value: Some(bytes),
         }
     };
-    write::write_metadata(storage, vec![entry], timestamp(step)?, array_key.as_ref())?;
+    // Group metadata steps carry no timestamp: TileDB's clock, as now.
+    let at = timestamp(step).unwrap_or(0);
+    write::write_metadata(storage, vec![entry], at, array_key.as_ref())?;
     Ok(())
 }
 
@@ -486,6 +489,94 @@ fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {
     }
 }
 
+/// An array created by a recipe: its folder and current schema.
+struct ArrayState {
+    root: PathBuf,
+    stored: stored::ArraySchema,
+    schema: ArraySchema,
+}
+
+/// Creates the array `uri` (relative to `out_dir`) with its enumerations.
+fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Result<ArrayState> {
+    let (stored, enums) = stored_schema_parts(spec)?;
+    let root = out_dir.join(uri);
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
+    let storage = LocalStorage::new(&root);
+    // Enumeration files first: the schema refers to them.
+    if !enums.is_empty() {
+        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
+        for e in &enums {
+            write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
+        }
+    }
+    let schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
+    Ok(ArrayState {
+        root,
+        stored,
+        schema,
+    })
+}
+
+/// A group: `__tiledb_group.tdb` (empty), `__group/`, `__meta/`.
+fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
+    let root = out_dir.join(uri);
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
+    let storage = LocalStorage::new(&root);
+    storage.create_dir(&crate::array::RelPath::parse("__group")?)?;
+    storage.create_dir(&crate::array::RelPath::parse("__meta")?)?;
+    storage.write(&crate::array::RelPath::parse("__tiledb_group.tdb")?, &[])
+}
+
+/// Adds a member and writes the group's details (format 2: every current
+/// member, newest first, as TileDB writes them) to a new `__group` file.
+fn group_add(
+    out_dir: &Path,
+    uri: &str,
+    members: &mut Vec<stored::GroupMember>,
+    step: &Value,
+    arrays: &BTreeMap<String, ArrayState>,
+) -> Result<()> {
+    let member = get_str(step, "member").ok_or_else(|| usage("group_add without a member"))?;
+    let relative = step
+        .get("relative")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if !relative {
+        return Err(unsupported("absolute group members"));
+    }
+    let member_uri = format!("{uri}/{member}");
+    let object_type = if arrays.contains_key(&member_uri) {
+        stored::ObjectType::Array
+    } else {
+        stored::ObjectType::Group
+    };
+    let name = get_str(step, "name");
+    members.insert(
+        0,
+        stored::GroupMember {
+            version: 2,
+            object_type,
+            relative,
+            uri: member.as_bytes().to_vec(),
+            name_set: name.is_some(),
+            name: name.map(|n| n.as_bytes().to_vec()),
+            deleted: false,
+        },
+    );
+    let details = stored::GroupDetails {
+        version: 2,
+        members: members.clone(),
+    };
+    let payload = crate::format::io::write_to_vec(&details, (), "GroupDetails")?;
+    let tile = crate::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let name = crate::array::TimestampedName::generate(0, 0, Some(2), None)?;
+    let storage = LocalStorage::new(out_dir.join(uri));
+    storage.write(
+        &crate::array::RelPath::parse("__group")?.join(name.as_str())?,
+        &tile,
+    )
+}
+
 /// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
 /// which receives the case's folders (`array`, or the case's `uri`).
 pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
@@ -507,51 +598,72 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
             )
         }
     };
-    let uri = get_str(&case, "uri").unwrap_or("array");
-    let schema_spec = case
-        .get("schema")
-        .ok_or_else(|| unsupported("cases without a main array schema"))?;
-    let (stored, enums) = stored_schema_parts(schema_spec)?;
-    let root = out_dir.join(uri);
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
-    let storage = LocalStorage::new(&root);
-    let mut stored = stored;
-    // Enumeration files first: the schema refers to them.
-    if !enums.is_empty() {
-        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
-        for e in &enums {
-            write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
-        }
+    let main_uri = get_str(&case, "uri").unwrap_or("array");
+    let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<stored::GroupMember>> = BTreeMap::new();
+    if let Some(schema_spec) = case.get("schema") {
+        let state = create(out_dir, main_uri, schema_spec, key)?;
+        arrays.insert(main_uri.to_string(), state);
     }
-    let mut schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
     let no_steps = Vec::new();
     let steps = case
         .get("steps")
         .and_then(Value::as_array)
         .unwrap_or(&no_steps);
     for step in steps {
-        if get_str(step, "uri").is_some_and(|u| u != uri) {
-            return Err(unsupported("steps on other arrays or groups"));
+        let uri = get_str(step, "uri").unwrap_or(main_uri).to_string();
+        let op = get_str(step, "op").ok_or_else(|| usage("a step without an op"))?;
+        match op {
+            "create_array" => {
+                let spec = step
+                    .get("schema")
+                    .or(case.get("member_schema"))
+                    .ok_or_else(|| usage("create_array without a schema"))?;
+                let state = create(out_dir, &uri, spec, key)?;
+                arrays.insert(uri, state);
+                continue;
+            }
+            "create_group" => {
+                create_group(out_dir, &uri)?;
+                groups.insert(uri, Vec::new());
+                continue;
+            }
+            "group_add" => {
+                let members = groups
+                    .get_mut(&uri)
+                    .ok_or_else(|| usage(format!("no group {uri}")))?;
+                group_add(out_dir, &uri, members, step, &arrays)?;
+                continue;
+            }
+            "group_meta_put" => {
+                let storage = LocalStorage::new(out_dir.join(&uri));
+                meta_step(&storage, step, false, None)?;
+                continue;
+            }
+            _ => {}
         }
-        match get_str(step, "op") {
-            Some("write") => write_step(&storage, &schema, step, key)?,
-            Some("meta_put") => meta_step(&storage, step, false, key)?,
-            Some("meta_delete") => meta_step(&storage, step, true, key)?,
-            Some("delete") => {
+        let state = arrays
+            .get_mut(&uri)
+            .ok_or_else(|| usage(format!("no array {uri}")))?;
+        let storage = LocalStorage::new(&state.root);
+        match op {
+            "write" => write_step(&storage, &state.schema, step, key)?,
+            "meta_put" => meta_step(&storage, step, false, key)?,
+            "meta_delete" => meta_step(&storage, step, true, key)?,
+            "delete" => {
                 let text = get_str(step, "condition")
                     .ok_or_else(|| usage("a delete step without a condition"))?;
-                let ast = condition::negate(condition::parse(text, &schema)?);
+                let ast = condition::negate(condition::parse(text, &state.schema)?);
                 write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
             }
-            Some("evolve") => {
-                let (next, loaded) = evolve(&storage, &stored, step, key.as_ref())?;
-                stored = next;
-                schema = loaded;
+            "evolve" => {
+                let (next, loaded) = evolve(&storage, &state.stored, step, key.as_ref())?;
+                state.stored = next;
+                state.schema = loaded;
             }
-            Some("consolidate") => consolidate_step(&storage, &root, step)?,
-            Some("vacuum") => vacuum_step(&storage, step)?,
-            Some(op) => return Err(unsupported(format!("the {op} step"))),
-            None => return Err(usage("a step without an op")),
+            "consolidate" => consolidate_step(&storage, &state.root, step)?,
+            "vacuum" => vacuum_step(&storage, step)?,
+            other => return Err(unsupported(format!("the {other} step"))),
         }
     }
     Ok(())
