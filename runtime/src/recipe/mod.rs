@@ -85,6 +85,23 @@ fn filter(spec: &Value) -> Result<Filter> {
                 .and_then(Value::as_integer)
                 .unwrap_or(8) as u64,
         },
+        "WEBP" => Filter::Webp {
+            quality: float("quality", 100.0) as f32,
+            format: match get_str(spec, "input_format").unwrap_or("RGB") {
+                "RGB" => crate::filter::WebpFormat::Rgb,
+                "BGR" => crate::filter::WebpFormat::Bgr,
+                "RGBA" => crate::filter::WebpFormat::Rgba,
+                "BGRA" => crate::filter::WebpFormat::Bgra,
+                other => return Err(usage(format!("unknown WEBP input format {other}"))),
+            },
+            lossless: spec
+                .get("lossless")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            // Set from the schema's tile extents once the domain is known.
+            y_extent: 0,
+            x_extent: 0,
+        },
         other => return Err(unsupported(format!("the {other} filter"))),
     })
 }
@@ -328,6 +345,32 @@ pub fn stored_schema_parts(
         // An empty current domain (version 0, empty flag set).
         current_domain: Some(vec![0, 0, 0, 0, 1]),
     };
+    let mut stored = stored;
+    // TileDB gives WEBP the two dimensions' tile extents (rows, then columns
+    // of values).
+    let extent = |d: usize| -> u16 {
+        stored
+            .domain
+            .dimensions
+            .get(d)
+            .and_then(|dim| dim.extent.as_ref())
+            .map(|e| {
+                let mut b = [0u8; 8];
+                let n = e.len().min(8);
+                b[..n].copy_from_slice(&e[..n]);
+                u64::from_le_bytes(b) as u16
+            })
+            .unwrap_or(0)
+    };
+    let (y, x) = (extent(0), extent(1));
+    for a in &mut stored.attributes {
+        for f in &mut a.filters.filters {
+            if let stored::FilterOptions::WebpOptions(o) = &mut f.options {
+                o.y_extent = y;
+                o.x_extent = x;
+            }
+        }
+    }
     Ok((stored, enums))
 }
 
