@@ -203,6 +203,88 @@ pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
     Ok(stored_schema_parts(schema)?.0)
 }
 
+/// A dimension label of a recipe.
+struct LabelSpec {
+    name: String,
+    dim_index: u32,
+    datatype: Datatype,
+    order: stored::DataOrder,
+}
+
+fn label_specs(schema: &Value) -> Result<Vec<LabelSpec>> {
+    let no_list = Vec::new();
+    let mut out = Vec::new();
+    for l in schema
+        .get("dim_labels")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        if get_str(schema, "type") != Some("dense") {
+            return Err(unsupported("dimension labels on sparse arrays"));
+        }
+        let order = match get_str(l, "order").unwrap_or("increasing") {
+            "increasing" => stored::DataOrder::Increasing,
+            "decreasing" => stored::DataOrder::Decreasing,
+            other => return Err(unsupported(format!("{other} dimension labels"))),
+        };
+        let datatype = datatype_by_name(get_str(l, "type").unwrap_or("FLOAT64"))?;
+        if datatype.is_string() {
+            return Err(unsupported("string dimension labels"));
+        }
+        out.push(LabelSpec {
+            name: get_str(l, "name")
+                .ok_or_else(|| usage("a label without a name"))?
+                .to_string(),
+            dim_index: l.get("dim_index").and_then(Value::as_integer).unwrap_or(0) as u32,
+            datatype,
+            order,
+        });
+    }
+    Ok(out)
+}
+
+/// The schema of an ordered label's array (`__labels/l<i>`): dense, one
+/// dimension `index` shaped like the labelled one, one attribute `label`
+/// carrying the order.
+fn label_schema(
+    main: &stored::ArraySchema,
+    label: &stored::DimensionLabel,
+) -> Result<stored::ArraySchema> {
+    let mut dim = main
+        .domain
+        .dimensions
+        .get(label.dim_index as usize)
+        .cloned()
+        .ok_or_else(|| usage("a label on a missing dimension"))?;
+    dim.name = b"index".to_vec();
+    dim.filters = Some(FilterPipeline::new(Vec::new()).to_stored());
+    let mut schema = main.clone();
+    schema.array_type = stored::ArrayType::Dense;
+    schema.tile_order = stored::Layout::RowMajor;
+    schema.cell_order = stored::Layout::RowMajor;
+    schema.capacity = 10000;
+    schema.allows_dups = false;
+    schema.coords_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
+    schema.offsets_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
+    schema.validity_filters =
+        Some(FilterPipeline::new(vec![Filter::Rle { level: -1 }]).to_stored());
+    schema.domain.dimensions = vec![dim];
+    schema.attributes = vec![stored::Attribute {
+        name: label.label_attr_name.clone(),
+        datatype: label.label_datatype,
+        cell_val_num: 1,
+        filters: FilterPipeline::new(Vec::new()).to_stored(),
+        fill: Some(fill_default(label.label_datatype, 1)),
+        nullable: false,
+        fill_validity: 0,
+        order: label.label_order,
+        enumeration_name: Some(Vec::new()),
+    }];
+    schema.labels = Some(Vec::new());
+    schema.enumerations = Some(Vec::new());
+    Ok(schema)
+}
+
 /// The enumerations of a recipe's schema, each with a fresh file name
 /// (`__<label>_0`).
 fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
@@ -244,9 +326,6 @@ fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
 pub fn stored_schema_parts(
     schema: &Value,
 ) -> Result<(stored::ArraySchema, Vec<stored::Enumeration>)> {
-    if schema.get("dim_labels").is_some() {
-        return Err(unsupported("dimension labels"));
-    }
     let enums = enumerations(schema)?;
     let dense = match get_str(schema, "type") {
         Some("dense") => true,
@@ -332,7 +411,23 @@ pub fn stored_schema_parts(
             dimensions,
         },
         attributes,
-        labels: Some(Vec::new()),
+        labels: Some(
+            label_specs(schema)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| stored::DimensionLabel {
+                    dim_index: l.dim_index,
+                    name: l.name.into_bytes(),
+                    relative_uri: true,
+                    uri: format!("__labels/l{i}").into_bytes(),
+                    label_attr_name: b"label".to_vec(),
+                    label_order: l.order,
+                    label_datatype: l.datatype,
+                    label_cell_val_num: 1,
+                    is_external: false,
+                })
+                .collect(),
+        ),
         enumerations: Some(
             enums
                 .iter()
@@ -537,6 +632,8 @@ struct ArrayState {
     root: PathBuf,
     stored: stored::ArraySchema,
     schema: ArraySchema,
+    /// `(label name, labelled dimension, label array schema)`.
+    labels: Vec<(String, usize, ArraySchema, PathBuf)>,
 }
 
 /// Creates the array `uri` (relative to `out_dir`) with its enumerations.
@@ -552,11 +649,30 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
             write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
         }
     }
+    let mut labels = Vec::new();
+    for label in stored.labels.iter().flatten() {
+        let label_root = root.join(String::from_utf8_lossy(&label.uri).as_ref());
+        std::fs::create_dir_all(&label_root).map_err(|e| Error::io(&label_root, &e))?;
+        let label_storage = LocalStorage::new(&label_root);
+        let loaded = write::create_array(
+            &label_storage,
+            &label_schema(&stored, label)?,
+            0,
+            key.as_ref(),
+        )?;
+        labels.push((
+            String::from_utf8_lossy(&label.name).into_owned(),
+            label.dim_index as usize,
+            loaded,
+            label_root,
+        ));
+    }
     let schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
     Ok(ArrayState {
         root,
         stored,
         schema,
+        labels,
     })
 }
 
@@ -690,7 +806,40 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
             .ok_or_else(|| usage(format!("no array {uri}")))?;
         let storage = LocalStorage::new(&state.root);
         match op {
-            "write" => write_step(&storage, &state.schema, step, key)?,
+            "write" => {
+                // Label values go to the label arrays first, the array last.
+                for (name, dim, label_schema, label_root) in &state.labels {
+                    if step.get("data").and_then(|d| d.get(name)).is_none() {
+                        continue;
+                    }
+                    let col = column(
+                        step,
+                        "data",
+                        name,
+                        label_schema.attributes[0].datatype,
+                        Some(1),
+                        false,
+                    )?;
+                    let sub = step
+                        .get("subarray")
+                        .and_then(Value::as_array)
+                        .and_then(|s| s.get(*dim))
+                        .and_then(Value::as_array)
+                        .ok_or_else(|| usage("a label write needs the subarray"))?;
+                    let bound = |v: Option<&Value>| -> Result<i128> {
+                        values::integer(v.ok_or_else(|| usage("bad subarray"))?)
+                    };
+                    let input = FragmentInput {
+                        timestamp: timestamp(step)?,
+                        attrs: vec![col],
+                        subarray: Some(vec![(bound(sub.first())?, bound(sub.get(1))?)]),
+                        key,
+                        ..Default::default()
+                    };
+                    write::write_fragment(&LocalStorage::new(label_root), label_schema, &input)?;
+                }
+                write_step(&storage, &state.schema, step, key)?
+            }
             "meta_put" => meta_step(&storage, step, false, key)?,
             "meta_delete" => meta_step(&storage, step, true, key)?,
             "delete" => {
