@@ -35,6 +35,7 @@
 //! metadata, group members), [`array`] (the folder hierarchy and [`array::Array`]).
 
 pub mod array;
+pub mod consolidate;
 pub mod error;
 pub mod filter;
 pub mod format;
@@ -42,7 +43,10 @@ pub mod fragment;
 pub mod metadata;
 pub mod query;
 pub mod read;
+pub mod recipe;
 pub mod schema;
 pub mod tile;
+pub mod vacuum;
+pub mod write;
 
 pub use error::{Error, ErrorClass, Location, Result};

@@ -1,0 +1,422 @@
+//! Consolidation, format 22 (FORMAT_NOTES §6.3–6.4): commits into a `.con`
+//! file, fragment metadata footers into a `__fragment_meta/*.meta` file,
+//! array metadata into one `__meta` file plus its `.vac`, and dense fragments
+//! into one fragment plus a `.vac`.
+//!
+//! Fragment consolidation here takes every visible fragment at once; TileDB's
+//! candidate selection (size ratios, amplification, steps) is not reproduced.
+//! Consolidation leaves the inputs in place; [`crate::vacuum`] removes them.
+
+use std::path::Path;
+
+use crate::array::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
+use crate::array::text_files::{
+    encode_consolidated_commits, encode_lines, parse_consolidated_commits,
+};
+use crate::array::{
+    Array, Extension, LocalStorage, OpenOptions, RelPath, Storage, TimestampedName,
+};
+use crate::error::{Error, Result};
+use crate::format::generated as stored;
+use crate::format::io::write_to_vec;
+use crate::read::{Layout, ReadQuery};
+use crate::schema::Scalar;
+use crate::tile::generic::write_generic_tile;
+use crate::write::fragment::{write_fragment_named, Column, FragmentInput};
+use crate::write::WRITE_VERSION;
+
+fn everything(storage: &dyn Storage) -> Result<ArrayDirectory> {
+    ArrayDirectory::open(storage, 0, u64::MAX)
+}
+
+/// A name spanning `[t1, t2]` (fresh label), with the write version when
+/// `versioned`.
+fn span_name(t1: u64, t2: u64, versioned: bool, ext: Option<Extension>) -> Result<TimestampedName> {
+    TimestampedName::generate(
+        t1.max(1),
+        t2.max(t1.max(1)),
+        versioned.then_some(WRITE_VERSION),
+        ext,
+    )
+}
+
+/// Writes `__commits/<first t1>_<last t2>_<label>_22.con` listing every
+/// commit (`.wrt`, `.del`) not already in a `.con` file, after the entries
+/// of the existing `.con` files. Returns its name, or `None` when there is
+/// nothing to consolidate.
+pub fn consolidate_commits(storage: &dyn Storage) -> Result<Option<String>> {
+    let commits = RelPath::parse(COMMITS_DIR)?;
+    let mut listed: Vec<(RelPath, Option<Vec<u8>>, TimestampedName)> = Vec::new();
+    let entries = storage.list(&commits)?.unwrap_or_default();
+    for e in entries
+        .iter()
+        .filter(|e| e.is_file() && e.name.ends_with(".con"))
+    {
+        let path = commits.join(&e.name)?;
+        let data = storage.read(&path)?;
+        let describe = storage.describe(&path);
+        for c in parse_consolidated_commits(&data).map_err(|err| err.in_file(&describe))? {
+            let tile = c.embedded.map(|t| {
+                let start = t.offset as usize;
+                data.get(start..start + t.size as usize)
+                    .unwrap_or_default()
+                    .to_vec()
+            });
+            listed.push((c.path, tile, c.name));
+        }
+    }
+    for e in entries.iter().filter(|e| e.is_file()) {
+        let is_commit = e.name.ends_with(".wrt") || e.name.ends_with(".del");
+        if !is_commit {
+            continue;
+        }
+        let path = commits.join(&e.name)?;
+        if listed.iter().any(|(p, _, _)| *p == path) {
+            continue;
+        }
+        let name = TimestampedName::parse(&e.name)?;
+        let tile = e
+            .name
+            .ends_with(".del")
+            .then(|| storage.read(&path))
+            .transpose()?;
+        listed.push((path, tile, name));
+    }
+    if listed.len() < 2 {
+        return Ok(None);
+    }
+    let t1 = listed
+        .iter()
+        .map(|(_, _, n)| n.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = listed
+        .iter()
+        .map(|(_, _, n)| n.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let bytes = encode_consolidated_commits(listed.iter().map(|(p, tile, _)| (p, tile.as_deref())));
+    let name = span_name(t1, t2, true, Some(Extension::Con))?;
+    storage.write(&commits.join(name.as_str())?, &bytes)?;
+    Ok(Some(name.as_str().to_string()))
+}
+
+/// Writes `__fragment_meta/<first t1>_<last t2>_<label>_22.meta` holding the
+/// footer of every committed fragment (format 3 and later).
+pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>> {
+    let dir = everything(storage)?;
+    let fragments: Vec<_> = dir
+        .committed_fragments()
+        .iter()
+        .filter(|f| f.format_version() > 2)
+        .cloned()
+        .collect();
+    if fragments.is_empty() {
+        return Ok(None);
+    }
+    let mut footers: Vec<(String, Vec<u8>)> = Vec::new();
+    for f in &fragments {
+        let path = f.metadata_path()?;
+        let bytes = storage.read(&path)?;
+        let n = bytes.len();
+        let footer_len = bytes
+            .get(n.saturating_sub(8)..)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+            .ok_or_else(|| Error::corrupt(0, "footer length", "file too short"))?;
+        let start = (n as u64)
+            .checked_sub(8 + footer_len)
+            .ok_or_else(|| Error::corrupt(0, "footer length", "longer than the file"))?;
+        footers.push((
+            f.name.as_str().to_string(),
+            bytes[start as usize..n - 8].to_vec(),
+        ));
+    }
+    let header_len: u64 = 4 + footers
+        .iter()
+        .map(|(name, _)| 16 + name.len() as u64)
+        .sum::<u64>();
+    let mut offset = header_len;
+    let mut entries = Vec::new();
+    let mut all = Vec::new();
+    for (name, footer) in &footers {
+        entries.push(stored::ConsolidatedFragmentEntry {
+            name: name.as_bytes().to_vec(),
+            offset,
+        });
+        offset += footer.len() as u64;
+        all.extend_from_slice(footer);
+    }
+    let payload = write_to_vec(
+        &stored::ConsolidatedFragmentMetadata {
+            entries,
+            footers: all,
+        },
+        (),
+        "ConsolidatedFragmentMetadata",
+    )?;
+    let t1 = fragments
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = fragments
+        .iter()
+        .map(|f| f.name.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let name = span_name(t1, t2, true, Some(Extension::Meta))?;
+    let meta_dir = RelPath::parse(FRAGMENT_META_DIR)?;
+    storage.create_dir(&meta_dir)?;
+    storage.write(
+        &meta_dir.join(name.as_str())?,
+        &write_generic_tile(&payload, WRITE_VERSION, None)?,
+    )?;
+    Ok(Some(name.as_str().to_string()))
+}
+
+/// Merges every visible array metadata file into one
+/// `__meta/<first t1>_<last t2>_<label>` holding the live keys, and writes
+/// `<that>.vac` listing the merged files.
+pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
+    let storage = LocalStorage::new(root);
+    let dir = everything(&storage)?;
+    let files = dir.metadata().files.clone();
+    if files.len() < 2 {
+        return Ok(None);
+    }
+    let array = Array::open_path(root, OpenOptions::default())?;
+    let meta = array.metadata()?;
+    let entries = meta
+        .entries
+        .iter()
+        .map(|(k, v)| stored::MetadataEntry {
+            key: k.as_bytes().to_vec(),
+            deleted: false,
+            value_type: v.datatype,
+            value_num: v.value_num,
+            value: Some(v.bytes.clone()),
+        })
+        .collect();
+    let payload = write_to_vec(&stored::Metadata { entries }, (), "Metadata")?;
+    let t1 = files
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = files
+        .iter()
+        .map(|f| f.name.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let name = span_name(t1, t2, false, None)?;
+    let meta_dir = RelPath::parse(METADATA_DIR)?;
+    storage.write(
+        &meta_dir.join(name.as_str())?,
+        &write_generic_tile(&payload, WRITE_VERSION, None)?,
+    )?;
+    let lines: Vec<String> = files.iter().map(|f| f.path.as_str().to_string()).collect();
+    let vac = name.with_extension(Some(Extension::Vac));
+    storage.write(
+        &meta_dir.join(vac.as_str())?,
+        &encode_lines(lines.iter().map(String::as_str)),
+    )?;
+    Ok(Some(name.as_str().to_string()))
+}
+
+/// Consolidates every visible fragment of a dense array into one fragment
+/// over the union of their non-empty domains (cells no fragment wrote get
+/// the fill value, as a read returns them), named
+/// `__<first t1>_<last t2>_<label>_22`, then writes `__commits/<that>.vac`
+/// listing the inputs. Sparse arrays are refused (they need per-cell
+/// timestamps, not written yet).
+pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
+    let array = Array::open_path(root, OpenOptions::default())?;
+    if !array.schema().is_dense() {
+        return consolidate_sparse(root, &array);
+    }
+    let inputs: Vec<_> = array
+        .directory()
+        .fragments(crate::array::TimeTravelRule::for_read(false));
+    if inputs.len() < 2 {
+        return Ok(None);
+    }
+    let Some(ned) = array.non_empty_domain() else {
+        return Ok(None);
+    };
+    let mut subarray = Vec::new();
+    for (lo, hi) in &ned {
+        match (lo, hi) {
+            (Scalar::Int(a), Scalar::Int(b)) => subarray.push((*a, *b)),
+            _ => {
+                return Err(Error::Unsupported {
+                    file: root.to_path_buf(),
+                    what: "non-integer dense domains".into(),
+                })
+            }
+        }
+    }
+    let schema = array.schema();
+    let union = subarray.clone();
+    // TileDB rewrites the union expanded to whole space tiles (within the
+    // domain): cells no fragment wrote are consolidated as fill values.
+    for ((lo, hi), dim) in subarray.iter_mut().zip(&schema.dimensions) {
+        if let (Some((Scalar::Int(dlo), Scalar::Int(dhi))), Some(Scalar::Int(ext))) =
+            (dim.domain_scalars(), dim.extent_scalar())
+        {
+            if ext > 0 {
+                *lo = dlo + (*lo - dlo).div_euclid(ext) * ext;
+                *hi = (dlo + ((*hi - dlo).div_euclid(ext) + 1) * ext - 1).min(dhi);
+            }
+        }
+    }
+    let ranges = schema
+        .dimensions
+        .iter()
+        .zip(&subarray)
+        .map(|(d, (lo, hi))| {
+            let enc = |v: i128| crate::read::encode_scalar(d.datatype, &Scalar::Int(v));
+            match (enc(*lo), enc(*hi)) {
+                (Some(a), Some(b)) => Ok(vec![(a, b)]),
+                _ => Err(Error::Usage("cannot encode a dense bound".into())),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let result = array.read(&ReadQuery {
+        ranges,
+        layout: Layout::RowMajor,
+        attributes: None,
+    })?;
+    let mut input = FragmentInput {
+        subarray: Some(subarray),
+        non_empty_domain: Some(union),
+        ..Default::default()
+    };
+    for (attr, col) in schema.attributes.iter().zip(&result.attributes) {
+        let cells = (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect();
+        let validity = attr
+            .nullable
+            .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
+        input.attrs.push(Column { cells, validity });
+    }
+    let t1 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let name = span_name(t1, t2, true, None)?;
+    let storage = LocalStorage::new(root);
+    write_fragment_named(&storage, schema, &input, &name, &[])?;
+    let lines: Vec<String> = inputs
+        .iter()
+        .map(|f| format!("/{}", f.path.as_str()))
+        .collect();
+    let vac = name.with_extension(Some(Extension::Vac));
+    storage.write(
+        &RelPath::parse(COMMITS_DIR)?.join(vac.as_str())?,
+        &encode_lines(lines.iter().map(String::as_str)),
+    )?;
+    Ok(Some(name.as_str().to_string()))
+}
+
+/// Sparse arrays: every cell of every visible fragment, kept with its
+/// fragment's timestamp (no deduplication), in one fragment with a `t`
+/// field. Each input is read on its own by opening the array at exactly its
+/// time range; inputs that are themselves consolidations (t1 < t2) are
+/// refused, since their per-cell timestamps would be lost.
+fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
+    let inputs: Vec<_> = array
+        .directory()
+        .fragments(crate::array::TimeTravelRule::FullContainment);
+    if inputs.len() < 2 {
+        return Ok(None);
+    }
+    let schema = array.schema();
+    let mut input = FragmentInput {
+        dims: vec![Column::default(); schema.dimensions.len()],
+        attrs: schema
+            .attributes
+            .iter()
+            .map(|a| Column {
+                cells: Vec::new(),
+                validity: a.nullable.then(Vec::new),
+            })
+            .collect(),
+        timestamps: Some(Vec::new()),
+        ..Default::default()
+    };
+    let unsupported = |what: &str| Error::Unsupported {
+        file: root.to_path_buf(),
+        what: what.into(),
+    };
+    for f in &inputs {
+        let (t1, t2) = f.name.timestamp_range();
+        if t1 != t2 {
+            return Err(unsupported(
+                "consolidating an already consolidated fragment",
+            ));
+        }
+        let one = Array::open_path(
+            root,
+            OpenOptions {
+                timestamp_start: t1,
+                timestamp_end: t2,
+                key: None,
+            },
+        )?;
+        if one.fragments().len() != 1 || !one.conditions().is_empty() {
+            return Err(unsupported(
+                "fragments sharing a timestamp, or deletes, in sparse consolidation",
+            ));
+        }
+        let result = one.read(&ReadQuery {
+            ranges: Vec::new(),
+            layout: Layout::Global,
+            attributes: None,
+        })?;
+        for (col, out) in result.dimensions.iter().zip(&mut input.dims) {
+            out.cells
+                .extend((0..col.len()).map(|i| col.cell(i).0.to_vec()));
+        }
+        for (col, out) in result.attributes.iter().zip(&mut input.attrs) {
+            for i in 0..col.len() {
+                let (bytes, valid) = col.cell(i);
+                out.cells.push(bytes.to_vec());
+                if let Some(v) = out.validity.as_mut() {
+                    v.push(valid);
+                }
+            }
+        }
+        if let Some(t) = input.timestamps.as_mut() {
+            t.extend(std::iter::repeat_n(t1, result.cell_count()));
+        }
+    }
+    let t1 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let t2 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_end())
+        .max()
+        .unwrap_or(0);
+    let name = span_name(t1, t2, true, None)?;
+    let storage = LocalStorage::new(root);
+    write_fragment_named(&storage, schema, &input, &name, &[])?;
+    let lines: Vec<String> = inputs
+        .iter()
+        .map(|f| format!("/{}", f.path.as_str()))
+        .collect();
+    let vac = name.with_extension(Some(Extension::Vac));
+    storage.write(
+        &RelPath::parse(COMMITS_DIR)?.join(vac.as_str())?,
+        &encode_lines(lines.iter().map(String::as_str)),
+    )?;
+    Ok(Some(name.as_str().to_string()))
+}

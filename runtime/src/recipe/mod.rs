@@ -1,0 +1,862 @@
+//! Replaying a conformance recipe (`conformance/cases/*.toml`, described in
+//! `conformance/README.md`) with this runtime as the writer: the schema is
+//! built and serialized here, writes become fragments, metadata puts and
+//! deletes become `__meta/` files.
+//!
+//! Steps this writer does not perform yet are refused with
+//! [`Error::Unsupported`], so a caller can tell "not supported" from "wrong".
+
+pub mod condition;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use toml::Value;
+
+use crate::array::{LocalStorage, Storage};
+use crate::error::{Error, Result};
+use crate::filter::{Datatype, Filter, FilterPipeline};
+use crate::format::generated as stored;
+use crate::schema::ArraySchema;
+use crate::write::{self, Column, FragmentInput, WRITE_VERSION};
+
+use values::{cell_bytes, column_values, datatype_by_name, fill_default};
+
+fn unsupported(what: impl Into<String>) -> Error {
+    Error::Unsupported {
+        file: Default::default(),
+        what: what.into(),
+    }
+}
+
+fn usage(what: impl Into<String>) -> Error {
+    Error::Usage(what.into())
+}
+
+fn get_str<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
+    t.get(key).and_then(Value::as_str)
+}
+
+/// The runtime filter a recipe names.
+fn filter(spec: &Value) -> Result<Filter> {
+    let name = get_str(spec, "name").ok_or_else(|| usage("a filter without a name"))?;
+    let level = spec.get("level").and_then(Value::as_integer).unwrap_or(-1) as i32;
+    let reinterpret = get_str(spec, "reinterpret_datatype")
+        .map(datatype_by_name)
+        .transpose()?;
+    let window = |default: u32| {
+        spec.get("max_window")
+            .and_then(Value::as_integer)
+            .map(|w| w as u32)
+            .unwrap_or(default)
+    };
+    let float = |key: &str, default: f64| {
+        spec.get(key)
+            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            .unwrap_or(default)
+    };
+    Ok(match name {
+        "NOOP" => Filter::None,
+        "GZIP" => Filter::Gzip { level },
+        "ZSTD" => Filter::Zstd { level },
+        "LZ4" => Filter::Lz4 { level },
+        "RLE" => Filter::Rle { level },
+        "BZIP2" => Filter::Bzip2 { level },
+        "DICTIONARY" => Filter::Dictionary { level },
+        "DOUBLE_DELTA" => Filter::DoubleDelta { level, reinterpret },
+        "DELTA" => Filter::Delta { level, reinterpret },
+        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction {
+            max_window: window(256),
+        },
+        "POSITIVE_DELTA" => Filter::PositiveDelta {
+            max_window: window(1024),
+        },
+        "BYTESHUFFLE" => Filter::ByteShuffle,
+        "BITSHUFFLE" => Filter::BitShuffle,
+        "CHECKSUM_MD5" => Filter::ChecksumMd5,
+        "CHECKSUM_SHA256" => Filter::ChecksumSha256,
+        "XOR" => Filter::Xor,
+        "SCALE_FLOAT" => Filter::ScaleFloat {
+            scale: float("factor", 1.0),
+            offset: float("offset", 0.0),
+            byte_width: spec
+                .get("bytewidth")
+                .and_then(Value::as_integer)
+                .unwrap_or(8) as u64,
+        },
+        "WEBP" => Filter::Webp {
+            quality: float("quality", 100.0) as f32,
+            format: match get_str(spec, "input_format").unwrap_or("RGB") {
+                "RGB" => crate::filter::WebpFormat::Rgb,
+                "BGR" => crate::filter::WebpFormat::Bgr,
+                "RGBA" => crate::filter::WebpFormat::Rgba,
+                "BGRA" => crate::filter::WebpFormat::Bgra,
+                other => return Err(usage(format!("unknown WEBP input format {other}"))),
+            },
+            lossless: spec
+                .get("lossless")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            // Set from the schema's tile extents once the domain is known.
+            y_extent: 0,
+            x_extent: 0,
+        },
+        other => return Err(unsupported(format!("the {other} filter"))),
+    })
+}
+
+fn pipeline(list: Option<&Value>, default: Vec<Filter>) -> Result<stored::FilterPipeline> {
+    let filters = match list.and_then(Value::as_array) {
+        Some(items) => items.iter().map(filter).collect::<Result<_>>()?,
+        None => default,
+    };
+    Ok(FilterPipeline::new(filters).to_stored())
+}
+
+fn layout(name: Option<&str>) -> Result<stored::Layout> {
+    Ok(match name.unwrap_or("row-major") {
+        "row-major" => stored::Layout::RowMajor,
+        "col-major" => stored::Layout::ColMajor,
+        "hilbert" => stored::Layout::Hilbert,
+        other => return Err(usage(format!("unknown order {other}"))),
+    })
+}
+
+fn cell_val_num(spec: &Value) -> Result<u32> {
+    match spec.get("cell_val_num") {
+        None => Ok(1),
+        Some(Value::String(s)) if s == "var" => Ok(u32::MAX),
+        Some(Value::Integer(n)) if *n > 0 => Ok(*n as u32),
+        Some(other) => Err(usage(format!("bad cell_val_num {other}"))),
+    }
+}
+
+/// The stored attribute a recipe describes.
+fn attribute(a: &Value) -> Result<stored::Attribute> {
+    let datatype = datatype_by_name(get_str(a, "type").unwrap_or("INT32"))?;
+    let cvn = cell_val_num(a)?;
+    let fill = match a.get("fill") {
+        Some(f) => cell_bytes(datatype, cvn, f)?,
+        None => fill_default(datatype, cvn),
+    };
+    Ok(stored::Attribute {
+        name: get_str(a, "name")
+            .ok_or_else(|| usage("an attribute without a name"))?
+            .as_bytes()
+            .to_vec(),
+        datatype,
+        cell_val_num: cvn,
+        filters: pipeline(a.get("filters"), Vec::new())?,
+        fill: Some(fill),
+        nullable: a.get("nullable").and_then(Value::as_bool).unwrap_or(false),
+        fill_validity: 0,
+        order: stored::DataOrder::Unordered,
+        enumeration_name: Some(
+            get_str(a, "enumeration")
+                .unwrap_or_default()
+                .as_bytes()
+                .to_vec(),
+        ),
+    })
+}
+
+/// Schema evolution: drops then adds attributes, and writes the result as a
+/// new schema file (stamped with the current time, as TileDB does).
+fn evolve(
+    storage: &dyn Storage,
+    current: &stored::ArraySchema,
+    step: &Value,
+    key: Option<&[u8; 32]>,
+) -> Result<(stored::ArraySchema, ArraySchema)> {
+    if step.get("add_enumerations").is_some() {
+        return Err(unsupported("evolving enumerations"));
+    }
+    let mut next = current.clone();
+    let no_list = Vec::new();
+    for name in step
+        .get("drop_attrs")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        let name = name.as_str().ok_or_else(|| usage("a bad attribute name"))?;
+        let before = next.attributes.len();
+        next.attributes.retain(|a| a.name != name.as_bytes());
+        if next.attributes.len() == before {
+            return Err(usage(format!("no attribute {name} to drop")));
+        }
+    }
+    for a in step
+        .get("add_attrs")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        next.attributes.push(attribute(a)?);
+    }
+    let loaded = write::write_schema(storage, &next, 0, key)?;
+    Ok((next, loaded))
+}
+
+/// Builds the stored schema (format 22) a recipe's `[schema]` describes,
+/// with TileDB's defaults for what the recipe leaves out.
+pub fn stored_schema(schema: &Value) -> Result<stored::ArraySchema> {
+    Ok(stored_schema_parts(schema)?.0)
+}
+
+/// A dimension label of a recipe.
+struct LabelSpec {
+    name: String,
+    dim_index: u32,
+    datatype: Datatype,
+    order: stored::DataOrder,
+}
+
+fn label_specs(schema: &Value) -> Result<Vec<LabelSpec>> {
+    let no_list = Vec::new();
+    let mut out = Vec::new();
+    for l in schema
+        .get("dim_labels")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        if get_str(schema, "type") != Some("dense") {
+            return Err(unsupported("dimension labels on sparse arrays"));
+        }
+        let order = match get_str(l, "order").unwrap_or("increasing") {
+            "increasing" => stored::DataOrder::Increasing,
+            "decreasing" => stored::DataOrder::Decreasing,
+            other => return Err(unsupported(format!("{other} dimension labels"))),
+        };
+        let datatype = datatype_by_name(get_str(l, "type").unwrap_or("FLOAT64"))?;
+        if datatype.is_string() {
+            return Err(unsupported("string dimension labels"));
+        }
+        out.push(LabelSpec {
+            name: get_str(l, "name")
+                .ok_or_else(|| usage("a label without a name"))?
+                .to_string(),
+            dim_index: l.get("dim_index").and_then(Value::as_integer).unwrap_or(0) as u32,
+            datatype,
+            order,
+        });
+    }
+    Ok(out)
+}
+
+/// The schema of an ordered label's array (`__labels/l<i>`): dense, one
+/// dimension `index` shaped like the labelled one, one attribute `label`
+/// carrying the order.
+fn label_schema(
+    main: &stored::ArraySchema,
+    label: &stored::DimensionLabel,
+) -> Result<stored::ArraySchema> {
+    let mut dim = main
+        .domain
+        .dimensions
+        .get(label.dim_index as usize)
+        .cloned()
+        .ok_or_else(|| usage("a label on a missing dimension"))?;
+    dim.name = b"index".to_vec();
+    dim.filters = Some(FilterPipeline::new(Vec::new()).to_stored());
+    let mut schema = main.clone();
+    schema.array_type = stored::ArrayType::Dense;
+    schema.tile_order = stored::Layout::RowMajor;
+    schema.cell_order = stored::Layout::RowMajor;
+    schema.capacity = 10000;
+    schema.allows_dups = false;
+    schema.coords_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
+    schema.offsets_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
+    schema.validity_filters =
+        Some(FilterPipeline::new(vec![Filter::Rle { level: -1 }]).to_stored());
+    schema.domain.dimensions = vec![dim];
+    schema.attributes = vec![stored::Attribute {
+        name: label.label_attr_name.clone(),
+        datatype: label.label_datatype,
+        cell_val_num: 1,
+        filters: FilterPipeline::new(Vec::new()).to_stored(),
+        fill: Some(fill_default(label.label_datatype, 1)),
+        nullable: false,
+        fill_validity: 0,
+        order: label.label_order,
+        enumeration_name: Some(Vec::new()),
+    }];
+    schema.labels = Some(Vec::new());
+    schema.enumerations = Some(Vec::new());
+    Ok(schema)
+}
+
+/// The enumerations of a recipe's schema, each with a fresh file name
+/// (`__<label>_0`).
+fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
+    let no_list = Vec::new();
+    let mut out = Vec::new();
+    for e in schema
+        .get("enumerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        let name = get_str(e, "name").ok_or_else(|| usage("an enumeration without a name"))?;
+        let datatype = datatype_by_name(get_str(e, "type").unwrap_or("INT32"))?;
+        let cvn = cell_val_num(e)?;
+        let values = e
+            .get("values")
+            .ok_or_else(|| usage("an enumeration without values"))?;
+        let cells = column_values(datatype, cvn, values)?;
+        let mut data = Vec::new();
+        let mut offsets = Vec::new();
+        for c in &cells {
+            offsets.extend((data.len() as u64).to_le_bytes());
+            data.extend_from_slice(c);
+        }
+        let (label, _) = crate::array::timestamped_name::new_label()?;
+        out.push(stored::Enumeration {
+            name: name.as_bytes().to_vec(),
+            path: format!("__{label}_0").into_bytes(),
+            datatype,
+            cell_val_num: cvn,
+            ordered: e.get("ordered").and_then(Value::as_bool).unwrap_or(false),
+            data,
+            offsets: (cvn == u32::MAX).then_some(offsets),
+        });
+    }
+    Ok(out)
+}
+
+/// The stored schema and the enumeration files it refers to.
+pub fn stored_schema_parts(
+    schema: &Value,
+) -> Result<(stored::ArraySchema, Vec<stored::Enumeration>)> {
+    let enums = enumerations(schema)?;
+    let dense = match get_str(schema, "type") {
+        Some("dense") => true,
+        Some("sparse") => false,
+        other => return Err(usage(format!("bad array type {other:?}"))),
+    };
+    let mut dimensions = Vec::new();
+    for d in schema
+        .get("dims")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a schema without dims"))?
+    {
+        let datatype = datatype_by_name(get_str(d, "type").unwrap_or("INT32"))?;
+        let name = get_str(d, "name").ok_or_else(|| usage("a dimension without a name"))?;
+        let (domain, extent) = if datatype.is_string() {
+            (Vec::new(), None)
+        } else {
+            let dom = d
+                .get("domain")
+                .and_then(Value::as_array)
+                .ok_or_else(|| usage("a dimension without a domain"))?;
+            let mut bytes = Vec::new();
+            for v in dom {
+                bytes.extend(values::value_bytes(datatype, v)?);
+            }
+            let extent = match d.get("tile") {
+                Some(t) => Some(values::value_bytes(datatype, t)?),
+                None if !dense => None,
+                None => return Err(unsupported("dense dimensions without a tile extent")),
+            };
+            (bytes, extent)
+        };
+        dimensions.push(stored::Dimension {
+            name: name.as_bytes().to_vec(),
+            datatype,
+            cell_val_num: if datatype.is_string() { u32::MAX } else { 1 },
+            filters: Some(pipeline(d.get("filters"), Vec::new())?),
+            domain,
+            null_extent: extent.is_none() as u8,
+            extent,
+        });
+    }
+    let mut attributes = Vec::new();
+    for a in schema
+        .get("attrs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a schema without attrs"))?
+    {
+        attributes.push(attribute(a)?);
+    }
+    let capacity = schema
+        .get("capacity")
+        .and_then(Value::as_integer)
+        .unwrap_or(10000) as u64;
+    let stored = stored::ArraySchema {
+        version: WRITE_VERSION,
+        allows_dups: schema
+            .get("allows_duplicates")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        array_type: if dense {
+            stored::ArrayType::Dense
+        } else {
+            stored::ArrayType::Sparse
+        },
+        tile_order: layout(get_str(schema, "tile_order"))?,
+        cell_order: layout(get_str(schema, "cell_order"))?,
+        capacity,
+        coords_filters: pipeline(
+            schema.get("coords_filters"),
+            vec![Filter::Zstd { level: -1 }],
+        )?,
+        offsets_filters: pipeline(
+            schema.get("offsets_filters"),
+            vec![Filter::Zstd { level: -1 }],
+        )?,
+        validity_filters: Some(pipeline(
+            schema.get("validity_filters"),
+            vec![Filter::Rle { level: -1 }],
+        )?),
+        domain: stored::Domain {
+            datatype: None,
+            dimensions,
+        },
+        attributes,
+        labels: Some(
+            label_specs(schema)?
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| stored::DimensionLabel {
+                    dim_index: l.dim_index,
+                    name: l.name.into_bytes(),
+                    relative_uri: true,
+                    uri: format!("__labels/l{i}").into_bytes(),
+                    label_attr_name: b"label".to_vec(),
+                    label_order: l.order,
+                    label_datatype: l.datatype,
+                    label_cell_val_num: 1,
+                    is_external: false,
+                })
+                .collect(),
+        ),
+        enumerations: Some(
+            enums
+                .iter()
+                .map(|e| stored::EnumerationRef {
+                    name: e.name.clone(),
+                    path: e.path.clone(),
+                })
+                .collect(),
+        ),
+        // An empty current domain (version 0, empty flag set).
+        current_domain: Some(vec![0, 0, 0, 0, 1]),
+    };
+    let mut stored = stored;
+    // TileDB gives WEBP the two dimensions' tile extents (rows, then columns
+    // of values).
+    let extent = |d: usize| -> u16 {
+        stored
+            .domain
+            .dimensions
+            .get(d)
+            .and_then(|dim| dim.extent.as_ref())
+            .map(|e| {
+                let mut b = [0u8; 8];
+                let n = e.len().min(8);
+                b[..n].copy_from_slice(&e[..n]);
+                u64::from_le_bytes(b) as u16
+            })
+            .unwrap_or(0)
+    };
+    let (y, x) = (extent(0), extent(1));
+    for a in &mut stored.attributes {
+        for f in &mut a.filters.filters {
+            if let stored::FilterOptions::WebpOptions(o) = &mut f.options {
+                o.y_extent = y;
+                o.x_extent = x;
+            }
+        }
+    }
+    Ok((stored, enums))
+}
+
+fn timestamp(step: &Value) -> Result<u64> {
+    step.get("timestamp")
+        .and_then(Value::as_integer)
+        .map(|t| t as u64)
+        .ok_or_else(|| usage("a step without a timestamp"))
+}
+
+/// One column of a write step.
+fn column(
+    step: &Value,
+    table: &str,
+    name: &str,
+    datatype: Datatype,
+    cvn: Option<u32>,
+    nullable: bool,
+) -> Result<Column> {
+    let data = step
+        .get(table)
+        .and_then(|d| d.get(name))
+        .ok_or_else(|| usage(format!("no data for {name}")))?;
+    let cells = column_values(datatype, cvn.unwrap_or(u32::MAX), data)?;
+    let validity = if nullable {
+        let v = step
+            .get("validity")
+            .and_then(|v| v.get(name))
+            .and_then(Value::as_array)
+            .ok_or_else(|| usage(format!("no validity for nullable {name}")))?;
+        Some(v.iter().map(|x| x.as_integer().unwrap_or(1) != 0).collect())
+    } else {
+        None
+    };
+    Ok(Column { cells, validity })
+}
+
+fn write_step(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    step: &Value,
+    key: Option<[u8; 32]>,
+) -> Result<()> {
+    let layout = get_str(step, "layout");
+    let mut input = FragmentInput {
+        timestamp: timestamp(step)?,
+        key,
+        ..Default::default()
+    };
+    for a in &schema.attributes {
+        input.attrs.push(column(
+            step,
+            "data",
+            &a.name,
+            a.datatype,
+            a.cell_val_num,
+            a.nullable,
+        )?);
+    }
+    if schema.is_dense() {
+        match layout.unwrap_or("row-major") {
+            "row-major" => {}
+            "col-major" => input.col_major = true,
+            other => return Err(unsupported(format!("dense writes in {other} layout"))),
+        }
+        let sub = step
+            .get("subarray")
+            .and_then(Value::as_array)
+            .ok_or_else(|| usage("a dense write without a subarray"))?;
+        let mut ranges = Vec::new();
+        for r in sub {
+            let r = r.as_array().ok_or_else(|| usage("bad subarray"))?;
+            let bound = |v: Option<&Value>| -> Result<i128> {
+                values::integer(v.ok_or_else(|| usage("bad subarray"))?)
+            };
+            ranges.push((bound(r.first())?, bound(r.get(1))?));
+        }
+        input.subarray = Some(ranges);
+    } else {
+        if matches!(layout, Some(l) if l != "unordered" && l != "global") {
+            return Err(unsupported("sparse writes in row- or col-major layout"));
+        }
+        for d in &schema.dimensions {
+            let cvn = if d.var { None } else { Some(1) };
+            input
+                .dims
+                .push(column(step, "coords", &d.name, d.datatype, cvn, false)?);
+        }
+    }
+    write::write_fragment(storage, schema, &input)?;
+    Ok(())
+}
+
+fn meta_step(
+    storage: &dyn Storage,
+    step: &Value,
+    delete: bool,
+    array_key: Option<[u8; 32]>,
+) -> Result<()> {
+    let key = get_str(step, "key").ok_or_else(|| usage("a metadata step without a key"))?;
+    let entry = if delete {
+        stored::MetadataEntry {
+            key: key.as_bytes().to_vec(),
+            deleted: true,
+            value_type: stored::Datatype::Any,
+            value_num: 0,
+            value: None,
+        }
+    } else {
+        let datatype = datatype_by_name(get_str(step, "type").unwrap_or("INT32"))?;
+        let v = step
+            .get("values")
+            .ok_or_else(|| usage("a metadata put without values"))?;
+        let bytes = match v {
+            Value::String(_) => cell_bytes(datatype, u32::MAX, v)?,
+            Value::Array(items) => {
+                let mut out = Vec::new();
+                for item in items {
+                    out.extend(values::value_bytes(datatype, item)?);
+                }
+                out
+            }
+            other => return Err(usage(format!("bad metadata values {other}"))),
+        };
+        stored::MetadataEntry {
+            key: key.as_bytes().to_vec(),
+            deleted: false,
+            value_type: datatype,
+            value_num: (bytes.len() as u64 / datatype.size().max(1)) as u32,
+            value: Some(bytes),
+        }
+    };
+    // Group metadata steps carry no timestamp: TileDB's clock, as now.
+    let at = timestamp(step).unwrap_or(0);
+    write::write_metadata(storage, vec![entry], at, array_key.as_ref())?;
+    Ok(())
+}
+
+fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
+    if step.get("config").is_some() || step.get("timestamp_range").is_some() {
+        return Err(unsupported("consolidation with a config or a time range"));
+    }
+    match get_str(step, "mode").unwrap_or("fragments") {
+        "fragments" => crate::consolidate::consolidate_fragments(root).map(drop),
+        "fragment_meta" => crate::consolidate::consolidate_fragment_meta(storage).map(drop),
+        "commits" => crate::consolidate::consolidate_commits(storage).map(drop),
+        "array_meta" => crate::consolidate::consolidate_array_meta(root).map(drop),
+        other => Err(unsupported(format!("consolidation mode {other}"))),
+    }
+}
+
+fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {
+    match get_str(step, "mode").unwrap_or("fragments") {
+        "fragments" => crate::vacuum::vacuum_fragments(storage).map(drop),
+        "fragment_meta" => crate::vacuum::vacuum_fragment_meta(storage).map(drop),
+        "commits" => crate::vacuum::vacuum_commits(storage).map(drop),
+        "array_meta" => crate::vacuum::vacuum_array_meta(storage).map(drop),
+        other => Err(unsupported(format!("vacuum mode {other}"))),
+    }
+}
+
+/// An array created by a recipe: its folder and current schema.
+struct ArrayState {
+    root: PathBuf,
+    stored: stored::ArraySchema,
+    schema: ArraySchema,
+    /// `(label name, labelled dimension, label array schema)`.
+    labels: Vec<(String, usize, ArraySchema, PathBuf)>,
+}
+
+/// Creates the array `uri` (relative to `out_dir`) with its enumerations.
+fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Result<ArrayState> {
+    let (stored, enums) = stored_schema_parts(spec)?;
+    let root = out_dir.join(uri);
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
+    let storage = LocalStorage::new(&root);
+    // Enumeration files first: the schema refers to them.
+    if !enums.is_empty() {
+        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
+        for e in &enums {
+            write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
+        }
+    }
+    let mut labels = Vec::new();
+    for label in stored.labels.iter().flatten() {
+        let label_root = root.join(String::from_utf8_lossy(&label.uri).as_ref());
+        std::fs::create_dir_all(&label_root).map_err(|e| Error::io(&label_root, &e))?;
+        let label_storage = LocalStorage::new(&label_root);
+        let loaded = write::create_array(
+            &label_storage,
+            &label_schema(&stored, label)?,
+            0,
+            key.as_ref(),
+        )?;
+        labels.push((
+            String::from_utf8_lossy(&label.name).into_owned(),
+            label.dim_index as usize,
+            loaded,
+            label_root,
+        ));
+    }
+    let schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
+    Ok(ArrayState {
+        root,
+        stored,
+        schema,
+        labels,
+    })
+}
+
+/// A group: `__tiledb_group.tdb` (empty), `__group/`, `__meta/`.
+fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
+    let root = out_dir.join(uri);
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
+    let storage = LocalStorage::new(&root);
+    storage.create_dir(&crate::array::RelPath::parse("__group")?)?;
+    storage.create_dir(&crate::array::RelPath::parse("__meta")?)?;
+    storage.write(&crate::array::RelPath::parse("__tiledb_group.tdb")?, &[])
+}
+
+/// Adds a member and writes the group's details (format 2: every current
+/// member, newest first, as TileDB writes them) to a new `__group` file.
+fn group_add(
+    out_dir: &Path,
+    uri: &str,
+    members: &mut Vec<stored::GroupMember>,
+    step: &Value,
+    arrays: &BTreeMap<String, ArrayState>,
+) -> Result<()> {
+    let member = get_str(step, "member").ok_or_else(|| usage("group_add without a member"))?;
+    let relative = step
+        .get("relative")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    if !relative {
+        return Err(unsupported("absolute group members"));
+    }
+    let member_uri = format!("{uri}/{member}");
+    let object_type = if arrays.contains_key(&member_uri) {
+        stored::ObjectType::Array
+    } else {
+        stored::ObjectType::Group
+    };
+    let name = get_str(step, "name");
+    members.insert(
+        0,
+        stored::GroupMember {
+            version: 2,
+            object_type,
+            relative,
+            uri: member.as_bytes().to_vec(),
+            name_set: name.is_some(),
+            name: name.map(|n| n.as_bytes().to_vec()),
+            deleted: false,
+        },
+    );
+    let details = stored::GroupDetails {
+        version: 2,
+        members: members.clone(),
+    };
+    let payload = crate::format::io::write_to_vec(&details, (), "GroupDetails")?;
+    let tile = crate::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let name = crate::array::TimestampedName::generate(0, 0, Some(2), None)?;
+    let storage = LocalStorage::new(out_dir.join(uri));
+    storage.write(
+        &crate::array::RelPath::parse("__group")?.join(name.as_str())?,
+        &tile,
+    )
+}
+
+/// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
+/// which receives the case's folders (`array`, or the case's `uri`).
+pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
+    let case: Value =
+        toml::from_str(case_toml).map_err(|e| usage(format!("not a case file: {e}")))?;
+    if case.get("base").is_some() {
+        return Err(usage("negative cases are made by mutation, not written"));
+    }
+    let key: Option<[u8; 32]> = match case.get("encryption") {
+        None => None,
+        Some(e) => {
+            if get_str(e, "type") != Some("AES_256_GCM") {
+                return Err(unsupported("encryption other than AES_256_GCM"));
+            }
+            let k = get_str(e, "key").unwrap_or_default().as_bytes();
+            Some(
+                k.try_into()
+                    .map_err(|_| usage("an AES-256-GCM key must be 32 bytes"))?,
+            )
+        }
+    };
+    let main_uri = get_str(&case, "uri").unwrap_or("array");
+    let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<stored::GroupMember>> = BTreeMap::new();
+    if let Some(schema_spec) = case.get("schema") {
+        let state = create(out_dir, main_uri, schema_spec, key)?;
+        arrays.insert(main_uri.to_string(), state);
+    }
+    let no_steps = Vec::new();
+    let steps = case
+        .get("steps")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_steps);
+    for step in steps {
+        let uri = get_str(step, "uri").unwrap_or(main_uri).to_string();
+        let op = get_str(step, "op").ok_or_else(|| usage("a step without an op"))?;
+        match op {
+            "create_array" => {
+                let spec = step
+                    .get("schema")
+                    .or(case.get("member_schema"))
+                    .ok_or_else(|| usage("create_array without a schema"))?;
+                let state = create(out_dir, &uri, spec, key)?;
+                arrays.insert(uri, state);
+                continue;
+            }
+            "create_group" => {
+                create_group(out_dir, &uri)?;
+                groups.insert(uri, Vec::new());
+                continue;
+            }
+            "group_add" => {
+                let members = groups
+                    .get_mut(&uri)
+                    .ok_or_else(|| usage(format!("no group {uri}")))?;
+                group_add(out_dir, &uri, members, step, &arrays)?;
+                continue;
+            }
+            "group_meta_put" => {
+                let storage = LocalStorage::new(out_dir.join(&uri));
+                meta_step(&storage, step, false, None)?;
+                continue;
+            }
+            _ => {}
+        }
+        let state = arrays
+            .get_mut(&uri)
+            .ok_or_else(|| usage(format!("no array {uri}")))?;
+        let storage = LocalStorage::new(&state.root);
+        match op {
+            "write" => {
+                // Label values go to the label arrays first, the array last.
+                for (name, dim, label_schema, label_root) in &state.labels {
+                    if step.get("data").and_then(|d| d.get(name)).is_none() {
+                        continue;
+                    }
+                    let col = column(
+                        step,
+                        "data",
+                        name,
+                        label_schema.attributes[0].datatype,
+                        Some(1),
+                        false,
+                    )?;
+                    let sub = step
+                        .get("subarray")
+                        .and_then(Value::as_array)
+                        .and_then(|s| s.get(*dim))
+                        .and_then(Value::as_array)
+                        .ok_or_else(|| usage("a label write needs the subarray"))?;
+                    let bound = |v: Option<&Value>| -> Result<i128> {
+                        values::integer(v.ok_or_else(|| usage("bad subarray"))?)
+                    };
+                    let input = FragmentInput {
+                        timestamp: timestamp(step)?,
+                        attrs: vec![col],
+                        subarray: Some(vec![(bound(sub.first())?, bound(sub.get(1))?)]),
+                        key,
+                        ..Default::default()
+                    };
+                    write::write_fragment(&LocalStorage::new(label_root), label_schema, &input)?;
+                }
+                write_step(&storage, &state.schema, step, key)?
+            }
+            "meta_put" => meta_step(&storage, step, false, key)?,
+            "meta_delete" => meta_step(&storage, step, true, key)?,
+            "delete" => {
+                let text = get_str(step, "condition")
+                    .ok_or_else(|| usage("a delete step without a condition"))?;
+                let ast = condition::negate(condition::parse(text, &state.schema)?);
+                write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
+            }
+            "evolve" => {
+                let (next, loaded) = evolve(&storage, &state.stored, step, key.as_ref())?;
+                state.stored = next;
+                state.schema = loaded;
+            }
+            "consolidate" => consolidate_step(&storage, &state.root, step)?,
+            "vacuum" => vacuum_step(&storage, step)?,
+            other => return Err(unsupported(format!("the {other} step"))),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,353 @@
+//! Per-tile metadata as TileDB 2.30 computes it while writing (its
+//! `TileMetadataGenerator`): min and max, sum, null count. Readers use them to
+//! answer aggregates over fully covered tiles, so they must be exact.
+
+use std::cmp::Ordering;
+
+use crate::filter::Datatype;
+
+/// Which metadata a field carries.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaKinds {
+    pub min_max: bool,
+    pub sum: bool,
+}
+
+fn is_unsummable(t: Datatype) -> bool {
+    use Datatype::*;
+    matches!(
+        t,
+        Any | Blob
+            | GeomWkb
+            | GeomWkt
+            | StringUtf8
+            | StringUtf16
+            | StringUtf32
+            | StringUcs2
+            | StringUcs4
+    )
+}
+
+/// The kinds of metadata of a field (`is_dim`: a dimension).
+pub fn kinds(t: Datatype, is_dim: bool, var: bool, cell_val_num: u32) -> MetaKinds {
+    let is_char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
+    let min_max = !is_dim && (is_char_like || (!var && cell_val_num == 1)) && !is_unsummable(t);
+    let sum = !var && cell_val_num == 1 && !is_unsummable(t) && t != Datatype::StringAscii;
+    MetaKinds { min_max, sum }
+}
+
+/// `strncmp` over at most `n` bytes: stops at the first difference or NUL.
+fn strncmp(a: &[u8], b: &[u8], n: usize) -> Ordering {
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        if x != y {
+            return x.cmp(&y);
+        }
+        if x == 0 {
+            return Ordering::Equal;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A numeric value, compared as C++ compares it (NaN compares false).
+#[derive(Clone, Copy)]
+enum Num {
+    I(i128),
+    F(f64),
+}
+
+impl Num {
+    fn lt(self, o: Num) -> bool {
+        match (self, o) {
+            (Num::I(a), Num::I(b)) => a < b,
+            (Num::F(a), Num::F(b)) => a < b,
+            _ => false,
+        }
+    }
+    fn gt(self, o: Num) -> bool {
+        match (self, o) {
+            (Num::I(a), Num::I(b)) => a > b,
+            (Num::F(a), Num::F(b)) => a > b,
+            _ => false,
+        }
+    }
+}
+
+fn decode_num(t: Datatype, b: &[u8]) -> Option<Num> {
+    use Datatype::*;
+    let arr = |n: usize| b.get(..n);
+    Some(match t {
+        Int8 => Num::I(i8::from_le_bytes([*b.first()?]) as i128),
+        Uint8 | Bool => Num::I(*b.first()? as i128),
+        Int16 => Num::I(i16::from_le_bytes(arr(2)?.try_into().ok()?) as i128),
+        Uint16 => Num::I(u16::from_le_bytes(arr(2)?.try_into().ok()?) as i128),
+        Int32 => Num::I(i32::from_le_bytes(arr(4)?.try_into().ok()?) as i128),
+        Uint32 => Num::I(u32::from_le_bytes(arr(4)?.try_into().ok()?) as i128),
+        Uint64 => Num::I(u64::from_le_bytes(arr(8)?.try_into().ok()?) as i128),
+        Float32 => Num::F(f32::from_le_bytes(arr(4)?.try_into().ok()?) as f64),
+        Float64 => Num::F(f64::from_le_bytes(arr(8)?.try_into().ok()?)),
+        _ if t.size() == 8 => Num::I(i64::from_le_bytes(arr(8)?.try_into().ok()?) as i128),
+        _ => return None,
+    })
+}
+
+/// The bytes of the type's greatest and lowest values: the starting min and
+/// max of a numeric tile, kept when every cell is null.
+fn numeric_extremes(t: Datatype) -> (Vec<u8>, Vec<u8>) {
+    use Datatype::*;
+    match t {
+        Int8 => (vec![i8::MAX as u8], vec![i8::MIN as u8]),
+        Uint8 | Bool => (vec![u8::MAX], vec![0]),
+        Int16 => (i16::MAX.to_le_bytes().into(), i16::MIN.to_le_bytes().into()),
+        Uint16 => (u16::MAX.to_le_bytes().into(), 0u16.to_le_bytes().into()),
+        Int32 => (i32::MAX.to_le_bytes().into(), i32::MIN.to_le_bytes().into()),
+        Uint32 => (u32::MAX.to_le_bytes().into(), 0u32.to_le_bytes().into()),
+        Uint64 => (u64::MAX.to_le_bytes().into(), 0u64.to_le_bytes().into()),
+        Float32 => (f32::MAX.to_le_bytes().into(), f32::MIN.to_le_bytes().into()),
+        Float64 => (f64::MAX.to_le_bytes().into(), f64::MIN.to_le_bytes().into()),
+        _ => (i64::MAX.to_le_bytes().into(), i64::MIN.to_le_bytes().into()),
+    }
+}
+
+/// The metadata of one tile.
+#[derive(Debug, Clone, Default)]
+pub struct TileMeta {
+    /// `None` when the field has no min/max, or a string tile had no value.
+    pub min: Option<Vec<u8>>,
+    pub max: Option<Vec<u8>>,
+    /// The sum's 8 bytes (i64, u64 or f64).
+    pub sum: [u8; 8],
+    pub null_count: u64,
+}
+
+/// How a type sums: `I` in i64, `U` in u64, `F` in f64.
+#[derive(Clone, Copy)]
+enum SumKind {
+    I,
+    U,
+    F,
+}
+
+fn sum_kind(t: Datatype) -> SumKind {
+    use Datatype::*;
+    match t {
+        Uint8 | Uint16 | Uint32 | Uint64 | Bool => SumKind::U,
+        Float32 | Float64 => SumKind::F,
+        _ => SumKind::I,
+    }
+}
+
+/// Adds `value` to `sum` the way TileDB does; returns true when the sum
+/// saturated, after which TileDB adds nothing more (tile or fragment).
+fn add_to_sum(kind: SumKind, sum: &mut [u8; 8], value: Num) -> bool {
+    match (kind, value) {
+        (SumKind::I, Num::I(v)) => {
+            let s = i64::from_le_bytes(*sum);
+            let v = v as i64;
+            if s > 0 && v > 0 && s > i64::MAX - v {
+                *sum = i64::MAX.to_le_bytes();
+                return true;
+            }
+            if s < 0 && v < 0 && s < i64::MIN - v {
+                *sum = i64::MIN.to_le_bytes();
+                return true;
+            }
+            *sum = s.wrapping_add(v).to_le_bytes();
+        }
+        (SumKind::U, Num::I(v)) => {
+            let s = u64::from_le_bytes(*sum);
+            let v = v as u64;
+            if s > u64::MAX - v {
+                *sum = u64::MAX.to_le_bytes();
+                return true;
+            }
+            *sum = (s + v).to_le_bytes();
+        }
+        (SumKind::F, Num::F(v)) => {
+            let s = f64::from_le_bytes(*sum);
+            if (s < 0.0) == (v < 0.0) && s.abs() > f64::MAX - v.abs() {
+                let r = if s < 0.0 { f64::MIN } else { f64::MAX };
+                *sum = r.to_le_bytes();
+                return true;
+            }
+            *sum = (s + v).to_le_bytes();
+        }
+        _ => {}
+    }
+    false
+}
+
+/// Adds a tile's stored sum to a fragment's; true when it saturated.
+pub fn add_sums(t: Datatype, sum: &mut [u8; 8], tile: [u8; 8]) -> bool {
+    let kind = sum_kind(t);
+    let value = match kind {
+        SumKind::I => Num::I(i64::from_le_bytes(tile) as i128),
+        SumKind::U => Num::I(u64::from_le_bytes(tile) as i128),
+        SumKind::F => Num::F(f64::from_le_bytes(tile)),
+    };
+    add_to_sum(kind, sum, value)
+}
+
+/// Metadata of a fixed-size tile of `cells` (each `cell_size` bytes).
+pub fn fixed_tile(
+    t: Datatype,
+    kinds: MetaKinds,
+    cells: &[&[u8]],
+    validity: Option<&[bool]>,
+) -> TileMeta {
+    let mut meta = TileMeta::default();
+    let valid = |i: usize| {
+        validity
+            .map(|v| v.get(i).copied().unwrap_or(true))
+            .unwrap_or(true)
+    };
+    meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+    let char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
+    if kinds.min_max {
+        if char_like {
+            let mut min: Option<&[u8]> = None;
+            let mut max: Option<&[u8]> = None;
+            for (i, c) in cells.iter().enumerate() {
+                if !valid(i) {
+                    continue;
+                }
+                let n = c.len();
+                if min.is_none_or(|m| strncmp(m, c, n) == Ordering::Greater) {
+                    min = Some(c);
+                }
+                if max.is_none_or(|m| strncmp(m, c, n) == Ordering::Less) {
+                    max = Some(c);
+                }
+            }
+            let size = cells.first().map(|c| c.len()).unwrap_or(0);
+            meta.min = Some(min.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
+            meta.max = Some(max.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
+        } else {
+            let (mut min, mut max) = numeric_extremes(t);
+            for (i, c) in cells.iter().enumerate() {
+                if !valid(i) {
+                    continue;
+                }
+                let (Some(v), Some(lo), Some(hi)) =
+                    (decode_num(t, c), decode_num(t, &min), decode_num(t, &max))
+                else {
+                    continue;
+                };
+                if !lo.lt(v) {
+                    min = c.to_vec();
+                }
+                if !hi.gt(v) {
+                    max = c.to_vec();
+                }
+            }
+            meta.min = Some(min);
+            meta.max = Some(max);
+        }
+    }
+    if kinds.sum {
+        let kind = sum_kind(t);
+        for (i, c) in cells.iter().enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            let value = if t == Datatype::Char {
+                c.first().map(|b| Num::I(*b as i8 as i128))
+            } else {
+                decode_num(t, c)
+            };
+            if let Some(v) = value {
+                if add_to_sum(kind, &mut meta.sum, v) {
+                    break;
+                }
+            }
+        }
+    }
+    meta
+}
+
+/// Metadata of a var-sized tile (strings only carry min/max).
+pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) -> TileMeta {
+    let mut meta = TileMeta::default();
+    let valid = |i: usize| {
+        validity
+            .map(|v| v.get(i).copied().unwrap_or(true))
+            .unwrap_or(true)
+    };
+    // TileDB counts the nulls of a var tile only while computing its min
+    // and max: var fields without min/max record no nulls.
+    if kinds.min_max {
+        meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+    }
+    if kinds.min_max {
+        let mut min: Option<&[u8]> = None;
+        let mut max: Option<&[u8]> = None;
+        for (i, c) in cells.iter().enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            match (min, max) {
+                (Some(lo), Some(hi)) => {
+                    let (lo, hi) = (var_min(lo, c), var_max(hi, c));
+                    min = Some(lo);
+                    max = Some(hi);
+                }
+                _ => {
+                    min = Some(c);
+                    max = Some(c);
+                }
+            }
+        }
+        meta.min = Some(min.map(<[u8]>::to_vec).unwrap_or_default());
+        meta.max = Some(max.map(<[u8]>::to_vec).unwrap_or_default());
+    }
+    meta
+}
+
+/// The smaller of two strings as TileDB's writer decides it.
+pub fn var_min<'a>(current: &'a [u8], value: &'a [u8]) -> &'a [u8] {
+    let n = current.len().min(value.len());
+    match strncmp(current, value, n) {
+        Ordering::Greater => value,
+        Ordering::Less => current,
+        Ordering::Equal if value.len() < current.len() => value,
+        Ordering::Equal => current,
+    }
+}
+
+/// The greater of two strings as TileDB's writer decides it.
+pub fn var_max<'a>(current: &'a [u8], value: &'a [u8]) -> &'a [u8] {
+    let n = current.len().min(value.len());
+    match strncmp(current, value, n) {
+        Ordering::Less => value,
+        Ordering::Greater => current,
+        Ordering::Equal if value.len() > current.len() => value,
+        Ordering::Equal => current,
+    }
+}
+
+/// The smaller and greater of two fixed values (fragment totals).
+pub fn fixed_min_max(t: Datatype, a: &[u8], b: &[u8], want_min: bool) -> Vec<u8> {
+    if matches!(t, Datatype::Char | Datatype::StringAscii) {
+        let o = strncmp(a, b, a.len());
+        let take_b = if want_min {
+            o == Ordering::Greater
+        } else {
+            o == Ordering::Less
+        };
+        return if take_b { b.to_vec() } else { a.to_vec() };
+    }
+    match (decode_num(t, a), decode_num(t, b)) {
+        (Some(x), Some(y)) => {
+            // Keeps `a` only when it compares strictly better (NaN never does).
+            let take_b = if want_min { !x.lt(y) } else { !x.gt(y) };
+            if take_b {
+                b.to_vec()
+            } else {
+                a.to_vec()
+            }
+        }
+        _ => a.to_vec(),
+    }
+}
