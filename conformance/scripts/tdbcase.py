@@ -10,9 +10,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
-import struct
-import sys
 
 try:
     import tomllib
@@ -706,15 +703,6 @@ def to_cells(t, cvn, values):
     return out
 
 
-def flatten(values, order):
-    if isinstance(values, np.ma.MaskedArray):
-        data = np.asarray(values.data)
-        mask = np.ma.getmaskarray(values)
-        return data.flatten(order=order), mask.flatten(order=order)
-    arr = np.asarray(values)
-    return arr.flatten(order=order), None
-
-
 LAYOUTS = {
     "row-major": "ROW_MAJOR",
     "col-major": "COL_MAJOR",
@@ -931,7 +919,7 @@ def read_enumerations(uri, read, ctx):
             if label is None or label in out:
                 continue
             e = A.enum(label)
-            t = str(e._tiledb_dtype if hasattr(e, "_tiledb_dtype") else e.type).split(".")[-1] if False else _enum_type(e)
+            t = _enum_type(e)
             cvn = "var" if e.cell_val_num == tiledb.libtiledb.TILEDB_VAR_NUM() else e.cell_val_num
             cells = to_cells(t, cvn, e.values())
             out[label] = {
