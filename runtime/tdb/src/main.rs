@@ -14,7 +14,11 @@ mod info;
 mod read;
 
 #[derive(Parser)]
-#[command(name = "tdb", version, about = "Read, inspect, check and test TileDB arrays in pure Rust")]
+#[command(
+    name = "tdb",
+    version,
+    about = "Read, inspect, check and test TileDB arrays in pure Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
