@@ -443,7 +443,10 @@ def write_step(uri, schema, step, ctx):
         return write_step_legacy(uri, schema, step, ctx)
     fields = schema_fields(schema)
     with tiledb.open(uri, "w", timestamp=step["timestamp"], ctx=ctx) as A:
-        q = tiledb.libtiledb.Query(tiledb.libtiledb.Context(ctx), A.array, tiledb.libtiledb.QueryType.WRITE)
+        # The query and subarray keep references to this context object (not copies): it must
+        # outlive them, so it is held in a local for the whole write.
+        lt_ctx = tiledb.libtiledb.Context(ctx)
+        q = tiledb.libtiledb.Query(lt_ctx, A.array, tiledb.libtiledb.QueryType.WRITE)
         layout = step.get("layout", "unordered" if schema["type"] == "sparse" else "row-major")
         q.layout = {
             "unordered": tiledb.libtiledb.LayoutType.UNORDERED,
@@ -453,7 +456,7 @@ def write_step(uri, schema, step, ctx):
         }[layout]
         keep = []  # buffers must outlive submit
         if "subarray" in step:
-            sub = tiledb.libtiledb.Subarray(tiledb.libtiledb.Context(ctx), A.array)
+            sub = tiledb.libtiledb.Subarray(lt_ctx, A.array)
             for i, (lo, hi) in enumerate(step["subarray"]):
                 t = schema["dims"][i]["type"]
                 sub._add_dim_range(i, (dim_value(t, lo), dim_value(t, hi)))
@@ -472,6 +475,7 @@ def write_step(uri, schema, step, ctx):
                 q.set_validity_buffer(name, valid, len(valid))
         q._submit()
         q.finalize()
+        del q, keep
 
 
 def legacy_column(t, cvn, values):
@@ -559,7 +563,15 @@ def make_ctx(case, extra=None):
         cfg["sm.encryption_type"] = case["encryption"]["type"]
         cfg["sm.encryption_key"] = case["encryption"]["key"]
     cfg.update(extra or {})
-    return tiledb.Ctx(tiledb.Config(cfg)) if cfg else tiledb.Ctx()
+    # One context per configuration for the whole process: creating and dropping a TileDB
+    # context for every read was seen to corrupt the heap now and then under load.
+    key = json.dumps(cfg, sort_keys=True)
+    if key not in _CONTEXTS:
+        _CONTEXTS[key] = tiledb.Ctx(tiledb.Config(cfg)) if cfg else tiledb.Ctx()
+    return _CONTEXTS[key]
+
+
+_CONTEXTS = {}
 
 
 def meta_buffer(t, values):
