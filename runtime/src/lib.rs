@@ -8,7 +8,11 @@ pub mod array;
 pub mod error;
 pub mod filter;
 pub mod format;
+pub mod metadata;
+pub mod fragment;
+pub mod query;
 pub mod read;
+pub mod schema;
 pub mod tile;
 
 pub use error::{Error, ErrorClass, Location, Result};

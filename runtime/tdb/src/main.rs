@@ -12,6 +12,7 @@ mod check;
 mod conformance;
 mod info;
 mod read;
+mod values;
 
 #[derive(Parser)]
 #[command(
