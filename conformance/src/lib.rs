@@ -6,6 +6,7 @@
 //! through adapters ([`adapter`]); the contract is in `conformance/README.md`.
 
 pub mod adapter;
+pub mod canonical;
 pub mod case;
 pub mod compare;
 pub mod corpus;

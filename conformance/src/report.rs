@@ -89,6 +89,9 @@ pub struct CheckResult {
     /// The diff, the error message, or why the check was not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The reason given in `known_failures/<implementation>.toml`, when an entry matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_failure: Option<String>,
     /// The command that reruns just this check.
     pub repro: String,
 }
@@ -318,6 +321,13 @@ impl Report {
                     .as_deref()
                     .map(|x| format!("/{x}"))
                     .unwrap_or_default();
+                let first = r
+                    .detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
                 let _ = writeln!(
                     out,
                     "  {}{} — {} from {}: {}",
@@ -325,12 +335,12 @@ impl Report {
                     read,
                     r.implementation,
                     r.producer,
-                    r.detail
-                        .as_deref()
-                        .unwrap_or("")
-                        .lines()
-                        .next()
-                        .unwrap_or("")
+                    shorten(first, 120)
+                );
+                let _ = writeln!(
+                    out,
+                    "      known failure: {}",
+                    r.known_failure.as_deref().unwrap_or("")
                 );
             }
         }
@@ -401,6 +411,15 @@ fn tally(statuses: impl Iterator<Item = Status>) -> String {
         format!("{passed}/{applicable}")
     } else {
         format!("{passed}/{applicable} ({})", others.join(", "))
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
     }
 }
 

@@ -412,7 +412,7 @@ impl Run<'_> {
                     other => failed_answer(&other, "the replay"),
                 },
             };
-        let (write_status, write_detail) = self.apply_known(
+        let (write_status, write_detail, write_known) = self.apply_known(
             &writer_name,
             "writer",
             case,
@@ -430,6 +430,7 @@ impl Run<'_> {
             role: "writer".into(),
             status: write_status,
             detail: write_detail,
+            known_failure: write_known,
             repro: self.repro(&case.id, producer, None, Some(&writer_name), &writer_extra),
         });
         if !written {
@@ -526,6 +527,7 @@ impl Run<'_> {
         }
     }
 
+    /// The status after the implementation's known failures, and the matching entry's reason.
     #[allow(clippy::too_many_arguments)]
     fn apply_known(
         &self,
@@ -536,33 +538,28 @@ impl Run<'_> {
         producer: &str,
         status: Status,
         detail: Option<String>,
-    ) -> (Status, Option<String>) {
+    ) -> (Status, Option<String>, Option<String>) {
         let Some(known) = self
             .known
             .lookup(implementation, role, &case.id, read, producer)
         else {
-            return (status, detail);
+            return (status, detail, None);
         };
+        let reason = Some(known.reason.clone());
         if status.is_failure() {
             let was = detail.unwrap_or_default();
             (
                 Status::ExpectedFailure,
-                Some(format!(
-                    "known failure ({}): {} {was}",
-                    known.reason,
-                    status.name()
-                )),
+                Some(format!("{}: {was}", status.name())),
+                reason,
             )
         } else if status == Status::Pass {
-            (
-                Status::UnexpectedPass,
-                Some(format!(
-                    "listed in known_failures/{implementation}.toml ({}) but passes: remove the entry",
-                    known.reason
-                )),
-            )
+            let why = format!(
+                "listed in known_failures/{implementation}.toml but passes: remove the entry"
+            );
+            (Status::UnexpectedPass, Some(why), reason)
         } else {
-            (status, detail)
+            (status, detail, reason)
         }
     }
 
@@ -578,7 +575,7 @@ impl Run<'_> {
         extra: &[String],
     ) {
         let read = read.map(String::as_str);
-        let (status, detail) = self.apply_known(
+        let (status, detail, known_failure) = self.apply_known(
             implementation,
             "reader",
             case,
@@ -596,6 +593,7 @@ impl Run<'_> {
             role: "reader".into(),
             status,
             detail,
+            known_failure,
             repro,
         });
     }
