@@ -47,7 +47,8 @@ struct Options {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Another implementation: an executable speaking the adapter contract, with its leading
-    /// arguments separated by spaces (repeatable), e.g. "python3 my_adapter.py".
+    /// arguments separated by spaces, optionally named: [NAME=]COMMAND (repeatable), e.g.
+    /// "tiledb-2.13=/work/.venv-tiledb-0.19/bin/python conformance/adapters/tiledb_py_adapter.py".
     #[arg(long = "adapter", value_name = "COMMAND")]
     adapters: Vec<String>,
     /// The reader whose live reads are the expected results.
@@ -62,6 +63,23 @@ struct Options {
     /// No progress lines on standard error.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// `[NAME=]COMMAND`: the chosen name, if any, and the command split at spaces.
+fn split_adapter_arg(text: &str) -> (Option<String>, Vec<String>) {
+    let (name, command) = match text.split_once('=') {
+        Some((name, rest))
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+        {
+            (Some(name.to_string()), rest)
+        }
+        _ => (None, text),
+    };
+    let command = command.split_whitespace().map(str::to_string).collect();
+    (name, command)
 }
 
 fn workspace_root() -> PathBuf {
@@ -95,15 +113,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         ),
     }
     for command_text in &args.adapters {
-        let command: Vec<String> = command_text
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
+        let (chosen_name, command) = split_adapter_arg(command_text);
         let adapter = ProcessAdapter::start(command, timeout)
             .map_err(|e| format!("--adapter {command_text:?}: {e}"))?;
         let mut adapter =
             adapter.with_command_line(vec!["--adapter".to_string(), command_text.clone()]);
-        let base = adapter.info().name.clone();
+        let given = adapter.info().name.clone();
+        let base = chosen_name.unwrap_or_else(|| given.clone());
         let mut name = base.clone();
         let mut n = 2;
         while adapters.iter().any(|a| a.info().name == name) {
@@ -112,8 +128,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         if name != base {
             notes.push(format!(
-                "{command_text:?} calls itself {base:?}; named {name:?} in this run"
+                "{command_text:?} is named {base:?}, taken already; {name:?} in this run"
             ));
+        }
+        if name != given {
             adapter.rename(name);
         }
         adapters.push(Box::new(adapter));
