@@ -92,7 +92,10 @@ fn a_changed_value_is_a_failure_with_a_diff() {
 fn misbehaving_run(lead: &[&str], timeout: Duration) -> Option<Report> {
     let py = tiledb_py("misbehaving adapter")?;
     let mut adapters = vec![start(double(&py, "misbehave.py", lead), timeout)];
-    Some(run(&config(corpus_only(&cases())), &mut adapters, &mut |_| {}).unwrap())
+    let mut selection = corpus_only(&cases());
+    // One producer: the hanging case then costs two time limits, not four.
+    selection.producers = vec!["tiledb-2.30".into()];
+    Some(run(&config(selection), &mut adapters, &mut |_| {}).unwrap())
 }
 
 fn assert_suite_went_on(report: &Report, bad: Status) {
@@ -170,10 +173,12 @@ fn an_adapter_without_serve_runs_one_process_per_request() {
 #[test]
 fn a_hanging_adapter_times_out() {
     let started = Instant::now();
-    let Some(report) = misbehaving_run(&["--hang-on", FLIPPED], Duration::from_secs(3)) else {
+    // Long enough for a restarted adapter to import TileDB on a busy machine.
+    let limit = Duration::from_secs(10);
+    let Some(report) = misbehaving_run(&["--hang-on", FLIPPED], limit) else {
         return;
     };
     assert_suite_went_on(&report, Status::Timeout);
-    // Four hung reads at 3 s each, plus the real work: nowhere near the hour it sleeps.
-    assert!(started.elapsed() < Duration::from_secs(90));
+    // Two hung reads at 10 s each, plus the real work: nowhere near the hour it sleeps.
+    assert!(started.elapsed() < Duration::from_secs(120));
 }

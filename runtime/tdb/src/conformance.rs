@@ -100,7 +100,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
 
     let mut notes = Vec::new();
-    let mut adapters: Vec<Box<dyn Adapter>> = vec![Box::new(RuntimeAdapter::new())];
+    let mut adapters: Vec<Box<dyn Adapter>> = vec![Box::new(RuntimeAdapter::with_timeout(timeout))];
     match tiledb_py_command(&root, &conformance_dir) {
         Some(command) => match ProcessAdapter::start(command, timeout) {
             Ok(a) => adapters.push(Box::new(a)),
