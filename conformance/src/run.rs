@@ -404,7 +404,7 @@ impl Run<'_> {
         // The replay.
         let writer_extra = adapters[live.writer].command_line();
         let out_dir = live.scratch.join(&case.id);
-        let (write_status, write_detail) =
+        let (mut write_status, mut write_detail) =
             match claim_gate(adapters[live.writer].info(), case, live.format_version) {
                 Some(why) => (Status::Unsupported, Some(why)),
                 None => match adapters[live.writer].write(&case.file, &out_dir) {
@@ -412,6 +412,27 @@ impl Run<'_> {
                     other => failed_answer(&other, "the replay"),
                 },
             };
+
+        // The oracle's reads are the expected results. A replay the oracle cannot read is the
+        // writer's failure.
+        let oracle_name = adapters[live.oracle].info().name.clone();
+        let mut references: BTreeMap<&str, Answer> = BTreeMap::new();
+        let replayed = write_status == Status::Pass;
+        if replayed {
+            for read in &case.reads {
+                let answer = adapters[live.oracle].read(&out_dir, &case.file, read);
+                if write_status == Status::Pass && !matches!(answer, Answer::Value(_)) {
+                    let (_, why) =
+                        failed_answer(&answer, &format!("{oracle_name}'s read {read:?}"));
+                    write_status = Status::Fail;
+                    write_detail = Some(format!(
+                        "the replay does not read back: {}",
+                        why.unwrap_or_default()
+                    ));
+                }
+                references.insert(read.as_str(), answer);
+            }
+        }
         let (write_status, write_detail, write_known) = self.apply_known(
             &writer_name,
             "writer",
@@ -421,7 +442,6 @@ impl Run<'_> {
             write_status,
             write_detail,
         );
-        let written = write_status == Status::Pass || write_status == Status::UnexpectedPass;
         self.results.push(CheckResult {
             case: case.id.clone(),
             read: None,
@@ -433,20 +453,13 @@ impl Run<'_> {
             known_failure: write_known,
             repro: self.repro(&case.id, producer, None, Some(&writer_name), &writer_extra),
         });
-        if !written {
+        if !replayed {
             let why = format!("{writer_name} did not replay the case");
             skip_all(self, Status::NotApplicable, why, adapters);
             let _ = std::fs::remove_dir_all(&out_dir);
             return;
         }
 
-        // The oracle's reads are the expected results.
-        let oracle_name = adapters[live.oracle].info().name.clone();
-        let mut references: BTreeMap<&str, Answer> = BTreeMap::new();
-        for read in &case.reads {
-            let answer = adapters[live.oracle].read(&out_dir, &case.file, read);
-            references.insert(read.as_str(), answer);
-        }
         // The frozen corpus of the same format version checks the oracle itself.
         let frozen = corpus
             .producers

@@ -7,7 +7,7 @@ mod runner_common;
 use std::time::{Duration, Instant};
 
 use runner_common::*;
-use tiledb_conformance::{run, Adapter, ProcessAdapter, Report, Status};
+use tiledb_conformance::{run, Adapter, ProcessAdapter, Report, Selection, Status};
 
 const FLIPPED: &str = "dense.basic.int32";
 const OTHERS: [&str; 3] = [
@@ -181,4 +181,45 @@ fn a_hanging_adapter_times_out() {
     assert_suite_went_on(&report, Status::Timeout);
     // Two hung reads at 10 s each, plus the real work: nowhere near the hour it sleeps.
     assert!(started.elapsed() < Duration::from_secs(120));
+}
+
+#[test]
+fn a_replay_the_oracle_cannot_read_is_the_writers_failure() {
+    let Some(py) = tiledb_py("a_replay_the_oracle_cannot_read_is_the_writers_failure") else {
+        return;
+    };
+    let writer = double(&py, "misbehave.py", &["--empty-write-on", FLIPPED]);
+    let mut adapters = vec![
+        start(py, Duration::from_secs(120)),
+        start(writer, Duration::from_secs(120)),
+    ];
+    let selection = Selection {
+        cases: vec![FLIPPED.into(), "sparse.basic.int32".into()],
+        producers: vec!["live:misbehave".into()],
+        readers: vec!["tiledb-py".into()],
+        live: true,
+        ..Selection::default()
+    };
+    let report = run(&config(selection), &mut adapters, &mut |_| {}).unwrap();
+    let write = |case: &str| {
+        report
+            .results
+            .iter()
+            .find(|r| r.role == "writer" && r.case == case)
+            .unwrap()
+            .clone()
+    };
+    let empty = write(FLIPPED);
+    assert_eq!(empty.status, Status::Fail, "{empty:?}");
+    assert!(
+        empty
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("the replay does not read back"),
+        "{:?}",
+        empty.detail
+    );
+    assert_eq!(write("sparse.basic.int32").status, Status::Pass);
+    assert!(!report.succeeded());
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Test double: the tiledb-py adapter, except on the reads of one case, where it dies or hangs.
 
-    python misbehave.py (--crash-on ID | --hang-on ID) [--no-serve] info | write … | read … | serve
+    python misbehave.py (--crash-on ID | --hang-on ID | --empty-write-on ID) [--no-serve] \
+        info | write … | read … | serve
 
 It answers as `misbehave`. `--crash-on ID` exits abruptly (status 3, nothing printed) when
-asked to read case ID; `--hang-on ID` sleeps far past any time limit instead. `--no-serve`
+asked to read case ID; `--hang-on ID` sleeps far past any time limit instead;
+`--empty-write-on ID` claims to have replayed case ID but writes nothing. `--no-serve`
 refuses the `serve` command, so that the runner falls back to one process per request.
 Every other request is answered by the real adapter, so a runner that survives the
 misbehaviour goes on to pass the other cases.
@@ -22,8 +24,14 @@ import tiledb_py_adapter as real  # noqa: E402
 
 
 def misbehave_if_asked(mode, case_id, op, case_file):
-    if op != "read" or os.path.basename(case_file or "") != case_id + ".toml":
-        return
+    """Misbehave as `mode` says when `op` on `case_file` is the one named; returns an answer to
+    give instead of the real adapter's, if any."""
+    if os.path.basename(case_file or "") != case_id + ".toml":
+        return None
+    if mode == "--empty-write-on":
+        return {"ok": True} if op == "write" else None
+    if op != "read":
+        return None
     if mode == "--crash-on":
         sys.stderr.write("misbehave: crashing on purpose\n")
         sys.stderr.flush()
@@ -45,9 +53,9 @@ def main():
             if not line.strip():
                 continue
             req = json.loads(line)
-            misbehave_if_asked(mode, case_id, req.get("op"), req.get("case_file"))
+            fake = misbehave_if_asked(mode, case_id, req.get("op"), req.get("case_file"))
             try:
-                answer = real.handle_request(req)
+                answer = fake if fake is not None else real.handle_request(req)
                 if req.get("op") == "info":
                     answer["name"] = "misbehave"
             except Exception as e:
@@ -57,6 +65,11 @@ def main():
         return 0
     if args[:1] == ["read"] and len(args) == 4:
         misbehave_if_asked(mode, case_id, "read", args[2])
+    if args[:1] == ["write"] and len(args) == 3:
+        fake = misbehave_if_asked(mode, case_id, "write", args[1])
+        if fake is not None:
+            print(json.dumps(fake))
+            return 0
     try:
         answer = real.dispatch(args)
     except Exception as e:
