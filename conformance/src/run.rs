@@ -24,6 +24,8 @@ pub struct Selection {
     pub cases: Vec<String>,
     /// Every tag must be on the case (array kind, feature, datatype, filter or level).
     pub tags: Vec<String>,
+    /// Read ids: only these reads of the selected cases.
+    pub reads: Vec<String>,
     pub readers: Vec<String>,
     pub writers: Vec<String>,
     /// Corpus producer names, or `live:<writer>`.
@@ -53,6 +55,16 @@ impl Selection {
                 });
         let tags = case.all_tags();
         by_id && self.tags.iter().all(|t| tags.contains(t))
+    }
+
+    /// The case with only the selected reads, or `None` when none is selected.
+    fn narrow_reads(&self, case: &Case) -> Option<Case> {
+        if self.reads.is_empty() {
+            return Some(case.clone());
+        }
+        let mut narrowed = case.clone();
+        narrowed.reads.retain(|r| self.reads.contains(r));
+        (!narrowed.reads.is_empty()).then_some(narrowed)
     }
 
     fn selects_producer(&self, name: &str) -> bool {
@@ -98,10 +110,12 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
     let all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
-    let cases: Vec<&Case> = all_cases
+    let selected: Vec<Case> = all_cases
         .iter()
         .filter(|c| config.selection.selects_case(c))
+        .filter_map(|c| config.selection.narrow_reads(c))
         .collect();
+    let cases: Vec<&Case> = selected.iter().collect();
     let known = KnownFailures::load(&config.conformance_dir.join("known_failures"))?;
     let corpus = Corpus::open(&config.corpus_dir)?;
 
@@ -451,7 +465,14 @@ impl Run<'_> {
             status: write_status,
             detail: write_detail,
             known_failure: write_known,
-            repro: self.repro(&case.id, producer, None, Some(&writer_name), &writer_extra),
+            repro: self.repro(
+                &case.id,
+                producer,
+                None,
+                None,
+                Some(&writer_name),
+                &writer_extra,
+            ),
         });
         if !replayed {
             let why = format!("{writer_name} did not replay the case");
@@ -597,7 +618,7 @@ impl Run<'_> {
             status,
             detail,
         );
-        let repro = self.repro(&case.id, producer, Some(implementation), None, extra);
+        let repro = self.repro(&case.id, producer, read, Some(implementation), None, extra);
         self.results.push(CheckResult {
             case: case.id.clone(),
             read: read.map(str::to_string),
@@ -611,10 +632,12 @@ impl Run<'_> {
         });
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn repro(
         &self,
         case: &str,
         producer: &str,
+        read: Option<&str>,
         reader: Option<&str>,
         writer: Option<&str>,
         extra: &[String],
@@ -626,6 +649,10 @@ impl Run<'_> {
             "--producer".into(),
             shell_word(producer),
         ];
+        if let Some(read) = read {
+            parts.push("--read".into());
+            parts.push(shell_word(read));
+        }
         if let Some(reader) = reader {
             parts.push("--reader".into());
             parts.push(shell_word(reader));

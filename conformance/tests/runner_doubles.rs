@@ -54,14 +54,12 @@ fn a_changed_value_is_a_failure_with_a_diff() {
         let diff = f.detail.as_deref().unwrap();
         assert!(diff.starts_with("1 of "), "{diff}");
         assert!(diff.contains("row 0: expected"), "{diff}");
-        assert!(
-            f.repro.starts_with(&format!(
-                "tdb conformance --case {FLIPPED} --producer {} --reader flip-one-value",
-                f.producer
-            )),
-            "{}",
-            f.repro
+        let expected = format!(
+            "tdb conformance --case {FLIPPED} --producer {} --read {} --reader flip-one-value",
+            f.producer,
+            f.read.as_deref().unwrap()
         );
+        assert_eq!(f.repro, expected);
     }
     // The "all" read of the 2.30 corpus: the first row is (1, 1, 1) and the double made it 2.
     let all = failures

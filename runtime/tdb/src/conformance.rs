@@ -25,6 +25,9 @@ struct Options {
     /// Only this case (repeatable); `prefix*` selects every case whose id starts with prefix.
     #[arg(long = "case", value_name = "ID")]
     cases: Vec<String>,
+    /// Only this read of the selected cases (repeatable), e.g. all.
+    #[arg(long = "read", value_name = "ID")]
+    reads: Vec<String>,
     /// Only cases carrying every given tag: array kind, feature, datatype, filter or level.
     #[arg(long = "tag", value_name = "TAG")]
     tags: Vec<String>,
@@ -156,6 +159,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         selection: Selection {
             cases: args.cases,
             tags: args.tags,
+            reads: args.reads,
             readers: args.readers,
             writers: args.writers,
             producers: args.producers,
