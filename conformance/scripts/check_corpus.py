@@ -6,7 +6,8 @@
                                                           # also reread every case with TileDB
 
 Manifest check: every file under conformance/corpus/<producer>/ is listed in MANIFEST.json with
-its sha256 and nothing listed is missing; every case folder has a case file. With --reread (needs
+its sha256 and nothing listed is missing; every case folder has a case file. Cross check: a case
+replayed by two TileDB releases has the same expected results in both corpora. With --reread (needs
 tiledb-py of the producer's TileDB release, or a newer one that still reads that format), every
 read of expected.json is run again through tiledb-py and must give the same canonical JSON, and
 every negative read must still fail. Ends with the line 'N passed, N failed'.
@@ -64,6 +65,32 @@ def check_manifest(results):
                         problems.append(f"file {rel} does not match its sha256")
             results.append((f"manifest {pname}/{cid}", "; ".join(problems) if problems else None))
     return manifest
+
+
+def cross_check(manifest, results):
+    """The same recipe replayed by two TileDB releases must read back the same: compare the
+    expected results of every case present in more than one producer's corpus (reads marked
+    as a producer's known bug are left out; negative reads compare their error class)."""
+    producers = sorted(manifest["producers"])
+    for i, first in enumerate(producers):
+        for second in producers[i + 1 :]:
+            common = sorted(set(manifest["producers"][first]["cases"]) & set(manifest["producers"][second]["cases"]))
+            for cid in common:
+                reads = []
+                for p in (first, second):
+                    with open(os.path.join(CORPUS, p, cid, "expected.json")) as f:
+                        reads.append({r["id"]: r for r in json.load(f)["reads"]})
+                for rid in sorted(set(reads[0]) | set(reads[1])):
+                    name = f"cross {first}~{second}/{cid}/{rid}"
+                    a, b = reads[0].get(rid), reads[1].get(rid)
+                    if a is None or b is None:
+                        results.append((name, "read present in only one corpus"))
+                        continue
+                    if "skip" in a or "skip" in b:
+                        results.append((name, "SKIP"))
+                        continue
+                    strip = lambda r: {k: v for k, v in r.items() if k not in ("id", "oracle_message")}
+                    results.append((name, None if same(strip(a), strip(b)) else "the two releases read differently"))
 
 
 def reread(manifest, results, only_producer):
@@ -163,6 +190,7 @@ def main():
     args = ap.parse_args()
     results = []
     manifest = check_manifest(results)
+    cross_check(manifest, results)
     if args.reread:
         reread(manifest, results, args.producer)
     if args.replay:

@@ -100,6 +100,9 @@ def mutate(root, m):
     elif kind == "schema_version":
         value = None if m["value"] is None else int(m["value"])
         data = bytearray(rewrite_schema_version(bytes(data), value))
+    elif kind == "delete":
+        os.remove(path)
+        return {**m, "file": rel}
     elif kind == "rename":
         os.rename(path, os.path.join(os.path.dirname(path), m["new_name"]))
         return {"file": rel, "kind": kind, "new_name": m["new_name"]}
@@ -280,7 +283,7 @@ def main():
             "case": cid,
             "case_file": case["_file"],
             "producer": {k: prod[k] for k in ("name", "tiledb", "tiledb_py", "format_version")},
-            "negative": "base" in case,
+            "negative": "expect_error" in case,
             "reads": reads,
         }
         if mutations:
