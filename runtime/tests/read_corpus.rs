@@ -15,10 +15,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use tiledb_runtime::array::{Array, LocalStorage};
-use tiledb_runtime::metadata::group::GroupContents;
-use tiledb_runtime::read::labels::read_by_label;
-use tiledb_runtime::schema::Scalar;
 
 /// `(producer, case, read id, reason)`.
 const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
@@ -37,7 +33,10 @@ const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
 ];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn toml_to_json(v: toml::Value) -> Value {
@@ -48,113 +47,18 @@ fn toml_to_json(v: toml::Value) -> Value {
         toml::Value::Boolean(b) => json!(b),
         toml::Value::Datetime(d) => json!(d.to_string()),
         toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
     }
 }
 
-fn sorted_rows(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-    v.sort();
-    v
-}
-
-/// Runs one read; `Ok(json)` is the canonical answer (without `id`).
-fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, tiledb_runtime::Error> {
-    let uri = read
-        .get("uri")
-        .or(case.get("uri"))
-        .and_then(Value::as_str)
-        .unwrap_or("array");
-    let key: Option<[u8; 32]> = case
-        .get("encryption")
-        .and_then(|e| e.get("key"))
-        .and_then(Value::as_str)
-        .and_then(|k| k.as_bytes().try_into().ok());
-    let path = case_dir.join(uri);
-    let options = common::open_options(read, key);
-    let kind = read.get("kind").and_then(Value::as_str).unwrap_or("cells");
-    if kind == "group" {
-        let storage = LocalStorage::new(&path);
-        let g = GroupContents::load(&storage, options.timestamp_start, options.timestamp_end, key.as_ref())?;
-        let members: Vec<Value> = g
-            .members
-            .iter()
-            .map(|m| json!({"name": m.name, "uri": m.uri.trim_end_matches('/'), "type": if m.is_array {"array"} else {"group"}}))
-            .collect();
-        return Ok(json!({"members": members, "metadata": common::metadata_json(&g.metadata)}));
-    }
-    let array = Array::open_path(&path, options)?;
-    Ok(match kind {
-        "metadata" => json!({"metadata": common::metadata_json(&array.metadata()?)}),
-        "schema" => json!({"schema": common::schema_json(array.schema())}),
-        "enumerations" => json!({"enumerations": common::enumerations_json(array.schema())}),
-        "cells" => {
-            let query = common::query(&array, read).map_err(tiledb_runtime::Error::Usage)?;
-            let result = array.read(&query)?;
-            let (fields, cells) = common::cells_json(&result);
-            let layout = read.get("layout").and_then(Value::as_str).unwrap_or("row-major");
-            json!({"fields": fields, "ordered": layout != "unordered", "cells": cells})
-        }
-        "label" => {
-            let name = read.get("label").and_then(Value::as_str).unwrap_or_default();
-            let label = array
-                .schema()
-                .labels
-                .iter()
-                .find(|l| l.name == name)
-                .ok_or_else(|| tiledb_runtime::Error::Usage(format!("no label {name}")))?;
-            let label_array = Array::open_path(path.join(&label.uri), options)?;
-            let range = read.get("label_range").and_then(Value::as_array).cloned().unwrap_or_default();
-            let bound = |i: usize| -> Result<Scalar, tiledb_runtime::Error> {
-                let bytes = common::range_value(label.datatype, range.get(i).unwrap_or(&Value::Null))
-                    .map_err(tiledb_runtime::Error::Usage)?;
-                Scalar::decode(label.datatype, &bytes).ok_or_else(|| tiledb_runtime::Error::Usage("bad label bound".into()))
-            };
-            let mut query = common::query(&array, read).map_err(tiledb_runtime::Error::Usage)?;
-            query.layout = tiledb_runtime::read::Layout::RowMajor;
-            let result = read_by_label(&array, &label_array, name, &bound(0)?, &bound(1)?, &query)?;
-            let (mut fields, cells) = common::cells_json(&result);
-            if let Some(first) = fields.get_mut(0) {
-                first["kind"] = json!("label");
-            }
-            json!({"fields": fields, "ordered": true, "cells": cells})
-        }
-        other => return Err(tiledb_runtime::Error::Usage(format!("read kind {other} is not implemented"))),
-    })
-}
-
-fn compare(expected: &Value, actual: &Value) -> Result<(), String> {
-    let mut e = expected.clone();
-    if let Some(o) = e.as_object_mut() {
-        o.remove("id");
-    }
-    if let (Some(ec), Some(ac)) = (e.get("cells"), actual.get("cells")) {
-        if e.get("fields") != actual.get("fields") {
-            return Err(format!("fields differ:\n expected {}\n actual   {}", e["fields"], actual["fields"]));
-        }
-        let (ec, ac) = (ec.as_array().cloned().unwrap_or_default(), ac.as_array().cloned().unwrap_or_default());
-        let ordered = e.get("ordered").and_then(Value::as_bool).unwrap_or(true);
-        let same = if ordered { ec == ac } else { sorted_rows(&ec) == sorted_rows(&ac) };
-        if !same {
-            let first = ec.iter().zip(&ac).position(|(a, b)| a != b).unwrap_or(ec.len().min(ac.len()));
-            return Err(format!(
-                "{} cells expected, {} read; first difference at row {first}: expected {:?}, read {:?}",
-                ec.len(),
-                ac.len(),
-                ec.get(first).map(|v| v.to_string()),
-                ac.get(first).map(|v| v.to_string())
-            ));
-        }
-        return Ok(());
-    }
-    if &e == actual {
-        Ok(())
-    } else {
-        Err(format!("expected {e}\n   actual {actual}"))
-    }
-}
-
-fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, failures: &mut Vec<String>, fixed: &mut Vec<String>) {
+fn check_producer(
+    producer: &str,
+    tally: &mut BTreeMap<&'static str, usize>,
+    failures: &mut Vec<String>,
+    fixed: &mut Vec<String>,
+) {
     let corpus = workspace().join("conformance/corpus").join(producer);
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap_or_else(|e| panic!("{}: {e}", corpus.display()))
@@ -165,14 +69,25 @@ fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, fai
     cases.sort();
     for case_dir in cases {
         let case_id = case_dir.file_name().unwrap().to_string_lossy().into_owned();
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(case_dir.join("expected.json")).unwrap()).unwrap();
-        let case_file = workspace().join("conformance").join(expected["case_file"].as_str().unwrap());
-        let case: Value = toml_to_json(toml::from_str(&std::fs::read_to_string(&case_file).unwrap()).unwrap());
-        let specs = case.get("reads").and_then(Value::as_array).cloned().unwrap_or_default();
+        let expected: Value =
+            serde_json::from_str(&std::fs::read_to_string(case_dir.join("expected.json")).unwrap())
+                .unwrap();
+        let case_file = workspace()
+            .join("conformance")
+            .join(expected["case_file"].as_str().unwrap());
+        let case: Value =
+            toml_to_json(toml::from_str(&std::fs::read_to_string(&case_file).unwrap()).unwrap());
+        let specs = case
+            .get("reads")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for exp in expected["reads"].as_array().unwrap() {
             let id = exp["id"].as_str().unwrap_or_default();
             if exp.get("skip").is_some() {
-                *tally.entry("skipped by the corpus (oracle bug)").or_default() += 1;
+                *tally
+                    .entry("skipped by the corpus (oracle bug)")
+                    .or_default() += 1;
                 continue;
             }
             let spec = specs
@@ -180,12 +95,15 @@ fn check_producer(producer: &str, tally: &mut BTreeMap<&'static str, usize>, fai
                 .find(|r| r.get("id").and_then(Value::as_str) == Some(id))
                 .cloned()
                 .unwrap_or_else(|| json!({"id": id}));
-            let outcome = match (exp.get("error").and_then(Value::as_str), run_read(&case_dir, &case, &spec)) {
+            let outcome = match (
+                exp.get("error").and_then(Value::as_str),
+                common::run_read(&case_dir, &case, &spec),
+            ) {
                 (Some(class), Err(err)) if err.class().name() == class => Ok(()),
                 (Some(class), Err(err)) => Err(format!("expected a {class} error, got {err}")),
                 (Some(class), Ok(_)) => Err(format!("expected a {class} error, read succeeded")),
                 (None, Err(err)) => Err(format!("error: {err}")),
-                (None, Ok(actual)) => compare(exp, &actual),
+                (None, Ok(actual)) => common::compare(exp, &actual),
             };
             let known = KNOWN_FAILURES
                 .iter()
@@ -212,7 +130,11 @@ fn corpus_reads_as_tiledb_read_it() {
     let mut failures = Vec::new();
     let mut fixed = Vec::new();
     for producer in ["tiledb-2.30", "tiledb-2.13"] {
-        if !workspace().join("conformance/corpus").join(producer).is_dir() {
+        if !workspace()
+            .join("conformance/corpus")
+            .join(producer)
+            .is_dir()
+        {
             println!("no {producer} corpus");
             continue;
         }
@@ -222,7 +144,18 @@ fn corpus_reads_as_tiledb_read_it() {
     for f in &failures {
         println!("FAIL {f}");
     }
-    assert!(fixed.is_empty(), "listed as known failures but now pass (remove them): {fixed:?}");
-    assert!(failures.is_empty(), "{} read(s) differ from TileDB:\n{}", failures.len(), failures.join("\n"));
-    assert!(tally.get("pass").copied().unwrap_or(0) > 300, "too few reads checked: {tally:?}");
+    assert!(
+        fixed.is_empty(),
+        "listed as known failures but now pass (remove them): {fixed:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} read(s) differ from TileDB:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        tally.get("pass").copied().unwrap_or(0) > 300,
+        "too few reads checked: {tally:?}"
+    );
 }

@@ -14,7 +14,9 @@ use tiledb_runtime::read::{Layout, ReadQuery};
 use tiledb_runtime::ErrorClass;
 
 fn legacy_dir() -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
     let shared = std::env::var_os("TILEDB_SHARED_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("../shared"));
@@ -22,7 +24,10 @@ fn legacy_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        println!("skipped: TileDB's legacy test arrays are not at {}", dir.display());
+        println!(
+            "skipped: TileDB's legacy test arrays are not at {}",
+            dir.display()
+        );
         None
     }
 }
@@ -38,15 +43,24 @@ fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
     let Some(dir) = legacy_dir() else { return };
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_expected");
     let mut checked = 0;
-    for name in ["non_split_coords_v1_4_0", "zero_var_chunks_v10", "sparse_array_v11"] {
-        let expected: Value =
-            serde_json::from_str(&std::fs::read_to_string(data.join(format!("{name}.json"))).unwrap()).unwrap();
+    for name in [
+        "non_split_coords_v1_4_0",
+        "zero_var_chunks_v10",
+        "sparse_array_v11",
+    ] {
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
         let array = Array::open_path(dir.join(name), OpenOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         for read in expected["reads"].as_array().unwrap() {
             let layout = Layout::parse(read["layout"].as_str().unwrap()).unwrap();
             let result = array
-                .read(&ReadQuery { layout, ..ReadQuery::default() })
+                .read(&ReadQuery {
+                    layout,
+                    ..ReadQuery::default()
+                })
                 .unwrap_or_else(|e| panic!("{name} {layout:?}: {e}"));
             let (fields, cells) = common::cells_json(&result);
             assert_eq!(fields, read["fields"], "{name}: fields");
@@ -65,12 +79,19 @@ fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
 #[test]
 fn a_format_version_above_ours_is_unsupported() {
     let Some(dir) = legacy_dir() else { return };
-    let err = match Array::open_path(dir.join("experimental_array_vUINT32_MAX"), OpenOptions::default()) {
+    let err = match Array::open_path(
+        dir.join("experimental_array_vUINT32_MAX"),
+        OpenOptions::default(),
+    ) {
         Ok(_) => panic!("an array of format version u32::MAX must be refused"),
         Err(e) => e,
     };
     assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
-    assert!(err.to_string().contains("unsupported format version 4294967295"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("unsupported format version 4294967295"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -78,7 +99,9 @@ fn tiledb_1_3_dense_array_reads() {
     let Some(dir) = legacy_dir() else { return };
     let array = Array::open_path(dir.join("dense_array_v1_3_0"), OpenOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let result = array.read(&ReadQuery::default()).unwrap_or_else(|e| panic!("{e}"));
+    let result = array
+        .read(&ReadQuery::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     let a = &result.attributes[0];
     let values: Vec<i32> = (0..a.len())
         .map(|i| i32::from_le_bytes(a.cell(i).0.try_into().unwrap()))

@@ -56,7 +56,11 @@ impl Array {
     /// metadata, and each fragment's footer (only the footer: from a
     /// consolidated `.meta` file when it holds it), and the delete commits.
     pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Array> {
-        let directory = ArrayDirectory::open(storage.as_ref(), options.timestamp_start, options.timestamp_end)?;
+        let directory = ArrayDirectory::open(
+            storage.as_ref(),
+            options.timestamp_start,
+            options.timestamp_end,
+        )?;
         let key = options.key;
         let schemas = SchemaCache::new(storage.as_ref(), key);
         let latest: &SchemaFile = directory.latest_schema_for_read();
@@ -67,7 +71,11 @@ impl Array {
         let consolidated = if listed.is_empty() {
             Default::default()
         } else {
-            load_consolidated_footers(storage.as_ref(), directory.fragment_meta_files(), key.as_ref())?
+            load_consolidated_footers(
+                storage.as_ref(),
+                directory.fragment_meta_files(),
+                key.as_ref(),
+            )?
         };
         let mut fragments = Vec::with_capacity(listed.len());
         for fragment in &listed {
@@ -127,7 +135,9 @@ impl Array {
     pub fn non_empty_domain(&self) -> Option<Vec<(crate::schema::Scalar, crate::schema::Scalar)>> {
         let mut out: Option<Vec<(crate::schema::Scalar, crate::schema::Scalar)>> = None;
         for f in &self.fragments {
-            let Some(ned) = &f.non_empty_domain else { continue };
+            let Some(ned) = &f.non_empty_domain else {
+                continue;
+            };
             let decoded: Option<Vec<_>> = ned
                 .iter()
                 .zip(&self.schema.dimensions)

@@ -91,9 +91,10 @@ pub fn footer_schema_name(bytes: &[u8]) -> Result<Option<String>> {
     let (head, _): (stored::FragmentFooterHead, u64) =
         read_prefix(bytes, (), "FragmentFooterHead")?;
     Ok(match head.schema_name {
-        Some(name) => Some(String::from_utf8(name).map_err(|_| {
-            Error::corrupt(4, "FragmentFooter.schema_name", "not UTF-8")
-        })?),
+        Some(name) => Some(
+            String::from_utf8(name)
+                .map_err(|_| Error::corrupt(4, "FragmentFooter.schema_name", "not UTF-8"))?,
+        ),
         None => None,
     })
 }
@@ -167,8 +168,12 @@ pub fn load_consolidated_footers(
                 .checked_sub(base)
                 .and_then(|s| meta.footers.get(s as usize..(end - base) as usize))
                 .ok_or_else(|| {
-                    Error::corrupt(0, "ConsolidatedFragmentMetadata.offset", "footer outside the file")
-                        .in_file(&file)
+                    Error::corrupt(
+                        0,
+                        "ConsolidatedFragmentMetadata.offset",
+                        "footer outside the file",
+                    )
+                    .in_file(&file)
                 })?;
             footers.entry(name).or_insert_with(|| region.to_vec());
         }
@@ -221,18 +226,37 @@ impl FragmentMetadata {
         }
         let bytes = storage.read(&path)?;
         let named_version = fragment.name.version();
-        if named_version.map_or(true, |v| v <= 2) {
+        if named_version.is_none_or(|v| v <= 2) {
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
                 if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
                     let schema = schemas.get(None)?;
-                    return Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
-                        .map_err(|e| e.in_file(&describe));
+                    let mut meta =
+                        Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
+                            .map_err(|e| e.in_file(&describe))?;
+                    meta.set_legacy_density(storage)?;
+                    return Ok(meta);
                 }
             }
         }
+        if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+            // TileDB 1.3: the v1-v2 layout behind a 12-byte library version
+            // (major, minor, revision) instead of the format version.
+            let schema = schemas.get(None)?;
+            let payload = crate::schema::legacy13::read_generic_tile(&bytes)
+                .map_err(|e| e.in_file(&describe))?;
+            let rest = payload.get(8..).ok_or_else(|| {
+                Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+            })?;
+            let mut meta = Self::from_legacy(fragment, schema, rest, bytes.clone(), key)
+                .map_err(|e| e.in_file(&describe))?;
+            meta.version = 0;
+            meta.set_legacy_density(storage)?;
+            return Ok(meta);
+        }
         let (footer, schema) = Self::locate_footer(&bytes, schemas, named_version)
             .map_err(|e| e.in_file(&describe))?;
-        Self::from_footer(fragment, schema, footer, Some(bytes), key).map_err(|e| e.in_file(&describe))
+        Self::from_footer(fragment, schema, footer, Some(bytes), key)
+            .map_err(|e| e.in_file(&describe))
     }
 
     fn locate_footer(
@@ -246,22 +270,27 @@ impl FragmentMetadata {
             .and_then(|at| bytes.get(at..))
             .and_then(|b| b.try_into().ok())
             .map(u64::from_le_bytes);
-        let try_at = |start: usize, end: usize| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
-            let region = bytes
-                .get(start..end)
-                .ok_or_else(|| Error::corrupt(start as u64, "FragmentFooter", "footer outside the file"))?;
-            let schema = schemas
-                .get(footer_schema_name(region).map_err(|e| e.at_base(start as u64))?.as_deref())?;
-            let (footer, used) = parse_footer(region, &schema).map_err(|e| e.at_base(start as u64))?;
-            if used as usize != region.len() {
-                return Err(Error::corrupt(
-                    start as u64 + used,
-                    "FragmentFooter",
-                    "the footer does not fill its region",
-                ));
-            }
-            Ok((footer, schema))
-        };
+        let try_at =
+            |start: usize, end: usize| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
+                let region = bytes.get(start..end).ok_or_else(|| {
+                    Error::corrupt(start as u64, "FragmentFooter", "footer outside the file")
+                })?;
+                let schema = schemas.get(
+                    footer_schema_name(region)
+                        .map_err(|e| e.at_base(start as u64))?
+                        .as_deref(),
+                )?;
+                let (footer, used) =
+                    parse_footer(region, &schema).map_err(|e| e.at_base(start as u64))?;
+                if used as usize != region.len() {
+                    return Err(Error::corrupt(
+                        start as u64 + used,
+                        "FragmentFooter",
+                        "the footer does not fill its region",
+                    ));
+                }
+                Ok((footer, schema))
+            };
         let with_trailer = trailer.and_then(|footer_len| {
             let end = len - 8;
             let start = end.checked_sub(usize::try_from(footer_len).ok()?)?;
@@ -269,7 +298,11 @@ impl FragmentMetadata {
         });
         if named_version.is_some_and(|v| v >= 10) {
             let (start, end) = with_trailer.ok_or_else(|| {
-                Error::corrupt(len.saturating_sub(8) as u64, "FooterLength", "footer length past the start of the file")
+                Error::corrupt(
+                    len.saturating_sub(8) as u64,
+                    "FooterLength",
+                    "footer length past the start of the file",
+                )
             })?;
             return try_at(start, end);
         }
@@ -287,7 +320,11 @@ impl FragmentMetadata {
             }
             at = read_generic_tile(bytes, at as u64, None)?.end as usize;
         }
-        Err(Error::corrupt(len as u64, "FragmentFooter", "no footer found"))
+        Err(Error::corrupt(
+            len as u64,
+            "FragmentFooter",
+            "no footer found",
+        ))
     }
 
     fn from_footer(
@@ -399,14 +436,31 @@ impl FragmentMetadata {
         Ok(meta)
     }
 
+    /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when
+    /// it has no `__coords.tdb`.
+    fn set_legacy_density(&mut self, storage: &dyn Storage) -> Result<()> {
+        let coords = self.path.join("__coords.tdb")?;
+        self.dense = storage.kind(&coords)?.is_none();
+        if self.dense {
+            self.tile_num = self.dense_tile_num()?;
+        }
+        Ok(())
+    }
+
     fn dense_tile_num(&self) -> Result<u64> {
         let Some(ned) = &self.non_empty_domain else {
             return Ok(0);
         };
         let mut n: u64 = 1;
         for (dim, (lo, hi)) in self.schema.dimensions.iter().zip(ned) {
-            let (dlo, _) = dim.domain_scalars().ok_or_else(|| Error::corrupt(0, "domain", "dense dimension without domain"))?;
-            let ext = dim.extent_scalar().and_then(|e| e.as_int()).unwrap_or(1).max(1);
+            let (dlo, _) = dim
+                .domain_scalars()
+                .ok_or_else(|| Error::corrupt(0, "domain", "dense dimension without domain"))?;
+            let ext = dim
+                .extent_scalar()
+                .and_then(|e| e.as_int())
+                .unwrap_or(1)
+                .max(1);
             let lo = crate::schema::Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int());
             let hi = crate::schema::Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int());
             let dlo = dlo.as_int();
@@ -415,7 +469,13 @@ impl FragmentMetadata {
                     let tiles = (hi - dlo).div_euclid(ext) - (lo - dlo).div_euclid(ext) + 1;
                     n = n.saturating_mul(tiles.max(0) as u64);
                 }
-                _ => return Err(Error::corrupt(0, "non_empty_domain", "not an integer domain")),
+                _ => {
+                    return Err(Error::corrupt(
+                        0,
+                        "non_empty_domain",
+                        "not an integer domain",
+                    ))
+                }
             }
         }
         Ok(n)
@@ -465,9 +525,9 @@ impl FragmentMetadata {
 
     /// The file holding `field`'s fixed data (or offsets for var fields).
     pub fn data_path(&self, field: Field, suffix: &str) -> Result<RelPath> {
-        let stem = self
-            .file_stem(field)
-            .ok_or_else(|| Error::Usage(format!("fragment {} has no field {field:?}", self.name)))?;
+        let stem = self.file_stem(field).ok_or_else(|| {
+            Error::Usage(format!("fragment {} has no field {field:?}", self.name))
+        })?;
         self.path.join(&format!("{stem}{suffix}.tdb"))
     }
 
@@ -475,7 +535,11 @@ impl FragmentMetadata {
         if let Some(file) = self.file.get() {
             return Ok(file);
         }
-        let bytes = storage.read(&self.path.join(crate::array::directory::FRAGMENT_METADATA_FILE)?)?;
+        let bytes = storage.read(
+            &self
+                .path
+                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
+        )?;
         let _ = self.file.set(bytes);
         Ok(self.file.get().map(Vec::as_slice).unwrap_or_default())
     }
@@ -494,10 +558,14 @@ impl FragmentMetadata {
         if let Some(t) = self.fields.lock().ok().and_then(|m| m.get(&field).cloned()) {
             return Ok(t);
         }
-        let describe = storage.describe(&self.path.join(crate::array::directory::FRAGMENT_METADATA_FILE)?);
-        let index = self
-            .field_index(field)
-            .ok_or_else(|| Error::Usage(format!("fragment {} has no field {field:?}", self.name)))?;
+        let describe = storage.describe(
+            &self
+                .path
+                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
+        );
+        let index = self.field_index(field).ok_or_else(|| {
+            Error::Usage(format!("fragment {} has no field {field:?}", self.name))
+        })?;
         let mut tiles = FieldTiles::default();
         match &self.layout {
             Layout::Footer(f) => {
@@ -517,7 +585,10 @@ impl FragmentMetadata {
             }
             Layout::Legacy(l) => {
                 let get = |lists: &Vec<stored::LegacyU64List>| {
-                    lists.get(index).map(|l| l.values.clone()).unwrap_or_default()
+                    lists
+                        .get(index)
+                        .map(|l| l.values.clone())
+                        .unwrap_or_default()
                 };
                 tiles.offsets = get(&l.tile_offsets);
                 tiles.var_offsets = get(&l.tile_var_offsets);

@@ -31,15 +31,20 @@ impl GroupContents {
     /// Loads the group rooted at `storage` at `[start, end]`: group details
     /// (the latest file for details v1, every file in time order for v2,
     /// where a deleted member removes the entry) and the group metadata.
-    pub fn load(storage: &dyn Storage, start: u64, end: u64, key: Option<&[u8; 32]>) -> Result<GroupContents> {
+    pub fn load(
+        storage: &dyn Storage,
+        start: u64,
+        end: u64,
+        key: Option<&[u8; 32]>,
+    ) -> Result<GroupContents> {
         let dir = GroupDirectory::open(storage, start, end)?;
         let mut members: Vec<GroupMember> = Vec::new();
         for file in dir.details_to_load() {
             let describe = storage.describe(&file.path);
             let bytes = storage.read(&file.path)?;
             let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&describe))?;
-            let details: stored::GroupDetails =
-                read_exact_from(&tile.payload, (), "GroupDetails").map_err(|e| e.in_file(&describe))?;
+            let details: stored::GroupDetails = read_exact_from(&tile.payload, (), "GroupDetails")
+                .map_err(|e| e.in_file(&describe))?;
             for m in details.members {
                 let uri = String::from_utf8_lossy(&m.uri).into_owned();
                 let name = match &m.name {

@@ -29,7 +29,11 @@ pub struct Metadata {
 
 impl Metadata {
     /// Applies `files` in the order given (time order).
-    pub fn load(storage: &dyn Storage, files: &[TimestampedFile], key: Option<&[u8; 32]>) -> Result<Metadata> {
+    pub fn load(
+        storage: &dyn Storage,
+        files: &[TimestampedFile],
+        key: Option<&[u8; 32]>,
+    ) -> Result<Metadata> {
         let mut meta = Metadata::default();
         for file in files {
             let describe = storage.describe(&file.path);

@@ -50,12 +50,11 @@ fn convert(node: &stored::AstNode) -> Result<Condition> {
             match e.combination_op {
                 stored::CombinationOp::And => Condition::And(children),
                 stored::CombinationOp::Or => Condition::Or(children),
-                stored::CombinationOp::Not => Condition::Not(Box::new(
-                    children
-                        .into_iter()
-                        .next()
-                        .ok_or_else(|| Error::corrupt(0, "AstExpression", "NOT without a child"))?,
-                )),
+                stored::CombinationOp::Not => {
+                    Condition::Not(Box::new(children.into_iter().next().ok_or_else(|| {
+                        Error::corrupt(0, "AstExpression", "NOT without a child")
+                    })?))
+                }
             }
         }
         stored::AstNodeNode::AstValue(v) => Condition::Compare {
@@ -72,16 +71,25 @@ fn convert(node: &stored::AstNode) -> Result<Condition> {
 }
 
 /// Loads a delete or update commit.
-pub fn load_condition(storage: &dyn Storage, commit: &ConditionCommit, key: Option<&[u8; 32]>) -> Result<DeleteCondition> {
+pub fn load_condition(
+    storage: &dyn Storage,
+    commit: &ConditionCommit,
+    key: Option<&[u8; 32]>,
+) -> Result<DeleteCondition> {
     let describe = storage.describe(&commit.file);
     let bytes = storage.read_range(&commit.file, commit.offset, commit.size)?;
-    let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.at_base(commit.offset).in_file(&describe))?;
+    let tile = read_generic_tile(&bytes, 0, key)
+        .map_err(|e| e.at_base(commit.offset).in_file(&describe))?;
     // An update commit is the same AST followed by its values, ignored here.
     let (ast, _): (stored::AstNode, u64) =
         read_prefix(&tile.payload, (), "AstNode").map_err(|e| e.in_file(&describe))?;
     Ok(DeleteCondition {
         timestamp: commit.name.timestamp_start(),
-        marker: format!("{}/{}", crate::array::directory::COMMITS_DIR, commit.name.as_str()),
+        marker: format!(
+            "{}/{}",
+            crate::array::directory::COMMITS_DIR,
+            commit.name.as_str()
+        ),
         keep: convert(&ast)?,
         kind: commit.kind,
     })
@@ -130,9 +138,9 @@ impl Condition {
                         let starts = offsets.clone().unwrap_or_default();
                         let member = starts.iter().enumerate().any(|(i, s)| {
                             let end = starts.get(i + 1).copied().unwrap_or(value.len() as u64);
-                            value
-                                .get(*s as usize..end as usize)
-                                .is_some_and(|m| compare(datatype, bytes, m) == Some(Ordering::Equal))
+                            value.get(*s as usize..end as usize).is_some_and(|m| {
+                                compare(datatype, bytes, m) == Some(Ordering::Equal)
+                            })
                         });
                         member == (*op == Op::In)
                     }

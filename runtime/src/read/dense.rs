@@ -38,18 +38,29 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
 
     let mut dims = Vec::new();
     for dim in &schema.dimensions {
-        let (lo, hi) = dim
-            .domain_scalars()
-            .ok_or_else(|| Error::corrupt(0, "Dimension.domain", format!("dense dimension {} has no domain", dim.name)))?;
+        let (lo, hi) = dim.domain_scalars().ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "Dimension.domain",
+                format!("dense dimension {} has no domain", dim.name),
+            )
+        })?;
         let (Some(lo), Some(hi)) = (lo.as_int(), hi.as_int()) else {
-            return Err(Error::unsupported(format!("dense dimension {} is not integral", dim.name)));
+            return Err(Error::unsupported(format!(
+                "dense dimension {} is not integral",
+                dim.name
+            )));
         };
         let extent = dim
             .extent_scalar()
             .and_then(|e| e.as_int())
             .filter(|e| *e > 0)
             .unwrap_or(hi - lo + 1);
-        dims.push(DenseDimension { low: lo, high: hi, extent });
+        dims.push(DenseDimension {
+            low: lo,
+            high: hi,
+            extent,
+        });
     }
     // The coordinates of each dimension, in query order.
     let mut axes: Vec<Vec<i128>> = Vec::new();
@@ -57,15 +68,19 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     for (d, dim) in dims.iter().enumerate() {
         let spans: Vec<(i128, i128)> = if ranges[d].is_empty() {
             match &schema.current_domain {
-                Some(cd) => {
+                Some(cd) if d < cd.len() => {
                     let (lo, hi) = &cd[d];
                     let dt = schema.dimensions[d].datatype;
                     vec![(
-                        Scalar::decode(dt, lo).and_then(|s| s.as_int()).unwrap_or(dim.low),
-                        Scalar::decode(dt, hi).and_then(|s| s.as_int()).unwrap_or(dim.high),
+                        Scalar::decode(dt, lo)
+                            .and_then(|s| s.as_int())
+                            .unwrap_or(dim.low),
+                        Scalar::decode(dt, hi)
+                            .and_then(|s| s.as_int())
+                            .unwrap_or(dim.high),
                     )]
                 }
-                None => vec![(dim.low, dim.high)],
+                _ => vec![(dim.low, dim.high)],
             }
         } else {
             ranges[d]
@@ -86,7 +101,9 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             }
             total = total.saturating_mul((hi - lo + 1) as u128);
             if total > MAX_DENSE_CELLS {
-                return Err(Error::Usage(format!("the subarray has more than {MAX_DENSE_CELLS} cells")));
+                return Err(Error::Usage(format!(
+                    "the subarray has more than {MAX_DENSE_CELLS} cells"
+                )));
             }
             axis.extend(lo..=hi);
         }
@@ -101,7 +118,11 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         let col = query.layout == Layout::ColMajor;
         'outer: loop {
             cells.push((0..n).map(|d| axes[d][index[d]]).collect());
-            let order: Vec<usize> = if col { (0..n).collect() } else { (0..n).rev().collect() };
+            let order: Vec<usize> = if col {
+                (0..n).collect()
+            } else {
+                (0..n).rev().collect()
+            };
             for &d in &order {
                 index[d] += 1;
                 if index[d] < axes[d].len() {
@@ -136,7 +157,9 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         if !fragment.dense {
             continue;
         }
-        let Some(ned) = &fragment.non_empty_domain else { continue };
+        let Some(ned) = &fragment.non_empty_domain else {
+            continue;
+        };
         let mut spans = Vec::new();
         for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
             match (
@@ -147,7 +170,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                 _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
             }
         }
-        let tiling = FragmentTiling::new(&dims, &spans, order(schema.tile_order), order(schema.cell_order));
+        let tiling = FragmentTiling::new(
+            &dims,
+            &spans,
+            order(schema.tile_order),
+            order(schema.cell_order),
+        );
         geometry.push(Geometry {
             fragment,
             tiling,
@@ -157,9 +185,11 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let mut owner: Vec<Option<(usize, u64, u64)>> = Vec::with_capacity(cells.len());
     let mut needed: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); geometry.len()];
     for c in &cells {
-        let hit = geometry.iter().enumerate().rev().find(|(_, g)| {
-            g.ned.iter().zip(c).all(|((lo, hi), x)| lo <= x && x <= hi)
-        });
+        let hit = geometry
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, g)| g.ned.iter().zip(c).all(|((lo, hi), x)| lo <= x && x <= hi));
         owner.push(hit.map(|(gi, g)| {
             let tile = g.tiling.tile_position(c);
             needed[gi].insert(tile);
@@ -174,11 +204,17 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             continue;
         }
         if let Some(&bad) = tiles.iter().find(|t| **t >= g.fragment.tile_num) {
-            return Err(Error::corrupt(0, "tile offsets", format!("fragment {} has no tile {bad}", g.fragment.name)));
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {bad}", g.fragment.name),
+            ));
         }
         for (ai, &a) in attributes.iter().enumerate() {
             let name = &schema.attributes[a].name;
-            let Some((fa, _)) = g.fragment.schema.attribute(name) else { continue };
+            let Some((fa, _)) = g.fragment.schema.attribute(name) else {
+                continue;
+            };
             let data = load_tiles(
                 storage,
                 g.fragment,

@@ -34,8 +34,13 @@ pub fn read_by_label(
         attributes: Some(vec![label.label_attr_name.clone()]),
         ..ReadQuery::default()
     })?;
-    let (Some(index_col), Some(label_col)) = (labels.dimensions.first(), labels.attributes.first()) else {
-        return Err(Error::corrupt(0, "label array", "the label array has no index or label"));
+    let (Some(index_col), Some(label_col)) = (labels.dimensions.first(), labels.attributes.first())
+    else {
+        return Err(Error::corrupt(
+            0,
+            "label array",
+            "the label array has no index or label",
+        ));
     };
     let mut selected: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let mut by_index = std::collections::HashMap::new();
@@ -72,9 +77,10 @@ pub fn read_by_label(
     let coords = &result.dimensions[dim];
     for i in 0..coords.len() {
         let (index, _) = coords.cell(i);
-        let bytes = by_index.get(index).cloned().unwrap_or_else(|| {
-            encode_scalar(label.datatype, &Scalar::Int(0)).unwrap_or_default()
-        });
+        let bytes = by_index
+            .get(index)
+            .cloned()
+            .unwrap_or_else(|| encode_scalar(label.datatype, &Scalar::Int(0)).unwrap_or_default());
         out_label.push(&bytes, true);
     }
     let _ = dimension;

@@ -66,7 +66,12 @@ pub struct Column {
 }
 
 impl Column {
-    pub fn new(name: &str, datatype: Datatype, cell_val_num: Option<u32>, nullable: bool) -> Column {
+    pub fn new(
+        name: &str,
+        datatype: Datatype,
+        cell_val_num: Option<u32>,
+        nullable: bool,
+    ) -> Column {
         Column {
             name: name.to_string(),
             datatype,
@@ -122,7 +127,7 @@ impl Column {
         let valid = self
             .validity
             .as_ref()
-            .map_or(true, |v| v.get(i).copied().unwrap_or(0) != 0);
+            .is_none_or(|v| v.get(i).copied().unwrap_or(0) != 0);
         (bytes, valid)
     }
 }

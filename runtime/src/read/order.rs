@@ -78,7 +78,12 @@ impl GlobalOrder {
                 .map(|(d, c)| match c {
                     Scalar::Bytes(b) => hilbert::map_string(b, bits),
                     other => {
-                        let (lo, hi) = self.hilbert_domains.get(d).copied().flatten().unwrap_or((0.0, 1.0));
+                        let (lo, hi) = self
+                            .hilbert_domains
+                            .get(d)
+                            .copied()
+                            .flatten()
+                            .unwrap_or((0.0, 1.0));
                         hilbert::map_numeric(other.as_f64().unwrap_or(0.0), lo, hi, max)
                     }
                 })
@@ -94,7 +99,9 @@ impl GlobalOrder {
             .filter_map(|(c, t)| {
                 let (lo, ext) = t.as_ref()?;
                 Some(match (c, lo, ext) {
-                    (Scalar::Int(x), Scalar::Int(lo), Scalar::Int(e)) if *e > 0 => (x - lo).div_euclid(*e),
+                    (Scalar::Int(x), Scalar::Int(lo), Scalar::Int(e)) if *e > 0 => {
+                        (x - lo).div_euclid(*e)
+                    }
                     _ => {
                         let (x, lo, e) = (c.as_f64()?, lo.as_f64()?, ext.as_f64()?);
                         if e > 0.0 {

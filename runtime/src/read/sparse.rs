@@ -15,7 +15,10 @@ use crate::read::{Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
 
 /// Decoded ranges of the query, per dimension (empty = everything).
-pub(crate) fn decode_ranges(schema: &ArraySchema, query: &ReadQuery) -> Result<Vec<Vec<(Scalar, Scalar)>>> {
+pub(crate) fn decode_ranges(
+    schema: &ArraySchema,
+    query: &ReadQuery,
+) -> Result<Vec<Vec<(Scalar, Scalar)>>> {
     if query.ranges.len() > schema.dimensions.len() {
         return Err(Error::Usage(format!(
             "{} range lists for {} dimensions",
@@ -39,7 +42,10 @@ pub(crate) fn decode_ranges(schema: &ArraySchema, query: &ReadQuery) -> Result<V
                             let hi = Scalar::decode(dim.datatype, hi);
                             match (lo, hi) {
                                 (Some(lo), Some(hi)) => Ok((lo, hi)),
-                                _ => Err(Error::Usage(format!("a range of dimension {} has the wrong size", dim.name))),
+                                _ => Err(Error::Usage(format!(
+                                    "a range of dimension {} has the wrong size",
+                                    dim.name
+                                ))),
                             }
                         })
                         .collect::<Result<Vec<_>>>()
@@ -105,7 +111,12 @@ impl CellView for CellRef<'_, '_> {
     }
 }
 
-fn coord_bytes<'a>(frag: &'a FragmentTiles<'_>, dim: usize, slot: usize, cell: u64) -> Option<&'a [u8]> {
+fn coord_bytes<'a>(
+    frag: &'a FragmentTiles<'_>,
+    dim: usize,
+    slot: usize,
+    cell: u64,
+) -> Option<&'a [u8]> {
     let f = frag.fragment;
     if f.version >= 5 {
         let tile = frag.fields.get(&Field::Dimension(dim))?.get(slot)?;
@@ -147,7 +158,8 @@ fn condition_fields(c: &Condition, out: &mut HashSet<String>) {
 }
 
 fn u64_at(tile: Option<&TileData>, cell: u64) -> Option<u64> {
-    tile.and_then(|t| t.cell(cell).try_into().ok()).map(u64::from_le_bytes)
+    tile.and_then(|t| t.cell(cell).try_into().ok())
+        .map(u64::from_le_bytes)
 }
 
 struct Candidate {
@@ -156,6 +168,9 @@ struct Candidate {
     cell: u64,
     coords: Vec<Scalar>,
     timestamp: u64,
+    /// Removed by a delete; still hides older duplicates (TileDB resolves
+    /// duplicates before it applies deletes).
+    deleted: bool,
 }
 
 /// Runs a sparse read.
@@ -163,7 +178,10 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let schema = array.schema();
     let storage = array.storage();
     let key = array.options().key;
-    let (open_start, open_end) = (array.options().timestamp_start, array.options().timestamp_end);
+    let (open_start, open_end) = (
+        array.options().timestamp_start,
+        array.options().timestamp_end,
+    );
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
 
@@ -177,12 +195,15 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         let mbrs = fragment.mbrs(storage)?;
         let mut tiles = Vec::new();
         for (t, mbr) in mbrs.iter().enumerate() {
-            let hit = mbr.iter().zip(&fschema.dimensions).zip(&ranges).all(|(((lo, hi), dim), r)| {
-                match (Scalar::decode(dim.datatype, lo), Scalar::decode(dim.datatype, hi)) {
+            let hit = mbr.iter().zip(&fschema.dimensions).zip(&ranges).all(
+                |(((lo, hi), dim), r)| match (
+                    Scalar::decode(dim.datatype, lo),
+                    Scalar::decode(dim.datatype, hi),
+                ) {
                     (Some(lo), Some(hi)) => overlaps(&lo, &hi, r),
                     _ => true,
-                }
-            });
+                },
+            );
             if hit && (t as u64) < fragment.tile_num {
                 tiles.push(t as u64);
             }
@@ -190,7 +211,9 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         // Fields: coordinates, timestamps, delete metadata, condition
         // fields and the output attributes.
         let mut fields: Vec<Field> = if fragment.version >= 5 {
-            (0..fschema.dimensions.len()).map(Field::Dimension).collect()
+            (0..fschema.dimensions.len())
+                .map(Field::Dimension)
+                .collect()
         } else {
             vec![Field::Coords]
         };
@@ -229,7 +252,8 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         });
     }
 
-    // Candidates that pass ranges, time and deletes.
+    // Candidates inside the ranges and the open time range, marked when a
+    // delete removes them.
     let mut candidates: Vec<Candidate> = Vec::new();
     for (fi, frag) in loaded.iter().enumerate() {
         let f = frag.fragment;
@@ -251,7 +275,11 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                 let mut coords = Vec::with_capacity(schema.dimensions.len());
                 for (d, dim) in f.schema.dimensions.iter().enumerate() {
                     let bytes = coord_bytes(frag, d, slot, cell).ok_or_else(|| {
-                        Error::corrupt(0, "coordinates", format!("tile {tile} of {} is short", f.name))
+                        Error::corrupt(
+                            0,
+                            "coordinates",
+                            format!("tile {tile} of {} is short", f.name),
+                        )
                     })?;
                     coords.push(Scalar::decode(dim.datatype, bytes).ok_or_else(|| {
                         Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
@@ -260,7 +288,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                 if !coords.iter().zip(&ranges).all(|(c, r)| in_ranges(c, r)) {
                     continue;
                 }
-                let cell_t = u64_at(frag.fields.get(&Field::Timestamps).and_then(|t| t.get(slot)), cell);
+                let cell_t = u64_at(
+                    frag.fields
+                        .get(&Field::Timestamps)
+                        .and_then(|t| t.get(slot)),
+                    cell,
+                );
                 let timestamp = cell_t.unwrap_or(t1);
                 if timestamp < open_start || timestamp > open_end {
                     continue;
@@ -279,22 +312,30 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                     }
                 }
                 if kept && f.has_delete_meta {
-                    if let Some(dt) = u64_at(frag.fields.get(&Field::DeleteTimestamps).and_then(|t| t.get(slot)), cell) {
-                        let deleted = if open_end == u64::MAX { dt < open_end } else { dt <= open_end };
+                    if let Some(dt) = u64_at(
+                        frag.fields
+                            .get(&Field::DeleteTimestamps)
+                            .and_then(|t| t.get(slot)),
+                        cell,
+                    ) {
+                        let deleted = if open_end == u64::MAX {
+                            dt < open_end
+                        } else {
+                            dt <= open_end
+                        };
                         if deleted {
                             kept = false;
                         }
                     }
                 }
-                if kept {
-                    candidates.push(Candidate {
-                        frag: fi,
-                        slot,
-                        cell,
-                        coords,
-                        timestamp,
-                    });
-                }
+                candidates.push(Candidate {
+                    frag: fi,
+                    slot,
+                    cell,
+                    coords,
+                    timestamp,
+                    deleted: !kept,
+                });
             }
         }
     }
@@ -317,17 +358,30 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         candidates = kept;
     }
+    candidates.retain(|c| !c.deleted);
 
+    // Cells with equal coordinates (duplicates) come newest fragment first,
+    // then in their stored order, as TileDB returns them.
+    let tie = |a: &Candidate, b: &Candidate| {
+        (b.timestamp, b.frag)
+            .cmp(&(a.timestamp, a.frag))
+            .then_with(|| (a.slot, a.cell).cmp(&(b.slot, b.cell)))
+    };
     match query.layout {
-        Layout::RowMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, false)),
-        Layout::ColMajor => candidates.sort_by(|a, b| compare_coords(&a.coords, &b.coords, true)),
+        Layout::RowMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, false).then_with(|| tie(a, b))),
+        Layout::ColMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
         Layout::Global | Layout::Unordered => {
             let order = GlobalOrder::new(schema);
-            let mut keyed: Vec<_> = candidates.into_iter().map(|c| (order.key(&c.coords), c)).collect();
+            let mut keyed: Vec<_> = candidates
+                .into_iter()
+                .map(|c| (order.key(&c.coords), c))
+                .collect();
             keyed.sort_by(|(ka, a), (kb, b)| {
                 order
                     .compare(ka, &a.coords, kb, &b.coords)
-                    .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
+                    .then_with(|| tie(a, b))
             });
             candidates = keyed.into_iter().map(|(_, c)| c).collect();
         }
@@ -337,7 +391,14 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let mut dims: Vec<Column> = schema
         .dimensions
         .iter()
-        .map(|d| Column::new(&d.name, d.datatype, if d.var { None } else { Some(1) }, false))
+        .map(|d| {
+            Column::new(
+                &d.name,
+                d.datatype,
+                if d.var { None } else { Some(1) },
+                false,
+            )
+        })
         .collect();
     let mut attrs: Vec<Column> = attributes
         .iter()
@@ -349,13 +410,19 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     for c in &candidates {
         let frag = &loaded[c.frag];
         for (d, col) in dims.iter_mut().enumerate() {
-            col.push(coord_bytes(frag, d, c.slot, c.cell).unwrap_or_default(), true);
+            col.push(
+                coord_bytes(frag, d, c.slot, c.cell).unwrap_or_default(),
+                true,
+            );
         }
         for (col, &a) in attrs.iter_mut().zip(&attributes) {
             let attr = &schema.attributes[a];
             match frag.fragment.schema.attribute(&attr.name) {
                 Some((i, _)) => {
-                    let tile = frag.fields.get(&Field::Attribute(i)).and_then(|t| t.get(c.slot));
+                    let tile = frag
+                        .fields
+                        .get(&Field::Attribute(i))
+                        .and_then(|t| t.get(c.slot));
                     match tile {
                         Some(tile) => col.push(tile.cell(c.cell), tile.valid(c.cell)),
                         None => col.push(&attr.fill, attr.fill_validity),

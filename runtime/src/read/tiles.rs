@@ -50,12 +50,14 @@ impl FieldShape {
                     filters: schema.coords_filters.clone(),
                 }
             }
-            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => FieldShape {
-                datatype: Datatype::Uint64,
-                cell_val_num: Some(1),
-                nullable: false,
-                filters: schema.coords_filters.clone(),
-            },
+            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => {
+                FieldShape {
+                    datatype: Datatype::Uint64,
+                    cell_val_num: Some(1),
+                    nullable: false,
+                    filters: schema.coords_filters.clone(),
+                }
+            }
         })
     }
 }
@@ -93,7 +95,7 @@ impl TileData {
     pub fn valid(&self, i: u64) -> bool {
         self.validity
             .as_ref()
-            .map_or(true, |v| v.get(i as usize).copied().unwrap_or(0) != 0)
+            .is_none_or(|v| v.get(i as usize).copied().unwrap_or(0) != 0)
     }
 }
 
@@ -105,7 +107,12 @@ fn with_key(pipeline: &FilterPipeline, key: Option<&[u8; 32]>) -> FilterPipeline
     p
 }
 
-fn context(datatype: Datatype, cell_size: u64, version: u32, key: Option<&[u8; 32]>) -> FilterContext {
+fn context(
+    datatype: Datatype,
+    cell_size: u64,
+    version: u32,
+    key: Option<&[u8; 32]>,
+) -> FilterContext {
     let ctx = FilterContext::new(datatype, cell_size.max(1), version);
     match key {
         Some(k) => ctx.with_key(*k),
@@ -133,9 +140,23 @@ fn persisted(
         })?;
         let end = offsets.get(t as usize + 1).copied().unwrap_or(file_size);
         if end < start {
-            return Err(Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe));
+            return Err(
+                Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
+            );
         }
-        let bytes = storage.read_range(&path, start, end - start)?;
+        let mut bytes = storage.read_range(&path, start, end - start)?;
+        if fragment.version == 0 {
+            // TileDB 1.3: raw, or its own chunk framing when compressed.
+            let shape = FieldShape::of(fragment, field);
+            let compressed = match suffix {
+                "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+                    !fragment.schema.offsets_filters.filters.is_empty()
+                }
+                _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+            };
+            bytes = crate::schema::legacy13::reframe(&bytes, compressed)
+                .map_err(|e| e.at_base(start).in_file(&describe))?;
+        }
         out.push((bytes, start));
     }
     Ok(out)
@@ -169,7 +190,15 @@ pub fn load_tiles(
     match shape.cell_val_num {
         Some(n) => {
             let cell_size = type_size * n as u64;
-            let raw = persisted(storage, fragment, field, "", &tables.offsets, file_size, tiles)?;
+            let raw = persisted(
+                storage,
+                fragment,
+                field,
+                "",
+                &tables.offsets,
+                file_size,
+                tiles,
+            )?;
             let jobs: Vec<TileJob<'_>> = raw
                 .iter()
                 .zip(tiles)
@@ -182,8 +211,12 @@ pub fn load_tiles(
                 })
                 .collect();
             let pipeline = with_key(&shape.filters, key);
-            let decoded = unfilter_tiles(&jobs, &pipeline, &context(shape.datatype, cell_size, version, key))
-                .map_err(locate)?;
+            let decoded = unfilter_tiles(
+                &jobs,
+                &pipeline,
+                &context(shape.datatype, cell_size, version, key),
+            )
+            .map_err(locate)?;
             for (data, c) in decoded.into_iter().zip(&cells) {
                 result.push(TileData {
                     data,
@@ -214,7 +247,11 @@ pub fn load_tiles(
                     })?;
                     let (data, mut starts) =
                         unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
-                            .map_err(|e| e.within(format!("tile {t}")).at_base(*at).in_file(&var_path_describe))?;
+                            .map_err(|e| {
+                                e.within(format!("tile {t}"))
+                                    .at_base(*at)
+                                    .in_file(&var_path_describe)
+                            })?;
                     starts.push(data.len() as u64);
                     result.push(TileData {
                         data,
@@ -225,7 +262,15 @@ pub fn load_tiles(
                     });
                 }
             } else {
-                let raw = persisted(storage, fragment, field, "", &tables.offsets, file_size, tiles)?;
+                let raw = persisted(
+                    storage,
+                    fragment,
+                    field,
+                    "",
+                    &tables.offsets,
+                    file_size,
+                    tiles,
+                )?;
                 let jobs: Vec<TileJob<'_>> = raw
                     .iter()
                     .zip(tiles)
@@ -238,12 +283,17 @@ pub fn load_tiles(
                     })
                     .collect();
                 let offsets_pipeline = with_key(&schema.offsets_filters, key);
-                let offsets = unfilter_tiles(&jobs, &offsets_pipeline, &context(Datatype::Uint64, 8, version, key))
-                    .map_err(locate)?;
+                let offsets = unfilter_tiles(
+                    &jobs,
+                    &offsets_pipeline,
+                    &context(Datatype::Uint64, 8, version, key),
+                )
+                .map_err(locate)?;
                 let mut var_jobs = Vec::with_capacity(tiles.len());
                 for ((bytes, at), t) in raw_var.iter().zip(tiles) {
                     let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
-                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}")).in_file(&describe)
+                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
+                            .in_file(&describe)
                     })?;
                     var_jobs.push(TileJob {
                         bytes,
@@ -261,8 +311,12 @@ pub fn load_tiles(
                         .collect();
                     starts.push(data.len() as u64);
                     if starts.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(Error::corrupt(0, "offsets", "var offsets out of order or past the data")
-                            .in_file(&describe));
+                        return Err(Error::corrupt(
+                            0,
+                            "offsets",
+                            "var offsets out of order or past the data",
+                        )
+                        .in_file(&describe));
                     }
                     result.push(TileData {
                         data,

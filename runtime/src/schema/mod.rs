@@ -2,6 +2,7 @@
 //! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
 //! runtime filter pipelines, fill values and enumerations.
 
+pub mod legacy13;
 pub mod value;
 
 use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
@@ -185,7 +186,11 @@ pub fn split_range(range: &stored::Range, fixed_size: Option<u64>) -> Result<(Ve
         .filter(|c| *c <= range.data.len())
         .ok_or_else(|| Error::corrupt(0, "Range.start_size", "range start past its end"))?;
     if fixed_size.is_some() && range.data.len() != cut * 2 {
-        return Err(Error::corrupt(0, "Range.data", "a fixed range is not two values"));
+        return Err(Error::corrupt(
+            0,
+            "Range.data",
+            "a fixed range is not two values",
+        ));
     }
     Ok((range.data[..cut].to_vec(), range.data[cut..].to_vec()))
 }
@@ -240,7 +245,11 @@ impl ArraySchema {
             } else {
                 let half = d.domain.len() / 2;
                 if half as u64 != datatype.size() {
-                    return Err(Error::corrupt(0, "Dimension.domain", "domain size does not match the type"));
+                    return Err(Error::corrupt(
+                        0,
+                        "Dimension.domain",
+                        "domain size does not match the type",
+                    ));
                 }
                 Some((d.domain[..half].to_vec(), d.domain[half..].to_vec()))
             };
@@ -258,7 +267,11 @@ impl ArraySchema {
             let datatype = format_conversion::datatype(a.datatype)?;
             let cvn = cell_val_num(a.cell_val_num);
             if cvn == Some(0) {
-                return Err(Error::corrupt(0, "Attribute.cell_val_num", "0 values per cell"));
+                return Err(Error::corrupt(
+                    0,
+                    "Attribute.cell_val_num",
+                    "0 values per cell",
+                ));
             }
             let fill = match &a.fill {
                 Some(fill) if !fill.is_empty() => fill.clone(),
@@ -342,11 +355,23 @@ impl ArraySchema {
 
     /// Loads the schema file at `path` (in `storage`, rooted at the array),
     /// and the enumerations it names.
-    pub fn load(storage: &dyn Storage, path: &RelPath, key: Option<&[u8; 32]>) -> Result<ArraySchema> {
+    pub fn load(
+        storage: &dyn Storage,
+        path: &RelPath,
+        key: Option<&[u8; 32]>,
+    ) -> Result<ArraySchema> {
         let file = storage.describe(path);
         let bytes = storage.read(path)?;
-        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
         let name = path.file_name().unwrap_or_default().to_string();
+        if name == crate::array::directory::ARRAY_SCHEMA_FILE
+            && legacy13::is_v13_generic_tile(&bytes)
+        {
+            // Written by TileDB 1.3, before format versions.
+            let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
+            let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
+            return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
+        }
+        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
         let mut schema = Self::from_payload(&name, &tile.payload).map_err(|e| e.in_file(&file))?;
         let refs = schema.stored.enumerations.clone().unwrap_or_default();
         for r in refs {
@@ -355,7 +380,9 @@ impl ArraySchema {
                 .join(SCHEMA_DIR)?
                 .join(ENUMERATIONS_DIR)?
                 .join(&file_name)?;
-            schema.enumerations.push(load_enumeration(storage, &path, key)?);
+            schema
+                .enumerations
+                .push(load_enumeration(storage, &path, key)?);
         }
         Ok(schema)
     }
@@ -374,11 +401,17 @@ impl ArraySchema {
     }
 
     pub fn dimension(&self, name: &str) -> Option<(usize, &Dimension)> {
-        self.dimensions.iter().enumerate().find(|(_, d)| d.name == name)
+        self.dimensions
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.name == name)
     }
 
     pub fn attribute(&self, name: &str) -> Option<(usize, &Attribute)> {
-        self.attributes.iter().enumerate().find(|(_, a)| a.name == name)
+        self.attributes
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.name == name)
     }
 
     pub fn enumeration(&self, name: &str) -> Option<&Enumeration> {
@@ -387,7 +420,11 @@ impl ArraySchema {
 }
 
 /// Loads one enumeration file.
-pub fn load_enumeration(storage: &dyn Storage, path: &RelPath, key: Option<&[u8; 32]>) -> Result<Enumeration> {
+pub fn load_enumeration(
+    storage: &dyn Storage,
+    path: &RelPath,
+    key: Option<&[u8; 32]>,
+) -> Result<Enumeration> {
     let file = storage.describe(path);
     let bytes = storage.read(path)?;
     let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
@@ -409,7 +446,8 @@ pub fn load_enumeration(storage: &dyn Storage, path: &RelPath, key: Option<&[u8;
                     .get(*start as usize..end as usize)
                     .filter(|_| start <= &end)
                     .ok_or_else(|| {
-                        Error::corrupt(0, "Enumeration.offsets", "offsets out of order").in_file(&file)
+                        Error::corrupt(0, "Enumeration.offsets", "offsets out of order")
+                            .in_file(&file)
                     })?;
                 values.push(value.to_vec());
             }
@@ -419,7 +457,12 @@ pub fn load_enumeration(storage: &dyn Storage, path: &RelPath, key: Option<&[u8;
             values.extend(e.data.chunks(size).map(|c| c.to_vec()));
         }
         (None, None) => {
-            return Err(Error::corrupt(0, "Enumeration.offsets", "a var enumeration without offsets").in_file(&file))
+            return Err(Error::corrupt(
+                0,
+                "Enumeration.offsets",
+                "a var enumeration without offsets",
+            )
+            .in_file(&file))
         }
     }
     Ok(Enumeration {

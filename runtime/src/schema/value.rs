@@ -21,8 +21,7 @@ impl Scalar {
     /// must hold at least one value; strings take all of `bytes`).
     pub fn decode(datatype: Datatype, bytes: &[u8]) -> Option<Scalar> {
         use Datatype::*;
-        if is_ascii_or_utf8(datatype) || is_byte(datatype) && datatype != Bool && datatype != Char
-        {
+        if is_ascii_or_utf8(datatype) || is_byte(datatype) && datatype != Bool && datatype != Char {
             return Some(Scalar::Bytes(bytes.to_vec()));
         }
         let b = bytes;
@@ -50,12 +49,16 @@ impl Scalar {
     pub fn compare(&self, other: &Scalar) -> Ordering {
         match (self, other) {
             (Scalar::Int(a), Scalar::Int(b)) => a.cmp(b),
-            (Scalar::Float(a), Scalar::Float(b)) => a.partial_cmp(b).unwrap_or_else(|| {
-                a.is_nan().cmp(&b.is_nan())
-            }),
+            (Scalar::Float(a), Scalar::Float(b)) => a
+                .partial_cmp(b)
+                .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan())),
             (Scalar::Bytes(a), Scalar::Bytes(b)) => a.cmp(b),
-            (Scalar::Int(a), Scalar::Float(b)) => (*a as f64).partial_cmp(b).unwrap_or(Ordering::Less),
-            (Scalar::Float(a), Scalar::Int(b)) => a.partial_cmp(&(*b as f64)).unwrap_or(Ordering::Greater),
+            (Scalar::Int(a), Scalar::Float(b)) => {
+                (*a as f64).partial_cmp(b).unwrap_or(Ordering::Less)
+            }
+            (Scalar::Float(a), Scalar::Int(b)) => {
+                a.partial_cmp(&(*b as f64)).unwrap_or(Ordering::Greater)
+            }
             (Scalar::Bytes(_), _) => Ordering::Greater,
             (_, Scalar::Bytes(_)) => Ordering::Less,
         }

@@ -46,9 +46,17 @@ fn metadata_json(meta: &Metadata) -> Value {
             json!(String::from_utf8_lossy(&v.bytes))
         } else {
             let size = v.datatype.size().max(1) as usize;
-            Value::Array(v.bytes.chunks_exact(size).map(|c| scalar_json(v.datatype, c)).collect())
+            Value::Array(
+                v.bytes
+                    .chunks_exact(size)
+                    .map(|c| scalar_json(v.datatype, c))
+                    .collect(),
+            )
         };
-        out.insert(k.clone(), json!({"type": v.datatype.name(), "value": value}));
+        out.insert(
+            k.clone(),
+            json!({"type": v.datatype.name(), "value": value}),
+        );
     }
     Value::Object(out)
 }
@@ -123,7 +131,10 @@ fn array_json(array: &Array) -> Value {
             } else if f.tile_num == 0 {
                 Some(0)
             } else {
-                Some((f.tile_num as u128 - 1) * f.schema.capacity as u128 + f.cell_num(f.tile_num - 1, 0) as u128)
+                Some(
+                    (f.tile_num as u128 - 1) * f.schema.capacity as u128
+                        + f.cell_num(f.tile_num - 1, 0) as u128,
+                )
             };
             json!({
                 "name": f.name.as_str(),
@@ -148,7 +159,12 @@ fn print_text(doc: &Value) {
     if doc["type"] == "group" {
         println!("group");
         for m in doc["members"].as_array().into_iter().flatten() {
-            println!("  member {} ({}) -> {}", m["name"].as_str().unwrap_or(""), m["type"].as_str().unwrap_or(""), m["uri"].as_str().unwrap_or(""));
+            println!(
+                "  member {} ({}) -> {}",
+                m["name"].as_str().unwrap_or(""),
+                m["type"].as_str().unwrap_or(""),
+                m["uri"].as_str().unwrap_or("")
+            );
         }
     } else {
         let s = &doc["schema"];
@@ -163,7 +179,14 @@ fn print_text(doc: &Value) {
             s["allows_duplicates"]
         );
         for d in s["dimensions"].as_array().into_iter().flatten() {
-            println!("  dimension {} {} domain {} extent {} filters {}", d["name"].as_str().unwrap_or(""), d["type"].as_str().unwrap_or(""), d["domain"], d["tile_extent"], d["filters"]);
+            println!(
+                "  dimension {} {} domain {} extent {} filters {}",
+                d["name"].as_str().unwrap_or(""),
+                d["type"].as_str().unwrap_or(""),
+                d["domain"],
+                d["tile_extent"],
+                d["filters"]
+            );
         }
         for a in s["attributes"].as_array().into_iter().flatten() {
             println!(
@@ -192,7 +215,11 @@ fn print_text(doc: &Value) {
     let meta = doc["metadata"].as_object().cloned().unwrap_or_default();
     println!("{} metadata key(s)", meta.len());
     for (k, v) in meta {
-        println!("  {k} ({}) = {}", v["type"].as_str().unwrap_or(""), v["value"]);
+        println!(
+            "  {k} ({}) = {}",
+            v["type"].as_str().unwrap_or(""),
+            v["value"]
+        );
     }
 }
 
@@ -212,7 +239,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let storage = LocalStorage::new(&args.path);
     let doc = match object_type(&storage).map_err(where_)? {
         ObjectType::Group => {
-            let g = GroupContents::load(&storage, options.timestamp_start, options.timestamp_end, key.as_ref()).map_err(where_)?;
+            let g = GroupContents::load(
+                &storage,
+                options.timestamp_start,
+                options.timestamp_end,
+                key.as_ref(),
+            )
+            .map_err(where_)?;
             json!({
                 "type": "group",
                 "members": g.members.iter().map(|m| json!({"name": m.name, "uri": m.uri, "relative": m.relative, "type": if m.is_array {"array"} else {"group"}})).collect::<Vec<_>>(),
@@ -220,7 +253,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             })
         }
         ObjectType::Array => array_json(&Array::open_path(&args.path, options).map_err(where_)?),
-        _ => return Err(format!("{}: neither a TileDB array nor a group", args.path.display())),
+        _ => {
+            return Err(format!(
+                "{}: neither a TileDB array nor a group",
+                args.path.display()
+            ))
+        }
     };
     if args.json {
         println!("{doc}");

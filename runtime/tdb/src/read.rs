@@ -49,10 +49,16 @@ pub fn key(text: &Option<String>) -> Result<Option<[u8; 32]>, String> {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let layout = Layout::parse(&args.layout).ok_or_else(|| {
-        format!("--layout {:?}: use row-major, col-major, global or unordered", args.layout)
+        format!(
+            "--layout {:?}: use row-major, col-major, global or unordered",
+            args.layout
+        )
     })?;
     if !["json", "csv", "table", "null"].contains(&args.format.as_str()) {
-        return Err(format!("--format {:?}: use json, csv, table or null", args.format));
+        return Err(format!(
+            "--format {:?}: use json, csv, table or null",
+            args.format
+        ));
     }
     let mut options = OpenOptions {
         key: key(&args.key)?,
@@ -61,15 +67,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(at) = args.at {
         options.timestamp_end = at;
     }
-    let array = Array::open_path(&args.array, options).map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let array = Array::open_path(&args.array, options)
+        .map_err(|e| format!("{}: {e}", args.array.display()))?;
     let schema = array.schema();
     let mut query = ReadQuery {
         layout,
         ranges: vec![Vec::new(); schema.dimensions.len()],
-        attributes: args
-            .attrs
-            .as_ref()
-            .map(|a| a.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+        attributes: args.attrs.as_ref().map(|a| {
+            a.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        }),
     };
     if let Some(names) = &query.attributes {
         for n in names {
@@ -88,8 +97,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let (d, dimension) = schema
             .dimension(dim)
             .ok_or_else(|| format!("--subarray {spec:?}: the array has no dimension {dim:?}"))?;
-        let lo = parse_bound(dimension.datatype, lo).map_err(|e| format!("--subarray {spec:?}: {e}"))?;
-        let hi = parse_bound(dimension.datatype, hi).map_err(|e| format!("--subarray {spec:?}: {e}"))?;
+        let lo =
+            parse_bound(dimension.datatype, lo).map_err(|e| format!("--subarray {spec:?}: {e}"))?;
+        let hi =
+            parse_bound(dimension.datatype, hi).map_err(|e| format!("--subarray {spec:?}: {e}"))?;
         query.ranges[d].push((lo, hi));
     }
     // A dense read without ranges covers the non-empty domain.
@@ -106,7 +117,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             return print(&args.format, &empty_result(&array, &query));
         }
     }
-    let result = array.read(&query).map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let result = array
+        .read(&query)
+        .map_err(|e| format!("{}: {e}", args.array.display()))?;
     print(&args.format, &result)
 }
 
@@ -117,12 +130,24 @@ fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
         dimensions: schema
             .dimensions
             .iter()
-            .map(|d| Column::new(&d.name, d.datatype, if d.var { None } else { Some(1) }, false))
+            .map(|d| {
+                Column::new(
+                    &d.name,
+                    d.datatype,
+                    if d.var { None } else { Some(1) },
+                    false,
+                )
+            })
             .collect(),
         attributes: schema
             .attributes
             .iter()
-            .filter(|a| query.attributes.as_ref().map_or(true, |n| n.contains(&a.name)))
+            .filter(|a| {
+                query
+                    .attributes
+                    .as_ref()
+                    .is_none_or(|n| n.contains(&a.name))
+            })
             .map(|a| Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable))
             .collect(),
     }
@@ -200,8 +225,22 @@ fn print(format: &str, result: &ReadResult) -> Result<ExitCode, String> {
                     .trim_end()
                     .to_string()
             };
-            writeln!(out, "{}", line(columns.iter().map(|c| c.name.as_str()).collect())).map_err(io)?;
-            writeln!(out, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-+-")).map_err(io)?;
+            writeln!(
+                out,
+                "{}",
+                line(columns.iter().map(|c| c.name.as_str()).collect())
+            )
+            .map_err(io)?;
+            writeln!(
+                out,
+                "{}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("-+-")
+            )
+            .map_err(io)?;
             for row in &rows {
                 writeln!(out, "{}", line(row.iter().map(String::as_str).collect())).map_err(io)?;
             }

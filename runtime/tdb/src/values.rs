@@ -7,12 +7,18 @@ use tiledb_runtime::read::{encode_scalar, Column};
 use tiledb_runtime::schema::Scalar;
 
 fn is_text(dt: Datatype) -> bool {
-    matches!(dt, Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char)
+    matches!(
+        dt,
+        Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
+    )
 }
 
 fn is_bytes(dt: Datatype) -> bool {
     use Datatype::*;
-    matches!(dt, Blob | GeomWkb | GeomWkt | Any | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4)
+    matches!(
+        dt,
+        Blob | GeomWkb | GeomWkt | Any | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -47,7 +53,9 @@ pub fn scalar_json(dt: Datatype, bytes: &[u8]) -> Value {
             if dt == Float32 {
                 // Print the f32 as itself, not its widened f64 digits.
                 let text = (f as f32).to_string();
-                text.parse::<serde_json::Number>().map(Value::Number).unwrap_or_else(|_| float(f))
+                text.parse::<serde_json::Number>()
+                    .map(Value::Number)
+                    .unwrap_or_else(|_| float(f))
             } else {
                 float(f)
             }
@@ -71,7 +79,10 @@ pub fn cell_json(col: &Column, i: usize) -> Value {
         return json!(hex(bytes));
     }
     let size = dt.size().max(1) as usize;
-    let values: Vec<Value> = bytes.chunks_exact(size).map(|c| scalar_json(dt, c)).collect();
+    let values: Vec<Value> = bytes
+        .chunks_exact(size)
+        .map(|c| scalar_json(dt, c))
+        .collect();
     if col.cell_val_num == Some(1) {
         values.into_iter().next().unwrap_or(Value::Null)
     } else {
@@ -93,9 +104,17 @@ pub fn parse_bound(dt: Datatype, text: &str) -> Result<Vec<u8>, String> {
     let scalar = if is_text(dt) || is_bytes(dt) {
         Scalar::Bytes(text.as_bytes().to_vec())
     } else if matches!(dt, Datatype::Float32 | Datatype::Float64) {
-        Scalar::Float(text.trim().parse::<f64>().map_err(|_| format!("{text:?} is not a number"))?)
+        Scalar::Float(
+            text.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{text:?} is not a number"))?,
+        )
     } else {
-        Scalar::Int(text.trim().parse::<i128>().map_err(|_| format!("{text:?} is not an integer"))?)
+        Scalar::Int(
+            text.trim()
+                .parse::<i128>()
+                .map_err(|_| format!("{text:?} is not an integer"))?,
+        )
     };
     encode_scalar(dt, &scalar).ok_or_else(|| format!("{text:?} does not fit a {}", dt.name()))
 }
