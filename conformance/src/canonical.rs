@@ -118,7 +118,7 @@ pub fn metadata(meta: &Metadata) -> Value {
 }
 
 pub fn schema(s: &ArraySchema) -> Value {
-    json!({
+    let mut out = json!({
         "array_type": if s.is_dense() { "dense" } else { "sparse" },
         "cell_order": s.cell_order.name(),
         "tile_order": s.tile_order.name(),
@@ -128,7 +128,24 @@ pub fn schema(s: &ArraySchema) -> Value {
             "cell_val_num": if d.var { json!("var") } else { json!(1) }})).collect::<Vec<_>>(),
         "attrs": s.attributes.iter().map(|a| json!({"name": a.name, "type": a.datatype.name(),
             "cell_val_num": cell_val_num(a.cell_val_num), "nullable": a.nullable})).collect::<Vec<_>>(),
-    })
+    });
+    // Format 22 and later may bound the domain in use; the canonical schema gives it per
+    // dimension, each bound as a value of the dimension's type.
+    if let (Some(current), Some(obj)) = (&s.current_domain, out.as_object_mut()) {
+        let bounds: Vec<Value> = s
+            .dimensions
+            .iter()
+            .zip(current)
+            .map(|(d, (lo, hi))| {
+                json!([
+                    cell(d.datatype, Some(1), lo, true),
+                    cell(d.datatype, Some(1), hi, true)
+                ])
+            })
+            .collect();
+        obj.insert("current_domain".to_string(), Value::Array(bounds));
+    }
+    out
 }
 
 pub fn enumerations(s: &ArraySchema) -> Value {

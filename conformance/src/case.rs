@@ -87,7 +87,7 @@ pub struct Case {
     pub min_format: u32,
     pub max_format: Option<u32>,
     pub tags: Tags,
-    /// Negative cases name the case whose arrays they mutate.
+    /// Derived cases name the case whose arrays they mutate.
     pub base: Option<String>,
     /// The error class a reader must report on a negative case.
     pub expect_error: Option<String>,
@@ -143,7 +143,14 @@ impl Case {
         paths.iter().map(|p| Case::load(p)).collect()
     }
 
+    /// A case whose reads must fail with an error class.
     pub fn is_negative(&self) -> bool {
+        self.expect_error.is_some()
+    }
+
+    /// A case made by mutating another case's arrays (negative, or positive such as an
+    /// uncommitted fragment): it exists only in the corpus, writers cannot replay it.
+    pub fn is_derived(&self) -> bool {
         self.base.is_some()
     }
 

@@ -405,8 +405,8 @@ impl Run<'_> {
                     }
                 }
             };
-        if case.is_negative() {
-            let why = "negative cases are mutations of the corpus, not replays".to_string();
+        if case.is_derived() {
+            let why = "the case is a mutation of the corpus, not a replay".to_string();
             skip_all(self, Status::NotApplicable, why, adapters);
             return;
         }
