@@ -205,3 +205,18 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         ExitCode::from(1)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_adapter_arg;
+
+    #[test]
+    fn adapter_arguments_may_name_the_implementation() {
+        let (name, command) = split_adapter_arg("tiledb-2.13=/venv/bin/python adapter.py");
+        assert_eq!(name.as_deref(), Some("tiledb-2.13"));
+        assert_eq!(command, ["/venv/bin/python", "adapter.py"]);
+        let (name, command) = split_adapter_arg("python3 a.py --opt=x");
+        assert_eq!(name, None);
+        assert_eq!(command, ["python3", "a.py", "--opt=x"]);
+    }
+}
