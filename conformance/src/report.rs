@@ -237,6 +237,26 @@ impl Report {
             ));
         }
 
+        // Levels × readers: what a conforming reader must (required) or should read.
+        let mut rows = Vec::new();
+        for level in ["required", "recommended", "optional"] {
+            let mut row = vec![level.to_string()];
+            for reader in &readers {
+                let statuses = cells
+                    .iter()
+                    .filter(|((case, _, imp), _)| {
+                        imp == reader && self.cases.get(case).is_some_and(|c| c.level == level)
+                    })
+                    .map(|(_, s)| *s);
+                row.push(tally(statuses));
+            }
+            rows.push(row);
+        }
+        let mut header = vec!["level".to_string()];
+        header.extend(readers.iter().cloned());
+        let _ = writeln!(out, "\nLevels × readers (cells of case × producer):");
+        out.push_str(&table(&header, &rows));
+
         // Features × implementations, over every producer.
         let mut features: BTreeSet<&str> = BTreeSet::new();
         for c in self.cases.values() {
