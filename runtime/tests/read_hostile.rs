@@ -100,7 +100,7 @@ fn damaged_files_give_errors_not_panics() {
                 seed ^= seed << 17;
                 let mut flipped = original.clone();
                 let at = (seed % original.len() as u64) as usize;
-                flipped[at] ^= 1 << (seed >> 32) % 8;
+                flipped[at] ^= 1 << ((seed >> 32) % 8);
                 variants.push(flipped);
             }
             for variant in variants {
