@@ -1,1 +1,19 @@
-//! The TileDB conformance kit.
+//! The TileDB conformance kit: the runner behind `tdb conformance`.
+//!
+//! It runs a matrix: every case of the frozen corpus (written by real TileDB releases) read by
+//! every reader, and every case replayed live by every writer and read by every reader, with
+//! TileDB as the oracle whose live reads are the expected results. Implementations take part
+//! through adapters ([`adapter`]); the contract is in `conformance/README.md`.
+
+pub mod adapter;
+pub mod canonical;
+pub mod case;
+pub mod compare;
+pub mod corpus;
+pub mod known_failures;
+pub mod report;
+pub mod run;
+
+pub use adapter::{Adapter, Answer, Info, ProcessAdapter, RuntimeAdapter};
+pub use report::{CheckResult, Report, Status};
+pub use run::{run, Progress, RunConfig, Selection};

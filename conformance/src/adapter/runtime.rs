@@ -1,0 +1,271 @@
+//! Our own runtime, called in-process (no subprocess, no serialization in between).
+//!
+//! It claims only what it really does: the format versions up to the newest schema version the
+//! runtime reads, and every read capability of the kit (the runtime's corpus test reads every
+//! case). Writing (replaying recipes) is not implemented by the runtime, so it claims no writer
+//! role. Each read runs on its own thread: a panic is reported as a crash and a read that
+//! overruns the time limit as a timeout (the thread is abandoned), so neither stops the suite.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tiledb_runtime::array::{Array, LocalStorage};
+use tiledb_runtime::metadata::group::GroupContents;
+use tiledb_runtime::read::labels::read_by_label;
+use tiledb_runtime::read::Layout;
+use tiledb_runtime::schema::{Scalar, MAX_SUPPORTED_VERSION};
+
+use super::{Adapter, Answer, Info};
+use crate::canonical;
+use crate::case::CAPABILITIES;
+
+/// The name the runtime goes by in matrices, known-failure files and `--reader`.
+pub const RUNTIME_NAME: &str = "tiledb-runtime";
+
+pub struct RuntimeAdapter {
+    info: Info,
+    timeout: Duration,
+}
+
+impl RuntimeAdapter {
+    pub fn new() -> RuntimeAdapter {
+        RuntimeAdapter::with_timeout(Duration::from_secs(120))
+    }
+
+    pub fn with_timeout(timeout: Duration) -> RuntimeAdapter {
+        RuntimeAdapter {
+            info: Info {
+                name: RUNTIME_NAME.to_string(),
+                version: format!("tiledb-runtime {} (pure Rust)", env!("CARGO_PKG_VERSION")),
+                roles: vec!["reader".to_string()],
+                format_versions: (1..=MAX_SUPPORTED_VERSION).collect(),
+                write_format_version: None,
+                capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+            },
+            timeout,
+        }
+    }
+}
+
+impl Default for RuntimeAdapter {
+    fn default() -> Self {
+        RuntimeAdapter::new()
+    }
+}
+
+impl Adapter for RuntimeAdapter {
+    fn info(&self) -> &Info {
+        &self.info
+    }
+
+    fn write(&mut self, _case_file: &Path, _out_dir: &Path) -> Answer {
+        Answer::Refused {
+            class: "unsupported".into(),
+            message: "tiledb-runtime does not replay case recipes".into(),
+        }
+    }
+
+    fn read(&mut self, array_root: &Path, case_file: &Path, read_id: &str) -> Answer {
+        let (tx, rx) = mpsc::channel();
+        let array_root = array_root.to_path_buf();
+        let case_file = case_file.to_path_buf();
+        let read_id = read_id.to_string();
+        let spawned = thread::Builder::new()
+            .name(format!("tdb-read-{read_id}"))
+            .spawn(move || {
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                    read_by_id(&array_root, &case_file, &read_id)
+                }));
+                // The receiver is gone only when the runner gave up waiting.
+                let _ = tx.send(outcome);
+            });
+        if let Err(e) = spawned {
+            return Answer::Crashed(format!("starting a read thread: {e}"));
+        }
+        match rx.recv_timeout(self.timeout) {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(payload)) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                Answer::Crashed(format!("panicked: {message}"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => Answer::TimedOut(self.timeout),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Answer::Crashed("the read thread ended without an answer".into())
+            }
+        }
+    }
+}
+
+fn refused(class: &str, message: impl Into<String>) -> Answer {
+    Answer::Refused {
+        class: class.to_string(),
+        message: message.into(),
+    }
+}
+
+fn read_by_id(array_root: &Path, case_file: &Path, read_id: &str) -> Answer {
+    let text = match std::fs::read_to_string(case_file) {
+        Ok(t) => t,
+        Err(e) => return refused("io", format!("{}: {e}", case_file.display())),
+    };
+    let case: Value = match toml::from_str::<toml::Value>(&text)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_json::to_value(t).map_err(|e| e.to_string()))
+    {
+        Ok(v) => v,
+        Err(e) => return refused("usage", format!("{}: {e}", case_file.display())),
+    };
+    let spec = case
+        .get("reads")
+        .and_then(Value::as_array)
+        .and_then(|reads| {
+            reads
+                .iter()
+                .find(|r| r.get("id").and_then(Value::as_str) == Some(read_id))
+        })
+        .cloned();
+    let Some(spec) = spec else {
+        return refused(
+            "usage",
+            format!("no read {read_id:?} in {}", case_file.display()),
+        );
+    };
+    match run_read(array_root, &case, &spec) {
+        Ok(v) => Answer::Value(v),
+        Err(Failure::Runtime(e)) => refused(e.class().name(), e.to_string()),
+        Err(Failure::Spec(m)) => refused("usage", m),
+    }
+}
+
+enum Failure {
+    Runtime(tiledb_runtime::Error),
+    /// The read spec cannot be turned into a query.
+    Spec(String),
+}
+
+impl From<tiledb_runtime::Error> for Failure {
+    fn from(e: tiledb_runtime::Error) -> Self {
+        Failure::Runtime(e)
+    }
+}
+
+/// One read of a case, as canonical JSON (without `id`).
+fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, Failure> {
+    let uri = read
+        .get("uri")
+        .or(case.get("uri"))
+        .and_then(Value::as_str)
+        .unwrap_or("array");
+    let key: Option<[u8; 32]> = match case
+        .get("encryption")
+        .and_then(|e| e.get("key"))
+        .and_then(Value::as_str)
+    {
+        Some(k) => Some(
+            k.as_bytes()
+                .try_into()
+                .map_err(|_| Failure::Spec("the encryption key is not 32 bytes".into()))?,
+        ),
+        None => None,
+    };
+    let path = array_root.join(uri);
+    let options = canonical::open_options(read, key);
+    let kind = read.get("kind").and_then(Value::as_str).unwrap_or("cells");
+    if kind == "group" {
+        let storage = LocalStorage::new(&path);
+        let group = GroupContents::load(
+            &storage,
+            options.timestamp_start,
+            options.timestamp_end,
+            key.as_ref(),
+        )?;
+        let mut members: Vec<(String, String, bool)> = group
+            .members
+            .iter()
+            .map(|m| {
+                (
+                    m.name.clone(),
+                    member_uri(&path, &m.uri, m.relative),
+                    m.is_array,
+                )
+            })
+            .collect();
+        members.sort();
+        let members: Vec<Value> = members
+            .into_iter()
+            .map(|(name, uri, is_array)| {
+                json!({"name": name, "uri": uri, "type": if is_array { "array" } else { "group" }})
+            })
+            .collect();
+        return Ok(json!({"members": members, "metadata": canonical::metadata(&group.metadata)}));
+    }
+    let array = Array::open_path(&path, options)?;
+    Ok(match kind {
+        "metadata" => json!({"metadata": canonical::metadata(&array.metadata()?)}),
+        "schema" => json!({"schema": canonical::schema(array.schema())}),
+        "enumerations" => json!({"enumerations": canonical::enumerations(array.schema())}),
+        "cells" => {
+            let query = canonical::query(&array, read).map_err(Failure::Spec)?;
+            let result = array.read(&query)?;
+            let (fields, cells) = canonical::cells(&result, "dim");
+            let layout = read
+                .get("layout")
+                .and_then(Value::as_str)
+                .unwrap_or("row-major");
+            json!({"fields": fields, "ordered": layout != "unordered", "cells": cells})
+        }
+        "label" => {
+            let name = read
+                .get("label")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let label = array
+                .schema()
+                .labels
+                .iter()
+                .find(|l| l.name == name)
+                .ok_or_else(|| Failure::Spec(format!("no dimension label {name:?}")))?;
+            let label_array = Array::open_path(path.join(&label.uri), options)?;
+            let range = read
+                .get("label_range")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let bound = |i: usize| -> Result<Scalar, Failure> {
+                let v = range.get(i).unwrap_or(&Value::Null);
+                let bytes = canonical::range_bytes(label.datatype, v).map_err(Failure::Spec)?;
+                Scalar::decode(label.datatype, &bytes)
+                    .ok_or_else(|| Failure::Spec(format!("label bound {v} does not decode")))
+            };
+            let mut query = canonical::query(&array, read).map_err(Failure::Spec)?;
+            query.layout = Layout::RowMajor;
+            let result = read_by_label(&array, &label_array, name, &bound(0)?, &bound(1)?, &query)?;
+            let (fields, cells) = canonical::cells(&result, "label");
+            json!({"fields": fields, "ordered": true, "cells": cells})
+        }
+        other => return Err(Failure::Spec(format!("unknown read kind {other:?}"))),
+    })
+}
+
+/// A member's URI relative to the group folder, as the canonical JSON gives it.
+fn member_uri(group: &Path, uri: &str, relative: bool) -> String {
+    let uri = uri.trim_end_matches('/');
+    if relative {
+        return uri.to_string();
+    }
+    let local = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
+    let group = std::fs::canonicalize(group).unwrap_or_else(|_| group.to_path_buf());
+    let local = std::fs::canonicalize(&local).unwrap_or(local);
+    match local.strip_prefix(&group) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => uri.to_string(),
+    }
+}

@@ -1,0 +1,472 @@
+//! The outcome of a run: one result per (case, read, producer, implementation), the matrices
+//! a person reads, and the JSON a machine reads (`--json FILE`, which round-trips).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::adapter::Info;
+use crate::known_failures::KnownFailure;
+
+/// The outcome of one check. The order is severity: a cell of several reads shows the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The case does not apply (format version, level, not in that producer's corpus, no
+    /// trustworthy expected result).
+    NotApplicable,
+    Pass,
+    /// The implementation does not claim the format version or a capability the case needs.
+    Unsupported,
+    /// Listed in `known_failures/<implementation>.toml`, and still failing.
+    ExpectedFailure,
+    /// Listed as a known failure, but passes: the list is stale.
+    UnexpectedPass,
+    /// A result that differs from the expected one (with a diff).
+    Fail,
+    /// The implementation refused a read it claims to support.
+    Error,
+    Timeout,
+    Crash,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::NotApplicable => "not-applicable",
+            Status::Unsupported => "unsupported",
+            Status::ExpectedFailure => "expected-failure",
+            Status::UnexpectedPass => "unexpected-pass",
+            Status::Fail => "fail",
+            Status::Error => "error",
+            Status::Timeout => "timeout",
+            Status::Crash => "crash",
+        }
+    }
+
+    /// Whether this result makes the run fail.
+    pub fn is_unexpected(self) -> bool {
+        matches!(
+            self,
+            Status::Fail | Status::Error | Status::Timeout | Status::Crash | Status::UnexpectedPass
+        )
+    }
+
+    /// Whether a known-failure entry may excuse this result.
+    pub fn is_failure(self) -> bool {
+        matches!(
+            self,
+            Status::Fail | Status::Error | Status::Timeout | Status::Crash
+        )
+    }
+
+    pub const ALL: [Status; 9] = [
+        Status::Pass,
+        Status::Fail,
+        Status::Error,
+        Status::Crash,
+        Status::Timeout,
+        Status::UnexpectedPass,
+        Status::ExpectedFailure,
+        Status::Unsupported,
+        Status::NotApplicable,
+    ];
+}
+
+/// One check: one read of one case, from one producer, by one implementation (or, for
+/// `role = "writer"`, one live replay of a case).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub case: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
+    pub producer: String,
+    pub implementation: String,
+    pub role: String,
+    pub status: Status,
+    /// The diff, the error message, or why the check was not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The reason given in `known_failures/<implementation>.toml`, when an entry matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_failure: Option<String>,
+    /// The command that reruns just this check.
+    pub repro: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProducerSummary {
+    pub name: String,
+    pub format_version: u32,
+    /// A writer replaying recipes during the run, rather than a frozen corpus.
+    pub live: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaseSummary {
+    pub level: String,
+    pub features: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StaleEntry {
+    pub implementation: String,
+    pub entry: KnownFailure,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub report_version: u32,
+    pub corpus: String,
+    pub implementations: Vec<Info>,
+    pub producers: Vec<ProducerSummary>,
+    pub cases: BTreeMap<String, CaseSummary>,
+    pub results: Vec<CheckResult>,
+    pub stale_known_failures: Vec<StaleEntry>,
+    /// Things a person should know about the run (an adapter that could not start, …).
+    pub notes: Vec<String>,
+}
+
+pub const REPORT_VERSION: u32 = 1;
+
+impl Report {
+    /// Results that make the run fail, plus stale known-failure entries.
+    pub fn unexpected_count(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.status.is_unexpected())
+            .count()
+            + self.stale_known_failures.len()
+    }
+
+    pub fn succeeded(&self) -> bool {
+        self.unexpected_count() == 0
+    }
+
+    pub fn to_json(&self) -> String {
+        // A report holds only strings, numbers and maps with string keys.
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    pub fn from_json(text: &str) -> Result<Report, String> {
+        serde_json::from_str(text).map_err(|e| format!("not a conformance report: {e}"))
+    }
+
+    /// The worst status of every (case, producer, implementation) reader cell.
+    fn case_cells(&self) -> BTreeMap<(String, String, String), Status> {
+        let mut out: BTreeMap<(String, String, String), Status> = BTreeMap::new();
+        for r in self.results.iter().filter(|r| r.role == "reader") {
+            let key = (r.case.clone(), r.producer.clone(), r.implementation.clone());
+            let cell = out.entry(key).or_insert(r.status);
+            *cell = (*cell).max(r.status);
+        }
+        out
+    }
+
+    fn reader_names(&self) -> Vec<String> {
+        let present: BTreeSet<&str> = self
+            .results
+            .iter()
+            .filter(|r| r.role == "reader")
+            .map(|r| r.implementation.as_str())
+            .collect();
+        self.implementations
+            .iter()
+            .filter(|i| present.contains(i.name.as_str()))
+            .map(|i| i.name.clone())
+            .collect()
+    }
+
+    /// The whole text report: matrices, problems with reproduction commands, summary.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let cells = self.case_cells();
+        let readers = self.reader_names();
+
+        let _ = writeln!(out, "Implementations:");
+        for i in &self.implementations {
+            let _ = writeln!(
+                out,
+                "  {:<16} {} [{}]",
+                i.name,
+                i.version,
+                i.roles.join(", ")
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+
+        // Producers × readers, grouped by format version (newest first).
+        let mut rows = Vec::new();
+        for p in &self.producers {
+            let mut row = vec![p.format_version.to_string(), p.name.clone()];
+            for reader in &readers {
+                let statuses = cells
+                    .iter()
+                    .filter(|((_, prod, imp), _)| prod == &p.name && imp == reader)
+                    .map(|(_, s)| *s);
+                row.push(tally(statuses));
+            }
+            rows.push(row);
+        }
+        let mut header = vec!["format".to_string(), "producer".to_string()];
+        header.extend(readers.iter().cloned());
+        let _ = writeln!(out, "\nProducers × readers (cases passed / applicable):");
+        out.push_str(&table(&header, &rows));
+
+        // Live writers: did the replays themselves succeed?
+        let writes: Vec<&CheckResult> =
+            self.results.iter().filter(|r| r.role == "writer").collect();
+        if !writes.is_empty() {
+            let mut rows = Vec::new();
+            for p in self.producers.iter().filter(|p| p.live) {
+                let statuses = writes
+                    .iter()
+                    .filter(|r| r.producer == p.name)
+                    .map(|r| r.status);
+                rows.push(vec![p.name.clone(), tally(statuses)]);
+            }
+            let _ = writeln!(out, "\nLive writers (case replays):");
+            out.push_str(&table(
+                &["producer".to_string(), "replays".to_string()],
+                &rows,
+            ));
+        }
+
+        // Levels × readers: what a conforming reader must (required) or should read.
+        let mut rows = Vec::new();
+        for level in ["required", "recommended", "optional"] {
+            let mut row = vec![level.to_string()];
+            for reader in &readers {
+                let statuses = cells
+                    .iter()
+                    .filter(|((case, _, imp), _)| {
+                        imp == reader && self.cases.get(case).is_some_and(|c| c.level == level)
+                    })
+                    .map(|(_, s)| *s);
+                row.push(tally(statuses));
+            }
+            rows.push(row);
+        }
+        let mut header = vec!["level".to_string()];
+        header.extend(readers.iter().cloned());
+        let _ = writeln!(out, "\nLevels × readers (cells of case × producer):");
+        out.push_str(&table(&header, &rows));
+
+        // Features × implementations, over every producer.
+        let mut features: BTreeSet<&str> = BTreeSet::new();
+        for c in self.cases.values() {
+            features.extend(c.features.iter().map(String::as_str));
+        }
+        let mut rows = Vec::new();
+        for feature in features {
+            let mut row = vec![feature.to_string()];
+            for reader in &readers {
+                let statuses = cells
+                    .iter()
+                    .filter(|((case, _, imp), _)| {
+                        imp == reader
+                            && self
+                                .cases
+                                .get(case)
+                                .is_some_and(|c| c.features.iter().any(|f| f == feature))
+                    })
+                    .map(|(_, s)| *s);
+                row.push(tally(statuses));
+            }
+            rows.push(row);
+        }
+        let mut header = vec!["feature".to_string()];
+        header.extend(readers.iter().cloned());
+        let _ = writeln!(
+            out,
+            "\nFeatures × readers (cells of case × producer passed / applicable):"
+        );
+        out.push_str(&table(&header, &rows));
+
+        // Every result that fails the run, with its reproduction command.
+        let problems: Vec<&CheckResult> = self
+            .results
+            .iter()
+            .filter(|r| r.status.is_unexpected())
+            .collect();
+        if !problems.is_empty() || !self.stale_known_failures.is_empty() {
+            let _ = writeln!(out, "\nUnexpected results:");
+        }
+        for r in &problems {
+            let read = r
+                .read
+                .as_deref()
+                .map(|x| format!("/{x}"))
+                .unwrap_or_default();
+            let mut detail = r.detail.as_deref().unwrap_or("").lines();
+            let _ = writeln!(
+                out,
+                "  {:<15} {}{} — {} {} from {}: {}",
+                r.status.name().to_uppercase(),
+                r.case,
+                read,
+                r.role,
+                r.implementation,
+                r.producer,
+                detail.next().unwrap_or("")
+            );
+            for line in detail.take(6) {
+                let _ = writeln!(out, "                  {line}");
+            }
+            let _ = writeln!(out, "                  repro: {}", r.repro);
+        }
+        for s in &self.stale_known_failures {
+            let _ = writeln!(
+                out,
+                "  STALE           known_failures/{}.toml: case {:?}: {}",
+                s.implementation, s.entry.case, s.why
+            );
+        }
+
+        let expected: Vec<&CheckResult> = self
+            .results
+            .iter()
+            .filter(|r| r.status == Status::ExpectedFailure)
+            .collect();
+        if !expected.is_empty() {
+            let _ = writeln!(out, "\nExpected failures ({}):", expected.len());
+            for r in expected {
+                let read = r
+                    .read
+                    .as_deref()
+                    .map(|x| format!("/{x}"))
+                    .unwrap_or_default();
+                let first = r
+                    .detail
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                let _ = writeln!(
+                    out,
+                    "  {}{} — {} from {}: {}",
+                    r.case,
+                    read,
+                    r.implementation,
+                    r.producer,
+                    shorten(first, 120)
+                );
+                let _ = writeln!(
+                    out,
+                    "      known failure: {}",
+                    r.known_failure.as_deref().unwrap_or("")
+                );
+            }
+        }
+
+        let mut counts = BTreeMap::new();
+        for r in &self.results {
+            *counts.entry(r.status).or_insert(0usize) += 1;
+        }
+        let parts: Vec<String> = Status::ALL
+            .iter()
+            .filter_map(|s| counts.get(s).map(|n| format!("{n} {}", s.name())))
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{} checks: {}",
+            self.results.len(),
+            if parts.is_empty() {
+                "none".to_string()
+            } else {
+                parts.join(", ")
+            }
+        );
+        let unexpected = self.unexpected_count();
+        if unexpected == 0 {
+            let _ = writeln!(out, "OK: no unexpected result");
+        } else {
+            let _ = writeln!(out, "FAILED: {unexpected} unexpected results");
+        }
+        out
+    }
+}
+
+/// "passed/applicable" and the statuses worth a look, e.g. `198/200 (1 fail, 1 crash)`.
+fn tally(statuses: impl Iterator<Item = Status>) -> String {
+    let mut counts: BTreeMap<Status, usize> = BTreeMap::new();
+    for s in statuses {
+        *counts.entry(s).or_default() += 1;
+    }
+    let applicable: usize = counts
+        .iter()
+        .filter(|(s, _)| **s != Status::NotApplicable)
+        .map(|(_, n)| n)
+        .sum();
+    if applicable == 0 {
+        return if counts.is_empty() {
+            "—".into()
+        } else {
+            "n/a".into()
+        };
+    }
+    let passed = counts.get(&Status::Pass).copied().unwrap_or(0);
+    let others: Vec<String> = Status::ALL
+        .iter()
+        .filter(|s| !matches!(s, Status::Pass | Status::NotApplicable))
+        .filter_map(|s| {
+            counts.get(s).map(|n| {
+                let label = match s {
+                    Status::ExpectedFailure => "xfail",
+                    Status::UnexpectedPass => "xpass",
+                    Status::Unsupported => "unsupported",
+                    other => other.name(),
+                };
+                format!("{n} {label}")
+            })
+        })
+        .collect();
+    if others.is_empty() {
+        format!("{passed}/{applicable}")
+    } else {
+        format!("{passed}/{applicable} ({})", others.join(", "))
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// A plain-text table with left-aligned columns.
+fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &[String]| -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}", w = *w))
+            .collect();
+        format!("  {}\n", padded.join("  ").trim_end())
+    };
+    out.push_str(&line(header));
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    out.push_str(&line(&rule));
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    out
+}

@@ -1,0 +1,749 @@
+//! The runner: the frozen corpus × every reader, and every live writer × every reader.
+//!
+//! For a corpus producer the expected result of a read is its `expected.json`. For a live
+//! writer (`live:<name>`) the writer replays the recipe into a temporary folder, the oracle
+//! (TileDB) reads it, and that read is the expected result for every other reader; the
+//! oracle's own live read is checked against the frozen corpus of the same format version.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::adapter::{Adapter, Answer, Info};
+use crate::case::{Case, Level};
+use crate::compare::{compact, compare};
+use crate::corpus::{Corpus, Expected, Producer};
+use crate::known_failures::KnownFailures;
+use crate::report::{
+    CaseSummary, CheckResult, ProducerSummary, Report, StaleEntry, Status, REPORT_VERSION,
+};
+
+/// What to run. Empty lists select everything.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Case ids; `prefix*` selects every case whose id starts with `prefix`.
+    pub cases: Vec<String>,
+    /// Every tag must be on the case (array kind, feature, datatype, filter or level).
+    pub tags: Vec<String>,
+    /// Read ids: only these reads of the selected cases.
+    pub reads: Vec<String>,
+    pub readers: Vec<String>,
+    pub writers: Vec<String>,
+    /// Corpus producer names, or `live:<writer>`.
+    pub producers: Vec<String>,
+    /// Run the live writers (the default).
+    pub live: bool,
+    /// Cases above this level are not applicable (default: every level applies).
+    pub max_level: Option<Level>,
+}
+
+impl Selection {
+    pub fn everything() -> Selection {
+        Selection {
+            live: true,
+            ..Selection::default()
+        }
+    }
+
+    fn selects_case(&self, case: &Case) -> bool {
+        let by_id = self.cases.is_empty()
+            || self
+                .cases
+                .iter()
+                .any(|pattern| match pattern.strip_suffix('*') {
+                    Some(prefix) => case.id.starts_with(prefix),
+                    None => case.id == *pattern,
+                });
+        let tags = case.all_tags();
+        by_id && self.tags.iter().all(|t| tags.contains(t))
+    }
+
+    /// The case with only the selected reads, or `None` when none is selected.
+    fn narrow_reads(&self, case: &Case) -> Option<Case> {
+        if self.reads.is_empty() {
+            return Some(case.clone());
+        }
+        let mut narrowed = case.clone();
+        narrowed.reads.retain(|r| self.reads.contains(r));
+        (!narrowed.reads.is_empty()).then_some(narrowed)
+    }
+
+    fn selects_producer(&self, name: &str) -> bool {
+        self.producers.is_empty() || self.producers.iter().any(|p| p == name)
+    }
+}
+
+pub struct RunConfig {
+    /// The folder holding `cases/` and `known_failures/`.
+    pub conformance_dir: PathBuf,
+    pub corpus_dir: PathBuf,
+    pub selection: Selection,
+    /// The reader whose live reads are the expected results.
+    pub oracle: String,
+    /// How reproduction commands start, e.g. `tdb conformance`.
+    pub repro_prefix: String,
+    /// Arguments every reproduction command needs (e.g. `--corpus DIR` when not the default).
+    pub repro_args: Vec<String>,
+}
+
+/// Progress events, for a caller that wants to show the run advancing.
+pub enum Progress<'a> {
+    Producer {
+        name: &'a str,
+        cases: usize,
+    },
+    Case {
+        producer: &'a str,
+        case: &'a str,
+        index: usize,
+    },
+}
+
+/// The name of a live producer: what `writer` wrote during the run.
+pub fn live_producer(writer: &str) -> String {
+    format!("live:{writer}")
+}
+
+/// Run the selected matrix with these implementations.
+pub fn run(
+    config: &RunConfig,
+    adapters: &mut [Box<dyn Adapter>],
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, String> {
+    let all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
+    let selected: Vec<Case> = all_cases
+        .iter()
+        .filter(|c| config.selection.selects_case(c))
+        .filter_map(|c| config.selection.narrow_reads(c))
+        .collect();
+    let cases: Vec<&Case> = selected.iter().collect();
+    let known = KnownFailures::load(&config.conformance_dir.join("known_failures"))?;
+    let corpus = Corpus::open(&config.corpus_dir)?;
+
+    let mut run = Run {
+        config,
+        known: &known,
+        results: Vec::new(),
+        notes: Vec::new(),
+    };
+    let infos: Vec<Info> = adapters.iter().map(|a| a.info().clone()).collect();
+    let readers: Vec<usize> = infos
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.is_reader())
+        .filter(|(_, i)| {
+            config.selection.readers.is_empty() || config.selection.readers.contains(&i.name)
+        })
+        .map(|(n, _)| n)
+        .collect();
+    for wanted in &config.selection.readers {
+        if !infos.iter().any(|i| &i.name == wanted && i.is_reader()) {
+            run.notes
+                .push(format!("no reader named {wanted:?} in this run"));
+        }
+    }
+
+    let mut producers = Vec::new();
+    for producer in corpus
+        .producers
+        .iter()
+        .filter(|p| config.selection.selects_producer(&p.name))
+    {
+        producers.push(ProducerSummary {
+            name: producer.name.clone(),
+            format_version: producer.format_version,
+            live: false,
+        });
+        progress(Progress::Producer {
+            name: &producer.name,
+            cases: cases.len(),
+        });
+        for (index, case) in cases.iter().enumerate() {
+            progress(Progress::Case {
+                producer: &producer.name,
+                case: &case.id,
+                index,
+            });
+            run.corpus_case(&corpus, producer, case, adapters, &readers);
+        }
+    }
+
+    if config.selection.live {
+        let oracle = infos
+            .iter()
+            .position(|i| i.name == config.oracle && i.is_reader());
+        for (w, info) in infos.iter().enumerate() {
+            let name = live_producer(&info.name);
+            let selected = info.is_writer()
+                && (config.selection.writers.is_empty()
+                    || config.selection.writers.contains(&info.name))
+                && config.selection.selects_producer(&name);
+            if !selected {
+                continue;
+            }
+            let Some(oracle) = oracle else {
+                run.notes.push(format!(
+                    "{name} not run: the oracle reader {:?} is not available",
+                    config.oracle
+                ));
+                continue;
+            };
+            let Some(format_version) = info.write_format_version else {
+                run.notes.push(format!(
+                    "{name} not run: the writer does not say which format version it writes"
+                ));
+                continue;
+            };
+            let scratch = tempfile::Builder::new()
+                .prefix("tdb-conformance-")
+                .tempdir()
+                .map_err(|e| format!("creating a scratch folder: {e}"))?;
+            producers.push(ProducerSummary {
+                name: name.clone(),
+                format_version,
+                live: true,
+            });
+            progress(Progress::Producer {
+                name: &name,
+                cases: cases.len(),
+            });
+            let live = Live {
+                writer: w,
+                oracle,
+                producer: &name,
+                format_version,
+                scratch: scratch.path(),
+            };
+            for (index, case) in cases.iter().enumerate() {
+                progress(Progress::Case {
+                    producer: &name,
+                    case: &case.id,
+                    index,
+                });
+                run.live_case(&corpus, &live, case, adapters, &readers);
+            }
+        }
+    }
+    for wanted in &config.selection.writers {
+        if !infos.iter().any(|i| &i.name == wanted && i.is_writer()) {
+            run.notes
+                .push(format!("no writer named {wanted:?} in this run"));
+        }
+    }
+
+    let mut stale = Vec::new();
+    for (implementation, entries) in &known.by_implementation {
+        for entry in entries {
+            if let Some(why) = entry.staleness(&all_cases) {
+                stale.push(StaleEntry {
+                    implementation: implementation.clone(),
+                    entry: entry.clone(),
+                    why,
+                });
+            }
+        }
+    }
+
+    Ok(Report {
+        report_version: REPORT_VERSION,
+        corpus: corpus.dir.display().to_string(),
+        implementations: infos,
+        producers,
+        cases: cases
+            .iter()
+            .map(|c| {
+                (
+                    c.id.clone(),
+                    CaseSummary {
+                        level: c.level.name().to_string(),
+                        features: c.feature_rows(),
+                    },
+                )
+            })
+            .collect(),
+        results: run.results,
+        stale_known_failures: stale,
+        notes: run.notes,
+    })
+}
+
+struct Run<'a> {
+    config: &'a RunConfig,
+    known: &'a KnownFailures,
+    results: Vec<CheckResult>,
+    notes: Vec<String>,
+}
+
+struct Live<'a> {
+    writer: usize,
+    oracle: usize,
+    producer: &'a str,
+    format_version: u32,
+    scratch: &'a Path,
+}
+
+/// Where a check stands before (or instead of) asking the implementation.
+enum Gate {
+    Ask,
+    Skip(Status, String),
+}
+
+impl Run<'_> {
+    /// Every read of one corpus case, by every reader.
+    fn corpus_case(
+        &mut self,
+        corpus: &Corpus,
+        producer: &Producer,
+        case: &Case,
+        adapters: &mut [Box<dyn Adapter>],
+        readers: &[usize],
+    ) {
+        let fv = producer.format_version;
+        let gate = if let Some(why) = self.case_gate(case, fv) {
+            Gate::Skip(Status::NotApplicable, why)
+        } else if !producer.cases.contains(&case.id) {
+            let why = producer
+                .skipped
+                .get(&case.id)
+                .map_or("not in this producer's corpus".to_string(), |r| {
+                    format!("{} could not replay it: {r}", producer.name)
+                });
+            Gate::Skip(Status::NotApplicable, why)
+        } else {
+            Gate::Ask
+        };
+        let expected = match gate {
+            Gate::Ask => match corpus.expected(&producer.name, &case.id) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    // A broken corpus is everyone's problem: every reader gets the error.
+                    for &r in readers {
+                        let name = adapters[r].info().name.clone();
+                        self.push_reader(
+                            case,
+                            None,
+                            &producer.name,
+                            &name,
+                            Status::Error,
+                            Some(e.clone()),
+                            &[],
+                        );
+                    }
+                    return;
+                }
+            },
+            Gate::Skip(..) => None,
+        };
+        let array_root = corpus.case_dir(&producer.name, &case.id);
+        for &r in readers {
+            let adapter = &mut adapters[r];
+            let name = adapter.info().name.clone();
+            let extra = adapter.command_line();
+            for read in &case.reads {
+                let (status, detail) = match (&gate, &expected) {
+                    (Gate::Skip(status, why), _) => (*status, Some(why.clone())),
+                    (Gate::Ask, Some(expected)) => match expected.get(read) {
+                        None => (
+                            Status::Error,
+                            Some(format!(
+                                "expected.json of {} has no read {read:?}",
+                                producer.name
+                            )),
+                        ),
+                        Some(Expected::Skip { reason }) => (
+                            Status::NotApplicable,
+                            Some(format!("no trustworthy expected result: {reason}")),
+                        ),
+                        Some(exp) => match claim_gate(adapter.info(), case, fv) {
+                            Some(why) => (Status::Unsupported, Some(why)),
+                            None => {
+                                let answer = adapter.read(&array_root, &case.file, read);
+                                judge(exp, &answer)
+                            }
+                        },
+                    },
+                    (Gate::Ask, None) => (Status::Error, Some("no expected results".into())),
+                };
+                self.push_reader(
+                    case,
+                    Some(read),
+                    &producer.name,
+                    &name,
+                    status,
+                    detail,
+                    &extra,
+                );
+            }
+        }
+    }
+
+    /// One case replayed by a live writer, then read by the oracle and every reader.
+    fn live_case(
+        &mut self,
+        corpus: &Corpus,
+        live: &Live,
+        case: &Case,
+        adapters: &mut [Box<dyn Adapter>],
+        readers: &[usize],
+    ) {
+        let producer = live.producer;
+        let writer_name = adapters[live.writer].info().name.clone();
+        let skip_all =
+            |run: &mut Run, status: Status, why: String, adapters: &mut [Box<dyn Adapter>]| {
+                for &r in readers {
+                    let name = adapters[r].info().name.clone();
+                    let extra = adapters[r].command_line();
+                    for read in &case.reads {
+                        run.push_reader(
+                            case,
+                            Some(read),
+                            producer,
+                            &name,
+                            status,
+                            Some(why.clone()),
+                            &extra,
+                        );
+                    }
+                }
+            };
+        if case.is_derived() {
+            let why = "the case is a mutation of the corpus, not a replay".to_string();
+            skip_all(self, Status::NotApplicable, why, adapters);
+            return;
+        }
+        if let Some(why) = self.case_gate(case, live.format_version) {
+            skip_all(self, Status::NotApplicable, why, adapters);
+            return;
+        }
+
+        // The replay.
+        let writer_extra = adapters[live.writer].command_line();
+        let out_dir = live.scratch.join(&case.id);
+        let (mut write_status, mut write_detail) =
+            match claim_gate(adapters[live.writer].info(), case, live.format_version) {
+                Some(why) => (Status::Unsupported, Some(why)),
+                None => match adapters[live.writer].write(&case.file, &out_dir) {
+                    Answer::Value(_) => (Status::Pass, None),
+                    other => failed_answer(&other, "the replay"),
+                },
+            };
+
+        // The oracle's reads are the expected results. A replay the oracle cannot read is the
+        // writer's failure.
+        let oracle_name = adapters[live.oracle].info().name.clone();
+        let mut references: BTreeMap<&str, Answer> = BTreeMap::new();
+        let replayed = write_status == Status::Pass;
+        if replayed {
+            for read in &case.reads {
+                let answer = adapters[live.oracle].read(&out_dir, &case.file, read);
+                if write_status == Status::Pass && !matches!(answer, Answer::Value(_)) {
+                    let (_, why) =
+                        failed_answer(&answer, &format!("{oracle_name}'s read {read:?}"));
+                    write_status = Status::Fail;
+                    write_detail = Some(format!(
+                        "the replay does not read back: {}",
+                        why.unwrap_or_default()
+                    ));
+                }
+                references.insert(read.as_str(), answer);
+            }
+        }
+        let (write_status, write_detail, write_known) = self.apply_known(
+            &writer_name,
+            "writer",
+            case,
+            None,
+            producer,
+            write_status,
+            write_detail,
+        );
+        self.results.push(CheckResult {
+            case: case.id.clone(),
+            read: None,
+            producer: producer.to_string(),
+            implementation: writer_name.clone(),
+            role: "writer".into(),
+            status: write_status,
+            detail: write_detail,
+            known_failure: write_known,
+            repro: self.repro(
+                &case.id,
+                producer,
+                None,
+                None,
+                Some(&writer_name),
+                &writer_extra,
+            ),
+        });
+        if !replayed {
+            let why = format!("{writer_name} did not replay the case");
+            skip_all(self, Status::NotApplicable, why, adapters);
+            let _ = std::fs::remove_dir_all(&out_dir);
+            return;
+        }
+
+        // The frozen corpus of the same format version checks the oracle itself.
+        let frozen = corpus
+            .producers
+            .iter()
+            .find(|p| p.format_version == live.format_version && p.cases.contains(&case.id))
+            .and_then(|p| {
+                corpus
+                    .expected(&p.name, &case.id)
+                    .ok()
+                    .map(|e| (p.name.clone(), e))
+            });
+
+        for &r in readers {
+            let name = adapters[r].info().name.clone();
+            let extra = adapters[r].command_line();
+            for read in &case.reads {
+                let reference = references.get(read.as_str());
+                let (status, detail) = if r == live.oracle {
+                    match (&frozen, reference) {
+                        (Some((frozen_producer, expected)), Some(answer)) => match expected.get(read) {
+                            Some(Expected::Skip { reason }) => (Status::NotApplicable, Some(format!("no trustworthy frozen result: {reason}"))),
+                            Some(exp) => {
+                                let (s, d) = judge(exp, answer);
+                                (s, d.map(|d| format!("{d}\n(compared with the frozen result of {frozen_producer})")))
+                            }
+                            None => (Status::Error, Some(format!("expected.json of {frozen_producer} has no read {read:?}"))),
+                        },
+                        _ => (
+                            Status::NotApplicable,
+                            Some(format!("{oracle_name}'s live read is the reference and no frozen result of format {} exists to check it", live.format_version)),
+                        ),
+                    }
+                } else {
+                    match reference {
+                        Some(Answer::Value(v)) => {
+                            match claim_gate(adapters[r].info(), case, live.format_version) {
+                                Some(why) => (Status::Unsupported, Some(why)),
+                                None => {
+                                    let answer = adapters[r].read(&out_dir, &case.file, read);
+                                    judge(&Expected::Result(v.clone()), &answer)
+                                }
+                            }
+                        }
+                        Some(other) => {
+                            let (_, d) = failed_answer(other, &format!("the oracle {oracle_name}"));
+                            (
+                                Status::NotApplicable,
+                                Some(format!("no reference result: {}", d.unwrap_or_default())),
+                            )
+                        }
+                        None => (Status::NotApplicable, Some("no reference result".into())),
+                    }
+                };
+                self.push_reader(case, Some(read), producer, &name, status, detail, &extra);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&out_dir);
+    }
+
+    /// Why a case does not apply to arrays of this format version under this selection.
+    fn case_gate(&self, case: &Case, format_version: u32) -> Option<String> {
+        if !case.applies_to(format_version) {
+            let range = match case.max_format {
+                Some(max) => format!("{}..={max}", case.min_format),
+                None => format!("{} and later", case.min_format),
+            };
+            return Some(format!(
+                "the case applies to formats {range}, not {format_version}"
+            ));
+        }
+        match self.config.selection.max_level {
+            Some(max) if case.level > max => Some(format!(
+                "the case is {}, above the selected level {}",
+                case.level.name(),
+                max.name()
+            )),
+            _ => None,
+        }
+    }
+
+    /// The status after the implementation's known failures, and the matching entry's reason.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_known(
+        &self,
+        implementation: &str,
+        role: &str,
+        case: &Case,
+        read: Option<&str>,
+        producer: &str,
+        status: Status,
+        detail: Option<String>,
+    ) -> (Status, Option<String>, Option<String>) {
+        let Some(known) = self
+            .known
+            .lookup(implementation, role, &case.id, read, producer)
+        else {
+            return (status, detail, None);
+        };
+        let reason = Some(known.reason.clone());
+        if status.is_failure() {
+            let was = detail.unwrap_or_default();
+            (
+                Status::ExpectedFailure,
+                Some(format!("{}: {was}", status.name())),
+                reason,
+            )
+        } else if status == Status::Pass {
+            let why = format!(
+                "listed in known_failures/{implementation}.toml but passes: remove the entry"
+            );
+            (Status::UnexpectedPass, Some(why), reason)
+        } else {
+            (status, detail, reason)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_reader(
+        &mut self,
+        case: &Case,
+        read: Option<&String>,
+        producer: &str,
+        implementation: &str,
+        status: Status,
+        detail: Option<String>,
+        extra: &[String],
+    ) {
+        let read = read.map(String::as_str);
+        let (status, detail, known_failure) = self.apply_known(
+            implementation,
+            "reader",
+            case,
+            read,
+            producer,
+            status,
+            detail,
+        );
+        let repro = self.repro(&case.id, producer, read, Some(implementation), None, extra);
+        self.results.push(CheckResult {
+            case: case.id.clone(),
+            read: read.map(str::to_string),
+            producer: producer.to_string(),
+            implementation: implementation.to_string(),
+            role: "reader".into(),
+            status,
+            detail,
+            known_failure,
+            repro,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn repro(
+        &self,
+        case: &str,
+        producer: &str,
+        read: Option<&str>,
+        reader: Option<&str>,
+        writer: Option<&str>,
+        extra: &[String],
+    ) -> String {
+        let mut parts = vec![
+            self.config.repro_prefix.clone(),
+            "--case".into(),
+            shell_word(case),
+            "--producer".into(),
+            shell_word(producer),
+        ];
+        if let Some(read) = read {
+            parts.push("--read".into());
+            parts.push(shell_word(read));
+        }
+        if let Some(reader) = reader {
+            parts.push("--reader".into());
+            parts.push(shell_word(reader));
+        }
+        if let Some(writer) = writer {
+            parts.push("--writer".into());
+            parts.push(shell_word(writer));
+        }
+        parts.extend(self.config.repro_args.iter().map(|a| shell_word(a)));
+        parts.extend(extra.iter().map(|a| shell_word(a)));
+        parts.join(" ")
+    }
+}
+
+/// Why an implementation is not asked about a case (a format version or a capability it does
+/// not claim), if it is not.
+fn claim_gate(info: &Info, case: &Case, format_version: u32) -> Option<String> {
+    if !info.format_versions.contains(&format_version) {
+        return Some(format!(
+            "{} does not claim format version {format_version}",
+            info.name
+        ));
+    }
+    let required = case.required_capabilities();
+    info.first_unclaimed(&required)
+        .map(|c| format!("{} does not claim the capability {c:?}", info.name))
+}
+
+/// The status of an answer, measured against what was expected.
+fn judge(expected: &Expected, answer: &Answer) -> (Status, Option<String>) {
+    match (expected, answer) {
+        (Expected::Skip { reason }, _) => (Status::NotApplicable, Some(reason.clone())),
+        (Expected::Result(want), Answer::Value(got)) => match compare(want, got) {
+            Ok(()) => (Status::Pass, None),
+            Err(diff) => (Status::Fail, Some(diff)),
+        },
+        (
+            Expected::Error { class },
+            Answer::Refused {
+                class: got,
+                message,
+            },
+        ) => {
+            if got == class {
+                (Status::Pass, None)
+            } else {
+                (
+                    Status::Fail,
+                    Some(format!(
+                        "expected a {class:?} error, got {got:?}: {message}"
+                    )),
+                )
+            }
+        }
+        (Expected::Error { class }, Answer::Value(got)) => (
+            Status::Fail,
+            Some(format!(
+                "expected a {class:?} error, the read succeeded: {}",
+                compact(Some(got))
+            )),
+        ),
+        (Expected::Result(_), other) => failed_answer(other, "the read"),
+        (Expected::Error { .. }, other) => failed_answer(other, "the read"),
+    }
+}
+
+/// The status of an answer that is not a result.
+fn failed_answer(answer: &Answer, what: &str) -> (Status, Option<String>) {
+    match answer {
+        Answer::Value(v) => (Status::Pass, Some(compact(Some(v)))),
+        Answer::Refused { class, message } => (
+            Status::Error,
+            Some(format!("{what} was refused ({class}): {message}")),
+        ),
+        Answer::Crashed(m) => (Status::Crash, Some(format!("{what} crashed: {m}"))),
+        Answer::TimedOut(t) => (
+            Status::Timeout,
+            Some(format!("{what} gave no answer within {}s", t.as_secs_f32())),
+        ),
+    }
+}
+
+/// A word quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
