@@ -1,10 +1,11 @@
 //! Our own runtime, called in-process (no subprocess, no serialization in between).
 //!
 //! It claims only what it really does: the format versions up to the newest schema version the
-//! runtime reads, and every read capability of the kit (the runtime's corpus test reads every
-//! case). Writing (replaying recipes) is not implemented by the runtime, so it claims no writer
-//! role. Each read runs on its own thread: a panic is reported as a crash and a read that
-//! overruns the time limit as a timeout (the thread is abandoned), so neither stops the suite.
+//! runtime reads, every read capability of the kit (the runtime's corpus test reads every case),
+//! and the writer role at format 22 (the runtime replays every recipe through
+//! `tiledb_runtime::recipe::replay_case`, in the layout TileDB 2.30 reads). Each request runs on
+//! its own thread: a panic is reported as a crash and a request that overruns the time limit as
+//! a timeout (the thread is abandoned), so neither stops the suite.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -41,9 +42,9 @@ impl RuntimeAdapter {
             info: Info {
                 name: RUNTIME_NAME.to_string(),
                 version: format!("tiledb-runtime {} (pure Rust)", env!("CARGO_PKG_VERSION")),
-                roles: vec!["reader".to_string()],
+                roles: vec!["reader".to_string(), "writer".to_string()],
                 format_versions: (1..=MAX_SUPPORTED_VERSION).collect(),
-                write_format_version: None,
+                write_format_version: Some(tiledb_runtime::write::WRITE_VERSION),
                 capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
             },
             timeout,
@@ -62,29 +63,36 @@ impl Adapter for RuntimeAdapter {
         &self.info
     }
 
-    fn write(&mut self, _case_file: &Path, _out_dir: &Path) -> Answer {
-        Answer::Refused {
-            class: "unsupported".into(),
-            message: "tiledb-runtime does not replay case recipes".into(),
-        }
+    fn write(&mut self, case_file: &Path, out_dir: &Path) -> Answer {
+        let case_file = case_file.to_path_buf();
+        let out_dir = out_dir.to_path_buf();
+        self.contained("write", move || replay_by_file(&case_file, &out_dir))
     }
 
     fn read(&mut self, array_root: &Path, case_file: &Path, read_id: &str) -> Answer {
-        let (tx, rx) = mpsc::channel();
         let array_root = array_root.to_path_buf();
         let case_file = case_file.to_path_buf();
         let read_id = read_id.to_string();
+        self.contained(&format!("read-{}", read_id.clone()), move || {
+            read_by_id(&array_root, &case_file, &read_id)
+        })
+    }
+}
+
+impl RuntimeAdapter {
+    /// Runs one request on its own thread, turning a panic into a crash and an overrun into a
+    /// timeout.
+    fn contained(&self, what: &str, request: impl FnOnce() -> Answer + Send + 'static) -> Answer {
+        let (tx, rx) = mpsc::channel();
         let spawned = thread::Builder::new()
-            .name(format!("tdb-read-{read_id}"))
+            .name(format!("tdb-{what}"))
             .spawn(move || {
-                let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-                    read_by_id(&array_root, &case_file, &read_id)
-                }));
+                let outcome = panic::catch_unwind(AssertUnwindSafe(request));
                 // The receiver is gone only when the runner gave up waiting.
                 let _ = tx.send(outcome);
             });
         if let Err(e) = spawned {
-            return Answer::Crashed(format!("starting a read thread: {e}"));
+            return Answer::Crashed(format!("starting a {what} thread: {e}"));
         }
         match rx.recv_timeout(self.timeout) {
             Ok(Ok(answer)) => answer,
@@ -101,6 +109,18 @@ impl Adapter for RuntimeAdapter {
                 Answer::Crashed("the read thread ended without an answer".into())
             }
         }
+    }
+}
+
+/// Replays a case recipe with our writer.
+fn replay_by_file(case_file: &Path, out_dir: &Path) -> Answer {
+    let text = match std::fs::read_to_string(case_file) {
+        Ok(t) => t,
+        Err(e) => return refused("io", format!("{}: {e}", case_file.display())),
+    };
+    match tiledb_runtime::recipe::replay_case(&text, out_dir) {
+        Ok(()) => Answer::Value(json!({"ok": true})),
+        Err(e) => refused(e.class().name(), e.to_string()),
     }
 }
 
