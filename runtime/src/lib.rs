@@ -5,6 +5,7 @@
 //! filters, the directory hierarchy, reading and writing — is written here by hand.
 
 pub mod array;
+pub mod check;
 pub mod error;
 pub mod filter;
 pub mod format;
