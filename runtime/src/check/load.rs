@@ -161,7 +161,10 @@ pub fn generic_tile(bytes: &[u8], offset: u64, key: Option<[u8; 32]>) -> Result<
         return Err(Error::corrupt(
             offset + 12,
             "GenericTileHeader.tile_size",
-            format!("{} bytes is larger than any metadata tile", header.tile_size),
+            format!(
+                "{} bytes is larger than any metadata tile",
+                header.tile_size
+            ),
         ));
     }
     let encrypted = header.encryption_type != g::EncryptionType::NoEncryption;
@@ -251,7 +254,10 @@ pub fn schema(bytes: &[u8], key: Option<[u8; 32]>) -> Result<g::ArraySchema> {
                 .finalize(),
             "CurrentDomain",
         )
-        .map_err(|e| e.within("ArraySchema.current_domain").at_base(tile.body_offset))?;
+        .map_err(|e| {
+            e.within("ArraySchema.current_domain")
+                .at_base(tile.body_offset)
+        })?;
     }
     Ok(schema)
 }
@@ -352,13 +358,14 @@ pub fn fragment_metadata(
     let region = bytes
         .get(start as usize..trailer as usize)
         .unwrap_or_default();
-    let footer: g::FragmentFooter =
-        read_exact_from(region, footer_args(schema), "FragmentFooter").map_err(|e| {
+    let footer: g::FragmentFooter = read_exact_from(region, footer_args(schema), "FragmentFooter")
+        .map_err(|e| {
             e.within("footer (its field counts come from the schema)")
                 .at_base(start)
         })?;
     let dims = shapes(schema);
-    let rtree_tile = generic_tile(bytes, footer.rtree_offset, key).map_err(|e| e.within("RTree"))?;
+    let rtree_tile =
+        generic_tile(bytes, footer.rtree_offset, key).map_err(|e| e.within("RTree"))?;
     let rtree: g::RTree = payload(
         &rtree_tile,
         g::RTreeBinReadArgs::builder()
@@ -377,7 +384,10 @@ pub fn fragment_metadata(
     let tile_var_offsets = load_all(&footer.tile_var_offsets_offsets, "tile_var_offsets")?;
     let tile_var_sizes = load_all(&footer.tile_var_sizes_offsets, "tile_var_sizes")?;
     let tile_validity_offsets = load_all(
-        footer.tile_validity_offsets_offsets.as_deref().unwrap_or(&[]),
+        footer
+            .tile_validity_offsets_offsets
+            .as_deref()
+            .unwrap_or(&[]),
         "tile_validity_offsets",
     )?;
     for (i, &offset) in footer.tile_null_counts_offsets.iter().flatten().enumerate() {
@@ -434,8 +444,7 @@ pub fn consolidated_fragment_metadata<'s>(
     mut schema_of: impl FnMut(&[u8]) -> Option<&'s g::ArraySchema>,
 ) -> Result<Vec<(Vec<u8>, g::FragmentFooter)>> {
     let tile = single_tile(bytes, key)?;
-    let meta: g::ConsolidatedFragmentMetadata =
-        payload(&tile, (), "ConsolidatedFragmentMetadata")?;
+    let meta: g::ConsolidatedFragmentMetadata = payload(&tile, (), "ConsolidatedFragmentMetadata")?;
     let payload_len = tile.payload.len() as u64;
     let mut out = Vec::with_capacity(meta.entries.len());
     for (i, entry) in meta.entries.iter().enumerate() {
@@ -468,8 +477,9 @@ pub fn consolidated_fragment_metadata<'s>(
                 ),
             ));
         };
-        let footer: g::FragmentFooter = read_exact_from(region, footer_args(schema), "FragmentFooter")
-            .map_err(|e| e.within(&field).at_base(tile.body_offset))?;
+        let footer: g::FragmentFooter =
+            read_exact_from(region, footer_args(schema), "FragmentFooter")
+                .map_err(|e| e.within(&field).at_base(tile.body_offset))?;
         out.push((entry.name.clone(), footer));
     }
     Ok(out)
@@ -511,7 +521,10 @@ pub fn check_offsets_bytes(offsets: &[u8], data_len: u64) -> Result<()> {
         return Err(Error::corrupt(
             0,
             "offsets",
-            format!("{} bytes is not a whole number of u64 offsets", offsets.len()),
+            format!(
+                "{} bytes is not a whole number of u64 offsets",
+                offsets.len()
+            ),
         ));
     }
     let mut previous = 0u64;
@@ -543,8 +556,10 @@ pub fn group_details(bytes: &[u8], key: Option<[u8; 32]>) -> Result<g::GroupDeta
                 "not UTF-8",
             )
         })?;
-        crate::array::group::resolve_member(uri, member.relative)
-            .map_err(|e| e.within(format!("GroupDetails.members[{i}]")).at_base(tile.body_offset))?;
+        crate::array::group::resolve_member(uri, member.relative).map_err(|e| {
+            e.within(format!("GroupDetails.members[{i}]"))
+                .at_base(tile.body_offset)
+        })?;
     }
     Ok(details)
 }

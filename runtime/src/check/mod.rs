@@ -46,7 +46,13 @@ pub struct Finding {
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}: byte {}: ", self.class.name(), self.file, self.offset)?;
+        write!(
+            f,
+            "{}: {}: byte {}: ",
+            self.class.name(),
+            self.file,
+            self.offset
+        )?;
         if !self.field.is_empty() {
             write!(f, "{}: ", self.field)?;
         }
@@ -157,7 +163,13 @@ const ROOT_DIRS: &[&str] = &[
 ];
 
 impl Checker<'_> {
-    fn find(&mut self, file: &str, offset: u64, field: impl Into<String>, message: impl Into<String>) {
+    fn find(
+        &mut self,
+        file: &str,
+        offset: u64,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
         self.report.findings.push(Finding {
             class: ErrorClass::Corrupt,
             file: file.to_string(),
@@ -303,6 +315,20 @@ impl Checker<'_> {
             };
             match load::schema(&bytes, self.key) {
                 Ok(schema) => {
+                    for (i, reference) in schema.enumerations.iter().flatten().enumerate() {
+                        let file = format!(
+                            "__schema/__enumerations/{}",
+                            String::from_utf8_lossy(&reference.path)
+                        );
+                        if !self.files.contains_key(&file) {
+                            self.find(
+                                &path,
+                                0,
+                                format!("ArraySchema.enumerations[{i}].path"),
+                                format!("names {file}, which is missing"),
+                            );
+                        }
+                    }
                     self.schemas.insert(name, schema);
                 }
                 Err(e) => {
@@ -386,8 +412,10 @@ impl Checker<'_> {
                 let embedded = bytes.get(start..end).ok_or_else(|| {
                     Error::corrupt(tile.offset, "embedded delete", "runs past the end")
                 })?;
-                load::delete_commit(embedded, self.key)
-                    .map_err(|e| e.within(format!("delete {}", entry.path)).at_base(tile.offset))?;
+                load::delete_commit(embedded, self.key).map_err(|e| {
+                    e.within(format!("delete {}", entry.path))
+                        .at_base(tile.offset)
+                })?;
             }
         }
         Ok(())
@@ -423,8 +451,8 @@ impl Checker<'_> {
                             .ok()
                             .and_then(|p| self.storage.read(&p).ok())
                             .unwrap_or_default();
-                        for entry in text_files::parse_consolidated_commits(&bytes)
-                            .unwrap_or_default()
+                        for entry in
+                            text_files::parse_consolidated_commits(&bytes).unwrap_or_default()
                         {
                             if entry.name.extension() == Some(Extension::Wrt) {
                                 out.insert(entry.name.stem().to_string());
@@ -455,7 +483,12 @@ impl Checker<'_> {
             }
             let meta = format!("{dir}/__fragment_metadata.tdb");
             if !self.files.contains_key(&meta) {
-                self.find(&dir, 0, "__fragment_metadata.tdb", "the fragment has no metadata file");
+                self.find(
+                    &dir,
+                    0,
+                    "__fragment_metadata.tdb",
+                    "the fragment has no metadata file",
+                );
                 continue;
             }
             let Some(bytes) = self.read(&meta) else {
@@ -535,7 +568,12 @@ impl Checker<'_> {
             match dense_tiles(schema, footer) {
                 Ok(counts) => counts,
                 Err(reason) => {
-                    self.find(meta, fm.footer_offset, "FragmentFooter.non_empty_domain", reason);
+                    self.find(
+                        meta,
+                        fm.footer_offset,
+                        "FragmentFooter.non_empty_domain",
+                        reason,
+                    );
                     return;
                 }
             }
@@ -565,10 +603,13 @@ impl Checker<'_> {
                 cells_per_tile
             }
         };
-        let validity_filters = schema.validity_filters.clone().unwrap_or(g::FilterPipeline {
-            max_chunk_size: filter::DEFAULT_MAX_CHUNK_SIZE,
-            filters: Vec::new(),
-        });
+        let validity_filters = schema
+            .validity_filters
+            .clone()
+            .unwrap_or(g::FilterPipeline {
+                max_chunk_size: filter::DEFAULT_MAX_CHUNK_SIZE,
+                filters: Vec::new(),
+            });
         let mut fields: Vec<Field> = Vec::new();
         for (i, a) in schema.attributes.iter().enumerate() {
             fields.push(Field {
@@ -596,6 +637,29 @@ impl Checker<'_> {
                 has_tiles: sparse,
             });
         }
+        // The special fields that follow the dimensions: cell timestamps,
+        // then delete timestamps and delete condition indexes; all UINT64
+        // under the coordinate filters.
+        let mut next = attributes + 1 + schema.domain.dimensions.len();
+        let mut specials = Vec::new();
+        if footer.has_timestamps {
+            specials.push("t");
+        }
+        if footer.has_delete_meta {
+            specials.extend(["dt", "dci"]);
+        }
+        for name in specials {
+            fields.push(Field {
+                index: next,
+                file: name.to_string(),
+                datatype: g::Datatype::Uint64,
+                cell_val_num: 1,
+                nullable: false,
+                filters: schema.coords_filters.clone(),
+                has_tiles: true,
+            });
+            next += 1;
+        }
         // Every slot lists tile_num offsets, even those that store no
         // tiles (`__coords`, and the dimensions of a dense fragment), which
         // TileDB fills with zeros.
@@ -612,7 +676,16 @@ impl Checker<'_> {
             }
         }
         for field in &fields {
-            self.check_field(dir, meta, schema, fm, field, version, &validity_filters, &cells_of);
+            self.check_field(
+                dir,
+                meta,
+                schema,
+                fm,
+                field,
+                version,
+                &validity_filters,
+                &cells_of,
+            );
         }
     }
 
@@ -644,7 +717,7 @@ impl Checker<'_> {
                 return;
             }
         };
-        let pipeline = match load::runtime_pipeline(&field.filters, "filters") {
+        let pipeline = match self.data_pipeline(&field.filters, "filters") {
             Ok(p) => p,
             Err(e) => {
                 self.error(meta, &e);
@@ -653,10 +726,7 @@ impl Checker<'_> {
         };
         let type_size = field.datatype.size();
         let (data_ctx, cell_size) = if var {
-            (
-                FilterContext::new(datatype, type_size, version),
-                None,
-            )
+            (FilterContext::new(datatype, type_size, version), None)
         } else {
             let cell = type_size.saturating_mul(field.cell_val_num as u64);
             (FilterContext::new(datatype, cell, version), Some(cell))
@@ -666,11 +736,17 @@ impl Checker<'_> {
         let fixed_file = format!("{dir}/{}.tdb", field.file);
         let fixed_size = footer.file_sizes.get(i).copied().unwrap_or(0);
         let skips = var && pipeline.skips_offsets(datatype, version);
-        let Some(fixed_tiles) = self.tile_ranges(meta, &fixed_file, offsets, fixed_size, &format!("file_sizes[{i}]")) else {
+        let Some(fixed_tiles) = self.tile_ranges(
+            meta,
+            &fixed_file,
+            offsets,
+            fixed_size,
+            &format!("file_sizes[{i}]"),
+        ) else {
             return;
         };
         let offsets_pipeline = if var {
-            match load::runtime_pipeline(&schema.offsets_filters, "offsets_filters") {
+            match self.data_pipeline(&schema.offsets_filters, "offsets_filters") {
                 Ok(p) => p,
                 Err(e) => {
                     self.error(meta, &e);
@@ -690,10 +766,20 @@ impl Checker<'_> {
                     if skips {
                         Ok(())
                     } else {
-                        decode(tile, &offsets_pipeline, &offsets_ctx, Some(cells.saturating_mul(8)))
+                        decode(
+                            tile,
+                            &offsets_pipeline,
+                            &offsets_ctx,
+                            Some(cells.saturating_mul(8)),
+                        )
                     }
                 } else {
-                    decode(tile, &pipeline, &data_ctx, cell_size.map(|c| c.saturating_mul(cells)))
+                    decode(
+                        tile,
+                        &pipeline,
+                        &data_ctx,
+                        cell_size.map(|c| c.saturating_mul(cells)),
+                    )
                 };
                 self.tile_result(&fixed_file, range.0, t, result);
             }
@@ -717,13 +803,25 @@ impl Checker<'_> {
                 );
                 return;
             }
-            if let Some(ranges) = self.tile_ranges(meta, &var_file, &var_offsets, var_size, &format!("file_var_sizes[{i}]")) {
+            if let Some(ranges) = self.tile_ranges(
+                meta,
+                &var_file,
+                &var_offsets,
+                var_size,
+                &format!("file_var_sizes[{i}]"),
+            ) {
                 if let Some(bytes) = self.read_if_any(&var_file, var_size) {
                     for (t, range) in ranges.iter().enumerate() {
                         let tile = &bytes[range.0 as usize..range.1 as usize];
                         let expected = var_sizes.get(t).copied();
                         let result = if skips {
-                            decode_strings(tile, &pipeline, &data_ctx, expected.unwrap_or(0), cells_of(t as u64))
+                            decode_strings(
+                                tile,
+                                &pipeline,
+                                &data_ctx,
+                                expected.unwrap_or(0),
+                                cells_of(t as u64),
+                            )
                         } else {
                             decode(tile, &pipeline, &data_ctx, expected)
                         };
@@ -753,7 +851,7 @@ impl Checker<'_> {
                 );
                 return;
             }
-            let pipeline = match load::runtime_pipeline(validity_filters, "validity_filters") {
+            let pipeline = match self.data_pipeline(validity_filters, "validity_filters") {
                 Ok(p) => p,
                 Err(e) => {
                     self.error(meta, &e);
@@ -761,7 +859,13 @@ impl Checker<'_> {
                 }
             };
             let ctx = self.keyed(FilterContext::new(filter::Datatype::Uint8, 1, version));
-            if let Some(ranges) = self.tile_ranges(meta, &validity_file, &validity_offsets, size, &format!("file_validity_sizes[{i}]")) {
+            if let Some(ranges) = self.tile_ranges(
+                meta,
+                &validity_file,
+                &validity_offsets,
+                size,
+                &format!("file_validity_sizes[{i}]"),
+            ) {
                 if let Some(bytes) = self.read_if_any(&validity_file, size) {
                     for (t, range) in ranges.iter().enumerate() {
                         let tile = &bytes[range.0 as usize..range.1 as usize];
@@ -771,6 +875,20 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// A data tile pipeline: the schema's, plus the AES-256-GCM filter that
+    /// TileDB appends to every pipeline of an encrypted array.
+    fn data_pipeline(
+        &self,
+        stored: &g::FilterPipeline,
+        field: &str,
+    ) -> crate::Result<FilterPipeline> {
+        let mut pipeline = load::runtime_pipeline(stored, field)?;
+        if self.key.is_some() {
+            pipeline.filters.push(filter::Filter::Aes256Gcm);
+        }
+        Ok(pipeline)
     }
 
     fn keyed(&self, ctx: FilterContext) -> FilterContext {
@@ -889,7 +1007,7 @@ impl Checker<'_> {
 struct Field {
     /// Index in the footer's field space.
     index: usize,
-    /// File stem: `a<i>` or `d<j>`.
+    /// File stem: `a<i>`, `d<j>`, `t`, `dt` or `dci`.
     file: String,
     datatype: g::Datatype,
     cell_val_num: u32,
@@ -1000,7 +1118,8 @@ pub fn name_problem(path: &str) -> Option<String> {
             Ok(n) if allowed.contains(&n.extension()) => None,
             Ok(n) => Some(format!(
                 "{name}: a .{} file does not belong here",
-                n.extension().map_or("", |e| e.suffix().trim_start_matches('.'))
+                n.extension()
+                    .map_or("", |e| e.suffix().trim_start_matches('.'))
             )),
             Err(e) => Some(e),
         }
@@ -1012,7 +1131,9 @@ pub fn name_problem(path: &str) -> Option<String> {
             if name.starts_with("__") {
                 None
             } else {
-                Some(format!("{name}: enumeration files are named __<label>_<version>"))
+                Some(format!(
+                    "{name}: enumeration files are named __<label>_<version>"
+                ))
             }
         }
         ["__commits", name] => ext_in(
@@ -1051,7 +1172,14 @@ pub fn name_problem(path: &str) -> Option<String> {
         [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
         [name] => {
             // Legacy (format < 12) commit, vacuum and metadata files in the root.
-            ext_in(name, &[Some(Extension::Ok), Some(Extension::Vac), Some(Extension::Meta)])
+            ext_in(
+                name,
+                &[
+                    Some(Extension::Ok),
+                    Some(Extension::Vac),
+                    Some(Extension::Meta),
+                ],
+            )
         }
         [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
             // Before format 9, fragment files are named after their fields.

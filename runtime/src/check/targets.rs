@@ -38,7 +38,10 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("array_schema_payload", array_schema_payload),
     ("fragment_footer", fragment_footer),
     ("fragment_metadata", fragment_metadata),
-    ("consolidated_fragment_metadata", consolidated_fragment_metadata),
+    (
+        "consolidated_fragment_metadata",
+        consolidated_fragment_metadata,
+    ),
     ("commit_files", commit_files),
     ("consolidated_commits", consolidated_commits),
     ("delete_condition", delete_condition),
@@ -51,20 +54,32 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("filter_lz4", |d| filter_one(d, FilterKind::Lz4)),
     ("filter_rle", |d| filter_one(d, FilterKind::Rle)),
     ("filter_bzip2", |d| filter_one(d, FilterKind::Bzip2)),
-    ("filter_double_delta", |d| filter_one(d, FilterKind::DoubleDelta)),
+    ("filter_double_delta", |d| {
+        filter_one(d, FilterKind::DoubleDelta)
+    }),
     ("filter_delta", |d| filter_one(d, FilterKind::Delta)),
-    ("filter_dictionary", |d| filter_one(d, FilterKind::Dictionary)),
+    ("filter_dictionary", |d| {
+        filter_one(d, FilterKind::Dictionary)
+    }),
     ("filter_bit_width_reduction", |d| {
         filter_one(d, FilterKind::BitWidthReduction)
     }),
     ("filter_positive_delta", |d| {
         filter_one(d, FilterKind::PositiveDelta)
     }),
-    ("filter_bitshuffle", |d| filter_one(d, FilterKind::BitShuffle)),
-    ("filter_byteshuffle", |d| filter_one(d, FilterKind::ByteShuffle)),
+    ("filter_bitshuffle", |d| {
+        filter_one(d, FilterKind::BitShuffle)
+    }),
+    ("filter_byteshuffle", |d| {
+        filter_one(d, FilterKind::ByteShuffle)
+    }),
     ("filter_checksum_md5", |d| filter_one(d, FilterKind::Md5)),
-    ("filter_checksum_sha256", |d| filter_one(d, FilterKind::Sha256)),
-    ("filter_scale_float", |d| filter_one(d, FilterKind::ScaleFloat)),
+    ("filter_checksum_sha256", |d| {
+        filter_one(d, FilterKind::Sha256)
+    }),
+    ("filter_scale_float", |d| {
+        filter_one(d, FilterKind::ScaleFloat)
+    }),
     ("filter_xor", |d| filter_one(d, FilterKind::Xor)),
     ("filter_webp", |d| filter_one(d, FilterKind::Webp)),
     ("filter_aes256gcm", |d| filter_one(d, FilterKind::Aes)),
@@ -748,8 +763,9 @@ pub fn roundtrip(data: &[u8]) {
         // The unfiltered tile is the same as with no filters at all.
         let plain = filter_tile(&cells, &FilterPipeline::default(), &ctx)
             .unwrap_or_else(|e| panic!("an unfiltered tile cannot be framed: {e}"));
-        let plain_back = unfilter_tile(&plain, &FilterPipeline::default(), &ctx, cells.len() as u64)
-            .unwrap_or_else(|e| panic!("an unfiltered tile does not read back: {e}"));
+        let plain_back =
+            unfilter_tile(&plain, &FilterPipeline::default(), &ctx, cells.len() as u64)
+                .unwrap_or_else(|e| panic!("an unfiltered tile does not read back: {e}"));
         assert_eq!(plain_back, back, "filtered and unfiltered tiles differ");
     }
 }
