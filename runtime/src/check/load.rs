@@ -517,7 +517,7 @@ pub fn enumeration(bytes: &[u8], key: Option<[u8; 32]>) -> Result<g::Enumeration
 /// Var-sized offsets stored as raw little-endian u64s: a whole number of
 /// them, ascending, each within the data.
 pub fn check_offsets_bytes(offsets: &[u8], data_len: u64) -> Result<()> {
-    if offsets.len() % 8 != 0 {
+    if !offsets.len().is_multiple_of(8) {
         return Err(Error::corrupt(
             0,
             "offsets",

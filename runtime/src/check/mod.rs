@@ -640,7 +640,7 @@ impl Checker<'_> {
         // The special fields that follow the dimensions: cell timestamps,
         // then delete timestamps and delete condition indexes; all UINT64
         // under the coordinate filters.
-        let mut next = attributes + 1 + schema.domain.dimensions.len();
+        let first_special = attributes + 1 + schema.domain.dimensions.len();
         let mut specials = Vec::new();
         if footer.has_timestamps {
             specials.push("t");
@@ -648,9 +648,9 @@ impl Checker<'_> {
         if footer.has_delete_meta {
             specials.extend(["dt", "dci"]);
         }
-        for name in specials {
+        for (index, name) in (first_special..).zip(specials) {
             fields.push(Field {
-                index: next,
+                index,
                 file: name.to_string(),
                 datatype: g::Datatype::Uint64,
                 cell_val_num: 1,
@@ -658,7 +658,6 @@ impl Checker<'_> {
                 filters: schema.coords_filters.clone(),
                 has_tiles: true,
             });
-            next += 1;
         }
         // Every slot lists tile_num offsets, even those that store no
         // tiles (`__coords`, and the dimensions of a dense fragment), which

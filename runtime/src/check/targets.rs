@@ -31,8 +31,11 @@ const MAX_FUZZ_TILE: u64 = 16 << 20;
 /// The key every AES target uses.
 pub const FUZZ_KEY: [u8; 32] = *b"0123456789abcdeF0123456789abcdeF";
 
+/// The code a fuzz target runs on one input.
+pub type Target = fn(&[u8]);
+
 /// Every target, by name, for the regression test and the CI script.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("generic_tile", generic_tile),
     ("array_schema", array_schema),
     ("array_schema_payload", array_schema_payload),
@@ -423,7 +426,7 @@ pub fn filter_one(data: &[u8], kind: FilterKind) {
     let version = 1 + u32::from(header[1]) % load::MAX_FORMAT_VERSION;
     let cell_val_num = 1 + u64::from(header[2] % 8);
     let pipeline = FilterPipeline::new(vec![filter_from_options(kind, &header[3..])]);
-    let mut ctx = FilterContext::new(datatype, datatype.size() as u64 * cell_val_num, version);
+    let mut ctx = FilterContext::new(datatype, datatype.size() * cell_val_num, version);
     if kind == FilterKind::Aes {
         ctx = ctx.with_key(FUZZ_KEY);
     }
@@ -453,7 +456,7 @@ pub fn pipeline(data: &[u8]) {
         return;
     };
     let datatype = Datatype::from_value(head[1]).unwrap_or(Datatype::Uint8);
-    let ctx = FilterContext::new(datatype, datatype.size() as u64, version).with_key(FUZZ_KEY);
+    let ctx = FilterContext::new(datatype, datatype.size(), version).with_key(FUZZ_KEY);
     decode_tile(tile, &pipeline, &ctx, u64::from(head[2]));
 }
 
