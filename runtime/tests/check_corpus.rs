@@ -47,6 +47,7 @@ fn options_for(case: &Path) -> CheckOptions {
         .and_then(|k| <[u8; 32]>::try_from(k.as_bytes()).ok());
     CheckOptions {
         encryption_key: key,
+        ..Default::default()
     }
 }
 

@@ -18,9 +18,11 @@ use crate::{Error, Result};
 pub const MAX_FORMAT_VERSION: u32 = 22;
 
 /// Unfiltered generic tiles larger than this are refused before decoding:
-/// no metadata tile TileDB writes comes close, and the check must not let a
-/// forged size make it allocate without bound.
-pub const MAX_GENERIC_TILE_SIZE: u64 = 1 << 30;
+/// no metadata tile TileDB writes comes close (256 MiB of tile offsets
+/// would describe 32 million tiles), and a forged size must not make us
+/// allocate without bound. It also keeps the fuzz targets under their
+/// 512 MiB allocation cap.
+pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
 
 /// A decoded generic tile.
 #[derive(Debug, Clone)]

@@ -74,16 +74,25 @@ impl Report {
     }
 }
 
+/// Data tiles that unfilter to more than this are reported (class
+/// unsupported) rather than decoded: a forged chunk length must not make the
+/// check allocate without bound.
+pub const DEFAULT_MAX_TILE_SIZE: u64 = 1 << 30;
+
 /// Options of a check.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
     /// The AES-256-GCM key of an encrypted array.
     pub encryption_key: Option<[u8; 32]>,
+    /// The largest unfiltered data tile decoded (default
+    /// [`DEFAULT_MAX_TILE_SIZE`]).
+    pub max_tile_size: Option<u64>,
 }
 
 struct Checker<'a> {
     storage: &'a dyn Storage,
     key: Option<[u8; 32]>,
+    max_tile_size: u64,
     report: Report,
     /// Every file: array-relative path → size.
     files: BTreeMap<String, u64>,
@@ -144,6 +153,7 @@ pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
     let mut checker = Checker {
         storage,
         key: options.encryption_key,
+        max_tile_size: options.max_tile_size.unwrap_or(DEFAULT_MAX_TILE_SIZE),
         report: Report::default(),
         files: BTreeMap::new(),
         schemas: BTreeMap::new(),
@@ -701,6 +711,7 @@ impl Checker<'_> {
         cells_of: &dyn Fn(u64) -> u64,
     ) {
         let footer = &fm.footer;
+        let limit = self.max_tile_size;
         let i = field.index;
         let var = field.cell_val_num == u32::MAX;
         let Some(offsets) = fm.tile_offsets.get(i) else {
@@ -770,6 +781,7 @@ impl Checker<'_> {
                             &offsets_pipeline,
                             &offsets_ctx,
                             Some(cells.saturating_mul(8)),
+                            limit,
                         )
                     }
                 } else {
@@ -778,6 +790,7 @@ impl Checker<'_> {
                         &pipeline,
                         &data_ctx,
                         cell_size.map(|c| c.saturating_mul(cells)),
+                        limit,
                     )
                 };
                 self.tile_result(&fixed_file, range.0, t, result);
@@ -820,9 +833,10 @@ impl Checker<'_> {
                                 &data_ctx,
                                 expected.unwrap_or(0),
                                 cells_of(t as u64),
+                                limit,
                             )
                         } else {
-                            decode(tile, &pipeline, &data_ctx, expected)
+                            decode(tile, &pipeline, &data_ctx, expected, limit)
                         };
                         self.tile_result(&var_file, range.0, t, result);
                     }
@@ -868,7 +882,7 @@ impl Checker<'_> {
                 if let Some(bytes) = self.read_if_any(&validity_file, size) {
                     for (t, range) in ranges.iter().enumerate() {
                         let tile = &bytes[range.0 as usize..range.1 as usize];
-                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)));
+                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
                         self.tile_result(&validity_file, range.0, t, result);
                     }
                 }
@@ -1016,6 +1030,21 @@ struct Field {
     has_tiles: bool,
 }
 
+/// Refuses a tile whose framing promises more than `limit` unfiltered
+/// bytes, before anything is allocated for it.
+fn within_limit(tile: &[u8], limit: u64) -> crate::Result<u64> {
+    let total: u64 = parse_chunks(tile)?
+        .iter()
+        .map(|c| c.original_len as u64)
+        .sum();
+    if total > limit {
+        return Err(Error::unsupported(format!(
+            "the tile unfilters to {total} bytes, more than this check's limit of {limit}"
+        )));
+    }
+    Ok(total)
+}
+
 /// Unfilters one tile; `expected` is its unfiltered size when known (the
 /// framing's chunk lengths are used otherwise).
 fn decode(
@@ -1023,15 +1052,10 @@ fn decode(
     pipeline: &FilterPipeline,
     ctx: &FilterContext,
     expected: Option<u64>,
+    limit: u64,
 ) -> crate::Result<()> {
-    let expected = match expected {
-        Some(n) => n,
-        None => parse_chunks(tile)?
-            .iter()
-            .map(|c| c.original_len as u64)
-            .sum(),
-    };
-    unfilter_tile(tile, pipeline, ctx, expected).map(|_| ())
+    let total = within_limit(tile, limit)?;
+    unfilter_tile(tile, pipeline, ctx, expected.unwrap_or(total)).map(|_| ())
 }
 
 fn decode_strings(
@@ -1040,7 +1064,9 @@ fn decode_strings(
     ctx: &FilterContext,
     expected: u64,
     cells: u64,
+    limit: u64,
 ) -> crate::Result<()> {
+    within_limit(tile, limit)?;
     unfilter_var_string_tile(tile, pipeline, ctx, expected, cells).map(|_| ())
 }
 

@@ -611,7 +611,11 @@ pub fn array_directory(data: &[u8]) {
     let _ = ArrayDirectory::open(&storage, 0, u64::MAX);
     let _ = ArrayDirectory::open(&storage, 5, 15);
     let _ = GroupDirectory::open(&storage, 0, u64::MAX);
-    let _ = super::check_storage(&storage, &super::CheckOptions::default());
+    let options = super::CheckOptions {
+        max_tile_size: Some(MAX_FUZZ_TILE),
+        ..Default::default()
+    };
+    let _ = super::check_storage(&storage, &options);
     let _ = std::fs::remove_dir_all(&scratch);
 }
 

@@ -47,6 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     let options = CheckOptions {
         encryption_key: args.key.as_deref().map(parse_key).transpose()?,
+        ..Default::default()
     };
     let report = check_array(&args.array, &options);
     for finding in &report.findings {
