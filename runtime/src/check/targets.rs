@@ -584,27 +584,52 @@ pub fn array_directory(data: &[u8]) {
     }
     // A file beside the array that a path escaping the folder would reach.
     let _ = std::fs::write(scratch.join("outside"), b"outside the array");
-    for (path, body) in decode_entries(data) {
-        // Only well-formed relative paths are created; the hostile ones
-        // are the links and the names written inside files.
-        let Ok(rel) = RelPath::parse(&path) else {
-            continue;
-        };
-        let mut full = root.clone();
-        for component in rel.components() {
-            full.push(component);
-        }
-        if let Some(parent) = full.parent() {
-            let _ = std::fs::create_dir_all(parent);
-        }
-        if let Some(target) = body.strip_prefix(b"@") {
-            #[cfg(unix)]
-            {
-                let target = String::from_utf8_lossy(target).into_owned();
-                let _ = std::os::unix::fs::symlink(target, &full);
+    // Regular files first, links last, and nothing is ever created through
+    // a link: the fuzzer names the links' targets, and the machine outside
+    // the scratch folder must stay untouched.
+    let entries = decode_entries(data);
+    for link_pass in [false, true] {
+        for (path, body) in &entries {
+            let link = body.strip_prefix(b"@");
+            if link.is_some() != link_pass {
+                continue;
             }
-        } else {
-            let _ = std::fs::write(&full, body);
+            // Only well-formed relative paths are created; the hostile
+            // ones are the links and the names written inside files.
+            let Ok(rel) = RelPath::parse(path) else {
+                continue;
+            };
+            let mut full = root.clone();
+            let mut through_link = false;
+            for component in rel.components() {
+                if std::fs::symlink_metadata(&full).is_ok_and(|m| !m.is_dir()) {
+                    through_link = true;
+                    break;
+                }
+                full.push(component);
+            }
+            if through_link || std::fs::symlink_metadata(&full).is_ok() {
+                continue;
+            }
+            let Some(parent) = full.parent() else {
+                continue;
+            };
+            match link {
+                None => {
+                    let _ = std::fs::create_dir_all(parent);
+                    let _ = std::fs::write(&full, body);
+                }
+                Some(target) => {
+                    // Links go only into folders made in the first pass.
+                    #[cfg(unix)]
+                    if std::fs::symlink_metadata(parent).is_ok_and(|m| m.is_dir()) {
+                        let target = String::from_utf8_lossy(target).into_owned();
+                        let _ = std::os::unix::fs::symlink(target, &full);
+                    }
+                    #[cfg(not(unix))]
+                    let _ = (target, parent);
+                }
+            }
         }
     }
     let storage = ConfinedStorage::new(&root);
