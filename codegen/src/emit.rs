@@ -1296,7 +1296,11 @@ pub fn render(spec_file: &str, tokens: TokenStream) -> String {
         Ok(file) => file,
         Err(err) => panic!("codegen produced unparsable Rust for {spec_file}: {err}\n{tokens}"),
     };
-    format!("{}{}", header(spec_file), space_items(&prettyplease::unparse(&file)))
+    format!(
+        "{}{}",
+        header(spec_file),
+        space_items(&prettyplease::unparse(&file))
+    )
 }
 
 /// Puts a blank line between top-level items, which prettyplease runs together.
@@ -1309,7 +1313,8 @@ fn space_items(text: &str) -> String {
             || line.starts_with("pub ")
             || line.starts_with("impl ")
             || line.starts_with("use ");
-        let previous_ends_item = previous == "}" || (previous.ends_with(';') && !previous.starts_with(' '));
+        let previous_ends_item =
+            previous == "}" || (previous.ends_with(';') && !previous.starts_with(' '));
         let both_use = line.starts_with("use ") && previous.starts_with("use ");
         if item_start && previous_ends_item && !both_use {
             out.push('\n');

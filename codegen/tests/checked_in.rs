@@ -19,7 +19,9 @@ fn generated_files_match_spec() {
         drifts.is_empty(),
         "generated files differ from spec/; run `cargo run -p tiledb-codegen`:\n{report}"
     );
-    assert!(generated.get("runtime/src/format/generated/mod.rs").is_some());
+    assert!(generated
+        .get("runtime/src/format/generated/mod.rs")
+        .is_some());
     // Generous for an unoptimised test build; the release binary is far faster.
     assert!(elapsed.as_secs_f64() < 5.0, "generation took {elapsed:?}");
 }

@@ -9,7 +9,11 @@ pub mod check;
 pub mod error;
 pub mod filter;
 pub mod format;
+pub mod fragment;
+pub mod metadata;
+pub mod query;
 pub mod read;
+pub mod schema;
 pub mod tile;
 
 pub use error::{Error, ErrorClass, Location, Result};

@@ -374,7 +374,7 @@ fn locate_footer(
                 return Ok((footer, schema));
             }
         }
-        at = generic_tile(&bytes, at, &mut Tally::default())?.end;
+        at = generic_tile(bytes, at, &mut Tally::default())?.end;
     }
     Err("no footer found".into())
 }

@@ -14,3 +14,6 @@ pub use directory::{ArrayDirectory, Fragment, TimeTravelRule};
 pub use group::{object_type, GroupDirectory, ObjectType};
 pub use storage::{LocalStorage, RelPath, Storage};
 pub use timestamped_name::{Extension, NameForm, TimestampedName};
+
+pub mod open;
+pub use open::{Array, OpenOptions};

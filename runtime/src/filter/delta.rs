@@ -33,12 +33,17 @@ pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<
     };
     let n = u64::from_le_bytes(*n);
     let declared = out.len() / width;
-    if !out.len().is_multiple_of(width) || n != declared as u64 {
+    // TileDB encodes floor(len / width) values and drops the tail of an input
+    // that is not a whole number of values (it stays unwritten; zero here).
+    if n != declared as u64 {
         return corrupt(format!(
             "DELTA holds {n} values but {} bytes are declared",
             out.len()
         ));
     }
+    let whole = declared * width;
+    out[whole..].fill(0);
+    let out = &mut out[..whole];
     if body.len() != out.len() {
         return corrupt(format!(
             "DELTA body is {} bytes, expected {}",

@@ -160,7 +160,10 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     let bits = input[0] as u32;
     let n = read_uint(&input[1..9], 8);
     let body = &input[9..];
-    if !out.len().is_multiple_of(width) || n != (out.len() / width) as u64 {
+    // TileDB encodes floor(len / width) values; an input that is not a whole
+    // number of values (e.g. compressed bytes from an earlier filter) keeps
+    // its tail only on the raw path, which copies every byte.
+    if n != (out.len() / width) as u64 {
         return corrupt(format!(
             "DOUBLE_DELTA holds {n} values but {} bytes are declared",
             out.len()
@@ -181,6 +184,11 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     if bits > 64 {
         return corrupt(format!("DOUBLE_DELTA bit size {bits} exceeds 64"));
     }
+    // Bytes past the last whole value are not encoded; TileDB leaves them
+    // unwritten, here they read as zero.
+    let whole = n * width;
+    out[whole..].fill(0);
+    let out = &mut out[..whole];
     let head = out.len().min(2 * width);
     if body.len() < head {
         return corrupt("DOUBLE_DELTA input lacks its first values");

@@ -13,6 +13,7 @@
 
 pub mod datatype;
 mod datatype_standin;
+pub mod format_conversion;
 
 pub(crate) mod bit_width_reduction;
 pub(crate) mod bitshuffle;

@@ -11,6 +11,8 @@
 //! in parallel, and frames the result. Reading frames, checks and unfilters
 //! chunks in parallel, straight into the caller's output buffer.
 
+pub mod generic;
+
 use rayon::prelude::*;
 
 use crate::filter::run::{self, StringCells};

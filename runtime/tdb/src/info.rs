@@ -1,10 +1,269 @@
-//! `tdb info`.
+//! `tdb info`: the schema, fragments and metadata of an array, or the
+//! members and metadata of a group.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use serde_json::{json, Map, Value};
+use tiledb_runtime::array::{object_type, Array, LocalStorage, ObjectType, OpenOptions};
+use tiledb_runtime::metadata::group::GroupContents;
+use tiledb_runtime::metadata::Metadata;
+use tiledb_runtime::schema::{ArraySchema, Scalar};
 
-pub fn run(_args: Args) -> Result<ExitCode, String> {
-    Err("`tdb info` is not implemented yet".into())
+use crate::values::scalar_json;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The array or group folder.
+    path: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Open at this time (milliseconds since the epoch).
+    #[arg(long)]
+    at: Option<u64>,
+    /// The 32-byte AES-256-GCM key of an encrypted array.
+    #[arg(long)]
+    key: Option<String>,
+}
+
+fn bound(dt: tiledb_runtime::filter::Datatype, bytes: &[u8]) -> Value {
+    match Scalar::decode(dt, bytes) {
+        Some(Scalar::Bytes(b)) => json!(String::from_utf8_lossy(&b)),
+        _ => scalar_json(dt, bytes),
+    }
+}
+
+fn metadata_json(meta: &Metadata) -> Value {
+    let mut out = Map::new();
+    for (k, v) in &meta.entries {
+        let value = if matches!(
+            v.datatype,
+            tiledb_runtime::filter::Datatype::StringAscii
+                | tiledb_runtime::filter::Datatype::StringUtf8
+                | tiledb_runtime::filter::Datatype::Char
+        ) {
+            json!(String::from_utf8_lossy(&v.bytes))
+        } else {
+            let size = v.datatype.size().max(1) as usize;
+            Value::Array(
+                v.bytes
+                    .chunks_exact(size)
+                    .map(|c| scalar_json(v.datatype, c))
+                    .collect(),
+            )
+        };
+        out.insert(
+            k.clone(),
+            json!({"type": v.datatype.name(), "value": value}),
+        );
+    }
+    Value::Object(out)
+}
+
+fn filters_json(p: &tiledb_runtime::filter::FilterPipeline) -> Value {
+    Value::Array(p.filters.iter().map(|f| json!(f.name())).collect())
+}
+
+fn schema_json(s: &ArraySchema) -> Value {
+    json!({
+        "name": s.name,
+        "version": s.version,
+        "array_type": if s.is_dense() { "dense" } else { "sparse" },
+        "cell_order": s.cell_order.name(),
+        "tile_order": s.tile_order.name(),
+        "capacity": s.capacity,
+        "allows_duplicates": s.allows_dups,
+        "coords_filters": filters_json(&s.coords_filters),
+        "offsets_filters": filters_json(&s.offsets_filters),
+        "validity_filters": filters_json(&s.validity_filters),
+        "dimensions": s.dimensions.iter().map(|d| json!({
+            "name": d.name,
+            "type": d.datatype.name(),
+            "var": d.var,
+            "domain": d.domain.as_ref().map(|(lo, hi)| json!([bound(d.datatype, lo), bound(d.datatype, hi)])),
+            "tile_extent": d.extent.as_ref().map(|e| bound(d.datatype, e)),
+            "filters": filters_json(&d.filters),
+        })).collect::<Vec<_>>(),
+        "attributes": s.attributes.iter().map(|a| json!({
+            "name": a.name,
+            "type": a.datatype.name(),
+            "cell_val_num": a.cell_val_num.map_or(json!("var"), |n| json!(n)),
+            "nullable": a.nullable,
+            "filters": filters_json(&a.filters),
+            "enumeration": a.enumeration,
+        })).collect::<Vec<_>>(),
+        "enumerations": s.enumerations.iter().map(|e| json!({"name": e.name, "type": e.datatype.name(), "values": e.values.len()})).collect::<Vec<_>>(),
+        "dimension_labels": s.labels.iter().map(|l| json!({"name": l.name, "dimension": l.dim_index, "uri": l.uri})).collect::<Vec<_>>(),
+    })
+}
+
+fn array_json(array: &Array) -> Value {
+    let schema = array.schema();
+    let fragments: Vec<Value> = array
+        .fragments()
+        .iter()
+        .map(|f| {
+            let (t1, t2) = f.name.timestamp_range();
+            let ned = f.non_empty_domain.as_ref().map(|ned| {
+                Value::Array(
+                    ned.iter()
+                        .zip(&f.schema.dimensions)
+                        .map(|((lo, hi), d)| json!([bound(d.datatype, lo), bound(d.datatype, hi)]))
+                        .collect(),
+                )
+            });
+            let cells = if f.dense {
+                f.non_empty_domain.as_ref().map(|ned| {
+                    ned.iter()
+                        .zip(&f.schema.dimensions)
+                        .map(|((lo, hi), d)| {
+                            match (
+                                Scalar::decode(d.datatype, lo).and_then(|s| s.as_int()),
+                                Scalar::decode(d.datatype, hi).and_then(|s| s.as_int()),
+                            ) {
+                                (Some(lo), Some(hi)) => (hi - lo + 1).max(0) as u128,
+                                _ => 0,
+                            }
+                        })
+                        .product::<u128>()
+                })
+            } else if f.tile_num == 0 {
+                Some(0)
+            } else {
+                Some(
+                    (f.tile_num as u128 - 1) * f.schema.capacity as u128
+                        + f.cell_num(f.tile_num - 1, 0) as u128,
+                )
+            };
+            json!({
+                "name": f.name.as_str(),
+                "timestamps": [t1, t2],
+                "format_version": f.version,
+                "type": if f.dense { "dense" } else { "sparse" },
+                "schema": f.schema.name,
+                "non_empty_domain": ned,
+                "cell_count": cells.map(|c| json!(c as u64)),
+                "tile_count": f.tile_num,
+            })
+        })
+        .collect();
+    let metadata = match array.metadata() {
+        Ok(m) => metadata_json(&m),
+        Err(e) => json!({"error": e.to_string()}),
+    };
+    json!({"type": "array", "schema": schema_json(schema), "fragments": fragments, "metadata": metadata})
+}
+
+fn print_text(doc: &Value) {
+    if doc["type"] == "group" {
+        println!("group");
+        for m in doc["members"].as_array().into_iter().flatten() {
+            println!(
+                "  member {} ({}) -> {}",
+                m["name"].as_str().unwrap_or(""),
+                m["type"].as_str().unwrap_or(""),
+                m["uri"].as_str().unwrap_or("")
+            );
+        }
+    } else {
+        let s = &doc["schema"];
+        println!(
+            "{} array, schema {} (format {}), cell order {}, tile order {}, capacity {}, duplicates {}",
+            s["array_type"].as_str().unwrap_or(""),
+            s["name"].as_str().unwrap_or(""),
+            s["version"],
+            s["cell_order"].as_str().unwrap_or(""),
+            s["tile_order"].as_str().unwrap_or(""),
+            s["capacity"],
+            s["allows_duplicates"]
+        );
+        for d in s["dimensions"].as_array().into_iter().flatten() {
+            println!(
+                "  dimension {} {} domain {} extent {} filters {}",
+                d["name"].as_str().unwrap_or(""),
+                d["type"].as_str().unwrap_or(""),
+                d["domain"],
+                d["tile_extent"],
+                d["filters"]
+            );
+        }
+        for a in s["attributes"].as_array().into_iter().flatten() {
+            println!(
+                "  attribute {} {} x{} nullable {} filters {}",
+                a["name"].as_str().unwrap_or(""),
+                a["type"].as_str().unwrap_or(""),
+                a["cell_val_num"],
+                a["nullable"],
+                a["filters"]
+            );
+        }
+        let frags = doc["fragments"].as_array().cloned().unwrap_or_default();
+        println!("{} fragment(s)", frags.len());
+        for f in frags {
+            println!(
+                "  {} t={} v{} {} cells {} non-empty {}",
+                f["name"].as_str().unwrap_or(""),
+                f["timestamps"],
+                f["format_version"],
+                f["type"].as_str().unwrap_or(""),
+                f["cell_count"],
+                f["non_empty_domain"]
+            );
+        }
+    }
+    let meta = doc["metadata"].as_object().cloned().unwrap_or_default();
+    println!("{} metadata key(s)", meta.len());
+    for (k, v) in meta {
+        println!(
+            "  {k} ({}) = {}",
+            v["type"].as_str().unwrap_or(""),
+            v["value"]
+        );
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let key = crate::read::key(&args.key)?;
+    let mut options = OpenOptions {
+        key,
+        ..OpenOptions::default()
+    };
+    if let Some(at) = args.at {
+        options.timestamp_end = at;
+    }
+    let where_ = |e: tiledb_runtime::Error| format!("{}: {e}", args.path.display());
+    if !args.path.is_dir() {
+        return Err(format!("{}: not a folder", args.path.display()));
+    }
+    let storage = LocalStorage::new(&args.path);
+    let doc = match object_type(&storage).map_err(where_)? {
+        ObjectType::Group => {
+            let g = GroupContents::load(
+                &storage,
+                options.timestamp_start,
+                options.timestamp_end,
+                key.as_ref(),
+            )
+            .map_err(where_)?;
+            json!({
+                "type": "group",
+                "members": g.members.iter().map(|m| json!({"name": m.name, "uri": m.uri, "relative": m.relative, "type": if m.is_array {"array"} else {"group"}})).collect::<Vec<_>>(),
+                "metadata": metadata_json(&g.metadata),
+            })
+        }
+        ObjectType::Array => array_json(&Array::open_path(&args.path, options).map_err(where_)?),
+        _ => {
+            return Err(format!(
+                "{}: neither a TileDB array nor a group",
+                args.path.display()
+            ))
+        }
+    };
+    if args.json {
+        println!("{doc}");
+    } else {
+        print_text(&doc);
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -12,9 +12,14 @@ mod check;
 mod conformance;
 mod info;
 mod read;
+mod values;
 
 #[derive(Parser)]
-#[command(name = "tdb", version, about = "Read, inspect, check and test TileDB arrays in pure Rust")]
+#[command(
+    name = "tdb",
+    version,
+    about = "Read, inspect, check and test TileDB arrays in pure Rust"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1,0 +1,185 @@
+//! An array opened for reading at a time range: its schema, its fragments'
+//! metadata (footers only, until a read needs more), and its delete
+//! conditions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::array::directory::SchemaFile;
+use crate::array::{ArrayDirectory, LocalStorage, Storage, TimeTravelRule};
+use crate::error::Result;
+use crate::fragment::{load_consolidated_footers, FragmentMetadata, SchemaCache};
+use crate::metadata::Metadata;
+use crate::query::{load_condition, DeleteCondition};
+use crate::read::{ReadQuery, ReadResult};
+use crate::schema::ArraySchema;
+
+/// How to open an array.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenOptions {
+    /// The open range, inclusive, in milliseconds.
+    pub timestamp_start: u64,
+    pub timestamp_end: u64,
+    /// The AES-256-GCM key of an encrypted array.
+    pub key: Option<[u8; 32]>,
+}
+
+impl Default for OpenOptions {
+    /// Opened now: `[0, now]`.
+    fn default() -> Self {
+        OpenOptions {
+            timestamp_start: 0,
+            timestamp_end: crate::array::timestamped_name::now_ms(),
+            key: None,
+        }
+    }
+}
+
+/// An array opened for reading.
+pub struct Array {
+    storage: Box<dyn Storage>,
+    directory: ArrayDirectory,
+    schema: Arc<ArraySchema>,
+    fragments: Vec<Arc<FragmentMetadata>>,
+    conditions: Vec<DeleteCondition>,
+    options: OpenOptions,
+}
+
+impl Array {
+    /// Opens the array in the local folder `path`.
+    pub fn open_path(path: impl AsRef<Path>, options: OpenOptions) -> Result<Array> {
+        Self::open(Box::new(LocalStorage::new(path.as_ref())), options)
+    }
+
+    /// Opens the array rooted at `storage`. Reads the folder listings, the
+    /// latest schema (and the fragments' schemas), consolidated fragment
+    /// metadata, and each fragment's footer (only the footer: from a
+    /// consolidated `.meta` file when it holds it), and the delete commits.
+    pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Array> {
+        let directory = ArrayDirectory::open(
+            storage.as_ref(),
+            options.timestamp_start,
+            options.timestamp_end,
+        )?;
+        let key = options.key;
+        let schemas = SchemaCache::new(storage.as_ref(), key);
+        let latest: &SchemaFile = directory.latest_schema_for_read();
+        let latest_name = latest.name.as_ref().map(|n| n.as_str().to_string());
+        let schema = schemas.get(latest_name.as_deref())?;
+        let rule = TimeTravelRule::for_read(!schema.is_dense());
+        let listed = directory.fragments(rule);
+        let consolidated = if listed.is_empty() {
+            Default::default()
+        } else {
+            load_consolidated_footers(
+                storage.as_ref(),
+                directory.fragment_meta_files(),
+                key.as_ref(),
+            )?
+        };
+        let mut fragments = Vec::with_capacity(listed.len());
+        for fragment in &listed {
+            fragments.push(Arc::new(FragmentMetadata::load(
+                storage.as_ref(),
+                fragment,
+                &schemas,
+                &consolidated,
+                key.as_ref(),
+            )?));
+        }
+        let mut conditions = Vec::new();
+        if !schema.is_dense() {
+            for commit in directory.condition_commits() {
+                conditions.push(load_condition(storage.as_ref(), commit, key.as_ref())?);
+            }
+            conditions.sort_by_key(|c| c.timestamp);
+        }
+        Ok(Array {
+            storage,
+            directory,
+            schema,
+            fragments,
+            conditions,
+            options,
+        })
+    }
+
+    /// The schema the array was opened with (the latest at the open time).
+    pub fn schema(&self) -> &ArraySchema {
+        &self.schema
+    }
+
+    /// The visible fragments, oldest first.
+    pub fn fragments(&self) -> &[Arc<FragmentMetadata>] {
+        &self.fragments
+    }
+
+    pub fn directory(&self) -> &ArrayDirectory {
+        &self.directory
+    }
+
+    pub fn storage(&self) -> &dyn Storage {
+        self.storage.as_ref()
+    }
+
+    pub fn options(&self) -> &OpenOptions {
+        &self.options
+    }
+
+    pub fn conditions(&self) -> &[DeleteCondition] {
+        &self.conditions
+    }
+
+    /// The array's non-empty domain: per dimension the union of the
+    /// fragments' non-empty domains (`None` when no fragment has cells).
+    pub fn non_empty_domain(&self) -> Option<Vec<(crate::schema::Scalar, crate::schema::Scalar)>> {
+        let mut out: Option<Vec<(crate::schema::Scalar, crate::schema::Scalar)>> = None;
+        for f in &self.fragments {
+            let Some(ned) = &f.non_empty_domain else {
+                continue;
+            };
+            let decoded: Option<Vec<_>> = ned
+                .iter()
+                .zip(&self.schema.dimensions)
+                .map(|((lo, hi), d)| {
+                    Some((
+                        crate::schema::Scalar::decode(d.datatype, lo)?,
+                        crate::schema::Scalar::decode(d.datatype, hi)?,
+                    ))
+                })
+                .collect();
+            let Some(decoded) = decoded else { continue };
+            out = Some(match out {
+                None => decoded,
+                Some(prev) => prev
+                    .into_iter()
+                    .zip(decoded)
+                    .map(|((a, b), (c, d))| {
+                        let lo = if c.compare(&a).is_lt() { c } else { a };
+                        let hi = if d.compare(&b).is_gt() { d } else { b };
+                        (lo, hi)
+                    })
+                    .collect(),
+            });
+        }
+        out
+    }
+
+    /// Runs a read.
+    pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
+        if self.schema.is_dense() {
+            crate::read::dense::read(self, query)
+        } else {
+            crate::read::sparse::read(self, query)
+        }
+    }
+
+    /// The array metadata visible at the open range.
+    pub fn metadata(&self) -> Result<Metadata> {
+        Metadata::load(
+            self.storage.as_ref(),
+            &self.directory.metadata().files,
+            self.options.key.as_ref(),
+        )
+    }
+}

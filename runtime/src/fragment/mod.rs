@@ -1,0 +1,747 @@
+//! Fragment metadata: the footer of each fragment (from a consolidated
+//! `.meta` file when one holds it, else from the fragment's own
+//! `__fragment_metadata.tdb`), and, loaded only when a read needs them, the
+//! per-field tile offsets, var sizes, validity offsets and the R-tree.
+//!
+//! Field index space (notes §2.11): attributes `0..A`, the legacy
+//! `__coords` slot `A`, dimensions `A+1..=A+D` (v5+), then the cell
+//! timestamps `t`, then the delete metadata `dt` and `dci`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::array::{Fragment, RelPath, Storage, TimestampedName};
+use crate::error::{Error, Result};
+use crate::format::generated as stored;
+use crate::format::io::{read_exact_from, read_prefix};
+use crate::schema::{dimension_shapes, split_range, ArraySchema};
+use crate::tile::generic::read_generic_tile;
+
+/// A field of a fragment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Field {
+    Attribute(usize),
+    /// The zipped coordinates of format v1–v4.
+    Coords,
+    Dimension(usize),
+    /// Per-cell timestamps (`t`, v14+).
+    Timestamps,
+    /// Per-cell delete timestamps (`dt`, v15+).
+    DeleteTimestamps,
+    /// Per-cell index of the delete condition (`dci`, v15+).
+    DeleteConditionIndex,
+}
+
+/// A `[lo, hi]` range per dimension, as stored bytes.
+pub type Rectangle = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The per-tile tables of one field, loaded on demand.
+#[derive(Debug, Default, Clone)]
+pub struct FieldTiles {
+    pub offsets: Vec<u64>,
+    pub var_offsets: Vec<u64>,
+    pub var_sizes: Vec<u64>,
+    pub validity_offsets: Vec<u64>,
+}
+
+/// The footer facts, from either metadata generation.
+#[derive(Debug, Clone)]
+enum Layout {
+    Footer(Box<stored::FragmentFooter>),
+    Legacy(Box<stored::FragmentMetadataV1V2>),
+}
+
+/// One fragment's metadata.
+#[derive(Debug)]
+pub struct FragmentMetadata {
+    pub path: RelPath,
+    pub name: TimestampedName,
+    pub version: u32,
+    pub schema: Arc<ArraySchema>,
+    pub dense: bool,
+    /// `None` when the fragment is empty (null non-empty domain).
+    pub non_empty_domain: Option<Rectangle>,
+    pub tile_num: u64,
+    pub last_tile_cell_num: u64,
+    pub has_timestamps: bool,
+    pub has_delete_meta: bool,
+    layout: Layout,
+    key: Option<[u8; 32]>,
+    file: OnceLock<Vec<u8>>,
+    fields: Mutex<HashMap<Field, Arc<FieldTiles>>>,
+    mbrs: OnceLock<Arc<Vec<Rectangle>>>,
+    processed: OnceLock<Vec<String>>,
+}
+
+/// Parses a footer at the front of `bytes`.
+fn parse_footer(bytes: &[u8], schema: &ArraySchema) -> Result<(stored::FragmentFooter, u64)> {
+    let dims = dimension_shapes(&schema.stored);
+    read_prefix(
+        bytes,
+        stored::FragmentFooterBinReadArgs::builder()
+            .num_attributes(schema.attributes.len() as u64)
+            .dims(dims)
+            .finalize(),
+        "FragmentFooter",
+    )
+}
+
+/// The schema name a footer names (v10+), from its first bytes.
+pub fn footer_schema_name(bytes: &[u8]) -> Result<Option<String>> {
+    let (head, _): (stored::FragmentFooterHead, u64) =
+        read_prefix(bytes, (), "FragmentFooterHead")?;
+    Ok(match head.schema_name {
+        Some(name) => Some(
+            String::from_utf8(name)
+                .map_err(|_| Error::corrupt(4, "FragmentFooter.schema_name", "not UTF-8"))?,
+        ),
+        None => None,
+    })
+}
+
+/// Loads schemas by file name, each once.
+pub struct SchemaCache<'a> {
+    storage: &'a dyn Storage,
+    key: Option<[u8; 32]>,
+    loaded: Mutex<HashMap<Option<String>, Arc<ArraySchema>>>,
+}
+
+impl<'a> SchemaCache<'a> {
+    pub fn new(storage: &'a dyn Storage, key: Option<[u8; 32]>) -> Self {
+        SchemaCache {
+            storage,
+            key,
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Seeds the cache with an already loaded schema.
+    pub fn insert(&self, name: Option<String>, schema: Arc<ArraySchema>) {
+        if let Ok(mut map) = self.loaded.lock() {
+            map.insert(name, schema);
+        }
+    }
+
+    /// The schema `__schema/<name>`, or `__array_schema.tdb` for `None`.
+    pub fn get(&self, name: Option<&str>) -> Result<Arc<ArraySchema>> {
+        let key = name.map(str::to_string);
+        if let Some(s) = self.loaded.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(s);
+        }
+        let path = ArraySchema::path_for(name)?;
+        let schema = Arc::new(ArraySchema::load(self.storage, &path, self.key.as_ref())?);
+        self.insert(key, schema.clone());
+        Ok(schema)
+    }
+}
+
+/// The footers of consolidated fragment metadata files, by fragment name.
+pub fn load_consolidated_footers(
+    storage: &dyn Storage,
+    meta_files: &[RelPath],
+    key: Option<&[u8; 32]>,
+) -> Result<HashMap<String, Vec<u8>>> {
+    let mut footers = HashMap::new();
+    for path in meta_files {
+        let file = storage.describe(path);
+        let bytes = storage.read(path)?;
+        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+        let meta: stored::ConsolidatedFragmentMetadata =
+            read_exact_from(&tile.payload, (), "ConsolidatedFragmentMetadata")
+                .map_err(|e| e.in_file(&file))?;
+        // `footers` holds the bytes after the entry table; entry offsets count
+        // from the start of the payload.
+        let base = tile.payload.len() as u64 - meta.footers.len() as u64;
+        let mut starts: Vec<u64> = meta.entries.iter().map(|e| e.offset).collect();
+        starts.push(tile.payload.len() as u64);
+        for (i, entry) in meta.entries.iter().enumerate() {
+            let name = String::from_utf8_lossy(&entry.name).into_owned();
+            // Names are fragment folder names (v9+) or absolute URIs.
+            let name = name
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let (start, end) = (entry.offset, starts[i + 1].max(entry.offset));
+            let region = start
+                .checked_sub(base)
+                .and_then(|s| meta.footers.get(s as usize..(end - base) as usize))
+                .ok_or_else(|| {
+                    Error::corrupt(
+                        0,
+                        "ConsolidatedFragmentMetadata.offset",
+                        "footer outside the file",
+                    )
+                    .in_file(&file)
+                })?;
+            footers.entry(name).or_insert_with(|| region.to_vec());
+        }
+    }
+    Ok(footers)
+}
+
+fn rect_from_stored(rect: &stored::NDRectangle, schema: &ArraySchema) -> Result<Rectangle> {
+    rect.ranges
+        .iter()
+        .zip(&schema.dimensions)
+        .map(|(r, d)| split_range(r, (!d.var).then(|| d.coord_size())))
+        .collect()
+}
+
+fn legacy_rect(bytes: &[u8], schema: &ArraySchema) -> Result<Rectangle> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    for d in &schema.dimensions {
+        let size = d.coord_size() as usize;
+        let lo = bytes.get(at..at + size);
+        let hi = bytes.get(at + size..at + 2 * size);
+        match (lo, hi) {
+            (Some(lo), Some(hi)) => out.push((lo.to_vec(), hi.to_vec())),
+            _ => return Err(Error::corrupt(at as u64, "non_empty_domain", "too short")),
+        }
+        at += 2 * size;
+    }
+    Ok(out)
+}
+
+impl FragmentMetadata {
+    /// Loads the metadata of `fragment`: its footer from `consolidated`
+    /// when present there, else from its own metadata file (v3+), or the
+    /// whole legacy metadata tile (v1–v2).
+    pub fn load(
+        storage: &dyn Storage,
+        fragment: &Fragment,
+        schemas: &SchemaCache<'_>,
+        consolidated: &HashMap<String, Vec<u8>>,
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        let path = fragment.metadata_path()?;
+        let describe = storage.describe(&path);
+        let folder = fragment.path.file_name().unwrap_or_default().to_string();
+        if let Some(bytes) = consolidated.get(&folder) {
+            let schema = schemas.get(footer_schema_name(bytes)?.as_deref())?;
+            let (footer, _) = parse_footer(bytes, &schema)?;
+            return Self::from_footer(fragment, schema, footer, None, key);
+        }
+        let bytes = storage.read(&path)?;
+        let named_version = fragment.name.version();
+        if named_version.is_none_or(|v| v <= 2) {
+            if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
+                if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
+                    let schema = schemas.get(None)?;
+                    let mut meta =
+                        Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
+                            .map_err(|e| e.in_file(&describe))?;
+                    meta.set_legacy_density(storage)?;
+                    return Ok(meta);
+                }
+            }
+        }
+        if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+            // TileDB 1.3: the v1-v2 layout behind a 12-byte library version
+            // (major, minor, revision) instead of the format version.
+            let schema = schemas.get(None)?;
+            let payload = crate::schema::legacy13::read_generic_tile(&bytes)
+                .map_err(|e| e.in_file(&describe))?;
+            let rest = payload.get(8..).ok_or_else(|| {
+                Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+            })?;
+            let mut meta = Self::from_legacy(fragment, schema, rest, bytes.clone(), key)
+                .map_err(|e| e.in_file(&describe))?;
+            meta.version = 0;
+            meta.set_legacy_density(storage)?;
+            return Ok(meta);
+        }
+        let (footer, schema) = Self::locate_footer(&bytes, schemas, named_version)
+            .map_err(|e| e.in_file(&describe))?;
+        Self::from_footer(fragment, schema, footer, Some(bytes), key)
+            .map_err(|e| e.in_file(&describe))
+    }
+
+    fn locate_footer(
+        bytes: &[u8],
+        schemas: &SchemaCache<'_>,
+        named_version: Option<u32>,
+    ) -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
+        let len = bytes.len();
+        let trailer = len
+            .checked_sub(8)
+            .and_then(|at| bytes.get(at..))
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes);
+        let try_at =
+            |start: usize, end: usize| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
+                let region = bytes.get(start..end).ok_or_else(|| {
+                    Error::corrupt(start as u64, "FragmentFooter", "footer outside the file")
+                })?;
+                let schema = schemas.get(
+                    footer_schema_name(region)
+                        .map_err(|e| e.at_base(start as u64))?
+                        .as_deref(),
+                )?;
+                let (footer, used) =
+                    parse_footer(region, &schema).map_err(|e| e.at_base(start as u64))?;
+                if used as usize != region.len() {
+                    return Err(Error::corrupt(
+                        start as u64 + used,
+                        "FragmentFooter",
+                        "the footer does not fill its region",
+                    ));
+                }
+                Ok((footer, schema))
+            };
+        let with_trailer = trailer.and_then(|footer_len| {
+            let end = len - 8;
+            let start = end.checked_sub(usize::try_from(footer_len).ok()?)?;
+            Some((start, end))
+        });
+        if named_version.is_some_and(|v| v >= 10) {
+            let (start, end) = with_trailer.ok_or_else(|| {
+                Error::corrupt(
+                    len.saturating_sub(8) as u64,
+                    "FooterLength",
+                    "footer length past the start of the file",
+                )
+            })?;
+            return try_at(start, end);
+        }
+        if let Some((start, end)) = with_trailer {
+            if let Ok(found) = try_at(start, end) {
+                return Ok(found);
+            }
+        }
+        // Versions 3-9 without var dimensions: no trailer; the footer follows
+        // the last generic tile.
+        let mut at = 0usize;
+        while at < len {
+            if let Ok(found) = try_at(at, len) {
+                return Ok(found);
+            }
+            at = read_generic_tile(bytes, at as u64, None)?.end as usize;
+        }
+        Err(Error::corrupt(
+            len as u64,
+            "FragmentFooter",
+            "no footer found",
+        ))
+    }
+
+    fn from_footer(
+        fragment: &Fragment,
+        schema: Arc<ArraySchema>,
+        footer: stored::FragmentFooter,
+        file: Option<Vec<u8>>,
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        if footer.version > crate::schema::MAX_SUPPORTED_VERSION {
+            return Err(Error::unsupported(format!(
+                "unsupported format version {} (fragment)",
+                footer.version
+            )));
+        }
+        let non_empty_domain = if footer.null_non_empty_domain {
+            None
+        } else if footer.version <= 4 {
+            // v3-v4: fixed pairs, already split by the generated layout.
+            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
+        } else {
+            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
+        };
+        let tile_num = footer.tile_offsets_offsets.len();
+        let mut meta = FragmentMetadata {
+            path: fragment.path.clone(),
+            name: fragment.name.clone(),
+            version: footer.version,
+            dense: footer.dense,
+            non_empty_domain,
+            tile_num: 0,
+            last_tile_cell_num: footer.last_tile_cell_num,
+            has_timestamps: footer.has_timestamps,
+            has_delete_meta: footer.has_delete_meta,
+            schema,
+            layout: Layout::Footer(Box::new(footer)),
+            key: key.copied(),
+            file: OnceLock::new(),
+            fields: Mutex::new(HashMap::new()),
+            mbrs: OnceLock::new(),
+            processed: OnceLock::new(),
+        };
+        let _ = tile_num;
+        if let Some(file) = file {
+            let _ = meta.file.set(file);
+        }
+        meta.tile_num = if meta.dense {
+            meta.dense_tile_num()?
+        } else {
+            match &meta.layout {
+                Layout::Footer(f) => f.sparse_tile_num,
+                Layout::Legacy(_) => 0,
+            }
+        };
+        Ok(meta)
+    }
+
+    fn from_legacy(
+        fragment: &Fragment,
+        schema: Arc<ArraySchema>,
+        payload: &[u8],
+        file: Vec<u8>,
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        let dims = dimension_shapes(&schema.stored);
+        let legacy: stored::FragmentMetadataV1V2 = read_exact_from(
+            payload,
+            stored::FragmentMetadataV1V2BinReadArgs::builder()
+                .num_attributes(schema.attributes.len() as u64)
+                .dims(dims)
+                .finalize(),
+            "FragmentMetadataV1V2",
+        )?;
+        let non_empty_domain = if legacy.non_empty_domain.is_empty() {
+            None
+        } else {
+            Some(legacy_rect(&legacy.non_empty_domain, &schema)?)
+        };
+        let coords_tiles = legacy
+            .tile_offsets
+            .get(schema.attributes.len())
+            .map(|l| l.values.len())
+            .unwrap_or(0);
+        let dense = legacy.mbrs.is_empty() && coords_tiles == 0;
+        let tile_num = legacy
+            .tile_offsets
+            .first()
+            .map(|l| l.values.len() as u64)
+            .unwrap_or(0);
+        let meta = FragmentMetadata {
+            path: fragment.path.clone(),
+            name: fragment.name.clone(),
+            version: legacy.version,
+            dense,
+            non_empty_domain,
+            tile_num,
+            last_tile_cell_num: legacy.last_tile_cell_num,
+            has_timestamps: false,
+            has_delete_meta: false,
+            schema,
+            layout: Layout::Legacy(Box::new(legacy)),
+            key: key.copied(),
+            file: OnceLock::new(),
+            fields: Mutex::new(HashMap::new()),
+            mbrs: OnceLock::new(),
+            processed: OnceLock::new(),
+        };
+        let _ = meta.file.set(file);
+        Ok(meta)
+    }
+
+    /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when
+    /// it has no `__coords.tdb`.
+    fn set_legacy_density(&mut self, storage: &dyn Storage) -> Result<()> {
+        let coords = self.path.join("__coords.tdb")?;
+        self.dense = storage.kind(&coords)?.is_none();
+        if self.dense {
+            self.tile_num = self.dense_tile_num()?;
+        }
+        Ok(())
+    }
+
+    fn dense_tile_num(&self) -> Result<u64> {
+        let Some(ned) = &self.non_empty_domain else {
+            return Ok(0);
+        };
+        let mut n: u64 = 1;
+        for (dim, (lo, hi)) in self.schema.dimensions.iter().zip(ned) {
+            let (dlo, _) = dim
+                .domain_scalars()
+                .ok_or_else(|| Error::corrupt(0, "domain", "dense dimension without domain"))?;
+            let ext = dim
+                .extent_scalar()
+                .and_then(|e| e.as_int())
+                .unwrap_or(1)
+                .max(1);
+            let lo = crate::schema::Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int());
+            let hi = crate::schema::Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int());
+            let dlo = dlo.as_int();
+            match (lo, hi, dlo) {
+                (Some(lo), Some(hi), Some(dlo)) => {
+                    let tiles = (hi - dlo).div_euclid(ext) - (lo - dlo).div_euclid(ext) + 1;
+                    n = n.saturating_mul(tiles.max(0) as u64);
+                }
+                _ => {
+                    return Err(Error::corrupt(
+                        0,
+                        "non_empty_domain",
+                        "not an integer domain",
+                    ))
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// The slot of `field` in this fragment's field index space, if the
+    /// fragment has it.
+    pub fn field_index(&self, field: Field) -> Option<usize> {
+        let a = self.schema.attributes.len();
+        let d = self.schema.dimensions.len();
+        let dims = if self.version >= 5 { d } else { 0 };
+        let ts = usize::from(self.has_timestamps);
+        match field {
+            Field::Attribute(i) => (i < a).then_some(i),
+            Field::Coords => Some(a),
+            Field::Dimension(j) => (self.version >= 5 && j < d).then_some(a + 1 + j),
+            Field::Timestamps => self.has_timestamps.then_some(a + 1 + dims),
+            Field::DeleteTimestamps => self.has_delete_meta.then_some(a + 1 + dims + ts),
+            Field::DeleteConditionIndex => self.has_delete_meta.then_some(a + 2 + dims + ts),
+        }
+    }
+
+    /// The data file of `field` (without `_var`/`_validity`), per version.
+    pub fn file_stem(&self, field: Field) -> Option<String> {
+        let index = self.field_index(field)?;
+        let a = self.schema.attributes.len();
+        let raw_name = match field {
+            Field::Attribute(i) => self.schema.attributes[i].name.clone(),
+            Field::Coords => "__coords".to_string(),
+            Field::Dimension(j) => self.schema.dimensions[j].name.clone(),
+            Field::Timestamps => "t".to_string(),
+            Field::DeleteTimestamps => "dt".to_string(),
+            Field::DeleteConditionIndex => "dci".to_string(),
+        };
+        Some(if self.version >= 9 {
+            match field {
+                Field::Attribute(i) => format!("a{i}"),
+                Field::Dimension(_) => format!("d{}", index - a - 1),
+                _ => raw_name,
+            }
+        } else if self.version == 8 {
+            percent_encode_v8(&raw_name)
+        } else {
+            raw_name
+        })
+    }
+
+    /// The file holding `field`'s fixed data (or offsets for var fields).
+    pub fn data_path(&self, field: Field, suffix: &str) -> Result<RelPath> {
+        let stem = self.file_stem(field).ok_or_else(|| {
+            Error::Usage(format!("fragment {} has no field {field:?}", self.name))
+        })?;
+        self.path.join(&format!("{stem}{suffix}.tdb"))
+    }
+
+    fn metadata_file(&self, storage: &dyn Storage) -> Result<&[u8]> {
+        if let Some(file) = self.file.get() {
+            return Ok(file);
+        }
+        let bytes = storage.read(
+            &self
+                .path
+                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
+        )?;
+        let _ = self.file.set(bytes);
+        Ok(self.file.get().map(Vec::as_slice).unwrap_or_default())
+    }
+
+    fn u64_tile(&self, storage: &dyn Storage, offset: u64, what: &str) -> Result<Vec<u64>> {
+        let bytes = self.metadata_file(storage)?;
+        let tile = read_generic_tile(bytes, offset, self.key.as_ref())
+            .map_err(|e| e.within(what.to_string()))?;
+        let list: stored::TileOffsets = read_exact_from(&tile.payload, (), "TileOffsets")
+            .map_err(|e| e.at_base(offset).within(what.to_string()))?;
+        Ok(list.values)
+    }
+
+    /// The tile tables of `field`, loaded once.
+    pub fn field_tiles(&self, storage: &dyn Storage, field: Field) -> Result<Arc<FieldTiles>> {
+        if let Some(t) = self.fields.lock().ok().and_then(|m| m.get(&field).cloned()) {
+            return Ok(t);
+        }
+        let describe = storage.describe(
+            &self
+                .path
+                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
+        );
+        let index = self.field_index(field).ok_or_else(|| {
+            Error::Usage(format!("fragment {} has no field {field:?}", self.name))
+        })?;
+        let mut tiles = FieldTiles::default();
+        match &self.layout {
+            Layout::Footer(f) => {
+                let pick = |list: &Vec<u64>| list.get(index).copied();
+                if let Some(o) = pick(&f.tile_offsets_offsets) {
+                    tiles.offsets = self.u64_tile(storage, o, "tile offsets")?;
+                }
+                if let Some(o) = pick(&f.tile_var_offsets_offsets) {
+                    tiles.var_offsets = self.u64_tile(storage, o, "tile var offsets")?;
+                }
+                if let Some(o) = pick(&f.tile_var_sizes_offsets) {
+                    tiles.var_sizes = self.u64_tile(storage, o, "tile var sizes")?;
+                }
+                if let Some(o) = f.tile_validity_offsets_offsets.as_ref().and_then(pick) {
+                    tiles.validity_offsets = self.u64_tile(storage, o, "tile validity offsets")?;
+                }
+            }
+            Layout::Legacy(l) => {
+                let get = |lists: &Vec<stored::LegacyU64List>| {
+                    lists
+                        .get(index)
+                        .map(|l| l.values.clone())
+                        .unwrap_or_default()
+                };
+                tiles.offsets = get(&l.tile_offsets);
+                tiles.var_offsets = get(&l.tile_var_offsets);
+                tiles.var_sizes = get(&l.tile_var_sizes);
+            }
+        }
+        let tiles = Arc::new(tiles);
+        let _ = describe;
+        if let Ok(mut m) = self.fields.lock() {
+            m.insert(field, tiles.clone());
+        }
+        Ok(tiles)
+    }
+
+    /// The file sizes of `field`: (fixed, var, validity).
+    pub fn file_sizes(&self, field: Field) -> (u64, u64, u64) {
+        let Some(index) = self.field_index(field) else {
+            return (0, 0, 0);
+        };
+        match &self.layout {
+            Layout::Footer(f) => (
+                f.file_sizes.get(index).copied().unwrap_or(0),
+                f.file_var_sizes.get(index).copied().unwrap_or(0),
+                f.file_validity_sizes
+                    .as_ref()
+                    .and_then(|v| v.get(index).copied())
+                    .unwrap_or(0),
+            ),
+            Layout::Legacy(l) => (
+                l.file_sizes.get(index).copied().unwrap_or(0),
+                l.file_var_sizes.get(index).copied().unwrap_or(0),
+                0,
+            ),
+        }
+    }
+
+    /// Cells in tile `tile`.
+    pub fn cell_num(&self, tile: u64, cells_per_dense_tile: u64) -> u64 {
+        if self.dense {
+            cells_per_dense_tile
+        } else if tile + 1 == self.tile_num {
+            if self.last_tile_cell_num == 0 {
+                self.schema.capacity
+            } else {
+                self.last_tile_cell_num
+            }
+        } else {
+            self.schema.capacity
+        }
+    }
+
+    /// The MBR of every tile of a sparse fragment (the R-tree's leaves).
+    pub fn mbrs(&self, storage: &dyn Storage) -> Result<Arc<Vec<Rectangle>>> {
+        if let Some(m) = self.mbrs.get() {
+            return Ok(m.clone());
+        }
+        let rects: Vec<Rectangle> = match &self.layout {
+            Layout::Footer(f) => {
+                let offset = f.rtree_offset;
+                let bytes = self.metadata_file(storage)?;
+                let tile = read_generic_tile(bytes, offset, self.key.as_ref())?;
+                let rtree: stored::RTree = read_exact_from(
+                    &tile.payload,
+                    stored::RTreeBinReadArgs::builder()
+                        .version(self.version)
+                        .dims(dimension_shapes(&self.schema.stored))
+                        .finalize(),
+                    "RTree",
+                )
+                .map_err(|e| e.within("R-tree"))?;
+                match rtree.levels.last() {
+                    Some(level) => level
+                        .mbrs
+                        .iter()
+                        .map(|r| rect_from_stored(r, &self.schema))
+                        .collect::<Result<_>>()?,
+                    None => Vec::new(),
+                }
+            }
+            Layout::Legacy(l) => l
+                .mbrs
+                .iter()
+                .map(|r| rect_from_stored(r, &self.schema))
+                .collect::<Result<_>>()?,
+        };
+        let rects = Arc::new(rects);
+        let _ = self.mbrs.set(rects.clone());
+        Ok(rects)
+    }
+
+    /// The delete/update commits already applied to this fragment's cells
+    /// (array-relative markers such as `__commits/<name>.del`).
+    pub fn processed_conditions(&self, storage: &dyn Storage) -> Result<Vec<String>> {
+        if let Some(p) = self.processed.get() {
+            return Ok(p.clone());
+        }
+        let list = match &self.layout {
+            Layout::Footer(f) => match f.processed_conditions_offset {
+                Some(offset) if self.version >= 16 => {
+                    let bytes = self.metadata_file(storage)?;
+                    let tile = read_generic_tile(bytes, offset, self.key.as_ref())?;
+                    let pc: stored::ProcessedConditions =
+                        read_exact_from(&tile.payload, (), "ProcessedConditions")?;
+                    pc.conditions
+                        .iter()
+                        .map(|c| String::from_utf8_lossy(&c.marker).into_owned())
+                        .collect()
+                }
+                _ => Vec::new(),
+            },
+            Layout::Legacy(_) => Vec::new(),
+        };
+        let _ = self.processed.set(list.clone());
+        Ok(list)
+    }
+}
+
+/// TileDB's v8 file-name encoding (`FragmentMetadata::encode_name`),
+/// including its non-standard entries for Windows-illegal characters.
+pub fn percent_encode_v8(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        let code = match c {
+            '!' => "%21",
+            '#' => "%23",
+            '$' => "%24",
+            '%' => "%25",
+            '&' => "%26",
+            '\'' => "%27",
+            '(' => "%28",
+            ')' => "%29",
+            '*' => "%2A",
+            '+' => "%2B",
+            ',' => "%2C",
+            '/' => "%2F",
+            ':' => "%3A",
+            ';' => "%3B",
+            '=' => "%3D",
+            '?' => "%3F",
+            '@' => "%40",
+            '[' => "%5B",
+            ']' => "%5D",
+            '"' => "%22",
+            '<' => "%20",
+            '>' => "%2D",
+            '\\' => "%30",
+            '|' => "%3C",
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        out.push_str(code);
+    }
+    out
+}

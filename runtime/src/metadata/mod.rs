@@ -1,0 +1,63 @@
+//! Array and group metadata (`__meta/`): key → typed values, applied file by
+//! file in time order; a later entry (or deletion) replaces an earlier one.
+
+pub mod group;
+
+use std::collections::BTreeMap;
+
+use crate::array::directory::TimestampedFile;
+use crate::array::Storage;
+use crate::error::Result;
+use crate::filter::{format_conversion, Datatype};
+use crate::format::generated as stored;
+use crate::format::io::read_exact_from;
+use crate::tile::generic::read_generic_tile;
+
+/// One metadata value: its type and the raw little-endian values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetadataValue {
+    pub datatype: Datatype,
+    pub value_num: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// Metadata, keyed by the key's bytes as text (keys are UTF-8 in practice).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metadata {
+    pub entries: BTreeMap<String, MetadataValue>,
+}
+
+impl Metadata {
+    /// Applies `files` in the order given (time order).
+    pub fn load(
+        storage: &dyn Storage,
+        files: &[TimestampedFile],
+        key: Option<&[u8; 32]>,
+    ) -> Result<Metadata> {
+        let mut meta = Metadata::default();
+        for file in files {
+            let describe = storage.describe(&file.path);
+            let bytes = storage.read(&file.path)?;
+            let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&describe))?;
+            let parsed: stored::Metadata =
+                read_exact_from(&tile.payload, (), "Metadata").map_err(|e| e.in_file(&describe))?;
+            for entry in parsed.entries {
+                let name = String::from_utf8_lossy(&entry.key).into_owned();
+                if entry.deleted {
+                    meta.entries.remove(&name);
+                } else {
+                    meta.entries.insert(
+                        name,
+                        MetadataValue {
+                            datatype: format_conversion::datatype(entry.value_type)
+                                .map_err(|e| e.in_file(&describe))?,
+                            value_num: entry.value_num,
+                            bytes: entry.value.unwrap_or_default(),
+                        },
+                    );
+                }
+            }
+        }
+        Ok(meta)
+    }
+}

@@ -1,0 +1,164 @@
+//! Query conditions as stored in delete (`.del`) and update (`.upd`)
+//! commits: the AST of the negated delete condition, i.e. the condition a
+//! cell must satisfy to be kept. Updates are read as deletes (their values
+//! are never applied), as TileDB does.
+
+use std::cmp::Ordering;
+
+use crate::array::directory::{ConditionCommit, ConditionKind};
+use crate::array::Storage;
+use crate::error::{Error, Result};
+use crate::filter::Datatype;
+use crate::format::generated as stored;
+use crate::format::io::read_prefix;
+use crate::schema::Scalar;
+use crate::tile::generic::read_generic_tile;
+
+/// A condition tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    And(Vec<Condition>),
+    Or(Vec<Condition>),
+    Not(Box<Condition>),
+    Compare {
+        field: String,
+        op: stored::QueryConditionOp,
+        /// The operand bytes (for IN/NOT_IN, all members concatenated).
+        value: Vec<u8>,
+        /// IN/NOT_IN: the start of each member in `value`.
+        offsets: Option<Vec<u64>>,
+    },
+}
+
+/// A delete or update commit loaded for reading.
+#[derive(Debug, Clone)]
+pub struct DeleteCondition {
+    /// The time of the commit (its name's t1).
+    pub timestamp: u64,
+    /// The array-relative marker fragments record once they applied it
+    /// (`__commits/<name>`).
+    pub marker: String,
+    /// The cells to keep.
+    pub keep: Condition,
+    pub kind: ConditionKind,
+}
+
+fn convert(node: &stored::AstNode) -> Result<Condition> {
+    Ok(match &node.node {
+        stored::AstNodeNode::AstExpression(e) => {
+            let children = e.children.iter().map(convert).collect::<Result<Vec<_>>>()?;
+            match e.combination_op {
+                stored::CombinationOp::And => Condition::And(children),
+                stored::CombinationOp::Or => Condition::Or(children),
+                stored::CombinationOp::Not => {
+                    Condition::Not(Box::new(children.into_iter().next().ok_or_else(|| {
+                        Error::corrupt(0, "AstExpression", "NOT without a child")
+                    })?))
+                }
+            }
+        }
+        stored::AstNodeNode::AstValue(v) => Condition::Compare {
+            field: String::from_utf8_lossy(&v.field_name).into_owned(),
+            op: v.op,
+            value: v.value.clone(),
+            offsets: v.offsets.as_ref().map(|o| {
+                o.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect()
+            }),
+        },
+    })
+}
+
+/// Loads a delete or update commit.
+pub fn load_condition(
+    storage: &dyn Storage,
+    commit: &ConditionCommit,
+    key: Option<&[u8; 32]>,
+) -> Result<DeleteCondition> {
+    let describe = storage.describe(&commit.file);
+    let bytes = storage.read_range(&commit.file, commit.offset, commit.size)?;
+    let tile = read_generic_tile(&bytes, 0, key)
+        .map_err(|e| e.at_base(commit.offset).in_file(&describe))?;
+    // An update commit is the same AST followed by its values, ignored here.
+    let (ast, _): (stored::AstNode, u64) =
+        read_prefix(&tile.payload, (), "AstNode").map_err(|e| e.in_file(&describe))?;
+    Ok(DeleteCondition {
+        timestamp: commit.name.timestamp_start(),
+        marker: format!(
+            "{}/{}",
+            crate::array::directory::COMMITS_DIR,
+            commit.name.as_str()
+        ),
+        keep: convert(&ast)?,
+        kind: commit.kind,
+    })
+}
+
+/// What a condition sees of one cell.
+pub trait CellView {
+    /// The value of `field` (its datatype, bytes and validity), or `None`
+    /// when the field does not exist for this cell (schema evolution).
+    fn field(&self, name: &str) -> Option<(Datatype, &[u8], bool)>;
+}
+
+fn compare(datatype: Datatype, cell: &[u8], operand: &[u8]) -> Option<Ordering> {
+    let a = Scalar::decode(datatype, cell)?;
+    let b = Scalar::decode(datatype, operand)?;
+    if let (Scalar::Float(x), Scalar::Float(y)) = (&a, &b) {
+        return x.partial_cmp(y);
+    }
+    Some(a.compare(&b))
+}
+
+impl Condition {
+    /// Whether `cell` satisfies the condition.
+    pub fn eval(&self, cell: &dyn CellView) -> bool {
+        use stored::QueryConditionOp as Op;
+        match self {
+            Condition::And(c) => c.iter().all(|c| c.eval(cell)),
+            Condition::Or(c) => c.iter().any(|c| c.eval(cell)),
+            Condition::Not(c) => !c.eval(cell),
+            Condition::Compare {
+                field,
+                op,
+                value,
+                offsets,
+            } => {
+                let Some((datatype, bytes, valid)) = cell.field(field) else {
+                    return false;
+                };
+                if !valid {
+                    return false;
+                }
+                match op {
+                    Op::AlwaysTrue => true,
+                    Op::AlwaysFalse => false,
+                    Op::In | Op::NotIn => {
+                        let starts = offsets.clone().unwrap_or_default();
+                        let member = starts.iter().enumerate().any(|(i, s)| {
+                            let end = starts.get(i + 1).copied().unwrap_or(value.len() as u64);
+                            value.get(*s as usize..end as usize).is_some_and(|m| {
+                                compare(datatype, bytes, m) == Some(Ordering::Equal)
+                            })
+                        });
+                        member == (*op == Op::In)
+                    }
+                    _ => {
+                        let Some(ord) = compare(datatype, bytes, value) else {
+                            return *op == Op::Ne;
+                        };
+                        match op {
+                            Op::Lt => ord == Ordering::Less,
+                            Op::Le => ord != Ordering::Greater,
+                            Op::Gt => ord == Ordering::Greater,
+                            Op::Ge => ord != Ordering::Less,
+                            Op::Eq => ord == Ordering::Equal,
+                            _ => ord != Ordering::Equal,
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Dense reads: every cell of the subarray, taken from the newest fragment
+//! whose non-empty domain holds it, or the fill value where none does.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::fragment::{Field, FragmentMetadata};
+use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order};
+use crate::read::sparse::{decode_ranges, output_attributes};
+use crate::read::tiles::{load_tiles, TileData};
+use crate::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
+use crate::schema::{CellOrder, Scalar};
+
+/// The most cells a dense read materializes.
+pub const MAX_DENSE_CELLS: u128 = 1 << 28;
+
+fn order(o: CellOrder) -> Order {
+    match o {
+        CellOrder::ColMajor => Order::ColMajor,
+        _ => Order::RowMajor,
+    }
+}
+
+struct Geometry<'a> {
+    fragment: &'a FragmentMetadata,
+    tiling: FragmentTiling,
+    ned: Vec<(i128, i128)>,
+}
+
+/// Runs a dense read.
+pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+    let schema = array.schema();
+    let storage = array.storage();
+    let key = array.options().key;
+    let ranges = decode_ranges(schema, query)?;
+    let attributes = output_attributes(schema, query)?;
+
+    let mut dims = Vec::new();
+    for dim in &schema.dimensions {
+        let (lo, hi) = dim.domain_scalars().ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "Dimension.domain",
+                format!("dense dimension {} has no domain", dim.name),
+            )
+        })?;
+        let (Some(lo), Some(hi)) = (lo.as_int(), hi.as_int()) else {
+            return Err(Error::unsupported(format!(
+                "dense dimension {} is not integral",
+                dim.name
+            )));
+        };
+        let extent = dim
+            .extent_scalar()
+            .and_then(|e| e.as_int())
+            .filter(|e| *e > 0)
+            .unwrap_or(hi - lo + 1);
+        dims.push(DenseDimension {
+            low: lo,
+            high: hi,
+            extent,
+        });
+    }
+    // The coordinates of each dimension, in query order.
+    let mut axes: Vec<Vec<i128>> = Vec::new();
+    let mut total: u128 = 1;
+    for (d, dim) in dims.iter().enumerate() {
+        let spans: Vec<(i128, i128)> = if ranges[d].is_empty() {
+            match &schema.current_domain {
+                Some(cd) if d < cd.len() => {
+                    let (lo, hi) = &cd[d];
+                    let dt = schema.dimensions[d].datatype;
+                    vec![(
+                        Scalar::decode(dt, lo)
+                            .and_then(|s| s.as_int())
+                            .unwrap_or(dim.low),
+                        Scalar::decode(dt, hi)
+                            .and_then(|s| s.as_int())
+                            .unwrap_or(dim.high),
+                    )]
+                }
+                _ => vec![(dim.low, dim.high)],
+            }
+        } else {
+            ranges[d]
+                .iter()
+                .map(|(lo, hi)| match (lo.as_int(), hi.as_int()) {
+                    (Some(lo), Some(hi)) => Ok((lo, hi)),
+                    _ => Err(Error::Usage("dense ranges must be integers".into())),
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut axis = Vec::new();
+        for (lo, hi) in spans {
+            if lo > hi || lo < dim.low || hi > dim.high {
+                return Err(Error::Usage(format!(
+                    "range [{lo}, {hi}] of dimension {} is outside its domain [{}, {}]",
+                    schema.dimensions[d].name, dim.low, dim.high
+                )));
+            }
+            total = total.saturating_mul((hi - lo + 1) as u128);
+            if total > MAX_DENSE_CELLS {
+                return Err(Error::Usage(format!(
+                    "the subarray has more than {MAX_DENSE_CELLS} cells"
+                )));
+            }
+            axis.extend(lo..=hi);
+        }
+        axes.push(axis);
+    }
+
+    // Every cell of the subarray in the requested order.
+    let n = dims.len();
+    let mut cells: Vec<Vec<i128>> = Vec::with_capacity(total as usize);
+    let mut index = vec![0usize; n];
+    if axes.iter().all(|a| !a.is_empty()) {
+        let col = query.layout == Layout::ColMajor;
+        'outer: loop {
+            cells.push((0..n).map(|d| axes[d][index[d]]).collect());
+            let order: Vec<usize> = if col {
+                (0..n).collect()
+            } else {
+                (0..n).rev().collect()
+            };
+            for &d in &order {
+                index[d] += 1;
+                if index[d] < axes[d].len() {
+                    continue 'outer;
+                }
+                index[d] = 0;
+            }
+            break;
+        }
+    }
+    if matches!(query.layout, Layout::Global | Layout::Unordered) {
+        let tile_col = schema.tile_order == CellOrder::ColMajor;
+        let cell_col = schema.cell_order == CellOrder::ColMajor;
+        let key = |c: &Vec<i128>| {
+            let mut tile: Vec<i128> = c.iter().zip(&dims).map(|(x, d)| d.tile_index(*x)).collect();
+            let mut inner: Vec<i128> = c.clone();
+            if tile_col {
+                tile.reverse();
+            }
+            if cell_col {
+                inner.reverse();
+            }
+            (tile, inner)
+        };
+        cells.sort_by_cached_key(key);
+    }
+
+    // Which fragment holds each cell.
+    let mut geometry = Vec::new();
+    for fragment in array.fragments() {
+        let fragment: &FragmentMetadata = fragment;
+        if !fragment.dense {
+            continue;
+        }
+        let Some(ned) = &fragment.non_empty_domain else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
+            match (
+                Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int()),
+                Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int()),
+            ) {
+                (Some(lo), Some(hi)) => spans.push((lo, hi)),
+                _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
+            }
+        }
+        let tiling = FragmentTiling::new(
+            &dims,
+            &spans,
+            order(schema.tile_order),
+            order(schema.cell_order),
+        );
+        geometry.push(Geometry {
+            fragment,
+            tiling,
+            ned: spans,
+        });
+    }
+    let mut owner: Vec<Option<(usize, u64, u64)>> = Vec::with_capacity(cells.len());
+    let mut needed: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); geometry.len()];
+    for c in &cells {
+        let hit = geometry
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, g)| g.ned.iter().zip(c).all(|((lo, hi), x)| lo <= x && x <= hi));
+        owner.push(hit.map(|(gi, g)| {
+            let tile = g.tiling.tile_position(c);
+            needed[gi].insert(tile);
+            (gi, tile, g.tiling.cell_position(c))
+        }));
+    }
+    // Decode the tiles each fragment contributes.
+    let mut decoded: Vec<HashMap<(usize, u64), TileData>> = vec![HashMap::new(); attributes.len()];
+    for (gi, g) in geometry.iter().enumerate() {
+        let tiles: Vec<u64> = needed[gi].iter().copied().collect();
+        if tiles.is_empty() {
+            continue;
+        }
+        if let Some(&bad) = tiles.iter().find(|t| **t >= g.fragment.tile_num) {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {bad}", g.fragment.name),
+            ));
+        }
+        for (ai, &a) in attributes.iter().enumerate() {
+            let name = &schema.attributes[a].name;
+            let Some((fa, _)) = g.fragment.schema.attribute(name) else {
+                continue;
+            };
+            let data = load_tiles(
+                storage,
+                g.fragment,
+                Field::Attribute(fa),
+                &tiles,
+                g.tiling.cells_per_tile(),
+                key.as_ref(),
+            )?;
+            for (t, d) in tiles.iter().zip(data) {
+                decoded[ai].insert((gi, *t), d);
+            }
+        }
+    }
+
+    let mut dim_cols: Vec<Column> = schema
+        .dimensions
+        .iter()
+        .map(|d| Column::new(&d.name, d.datatype, Some(1), false))
+        .collect();
+    let mut attr_cols: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
+        })
+        .collect();
+    for (c, own) in cells.iter().zip(&owner) {
+        for ((col, x), dim) in dim_cols.iter_mut().zip(c).zip(&schema.dimensions) {
+            let bytes = encode_scalar(dim.datatype, &Scalar::Int(*x)).unwrap_or_default();
+            col.push(&bytes, true);
+        }
+        for (ai, (col, &a)) in attr_cols.iter_mut().zip(&attributes).enumerate() {
+            let attr = &schema.attributes[a];
+            match own.and_then(|(gi, t, pos)| decoded[ai].get(&(gi, t)).map(|d| (d, pos))) {
+                Some((tile, pos)) => col.push(tile.cell(pos), tile.valid(pos)),
+                None => col.push(&attr.fill, attr.fill_validity),
+            }
+        }
+    }
+    Ok(ReadResult {
+        dimensions: dim_cols,
+        attributes: attr_cols,
+    })
+}

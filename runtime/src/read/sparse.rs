@@ -1,0 +1,439 @@
+//! Sparse reads: find the tiles whose MBR meets the query, decode them,
+//! keep the cells inside the ranges, the open time range and every delete
+//! condition, resolve duplicates (unless the array allows them) and sort.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::filter::Datatype;
+use crate::fragment::{Field, FragmentMetadata};
+use crate::query::{CellView, Condition};
+use crate::read::order::{compare_coords, GlobalOrder};
+use crate::read::tiles::{load_tiles, TileData};
+use crate::read::{Column, Layout, ReadQuery, ReadResult};
+use crate::schema::{ArraySchema, Scalar};
+
+/// Decoded ranges of the query, per dimension (empty = everything).
+pub(crate) fn decode_ranges(
+    schema: &ArraySchema,
+    query: &ReadQuery,
+) -> Result<Vec<Vec<(Scalar, Scalar)>>> {
+    if query.ranges.len() > schema.dimensions.len() {
+        return Err(Error::Usage(format!(
+            "{} range lists for {} dimensions",
+            query.ranges.len(),
+            schema.dimensions.len()
+        )));
+    }
+    schema
+        .dimensions
+        .iter()
+        .enumerate()
+        .map(|(d, dim)| {
+            query
+                .ranges
+                .get(d)
+                .map(|ranges| {
+                    ranges
+                        .iter()
+                        .map(|(lo, hi)| {
+                            let lo = Scalar::decode(dim.datatype, lo);
+                            let hi = Scalar::decode(dim.datatype, hi);
+                            match (lo, hi) {
+                                (Some(lo), Some(hi)) => Ok((lo, hi)),
+                                _ => Err(Error::Usage(format!(
+                                    "a range of dimension {} has the wrong size",
+                                    dim.name
+                                ))),
+                            }
+                        })
+                        .collect::<Result<Vec<_>>>()
+                })
+                .unwrap_or(Ok(Vec::new()))
+        })
+        .collect()
+}
+
+fn in_ranges(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
+    ranges.is_empty()
+        || ranges
+            .iter()
+            .any(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
+}
+
+fn overlaps(lo: &Scalar, hi: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
+    ranges.is_empty()
+        || ranges
+            .iter()
+            .any(|(a, b)| !hi.compare(a).is_lt() && !lo.compare(b).is_gt())
+}
+
+/// The attributes a query returns, by name, in order.
+pub(crate) fn output_attributes(schema: &ArraySchema, query: &ReadQuery) -> Result<Vec<usize>> {
+    match &query.attributes {
+        None => Ok((0..schema.attributes.len()).collect()),
+        Some(names) => names
+            .iter()
+            .map(|n| {
+                schema
+                    .attribute(n)
+                    .map(|(i, _)| i)
+                    .ok_or_else(|| Error::Usage(format!("no attribute named {n:?}")))
+            })
+            .collect(),
+    }
+}
+
+/// The decoded tiles of one fragment, per field, indexed by slot.
+struct FragmentTiles<'a> {
+    fragment: &'a FragmentMetadata,
+    tiles: Vec<u64>,
+    fields: HashMap<Field, Vec<TileData>>,
+}
+
+struct CellRef<'a, 'b> {
+    frag: &'b FragmentTiles<'a>,
+    slot: usize,
+    cell: u64,
+}
+
+impl CellView for CellRef<'_, '_> {
+    fn field(&self, name: &str) -> Option<(Datatype, &[u8], bool)> {
+        let schema = &self.frag.fragment.schema;
+        if let Some((i, a)) = schema.attribute(name) {
+            let tile = self.frag.fields.get(&Field::Attribute(i))?.get(self.slot)?;
+            return Some((a.datatype, tile.cell(self.cell), tile.valid(self.cell)));
+        }
+        let (j, d) = schema.dimension(name)?;
+        let bytes = coord_bytes(self.frag, j, self.slot, self.cell)?;
+        Some((d.datatype, bytes, true))
+    }
+}
+
+fn coord_bytes<'a>(
+    frag: &'a FragmentTiles<'_>,
+    dim: usize,
+    slot: usize,
+    cell: u64,
+) -> Option<&'a [u8]> {
+    let f = frag.fragment;
+    if f.version >= 5 {
+        let tile = frag.fields.get(&Field::Dimension(dim))?.get(slot)?;
+        return Some(tile.cell(cell));
+    }
+    // v1-v4: one __coords tile, unzipped (dimension after dimension) from v2
+    // and in v1 under compression, otherwise zipped.
+    let tile = frag.fields.get(&Field::Coords)?.get(slot)?;
+    let size = f.schema.dimensions.get(dim)?.coord_size() as usize;
+    let dims = f.schema.dimensions.len();
+    let n = tile.cells as usize;
+    let compressed = f.schema.coords_filters.filters.iter().any(|x| {
+        matches!(
+            x,
+            crate::filter::Filter::Gzip { .. }
+                | crate::filter::Filter::Zstd { .. }
+                | crate::filter::Filter::Lz4 { .. }
+                | crate::filter::Filter::Bzip2 { .. }
+                | crate::filter::Filter::Rle { .. }
+                | crate::filter::Filter::DoubleDelta { .. }
+        )
+    });
+    let start = if f.version >= 2 || compressed {
+        dim * n * size + cell as usize * size
+    } else {
+        (cell as usize * dims + dim) * size
+    };
+    tile.data.get(start..start + size)
+}
+
+fn condition_fields(c: &Condition, out: &mut HashSet<String>) {
+    match c {
+        Condition::And(v) | Condition::Or(v) => v.iter().for_each(|c| condition_fields(c, out)),
+        Condition::Not(c) => condition_fields(c, out),
+        Condition::Compare { field, .. } => {
+            out.insert(field.clone());
+        }
+    }
+}
+
+fn u64_at(tile: Option<&TileData>, cell: u64) -> Option<u64> {
+    tile.and_then(|t| t.cell(cell).try_into().ok())
+        .map(u64::from_le_bytes)
+}
+
+struct Candidate {
+    frag: usize,
+    slot: usize,
+    cell: u64,
+    coords: Vec<Scalar>,
+    timestamp: u64,
+    /// Removed by a delete; still hides older duplicates (TileDB resolves
+    /// duplicates before it applies deletes).
+    deleted: bool,
+}
+
+/// Runs a sparse read.
+pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+    let schema = array.schema();
+    let storage = array.storage();
+    let key = array.options().key;
+    let (open_start, open_end) = (
+        array.options().timestamp_start,
+        array.options().timestamp_end,
+    );
+    let ranges = decode_ranges(schema, query)?;
+    let attributes = output_attributes(schema, query)?;
+
+    let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
+    for fragment in array.fragments() {
+        let fragment: &FragmentMetadata = fragment;
+        if fragment.dense || fragment.non_empty_domain.is_none() {
+            continue;
+        }
+        let fschema = &fragment.schema;
+        let mbrs = fragment.mbrs(storage)?;
+        let mut tiles = Vec::new();
+        for (t, mbr) in mbrs.iter().enumerate() {
+            let hit = mbr.iter().zip(&fschema.dimensions).zip(&ranges).all(
+                |(((lo, hi), dim), r)| match (
+                    Scalar::decode(dim.datatype, lo),
+                    Scalar::decode(dim.datatype, hi),
+                ) {
+                    (Some(lo), Some(hi)) => overlaps(&lo, &hi, r),
+                    _ => true,
+                },
+            );
+            if hit && (t as u64) < fragment.tile_num {
+                tiles.push(t as u64);
+            }
+        }
+        // Fields: coordinates, timestamps, delete metadata, condition
+        // fields and the output attributes.
+        let mut fields: Vec<Field> = if fragment.version >= 5 {
+            (0..fschema.dimensions.len())
+                .map(Field::Dimension)
+                .collect()
+        } else {
+            vec![Field::Coords]
+        };
+        if fragment.has_timestamps {
+            fields.push(Field::Timestamps);
+        }
+        if fragment.has_delete_meta {
+            fields.push(Field::DeleteTimestamps);
+        }
+        let mut names = HashSet::new();
+        for c in array.conditions() {
+            condition_fields(&c.keep, &mut names);
+        }
+        for &a in &attributes {
+            names.insert(schema.attributes[a].name.clone());
+        }
+        for name in names {
+            if let Some((i, _)) = fschema.attribute(&name) {
+                fields.push(Field::Attribute(i));
+            }
+        }
+        let mut map = HashMap::new();
+        if !tiles.is_empty() {
+            for field in fields {
+                if map.contains_key(&field) {
+                    continue;
+                }
+                let data = load_tiles(storage, fragment, field, &tiles, 0, key.as_ref())?;
+                map.insert(field, data);
+            }
+        }
+        loaded.push(FragmentTiles {
+            fragment,
+            tiles,
+            fields: map,
+        });
+    }
+
+    // Candidates inside the ranges and the open time range, marked when a
+    // delete removes them.
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (fi, frag) in loaded.iter().enumerate() {
+        let f = frag.fragment;
+        let (t1, t2) = f.name.timestamp_range();
+        let processed: Vec<String> = if f.has_delete_meta {
+            f.processed_conditions(storage)?
+        } else {
+            Vec::new()
+        };
+        let applicable: Vec<_> = array
+            .conditions()
+            .iter()
+            .filter(|c| !(f.has_delete_meta && processed.iter().any(|p| p == &c.marker)))
+            .filter(|c| c.timestamp >= t1)
+            .collect();
+        for (slot, &tile) in frag.tiles.iter().enumerate() {
+            let cells = f.cell_num(tile, 0);
+            for cell in 0..cells {
+                let mut coords = Vec::with_capacity(schema.dimensions.len());
+                for (d, dim) in f.schema.dimensions.iter().enumerate() {
+                    let bytes = coord_bytes(frag, d, slot, cell).ok_or_else(|| {
+                        Error::corrupt(
+                            0,
+                            "coordinates",
+                            format!("tile {tile} of {} is short", f.name),
+                        )
+                    })?;
+                    coords.push(Scalar::decode(dim.datatype, bytes).ok_or_else(|| {
+                        Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
+                    })?);
+                }
+                if !coords.iter().zip(&ranges).all(|(c, r)| in_ranges(c, r)) {
+                    continue;
+                }
+                let cell_t = u64_at(
+                    frag.fields
+                        .get(&Field::Timestamps)
+                        .and_then(|t| t.get(slot)),
+                    cell,
+                );
+                let timestamp = cell_t.unwrap_or(t1);
+                if timestamp < open_start || timestamp > open_end {
+                    continue;
+                }
+                let view = CellRef { frag, slot, cell };
+                let mut kept = true;
+                for c in &applicable {
+                    let keep = if cell_t.is_none() || c.timestamp > t2 {
+                        c.keep.eval(&view)
+                    } else {
+                        c.keep.eval(&view) || timestamp > c.timestamp
+                    };
+                    if !keep {
+                        kept = false;
+                        break;
+                    }
+                }
+                if kept && f.has_delete_meta {
+                    if let Some(dt) = u64_at(
+                        frag.fields
+                            .get(&Field::DeleteTimestamps)
+                            .and_then(|t| t.get(slot)),
+                        cell,
+                    ) {
+                        let deleted = if open_end == u64::MAX {
+                            dt < open_end
+                        } else {
+                            dt <= open_end
+                        };
+                        if deleted {
+                            kept = false;
+                        }
+                    }
+                }
+                candidates.push(Candidate {
+                    frag: fi,
+                    slot,
+                    cell,
+                    coords,
+                    timestamp,
+                    deleted: !kept,
+                });
+            }
+        }
+    }
+
+    // Duplicates: the latest (timestamp, fragment index) wins.
+    if !schema.allows_dups {
+        candidates.sort_by(|a, b| {
+            compare_coords(&a.coords, &b.coords, false)
+                .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
+        });
+        let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            if let Some(last) = kept.last_mut() {
+                if compare_coords(&last.coords, &c.coords, false).is_eq() {
+                    *last = c;
+                    continue;
+                }
+            }
+            kept.push(c);
+        }
+        candidates = kept;
+    }
+    candidates.retain(|c| !c.deleted);
+
+    // Cells with equal coordinates (duplicates) come newest fragment first,
+    // then in their stored order, as TileDB returns them.
+    let tie = |a: &Candidate, b: &Candidate| {
+        (b.timestamp, b.frag)
+            .cmp(&(a.timestamp, a.frag))
+            .then_with(|| (a.slot, a.cell).cmp(&(b.slot, b.cell)))
+    };
+    match query.layout {
+        Layout::RowMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, false).then_with(|| tie(a, b))),
+        Layout::ColMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
+        Layout::Global | Layout::Unordered => {
+            let order = GlobalOrder::new(schema);
+            let mut keyed: Vec<_> = candidates
+                .into_iter()
+                .map(|c| (order.key(&c.coords), c))
+                .collect();
+            keyed.sort_by(|(ka, a), (kb, b)| {
+                order
+                    .compare(ka, &a.coords, kb, &b.coords)
+                    .then_with(|| tie(a, b))
+            });
+            candidates = keyed.into_iter().map(|(_, c)| c).collect();
+        }
+    }
+
+    // Gather.
+    let mut dims: Vec<Column> = schema
+        .dimensions
+        .iter()
+        .map(|d| {
+            Column::new(
+                &d.name,
+                d.datatype,
+                if d.var { None } else { Some(1) },
+                false,
+            )
+        })
+        .collect();
+    let mut attrs: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
+        })
+        .collect();
+    for c in &candidates {
+        let frag = &loaded[c.frag];
+        for (d, col) in dims.iter_mut().enumerate() {
+            col.push(
+                coord_bytes(frag, d, c.slot, c.cell).unwrap_or_default(),
+                true,
+            );
+        }
+        for (col, &a) in attrs.iter_mut().zip(&attributes) {
+            let attr = &schema.attributes[a];
+            match frag.fragment.schema.attribute(&attr.name) {
+                Some((i, _)) => {
+                    let tile = frag
+                        .fields
+                        .get(&Field::Attribute(i))
+                        .and_then(|t| t.get(c.slot));
+                    match tile {
+                        Some(tile) => col.push(tile.cell(c.cell), tile.valid(c.cell)),
+                        None => col.push(&attr.fill, attr.fill_validity),
+                    }
+                }
+                None => col.push(&attr.fill, attr.fill_validity),
+            }
+        }
+    }
+    Ok(ReadResult {
+        dimensions: dims,
+        attributes: attrs,
+    })
+}

@@ -1,0 +1,362 @@
+//! Loading the data tiles of one fragment field: read the persisted bytes,
+//! unfilter them (many tiles at once, in parallel), and give access to the
+//! cells.
+
+use crate::array::Storage;
+use crate::error::{Error, Result};
+use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
+use crate::fragment::{Field, FragmentMetadata};
+use crate::tile::{unfilter_tiles, unfilter_var_string_tile, TileJob};
+
+/// How a field is stored in a fragment.
+#[derive(Debug, Clone)]
+pub struct FieldShape {
+    pub datatype: Datatype,
+    /// Values per cell; `None` for var-sized.
+    pub cell_val_num: Option<u32>,
+    pub nullable: bool,
+    pub filters: FilterPipeline,
+}
+
+impl FieldShape {
+    /// The shape of `field` in `fragment`'s own schema.
+    pub fn of(fragment: &FragmentMetadata, field: Field) -> Option<FieldShape> {
+        let schema = &fragment.schema;
+        Some(match field {
+            Field::Attribute(i) => {
+                let a = schema.attributes.get(i)?;
+                FieldShape {
+                    datatype: a.datatype,
+                    cell_val_num: a.cell_val_num,
+                    nullable: a.nullable,
+                    filters: a.filters.clone(),
+                }
+            }
+            Field::Dimension(j) => {
+                let d = schema.dimensions.get(j)?;
+                FieldShape {
+                    datatype: d.datatype,
+                    cell_val_num: if d.var { None } else { Some(1) },
+                    nullable: false,
+                    filters: d.filters.clone(),
+                }
+            }
+            Field::Coords => {
+                let d = schema.dimensions.first()?;
+                FieldShape {
+                    datatype: d.datatype,
+                    cell_val_num: Some(schema.dimensions.len() as u32),
+                    nullable: false,
+                    filters: schema.coords_filters.clone(),
+                }
+            }
+            Field::Timestamps | Field::DeleteTimestamps | Field::DeleteConditionIndex => {
+                FieldShape {
+                    datatype: Datatype::Uint64,
+                    cell_val_num: Some(1),
+                    nullable: false,
+                    filters: schema.coords_filters.clone(),
+                }
+            }
+        })
+    }
+}
+
+/// One decoded tile of one field.
+#[derive(Debug, Clone, Default)]
+pub struct TileData {
+    /// Fixed cells, or the var data for var-sized fields.
+    pub data: Vec<u8>,
+    /// Var fields: the start of each cell in `data`, plus the end.
+    pub offsets: Option<Vec<u64>>,
+    pub validity: Option<Vec<u8>>,
+    pub cell_size: u64,
+    pub cells: u64,
+}
+
+impl TileData {
+    /// The bytes of cell `i`.
+    pub fn cell(&self, i: u64) -> &[u8] {
+        match &self.offsets {
+            Some(offsets) => {
+                let start = offsets.get(i as usize).copied().unwrap_or(0) as usize;
+                let end = offsets.get(i as usize + 1).copied().unwrap_or(0) as usize;
+                self.data.get(start..end).unwrap_or_default()
+            }
+            None => {
+                let start = (i * self.cell_size) as usize;
+                self.data
+                    .get(start..start + self.cell_size as usize)
+                    .unwrap_or_default()
+            }
+        }
+    }
+
+    pub fn valid(&self, i: u64) -> bool {
+        self.validity
+            .as_ref()
+            .is_none_or(|v| v.get(i as usize).copied().unwrap_or(0) != 0)
+    }
+}
+
+fn with_key(pipeline: &FilterPipeline, key: Option<&[u8; 32]>) -> FilterPipeline {
+    let mut p = pipeline.clone();
+    if key.is_some() && !p.has(crate::filter::FilterType::Aes256Gcm) {
+        p.filters.push(Filter::Aes256Gcm);
+    }
+    p
+}
+
+fn context(
+    datatype: Datatype,
+    cell_size: u64,
+    version: u32,
+    key: Option<&[u8; 32]>,
+) -> FilterContext {
+    let ctx = FilterContext::new(datatype, cell_size.max(1), version);
+    match key {
+        Some(k) => ctx.with_key(*k),
+        None => ctx,
+    }
+}
+
+/// Reads the persisted bytes of tiles `tiles` of a file whose tiles start at
+/// `offsets` (the last one ends at `file_size`).
+fn persisted(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    suffix: &str,
+    offsets: &[u64],
+    file_size: u64,
+    tiles: &[u64],
+) -> Result<Vec<(Vec<u8>, u64)>> {
+    let path = fragment.data_path(field, suffix)?;
+    let describe = storage.describe(&path);
+    let mut out = Vec::with_capacity(tiles.len());
+    for &t in tiles {
+        let start = *offsets.get(t as usize).ok_or_else(|| {
+            Error::corrupt(0, "tile offsets", format!("no offset for tile {t}")).in_file(&describe)
+        })?;
+        let end = offsets.get(t as usize + 1).copied().unwrap_or(file_size);
+        if end < start {
+            return Err(
+                Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
+            );
+        }
+        let mut bytes = storage.read_range(&path, start, end - start)?;
+        if fragment.version == 0 {
+            // TileDB 1.3: raw, or its own chunk framing when compressed.
+            let shape = FieldShape::of(fragment, field);
+            let compressed = match suffix {
+                "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+                    !fragment.schema.offsets_filters.filters.is_empty()
+                }
+                _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+            };
+            bytes = crate::schema::legacy13::reframe(&bytes, compressed)
+                .map_err(|e| e.at_base(start).in_file(&describe))?;
+        }
+        out.push((bytes, start));
+    }
+    Ok(out)
+}
+
+/// Decodes tiles `tiles` of `field` of `fragment`; `cells_per_tile` is the
+/// cell count of a dense tile (ignored for sparse fragments).
+pub fn load_tiles(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    tiles: &[u64],
+    cells_per_dense_tile: u64,
+    key: Option<&[u8; 32]>,
+) -> Result<Vec<TileData>> {
+    let shape = FieldShape::of(fragment, field)
+        .ok_or_else(|| Error::Usage(format!("no field {field:?} in fragment {}", fragment.name)))?;
+    let tables = fragment.field_tiles(storage, field)?;
+    let (file_size, var_file_size, validity_file_size) = fragment.file_sizes(field);
+    let version = fragment.version;
+    let schema = &fragment.schema;
+    let cells: Vec<u64> = tiles
+        .iter()
+        .map(|t| fragment.cell_num(*t, cells_per_dense_tile))
+        .collect();
+    let type_size = shape.datatype.size();
+    let describe = storage.describe(&fragment.data_path(field, "")?);
+    let locate = |e: Error| e.in_file(&describe);
+
+    let mut result: Vec<TileData> = Vec::with_capacity(tiles.len());
+    match shape.cell_val_num {
+        Some(n) => {
+            let cell_size = type_size * n as u64;
+            let raw = persisted(
+                storage,
+                fragment,
+                field,
+                "",
+                &tables.offsets,
+                file_size,
+                tiles,
+            )?;
+            let jobs: Vec<TileJob<'_>> = raw
+                .iter()
+                .zip(tiles)
+                .zip(&cells)
+                .map(|(((bytes, at), t), c)| TileJob {
+                    bytes,
+                    file_offset: *at,
+                    index: *t,
+                    expected_len: c * cell_size,
+                })
+                .collect();
+            let pipeline = with_key(&shape.filters, key);
+            let decoded = unfilter_tiles(
+                &jobs,
+                &pipeline,
+                &context(shape.datatype, cell_size, version, key),
+            )
+            .map_err(locate)?;
+            for (data, c) in decoded.into_iter().zip(&cells) {
+                result.push(TileData {
+                    data,
+                    offsets: None,
+                    validity: None,
+                    cell_size,
+                    cells: *c,
+                });
+            }
+        }
+        None => {
+            let var_path_describe = storage.describe(&fragment.data_path(field, "_var")?);
+            let raw_var = persisted(
+                storage,
+                fragment,
+                field,
+                "_var",
+                &tables.var_offsets,
+                var_file_size,
+                tiles,
+            )?;
+            let data_pipeline = with_key(&shape.filters, key);
+            let data_ctx = context(shape.datatype, type_size, version, key);
+            if shape.filters.skips_offsets(shape.datatype, version) {
+                for ((bytes, at), (t, c)) in raw_var.iter().zip(tiles.iter().zip(&cells)) {
+                    let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
+                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
+                    })?;
+                    let (data, mut starts) =
+                        unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
+                            .map_err(|e| {
+                                e.within(format!("tile {t}"))
+                                    .at_base(*at)
+                                    .in_file(&var_path_describe)
+                            })?;
+                    starts.push(data.len() as u64);
+                    result.push(TileData {
+                        data,
+                        offsets: Some(starts),
+                        validity: None,
+                        cell_size: type_size,
+                        cells: *c,
+                    });
+                }
+            } else {
+                let raw = persisted(
+                    storage,
+                    fragment,
+                    field,
+                    "",
+                    &tables.offsets,
+                    file_size,
+                    tiles,
+                )?;
+                let jobs: Vec<TileJob<'_>> = raw
+                    .iter()
+                    .zip(tiles)
+                    .zip(&cells)
+                    .map(|(((bytes, at), t), c)| TileJob {
+                        bytes,
+                        file_offset: *at,
+                        index: *t,
+                        expected_len: c * 8,
+                    })
+                    .collect();
+                let offsets_pipeline = with_key(&schema.offsets_filters, key);
+                let offsets = unfilter_tiles(
+                    &jobs,
+                    &offsets_pipeline,
+                    &context(Datatype::Uint64, 8, version, key),
+                )
+                .map_err(locate)?;
+                let mut var_jobs = Vec::with_capacity(tiles.len());
+                for ((bytes, at), t) in raw_var.iter().zip(tiles) {
+                    let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
+                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
+                            .in_file(&describe)
+                    })?;
+                    var_jobs.push(TileJob {
+                        bytes,
+                        file_offset: *at,
+                        index: *t,
+                        expected_len: size,
+                    });
+                }
+                let datas = unfilter_tiles(&var_jobs, &data_pipeline, &data_ctx)
+                    .map_err(|e| e.in_file(&var_path_describe))?;
+                for ((off, data), c) in offsets.into_iter().zip(datas).zip(&cells) {
+                    let mut starts: Vec<u64> = off
+                        .chunks_exact(8)
+                        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                        .collect();
+                    starts.push(data.len() as u64);
+                    if starts.windows(2).any(|w| w[0] > w[1]) {
+                        return Err(Error::corrupt(
+                            0,
+                            "offsets",
+                            "var offsets out of order or past the data",
+                        )
+                        .in_file(&describe));
+                    }
+                    result.push(TileData {
+                        data,
+                        offsets: Some(starts),
+                        validity: None,
+                        cell_size: type_size,
+                        cells: *c,
+                    });
+                }
+            }
+        }
+    }
+    if shape.nullable && version >= 7 {
+        let validity_describe = storage.describe(&fragment.data_path(field, "_validity")?);
+        let raw = persisted(
+            storage,
+            fragment,
+            field,
+            "_validity",
+            &tables.validity_offsets,
+            validity_file_size,
+            tiles,
+        )?;
+        let jobs: Vec<TileJob<'_>> = raw
+            .iter()
+            .zip(tiles)
+            .zip(&cells)
+            .map(|(((bytes, at), t), c)| TileJob {
+                bytes,
+                file_offset: *at,
+                index: *t,
+                expected_len: *c,
+            })
+            .collect();
+        let pipeline = with_key(&schema.validity_filters, key);
+        let validity = unfilter_tiles(&jobs, &pipeline, &context(Datatype::Uint8, 1, version, key))
+            .map_err(|e| e.in_file(&validity_describe))?;
+        for (tile, v) in result.iter_mut().zip(validity) {
+            tile.validity = Some(v);
+        }
+    }
+    Ok(result)
+}

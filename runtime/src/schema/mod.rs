@@ -1,0 +1,475 @@
+//! The array schema as the reader uses it: the stored schema (the generated
+//! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
+//! runtime filter pipelines, fill values and enumerations.
+
+pub mod legacy13;
+pub mod value;
+
+use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
+use crate::array::{RelPath, Storage};
+use crate::error::{Error, Result};
+use crate::filter::{format_conversion, Datatype, FilterPipeline};
+use crate::format::generated as stored;
+use crate::format::generated::CURRENT_FORMAT_VERSION;
+use crate::format::io::read_exact_from;
+use crate::tile::generic::read_generic_tile;
+
+pub use value::Scalar;
+
+/// The newest schema format version this runtime reads.
+pub const MAX_SUPPORTED_VERSION: u32 = CURRENT_FORMAT_VERSION;
+
+/// Dense or sparse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrayType {
+    Dense,
+    Sparse,
+}
+
+/// The order of tiles or of the cells inside a tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellOrder {
+    RowMajor,
+    ColMajor,
+    /// Sparse cell order only.
+    Hilbert,
+}
+
+impl CellOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            CellOrder::RowMajor => "row-major",
+            CellOrder::ColMajor => "col-major",
+            CellOrder::Hilbert => "hilbert",
+        }
+    }
+}
+
+/// A dimension.
+#[derive(Debug, Clone)]
+pub struct Dimension {
+    pub name: String,
+    pub datatype: Datatype,
+    /// Var-sized (string) coordinates.
+    pub var: bool,
+    /// `[lo, hi]` as stored (fixed dimensions only).
+    pub domain: Option<(Vec<u8>, Vec<u8>)>,
+    /// The tile extent as stored, if any.
+    pub extent: Option<Vec<u8>>,
+    /// The effective pipeline: an empty dimension pipeline means the
+    /// schema's coords pipeline.
+    pub filters: FilterPipeline,
+}
+
+impl Dimension {
+    /// The size of one coordinate (fixed dimensions).
+    pub fn coord_size(&self) -> u64 {
+        self.datatype.size()
+    }
+
+    pub fn domain_scalars(&self) -> Option<(Scalar, Scalar)> {
+        let (lo, hi) = self.domain.as_ref()?;
+        Some((
+            Scalar::decode(self.datatype, lo)?,
+            Scalar::decode(self.datatype, hi)?,
+        ))
+    }
+
+    pub fn extent_scalar(&self) -> Option<Scalar> {
+        Scalar::decode(self.datatype, self.extent.as_ref()?)
+    }
+}
+
+/// An attribute.
+#[derive(Debug, Clone)]
+pub struct Attribute {
+    pub name: String,
+    pub datatype: Datatype,
+    /// Values per cell; `None` for var-sized cells.
+    pub cell_val_num: Option<u32>,
+    pub nullable: bool,
+    /// The fill value (one cell; one value for var-sized attributes).
+    pub fill: Vec<u8>,
+    pub fill_validity: bool,
+    pub filters: FilterPipeline,
+    pub enumeration: Option<String>,
+}
+
+impl Attribute {
+    /// Bytes per cell of a fixed attribute.
+    pub fn cell_size(&self) -> Option<u64> {
+        self.cell_val_num
+            .map(|n| (n as u64).saturating_mul(self.datatype.size()))
+    }
+}
+
+/// An enumeration (`__schema/__enumerations/`).
+#[derive(Debug, Clone)]
+pub struct Enumeration {
+    pub name: String,
+    pub datatype: Datatype,
+    pub cell_val_num: Option<u32>,
+    pub ordered: bool,
+    /// The values, each as its bytes.
+    pub values: Vec<Vec<u8>>,
+}
+
+/// A dimension label (v18+); the label array lives under `__labels/`.
+#[derive(Debug, Clone)]
+pub struct DimensionLabel {
+    pub name: String,
+    pub dim_index: u32,
+    pub uri: String,
+    pub relative_uri: bool,
+    pub label_attr_name: String,
+    pub datatype: Datatype,
+    pub cell_val_num: Option<u32>,
+    pub order: stored::DataOrder,
+}
+
+/// A loaded array schema.
+#[derive(Debug, Clone)]
+pub struct ArraySchema {
+    /// The schema file name (`__t1_t2_label`, or `__array_schema.tdb`).
+    pub name: String,
+    /// From the file name; `None` for `__array_schema.tdb`.
+    pub timestamp_range: Option<(u64, u64)>,
+    pub version: u32,
+    pub array_type: ArrayType,
+    pub tile_order: CellOrder,
+    pub cell_order: CellOrder,
+    pub capacity: u64,
+    pub allows_dups: bool,
+    pub coords_filters: FilterPipeline,
+    pub offsets_filters: FilterPipeline,
+    pub validity_filters: FilterPipeline,
+    pub dimensions: Vec<Dimension>,
+    pub attributes: Vec<Attribute>,
+    pub labels: Vec<DimensionLabel>,
+    pub enumerations: Vec<Enumeration>,
+    /// The current domain (v22+), one `[lo, hi]` per dimension, when set.
+    pub current_domain: Option<Vec<(Vec<u8>, Vec<u8>)>>,
+    /// The stored form, for the structures whose layout depends on it.
+    pub stored: stored::ArraySchema,
+}
+
+fn utf8(bytes: &[u8], field: &str) -> Result<String> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| Error::corrupt(0, field.to_string(), "a name that is not UTF-8"))
+}
+
+fn order(layout: stored::Layout, field: &str) -> Result<CellOrder> {
+    match layout {
+        stored::Layout::RowMajor => Ok(CellOrder::RowMajor),
+        stored::Layout::ColMajor => Ok(CellOrder::ColMajor),
+        stored::Layout::Hilbert => Ok(CellOrder::Hilbert),
+        other => Err(Error::corrupt(
+            0,
+            field.to_string(),
+            format!("{other} is not a cell or tile order"),
+        )),
+    }
+}
+
+fn cell_val_num(n: u32) -> Option<u32> {
+    (n != u32::MAX).then_some(n)
+}
+
+/// Splits a stored `[lo, hi]` range: fixed halves, or `start_size` for var.
+pub fn split_range(range: &stored::Range, fixed_size: Option<u64>) -> Result<(Vec<u8>, Vec<u8>)> {
+    let cut = match fixed_size {
+        Some(size) => size,
+        None => range.start_size,
+    };
+    let cut = usize::try_from(cut)
+        .ok()
+        .filter(|c| *c <= range.data.len())
+        .ok_or_else(|| Error::corrupt(0, "Range.start_size", "range start past its end"))?;
+    if fixed_size.is_some() && range.data.len() != cut * 2 {
+        return Err(Error::corrupt(
+            0,
+            "Range.data",
+            "a fixed range is not two values",
+        ));
+    }
+    Ok((range.data[..cut].to_vec(), range.data[cut..].to_vec()))
+}
+
+/// The shape of each dimension, as the generated fragment structures need it.
+pub fn dimension_shapes(schema: &stored::ArraySchema) -> Vec<stored::DimensionShape> {
+    schema
+        .domain
+        .dimensions
+        .iter()
+        .map(|d| stored::DimensionShape {
+            var: d.cell_val_num == u32::MAX,
+            coord_size: d.datatype.size(),
+        })
+        .collect()
+}
+
+impl ArraySchema {
+    /// Decodes a schema from the payload of its generic tile.
+    pub fn from_payload(name: &str, payload: &[u8]) -> Result<ArraySchema> {
+        let version = payload
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| Error::corrupt(0, "ArraySchema.version", "the schema ends early"))?;
+        if version > MAX_SUPPORTED_VERSION {
+            return Err(Error::unsupported(format!(
+                "unsupported format version {version} (this reader knows versions up to {MAX_SUPPORTED_VERSION})"
+            )));
+        }
+        let schema: stored::ArraySchema = read_exact_from(payload, (), "ArraySchema")?;
+        Self::from_stored(name, schema)
+    }
+
+    fn from_stored(name: &str, s: stored::ArraySchema) -> Result<ArraySchema> {
+        let coords_filters = format_conversion::from_stored(&s.coords_filters)?;
+        let offsets_filters = format_conversion::from_stored(&s.offsets_filters)?;
+        let validity_filters = match &s.validity_filters {
+            Some(p) => format_conversion::from_stored(p)?,
+            None => FilterPipeline::new(Vec::new()),
+        };
+        let mut dimensions = Vec::new();
+        for d in &s.domain.dimensions {
+            let datatype = format_conversion::datatype(d.datatype)?;
+            let var = d.cell_val_num == u32::MAX;
+            let filters = match &d.filters {
+                Some(p) if !p.filters.is_empty() => format_conversion::from_stored(p)?,
+                _ => coords_filters.clone(),
+            };
+            let domain = if var || d.domain.is_empty() {
+                None
+            } else {
+                let half = d.domain.len() / 2;
+                if half as u64 != datatype.size() {
+                    return Err(Error::corrupt(
+                        0,
+                        "Dimension.domain",
+                        "domain size does not match the type",
+                    ));
+                }
+                Some((d.domain[..half].to_vec(), d.domain[half..].to_vec()))
+            };
+            dimensions.push(Dimension {
+                name: utf8(&d.name, "Dimension.name")?,
+                datatype,
+                var,
+                domain,
+                extent: d.extent.clone(),
+                filters,
+            });
+        }
+        let mut attributes = Vec::new();
+        for a in &s.attributes {
+            let datatype = format_conversion::datatype(a.datatype)?;
+            let cvn = cell_val_num(a.cell_val_num);
+            if cvn == Some(0) {
+                return Err(Error::corrupt(
+                    0,
+                    "Attribute.cell_val_num",
+                    "0 values per cell",
+                ));
+            }
+            let fill = match &a.fill {
+                Some(fill) if !fill.is_empty() => fill.clone(),
+                _ => {
+                    let one = value::default_fill(datatype);
+                    let copies = cvn.unwrap_or(1).min(1 << 16) as usize;
+                    one.repeat(copies)
+                }
+            };
+            attributes.push(Attribute {
+                name: utf8(&a.name, "Attribute.name")?,
+                datatype,
+                cell_val_num: cvn,
+                nullable: a.nullable,
+                fill,
+                fill_validity: a.fill_validity != 0,
+                filters: format_conversion::from_stored(&a.filters)?,
+                enumeration: match &a.enumeration_name {
+                    Some(n) if !n.is_empty() => Some(utf8(n, "Attribute.enumeration_name")?),
+                    _ => None,
+                },
+            });
+        }
+        let mut labels = Vec::new();
+        for l in s.labels.iter().flatten() {
+            labels.push(DimensionLabel {
+                name: utf8(&l.name, "DimensionLabel.name")?,
+                dim_index: l.dim_index,
+                uri: utf8(&l.uri, "DimensionLabel.uri")?,
+                relative_uri: l.relative_uri,
+                label_attr_name: utf8(&l.label_attr_name, "DimensionLabel.label_attr_name")?,
+                datatype: format_conversion::datatype(l.label_datatype)?,
+                cell_val_num: cell_val_num(l.label_cell_val_num),
+                order: l.label_order,
+            });
+        }
+        let mut current_domain = None;
+        if let Some(bytes) = s.current_domain.as_ref().filter(|c| !c.is_empty()) {
+            let dims = dimension_shapes(&s);
+            let cd: stored::CurrentDomain = read_exact_from(
+                bytes,
+                stored::CurrentDomainBinReadArgs::builder()
+                    .dims(dims.clone())
+                    .finalize(),
+                "CurrentDomain",
+            )?;
+            if let Some(rect) = cd.ndrectangle.filter(|_| !cd.empty) {
+                let mut ranges = Vec::new();
+                for (range, dim) in rect.ranges.iter().zip(&dims) {
+                    ranges.push(split_range(range, (!dim.var).then_some(dim.coord_size))?);
+                }
+                current_domain = Some(ranges);
+            }
+        }
+        let timestamp_range = crate::array::TimestampedName::parse(name)
+            .ok()
+            .map(|n| n.timestamp_range());
+        Ok(ArraySchema {
+            name: name.to_string(),
+            timestamp_range,
+            version: s.version,
+            array_type: match s.array_type {
+                stored::ArrayType::Dense => ArrayType::Dense,
+                _ => ArrayType::Sparse,
+            },
+            tile_order: order(s.tile_order, "ArraySchema.tile_order")?,
+            cell_order: order(s.cell_order, "ArraySchema.cell_order")?,
+            capacity: s.capacity,
+            allows_dups: s.allows_dups,
+            coords_filters,
+            offsets_filters,
+            validity_filters,
+            dimensions,
+            attributes,
+            labels,
+            enumerations: Vec::new(),
+            current_domain,
+            stored: s,
+        })
+    }
+
+    /// Loads the schema file at `path` (in `storage`, rooted at the array),
+    /// and the enumerations it names.
+    pub fn load(
+        storage: &dyn Storage,
+        path: &RelPath,
+        key: Option<&[u8; 32]>,
+    ) -> Result<ArraySchema> {
+        let file = storage.describe(path);
+        let bytes = storage.read(path)?;
+        let name = path.file_name().unwrap_or_default().to_string();
+        if name == crate::array::directory::ARRAY_SCHEMA_FILE
+            && legacy13::is_v13_generic_tile(&bytes)
+        {
+            // Written by TileDB 1.3, before format versions.
+            let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
+            let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
+            return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
+        }
+        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+        let mut schema = Self::from_payload(&name, &tile.payload).map_err(|e| e.in_file(&file))?;
+        let refs = schema.stored.enumerations.clone().unwrap_or_default();
+        for r in refs {
+            let file_name = utf8(&r.path, "EnumerationRef.path")?;
+            let path = RelPath::root()
+                .join(SCHEMA_DIR)?
+                .join(ENUMERATIONS_DIR)?
+                .join(&file_name)?;
+            schema
+                .enumerations
+                .push(load_enumeration(storage, &path, key)?);
+        }
+        Ok(schema)
+    }
+
+    /// The schema file of a fragment: `__schema/<name>`, or the legacy
+    /// `__array_schema.tdb` when `name` is `None`.
+    pub fn path_for(name: Option<&str>) -> Result<RelPath> {
+        match name {
+            Some(name) => RelPath::root().join(SCHEMA_DIR)?.join(name),
+            None => RelPath::root().join(crate::array::directory::ARRAY_SCHEMA_FILE),
+        }
+    }
+
+    pub fn is_dense(&self) -> bool {
+        self.array_type == ArrayType::Dense
+    }
+
+    pub fn dimension(&self, name: &str) -> Option<(usize, &Dimension)> {
+        self.dimensions
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.name == name)
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<(usize, &Attribute)> {
+        self.attributes
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.name == name)
+    }
+
+    pub fn enumeration(&self, name: &str) -> Option<&Enumeration> {
+        self.enumerations.iter().find(|e| e.name == name)
+    }
+}
+
+/// Loads one enumeration file.
+pub fn load_enumeration(
+    storage: &dyn Storage,
+    path: &RelPath,
+    key: Option<&[u8; 32]>,
+) -> Result<Enumeration> {
+    let file = storage.describe(path);
+    let bytes = storage.read(path)?;
+    let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+    let e: stored::Enumeration =
+        read_exact_from(&tile.payload, (), "Enumeration").map_err(|e| e.in_file(&file))?;
+    let datatype = format_conversion::datatype(e.datatype)?;
+    let cvn = cell_val_num(e.cell_val_num);
+    let mut values = Vec::new();
+    match (&e.offsets, cvn) {
+        (Some(offsets), None) => {
+            let starts: Vec<u64> = offsets
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect();
+            for (i, start) in starts.iter().enumerate() {
+                let end = starts.get(i + 1).copied().unwrap_or(e.data.len() as u64);
+                let value = e
+                    .data
+                    .get(*start as usize..end as usize)
+                    .filter(|_| start <= &end)
+                    .ok_or_else(|| {
+                        Error::corrupt(0, "Enumeration.offsets", "offsets out of order")
+                            .in_file(&file)
+                    })?;
+                values.push(value.to_vec());
+            }
+        }
+        (_, Some(n)) => {
+            let size = (n as u64 * datatype.size()).max(1) as usize;
+            values.extend(e.data.chunks(size).map(|c| c.to_vec()));
+        }
+        (None, None) => {
+            return Err(Error::corrupt(
+                0,
+                "Enumeration.offsets",
+                "a var enumeration without offsets",
+            )
+            .in_file(&file))
+        }
+    }
+    Ok(Enumeration {
+        name: utf8(&e.name, "Enumeration.name")?,
+        datatype,
+        cell_val_num: cvn,
+        ordered: e.ordered,
+        values,
+    })
+}

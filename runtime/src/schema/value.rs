@@ -1,0 +1,106 @@
+//! Values as the reader compares them: coordinates, range bounds and query
+//! condition operands, decoded from their stored bytes by datatype.
+
+use std::cmp::Ordering;
+
+use crate::filter::datatype::{is_ascii_or_utf8, is_byte};
+use crate::filter::Datatype;
+
+/// One value of a fixed-size numeric type, or the bytes of a string value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// Every integer, boolean, date and time type (i128 holds u64 and i64).
+    Int(i128),
+    Float(f64),
+    /// Strings, bytes, blobs: compared as unsigned byte strings.
+    Bytes(Vec<u8>),
+}
+
+impl Scalar {
+    /// Decodes one value of `datatype` from the front of `bytes` (which
+    /// must hold at least one value; strings take all of `bytes`).
+    pub fn decode(datatype: Datatype, bytes: &[u8]) -> Option<Scalar> {
+        use Datatype::*;
+        if is_ascii_or_utf8(datatype) || is_byte(datatype) && datatype != Bool && datatype != Char {
+            return Some(Scalar::Bytes(bytes.to_vec()));
+        }
+        let b = bytes;
+        Some(match datatype {
+            Int8 => Scalar::Int(i8::from_le_bytes([*b.first()?]) as i128),
+            Char => Scalar::Bytes(bytes.to_vec()),
+            Uint8 | Bool => Scalar::Int(*b.first()? as i128),
+            Int16 => Scalar::Int(i16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i128),
+            Uint16 => Scalar::Int(u16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i128),
+            Int32 => Scalar::Int(i32::from_le_bytes(b.get(..4)?.try_into().ok()?) as i128),
+            Uint32 => Scalar::Int(u32::from_le_bytes(b.get(..4)?.try_into().ok()?) as i128),
+            Uint64 => Scalar::Int(u64::from_le_bytes(b.get(..8)?.try_into().ok()?) as i128),
+            Float32 => Scalar::Float(f32::from_le_bytes(b.get(..4)?.try_into().ok()?) as f64),
+            Float64 => Scalar::Float(f64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
+            StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4 | Any => {
+                Scalar::Bytes(bytes.to_vec())
+            }
+            // INT64, DATETIME_*, TIME_*
+            _ => Scalar::Int(i64::from_le_bytes(b.get(..8)?.try_into().ok()?) as i128),
+        })
+    }
+
+    /// The order TileDB sorts and compares values in (floats numerically,
+    /// NaN after everything; byte strings lexicographically, a prefix first).
+    pub fn compare(&self, other: &Scalar) -> Ordering {
+        match (self, other) {
+            (Scalar::Int(a), Scalar::Int(b)) => a.cmp(b),
+            (Scalar::Float(a), Scalar::Float(b)) => a
+                .partial_cmp(b)
+                .unwrap_or_else(|| a.is_nan().cmp(&b.is_nan())),
+            (Scalar::Bytes(a), Scalar::Bytes(b)) => a.cmp(b),
+            (Scalar::Int(a), Scalar::Float(b)) => {
+                (*a as f64).partial_cmp(b).unwrap_or(Ordering::Less)
+            }
+            (Scalar::Float(a), Scalar::Int(b)) => {
+                a.partial_cmp(&(*b as f64)).unwrap_or(Ordering::Greater)
+            }
+            (Scalar::Bytes(_), _) => Ordering::Greater,
+            (_, Scalar::Bytes(_)) => Ordering::Less,
+        }
+    }
+
+    /// The value as an i128 if it is an integer.
+    pub fn as_int(&self) -> Option<i128> {
+        match self {
+            Scalar::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The value as a float (integers converted).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Scalar::Int(v) => Some(*v as f64),
+            Scalar::Float(v) => Some(*v),
+            Scalar::Bytes(_) => None,
+        }
+    }
+}
+
+/// The default fill value of one value of `datatype` (§5.6 of the notes,
+/// TileDB `constants::fill_value`).
+pub fn default_fill(datatype: Datatype) -> Vec<u8> {
+    use Datatype::*;
+    match datatype {
+        Int8 => i8::MIN.to_le_bytes().to_vec(),
+        Int16 => i16::MIN.to_le_bytes().to_vec(),
+        Int32 => i32::MIN.to_le_bytes().to_vec(),
+        Int64 => i64::MIN.to_le_bytes().to_vec(),
+        Uint8 => u8::MAX.to_le_bytes().to_vec(),
+        Uint16 => u16::MAX.to_le_bytes().to_vec(),
+        Uint32 => u32::MAX.to_le_bytes().to_vec(),
+        Uint64 => u64::MAX.to_le_bytes().to_vec(),
+        Float32 => f32::NAN.to_le_bytes().to_vec(),
+        Float64 => f64::NAN.to_le_bytes().to_vec(),
+        Char => vec![0x80],
+        StringAscii | StringUtf8 | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4 | Any
+        | Blob | Bool | GeomWkb | GeomWkt => vec![0; datatype.size() as usize],
+        // DATETIME_* and TIME_*
+        _ => i64::MIN.to_le_bytes().to_vec(),
+    }
+}

@@ -1,0 +1,111 @@
+//! TileDB's legacy test arrays (`../shared/tiledb-test-arrays`, or
+//! `$TILEDB_SHARED_DIR/tiledb-test-arrays`) read as TileDB 2.30 reads them.
+//! The expected answers were produced by TileDB 2.30 through
+//! `conformance/scripts/legacy_expected.py` and are committed under
+//! `tests/data/legacy_expected/`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::ErrorClass;
+
+fn legacy_dir() -> Option<PathBuf> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("../shared"));
+    let dir = shared.join("tiledb-test-arrays");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!(
+            "skipped: TileDB's legacy test arrays are not at {}",
+            dir.display()
+        );
+        None
+    }
+}
+
+fn sorted(rows: &[Value]) -> Vec<String> {
+    let mut v: Vec<String> = rows.iter().map(Value::to_string).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
+    let Some(dir) = legacy_dir() else { return };
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_expected");
+    let mut checked = 0;
+    for name in [
+        "non_split_coords_v1_4_0",
+        "zero_var_chunks_v10",
+        "sparse_array_v11",
+    ] {
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        let array = Array::open_path(dir.join(name), OpenOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        for read in expected["reads"].as_array().unwrap() {
+            let layout = Layout::parse(read["layout"].as_str().unwrap()).unwrap();
+            let result = array
+                .read(&ReadQuery {
+                    layout,
+                    ..ReadQuery::default()
+                })
+                .unwrap_or_else(|e| panic!("{name} {layout:?}: {e}"));
+            let (fields, cells) = common::cells_json(&result);
+            assert_eq!(fields, read["fields"], "{name}: fields");
+            let want = read["cells"].as_array().unwrap();
+            if read["ordered"] == json!(true) {
+                assert_eq!(&cells, want, "{name} {layout:?}");
+            } else {
+                assert_eq!(sorted(&cells), sorted(want), "{name} {layout:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 10);
+}
+
+#[test]
+fn a_format_version_above_ours_is_unsupported() {
+    let Some(dir) = legacy_dir() else { return };
+    let err = match Array::open_path(
+        dir.join("experimental_array_vUINT32_MAX"),
+        OpenOptions::default(),
+    ) {
+        Ok(_) => panic!("an array of format version u32::MAX must be refused"),
+        Err(e) => e,
+    };
+    assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
+    assert!(
+        err.to_string()
+            .contains("unsupported format version 4294967295"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tiledb_1_3_dense_array_reads() {
+    let Some(dir) = legacy_dir() else { return };
+    let array = Array::open_path(dir.join("dense_array_v1_3_0"), OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let result = array
+        .read(&ReadQuery::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = &result.attributes[0];
+    let values: Vec<i32> = (0..a.len())
+        .map(|i| i32::from_le_bytes(a.cell(i).0.try_into().unwrap()))
+        .collect();
+    // The array's test in TileDB writes 1..=16 into its 4x4 domain.
+    assert_eq!(values, (1..=16).collect::<Vec<i32>>());
+}

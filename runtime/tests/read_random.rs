@@ -1,0 +1,121 @@
+//! Differential test against TileDB: `conformance/scripts/random_arrays.py`
+//! (pinned tiledb-py 0.36.1) draws random arrays from a seed — random
+//! schemas, datatypes, filters, several fragments, deletes, metadata —
+//! writes them with TileDB and dumps TileDB's reads; every read is then run
+//! here and must give the same canonical JSON.
+//!
+//! Needs the oracle: `<workspace>/.venv-tiledb/bin/python`, else `$TILEDB_PY`,
+//! else `/work/.venv-tiledb/bin/python`. Without one the test prints why it
+//! skips. `TILEDB_RANDOM_SEEDS` (default 6) seeds from `TILEDB_RANDOM_FIRST_SEED`
+//! (default 1), of `TILEDB_RANDOM_COUNT` (default 8) arrays each, are run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn oracle() -> Option<PathBuf> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
+    let candidates = [
+        Some(workspace.join(".venv-tiledb/bin/python")),
+        std::env::var_os("TILEDB_PY").map(PathBuf::from),
+        Some(PathBuf::from("/work/.venv-tiledb/bin/python")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn random_arrays_read_as_tiledb_reads_them() {
+    let Some(python) = oracle() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, $TILEDB_PY, /work/.venv-tiledb)");
+        return;
+    };
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/scripts/random_arrays.py");
+    let first = env_number("TILEDB_RANDOM_FIRST_SEED", 1);
+    let seeds = env_number("TILEDB_RANDOM_SEEDS", 6);
+    let count = env_number("TILEDB_RANDOM_COUNT", 8);
+    let dir = tempfile::tempdir().unwrap();
+    let (mut compared, mut oracle_errors) = (0usize, 0usize);
+    let mut failures = Vec::new();
+    for seed in first..first + seeds {
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(seed.to_string())
+            .arg(count.to_string())
+            .arg(dir.path())
+            .output()
+            .expect("run the random array generator");
+        assert!(
+            out.status.success(),
+            "random_arrays.py seed {seed} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for i in 0..count {
+            let case_dir = dir.path().join(format!("rand-{seed}-{i}"));
+            let case: Value =
+                serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap())
+                    .unwrap();
+            let expected: Value = serde_json::from_str(
+                &std::fs::read_to_string(case_dir.join("expected.json")).unwrap(),
+            )
+            .unwrap();
+            let specs = case["reads"].as_array().cloned().unwrap_or_default();
+            for exp in expected["reads"].as_array().unwrap() {
+                let id = exp["id"].as_str().unwrap_or_default();
+                if exp.get("oracle_error").is_some() {
+                    // TileDB could not read its own array (e.g. some filter
+                    // chains); nothing to compare with.
+                    oracle_errors += 1;
+                    continue;
+                }
+                let spec = specs
+                    .iter()
+                    .find(|r| r["id"] == exp["id"])
+                    .cloned()
+                    .unwrap();
+                let outcome = common::run_read(&case_dir, &case, &spec)
+                    .map_err(|e| format!("error: {e}"))
+                    .and_then(|actual| {
+                        let layout = spec
+                            .get("layout")
+                            .and_then(Value::as_str)
+                            .unwrap_or("row-major");
+                        let row_or_col = matches!(layout, "row-major" | "col-major");
+                        common::compare_with(exp, &actual, row_or_col)
+                    });
+                compared += 1;
+                if let Err(msg) = outcome {
+                    failures.push(format!(
+                        "rand-{seed}-{i}/{id}: {msg}\n  schema {}",
+                        case["schema"]
+                    ));
+                }
+            }
+        }
+        std::fs::remove_dir_all(dir.path()).ok();
+        std::fs::create_dir_all(dir.path()).ok();
+    }
+    println!(
+        "{compared} reads compared, {oracle_errors} reads TileDB itself failed, {} differ",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} read(s) differ from TileDB:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(compared > 0);
+}
