@@ -570,7 +570,7 @@ fn decode_entries(mut data: &[u8]) -> Vec<(String, &[u8])> {
 static SCRATCH: AtomicU64 = AtomicU64::new(0);
 
 /// Builds an array folder from the input in a scratch folder, then opens
-/// it as an array and as a group and checks it, through a storage that
+/// it as an array and as a group, reads every cell and checks it, through a storage that
 /// asserts nothing outside the folder is ever resolved.
 pub fn array_directory(data: &[u8]) {
     let scratch = std::env::temp_dir().join(format!(
@@ -636,6 +636,17 @@ pub fn array_directory(data: &[u8]) {
     let _ = ArrayDirectory::open(&storage, 0, u64::MAX);
     let _ = ArrayDirectory::open(&storage, 5, 15);
     let _ = GroupDirectory::open(&storage, 0, u64::MAX);
+    // The full read: open (schemas, footers, delete conditions), metadata,
+    // and every cell of every attribute.
+    let open = crate::array::OpenOptions {
+        timestamp_start: 0,
+        timestamp_end: u64::MAX,
+        key: None,
+    };
+    if let Ok(array) = crate::array::Array::open(Box::new(ConfinedStorage::new(&root)), open) {
+        let _ = array.metadata();
+        let _ = array.read(&crate::read::ReadQuery::default());
+    }
     let options = super::CheckOptions {
         max_tile_size: Some(MAX_FUZZ_TILE),
         ..Default::default()

@@ -67,10 +67,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
     }
     eprintln!(
-        "{}: {} file(s), {} tile(s) checked, {} finding(s)",
+        "{}: {} file(s), {} tile(s) checked, {} cell(s) read, {} finding(s)",
         args.array.display(),
         report.files_checked,
         report.tiles_checked,
+        report.cells_read,
         report.findings.len()
     );
     Ok(if report.is_clean() {
