@@ -435,7 +435,7 @@ fn seed_filters(seeds: &mut Seeds) {
                 continue;
             }
             let pipeline = FilterPipeline::new(vec![f.clone()]);
-            let ctx = FilterContext::new(datatype, datatype.size() as u64, 22).with_key(FUZZ_KEY);
+            let ctx = FilterContext::new(datatype, datatype.size(), 22).with_key(FUZZ_KEY);
             let Ok(tile) = filter_tile(cells, &pipeline, &ctx) else {
                 continue;
             };
