@@ -401,3 +401,41 @@ fn findings_locate_a_truncated_data_file() {
     assert_eq!(finding.offset, 30);
     assert_eq!(finding.field, "file size");
 }
+
+#[test]
+fn legacy_test_arrays_check_clean_or_unsupported() {
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let legacy = shared.join("tiledb-test-arrays");
+    let Ok(entries) = std::fs::read_dir(&legacy) else {
+        println!(
+            "skipped: TileDB's legacy test arrays are not at {}",
+            legacy.display()
+        );
+        return;
+    };
+    let mut arrays: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    arrays.sort();
+    let mut checked = 0;
+    for array in arrays.iter().filter(|a| a.is_dir()) {
+        let report = check_array(array, &CheckOptions::default());
+        let name = array.file_name().unwrap_or_default().to_string_lossy();
+        if name.contains("vUINT32_MAX") {
+            // A format version no release can read: TileDB refuses it too.
+            assert!(
+                report
+                    .findings
+                    .iter()
+                    .any(|f| f.class == ErrorClass::Unsupported),
+                "{name}: expected an unsupported finding, got:\n{}",
+                show(&report)
+            );
+        } else {
+            assert!(report.is_clean(), "{name}:\n{}", show(&report));
+        }
+        checked += 1;
+    }
+    println!("{checked} legacy arrays checked");
+    assert!(checked > 0, "no legacy arrays under {}", legacy.display());
+}

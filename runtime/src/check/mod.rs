@@ -360,6 +360,23 @@ impl Checker<'_> {
             let Some(bytes) = self.read(&path) else {
                 continue;
             };
+            if name.is_empty() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+                // Written by TileDB 1.3, before format versions: the
+                // reader's loader knows that layout.
+                let loaded = RelPath::parse(&path).and_then(|rel| {
+                    crate::schema::ArraySchema::load(self.storage, &rel, self.key.as_ref())
+                });
+                match loaded {
+                    Ok(schema) => {
+                        self.schemas.insert(name, schema.stored);
+                    }
+                    Err(e) => {
+                        self.error(&path, &e);
+                        self.broken_schemas.insert(name);
+                    }
+                }
+                continue;
+            }
             match load::schema(&bytes, self.key) {
                 Ok(schema) => {
                     for (i, reference) in schema.enumerations.iter().flatten().enumerate() {
