@@ -252,17 +252,26 @@ def random_case(seed):
         reads.append({"id": f"at-{t}", "layout": "global", "timestamp": t})
     if ts >= 20:
         reads.append({"id": "between", "layout": "global", "timestamp_range": [15, ts]})
-    if all("domain" in d for d in dims) and all(d["type"] != "FLOAT64" for d in dims):
+    for k in range(2):
         ranges = []
         for d in dims:
-            lo, hi = d["domain"]
-            a = r.randint(lo, hi)
-            b = r.randint(a, hi)
-            rs = [[a, b]]
-            if r.random() < 0.4 and b < hi:
-                rs.append([b + 1, hi])
+            if d["type"] == "STRING_ASCII":
+                a, b = sorted("".join(r.choice("abc") for _ in range(r.randint(0, 2))) for _ in range(2))
+                rs = [[a, b]]
+            elif d["type"] == "FLOAT64":
+                lo, hi = d["domain"]
+                a = r.randint(int(lo) * 4, int(hi) * 4) / 4
+                b = r.randint(int(a * 4), int(hi) * 4) / 4
+                rs = [[a, b]]
+            else:
+                lo, hi = d["domain"]
+                a = r.randint(lo, hi)
+                b = r.randint(a, hi)
+                rs = [[a, b]]
+                if r.random() < 0.4 and b < hi:
+                    rs.append([r.randint(b + 1, hi), hi])
             ranges.append(rs)
-        reads.append({"id": "ranges", "layout": "row-major", "ranges": ranges})
+        reads.append({"id": f"ranges-{k}", "layout": r.choice(["row-major", "col-major", "global"]), "ranges": ranges})
     case = {"id": f"rand-{seed}", "schema": schema, "steps": steps, "reads": reads}
     if r.random() < 0.1:
         case["encryption"] = {"type": "AES_256_GCM", "key": "".join(r.choice("abcdef0123456789") for _ in range(32))}
