@@ -270,6 +270,10 @@ def random_case(seed):
                 rs = [[a, b]]
                 if r.random() < 0.4 and b < hi:
                     rs.append([r.randint(b + 1, hi), hi])
+                if k == 1 and r.random() < 0.5:
+                    # Unsorted and overlapping ranges.
+                    c = r.randint(lo, hi)
+                    rs.insert(0, [c, r.randint(c, hi)])
             ranges.append(rs)
         reads.append({"id": f"ranges-{k}", "layout": r.choice(["row-major", "col-major", "global"]), "ranges": ranges})
     case = {"id": f"rand-{seed}", "schema": schema, "steps": steps, "reads": reads}

@@ -55,13 +55,6 @@ pub(crate) fn decode_ranges(
         .collect()
 }
 
-fn in_ranges(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
-    ranges.is_empty()
-        || ranges
-            .iter()
-            .any(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
-}
-
 fn overlaps(lo: &Scalar, hi: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
     ranges.is_empty()
         || ranges
@@ -171,6 +164,19 @@ struct Candidate {
     /// Removed by a delete; still hides older duplicates (TileDB resolves
     /// duplicates before it applies deletes).
     deleted: bool,
+    /// How many times the cell is returned: the number of query ranges
+    /// holding it (overlapping ranges repeat it), multiplied across dimensions.
+    copies: usize,
+}
+
+fn range_hits(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> usize {
+    if ranges.is_empty() {
+        return 1;
+    }
+    ranges
+        .iter()
+        .filter(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
+        .count()
 }
 
 /// Runs a sparse read.
@@ -285,7 +291,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                         Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
                     })?);
                 }
-                if !coords.iter().zip(&ranges).all(|(c, r)| in_ranges(c, r)) {
+                let copies: usize = coords
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(c, r)| range_hits(c, r))
+                    .product();
+                if copies == 0 {
                     continue;
                 }
                 let cell_t = u64_at(
@@ -335,6 +346,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                     coords,
                     timestamp,
                     deleted: !kept,
+                    copies,
                 });
             }
         }
@@ -387,6 +399,17 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
     }
 
+    // Overlapping query ranges (checked against TileDB 2.30): global and
+    // unordered reads merge the ranges, so every cell comes once; row- and
+    // column-major reads return a cell once per range combination holding
+    // it, in coordinate order. (With unsorted or overlapping ranges TileDB
+    // sometimes returns range order instead; not reproduced yet.)
+    let ordered = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
+    let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
+    for (i, c) in candidates.iter().enumerate() {
+        order.extend(std::iter::repeat_n(i, if ordered { c.copies } else { 1 }));
+    }
+
     // Gather.
     let mut dims: Vec<Column> = schema
         .dimensions
@@ -407,7 +430,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
         })
         .collect();
-    for c in &candidates {
+    for c in order.iter().map(|&i| &candidates[i]) {
         let frag = &loaded[c.frag];
         for (d, col) in dims.iter_mut().enumerate() {
             col.push(
