@@ -35,6 +35,7 @@
 //! metadata, group members), [`array`] (the folder hierarchy and [`array::Array`]).
 
 pub mod array;
+pub mod check;
 pub mod consolidate;
 pub mod error;
 pub mod filter;

@@ -1,0 +1,8 @@
+#![no_main]
+//! Fuzz target `array_metadata`: see `tiledb_runtime::check::targets`.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    tiledb_runtime::check::targets::run("array_metadata", data);
+});

@@ -1,0 +1,8 @@
+#![no_main]
+//! Fuzz target `filter_scale_float`: see `tiledb_runtime::check::targets`.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    tiledb_runtime::check::targets::run("filter_scale_float", data);
+});

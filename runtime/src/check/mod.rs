@@ -1,0 +1,1296 @@
+//! `tdb check`: validates every file of an array against the format and
+//! against each other, and reports each problem with its file, byte offset,
+//! field and class.
+//!
+//! What is checked:
+//! - every file and folder name is one the format allows where it sits;
+//! - every schema, enumeration, metadata, commit, delete, update, ignore,
+//!   vacuum, consolidated-commit and consolidated-fragment-metadata file
+//!   parses completely (generic tiles decoded, so their compression and
+//!   framing are checked too);
+//! - every fragment's metadata parses against the schema its footer names
+//!   (so the footer's field arrays have the schema's N entries), the tile
+//!   counts match the domain (dense) or `sparse_tile_num` (sparse), the
+//!   R-tree leaves match the tile count, every tile lies within its file and
+//!   the file sizes in the footer match the files, and every data tile
+//!   unfilters (so checksum filters are verified);
+//! - every fragment has a commit and every commit a fragment;
+//! - the directory as a whole opens ([`ArrayDirectory::open`]).
+
+pub mod load;
+pub mod targets;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::array::storage::DirEntry;
+use crate::array::text_files;
+use crate::array::{
+    Array, ArrayDirectory, Extension, LocalStorage, OpenOptions, RelPath, Storage, TimestampedName,
+};
+use crate::filter::{self, FilterContext, FilterPipeline};
+use crate::format::generated as g;
+use crate::read::ReadQuery;
+use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
+use crate::{Error, ErrorClass};
+
+/// One problem found in an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub class: ErrorClass,
+    /// The file, relative to the array folder (`.` for the folder itself).
+    pub file: String,
+    /// Byte offset within the file (0 when the problem is the whole file).
+    pub offset: u64,
+    /// The structure and field, e.g. `FragmentFooter.file_sizes[2]`.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}: byte {}: ",
+            self.class.name(),
+            self.file,
+            self.offset
+        )?;
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// What `check_array` found, and how much it looked at.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    pub files_checked: usize,
+    pub tiles_checked: usize,
+    /// Cells the full read returned (0 when it did not run).
+    pub cells_read: u64,
+}
+
+impl Report {
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// Data tiles that unfilter to more than this are reported (class
+/// unsupported) rather than decoded: a forged chunk length must not make the
+/// check allocate without bound.
+pub const DEFAULT_MAX_TILE_SIZE: u64 = 1 << 30;
+
+/// Options of a check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The AES-256-GCM key of an encrypted array.
+    pub encryption_key: Option<[u8; 32]>,
+    /// The largest unfiltered data tile decoded (default
+    /// [`DEFAULT_MAX_TILE_SIZE`]).
+    pub max_tile_size: Option<u64>,
+}
+
+struct Checker<'a> {
+    storage: &'a dyn Storage,
+    key: Option<[u8; 32]>,
+    max_tile_size: u64,
+    report: Report,
+    /// Every file: array-relative path → size.
+    files: BTreeMap<String, u64>,
+    /// Schema file name → schema.
+    schemas: BTreeMap<String, g::ArraySchema>,
+    /// Schema files that exist but did not load (already reported).
+    broken_schemas: BTreeSet<String>,
+}
+
+fn finding_from(err: &Error, file: &str) -> Finding {
+    match err {
+        Error::Corrupt { at, reason } => Finding {
+            class: ErrorClass::Corrupt,
+            file: file.to_string(),
+            offset: at.offset,
+            field: at.field.clone(),
+            message: reason.clone(),
+        },
+        Error::Unsupported { what, .. } => Finding {
+            class: ErrorClass::Unsupported,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: what.clone(),
+        },
+        Error::Io { message, .. } => Finding {
+            class: ErrorClass::Io,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: message.clone(),
+        },
+        Error::Usage(message) => Finding {
+            class: ErrorClass::Usage,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: message.clone(),
+        },
+        #[allow(unreachable_patterns)]
+        other => Finding {
+            class: other.class(),
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Checks the array in `root`.
+pub fn check_array(root: &Path, options: &CheckOptions) -> Report {
+    check_storage(&LocalStorage::new(root), options)
+}
+
+/// Checks the array whose folder `storage` is rooted at.
+pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
+    let mut checker = Checker {
+        storage,
+        key: options.encryption_key,
+        max_tile_size: options.max_tile_size.unwrap_or(DEFAULT_MAX_TILE_SIZE),
+        report: Report::default(),
+        files: BTreeMap::new(),
+        schemas: BTreeMap::new(),
+        broken_schemas: BTreeSet::new(),
+    };
+    checker.run();
+    checker.report
+}
+
+const ROOT_DIRS: &[&str] = &[
+    "__schema",
+    "__fragments",
+    "__commits",
+    "__fragment_meta",
+    "__meta",
+    "__labels",
+];
+
+impl Checker<'_> {
+    fn find(
+        &mut self,
+        file: &str,
+        offset: u64,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) {
+        self.report.findings.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: file.to_string(),
+            offset,
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    fn error(&mut self, file: &str, err: &Error) {
+        self.report.findings.push(finding_from(err, file));
+    }
+
+    fn read(&mut self, file: &str) -> Option<Vec<u8>> {
+        let path = match RelPath::parse(file) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(file, &e);
+                return None;
+            }
+        };
+        self.report.files_checked += 1;
+        match self.storage.read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                self.error(file, &e);
+                None
+            }
+        }
+    }
+
+    fn list(&mut self, dir: &str) -> Vec<DirEntry> {
+        let path = if dir.is_empty() {
+            RelPath::root()
+        } else {
+            match RelPath::parse(dir) {
+                Ok(p) => p,
+                Err(_) => return Vec::new(),
+            }
+        };
+        match self.storage.list(&path) {
+            Ok(Some(entries)) => entries,
+            Ok(None) => Vec::new(),
+            Err(e) => {
+                let shown = if dir.is_empty() { "." } else { dir };
+                self.error(shown, &e);
+                Vec::new()
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        if self.storage.list(&RelPath::root()).ok().flatten().is_none() {
+            self.find(".", 0, "", "not a folder");
+            return;
+        }
+        self.walk("");
+        self.check_names();
+        self.check_schemas();
+        self.check_commits();
+        self.check_fragments();
+        self.check_fragment_meta();
+        self.check_metadata();
+        if let Err(e) = ArrayDirectory::open(self.storage, 0, u64::MAX) {
+            let file = match &e {
+                Error::Corrupt { at, .. } => self.relative(&at.file),
+                _ => ".".to_string(),
+            };
+            let finding = finding_from(&e, &file);
+            // Report the directory's own verdict only when no file-level
+            // finding already says the same thing about that file.
+            if !self.report.findings.iter().any(|f| f.file == finding.file) {
+                self.report.findings.push(finding);
+            }
+        }
+        self.read_everything();
+    }
+
+    /// Reads every cell with the reader, once the files themselves raised
+    /// nothing: what the reader refuses then is a finding the file checks
+    /// missed (their own findings would only repeat here).
+    fn read_everything(&mut self) {
+        if !self.report.findings.is_empty() {
+            return;
+        }
+        let root = self.storage.describe(&RelPath::root());
+        let options = OpenOptions {
+            timestamp_start: 0,
+            timestamp_end: u64::MAX,
+            key: self.key,
+        };
+        let result = Array::open_path(&root, options).and_then(|array| {
+            array.metadata()?;
+            array.read(&ReadQuery::default())
+        });
+        match result {
+            Ok(result) => self.report.cells_read = result.cell_count() as u64,
+            // A dense read too large to hold is not a fault of the array.
+            Err(Error::Usage(_)) => {}
+            Err(e) => {
+                let file = match &e {
+                    Error::Corrupt { at, .. } => self.relative(&at.file),
+                    _ => ".".to_string(),
+                };
+                self.error(&file, &e.within("full read"));
+            }
+        }
+    }
+
+    fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(self.storage.describe(&RelPath::root()))
+            .map(|p| p.to_string_lossy().into_owned())
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| ".".to_string())
+    }
+
+    fn walk(&mut self, dir: &str) {
+        for entry in self.list(dir) {
+            let path = if dir.is_empty() {
+                entry.name.clone()
+            } else {
+                format!("{dir}/{}", entry.name)
+            };
+            if entry.is_dir() {
+                self.walk(&path);
+            } else {
+                self.files.insert(path, entry.size);
+            }
+        }
+    }
+
+    fn files_under(&self, dir: &str) -> Vec<(String, u64)> {
+        let prefix = format!("{dir}/");
+        self.files
+            .range(prefix.clone()..)
+            .take_while(|(p, _)| p.starts_with(&prefix))
+            .map(|(p, s)| (p.clone(), *s))
+            .collect()
+    }
+
+    /// Every name is one the format allows where it sits.
+    fn check_names(&mut self) {
+        let paths: Vec<String> = self.files.keys().cloned().collect();
+        for path in paths {
+            if let Some(problem) = name_problem(&path) {
+                self.find(&path, 0, "file name", problem);
+            }
+        }
+    }
+
+    fn check_schemas(&mut self) {
+        let mut schema_files: Vec<(String, String)> = Vec::new();
+        for (path, _) in self.files_under("__schema") {
+            let rest = &path["__schema/".len()..];
+            if rest.starts_with("__enumerations/") {
+                if let Some(bytes) = self.read(&path) {
+                    if let Err(e) = load::enumeration(&bytes, self.key) {
+                        self.error(&path, &e);
+                    }
+                }
+            } else if !rest.contains('/') {
+                schema_files.push((path.clone(), rest.to_string()));
+            }
+        }
+        if self.files.contains_key("__array_schema.tdb") {
+            schema_files.push(("__array_schema.tdb".into(), String::new()));
+        }
+        if schema_files.is_empty() {
+            self.find("__schema", 0, "", "the array has no schema");
+        }
+        for (path, name) in schema_files {
+            let Some(bytes) = self.read(&path) else {
+                continue;
+            };
+            if name.is_empty() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+                // Written by TileDB 1.3, before format versions: the
+                // reader's loader knows that layout.
+                let loaded = RelPath::parse(&path).and_then(|rel| {
+                    crate::schema::ArraySchema::load(self.storage, &rel, self.key.as_ref())
+                });
+                match loaded {
+                    Ok(schema) => {
+                        self.schemas.insert(name, schema.stored);
+                    }
+                    Err(e) => {
+                        self.error(&path, &e);
+                        self.broken_schemas.insert(name);
+                    }
+                }
+                continue;
+            }
+            match load::schema(&bytes, self.key) {
+                Ok(schema) => {
+                    for (i, reference) in schema.enumerations.iter().flatten().enumerate() {
+                        let file = format!(
+                            "__schema/__enumerations/{}",
+                            String::from_utf8_lossy(&reference.path)
+                        );
+                        if !self.files.contains_key(&file) {
+                            self.find(
+                                &path,
+                                0,
+                                format!("ArraySchema.enumerations[{i}].path"),
+                                format!("names {file}, which is missing"),
+                            );
+                        }
+                    }
+                    self.schemas.insert(name, schema);
+                }
+                Err(e) => {
+                    self.error(&path, &e);
+                    self.broken_schemas.insert(name);
+                }
+            }
+        }
+    }
+
+    /// Names of the fragments that vacuum files say were consolidated away.
+    fn vacuumed(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (path, _) in self.files.iter() {
+            if !path.ends_with(".vac") {
+                continue;
+            }
+            let Ok(bytes) = self.storage.read(&RelPath::parse(path).unwrap_or_default()) else {
+                continue;
+            };
+            if let Ok(lines) = text_files::parse_vacuum_file(&bytes, &["__fragments", "__meta"]) {
+                for line in lines {
+                    if let Some(name) = line.file_name() {
+                        out.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn check_commits(&mut self) {
+        let fragments: BTreeSet<String> = self.fragment_dirs().into_iter().collect();
+        let vacuumed = self.vacuumed();
+        for (path, _) in self.files_under("__commits") {
+            let Some(file) = path.rsplit('/').next() else {
+                continue;
+            };
+            let Ok(name) = TimestampedName::parse(file) else {
+                continue; // reported by check_names
+            };
+            let Some(bytes) = self.read(&path) else {
+                continue;
+            };
+            let result: crate::Result<()> = match name.extension() {
+                Some(Extension::Wrt) => {
+                    if !bytes.is_empty() {
+                        self.find(&path, 0, "file", "a write commit file is empty in TileDB");
+                    }
+                    let fragment = name.stem().to_string();
+                    if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) {
+                        self.find(
+                            &path,
+                            0,
+                            "commit",
+                            format!("commits fragment {fragment}, which is not in __fragments"),
+                        );
+                    }
+                    Ok(())
+                }
+                Some(Extension::Del) => load::delete_commit(&bytes, self.key).map(|_| ()),
+                Some(Extension::Upd) => load::update_commit(&bytes, self.key).map(|_| ()),
+                Some(Extension::Ign) => text_files::parse_ignore_file(&bytes).map(|_| ()),
+                Some(Extension::Vac) => {
+                    text_files::parse_vacuum_file(&bytes, &["__fragments"]).map(|_| ())
+                }
+                Some(Extension::Con) => self.consolidated_commits(&bytes),
+                _ => Ok(()),
+            };
+            if let Err(e) = result {
+                self.error(&path, &e);
+            }
+        }
+    }
+
+    fn consolidated_commits(&mut self, bytes: &[u8]) -> crate::Result<()> {
+        for entry in text_files::parse_consolidated_commits(bytes)? {
+            if let Some(tile) = entry.embedded {
+                let start = usize::try_from(tile.offset).unwrap_or(usize::MAX);
+                let end = start.saturating_add(usize::try_from(tile.size).unwrap_or(usize::MAX));
+                let embedded = bytes.get(start..end).ok_or_else(|| {
+                    Error::corrupt(tile.offset, "embedded delete", "runs past the end")
+                })?;
+                load::delete_commit(embedded, self.key).map_err(|e| {
+                    e.within(format!("delete {}", entry.path))
+                        .at_base(tile.offset)
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fragment folder names under `__fragments` (from the files in them).
+    fn fragment_dirs(&self) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        for (path, _) in self.files_under("__fragments") {
+            if let Some(dir) = path["__fragments/".len()..].split('/').next() {
+                if path["__fragments/".len()..].contains('/') {
+                    out.insert(dir.to_string());
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    /// Fragments committed by a `.wrt` file or a `.con` line.
+    fn committed(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (path, _) in self.files_under("__commits") {
+            let Some(file) = path.rsplit('/').next() else {
+                continue;
+            };
+            if let Ok(name) = TimestampedName::parse(file) {
+                match name.extension() {
+                    Some(Extension::Wrt) => {
+                        out.insert(name.stem().to_string());
+                    }
+                    Some(Extension::Con) => {
+                        let bytes = RelPath::parse(&path)
+                            .ok()
+                            .and_then(|p| self.storage.read(&p).ok())
+                            .unwrap_or_default();
+                        for entry in
+                            text_files::parse_consolidated_commits(&bytes).unwrap_or_default()
+                        {
+                            if entry.name.extension() == Some(Extension::Wrt) {
+                                out.insert(entry.name.stem().to_string());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    fn check_fragments(&mut self) {
+        let committed = self.committed();
+        for fragment in self.fragment_dirs() {
+            let dir = format!("__fragments/{fragment}");
+            let Ok(name) = TimestampedName::parse(&fragment) else {
+                continue; // reported by check_names
+            };
+            if !committed.contains(name.stem()) {
+                self.find(
+                    &dir,
+                    0,
+                    "commit",
+                    format!("no __commits/{fragment}.wrt and no .con line commits this fragment"),
+                );
+            }
+            let meta = format!("{dir}/__fragment_metadata.tdb");
+            if !self.files.contains_key(&meta) {
+                self.find(
+                    &dir,
+                    0,
+                    "__fragment_metadata.tdb",
+                    "the fragment has no metadata file",
+                );
+                continue;
+            }
+            let Some(bytes) = self.read(&meta) else {
+                continue;
+            };
+            if let Some(version) = name.version() {
+                if version > load::MAX_FORMAT_VERSION {
+                    self.error(
+                        &meta,
+                        &Error::unsupported(format!(
+                            "fragment format version {version} is newer than {}",
+                            load::MAX_FORMAT_VERSION
+                        )),
+                    );
+                    continue;
+                }
+            }
+            let head = match load::footer_head(&bytes) {
+                Ok((head, _)) => head,
+                Err(e) => {
+                    self.error(&meta, &e);
+                    continue;
+                }
+            };
+            let schema_name = head
+                .schema_name
+                .as_deref()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .unwrap_or_default();
+            let Some(schema) = self.schemas.get(&schema_name).cloned() else {
+                if self.broken_schemas.contains(&schema_name) {
+                    continue; // the schema's own finding says why
+                }
+                self.find(
+                    &meta,
+                    0,
+                    "FragmentFooter.schema_name",
+                    format!("names schema {schema_name:?}, which is missing or unreadable"),
+                );
+                continue;
+            };
+            match load::fragment_metadata(&bytes, &schema, self.key) {
+                Ok(metadata) => self.check_fragment_data(&dir, &meta, &schema, &metadata),
+                Err(e) => self.error(&meta, &e),
+            }
+        }
+    }
+
+    fn check_fragment_data(
+        &mut self,
+        dir: &str,
+        meta: &str,
+        schema: &g::ArraySchema,
+        fm: &load::FragmentMetadata,
+    ) {
+        let footer = &fm.footer;
+        let version = footer.version;
+        let attributes = schema.attributes.len();
+        let sparse = schema.array_type == g::ArrayType::Sparse;
+        if footer.dense == sparse {
+            self.find(
+                meta,
+                fm.footer_offset,
+                "FragmentFooter.dense",
+                format!(
+                    "the fragment says dense={} but the schema is {}",
+                    footer.dense,
+                    if sparse { "sparse" } else { "dense" }
+                ),
+            );
+            return;
+        }
+        // How many tiles, and how many cells each holds.
+        let (tile_num, cells_per_tile) = if sparse {
+            (footer.sparse_tile_num, schema.capacity)
+        } else {
+            match dense_tiles(schema, footer) {
+                Ok(counts) => counts,
+                Err(reason) => {
+                    self.find(
+                        meta,
+                        fm.footer_offset,
+                        "FragmentFooter.non_empty_domain",
+                        reason,
+                    );
+                    return;
+                }
+            }
+        };
+        if sparse {
+            let leaves = fm.rtree.levels.last().map_or(0, |l| l.mbrs.len() as u64);
+            if leaves != tile_num {
+                self.find(
+                    meta,
+                    footer.rtree_offset,
+                    "RTree.levels[last].mbrs",
+                    format!("{leaves} leaf MBRs but sparse_tile_num is {tile_num}"),
+                );
+            }
+        } else if !fm.rtree.levels.is_empty() {
+            self.find(
+                meta,
+                footer.rtree_offset,
+                "RTree.levels",
+                "a dense fragment's R-tree has levels",
+            );
+        }
+        let cells_of = |t: u64| -> u64 {
+            if sparse && t + 1 == tile_num && footer.last_tile_cell_num != 0 {
+                footer.last_tile_cell_num
+            } else {
+                cells_per_tile
+            }
+        };
+        let validity_filters = schema
+            .validity_filters
+            .clone()
+            .unwrap_or(g::FilterPipeline {
+                max_chunk_size: filter::DEFAULT_MAX_CHUNK_SIZE,
+                filters: Vec::new(),
+            });
+        let mut fields: Vec<Field> = Vec::new();
+        for (i, a) in schema.attributes.iter().enumerate() {
+            fields.push(Field {
+                index: i,
+                file: format!("a{i}"),
+                datatype: a.datatype,
+                cell_val_num: a.cell_val_num,
+                nullable: a.nullable,
+                filters: a.filters.clone(),
+                has_tiles: true,
+            });
+        }
+        for (j, d) in schema.domain.dimensions.iter().enumerate() {
+            let filters = match &d.filters {
+                Some(f) if !f.filters.is_empty() => f.clone(),
+                _ => schema.coords_filters.clone(),
+            };
+            fields.push(Field {
+                index: attributes + 1 + j,
+                file: format!("d{j}"),
+                datatype: d.datatype,
+                cell_val_num: d.cell_val_num,
+                nullable: false,
+                filters,
+                has_tiles: sparse,
+            });
+        }
+        // The special fields that follow the dimensions: cell timestamps,
+        // then delete timestamps and delete condition indexes; all UINT64
+        // under the coordinate filters.
+        let first_special = attributes + 1 + schema.domain.dimensions.len();
+        let mut specials = Vec::new();
+        if footer.has_timestamps {
+            specials.push("t");
+        }
+        if footer.has_delete_meta {
+            specials.extend(["dt", "dci"]);
+        }
+        for (index, name) in (first_special..).zip(specials) {
+            fields.push(Field {
+                index,
+                file: name.to_string(),
+                datatype: g::Datatype::Uint64,
+                cell_val_num: 1,
+                nullable: false,
+                filters: schema.coords_filters.clone(),
+                has_tiles: true,
+            });
+        }
+        // Every slot lists tile_num offsets, even those that store no
+        // tiles (`__coords`, and the dimensions of a dense fragment), which
+        // TileDB fills with zeros.
+        let expect_count = |_index: usize| -> u64 { tile_num };
+        for (index, list) in fm.tile_offsets.iter().enumerate() {
+            let expected = expect_count(index);
+            if list.len() as u64 != expected {
+                self.find(
+                    meta,
+                    footer.tile_offsets_offsets.get(index).copied().unwrap_or(0),
+                    format!("tile_offsets[{index}]"),
+                    format!("{} tile offsets, expected {expected}", list.len()),
+                );
+            }
+        }
+        for field in &fields {
+            self.check_field(
+                dir,
+                meta,
+                schema,
+                fm,
+                field,
+                version,
+                &validity_filters,
+                &cells_of,
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn check_field(
+        &mut self,
+        dir: &str,
+        meta: &str,
+        schema: &g::ArraySchema,
+        fm: &load::FragmentMetadata,
+        field: &Field,
+        version: u32,
+        validity_filters: &g::FilterPipeline,
+        cells_of: &dyn Fn(u64) -> u64,
+    ) {
+        let footer = &fm.footer;
+        let limit = self.max_tile_size;
+        let i = field.index;
+        let var = field.cell_val_num == u32::MAX;
+        let Some(offsets) = fm.tile_offsets.get(i) else {
+            return;
+        };
+        if !field.has_tiles {
+            return;
+        }
+        let datatype = match load::runtime_datatype(field.datatype) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(meta, &e);
+                return;
+            }
+        };
+        let pipeline = match self.data_pipeline(&field.filters, "filters") {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(meta, &e);
+                return;
+            }
+        };
+        let type_size = field.datatype.size();
+        let (data_ctx, cell_size) = if var {
+            (FilterContext::new(datatype, type_size, version), None)
+        } else {
+            let cell = type_size.saturating_mul(field.cell_val_num as u64);
+            (FilterContext::new(datatype, cell, version), Some(cell))
+        };
+        let data_ctx = self.keyed(data_ctx);
+        // The fixed file: data (fixed fields) or offsets (var fields).
+        let fixed_file = format!("{dir}/{}.tdb", field.file);
+        let fixed_size = footer.file_sizes.get(i).copied().unwrap_or(0);
+        let skips = var && pipeline.skips_offsets(datatype, version);
+        let Some(fixed_tiles) = self.tile_ranges(
+            meta,
+            &fixed_file,
+            offsets,
+            fixed_size,
+            &format!("file_sizes[{i}]"),
+        ) else {
+            return;
+        };
+        let offsets_pipeline = if var {
+            match self.data_pipeline(&schema.offsets_filters, "offsets_filters") {
+                Ok(p) => p,
+                Err(e) => {
+                    self.error(meta, &e);
+                    return;
+                }
+            }
+        } else {
+            FilterPipeline::default()
+        };
+        let offsets_ctx = self.keyed(FilterContext::new(filter::Datatype::Uint64, 8, version));
+        let fixed_bytes = self.read_if_any(&fixed_file, fixed_size);
+        if let Some(bytes) = &fixed_bytes {
+            for (t, range) in fixed_tiles.iter().enumerate() {
+                let cells = cells_of(t as u64);
+                let tile = &bytes[range.0 as usize..range.1 as usize];
+                let result = if var {
+                    if skips {
+                        Ok(())
+                    } else {
+                        decode(
+                            tile,
+                            &offsets_pipeline,
+                            &offsets_ctx,
+                            Some(cells.saturating_mul(8)),
+                            limit,
+                        )
+                    }
+                } else {
+                    decode(
+                        tile,
+                        &pipeline,
+                        &data_ctx,
+                        cell_size.map(|c| c.saturating_mul(cells)),
+                        limit,
+                    )
+                };
+                self.tile_result(&fixed_file, range.0, t, result);
+            }
+        }
+        if var {
+            let var_file = format!("{dir}/{}_var.tdb", field.file);
+            let var_size = footer.file_var_sizes.get(i).copied().unwrap_or(0);
+            let var_offsets = fm.tile_var_offsets.get(i).cloned().unwrap_or_default();
+            let var_sizes = fm.tile_var_sizes.get(i).cloned().unwrap_or_default();
+            if var_offsets.len() != offsets.len() || var_sizes.len() != offsets.len() {
+                self.find(
+                    meta,
+                    footer.tile_var_offsets_offsets.get(i).copied().unwrap_or(0),
+                    format!("tile_var_offsets[{i}]"),
+                    format!(
+                        "{} var offsets and {} var sizes for {} tiles",
+                        var_offsets.len(),
+                        var_sizes.len(),
+                        offsets.len()
+                    ),
+                );
+                return;
+            }
+            if let Some(ranges) = self.tile_ranges(
+                meta,
+                &var_file,
+                &var_offsets,
+                var_size,
+                &format!("file_var_sizes[{i}]"),
+            ) {
+                if let Some(bytes) = self.read_if_any(&var_file, var_size) {
+                    for (t, range) in ranges.iter().enumerate() {
+                        let tile = &bytes[range.0 as usize..range.1 as usize];
+                        let expected = var_sizes.get(t).copied();
+                        let result = if skips {
+                            decode_strings(
+                                tile,
+                                &pipeline,
+                                &data_ctx,
+                                expected.unwrap_or(0),
+                                cells_of(t as u64),
+                                limit,
+                            )
+                        } else {
+                            decode(tile, &pipeline, &data_ctx, expected, limit)
+                        };
+                        self.tile_result(&var_file, range.0, t, result);
+                    }
+                }
+            }
+        }
+        if field.nullable {
+            let validity_file = format!("{dir}/{}_validity.tdb", field.file);
+            let size = footer
+                .file_validity_sizes
+                .as_ref()
+                .and_then(|s| s.get(i).copied())
+                .unwrap_or(0);
+            let validity_offsets = fm.tile_validity_offsets.get(i).cloned().unwrap_or_default();
+            if validity_offsets.len() != offsets.len() {
+                self.find(
+                    meta,
+                    0,
+                    format!("tile_validity_offsets[{i}]"),
+                    format!(
+                        "{} validity offsets for {} tiles",
+                        validity_offsets.len(),
+                        offsets.len()
+                    ),
+                );
+                return;
+            }
+            let pipeline = match self.data_pipeline(validity_filters, "validity_filters") {
+                Ok(p) => p,
+                Err(e) => {
+                    self.error(meta, &e);
+                    return;
+                }
+            };
+            let ctx = self.keyed(FilterContext::new(filter::Datatype::Uint8, 1, version));
+            if let Some(ranges) = self.tile_ranges(
+                meta,
+                &validity_file,
+                &validity_offsets,
+                size,
+                &format!("file_validity_sizes[{i}]"),
+            ) {
+                if let Some(bytes) = self.read_if_any(&validity_file, size) {
+                    for (t, range) in ranges.iter().enumerate() {
+                        let tile = &bytes[range.0 as usize..range.1 as usize];
+                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
+                        self.tile_result(&validity_file, range.0, t, result);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A data tile pipeline: the schema's, plus the AES-256-GCM filter that
+    /// TileDB appends to every pipeline of an encrypted array.
+    fn data_pipeline(
+        &self,
+        stored: &g::FilterPipeline,
+        field: &str,
+    ) -> crate::Result<FilterPipeline> {
+        let mut pipeline = load::runtime_pipeline(stored, field)?;
+        if self.key.is_some() {
+            pipeline.filters.push(filter::Filter::Aes256Gcm);
+        }
+        Ok(pipeline)
+    }
+
+    fn keyed(&self, ctx: FilterContext) -> FilterContext {
+        match self.key {
+            Some(key) => ctx.with_key(key),
+            None => ctx,
+        }
+    }
+
+    fn tile_result(&mut self, file: &str, offset: u64, t: usize, result: crate::Result<()>) {
+        self.report.tiles_checked += 1;
+        if let Err(e) = result {
+            let e = e.within(format!("tile {t}")).at_base(offset);
+            self.error(file, &e);
+        }
+    }
+
+    /// Reads a data file the footer says has `size` bytes (nothing when 0).
+    fn read_if_any(&mut self, file: &str, size: u64) -> Option<Vec<u8>> {
+        if size == 0 {
+            return None;
+        }
+        let bytes = self.read(file)?;
+        if (bytes.len() as u64) < size {
+            return None; // reported by tile_ranges
+        }
+        Some(bytes)
+    }
+
+    /// The byte range of every tile of a data file: offsets ascending, the
+    /// last tile ending at the footer's file size, which the file must have.
+    fn tile_ranges(
+        &mut self,
+        meta: &str,
+        file: &str,
+        offsets: &[u64],
+        footer_size: u64,
+        size_field: &str,
+    ) -> Option<Vec<(u64, u64)>> {
+        let actual = self.files.get(file).copied();
+        match actual {
+            None if footer_size > 0 || !offsets.is_empty() => {
+                self.find(
+                    file,
+                    0,
+                    "file",
+                    format!("missing; the fragment metadata gives it {footer_size} bytes and {} tile(s)", offsets.len()),
+                );
+                return None;
+            }
+            None => return Some(Vec::new()),
+            Some(actual) if actual != footer_size => {
+                self.find(
+                    file,
+                    actual.min(footer_size),
+                    "file size",
+                    format!("{actual} bytes, but {meta} {size_field} says {footer_size}"),
+                );
+                if actual < footer_size {
+                    return None;
+                }
+            }
+            Some(_) => {}
+        }
+        let mut ranges = Vec::with_capacity(offsets.len());
+        for (t, &start) in offsets.iter().enumerate() {
+            let end = offsets.get(t + 1).copied().unwrap_or(footer_size);
+            if start > end || end > footer_size {
+                self.find(
+                    file,
+                    start.min(footer_size),
+                    format!("tile {t}"),
+                    format!(
+                        "tile offsets {start}..{end} are not ascending within the {footer_size} byte file (from {meta})"
+                    ),
+                );
+                return None;
+            }
+            ranges.push((start, end));
+        }
+        Some(ranges)
+    }
+
+    fn check_fragment_meta(&mut self) {
+        for (path, _) in self.files_under("__fragment_meta") {
+            let Some(bytes) = self.read(&path) else {
+                continue;
+            };
+            let schemas = &self.schemas;
+            let result = load::consolidated_fragment_metadata(&bytes, self.key, |name| {
+                schemas.get(String::from_utf8_lossy(name).as_ref())
+            });
+            if let Err(e) = result {
+                self.error(&path, &e);
+            }
+        }
+    }
+
+    fn check_metadata(&mut self) {
+        for (path, _) in self.files_under("__meta") {
+            let Some(bytes) = self.read(&path) else {
+                continue;
+            };
+            let result = if path.ends_with(".vac") {
+                text_files::parse_vacuum_file(&bytes, &["__meta"]).map(|_| ())
+            } else {
+                load::metadata(&bytes, self.key).map(|_| ())
+            };
+            if let Err(e) = result {
+                self.error(&path, &e);
+            }
+        }
+    }
+}
+
+struct Field {
+    /// Index in the footer's field space.
+    index: usize,
+    /// File stem: `a<i>`, `d<j>`, `t`, `dt` or `dci`.
+    file: String,
+    datatype: g::Datatype,
+    cell_val_num: u32,
+    nullable: bool,
+    filters: g::FilterPipeline,
+    /// Whether this fragment stores tiles for the field.
+    has_tiles: bool,
+}
+
+/// Refuses a tile whose framing promises more than `limit` unfiltered
+/// bytes, before anything is allocated for it.
+fn within_limit(tile: &[u8], limit: u64) -> crate::Result<u64> {
+    let total: u64 = parse_chunks(tile)?
+        .iter()
+        .map(|c| c.original_len as u64)
+        .sum();
+    if total > limit {
+        return Err(Error::unsupported(format!(
+            "the tile unfilters to {total} bytes, more than this check's limit of {limit}"
+        )));
+    }
+    Ok(total)
+}
+
+/// Unfilters one tile; `expected` is its unfiltered size when known (the
+/// framing's chunk lengths are used otherwise).
+fn decode(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    expected: Option<u64>,
+    limit: u64,
+) -> crate::Result<()> {
+    let total = within_limit(tile, limit)?;
+    unfilter_tile(tile, pipeline, ctx, expected.unwrap_or(total)).map(|_| ())
+}
+
+fn decode_strings(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    expected: u64,
+    cells: u64,
+    limit: u64,
+) -> crate::Result<()> {
+    within_limit(tile, limit)?;
+    unfilter_var_string_tile(tile, pipeline, ctx, expected, cells).map(|_| ())
+}
+
+/// A dimension value as a signed 128-bit integer (dense dimensions are
+/// integers or datetimes).
+fn int_value(bytes: &[u8], t: g::Datatype) -> Option<i128> {
+    let unsigned = t.name().starts_with("UINT");
+    Some(match (bytes.len(), unsigned) {
+        (1, false) => i8::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (1, true) => u8::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (2, false) => i16::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (2, true) => u16::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (4, false) => i32::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (4, true) => u32::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (8, false) => i64::from_le_bytes(bytes.try_into().ok()?) as i128,
+        (8, true) => u64::from_le_bytes(bytes.try_into().ok()?) as i128,
+        _ => return None,
+    })
+}
+
+/// The tile count of a dense fragment (its non-empty domain expanded to
+/// tile boundaries) and the cells per tile.
+fn dense_tiles(schema: &g::ArraySchema, footer: &g::FragmentFooter) -> Result<(u64, u64), String> {
+    let mut tiles: u64 = 1;
+    let mut cells: u64 = 1;
+    for (j, d) in schema.domain.dimensions.iter().enumerate() {
+        let size = d.datatype.size() as usize;
+        let value = |bytes: &[u8], k: usize| {
+            bytes
+                .get(k * size..(k + 1) * size)
+                .and_then(|b| int_value(b, d.datatype))
+        };
+        let (Some(lo), Some(hi)) = (value(&d.domain, 0), value(&d.domain, 1)) else {
+            return Err(format!("dimension {j} has no integer domain"));
+        };
+        let Some(extent) = d.extent.as_deref().and_then(|e| value(e, 0)) else {
+            return Err(format!("dimension {j} of a dense array has no tile extent"));
+        };
+        if extent <= 0 {
+            return Err(format!("dimension {j} has tile extent {extent}"));
+        }
+        let range = footer
+            .non_empty_domain
+            .ranges
+            .get(j)
+            .ok_or_else(|| format!("no range for dimension {j}"))?;
+        let (Some(start), Some(end)) = (value(&range.data, 0), value(&range.data, 1)) else {
+            return Err(format!("dimension {j}'s range is not two integers"));
+        };
+        if start > end || start < lo || end > hi {
+            return Err(format!(
+                "dimension {j}'s range [{start}, {end}] is not within the domain [{lo}, {hi}]"
+            ));
+        }
+        let first = (start - lo) / extent;
+        let last = (end - lo) / extent;
+        let count = u64::try_from(last - first + 1).map_err(|_| "tile count overflows")?;
+        tiles = tiles
+            .checked_mul(count)
+            .ok_or_else(|| "tile count overflows".to_string())?;
+        cells = cells
+            .checked_mul(u64::try_from(extent).map_err(|_| "extent overflows")?)
+            .ok_or_else(|| "cells per tile overflow".to_string())?;
+    }
+    Ok((tiles, cells))
+}
+
+/// Why a file's name is not one the format allows where it sits.
+pub fn name_problem(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let timestamped = |name: &str| TimestampedName::parse(name).map_err(|e| e.to_string());
+    let ext_in = |name: &str, allowed: &[Option<Extension>]| -> Option<String> {
+        match timestamped(name) {
+            Ok(n) if allowed.contains(&n.extension()) => None,
+            Ok(n) => Some(format!(
+                "{name}: a .{} file does not belong here",
+                n.extension()
+                    .map_or("", |e| e.suffix().trim_start_matches('.'))
+            )),
+            Err(e) => Some(e),
+        }
+    };
+    match parts.as_slice() {
+        ["__lock.tdb"] | ["__array_schema.tdb"] => None,
+        ["__schema", name] => ext_in(name, &[None]),
+        ["__schema", "__enumerations", name] => {
+            if name.starts_with("__") {
+                None
+            } else {
+                Some(format!(
+                    "{name}: enumeration files are named __<label>_<version>"
+                ))
+            }
+        }
+        ["__commits", name] => ext_in(
+            name,
+            &[
+                Some(Extension::Wrt),
+                Some(Extension::Del),
+                Some(Extension::Upd),
+                Some(Extension::Con),
+                Some(Extension::Ign),
+                Some(Extension::Vac),
+            ],
+        ),
+        ["__fragment_meta", name] => ext_in(name, &[Some(Extension::Meta)]),
+        ["__meta", name] => ext_in(name, &[None, Some(Extension::Vac)]),
+        ["__fragments", fragment, file] => {
+            if let Err(e) = timestamped(fragment).and_then(|n| {
+                if n.extension().is_none() && n.version().is_some() {
+                    Ok(n)
+                } else {
+                    Err(format!("{fragment}: not a fragment folder name"))
+                }
+            }) {
+                return Some(e);
+            }
+            let named_by_index = TimestampedName::parse(fragment)
+                .map(|n| n.format_version() >= 9)
+                .unwrap_or(false);
+            if !named_by_index || fragment_file_ok(file) {
+                None
+            } else {
+                Some(format!("{file}: not a fragment file name"))
+            }
+        }
+        ["__labels", ..] => None,
+        [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
+        [name] => {
+            // Legacy (format < 12) commit, vacuum and metadata files in the root.
+            ext_in(
+                name,
+                &[
+                    Some(Extension::Ok),
+                    Some(Extension::Vac),
+                    Some(Extension::Meta),
+                ],
+            )
+        }
+        [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
+            // Before format 9, fragment files are named after their fields.
+            let named_by_index = TimestampedName::parse(fragment)
+                .map(|n| n.format_version() >= 9)
+                .unwrap_or(false);
+            if !named_by_index || fragment_file_ok(file) {
+                None
+            } else {
+                Some(format!("{file}: not a fragment file name"))
+            }
+        }
+        _ => Some(format!("{path}: not a file of an array")),
+    }
+}
+
+/// `__fragment_metadata.tdb`, `a<i>`/`d<j>` with `.tdb`, `_var.tdb`,
+/// `_validity.tdb`; `t.tdb`, `dt.tdb`, `dci.tdb`; `__coords.tdb`.
+fn fragment_file_ok(file: &str) -> bool {
+    if matches!(
+        file,
+        "__fragment_metadata.tdb" | "t.tdb" | "dt.tdb" | "dci.tdb" | "__coords.tdb"
+    ) {
+        return true;
+    }
+    let Some(stem) = file.strip_suffix(".tdb") else {
+        return false;
+    };
+    let stem = stem
+        .strip_suffix("_var")
+        .or_else(|| stem.strip_suffix("_validity"))
+        .unwrap_or(stem);
+    let digits = stem.strip_prefix('a').or_else(|| stem.strip_prefix('d'));
+    digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}

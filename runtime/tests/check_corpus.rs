@@ -1,0 +1,441 @@
+//! `tdb check` against arrays written by TileDB: every unmutated corpus
+//! array is clean; every negative case of the corpus (mutated by the
+//! corpus generator, and refused by TileDB itself) gets a finding of the
+//! expected class in the mutated file; and arrays mutated here (each file
+//! type truncated, bit-flipped, removed) each get their finding.
+
+use std::path::{Path, PathBuf};
+
+use tiledb_runtime::check::{check_array, CheckOptions, Finding, Report};
+use tiledb_runtime::ErrorClass;
+
+fn corpus(producer: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/corpus")
+        .join(producer)
+}
+
+fn cases(producer: &str) -> Vec<PathBuf> {
+    let root = corpus(producer);
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("the corpus at {} is missing: {e}", root.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("array").is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
+fn expected(case: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(case.join("expected.json")).expect("expected.json");
+    serde_json::from_str(&text).expect("expected.json parses")
+}
+
+/// The key of an encrypted case, from its recipe (`encryption = { ..., key = "…" }`).
+fn options_for(case: &Path) -> CheckOptions {
+    let name = case.file_name().unwrap_or_default().to_string_lossy();
+    let recipe = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/cases")
+        .join(format!("{name}.toml"));
+    let text = std::fs::read_to_string(recipe).unwrap_or_default();
+    let key = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("encryption"))
+        .and_then(|l| l.split("key = \"").nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|k| <[u8; 32]>::try_from(k.as_bytes()).ok());
+    CheckOptions {
+        encryption_key: key,
+        ..Default::default()
+    }
+}
+
+fn show(report: &Report) -> String {
+    report
+        .findings
+        .iter()
+        .map(|f| format!("  {f}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn clean_cases_check_clean(producer: &str) {
+    let mut checked = 0;
+    let mut read = 0;
+    let mut failures = Vec::new();
+    for case in cases(producer) {
+        if expected(&case)["negative"] == serde_json::Value::Bool(true) {
+            continue;
+        }
+        let report = check_array(&case.join("array"), &options_for(&case));
+        assert!(
+            report.files_checked > 0,
+            "{}: nothing checked",
+            case.display()
+        );
+        if !report.is_clean() {
+            failures.push(format!("{}:\n{}", case.display(), show(&report)));
+        }
+        if report.cells_read > 0 {
+            read += 1;
+        }
+        checked += 1;
+    }
+    println!("{checked} {producer} arrays checked, {read} of them read to the last cell");
+    // The full read runs on every clean array; only empty arrays return no cells.
+    assert!(
+        read * 10 >= checked * 9,
+        "only {read} of {checked} arrays were read"
+    );
+    assert!(checked > 50, "too few {producer} arrays: {checked}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_tiledb_2_30_array_checks_clean() {
+    clean_cases_check_clean("tiledb-2.30");
+}
+
+#[test]
+fn every_tiledb_2_13_array_checks_clean() {
+    clean_cases_check_clean("tiledb-2.13");
+}
+
+fn negative_cases_are_diagnosed(producer: &str) {
+    let mut checked = 0;
+    for case in cases(producer) {
+        let expected = expected(&case);
+        if expected["negative"] != serde_json::Value::Bool(true) {
+            continue;
+        }
+        let class = expected["reads"][0]["error"].as_str().expect("error class");
+        let file = expected["mutations"][0]["file"]
+            .as_str()
+            .expect("mutated file");
+        let report = check_array(&case.join("array"), &options_for(&case));
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.class.name() == class && f.file == file),
+            "{}: expected a {class} finding in {file}, got:\n{}",
+            case.display(),
+            show(&report)
+        );
+        checked += 1;
+    }
+    println!("{checked} negative {producer} cases diagnosed");
+    assert!(checked >= 10, "too few negative cases: {checked}");
+}
+
+#[test]
+fn tiledb_2_30_negative_cases_are_diagnosed() {
+    negative_cases_are_diagnosed("tiledb-2.30");
+}
+
+#[test]
+fn tiledb_2_13_negative_cases_are_diagnosed() {
+    negative_cases_are_diagnosed("tiledb-2.13");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create a copy folder");
+    for entry in std::fs::read_dir(from).expect("list").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy a file");
+        }
+    }
+}
+
+fn files_of(dir: &Path, root: &Path, out: &mut Vec<String>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("list")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            files_of(&path, root, out);
+        } else {
+            let rel = path.strip_prefix(root).expect("inside the root");
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mutation {
+    /// Keep the first half.
+    Truncate,
+    /// Flip the top bit of a byte inside the file's first compressed or
+    /// checksummed region (see `flip_offset`).
+    BitFlip,
+    Remove,
+}
+
+/// What kind of file a path is, for choosing mutations and expectations.
+fn file_kind(path: &str) -> &'static str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if path.starts_with("__schema/__enumerations/") {
+        "enumeration"
+    } else if path.starts_with("__schema/") {
+        "schema"
+    } else if name == "__fragment_metadata.tdb" {
+        "fragment metadata"
+    } else if path.starts_with("__fragments/") {
+        "data"
+    } else if name.ends_with(".wrt") {
+        "write commit"
+    } else if name.ends_with(".del") {
+        "delete commit"
+    } else if name.ends_with(".con") {
+        "consolidated commits"
+    } else if name.ends_with(".vac") {
+        "vacuum"
+    } else if name.ends_with(".meta") {
+        "consolidated fragment metadata"
+    } else if path.starts_with("__meta/") {
+        "metadata"
+    } else {
+        "other"
+    }
+}
+
+/// Where a bit flip is certain to be caught: inside the body of the first
+/// generic tile (GZIP carries an Adler-32 of its output), inside a
+/// checksummed data tile, or in the text of a commit list (the top bit
+/// makes it invalid UTF-8).
+fn flip_offset(kind: &str, bytes: &[u8]) -> Option<usize> {
+    match kind {
+        // Generic tiles: the header and GZIP pipeline take 60 bytes; the
+        // chunk framing 20 more; flip a byte inside the deflate stream.
+        "schema"
+        | "enumeration"
+        | "fragment metadata"
+        | "delete commit"
+        | "metadata"
+        | "consolidated fragment metadata" => (bytes.len() > 90).then_some(84),
+        // Data tiles of an array whose pipeline ends in a checksum: flip the
+        // last byte of the first tile's data.
+        "data" => (bytes.len() > 40).then(|| bytes.len() - 3),
+        "consolidated commits" | "vacuum" => (!bytes.is_empty()).then_some(2),
+        _ => None,
+    }
+}
+
+/// The file a finding must name after `mutation` of `path`.
+fn expected_file(
+    path: &str,
+    kind: &str,
+    mutation: Mutation,
+    fragment_schema_users: &[String],
+    consolidated_commits: &str,
+) -> Option<Vec<String>> {
+    let fragment_dir = || {
+        let mut parts = path.split('/');
+        let first = parts.next().unwrap_or_default();
+        let second = parts.next().unwrap_or_default();
+        format!("{first}/{second}")
+    };
+    match mutation {
+        Mutation::Truncate | Mutation::BitFlip => Some(vec![path.to_string()]),
+        Mutation::Remove => match kind {
+            "data" => Some(vec![path.to_string()]),
+            "fragment metadata" => Some(vec![fragment_dir()]),
+            "write commit" => {
+                let stem = path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches(".wrt");
+                // A commit that a .con file repeats is still committed.
+                (!consolidated_commits.contains(stem)).then(|| vec![format!("__fragments/{stem}")])
+            }
+            // The fragments that name the schema report it missing.
+            "schema" => Some(fragment_schema_users.to_vec()),
+            // The schema that names the enumeration reports it missing.
+            "enumeration" => Some(vec![]),
+            // Removing a delete, a vacuum list, metadata or consolidated
+            // fragment metadata leaves a valid (different) array.
+            _ => None,
+        },
+    }
+}
+
+fn mutate(root: &Path, path: &str, mutation: Mutation, bytes: &[u8], kind: &str) -> bool {
+    let full = root.join(path);
+    match mutation {
+        Mutation::Truncate => {
+            if bytes.len() < 2 {
+                return false;
+            }
+            std::fs::write(&full, &bytes[..bytes.len() / 2]).expect("truncate");
+        }
+        Mutation::BitFlip => {
+            let Some(at) = flip_offset(kind, bytes) else {
+                return false;
+            };
+            let mut copy = bytes.to_vec();
+            copy[at] ^= 0x80;
+            std::fs::write(&full, copy).expect("flip");
+        }
+        Mutation::Remove => std::fs::remove_file(&full).expect("remove"),
+    }
+    true
+}
+
+#[test]
+fn mutated_corpus_arrays_are_diagnosed() {
+    // Arrays that between them hold every kind of file; checksummed data
+    // tiles so that flipped data bits are detectable.
+    let bases = [
+        "sparse.filter.checksum_md5",
+        "dense.filter.checksum_sha256",
+        "sparse.attr.var_utf8.nullable.zstd",
+        "sparse.delete.condition",
+        "sparse.consolidate.commits",
+        "sparse.consolidate.fragment_meta",
+        "sparse.consolidate.fragments.vacuum",
+        "sparse.enumeration",
+        "array.metadata.basic",
+    ];
+    let scratch = tempfile::tempdir().expect("a scratch folder");
+    let mut diagnosed = std::collections::BTreeMap::<(String, String), usize>::new();
+    let mut failures = Vec::new();
+    for base in bases {
+        let source = corpus("tiledb-2.30").join(base).join("array");
+        assert!(source.is_dir(), "{} is missing", source.display());
+        let mut files = Vec::new();
+        files_of(&source, &source, &mut files);
+        let schema_users: Vec<String> = files
+            .iter()
+            .filter(|f| f.ends_with("__fragment_metadata.tdb"))
+            .cloned()
+            .collect();
+        // The text of the array's .con files (their lines name commits).
+        let con_text: String = files
+            .iter()
+            .filter(|f| f.ends_with(".con"))
+            .map(|f| {
+                String::from_utf8_lossy(&std::fs::read(source.join(f)).unwrap_or_default())
+                    .into_owned()
+            })
+            .collect();
+        for path in &files {
+            let kind = file_kind(path);
+            let bytes = std::fs::read(source.join(path)).expect("read");
+            for mutation in [Mutation::Truncate, Mutation::BitFlip, Mutation::Remove] {
+                let Some(expected) = expected_file(path, kind, mutation, &schema_users, &con_text)
+                else {
+                    continue;
+                };
+                if kind == "data" && mutation == Mutation::BitFlip && !base.contains("checksum") {
+                    continue;
+                }
+                let copy = scratch
+                    .path()
+                    .join(format!("{base}-{}", diagnosed.len() + failures.len()));
+                copy_dir(&source, &copy);
+                if !mutate(&copy, path, mutation, &bytes, kind) {
+                    let _ = std::fs::remove_dir_all(&copy);
+                    continue;
+                }
+                let report = check_array(&copy, &CheckOptions::default());
+                let ok = |f: &Finding| {
+                    f.class == ErrorClass::Corrupt
+                        && (expected.contains(&f.file)
+                            || (kind == "enumeration" && f.file.starts_with("__schema/"))
+                            || (kind == "schema" && f.file.starts_with("__schema")))
+                };
+                if report.findings.iter().any(ok) {
+                    *diagnosed
+                        .entry((kind.to_string(), format!("{mutation:?}")))
+                        .or_default() += 1;
+                } else {
+                    failures.push(format!(
+                        "{base}: {mutation:?} {path} ({kind}): expected a corrupt finding in {expected:?}, got:\n{}",
+                        show(&report)
+                    ));
+                }
+                let _ = std::fs::remove_dir_all(&copy);
+            }
+        }
+    }
+    for ((kind, mutation), count) in &diagnosed {
+        println!("{kind:>32} {mutation:<9} {count} diagnosed");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    for kind in [
+        "schema",
+        "enumeration",
+        "fragment metadata",
+        "data",
+        "delete commit",
+        "consolidated commits",
+        "consolidated fragment metadata",
+        "metadata",
+        "write commit",
+    ] {
+        assert!(
+            diagnosed.keys().any(|(k, _)| k == kind),
+            "no mutation of a {kind} file was tried"
+        );
+    }
+}
+
+#[test]
+fn findings_locate_a_truncated_data_file() {
+    let case = corpus("tiledb-2.30").join("negative.tile.truncated");
+    let report = check_array(&case.join("array"), &CheckOptions::default());
+    let finding = report
+        .findings
+        .iter()
+        .find(|f| f.file.ends_with("a0.tdb"))
+        .expect("a finding in a0.tdb");
+    // The file keeps 30 of its 60 bytes (the mutation in expected.json).
+    assert_eq!(finding.offset, 30);
+    assert_eq!(finding.field, "file size");
+}
+
+#[test]
+fn legacy_test_arrays_check_clean_or_unsupported() {
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
+    let legacy = shared.join("tiledb-test-arrays");
+    let Ok(entries) = std::fs::read_dir(&legacy) else {
+        println!(
+            "skipped: TileDB's legacy test arrays are not at {}",
+            legacy.display()
+        );
+        return;
+    };
+    let mut arrays: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    arrays.sort();
+    let mut checked = 0;
+    for array in arrays.iter().filter(|a| a.is_dir()) {
+        let report = check_array(array, &CheckOptions::default());
+        let name = array.file_name().unwrap_or_default().to_string_lossy();
+        if name.contains("vUINT32_MAX") {
+            // A format version no release can read: TileDB refuses it too.
+            assert!(
+                report
+                    .findings
+                    .iter()
+                    .any(|f| f.class == ErrorClass::Unsupported),
+                "{name}: expected an unsupported finding, got:\n{}",
+                show(&report)
+            );
+        } else {
+            assert!(report.is_clean(), "{name}:\n{}", show(&report));
+        }
+        checked += 1;
+    }
+    println!("{checked} legacy arrays checked");
+    assert!(checked > 0, "no legacy arrays under {}", legacy.display());
+}
