@@ -77,11 +77,13 @@ fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
     let attributes = spec["attrs"]
         .as_array()
         .map(|v| v.iter().filter_map(|s| s.as_str().map(String::from)).collect());
+    // Coordinates only when the workload asks for them, as from TileDB.
+    let skip_coordinates = spec["dims"].as_array().is_none_or(|d| d.is_empty());
     Ok(ReadQuery {
         ranges,
         layout,
         attributes,
-        ..ReadQuery::default()
+        skip_coordinates,
     })
 }
 

@@ -113,6 +113,16 @@ impl FragmentTiling {
         linearize(per_dim.collect::<Vec<_>>(), self.tile_order) as u64
     }
 
+    /// How far apart, in cell positions inside a tile, two cells are that
+    /// differ by one along dimension `d`.
+    pub fn cell_stride(&self, d: usize) -> u64 {
+        let extents = self.dims.iter().map(|x| x.extent as u64);
+        match self.cell_order {
+            Order::RowMajor => extents.skip(d + 1).product(),
+            Order::ColMajor => extents.take(d).product(),
+        }
+    }
+
     /// The position of the cell `coords` inside its tile, in cell order.
     pub fn cell_position(&self, coords: &[i128]) -> u64 {
         let per_dim = (0..self.dims.len()).map(|d| {
