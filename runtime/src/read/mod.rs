@@ -8,6 +8,7 @@ pub mod hilbert;
 pub mod labels;
 pub mod order;
 pub mod sparse;
+mod sparse_sorted;
 pub mod tiles;
 
 use crate::filter::Datatype;

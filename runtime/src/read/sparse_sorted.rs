@@ -1,0 +1,322 @@
+//! The common case of sparse reads, without a per-cell plan: no delete
+//! conditions, no per-cell timestamps, fixed-size numeric dimensions.
+//!
+//! Each cell is reduced to an order key (one `u64` per dimension that sorts
+//! as the coordinate does) and a location packed so that sorting locations
+//! gives TileDB's order among equal coordinates: newest fragment first, then
+//! stored order. Row- and column-major results sort (key, location) pairs in
+//! parallel; a global-order or unordered read of one fragment keeps the
+//! stored order, which is the global order TileDB wrote. Results are
+//! gathered column by column, in parallel for fixed-size fields.
+
+use rayon::prelude::*;
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::filter::Datatype;
+use crate::fragment::Field;
+use crate::read::sparse::FragmentTiles;
+use crate::read::tiles::TileData;
+use crate::read::{Column, Layout, ReadQuery, ReadResult};
+use crate::schema::Scalar;
+
+const SLOT_BITS: u32 = 24;
+const CELL_BITS: u32 = 24;
+const PRIORITY_BITS: u32 = 64 - SLOT_BITS - CELL_BITS;
+
+fn pack(priority: usize, slot: usize, cell: u64) -> u64 {
+    ((priority as u64) << (SLOT_BITS + CELL_BITS)) | ((slot as u64) << CELL_BITS) | cell
+}
+
+fn unpack(location: u64) -> (usize, usize, u64) {
+    (
+        (location >> (SLOT_BITS + CELL_BITS)) as usize,
+        ((location >> CELL_BITS) & ((1 << SLOT_BITS) - 1)) as usize,
+        location & ((1 << CELL_BITS) - 1),
+    )
+}
+
+/// A `u64` that sorts as the coordinate does under [`Scalar::compare`];
+/// `None` for NaN (left to the general path).
+fn order_key(datatype: Datatype, bytes: &[u8]) -> Option<u64> {
+    match Scalar::decode(datatype, bytes)? {
+        Scalar::Int(v) if datatype == Datatype::Uint64 => u64::try_from(v).ok(),
+        Scalar::Int(v) => Some((i64::try_from(v).ok()? as u64) ^ (1 << 63)),
+        Scalar::Float(f) if f.is_nan() => None,
+        Scalar::Float(f) => {
+            // -0 and +0 compare equal.
+            let bits = if f == 0.0 { 0 } else { f.to_bits() };
+            Some(if bits >> 63 == 1 {
+                !bits
+            } else {
+                bits | (1 << 63)
+            })
+        }
+        Scalar::Bytes(_) => None,
+    }
+}
+
+/// Runs the read if it is the common case; `None` leaves it to the general
+/// path (nothing has been changed then).
+pub(crate) fn try_read(
+    array: &Array,
+    query: &ReadQuery,
+    loaded: &[FragmentTiles<'_>],
+    attributes: &[usize],
+) -> Option<Result<ReadResult>> {
+    let schema = array.schema();
+    let n = schema.dimensions.len();
+    let fixed_numeric = schema.dimensions.iter().all(|d| {
+        !d.var
+            && matches!(d.datatype.size(), 1 | 2 | 4 | 8)
+            && !matches!(
+                Scalar::decode(d.datatype, &[0; 8]),
+                None | Some(Scalar::Bytes(_))
+            )
+    });
+    let with_tiles: Vec<usize> = (0..loaded.len())
+        .filter(|&i| !loaded[i].tiles.is_empty())
+        .collect();
+    let eligible = array.conditions().is_empty()
+        && fixed_numeric
+        && (1..=4).contains(&n)
+        && loaded.len() < (1 << PRIORITY_BITS)
+        && loaded.iter().all(|f| {
+            let frag = f.fragment;
+            frag.version >= 5
+                && !frag.has_timestamps
+                && !frag.has_delete_meta
+                && frag.schema.dimensions.len() == n
+                && f.tiles.len() < (1 << SLOT_BITS)
+                && f.tiles.iter().all(|t| frag.cell_num(*t, 0) < (1 << CELL_BITS))
+        })
+        && match query.layout {
+            Layout::RowMajor | Layout::ColMajor => true,
+            Layout::Global | Layout::Unordered => with_tiles.len() <= 1,
+        };
+    if !eligible {
+        return None;
+    }
+    // Ranges as order keys.
+    let mut ranges: Vec<Vec<(u64, u64)>> = Vec::with_capacity(n);
+    for (d, dim) in schema.dimensions.iter().enumerate() {
+        let mut keyed = Vec::new();
+        for (lo, hi) in query.ranges.get(d).map_or(&[][..], |r| &r[..]) {
+            if lo.len() as u64 != dim.datatype.size() || hi.len() as u64 != dim.datatype.size() {
+                return None;
+            }
+            keyed.push((order_key(dim.datatype, lo)?, order_key(dim.datatype, hi)?));
+        }
+        ranges.push(keyed);
+    }
+    // Fragments by priority: latest timestamp first, then latest index.
+    let mut by_priority: Vec<usize> = (0..loaded.len()).collect();
+    by_priority.sort_by_key(|&i| {
+        std::cmp::Reverse((loaded[i].fragment.name.timestamp_range().0, i))
+    });
+
+    match query.layout {
+        Layout::RowMajor => run::<false>(array, query, loaded, &by_priority, &ranges, attributes),
+        Layout::ColMajor => run::<true>(array, query, loaded, &by_priority, &ranges, attributes),
+        _ => run::<false>(array, query, loaded, &by_priority, &ranges, attributes),
+    }
+}
+
+/// The decoded tiles of dimension `d` of a fragment, one per slot.
+fn dim_tiles<'a>(frag: &'a FragmentTiles<'_>, d: usize) -> Option<&'a [TileData]> {
+    frag.fields.get(&Field::Dimension(d)).map(Vec::as_slice)
+}
+
+fn run<const COL_MAJOR: bool>(
+    array: &Array,
+    query: &ReadQuery,
+    loaded: &[FragmentTiles<'_>],
+    by_priority: &[usize],
+    ranges: &[Vec<(u64, u64)>],
+    attributes: &[usize],
+) -> Option<Result<ReadResult>> {
+    let schema = array.schema();
+    let n = schema.dimensions.len();
+    let (open_start, open_end) = (
+        array.options().timestamp_start,
+        array.options().timestamp_end,
+    );
+    let sorted = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
+    // (key per dimension in comparison order, location)
+    let mut cells: Vec<([u64; 4], u64)> = Vec::new();
+    for (priority, &fi) in by_priority.iter().enumerate() {
+        let frag = &loaded[fi];
+        let f = frag.fragment;
+        let t1 = f.name.timestamp_range().0;
+        if t1 < open_start || t1 > open_end || frag.tiles.is_empty() {
+            continue;
+        }
+        let tiles: Vec<&[TileData]> = (0..n).map(|d| dim_tiles(frag, d)).collect::<Option<_>>()?;
+        for (slot, &tile) in frag.tiles.iter().enumerate() {
+            let count = f.cell_num(tile, 0);
+            // Keys of the whole tile, one dimension at a time.
+            let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count as usize];
+            let mut keep: Vec<bool> = vec![true; count as usize];
+            for (d, dim) in f.schema.dimensions.iter().enumerate() {
+                let size = dim.datatype.size() as usize;
+                let data = &tiles[d].get(slot)?.data;
+                if data.len() < count as usize * size {
+                    return Some(Err(Error::corrupt(
+                        0,
+                        "coordinates",
+                        format!("tile {tile} of {} is short", f.name),
+                    )));
+                }
+                let at = if COL_MAJOR { n - 1 - d } else { d };
+                for (c, bytes) in data.chunks_exact(size).take(count as usize).enumerate() {
+                    let k = order_key(dim.datatype, bytes)?;
+                    keys[c][at] = k;
+                    if !ranges[d].is_empty() && !ranges[d].iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+                    {
+                        keep[c] = false;
+                    }
+                }
+            }
+            cells.extend(
+                keys.into_iter()
+                    .zip(keep)
+                    .enumerate()
+                    .filter(|(_, (_, k))| *k)
+                    .map(|(c, (key, _))| (key, pack(priority, slot, c as u64))),
+            );
+        }
+    }
+    if sorted {
+        cells.par_sort_unstable();
+    }
+    // Duplicates: of equal coordinates only the newest fragment's last
+    // stored cell stays.
+    if !schema.allows_dups {
+        let mut kept: Vec<([u64; 4], u64)> = Vec::with_capacity(cells.len());
+        let mut i = 0;
+        while i < cells.len() {
+            let mut j = i + 1;
+            let first_priority = unpack(cells[i].1).0;
+            let mut winner = i;
+            while j < cells.len() && cells[j].0 == cells[i].0 {
+                if unpack(cells[j].1).0 == first_priority {
+                    winner = j;
+                }
+                j += 1;
+            }
+            kept.push(cells[winner]);
+            i = j;
+        }
+        cells = kept;
+    }
+
+    let locations: Vec<(usize, usize, u64)> = cells
+        .into_iter()
+        .map(|(_, loc)| {
+            let (priority, slot, cell) = unpack(loc);
+            (by_priority[priority], slot, cell)
+        })
+        .collect();
+    Some(gather(array, query, loaded, &locations, attributes))
+}
+
+fn short() -> Error {
+    Error::corrupt(0, "tile", "a decoded tile is shorter than its cells")
+}
+
+/// One output column of fixed-size cells, gathered in parallel.
+fn gather_fixed<'t>(
+    out: &mut [u8],
+    size: usize,
+    locations: &[(usize, usize, u64)],
+    tile_of: &(dyn Fn(usize, usize) -> Option<&'t TileData> + Sync),
+    fill: &[u8],
+) -> Result<()> {
+    out.par_chunks_mut(size.max(1))
+        .zip(locations)
+        .try_for_each(|(dst, &(f, slot, cell))| {
+            match tile_of(f, slot) {
+                Some(tile) => {
+                    let from = cell as usize * size;
+                    dst.copy_from_slice(tile.data.get(from..from + size).ok_or_else(short)?)
+                }
+                None => dst.copy_from_slice(fill.get(..size).ok_or_else(short)?),
+            }
+            Ok(())
+        })
+}
+
+fn gather(
+    array: &Array,
+    query: &ReadQuery,
+    loaded: &[FragmentTiles<'_>],
+    locations: &[(usize, usize, u64)],
+    attributes: &[usize],
+) -> Result<ReadResult> {
+    let schema = array.schema();
+    let total = locations.len();
+    let mut dims = Vec::new();
+    if !query.skip_coordinates {
+        for (d, dim) in schema.dimensions.iter().enumerate() {
+            let mut col = Column::new(&dim.name, dim.datatype, Some(1), false);
+            let size = dim.datatype.size() as usize;
+            col.data = vec![0; total * size];
+            let tile_of = |f: usize, slot: usize| {
+                loaded.get(f).and_then(|fr| fr.fields.get(&Field::Dimension(d))?.get(slot))
+            };
+            gather_fixed(&mut col.data, size, locations, &tile_of, &[])?;
+            dims.push(col);
+        }
+    }
+    let mut attrs = Vec::new();
+    for &a in attributes {
+        let attr = &schema.attributes[a];
+        let mut col = Column::new(&attr.name, attr.datatype, attr.cell_val_num, attr.nullable);
+        // Per fragment, the attribute's index in the fragment's schema.
+        let field: Vec<Option<Field>> = loaded
+            .iter()
+            .map(|fr| {
+                fr.fragment
+                    .schema
+                    .attribute(&attr.name)
+                    .map(|(i, _)| Field::Attribute(i))
+            })
+            .collect();
+        let tile_of = |f: usize, slot: usize| -> Option<&TileData> {
+            let field = field.get(f).copied().flatten()?;
+            loaded.get(f)?.fields.get(&field)?.get(slot)
+        };
+        match attr.cell_val_num {
+            Some(v) if attr.fill.len() as u64 == v as u64 * attr.datatype.size() => {
+                let size = (v as u64 * attr.datatype.size()) as usize;
+                col.data = vec![0; total * size];
+                gather_fixed(&mut col.data, size, locations, &tile_of, &attr.fill)?;
+            }
+            _ => {
+                for &(f, slot, cell) in locations {
+                    match tile_of(f, slot) {
+                        Some(tile) => col.data.extend_from_slice(tile.cell(cell)),
+                        None => col.data.extend_from_slice(&attr.fill),
+                    }
+                    if let Some(o) = &mut col.offsets {
+                        o.push(col.data.len() as u64);
+                    }
+                }
+            }
+        }
+        if let Some(validity) = &mut col.validity {
+            *validity = locations
+                .par_iter()
+                .map(|&(f, slot, cell)| match tile_of(f, slot) {
+                    Some(tile) => u8::from(tile.valid(cell)),
+                    None => u8::from(attr.fill_validity),
+                })
+                .collect();
+        }
+        attrs.push(col);
+    }
+    Ok(ReadResult {
+        dimensions: dims,
+        attributes: attrs,
+    })
+}
