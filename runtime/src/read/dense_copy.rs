@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::Geometry;
 use crate::read::dense_geometry::{DenseDimension, Span};
-use crate::read::tiles::{load_tiles, TileData};
+use crate::read::tiles::{load_tiles_pooled, TileData};
 use crate::read::{Column, Layout, ReadResult};
 
 /// A run of result cells along a line that share a source.
@@ -228,6 +228,8 @@ pub(crate) fn read_box(
         })
         .collect();
 
+    // Tile buffers of the previous band, decoded into again.
+    let mut pool: Vec<Vec<u8>> = Vec::new();
     let outer_dim = &dims[outer];
     let mut band_lo = spans[outer].0;
     let mut done_cells: u64 = 0;
@@ -297,13 +299,14 @@ pub(crate) fn read_box(
                 let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) else {
                     continue;
                 };
-                let data = load_tiles(
+                let data = load_tiles_pooled(
                     storage,
                     g.fragment,
                     Field::Attribute(fa),
                     &wanted,
                     g.tiling.cells_per_tile(),
                     key.as_ref(),
+                    &mut pool,
                 )?;
                 for (t, d) in wanted.iter().zip(data) {
                     tiles.insert((gi, *t), d);
@@ -361,6 +364,7 @@ pub(crate) fn read_box(
                         copy_line(out, pieces, &tiles, 1, &fill, true)
                     })?;
             }
+            pool.extend(tiles.into_values().map(|t| t.data));
         }
     }
     Ok(ReadResult {
