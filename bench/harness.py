@@ -149,6 +149,7 @@ def summarize(result):
     median = statistics.median(result["times"])
     return dict(
         median=median,
+        cpu=statistics.median(result.get("cpu_times") or [0]),
         mbps=result["bytes"] / median / 1e6 if result["bytes"] else None,
         cells=result["cells"] / median if result["cells"] else None,
         rss=result["peak_rss_kib"] / 1024,
@@ -189,7 +190,7 @@ def main():
     header = (
         f"{'workload':<26} {'cells':>11} {'result MB':>9} | {'TileDB':>11} {'ours':>11} "
         f"{'ours/TileDB':>11} | {'TileDB cells/s':>14} {'ours cells/s':>14} | "
-        f"{'peak RSS MiB TileDB':>19} {'ours':>6}"
+        f"{'CPU s TileDB':>12} {'ours':>7} | {'peak RSS MiB TileDB':>19} {'ours':>6}"
     )
     print(f"scale {args.scale}, median of {args.runs} runs, {os.cpu_count()} cores", flush=True)
     print(header)
@@ -207,13 +208,14 @@ def main():
             ratio = o["mbps"] / t["mbps"] if t and o and t["mbps"] and o["mbps"] else None
         cells_rate = lambda s: fmt_rate(s["cells"], "") if s and s["cells"] else "-"
         rss = lambda s: f"{s['rss']:.0f}" if s else "-"
+        cpu = lambda s: f"{s['cpu']:.3f}" if s else "-"
         count = (t or o or {}).get("count", 0)
         nbytes = (t or o or {}).get("nbytes", 0) / 1e6
         mismatch = t and o and w["kind"] != "open" and (t["count"], t["nbytes"]) != (o["count"], o["nbytes"])
         print(
             f"{w['name']:<26} {count:>11} {nbytes:>9.1f} | {rate(t):>11} {rate(o):>11} "
             f"{(format(ratio, '.2f') + 'x' if ratio else '-'):>11} | {cells_rate(t):>14} {cells_rate(o):>14} | "
-            f"{rss(t):>19} {rss(o):>6}"
+            f"{cpu(t):>12} {cpu(o):>7} | {rss(t):>19} {rss(o):>6}"
             + (f"  RESULTS DIFFER: TileDB {t['count']} cells {t['nbytes']} B, ours {o['count']} cells {o['nbytes']} B" if mismatch else ""),
             flush=True,
         )

@@ -169,9 +169,11 @@ def read_once(A, spec):
         ]
     sub.add_ranges([[tuple(r)] for r in ranges])
     q.set_subarray(sub)
+    cpu = time.process_time()
     start = time.perf_counter()
     q.submit()
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     results = q.results()
     nbytes = 0
     cells = 0
@@ -189,27 +191,32 @@ def read_once(A, spec):
                 else schema.attr(name).dtype
             )
             cells = max(cells, data.nbytes // np.dtype(dtype).itemsize)
-    return elapsed, cells, nbytes
+    return elapsed, cpu, cells, nbytes
 
 
 def read(spec):
     times = []
+    cpu_times = []
     cells = nbytes = 0
     for _ in range(spec["runs"]):
         if spec["kind"] == "open":
+            cpu = time.process_time()
             start = time.perf_counter()
             A = tiledb.open(spec["path"], ctx=ctx())
             times.append(time.perf_counter() - start)
+            cpu_times.append(time.process_time() - cpu)
             cells = len(A.schema.domain)
             A.close()
         else:
             with tiledb.open(spec["path"], ctx=ctx()) as A:
-                elapsed, cells, nbytes = read_once(A, spec)
+                elapsed, cpu, cells, nbytes = read_once(A, spec)
                 times.append(elapsed)
+                cpu_times.append(cpu)
     print(
         json.dumps(
             {
                 "times": times,
+                "cpu_times": cpu_times,
                 "cells": cells,
                 "bytes": nbytes,
                 "peak_rss_kib": peak_rss_kib(),

@@ -22,6 +22,25 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user + system, all threads) this process has used, in
+/// seconds, at the kernel's tick resolution.
+fn cpu_seconds() -> f64 {
+    let ticks = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // Fields after the parenthesised command name; utime and stime
+            // are the 14th and 15th fields of the whole line.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let utime: u64 = fields.get(11)?.parse().ok()?;
+            let stime: u64 = fields.get(12)?.parse().ok()?;
+            Some(utime + stime)
+        })
+        .unwrap_or(0);
+    // USER_HZ is 100 on every Linux configuration that matters here.
+    ticks as f64 / 100.0
+}
+
 fn column_bytes(c: &Column) -> u64 {
     let offsets = c.offsets.as_ref().map_or(0, |o| o.len().saturating_sub(1) * 8);
     let validity = c.validity.as_ref().map_or(0, Vec::len);
@@ -88,27 +107,36 @@ fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
 }
 
 fn run(spec: &Value) -> Result<Value, String> {
+    // Start the decode threads before timing, as TileDB starts its thread
+    // pools when its context is created.
+    rayon::broadcast(|_| ());
     let path = spec["path"].as_str().ok_or("no path")?;
     let runs = spec["runs"].as_u64().unwrap_or(5);
     let mut times = Vec::new();
+    let mut cpu_times = Vec::new();
     let (mut cells, mut bytes) = (0, 0);
     for _ in 0..runs {
         if spec["kind"] == "open" {
+            let cpu = cpu_seconds();
             let start = Instant::now();
             let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
             times.push(start.elapsed().as_secs_f64());
+            cpu_times.push(cpu_seconds() - cpu);
             cells = array.schema().dimensions.len() as u64;
             continue;
         }
         let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
         let query = query(&array, spec)?;
+        let cpu = cpu_seconds();
         let start = Instant::now();
         let result = array.read(&query).map_err(|e| e.to_string())?;
         times.push(start.elapsed().as_secs_f64());
+        cpu_times.push(cpu_seconds() - cpu);
         (cells, bytes) = measure(&result, spec);
     }
     Ok(json!({
         "times": times,
+        "cpu_times": cpu_times,
         "cells": cells,
         "bytes": bytes,
         "peak_rss_kib": peak_rss_kib(),
