@@ -204,12 +204,41 @@ def random_case(seed):
                 steps.append({"op": "meta_put", "timestamp": ts, "key": key, "type": "INT32", "values": [r.randint(-5, 5) for _ in range(r.randint(1, 3))]})
             else:
                 steps.append({"op": "meta_put", "timestamp": ts, "key": key, "type": "STRING_UTF8", "values": "v" + str(r.randint(0, 99))})
-        deletable = [a for a in attrs if a["type"] in ("INT32", "INT16", "INT64") and a.get("cell_val_num", 1) == 1 and not a.get("nullable")]
-        if not dense and deletable and r.random() < 0.4:
+        deletable = [
+            f for f in attrs + dims
+            if f["type"] in ("INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32")
+            and f.get("cell_val_num", 1) == 1 and not f.get("nullable")
+        ]
+        if not dense and deletable and r.random() < 0.6:
             ts += 10
-            a = r.choice(deletable)
-            op = r.choice(["<", ">", "==", "!=", "<=", ">="])
-            steps.append({"op": "delete", "timestamp": ts, "condition": f"{a['name']} {op} {r.randint(-50, 50)}"})
+
+            def term():
+                f = r.choice(deletable)
+                op = r.choice(["<", ">", "==", "!=", "<=", ">="])
+                lo, hi = f.get("domain", [-50, 50])
+                return f"{f['name']} {op} {r.randint(lo, hi) if f['type'].startswith('U') or 'domain' in f else r.randint(-50, 50)}"
+
+            cond = term()
+            if r.random() < 0.4:
+                cond = f"{cond} {r.choice(['and', 'or'])} {term()}"
+            steps.append({"op": "delete", "timestamp": ts, "condition": cond})
+    # Later history: consolidation (with or without vacuuming), consolidated
+    # fragment metadata, schema evolution.
+    if r.random() < 0.3:
+        steps.append({"op": "consolidate", "mode": "fragments"})
+        if r.random() < 0.5:
+            steps.append({"op": "vacuum", "mode": "fragments"})
+    if r.random() < 0.2:
+        steps.append({"op": "consolidate", "mode": "fragment_meta"})
+    if r.random() < 0.15:
+        steps.append({"op": "consolidate", "mode": "array_meta"})
+    if r.random() < 0.2:
+        evolve = {"op": "evolve"}
+        if len(attrs) > 1 and r.random() < 0.5:
+            evolve["drop_attrs"] = [attrs[-1]["name"]]
+        else:
+            evolve["add_attrs"] = [random_attr(r, len(attrs) + 10, dense)]
+        steps.append(evolve)
     reads = [
         {"id": "all-row", "layout": "row-major"},
         {"id": "all-col", "layout": "col-major"},
@@ -223,18 +252,33 @@ def random_case(seed):
         reads.append({"id": f"at-{t}", "layout": "global", "timestamp": t})
     if ts >= 20:
         reads.append({"id": "between", "layout": "global", "timestamp_range": [15, ts]})
-    if all("domain" in d for d in dims) and all(d["type"] != "FLOAT64" for d in dims):
+    for k in range(2):
         ranges = []
         for d in dims:
-            lo, hi = d["domain"]
-            a = r.randint(lo, hi)
-            b = r.randint(a, hi)
-            rs = [[a, b]]
-            if r.random() < 0.4 and b < hi:
-                rs.append([b + 1, hi])
+            if d["type"] == "STRING_ASCII":
+                a, b = sorted("".join(r.choice("abc") for _ in range(r.randint(0, 2))) for _ in range(2))
+                rs = [[a, b]]
+            elif d["type"] == "FLOAT64":
+                lo, hi = d["domain"]
+                a = r.randint(int(lo) * 4, int(hi) * 4) / 4
+                b = r.randint(int(a * 4), int(hi) * 4) / 4
+                rs = [[a, b]]
+            else:
+                lo, hi = d["domain"]
+                a = r.randint(lo, hi)
+                b = r.randint(a, hi)
+                rs = [[a, b]]
+                if r.random() < 0.4 and b < hi:
+                    rs.append([r.randint(b + 1, hi), hi])
+                if k == 1 and r.random() < 0.5:
+                    # Unsorted and overlapping ranges.
+                    c = r.randint(lo, hi)
+                    rs.insert(0, [c, r.randint(c, hi)])
             ranges.append(rs)
-        reads.append({"id": "ranges", "layout": "row-major", "ranges": ranges})
+        reads.append({"id": f"ranges-{k}", "layout": r.choice(["row-major", "col-major", "global"]), "ranges": ranges})
     case = {"id": f"rand-{seed}", "schema": schema, "steps": steps, "reads": reads}
+    if r.random() < 0.1:
+        case["encryption"] = {"type": "AES_256_GCM", "key": "".join(r.choice("abcdef0123456789") for _ in range(32))}
     return case
 
 

@@ -224,3 +224,22 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// TileDB's raw path (bit size ≥ width·8 − 1) copies every input byte,
+    /// including a tail that is not a whole value (the input of a filter
+    /// after a compressor); the header still counts whole values only.
+    #[test]
+    fn raw_path_keeps_a_partial_tail() {
+        let body: Vec<u8> = (0u8..21).map(|b| b.wrapping_mul(97)).collect();
+        let mut input = vec![15u8];
+        input.extend_from_slice(&10u64.to_le_bytes());
+        input.extend_from_slice(&body);
+        let mut out = vec![0u8; 21];
+        decode(IntKind::U16, &input, &mut out).unwrap();
+        assert_eq!(out, body);
+    }
+}

@@ -112,7 +112,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     for (d, dim) in dims.iter().enumerate() {
         let spans: Vec<(i128, i128)> = if ranges[d].is_empty() {
             match &schema.current_domain {
-                Some(cd) => {
+                Some(cd) if d < cd.len() => {
                     let (lo, hi) = &cd[d];
                     let dt = schema.dimensions[d].datatype;
                     vec![(
@@ -124,7 +124,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                             .unwrap_or(dim.high),
                     )]
                 }
-                None => vec![(dim.low, dim.high)],
+                _ => vec![(dim.low, dim.high)],
             }
         } else {
             ranges[d]
@@ -191,18 +191,18 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
 
     // Every cell of the subarray in the requested order.
     let n = dims.len();
-    let mut cells: Vec<Vec<i128>> = Vec::with_capacity(total as usize);
+    // Coordinates of every cell, `n` per cell, flat.
+    let mut cells: Vec<i128> = Vec::with_capacity(total as usize * n);
     let mut index = vec![0usize; n];
-    if axes.iter().all(|a| !a.is_empty()) {
-        let col = query.layout == Layout::ColMajor;
+    if n > 0 && axes.iter().all(|a| !a.is_empty()) {
+        let step: Vec<usize> = if query.layout == Layout::ColMajor {
+            (0..n).collect()
+        } else {
+            (0..n).rev().collect()
+        };
         'outer: loop {
-            cells.push((0..n).map(|d| axes[d][index[d]]).collect());
-            let order: Vec<usize> = if col {
-                (0..n).collect()
-            } else {
-                (0..n).rev().collect()
-            };
-            for &d in &order {
+            cells.extend((0..n).map(|d| axes[d][index[d]]));
+            for &d in &step {
                 index[d] += 1;
                 if index[d] < axes[d].len() {
                     continue 'outer;
@@ -212,27 +212,50 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             break;
         }
     }
-    if matches!(query.layout, Layout::Global | Layout::Unordered) {
+    if n > 0 && matches!(query.layout, Layout::Global | Layout::Unordered) {
+        // Global order: the space tile's position in tile order, then the
+        // cell's position inside its tile in cell order.
+        let linear = |values: &mut dyn Iterator<Item = (i128, i128)>, col: bool| -> i128 {
+            let mut v: Vec<(i128, i128)> = values.collect();
+            if col {
+                v.reverse();
+            }
+            v.iter().fold(0i128, |acc, (i, len)| {
+                acc.saturating_mul(*len).saturating_add(*i)
+            })
+        };
         let tile_col = schema.tile_order == CellOrder::ColMajor;
         let cell_col = schema.cell_order == CellOrder::ColMajor;
-        let key = |c: &Vec<i128>| {
-            let mut tile: Vec<i128> = c.iter().zip(&dims).map(|(x, d)| d.tile_index(*x)).collect();
-            let mut inner: Vec<i128> = c.clone();
-            if tile_col {
-                tile.reverse();
-            }
-            if cell_col {
-                inner.reverse();
-            }
-            (tile, inner)
+        let key = |c: &[i128]| -> (i128, i128) {
+            let tile = linear(
+                &mut c
+                    .iter()
+                    .zip(&dims)
+                    .map(|(x, d)| (d.tile_index(*x), d.tile_index(d.high) + 1)),
+                tile_col,
+            );
+            let cell = linear(
+                &mut c
+                    .iter()
+                    .zip(&dims)
+                    .map(|(x, d)| ((x - d.low).rem_euclid(d.extent), d.extent)),
+                cell_col,
+            );
+            (tile, cell)
         };
-        cells.sort_by_cached_key(key);
+        let mut order: Vec<usize> = (0..cells.len() / n).collect();
+        order.sort_by_cached_key(|&i| key(&cells[i * n..(i + 1) * n]));
+        let mut sorted = Vec::with_capacity(cells.len());
+        for i in order {
+            sorted.extend_from_slice(&cells[i * n..(i + 1) * n]);
+        }
+        cells = sorted;
     }
 
     // Which fragment holds each cell.
     let mut owner: Vec<Option<(usize, u64, u64)>> = Vec::with_capacity(cells.len());
     let mut needed: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); geometry.len()];
-    for c in &cells {
+    for c in cells.chunks_exact(n.max(1)) {
         let hit = geometry
             .iter()
             .enumerate()
@@ -289,7 +312,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
         })
         .collect();
-    for (c, own) in cells.iter().zip(&owner) {
+    for (c, own) in cells.chunks_exact(n.max(1)).zip(&owner) {
         for ((col, x), dim) in dim_cols.iter_mut().zip(c).zip(&schema.dimensions) {
             let bytes = encode_scalar(dim.datatype, &Scalar::Int(*x)).unwrap_or_default();
             col.push(&bytes, true);

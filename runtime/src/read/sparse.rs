@@ -55,13 +55,6 @@ pub(crate) fn decode_ranges(
         .collect()
 }
 
-fn in_ranges(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
-    ranges.is_empty()
-        || ranges
-            .iter()
-            .any(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
-}
-
 fn overlaps(lo: &Scalar, hi: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
     ranges.is_empty()
         || ranges
@@ -172,6 +165,19 @@ struct Candidate {
     /// Removed by a delete; still hides older duplicates (TileDB resolves
     /// duplicates before it applies deletes).
     deleted: bool,
+    /// How many times the cell is returned: the number of query ranges
+    /// holding it (overlapping ranges repeat it), multiplied across dimensions.
+    copies: usize,
+}
+
+fn range_hits(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> usize {
+    if ranges.is_empty() {
+        return 1;
+    }
+    ranges
+        .iter()
+        .filter(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
+        .count()
 }
 
 /// Runs a sparse read.
@@ -292,7 +298,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                         Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
                     })?);
                 }
-                if !coords.iter().zip(&ranges).all(|(c, r)| in_ranges(c, r)) {
+                let copies: usize = coords
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(c, r)| range_hits(c, r))
+                    .product();
+                if copies == 0 {
                     continue;
                 }
                 let cell_t = u64_at(
@@ -342,6 +353,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                     coords,
                     timestamp,
                     deleted: !kept,
+                    copies,
                 });
             }
         }
@@ -394,6 +406,50 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
     }
 
+    // Overlapping query ranges (TileDB, checked against 2.30): global and
+    // unordered reads merge the ranges, so every cell comes once; row- and
+    // column-major reads return a cell once per range holding it — for
+    // arrays with duplicates all sorted together, for arrays without, range
+    // combination by range combination (in the layout's order over the
+    // ranges as given), each sorted.
+    let mut order: Vec<usize> = Vec::new();
+    let ordered = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
+    let combinations: usize = ranges.iter().map(|r| r.len().max(1)).product();
+    if !ordered {
+        order.extend(0..candidates.len());
+    } else if schema.allows_dups || combinations <= 1 {
+        for (i, c) in candidates.iter().enumerate() {
+            order.extend(std::iter::repeat_n(i, c.copies));
+        }
+    } else {
+        let col = query.layout == Layout::ColMajor;
+        let mut index = vec![0usize; ranges.len()];
+        let step: Vec<usize> = if col {
+            (0..ranges.len()).collect()
+        } else {
+            (0..ranges.len()).rev().collect()
+        };
+        'tuples: loop {
+            for (i, c) in candidates.iter().enumerate() {
+                let inside = c.coords.iter().zip(&ranges).zip(&index).all(|((v, r), k)| {
+                    r.get(*k)
+                        .is_none_or(|(lo, hi)| !v.compare(lo).is_lt() && !v.compare(hi).is_gt())
+                });
+                if inside {
+                    order.push(i);
+                }
+            }
+            for &d in &step {
+                index[d] += 1;
+                if index[d] < ranges[d].len() {
+                    continue 'tuples;
+                }
+                index[d] = 0;
+            }
+            break;
+        }
+    }
+
     // Gather.
     let mut dims: Vec<Column> = schema
         .dimensions
@@ -414,7 +470,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
         })
         .collect();
-    for c in &candidates {
+    for c in order.iter().map(|&i| &candidates[i]) {
         let frag = &loaded[c.frag];
         for (d, col) in dims.iter_mut().enumerate() {
             col.push(

@@ -22,7 +22,7 @@ pub const FORMAT_VERSIONS: &[FormatVersion] = &[
         release: "1.4",
         changes: &[
             "The first versioned storage format: generic tile headers start with the format version.",
-            "Arrays written by TileDB before 1.4 (e.g. 1.3) predate format versions: their generic tile header has no version field and a compressor instead of a filter pipeline. TileDB 2.x cannot read them and neither do we.",
+            "Arrays written by TileDB before 1.4 (e.g. 1.3) predate format versions: their generic tile header has no version field and a compressor instead of a filter pipeline. TileDB 2.x cannot read them; tiledb-runtime reads them as version 0 (a 30-byte header: compressed_size u64, tile_size u64, datatype u8, cell_size u64, compressor u8, level i32; bodies raw or n_chunks u64 then {original u64, compressed u64, data} per chunk; see runtime/src/schema/legacy13.rs).",
         ],
     },
     FormatVersion {
