@@ -91,7 +91,9 @@ pub(crate) fn try_read(
                 && f.tiles.iter().all(|t| frag.cell_num(*t, 0) < (1 << CELL_BITS))
         })
         && match query.layout {
-            Layout::RowMajor | Layout::ColMajor => true,
+            // Overlapping ranges repeat cells in these orders: one range
+            // per dimension here.
+            Layout::RowMajor | Layout::ColMajor => query.ranges.iter().all(|r| r.len() <= 1),
             Layout::Global | Layout::Unordered => with_tiles.len() <= 1,
         };
     if !eligible {
@@ -115,11 +117,19 @@ pub(crate) fn try_read(
         std::cmp::Reverse((loaded[i].fragment.name.timestamp_range().0, i))
     });
 
-    match query.layout {
-        Layout::RowMajor => run::<false>(array, query, loaded, &by_priority, &ranges, attributes),
-        Layout::ColMajor => run::<true>(array, query, loaded, &by_priority, &ranges, attributes),
-        _ => run::<false>(array, query, loaded, &by_priority, &ranges, attributes),
+    let col_major = query.layout == Layout::ColMajor;
+    macro_rules! dispatch {
+        ($($n:literal),*) => {
+            match (col_major, n) {
+                $(
+                    (false, $n) => run::<false, $n>(array, query, loaded, &by_priority, &ranges, attributes),
+                    (true, $n) => run::<true, $n>(array, query, loaded, &by_priority, &ranges, attributes),
+                )*
+                _ => None,
+            }
+        };
     }
+    dispatch!(1, 2, 3, 4)
 }
 
 /// The decoded tiles of dimension `d` of a fragment, one per slot.
@@ -127,7 +137,7 @@ fn dim_tiles<'a>(frag: &'a FragmentTiles<'_>, d: usize) -> Option<&'a [TileData]
     frag.fields.get(&Field::Dimension(d)).map(Vec::as_slice)
 }
 
-fn run<const COL_MAJOR: bool>(
+fn run<const COL_MAJOR: bool, const N: usize>(
     array: &Array,
     query: &ReadQuery,
     loaded: &[FragmentTiles<'_>],
@@ -143,7 +153,11 @@ fn run<const COL_MAJOR: bool>(
     );
     let sorted = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
     // (key per dimension in comparison order, location)
-    let mut cells: Vec<([u64; 4], u64)> = Vec::new();
+    let most: u64 = loaded
+        .iter()
+        .map(|fr| fr.tiles.iter().map(|t| fr.fragment.cell_num(*t, 0)).sum::<u64>())
+        .sum();
+    let mut cells: Vec<([u64; N], u64)> = Vec::with_capacity(most as usize);
     for (priority, &fi) in by_priority.iter().enumerate() {
         let frag = &loaded[fi];
         let f = frag.fragment;
@@ -152,38 +166,55 @@ fn run<const COL_MAJOR: bool>(
             continue;
         }
         let tiles: Vec<&[TileData]> = (0..n).map(|d| dim_tiles(frag, d)).collect::<Option<_>>()?;
-        for (slot, &tile) in frag.tiles.iter().enumerate() {
-            let count = f.cell_num(tile, 0);
-            // Keys of the whole tile, one dimension at a time.
-            let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count as usize];
-            let mut keep: Vec<bool> = vec![true; count as usize];
-            for (d, dim) in f.schema.dimensions.iter().enumerate() {
-                let size = dim.datatype.size() as usize;
-                let data = &tiles[d].get(slot)?.data;
-                if data.len() < count as usize * size {
-                    return Some(Err(Error::corrupt(
-                        0,
-                        "coordinates",
-                        format!("tile {tile} of {} is short", f.name),
-                    )));
-                }
-                let at = if COL_MAJOR { n - 1 - d } else { d };
-                for (c, bytes) in data.chunks_exact(size).take(count as usize).enumerate() {
-                    let k = order_key(dim.datatype, bytes)?;
-                    keys[c][at] = k;
-                    if !ranges[d].is_empty() && !ranges[d].iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+        // Keys of every tile, tiles in parallel; `None` leaves the read to
+        // the general path.
+        let per_tile: Vec<Option<Result<Vec<([u64; N], u64)>>>> = frag
+            .tiles
+            .par_iter()
+            .enumerate()
+            .map(|(slot, &tile)| {
+                let count = f.cell_num(tile, 0) as usize;
+                let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
+                let mut keep: Vec<bool> = vec![true; count];
+                for (d, dim) in f.schema.dimensions.iter().enumerate() {
+                    let size = dim.datatype.size() as usize;
+                    let data = &tiles[d].get(slot)?.data;
+                    if data.len() < count * size {
+                        return Some(Err(Error::corrupt(
+                            0,
+                            "coordinates",
+                            format!("tile {tile} of {} is short", f.name),
+                        )));
+                    }
+                    let at = if COL_MAJOR { n - 1 - d } else { d };
+                    let ranges = &ranges[d];
+                    for ((key, kept), bytes) in keys
+                        .iter_mut()
+                        .zip(keep.iter_mut())
+                        .zip(data.chunks_exact(size))
                     {
-                        keep[c] = false;
+                        let k = order_key(dim.datatype, bytes)?;
+                        key[at] = k;
+                        if !ranges.is_empty() && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+                        {
+                            *kept = false;
+                        }
                     }
                 }
-            }
-            cells.extend(
-                keys.into_iter()
+                Some(Ok(keys
+                    .into_iter()
                     .zip(keep)
                     .enumerate()
                     .filter(|(_, (_, k))| *k)
-                    .map(|(c, (key, _))| (key, pack(priority, slot, c as u64))),
-            );
+                    .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
+                    .collect()))
+            })
+            .collect();
+        for keys in per_tile {
+            match keys? {
+                Ok(keys) => cells.extend(keys),
+                Err(e) => return Some(Err(e)),
+            }
         }
     }
     if sorted {
@@ -192,7 +223,7 @@ fn run<const COL_MAJOR: bool>(
     // Duplicates: of equal coordinates only the newest fragment's last
     // stored cell stays.
     if !schema.allows_dups {
-        let mut kept: Vec<([u64; 4], u64)> = Vec::with_capacity(cells.len());
+        let mut kept: Vec<([u64; N], u64)> = Vec::with_capacity(cells.len());
         let mut i = 0;
         while i < cells.len() {
             let mut j = i + 1;
@@ -210,37 +241,70 @@ fn run<const COL_MAJOR: bool>(
         cells = kept;
     }
 
-    let locations: Vec<(usize, usize, u64)> = cells
-        .into_iter()
-        .map(|(_, loc)| {
-            let (priority, slot, cell) = unpack(loc);
-            (by_priority[priority], slot, cell)
-        })
-        .collect();
-    Some(gather(array, query, loaded, &locations, attributes))
+    let locations: Vec<u64> = cells.into_iter().map(|(_, location)| location).collect();
+    let locate = |location: u64| {
+        let (priority, slot, cell) = unpack(location);
+        (by_priority.get(priority).copied().unwrap_or(usize::MAX), slot, cell)
+    };
+    Some(gather(array, query, loaded, &locations, &locate, attributes))
 }
 
 fn short() -> Error {
     Error::corrupt(0, "tile", "a decoded tile is shorter than its cells")
 }
 
-/// One output column of fixed-size cells, gathered in parallel.
-fn gather_fixed<'t>(
+/// Turns a packed location into (fragment index, slot, cell).
+type Locate<'a> = dyn Fn(u64) -> (usize, usize, u64) + Sync + 'a;
+
+/// Per fragment (by index), the decoded tiles of one field, by slot.
+type FieldTiles<'t> = Vec<Option<&'t [TileData]>>;
+
+fn field_tiles<'t>(loaded: &'t [FragmentTiles<'_>], field: impl Fn(&FragmentTiles<'_>) -> Option<Field>) -> FieldTiles<'t> {
+    loaded
+        .iter()
+        .map(|fr| fr.fields.get(&field(fr)?).map(Vec::as_slice))
+        .collect()
+}
+
+/// One output column of fixed-size cells, gathered in parallel blocks.
+fn gather_fixed(
     out: &mut [u8],
     size: usize,
-    locations: &[(usize, usize, u64)],
-    tile_of: &(dyn Fn(usize, usize) -> Option<&'t TileData> + Sync),
+    locations: &[u64],
+    locate: &Locate<'_>,
+    tiles: &FieldTiles<'_>,
     fill: &[u8],
 ) -> Result<()> {
-    out.par_chunks_mut(size.max(1))
-        .zip(locations)
-        .try_for_each(|(dst, &(f, slot, cell))| {
-            match tile_of(f, slot) {
-                Some(tile) => {
-                    let from = cell as usize * size;
-                    dst.copy_from_slice(tile.data.get(from..from + size).ok_or_else(short)?)
+    const BLOCK: usize = 4096;
+    let size = size.max(1);
+    out.par_chunks_mut(size * BLOCK)
+        .zip(locations.par_chunks(BLOCK))
+        .try_for_each(|(dst, locations)| {
+            // Runs of consecutive cells of one tile (consecutive packed
+            // locations) are copied at once.
+            let mut i = 0;
+            while i < locations.len() {
+                let mut run = 1;
+                while i + run < locations.len() && locations[i + run] == locations[i] + run as u64 {
+                    run += 1;
                 }
-                None => dst.copy_from_slice(fill.get(..size).ok_or_else(short)?),
+                let (f, slot, cell) = locate(locations[i]);
+                let out = dst
+                    .get_mut(i * size..(i + run) * size)
+                    .ok_or_else(short)?;
+                match tiles.get(f).copied().flatten().and_then(|t| t.get(slot)) {
+                    Some(tile) => {
+                        let from = cell as usize * size;
+                        out.copy_from_slice(tile.data.get(from..from + out.len()).ok_or_else(short)?)
+                    }
+                    None => {
+                        let fill = fill.get(..size).ok_or_else(short)?;
+                        for one in out.chunks_exact_mut(size) {
+                            one.copy_from_slice(fill);
+                        }
+                    }
+                }
+                i += run;
             }
             Ok(())
         })
@@ -250,7 +314,8 @@ fn gather(
     array: &Array,
     query: &ReadQuery,
     loaded: &[FragmentTiles<'_>],
-    locations: &[(usize, usize, u64)],
+    locations: &[u64],
+    locate: &Locate<'_>,
     attributes: &[usize],
 ) -> Result<ReadResult> {
     let schema = array.schema();
@@ -261,10 +326,8 @@ fn gather(
             let mut col = Column::new(&dim.name, dim.datatype, Some(1), false);
             let size = dim.datatype.size() as usize;
             col.data = vec![0; total * size];
-            let tile_of = |f: usize, slot: usize| {
-                loaded.get(f).and_then(|fr| fr.fields.get(&Field::Dimension(d))?.get(slot))
-            };
-            gather_fixed(&mut col.data, size, locations, &tile_of, &[])?;
+            let tiles = field_tiles(loaded, |_| Some(Field::Dimension(d)));
+            gather_fixed(&mut col.data, size, locations, locate, &tiles, &[])?;
             dims.push(col);
         }
     }
@@ -272,28 +335,25 @@ fn gather(
     for &a in attributes {
         let attr = &schema.attributes[a];
         let mut col = Column::new(&attr.name, attr.datatype, attr.cell_val_num, attr.nullable);
-        // Per fragment, the attribute's index in the fragment's schema.
-        let field: Vec<Option<Field>> = loaded
-            .iter()
-            .map(|fr| {
-                fr.fragment
-                    .schema
-                    .attribute(&attr.name)
-                    .map(|(i, _)| Field::Attribute(i))
-            })
-            .collect();
+        // Per fragment, the attribute under its index in the fragment's schema.
+        let tiles = field_tiles(loaded, |fr| {
+            fr.fragment
+                .schema
+                .attribute(&attr.name)
+                .map(|(i, _)| Field::Attribute(i))
+        });
         let tile_of = |f: usize, slot: usize| -> Option<&TileData> {
-            let field = field.get(f).copied().flatten()?;
-            loaded.get(f)?.fields.get(&field)?.get(slot)
+            tiles.get(f).copied().flatten()?.get(slot)
         };
         match attr.cell_val_num {
             Some(v) if attr.fill.len() as u64 == v as u64 * attr.datatype.size() => {
                 let size = (v as u64 * attr.datatype.size()) as usize;
                 col.data = vec![0; total * size];
-                gather_fixed(&mut col.data, size, locations, &tile_of, &attr.fill)?;
+                gather_fixed(&mut col.data, size, locations, locate, &tiles, &attr.fill)?;
             }
             _ => {
-                for &(f, slot, cell) in locations {
+                for &location in locations {
+                    let (f, slot, cell) = locate(location);
                     match tile_of(f, slot) {
                         Some(tile) => col.data.extend_from_slice(tile.cell(cell)),
                         None => col.data.extend_from_slice(&attr.fill),
@@ -307,7 +367,8 @@ fn gather(
         if let Some(validity) = &mut col.validity {
             *validity = locations
                 .par_iter()
-                .map(|&(f, slot, cell)| match tile_of(f, slot) {
+                .map(|&location| locate(location))
+                .map(|(f, slot, cell)| match tile_of(f, slot) {
                     Some(tile) => u8::from(tile.valid(cell)),
                     None => u8::from(attr.fill_validity),
                 })
