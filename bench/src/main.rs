@@ -42,7 +42,10 @@ fn cpu_seconds() -> f64 {
 }
 
 fn column_bytes(c: &Column) -> u64 {
-    let offsets = c.offsets.as_ref().map_or(0, |o| o.len().saturating_sub(1) * 8);
+    let offsets = c
+        .offsets
+        .as_ref()
+        .map_or(0, |o| o.len().saturating_sub(1) * 8);
     let validity = c.validity.as_ref().map_or(0, Vec::len);
     (c.data.len() + offsets + validity) as u64
 }
@@ -52,7 +55,11 @@ fn measure(result: &ReadResult, spec: &Value) -> (u64, u64) {
     let wanted = |key: &str| -> Vec<String> {
         spec[key]
             .as_array()
-            .map(|v| v.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+            .map(|v| {
+                v.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let (dims, attrs) = (wanted("dims"), wanted("attrs"));
@@ -93,9 +100,11 @@ fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
         }
         None => {}
     }
-    let attributes = spec["attrs"]
-        .as_array()
-        .map(|v| v.iter().filter_map(|s| s.as_str().map(String::from)).collect());
+    let attributes = spec["attrs"].as_array().map(|v| {
+        v.iter()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    });
     // Coordinates only when the workload asks for them, as from TileDB.
     let skip_coordinates = spec["dims"].as_array().is_none_or(|d| d.is_empty());
     Ok(ReadQuery {
@@ -119,7 +128,8 @@ fn run(spec: &Value) -> Result<Value, String> {
         if spec["kind"] == "open" {
             let cpu = cpu_seconds();
             let start = Instant::now();
-            let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
+            let array =
+                Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
             times.push(start.elapsed().as_secs_f64());
             cpu_times.push(cpu_seconds() - cpu);
             cells = array.schema().dimensions.len() as u64;

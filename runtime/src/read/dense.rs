@@ -31,10 +31,7 @@ pub(crate) struct Geometry<'a> {
 }
 
 /// The dense fragments of `array` that hold cells, oldest first.
-fn fragment_geometry<'a>(
-    array: &'a Array,
-    dims: &[DenseDimension],
-) -> Result<Vec<Geometry<'a>>> {
+fn fragment_geometry<'a>(array: &'a Array, dims: &[DenseDimension]) -> Result<Vec<Geometry<'a>>> {
     let schema = array.schema();
     let mut geometry = Vec::new();
     for fragment in array.fragments() {

@@ -148,10 +148,7 @@ fn copy_line(
         };
         if stride == 1 {
             let from = pos as usize * cell_size;
-            dst.copy_from_slice(
-                src.get(from..from + dst.len())
-                    .ok_or_else(short_tile)?,
-            );
+            dst.copy_from_slice(src.get(from..from + dst.len()).ok_or_else(short_tile)?);
         } else {
             for (i, cell) in dst.chunks_exact_mut(cell_size).enumerate() {
                 let from = (pos + i as u64 * stride) as usize * cell_size;
@@ -234,7 +231,8 @@ pub(crate) fn read_box(
     let mut band_lo = spans[outer].0;
     let mut done_cells: u64 = 0;
     while band_lo <= spans[outer].1 {
-        let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + 1) - 1).min(spans[outer].1);
+        let band_hi =
+            (outer_dim.tile_low(outer_dim.tile_index(band_lo) + 1) - 1).min(spans[outer].1);
         let mut band: Vec<Span> = spans.to_vec();
         band[outer] = (band_lo, band_hi);
         band_lo = band_hi + 1;
@@ -360,9 +358,7 @@ pub(crate) fn read_box(
                 region
                     .par_chunks_mut(inner_len as usize)
                     .zip(&plan)
-                    .try_for_each(|(out, pieces)| {
-                        copy_line(out, pieces, &tiles, 1, &fill, true)
-                    })?;
+                    .try_for_each(|(out, pieces)| copy_line(out, pieces, &tiles, 1, &fill, true))?;
             }
             pool.extend(tiles.into_values().map(|t| t.data));
         }

@@ -259,9 +259,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         });
     }
 
-    if let Some(result) =
-        crate::read::sparse_sorted::try_read(array, query, &loaded, &attributes)
-    {
+    if let Some(result) = crate::read::sparse_sorted::try_read(array, query, &loaded, &attributes) {
         return result;
     }
 

@@ -88,7 +88,9 @@ pub(crate) fn try_read(
                 && !frag.has_delete_meta
                 && frag.schema.dimensions.len() == n
                 && f.tiles.len() < (1 << SLOT_BITS)
-                && f.tiles.iter().all(|t| frag.cell_num(*t, 0) < (1 << CELL_BITS))
+                && f.tiles
+                    .iter()
+                    .all(|t| frag.cell_num(*t, 0) < (1 << CELL_BITS))
         })
         && match query.layout {
             // Overlapping ranges repeat cells in these orders: one range
@@ -113,9 +115,8 @@ pub(crate) fn try_read(
     }
     // Fragments by priority: latest timestamp first, then latest index.
     let mut by_priority: Vec<usize> = (0..loaded.len()).collect();
-    by_priority.sort_by_key(|&i| {
-        std::cmp::Reverse((loaded[i].fragment.name.timestamp_range().0, i))
-    });
+    by_priority
+        .sort_by_key(|&i| std::cmp::Reverse((loaded[i].fragment.name.timestamp_range().0, i)));
 
     let col_major = query.layout == Layout::ColMajor;
     macro_rules! dispatch {
@@ -155,7 +156,12 @@ fn run<const COL_MAJOR: bool, const N: usize>(
     // (key per dimension in comparison order, location)
     let most: u64 = loaded
         .iter()
-        .map(|fr| fr.tiles.iter().map(|t| fr.fragment.cell_num(*t, 0)).sum::<u64>())
+        .map(|fr| {
+            fr.tiles
+                .iter()
+                .map(|t| fr.fragment.cell_num(*t, 0))
+                .sum::<u64>()
+        })
         .sum();
     let mut cells: Vec<([u64; N], u64)> = Vec::with_capacity(most as usize);
     for (priority, &fi) in by_priority.iter().enumerate() {
@@ -244,9 +250,15 @@ fn run<const COL_MAJOR: bool, const N: usize>(
     let locations: Vec<u64> = cells.into_iter().map(|(_, location)| location).collect();
     let locate = |location: u64| {
         let (priority, slot, cell) = unpack(location);
-        (by_priority.get(priority).copied().unwrap_or(usize::MAX), slot, cell)
+        (
+            by_priority.get(priority).copied().unwrap_or(usize::MAX),
+            slot,
+            cell,
+        )
     };
-    Some(gather(array, query, loaded, &locations, &locate, attributes))
+    Some(gather(
+        array, query, loaded, &locations, &locate, attributes,
+    ))
 }
 
 fn short() -> Error {
@@ -259,7 +271,10 @@ type Locate<'a> = dyn Fn(u64) -> (usize, usize, u64) + Sync + 'a;
 /// Per fragment (by index), the decoded tiles of one field, by slot.
 type FieldTiles<'t> = Vec<Option<&'t [TileData]>>;
 
-fn field_tiles<'t>(loaded: &'t [FragmentTiles<'_>], field: impl Fn(&FragmentTiles<'_>) -> Option<Field>) -> FieldTiles<'t> {
+fn field_tiles<'t>(
+    loaded: &'t [FragmentTiles<'_>],
+    field: impl Fn(&FragmentTiles<'_>) -> Option<Field>,
+) -> FieldTiles<'t> {
     loaded
         .iter()
         .map(|fr| fr.fields.get(&field(fr)?).map(Vec::as_slice))
@@ -289,13 +304,13 @@ fn gather_fixed(
                     run += 1;
                 }
                 let (f, slot, cell) = locate(locations[i]);
-                let out = dst
-                    .get_mut(i * size..(i + run) * size)
-                    .ok_or_else(short)?;
+                let out = dst.get_mut(i * size..(i + run) * size).ok_or_else(short)?;
                 match tiles.get(f).copied().flatten().and_then(|t| t.get(slot)) {
                     Some(tile) => {
                         let from = cell as usize * size;
-                        out.copy_from_slice(tile.data.get(from..from + out.len()).ok_or_else(short)?)
+                        out.copy_from_slice(
+                            tile.data.get(from..from + out.len()).ok_or_else(short)?,
+                        )
                     }
                     None => {
                         let fill = fill.get(..size).ok_or_else(short)?;

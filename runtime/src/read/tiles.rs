@@ -180,7 +180,10 @@ fn unfilter_pooled(
     let mut outputs = Vec::with_capacity(jobs.len());
     for job in jobs {
         let declared: u64 = parse_chunks(job.bytes)
-            .map_err(|e| e.within(format!("tile {}", job.index)).at_base(job.file_offset))?
+            .map_err(|e| {
+                e.within(format!("tile {}", job.index))
+                    .at_base(job.file_offset)
+            })?
             .iter()
             .map(|c| c.original_len as u64)
             .sum();
