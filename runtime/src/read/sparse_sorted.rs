@@ -28,6 +28,13 @@ fn pack(priority: usize, slot: usize, cell: u64) -> u64 {
     ((priority as u64) << (SLOT_BITS + CELL_BITS)) | ((slot as u64) << CELL_BITS) | cell
 }
 
+/// Tiles keyed at once.
+const KEY_BATCH: usize = 64;
+
+/// The kept cells of one tile as (key, location); `None` leaves the read to
+/// the general path.
+type TileKeys<const N: usize> = Option<Result<Vec<([u64; N], u64)>>>;
+
 fn unpack(location: u64) -> (usize, usize, u64) {
     (
         (location >> (SLOT_BITS + CELL_BITS)) as usize,
@@ -163,7 +170,16 @@ fn run<const COL_MAJOR: bool, const N: usize>(
                 .sum::<u64>()
         })
         .sum();
-    let mut cells: Vec<([u64; N], u64)> = Vec::with_capacity(most as usize);
+    // Sorted reads collect (key, location) pairs; a read in stored order
+    // (one fragment) collects locations only, dropping duplicates as it goes.
+    let mut cells: Vec<([u64; N], u64)> = Vec::new();
+    let mut locations: Vec<u64> = Vec::new();
+    if sorted {
+        cells.reserve(most as usize);
+    } else {
+        locations.reserve(most as usize);
+    }
+    let mut last_key: Option<[u64; N]> = None;
     for (priority, &fi) in by_priority.iter().enumerate() {
         let frag = &loaded[fi];
         let f = frag.fragment;
@@ -174,52 +190,70 @@ fn run<const COL_MAJOR: bool, const N: usize>(
         let tiles: Vec<&[TileData]> = (0..n).map(|d| dim_tiles(frag, d)).collect::<Option<_>>()?;
         // Keys of every tile, tiles in parallel; `None` leaves the read to
         // the general path.
-        let per_tile: Vec<Option<Result<Vec<([u64; N], u64)>>>> = frag
-            .tiles
-            .par_iter()
-            .enumerate()
-            .map(|(slot, &tile)| {
-                let count = f.cell_num(tile, 0) as usize;
-                let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
-                let mut keep: Vec<bool> = vec![true; count];
-                for (d, dim) in f.schema.dimensions.iter().enumerate() {
-                    let size = dim.datatype.size() as usize;
-                    let data = &tiles[d].get(slot)?.data;
-                    if data.len() < count * size {
-                        return Some(Err(Error::corrupt(
-                            0,
-                            "coordinates",
-                            format!("tile {tile} of {} is short", f.name),
-                        )));
-                    }
-                    let at = if COL_MAJOR { n - 1 - d } else { d };
-                    let ranges = &ranges[d];
-                    for ((key, kept), bytes) in keys
-                        .iter_mut()
-                        .zip(keep.iter_mut())
-                        .zip(data.chunks_exact(size))
-                    {
-                        let k = order_key(dim.datatype, bytes)?;
-                        key[at] = k;
-                        if !ranges.is_empty() && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+        // Batches of tiles bound the memory of keys not yet merged.
+        for first in (0..frag.tiles.len()).step_by(KEY_BATCH) {
+            let batch = &frag.tiles[first..(first + KEY_BATCH).min(frag.tiles.len())];
+            let per_tile: Vec<TileKeys<N>> = batch
+                .par_iter()
+                .enumerate()
+                .map(|(i, &tile)| {
+                    let slot = first + i;
+                    let count = f.cell_num(tile, 0) as usize;
+                    let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
+                    let mut keep: Vec<bool> = vec![true; count];
+                    for (d, dim) in f.schema.dimensions.iter().enumerate() {
+                        let size = dim.datatype.size() as usize;
+                        let data = &tiles[d].get(slot)?.data;
+                        if data.len() < count * size {
+                            return Some(Err(Error::corrupt(
+                                0,
+                                "coordinates",
+                                format!("tile {tile} of {} is short", f.name),
+                            )));
+                        }
+                        let at = if COL_MAJOR { n - 1 - d } else { d };
+                        let ranges = &ranges[d];
+                        for ((key, kept), bytes) in keys
+                            .iter_mut()
+                            .zip(keep.iter_mut())
+                            .zip(data.chunks_exact(size))
                         {
-                            *kept = false;
+                            let k = order_key(dim.datatype, bytes)?;
+                            key[at] = k;
+                            if !ranges.is_empty()
+                                && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+                            {
+                                *kept = false;
+                            }
                         }
                     }
+                    Some(Ok(keys
+                        .into_iter()
+                        .zip(keep)
+                        .enumerate()
+                        .filter(|(_, (_, k))| *k)
+                        .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
+                        .collect()))
+                })
+                .collect();
+            for keys in per_tile {
+                let keys = match keys? {
+                    Ok(keys) => keys,
+                    Err(e) => return Some(Err(e)),
+                };
+                if sorted {
+                    cells.extend(keys);
+                    continue;
                 }
-                Some(Ok(keys
-                    .into_iter()
-                    .zip(keep)
-                    .enumerate()
-                    .filter(|(_, (_, k))| *k)
-                    .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
-                    .collect()))
-            })
-            .collect();
-        for keys in per_tile {
-            match keys? {
-                Ok(keys) => cells.extend(keys),
-                Err(e) => return Some(Err(e)),
+                for (key, location) in keys {
+                    // Of equal coordinates (adjacent in stored order) the last
+                    // stored cell stays.
+                    if !schema.allows_dups && last_key == Some(key) {
+                        locations.pop();
+                    }
+                    locations.push(location);
+                    last_key = Some(key);
+                }
             }
         }
     }
@@ -228,7 +262,7 @@ fn run<const COL_MAJOR: bool, const N: usize>(
     }
     // Duplicates: of equal coordinates only the newest fragment's last
     // stored cell stays.
-    if !schema.allows_dups {
+    if sorted && !schema.allows_dups {
         let mut kept: Vec<([u64; N], u64)> = Vec::with_capacity(cells.len());
         let mut i = 0;
         while i < cells.len() {
@@ -247,7 +281,9 @@ fn run<const COL_MAJOR: bool, const N: usize>(
         cells = kept;
     }
 
-    let locations: Vec<u64> = cells.into_iter().map(|(_, location)| location).collect();
+    if sorted {
+        locations = cells.into_iter().map(|(_, location)| location).collect();
+    }
     let locate = |location: u64| {
         let (priority, slot, cell) = unpack(location);
         (
