@@ -404,48 +404,15 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
     }
 
-    // Overlapping query ranges (TileDB, checked against 2.30): global and
+    // Overlapping query ranges (checked against TileDB 2.30): global and
     // unordered reads merge the ranges, so every cell comes once; row- and
-    // column-major reads return a cell once per range holding it — for
-    // arrays with duplicates all sorted together, for arrays without, range
-    // combination by range combination (in the layout's order over the
-    // ranges as given), each sorted.
-    let mut order: Vec<usize> = Vec::new();
+    // column-major reads return a cell once per range combination holding
+    // it, in coordinate order. (With unsorted or overlapping ranges TileDB
+    // sometimes returns range order instead; not reproduced yet.)
     let ordered = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
-    let combinations: usize = ranges.iter().map(|r| r.len().max(1)).product();
-    if !ordered {
-        order.extend(0..candidates.len());
-    } else if schema.allows_dups || combinations <= 1 {
-        for (i, c) in candidates.iter().enumerate() {
-            order.extend(std::iter::repeat_n(i, c.copies));
-        }
-    } else {
-        let col = query.layout == Layout::ColMajor;
-        let mut index = vec![0usize; ranges.len()];
-        let step: Vec<usize> = if col {
-            (0..ranges.len()).collect()
-        } else {
-            (0..ranges.len()).rev().collect()
-        };
-        'tuples: loop {
-            for (i, c) in candidates.iter().enumerate() {
-                let inside = c.coords.iter().zip(&ranges).zip(&index).all(|((v, r), k)| {
-                    r.get(*k)
-                        .is_none_or(|(lo, hi)| !v.compare(lo).is_lt() && !v.compare(hi).is_gt())
-                });
-                if inside {
-                    order.push(i);
-                }
-            }
-            for &d in &step {
-                index[d] += 1;
-                if index[d] < ranges[d].len() {
-                    continue 'tuples;
-                }
-                index[d] = 0;
-            }
-            break;
-        }
+    let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
+    for (i, c) in candidates.iter().enumerate() {
+        order.extend(std::iter::repeat_n(i, if ordered { c.copies } else { 1 }));
     }
 
     // Gather.
