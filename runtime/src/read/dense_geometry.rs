@@ -180,6 +180,12 @@ mod tests {
                 let tiling = FragmentTiling::new(&dims, &[(1, 4), (1, 4)], tile_order, cell_order);
                 assert_eq!(tiling.tile_count(), 4);
                 assert_eq!(tiling.cells_per_tile(), 4);
+                // One step along a dimension moves this far inside a tile.
+                let strides = match cell_order {
+                    Order::RowMajor => (2, 1),
+                    Order::ColMajor => (1, 2),
+                };
+                assert_eq!((tiling.cell_stride(0), tiling.cell_stride(1)), strides);
                 let mut seen = std::collections::HashSet::new();
                 for r in 1..=4i128 {
                     for c in 1..=4i128 {

@@ -46,21 +46,33 @@ fn unpack(location: u64) -> (usize, usize, u64) {
 /// A `u64` that sorts as the coordinate does under [`Scalar::compare`];
 /// `None` for NaN (left to the general path).
 fn order_key(datatype: Datatype, bytes: &[u8]) -> Option<u64> {
+    // The common coordinate types straight from their bytes.
+    match (datatype, bytes.first_chunk::<8>()) {
+        (Datatype::Int64, Some(b)) => return Some(u64::from_le_bytes(*b) ^ (1 << 63)),
+        (Datatype::Uint64, Some(b)) => return Some(u64::from_le_bytes(*b)),
+        (Datatype::Float64, Some(b)) => return float_key(f64::from_le_bytes(*b)),
+        _ => {}
+    }
     match Scalar::decode(datatype, bytes)? {
         Scalar::Int(v) if datatype == Datatype::Uint64 => u64::try_from(v).ok(),
         Scalar::Int(v) => Some((i64::try_from(v).ok()? as u64) ^ (1 << 63)),
-        Scalar::Float(f) if f.is_nan() => None,
-        Scalar::Float(f) => {
-            // -0 and +0 compare equal.
-            let bits = if f == 0.0 { 0 } else { f.to_bits() };
-            Some(if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | (1 << 63)
-            })
-        }
+        Scalar::Float(f) => float_key(f),
         Scalar::Bytes(_) => None,
     }
+}
+
+/// The order key of a float; `None` for NaN.
+fn float_key(f: f64) -> Option<u64> {
+    if f.is_nan() {
+        return None;
+    }
+    // -0 and +0 compare equal.
+    let bits = if f == 0.0 { 0 } else { f.to_bits() };
+    Some(if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    })
 }
 
 /// Runs the read if it is the common case; `None` leaves it to the general
@@ -431,4 +443,67 @@ fn gather(
         dimensions: dims,
         attributes: attrs,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys order every pair of values as `Scalar::compare` does.
+    fn check(datatype: Datatype, values: &[Vec<u8>]) {
+        for a in values {
+            for b in values {
+                let (sa, sb) = (
+                    Scalar::decode(datatype, a).unwrap(),
+                    Scalar::decode(datatype, b).unwrap(),
+                );
+                let (ka, kb) = (order_key(datatype, a), order_key(datatype, b));
+                assert_eq!(
+                    ka.unwrap().cmp(&kb.unwrap()),
+                    sa.compare(&sb),
+                    "{datatype:?} {sa:?} {sb:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn order_keys_sort_as_values_compare() {
+        let floats = [
+            f64::NEG_INFINITY,
+            -2.5,
+            -1e-300,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            f64::INFINITY,
+        ];
+        check(Datatype::Float64, &floats.map(|f| f.to_le_bytes().to_vec()));
+        check(
+            Datatype::Float32,
+            &floats.map(|f| (f as f32).to_le_bytes().to_vec()),
+        );
+        let ints = [i64::MIN, -70_000, -1, 0, 1, 255, i64::MAX];
+        check(Datatype::Int64, &ints.map(|v| v.to_le_bytes().to_vec()));
+        check(
+            Datatype::Int16,
+            &[i16::MIN, -1, 0, 1, i16::MAX].map(|v| v.to_le_bytes().to_vec()),
+        );
+        check(
+            Datatype::Uint64,
+            &[0, 1, 1 << 63, u64::MAX].map(|v: u64| v.to_le_bytes().to_vec()),
+        );
+        check(Datatype::Uint8, &[0u8, 1, 127, 128, 255].map(|v| vec![v]));
+        assert_eq!(order_key(Datatype::Float64, &f64::NAN.to_le_bytes()), None);
+    }
+
+    #[test]
+    fn packed_locations_round_trip_and_sort_by_priority_then_stored_order() {
+        let a = pack(1, 5, 9);
+        assert_eq!(unpack(a), (1, 5, 9));
+        assert!(pack(0, 900, 9_000) < pack(1, 0, 0));
+        assert!(pack(2, 3, 4) < pack(2, 3, 5));
+        assert!(pack(2, 3, 9_999) < pack(2, 4, 0));
+    }
 }
