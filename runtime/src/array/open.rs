@@ -167,11 +167,15 @@ impl Array {
 
     /// Runs a read.
     pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
-        if self.schema.is_dense() {
-            crate::read::dense::read(self, query)
+        let mut result = if self.schema.is_dense() {
+            crate::read::dense::read(self, query)?
         } else {
-            crate::read::sparse::read(self, query)
+            crate::read::sparse::read(self, query)?
+        };
+        if query.skip_coordinates {
+            result.dimensions.clear();
         }
+        Ok(result)
     }
 
     /// The array metadata visible at the open range.

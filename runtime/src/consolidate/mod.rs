@@ -286,6 +286,7 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
         ranges,
         layout: Layout::RowMajor,
         attributes: None,
+        ..Default::default()
     })?;
     let mut input = FragmentInput {
         subarray: Some(subarray),
@@ -378,6 +379,7 @@ fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
             ranges: Vec::new(),
             layout: Layout::Global,
             attributes: None,
+            ..Default::default()
         })?;
         for (col, out) in result.dimensions.iter().zip(&mut input.dims) {
             out.cells

@@ -23,19 +23,104 @@ pub(crate) fn shuffle(width: usize, input: &[u8], out: &mut [u8]) {
     out[whole..].copy_from_slice(&input[whole..]);
 }
 
+/// Unshuffles whole `W`-byte values: the planes are read in step, so each
+/// output value is assembled from one byte of each plane (no bounds checks
+/// in the loop, the value written whole).
+fn unshuffle_values<const W: usize>(planes: &[u8], out: &mut [u8], n: usize, from: usize) {
+    let planes: [&[u8]; W] = std::array::from_fn(|j| &planes[j * n..(j + 1) * n]);
+    for (i, value) in out[from * W..n * W].chunks_exact_mut(W).enumerate() {
+        let mut bytes = [0u8; W];
+        for (b, plane) in bytes.iter_mut().zip(&planes) {
+            *b = plane[from + i];
+        }
+        value.copy_from_slice(&bytes);
+    }
+}
+
+/// Unshuffles 8-byte values sixteen at a time with SSE2 (part of every
+/// x86-64 CPU): sixteen bytes of each plane are interleaved by three rounds
+/// of unpacks into sixteen whole values. Returns how many values it did.
+#[cfg(target_arch = "x86_64")]
+fn unshuffle8_sse2(planes: &[u8], out: &mut [u8], n: usize) -> usize {
+    use std::arch::x86_64::*;
+    let blocks = n / 16;
+    if planes.len() < 8 * n || out.len() < 8 * n {
+        return 0;
+    }
+    // SAFETY: every load reads 16 bytes at `j * n + i` with i + 16 <= n and
+    // j < 8, inside `planes` (checked above); every store writes 16 bytes
+    // below 8 * (i + 16) <= 8 * n, inside `out`. Unaligned loads and
+    // stores are used, and SSE2 is always present on x86-64.
+    unsafe {
+        let src = planes.as_ptr();
+        let dst = out.as_mut_ptr();
+        for b in 0..blocks {
+            let i = b * 16;
+            let load = |j: usize| _mm_loadu_si128(src.add(j * n + i).cast());
+            let (a0, a1, a2, a3) = (load(0), load(1), load(2), load(3));
+            let (a4, a5, a6, a7) = (load(4), load(5), load(6), load(7));
+            // Pairs of bytes of each value.
+            let l01 = _mm_unpacklo_epi8(a0, a1);
+            let h01 = _mm_unpackhi_epi8(a0, a1);
+            let l23 = _mm_unpacklo_epi8(a2, a3);
+            let h23 = _mm_unpackhi_epi8(a2, a3);
+            let l45 = _mm_unpacklo_epi8(a4, a5);
+            let h45 = _mm_unpackhi_epi8(a4, a5);
+            let l67 = _mm_unpacklo_epi8(a6, a7);
+            let h67 = _mm_unpackhi_epi8(a6, a7);
+            // Quads: values 0-3, 4-7, 8-11, 12-15.
+            let q0_lo = _mm_unpacklo_epi16(l01, l23);
+            let q1_lo = _mm_unpackhi_epi16(l01, l23);
+            let q0_hi = _mm_unpacklo_epi16(l45, l67);
+            let q1_hi = _mm_unpackhi_epi16(l45, l67);
+            let q2_lo = _mm_unpacklo_epi16(h01, h23);
+            let q3_lo = _mm_unpackhi_epi16(h01, h23);
+            let q2_hi = _mm_unpacklo_epi16(h45, h67);
+            let q3_hi = _mm_unpackhi_epi16(h45, h67);
+            let out_at = |k: usize| dst.add(8 * i + 16 * k).cast::<__m128i>();
+            _mm_storeu_si128(out_at(0), _mm_unpacklo_epi32(q0_lo, q0_hi));
+            _mm_storeu_si128(out_at(1), _mm_unpackhi_epi32(q0_lo, q0_hi));
+            _mm_storeu_si128(out_at(2), _mm_unpacklo_epi32(q1_lo, q1_hi));
+            _mm_storeu_si128(out_at(3), _mm_unpackhi_epi32(q1_lo, q1_hi));
+            _mm_storeu_si128(out_at(4), _mm_unpacklo_epi32(q2_lo, q2_hi));
+            _mm_storeu_si128(out_at(5), _mm_unpackhi_epi32(q2_lo, q2_hi));
+            _mm_storeu_si128(out_at(6), _mm_unpacklo_epi32(q3_lo, q3_hi));
+            _mm_storeu_si128(out_at(7), _mm_unpackhi_epi32(q3_lo, q3_hi));
+        }
+    }
+    blocks * 16
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn unshuffle8_sse2(_: &[u8], _: &mut [u8], _: usize) -> usize {
+    0
+}
+
 pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8]) {
     let n = input.len().checked_div(width).unwrap_or(0);
     if width <= 1 || n == 0 {
         out.copy_from_slice(input);
         return;
     }
-    for (i, value) in out.chunks_exact_mut(width).enumerate() {
+    let whole = n * width;
+    match width {
+        2 => unshuffle_values::<2>(input, out, n, 0),
+        4 => unshuffle_values::<4>(input, out, n, 0),
+        8 => {
+            let done = unshuffle8_sse2(input, out, n);
+            unshuffle_values::<8>(input, out, n, done)
+        }
+        _ => unshuffle_any(width, input, out, n),
+    }
+    out[whole..].copy_from_slice(&input[whole..]);
+}
+
+fn unshuffle_any(width: usize, input: &[u8], out: &mut [u8], n: usize) {
+    for (i, value) in out[..n * width].chunks_exact_mut(width).enumerate() {
         for (j, byte) in value.iter_mut().enumerate() {
             *byte = input[j * n + i];
         }
     }
-    let whole = n * width;
-    out[whole..].copy_from_slice(&input[whole..]);
 }
 
 /// Writes `n_parts` and the sizes of `parts`.

@@ -22,10 +22,49 @@ fn order(o: CellOrder) -> Order {
     }
 }
 
-struct Geometry<'a> {
-    fragment: &'a FragmentMetadata,
-    tiling: FragmentTiling,
-    ned: Vec<(i128, i128)>,
+/// Where one dense fragment keeps its cells.
+pub(crate) struct Geometry<'a> {
+    pub(crate) fragment: &'a FragmentMetadata,
+    pub(crate) tiling: FragmentTiling,
+    /// The non-empty domain, per dimension.
+    pub(crate) ned: Vec<(i128, i128)>,
+}
+
+/// The dense fragments of `array` that hold cells, oldest first.
+fn fragment_geometry<'a>(array: &'a Array, dims: &[DenseDimension]) -> Result<Vec<Geometry<'a>>> {
+    let schema = array.schema();
+    let mut geometry = Vec::new();
+    for fragment in array.fragments() {
+        let fragment: &FragmentMetadata = fragment;
+        if !fragment.dense {
+            continue;
+        }
+        let Some(ned) = &fragment.non_empty_domain else {
+            continue;
+        };
+        let mut spans = Vec::new();
+        for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
+            match (
+                Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int()),
+                Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int()),
+            ) {
+                (Some(lo), Some(hi)) => spans.push((lo, hi)),
+                _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
+            }
+        }
+        let tiling = FragmentTiling::new(
+            dims,
+            &spans,
+            order(schema.tile_order),
+            order(schema.cell_order),
+        );
+        geometry.push(Geometry {
+            fragment,
+            tiling,
+            ned: spans,
+        });
+    }
+    Ok(geometry)
 }
 
 /// Runs a dense read.
@@ -64,6 +103,8 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     }
     // The coordinates of each dimension, in query order.
     let mut axes: Vec<Vec<i128>> = Vec::new();
+    let mut boxed: Vec<(i128, i128)> = Vec::new();
+    let mut all_spans: Vec<Vec<(i128, i128)>> = Vec::new();
     let mut total: u128 = 1;
     for (d, dim) in dims.iter().enumerate() {
         let spans: Vec<(i128, i128)> = if ranges[d].is_empty() {
@@ -91,8 +132,10 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                 })
                 .collect::<Result<_>>()?
         };
-        let mut axis = Vec::new();
-        for (lo, hi) in spans {
+        if let [one] = spans.as_slice() {
+            boxed.push(*one);
+        }
+        for &(lo, hi) in &spans {
             if lo > hi || lo < dim.low || hi > dim.high {
                 return Err(Error::Usage(format!(
                     "range [{lo}, {hi}] of dimension {} is outside its domain [{}, {}]",
@@ -105,6 +148,39 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                     "the subarray has more than {MAX_DENSE_CELLS} cells"
                 )));
             }
+        }
+        all_spans.push(spans);
+    }
+    let geometry = fragment_geometry(array, &dims)?;
+
+    // One box in row- or column-major order: copied tile by tile.
+    let fills_are_cells = attributes.iter().all(|&a| {
+        let a = &schema.attributes[a];
+        a.cell_val_num
+            .is_none_or(|v| a.fill.len() as u64 == v as u64 * a.datatype.size())
+    });
+    // With one dimension the global order is the row-major one.
+    let layout = match query.layout {
+        Layout::Global | Layout::Unordered if dims.len() == 1 => Layout::RowMajor,
+        other => other,
+    };
+    if boxed.len() == dims.len()
+        && matches!(layout, Layout::RowMajor | Layout::ColMajor)
+        && fills_are_cells
+    {
+        return crate::read::dense_copy::read_box(
+            array,
+            layout,
+            &dims,
+            &boxed,
+            &geometry,
+            &attributes,
+            !query.skip_coordinates,
+        );
+    }
+    for spans in &all_spans {
+        let mut axis = Vec::new();
+        for &(lo, hi) in spans {
             axis.extend(lo..=hi);
         }
         axes.push(axis);
@@ -174,37 +250,6 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     }
 
     // Which fragment holds each cell.
-    let mut geometry = Vec::new();
-    for fragment in array.fragments() {
-        let fragment: &FragmentMetadata = fragment;
-        if !fragment.dense {
-            continue;
-        }
-        let Some(ned) = &fragment.non_empty_domain else {
-            continue;
-        };
-        let mut spans = Vec::new();
-        for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
-            match (
-                Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int()),
-                Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int()),
-            ) {
-                (Some(lo), Some(hi)) => spans.push((lo, hi)),
-                _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
-            }
-        }
-        let tiling = FragmentTiling::new(
-            &dims,
-            &spans,
-            order(schema.tile_order),
-            order(schema.cell_order),
-        );
-        geometry.push(Geometry {
-            fragment,
-            tiling,
-            ned: spans,
-        });
-    }
     let mut owner: Vec<Option<(usize, u64, u64)>> = Vec::with_capacity(cells.len());
     let mut needed: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); geometry.len()];
     for c in cells.chunks_exact(n.max(1)) {

@@ -113,6 +113,16 @@ impl FragmentTiling {
         linearize(per_dim.collect::<Vec<_>>(), self.tile_order) as u64
     }
 
+    /// How far apart, in cell positions inside a tile, two cells are that
+    /// differ by one along dimension `d`.
+    pub fn cell_stride(&self, d: usize) -> u64 {
+        let extents = self.dims.iter().map(|x| x.extent as u64);
+        match self.cell_order {
+            Order::RowMajor => extents.skip(d + 1).product(),
+            Order::ColMajor => extents.take(d).product(),
+        }
+    }
+
     /// The position of the cell `coords` inside its tile, in cell order.
     pub fn cell_position(&self, coords: &[i128]) -> u64 {
         let per_dim = (0..self.dims.len()).map(|d| {
@@ -170,6 +180,12 @@ mod tests {
                 let tiling = FragmentTiling::new(&dims, &[(1, 4), (1, 4)], tile_order, cell_order);
                 assert_eq!(tiling.tile_count(), 4);
                 assert_eq!(tiling.cells_per_tile(), 4);
+                // One step along a dimension moves this far inside a tile.
+                let strides = match cell_order {
+                    Order::RowMajor => (2, 1),
+                    Order::ColMajor => (1, 2),
+                };
+                assert_eq!((tiling.cell_stride(0), tiling.cell_stride(1)), strides);
                 let mut seen = std::collections::HashSet::new();
                 for r in 1..=4i128 {
                     for c in 1..=4i128 {

@@ -2,11 +2,13 @@
 //! against an opened [`crate::array::Array`], producing columnar results.
 
 pub mod dense;
+mod dense_copy;
 pub mod dense_geometry;
 pub mod hilbert;
 pub mod labels;
 pub mod order;
 pub mod sparse;
+mod sparse_sorted;
 pub mod tiles;
 
 use crate::filter::Datatype;
@@ -49,6 +51,9 @@ pub struct ReadQuery {
     pub layout: Layout,
     /// The attributes to return, in this order; `None` = all, in schema order.
     pub attributes: Option<Vec<String>>,
+    /// Leave the result's `dimensions` empty (a dense read then never
+    /// builds the coordinates at all).
+    pub skip_coordinates: bool,
 }
 
 /// One result column: fixed cells in `data`, or var cells delimited by

@@ -79,10 +79,11 @@ pub(crate) fn output_attributes(schema: &ArraySchema, query: &ReadQuery) -> Resu
 }
 
 /// The decoded tiles of one fragment, per field, indexed by slot.
-struct FragmentTiles<'a> {
-    fragment: &'a FragmentMetadata,
-    tiles: Vec<u64>,
-    fields: HashMap<Field, Vec<TileData>>,
+pub(crate) struct FragmentTiles<'a> {
+    pub(crate) fragment: &'a FragmentMetadata,
+    /// The tiles read, in stored order (a slot is an index into this).
+    pub(crate) tiles: Vec<u64>,
+    pub(crate) fields: HashMap<Field, Vec<TileData>>,
 }
 
 struct CellRef<'a, 'b> {
@@ -256,6 +257,10 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             tiles,
             fields: map,
         });
+    }
+
+    if let Some(result) = crate::read::sparse_sorted::try_read(array, query, &loaded, &attributes) {
+        return result;
     }
 
     // Candidates inside the ranges and the open time range, marked when a

@@ -6,7 +6,9 @@ use crate::array::Storage;
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FragmentMetadata};
-use crate::tile::{unfilter_tiles, unfilter_var_string_tile, TileJob};
+use crate::tile::{
+    parse_chunks, unfilter_tiles, unfilter_tiles_into, unfilter_var_string_tile, TileJob,
+};
 
 /// How a field is stored in a fragment.
 #[derive(Debug, Clone)]
@@ -162,6 +164,45 @@ fn persisted(
     Ok(out)
 }
 
+/// Like [`unfilter_tiles`], but decodes into buffers taken from `pool`
+/// (buffers of earlier tiles, so that their pages are not faulted in and
+/// zeroed again); the framing of each tile is checked before its buffer is
+/// sized.
+fn unfilter_pooled(
+    jobs: &[TileJob<'_>],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    pool: &mut Vec<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>> {
+    if pool.is_empty() {
+        return unfilter_tiles(jobs, pipeline, ctx);
+    }
+    let mut outputs = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let declared: u64 = parse_chunks(job.bytes)
+            .map_err(|e| {
+                e.within(format!("tile {}", job.index))
+                    .at_base(job.file_offset)
+            })?
+            .iter()
+            .map(|c| c.original_len as u64)
+            .sum();
+        let len = match usize::try_from(job.expected_len) {
+            Ok(len) if declared == job.expected_len => len,
+            // Let the general path report the fault.
+            _ => return unfilter_tiles(jobs, pipeline, ctx),
+        };
+        let mut buffer = pool.pop().unwrap_or_default();
+        // Every byte is overwritten by the decode; only growth is zeroed.
+        buffer.resize(len, 0);
+        buffer.truncate(len);
+        outputs.push(buffer);
+    }
+    let mut slices: Vec<&mut [u8]> = outputs.iter_mut().map(|v| v.as_mut_slice()).collect();
+    unfilter_tiles_into(jobs, pipeline, ctx, &mut slices)?;
+    Ok(outputs)
+}
+
 /// Decodes tiles `tiles` of `field` of `fragment`; `cells_per_tile` is the
 /// cell count of a dense tile (ignored for sparse fragments).
 pub fn load_tiles(
@@ -171,6 +212,27 @@ pub fn load_tiles(
     tiles: &[u64],
     cells_per_dense_tile: u64,
     key: Option<&[u8; 32]>,
+) -> Result<Vec<TileData>> {
+    load_tiles_pooled(
+        storage,
+        fragment,
+        field,
+        tiles,
+        cells_per_dense_tile,
+        key,
+        &mut Vec::new(),
+    )
+}
+
+/// [`load_tiles`], decoding fixed-size cells into buffers from `pool`.
+pub fn load_tiles_pooled(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    tiles: &[u64],
+    cells_per_dense_tile: u64,
+    key: Option<&[u8; 32]>,
+    pool: &mut Vec<Vec<u8>>,
 ) -> Result<Vec<TileData>> {
     let shape = FieldShape::of(fragment, field)
         .ok_or_else(|| Error::Usage(format!("no field {field:?} in fragment {}", fragment.name)))?;
@@ -211,10 +273,11 @@ pub fn load_tiles(
                 })
                 .collect();
             let pipeline = with_key(&shape.filters, key);
-            let decoded = unfilter_tiles(
+            let decoded = unfilter_pooled(
                 &jobs,
                 &pipeline,
                 &context(shape.datatype, cell_size, version, key),
+                pool,
             )
             .map_err(locate)?;
             for (data, c) in decoded.into_iter().zip(&cells) {
