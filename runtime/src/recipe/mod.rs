@@ -441,6 +441,9 @@ pub fn stored_schema_parts(
         current_domain: Some(vec![0, 0, 0, 0, 1]),
     };
     let mut stored = stored;
+    if let Some(bounds) = schema.get("current_domain").and_then(Value::as_array) {
+        stored.current_domain = Some(current_domain_bytes(&stored, bounds)?);
+    }
     // TileDB gives WEBP the two dimensions' tile extents (rows, then columns
     // of values).
     let extent = |d: usize| -> u16 {
@@ -469,6 +472,45 @@ pub fn stored_schema_parts(
     Ok((stored, enums))
 }
 
+/// The stored current domain: one `[lo, hi]` per dimension, as an NDRectangle.
+fn current_domain_bytes(stored: &stored::ArraySchema, bounds: &[Value]) -> Result<Vec<u8>> {
+    let shapes = crate::schema::dimension_shapes(stored);
+    if bounds.len() != stored.domain.dimensions.len() {
+        return Err(usage("the current domain needs one range per dimension"));
+    }
+    let mut ranges = Vec::new();
+    for ((dim, shape), range) in stored.domain.dimensions.iter().zip(&shapes).zip(bounds) {
+        let (Some(lo), Some(hi)) = (
+            range.as_array().and_then(|r| r.first()),
+            range.as_array().and_then(|r| r.get(1)),
+        ) else {
+            return Err(usage("a current-domain range is [lo, hi]"));
+        };
+        let start = values::value_bytes(dim.datatype, lo)?;
+        let end = values::value_bytes(dim.datatype, hi)?;
+        let start_size = if shape.var {
+            start.len() as u64
+        } else {
+            shape.coord_size
+        };
+        let mut data = start;
+        data.extend(end);
+        ranges.push(stored::Range { start_size, data });
+    }
+    let domain = stored::CurrentDomain {
+        empty: false,
+        domain_type: Some(stored::CurrentDomainType::Ndrectangle),
+        ndrectangle: Some(stored::NDRectangle { ranges }),
+    };
+    crate::format::io::write_to_vec(
+        &domain,
+        stored::CurrentDomainBinWriteArgs::builder()
+            .dims(shapes)
+            .finalize(),
+        "CurrentDomain",
+    )
+}
+
 fn timestamp(step: &Value) -> Result<u64> {
     step.get("timestamp")
         .and_then(Value::as_integer)
@@ -490,13 +532,17 @@ fn column(
         .and_then(|d| d.get(name))
         .ok_or_else(|| usage(format!("no data for {name}")))?;
     let cells = column_values(datatype, cvn.unwrap_or(u32::MAX), data)?;
+    // A write that lists no validity for a nullable field writes every cell
+    // valid (a TOML recipe has no null value), as the tiledb-py adapter does.
     let validity = if nullable {
-        let v = step
+        match step
             .get("validity")
             .and_then(|v| v.get(name))
             .and_then(Value::as_array)
-            .ok_or_else(|| usage(format!("no validity for nullable {name}")))?;
-        Some(v.iter().map(|x| x.as_integer().unwrap_or(1) != 0).collect())
+        {
+            Some(v) => Some(v.iter().map(|x| x.as_integer().unwrap_or(1) != 0).collect()),
+            None => Some(vec![true; cells.len()]),
+        }
     } else {
         None
     };
