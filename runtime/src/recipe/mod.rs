@@ -161,8 +161,8 @@ fn attribute(a: &Value) -> Result<stored::Attribute> {
     })
 }
 
-/// Schema evolution: drops then adds attributes, and writes the result as a
-/// new schema file (stamped with the current time, as TileDB does).
+/// Schema evolution: drops then adds attributes, extends enumerations, and
+/// writes the result as a new schema file (stamped with the current time, as TileDB does).
 fn evolve(
     storage: &dyn Storage,
     current: &stored::ArraySchema,
@@ -193,8 +193,67 @@ fn evolve(
     {
         next.attributes.push(attribute(a)?);
     }
+    for e in step
+        .get("extend_enumerations")
+        .and_then(Value::as_array)
+        .unwrap_or(&no_list)
+    {
+        extend_enumeration(storage, &mut next, e, key)?;
+    }
     let loaded = write::write_schema(storage, &next, 0, key)?;
     Ok((next, loaded))
+}
+
+/// Extends an enumeration as TileDB's schema evolution does: the old file
+/// stays, a new file under a fresh label holds the old values followed by the
+/// new ones, and the evolved schema's reference points at the new file (TileDB
+/// loads the file the reference names and checks that the file carries the
+/// same name and path).
+fn extend_enumeration(
+    storage: &dyn Storage,
+    schema: &mut stored::ArraySchema,
+    spec: &Value,
+    key: Option<&[u8; 32]>,
+) -> Result<()> {
+    let name = get_str(spec, "name").ok_or_else(|| usage("an extension without a name"))?;
+    let reference = schema
+        .enumerations
+        .iter_mut()
+        .flatten()
+        .find(|r| r.name == name.as_bytes())
+        .ok_or_else(|| usage(format!("no enumeration {name} to extend")))?;
+    let old_path = crate::array::RelPath::parse(&format!(
+        "__schema/__enumerations/{}",
+        String::from_utf8_lossy(&reference.path)
+    ))?;
+    let bytes = storage.read(&old_path)?;
+    let tile = crate::tile::generic::read_generic_tile(&bytes, 0, key)?;
+    let mut extended: stored::Enumeration =
+        crate::format::io::read_exact_from(&tile.payload, (), "Enumeration")?;
+    let values = spec
+        .get("values")
+        .ok_or_else(|| usage("an extension without values"))?;
+    let added = column_values(extended.datatype, extended.cell_val_num, values)?;
+    for cell in &added {
+        match extended.offsets.as_mut() {
+            Some(offsets) => offsets.extend((extended.data.len() as u64).to_le_bytes()),
+            None if extended.cell_val_num == u32::MAX => {
+                return Err(usage(format!("enumeration {name} has no offsets")))
+            }
+            None => {}
+        }
+        extended.data.extend_from_slice(cell);
+    }
+    let (label, _) = crate::array::timestamped_name::new_label()?;
+    extended.path = format!("__{label}_0").into_bytes();
+    write::write_enumeration(
+        storage,
+        &String::from_utf8_lossy(&extended.path),
+        &extended,
+        key,
+    )?;
+    reference.path = extended.path;
+    Ok(())
 }
 
 /// Builds the stored schema (format 22) a recipe's `[schema]` describes,

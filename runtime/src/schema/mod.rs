@@ -380,9 +380,22 @@ impl ArraySchema {
                 .join(SCHEMA_DIR)?
                 .join(ENUMERATIONS_DIR)?
                 .join(&file_name)?;
-            schema
-                .enumerations
-                .push(load_enumeration(storage, &path, key)?);
+            let enumeration = load_enumeration(storage, &path, key)?;
+            // TileDB refuses a file naming another enumeration than the
+            // reference that led to it.
+            if enumeration.name.as_bytes() != r.name.as_slice() {
+                return Err(Error::corrupt(
+                    0,
+                    "Enumeration.name",
+                    format!(
+                        "the file holds enumeration {:?}, the schema refers to it as {:?}",
+                        enumeration.name,
+                        String::from_utf8_lossy(&r.name)
+                    ),
+                )
+                .in_file(storage.describe(&path)));
+            }
+            schema.enumerations.push(enumeration);
         }
         Ok(schema)
     }
@@ -430,6 +443,19 @@ pub fn load_enumeration(
     let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
     let e: stored::Enumeration =
         read_exact_from(&tile.payload, (), "Enumeration").map_err(|e| e.in_file(&file))?;
+    // TileDB refuses a file whose recorded path is not the one it was read
+    // from (an extension's new file must carry its own path).
+    if e.path != path.file_name().unwrap_or_default().as_bytes() {
+        return Err(Error::corrupt(
+            0,
+            "Enumeration.path",
+            format!(
+                "the file records the path {:?}, not its own name",
+                String::from_utf8_lossy(&e.path)
+            ),
+        )
+        .in_file(&file));
+    }
     let datatype = format_conversion::datatype(e.datatype)?;
     let cvn = cell_val_num(e.cell_val_num);
     let mut values = Vec::new();
