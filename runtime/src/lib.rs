@@ -19,6 +19,7 @@
 //!     ranges: vec![vec![(1i32.to_le_bytes().to_vec(), 8i32.to_le_bytes().to_vec())]],
 //!     layout: Layout::Global,
 //!     attributes: None, // every attribute
+//!     ..Default::default()
 //! };
 //! let result = array.read(&query)?;
 //! for column in result.dimensions.iter().chain(&result.attributes) {

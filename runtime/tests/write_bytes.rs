@@ -21,6 +21,10 @@ const NOT_IDENTICAL: &[(&str, &str)] = &[
         "AES-256-GCM encryption draws a random initialization vector per tile",
     ),
     (
+    "sparse.delete.consolidated",
+    "our sparse consolidation writes the cells that survive the delete; TileDB keeps every cell and adds delete metadata (dt.tdb, dci.tdb) and processed conditions",
+    ),
+    (
     "sparse.duplicates",
     "TileDB orders equal coordinates with its parallel quicksort, whose result depends on the thread count",
     ),
@@ -219,6 +223,18 @@ fn case_ids() -> Vec<String> {
         .flatten()
         .map(|e| e.path().file_stem().unwrap().to_string_lossy().into_owned())
         .filter(|id| !id.starts_with("negative."))
+        // A case with a `base` is made by mutating another case's array: there
+        // is no recipe to replay.
+        .filter(|id| {
+            std::fs::read_to_string(ws.join(format!("conformance/cases/{id}.toml")))
+                .map(|text| {
+                    !text.lines().any(|l| {
+                        let l = l.trim_start();
+                        l.starts_with("base ") || l.starts_with("base=")
+                    })
+                })
+                .unwrap_or(false)
+        })
         .filter(|id| {
             ws.join(format!("conformance/corpus/tiledb-2.30/{id}/expected.json"))
                 .is_file()

@@ -164,6 +164,14 @@ fn replayed_cases_read_back_as_tiledb_wrote_them() {
             continue;
         }
         let text = std::fs::read_to_string(&case_file).unwrap();
+        // A case with a `base` is made by mutating another case's array: there
+        // is no recipe for a writer to replay.
+        if text
+            .lines()
+            .any(|l| l.trim_start().starts_with("base ") || l.trim_start().starts_with("base="))
+        {
+            continue;
+        }
         let listed = UNSUPPORTED.iter().find(|(c, _)| *c == id);
         let out = tempfile::tempdir().unwrap();
         let outcome = tiledb_runtime::recipe::replay_case(&text, out.path());

@@ -67,6 +67,10 @@ impl std::fmt::Display for Finding {
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     pub findings: Vec<Finding>,
+    /// Things worth knowing that are not problems: readers ignore them and
+    /// the array is still clean (an uncommitted fragment left by an
+    /// interrupted write, which vacuuming or a later write may remove).
+    pub notes: Vec<Finding>,
     pub files_checked: usize,
     pub tiles_checked: usize,
     /// Cells the full read returned (0 when it did not run).
@@ -538,12 +542,18 @@ impl Checker<'_> {
                 continue; // reported by check_names
             };
             if !committed.contains(name.stem()) {
-                self.find(
-                    &dir,
-                    0,
-                    "commit",
-                    format!("no __commits/{fragment}.wrt and no .con line commits this fragment"),
-                );
+                // Not corruption: a write that stopped before its commit
+                // marker leaves exactly this, and readers skip it.
+                self.report.notes.push(Finding {
+                    class: ErrorClass::Corrupt,
+                    file: dir.clone(),
+                    offset: 0,
+                    field: "commit".into(),
+                    message: format!(
+                        "uncommitted fragment (no __commits/{fragment}.wrt and no .con line commits it): readers ignore it"
+                    ),
+                });
+                continue;
             }
             let meta = format!("{dir}/__fragment_metadata.tdb");
             if !self.files.contains_key(&meta) {

@@ -66,6 +66,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             println!("{finding}");
         }
     }
+    for note in &report.notes {
+        eprintln!("note: {}: {}: {}", note.file, note.field, note.message);
+    }
     eprintln!(
         "{}: {} file(s), {} tile(s) checked, {} cell(s) read, {} finding(s)",
         args.array.display(),
