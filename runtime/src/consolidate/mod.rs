@@ -300,29 +300,7 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
             .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
         input.attrs.push(Column { cells, validity });
     }
-    let t1 = inputs
-        .iter()
-        .map(|f| f.name.timestamp_start())
-        .min()
-        .unwrap_or(0);
-    let t2 = inputs
-        .iter()
-        .map(|f| f.name.timestamp_end())
-        .max()
-        .unwrap_or(0);
-    let name = span_name(t1, t2, true, None)?;
-    let storage = LocalStorage::new(root);
-    write_fragment_named(&storage, schema, &input, &name, &[])?;
-    let lines: Vec<String> = inputs
-        .iter()
-        .map(|f| format!("/{}", f.path.as_str()))
-        .collect();
-    let vac = name.with_extension(Some(Extension::Vac));
-    storage.write(
-        &RelPath::parse(COMMITS_DIR)?.join(vac.as_str())?,
-        &encode_lines(lines.iter().map(String::as_str)),
-    )?;
-    Ok(Some(name.as_str().to_string()))
+    write_consolidated(root, schema, &input, &inputs)
 }
 
 /// Sparse arrays: every cell of every visible fragment, kept with its
@@ -398,6 +376,17 @@ fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
             t.extend(std::iter::repeat_n(t1, result.cell_count()));
         }
     }
+    write_consolidated(root, schema, &input, &inputs)
+}
+
+/// Writes the consolidated fragment, named after the span of its inputs, and
+/// then the `.vac` file that lists the inputs for vacuuming.
+fn write_consolidated(
+    root: &Path,
+    schema: &crate::schema::ArraySchema,
+    input: &FragmentInput,
+    inputs: &[crate::array::Fragment],
+) -> Result<Option<String>> {
     let t1 = inputs
         .iter()
         .map(|f| f.name.timestamp_start())
@@ -410,7 +399,7 @@ fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
         .unwrap_or(0);
     let name = span_name(t1, t2, true, None)?;
     let storage = LocalStorage::new(root);
-    write_fragment_named(&storage, schema, &input, &name, &[])?;
+    write_fragment_named(&storage, schema, input, &name, &[])?;
     let lines: Vec<String> = inputs
         .iter()
         .map(|f| format!("/{}", f.path.as_str()))

@@ -124,6 +124,26 @@ fn context(
 
 /// Reads the persisted bytes of tiles `tiles` of a file whose tiles start at
 /// `offsets` (the last one ends at `file_size`).
+/// One decode job per tile: its persisted bytes and where they start in the
+/// file, and the unfiltered size its cell count implies.
+fn tile_jobs<'a>(
+    raw: &'a [(Vec<u8>, u64)],
+    tiles: &[u64],
+    cells: &[u64],
+    cell_size: u64,
+) -> Vec<TileJob<'a>> {
+    raw.iter()
+        .zip(tiles)
+        .zip(cells)
+        .map(|(((bytes, at), t), c)| TileJob {
+            bytes,
+            file_offset: *at,
+            index: *t,
+            expected_len: c * cell_size,
+        })
+        .collect()
+}
+
 fn persisted(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
@@ -261,17 +281,7 @@ pub fn load_tiles_pooled(
                 file_size,
                 tiles,
             )?;
-            let jobs: Vec<TileJob<'_>> = raw
-                .iter()
-                .zip(tiles)
-                .zip(&cells)
-                .map(|(((bytes, at), t), c)| TileJob {
-                    bytes,
-                    file_offset: *at,
-                    index: *t,
-                    expected_len: c * cell_size,
-                })
-                .collect();
+            let jobs = tile_jobs(&raw, tiles, &cells, cell_size);
             let pipeline = with_key(&shape.filters, key);
             let decoded = unfilter_pooled(
                 &jobs,
@@ -334,17 +344,7 @@ pub fn load_tiles_pooled(
                     file_size,
                     tiles,
                 )?;
-                let jobs: Vec<TileJob<'_>> = raw
-                    .iter()
-                    .zip(tiles)
-                    .zip(&cells)
-                    .map(|(((bytes, at), t), c)| TileJob {
-                        bytes,
-                        file_offset: *at,
-                        index: *t,
-                        expected_len: c * 8,
-                    })
-                    .collect();
+                let jobs = tile_jobs(&raw, tiles, &cells, 8);
                 let offsets_pipeline = with_key(&schema.offsets_filters, key);
                 let offsets = unfilter_tiles(
                     &jobs,
@@ -403,17 +403,7 @@ pub fn load_tiles_pooled(
             validity_file_size,
             tiles,
         )?;
-        let jobs: Vec<TileJob<'_>> = raw
-            .iter()
-            .zip(tiles)
-            .zip(&cells)
-            .map(|(((bytes, at), t), c)| TileJob {
-                bytes,
-                file_offset: *at,
-                index: *t,
-                expected_len: *c,
-            })
-            .collect();
+        let jobs = tile_jobs(&raw, tiles, &cells, 1);
         let pipeline = with_key(&schema.validity_filters, key);
         let validity = unfilter_tiles(&jobs, &pipeline, &context(Datatype::Uint8, 1, version, key))
             .map_err(|e| e.in_file(&validity_describe))?;
