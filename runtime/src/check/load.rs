@@ -20,8 +20,8 @@ pub const MAX_FORMAT_VERSION: u32 = 22;
 /// Unfiltered generic tiles larger than this are refused before decoding:
 /// no metadata tile TileDB writes comes close (256 MiB of tile offsets
 /// would describe 32 million tiles), and a forged size must not make us
-/// allocate without bound. It also keeps the fuzz targets under their
-/// 512 MiB allocation cap.
+/// allocate without bound. With the filter stages' own bound (at most 4×
+/// their chunk) it keeps the fuzz targets under their 2 GiB allocation cap.
 pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
 
 /// A decoded generic tile.

@@ -23,9 +23,9 @@ use crate::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_var_string_tile,
 };
 
-/// Tiles that would unfilter to more than this are skipped: the fuzzer runs
-/// with a 512 MiB allocation limit, and the size is checked against the
-/// framing before anything is allocated anyway.
+/// Tiles that would unfilter to more than this are skipped, to keep each
+/// run fast; the size is checked against the framing before anything is
+/// allocated anyway.
 const MAX_FUZZ_TILE: u64 = 16 << 20;
 
 /// The key every AES target uses.

@@ -123,15 +123,52 @@ pub(crate) fn filter_chunk<'a>(
     Ok(parts)
 }
 
-/// How large the reverse output of filter `index` may be for a chunk whose
-/// original size is `original`. No filter grows its input by more than a
-/// factor of 3 (numeric RLE on 1-byte cells) plus a constant, so four per
-/// earlier filter bounds every valid file while refusing decompression bombs.
-fn stage_limit(original: usize, index: usize) -> usize {
-    let factor = 4usize.saturating_pow(index as u32);
-    original
-        .saturating_mul(factor)
-        .saturating_add(index.saturating_mul(1 << 20))
+/// How much filter `filter`'s forward output can exceed its input, as a
+/// factor on the bytes it is given: numeric RLE on 1-byte cells writes 3
+/// bytes per cell; scale-float can widen 4-byte floats to 8-byte integers;
+/// compressors also carry the metadata of earlier filters in their output
+/// (and a stored block is a little larger than its input); double delta
+/// spends up to 65 bits per 64-bit value and WebP may not shrink noise;
+/// every other filter keeps the data size, adding at most a constant.
+fn forward_growth(filter: &Filter) -> usize {
+    match filter {
+        Filter::Rle { .. } => 3,
+        Filter::ScaleFloat { .. }
+        | Filter::Gzip { .. }
+        | Filter::Zstd { .. }
+        | Filter::Lz4 { .. }
+        | Filter::Bzip2 { .. }
+        | Filter::Dictionary { .. }
+        | Filter::DoubleDelta { .. }
+        | Filter::Webp { .. } => 2,
+        _ => 1,
+    }
+}
+
+/// Slack allowed per filter for headers and window metadata.
+const STAGE_SLACK: usize = 1 << 20;
+
+/// However the filters chain, an intermediate stage may hold at most this
+/// many times the chunk's original size (plus slack): no pipeline TileDB
+/// writes comes near it, and it keeps a forged pipeline of many expanding
+/// filters from multiplying a declared size into an allocation without
+/// bound.
+const MAX_STAGE_FACTOR: usize = 4;
+
+/// How large the reverse output of filter `index` (the forward input of that
+/// filter) may be for a chunk whose original size is `original`: the
+/// original size grown by every filter before it. Declared sizes in a
+/// chunk's metadata are checked against this before anything is allocated,
+/// so a decompression bomb is an error rather than an allocation.
+fn stage_limit(filters: &[Filter], original: usize, index: usize) -> usize {
+    let grown = filters[..index].iter().fold(original, |size, filter| {
+        size.saturating_mul(forward_growth(filter))
+            .saturating_add(STAGE_SLACK)
+    });
+    let ceiling = original
+        .saturating_mul(MAX_STAGE_FACTOR)
+        .saturating_add(index.saturating_mul(STAGE_SLACK));
+    grown.min(ceiling)
 }
 
 /// Runs the pipeline in reverse over one chunk, writing the original bytes
@@ -183,7 +220,7 @@ pub(crate) fn unfilter_chunk(
                 dest = d;
                 OutBuf::Grow {
                     buf: Vec::new(),
-                    limit: stage_limit(original, i),
+                    limit: stage_limit(&pipeline.filters, original, i),
                 }
             }
         };
