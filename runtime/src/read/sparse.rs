@@ -180,6 +180,23 @@ fn range_hits(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> usize {
         .count()
 }
 
+/// The ranges of one dimension as TileDB keeps them when they are added
+/// (subarray/range_subset.h, AddStrategy): an integer range starting right
+/// after the previous one's end extends it.
+fn coalesce(ranges: &[(Scalar, Scalar)]) -> Vec<(Scalar, Scalar)> {
+    let mut out: Vec<(Scalar, Scalar)> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges {
+        if let (Some((_, Scalar::Int(end))), Scalar::Int(start)) = (out.last_mut(), lo) {
+            if end.checked_add(1) == Some(*start) {
+                out.last_mut().expect("just matched").1 = hi.clone();
+                continue;
+            }
+        }
+        out.push((lo.clone(), hi.clone()));
+    }
+    out
+}
+
 /// Runs a sparse read.
 pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let schema = array.schema();
@@ -404,15 +421,32 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
     }
 
-    // Overlapping query ranges (checked against TileDB 2.30): global and
-    // unordered reads merge the ranges, so every cell comes once; row- and
+    // Several ranges (checked against TileDB 2.30): global and unordered
+    // reads merge overlapping ranges, so every cell comes once; row- and
     // column-major reads return a cell once per range combination holding
-    // it, in coordinate order. (With unsorted or overlapping ranges TileDB
-    // sometimes returns range order instead; not reproduced yet.)
+    // it. TileDB's row/col-major sparse reader (query/legacy/reader.cc,
+    // compute_subarray_coords) collects results range by range and sorts
+    // them all by coordinate, except on a one-dimensional array whose
+    // results all come from one fragment: those stay in range order (the
+    // ranges as given, contiguous integer ranges coalesced), each range in
+    // coordinate order.
     let ordered = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
     let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
-    for (i, c) in candidates.iter().enumerate() {
-        order.extend(std::iter::repeat_n(i, if ordered { c.copies } else { 1 }));
+    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag);
+    match (ordered, ranges.as_slice()) {
+        (true, [only]) if one_fragment && only.len() > 1 => {
+            for (lo, hi) in coalesce(only) {
+                order.extend(candidates.iter().enumerate().filter_map(|(i, c)| {
+                    let v = &c.coords[0];
+                    (!v.compare(&lo).is_lt() && !v.compare(&hi).is_gt()).then_some(i)
+                }));
+            }
+        }
+        _ => {
+            for (i, c) in candidates.iter().enumerate() {
+                order.extend(std::iter::repeat_n(i, if ordered { c.copies } else { 1 }));
+            }
+        }
     }
 
     // Gather.
