@@ -2,6 +2,11 @@
 # Producer pins (the corpus folder records which one ran):
 #   tiledb-2.30: tiledb-py 0.36.1, TileDB 2.30.0, format version 22  (venv .venv-tiledb)
 #   tiledb-2.13: tiledb-py 0.19.1, TileDB 2.13.x, format version 16  (venv .venv-tiledb-0.19, numpy<2)
+#   Releases in between, one per format version (venv .venv-tiledb-<tiledb-py>, numpy<2), each
+#   replaying only FORMAT_CHANGE_CASES to keep the corpus small:
+#   tiledb-2.14: tiledb-py 0.20.0, format 17    tiledb-2.15: tiledb-py 0.21.6, format 18
+#   tiledb-2.16: tiledb-py 0.22.3, format 19    tiledb-2.17: tiledb-py 0.23.5, format 20
+#   tiledb-2.19: tiledb-py 0.25.1, format 21
 """Replay every case of conformance/cases/ with real TileDB and record what TileDB reads back.
 
     .venv-tiledb/bin/python conformance/scripts/generate_corpus.py [--only SUBSTRING] [--keep]
@@ -28,8 +33,46 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tdbcase  # noqa: E402
 import tiledb  # noqa: E402
 
+# The cases the releases between 2.13 and 2.30 replay: the core layouts once more, and every
+# feature whose bytes changed between format 16 and 22 (spec/format.toml, [[version]] 17-22).
+FORMAT_CHANGE_CASES = [
+    # core: fixed, var-sized, nullable, string dimensions, Hilbert order
+    "dense.basic.int32",
+    "sparse.basic.int32",
+    "dense.attr.var_nullable",
+    "sparse.attr.var_utf8.nullable.zstd",
+    "dense.attr.string_utf8",
+    "sparse.dims.string_and_int",
+    "sparse.order.hilbert",
+    # 17: offsets of RLE/dictionary-encoded var strings kept in the data tile
+    "sparse.filter.rle.strings",
+    "sparse.filter.dictionary",
+    # 18: dimension labels
+    "dense.dimension_labels",
+    # 19: delta reinterpret datatype, relative paths in vacuum files
+    "dense.filter.delta.reinterpret",
+    "sparse.consolidate.fragments.vacuum",
+    "sparse.consolidate.commits.vacuum",
+    # 20: enumerations, double-delta reinterpret, bit-width reduction on date/time types
+    "sparse.enumeration",
+    "sparse.enumeration.extended",
+    "sparse.filter.double_delta",
+    "dense.filter.bit_width_reduction",
+    "sparse.attr.datetime_ns",
+    # read semantics over the same releases: deletes, consolidated metadata, evolution, time travel
+    "sparse.delete.consolidated",
+    "sparse.consolidate.fragment_meta",
+    "sparse.evolution.add_drop",
+    "dense.fragments.time_travel",
+]
+
 PRODUCERS = {
     (2, 30): {"name": "tiledb-2.30", "tiledb_py": "0.36.1", "format_version": 22},
+    (2, 19): {"name": "tiledb-2.19", "tiledb_py": "0.25.1", "format_version": 21, "cases": FORMAT_CHANGE_CASES},
+    (2, 17): {"name": "tiledb-2.17", "tiledb_py": "0.23.5", "format_version": 20, "cases": FORMAT_CHANGE_CASES},
+    (2, 16): {"name": "tiledb-2.16", "tiledb_py": "0.22.3", "format_version": 19, "cases": FORMAT_CHANGE_CASES},
+    (2, 15): {"name": "tiledb-2.15", "tiledb_py": "0.21.6", "format_version": 18, "cases": FORMAT_CHANGE_CASES},
+    (2, 14): {"name": "tiledb-2.14", "tiledb_py": "0.20.0", "format_version": 17, "cases": FORMAT_CHANGE_CASES},
     (2, 13): {"name": "tiledb-2.13", "tiledb_py": "0.19.1", "format_version": 16},
 }
 
@@ -227,6 +270,13 @@ def expected_for(case, case_dir, prod_name):
         else:
             entry.update(tdbcase.run_read(case_dir, case, read))
         bugs = [b for b in case.get("oracle_bugs", []) if b["producer"] == prod_name and b["read"] == read["id"]]
+        # A release whose reader answers differently from today's TileDB by design (not a format
+        # difference) is recorded like a bug: its output is kept and runners skip the read.
+        bugs += [
+            d
+            for d in case.get("release_differences", [])
+            if d["kind"] == "reader" and prod_name in d["producers"] and d["read"] == read["id"]
+        ]
         if bugs:
             # This TileDB release is known to read this wrong: keep its output for the record,
             # but mark the read so that runners skip it instead of comparing.
@@ -246,6 +296,8 @@ def main():
     out_root = os.path.join(args.out, prod["name"])
     os.makedirs(out_root, exist_ok=True)
     cases = tdbcase.load_cases(args.only)
+    if "cases" in prod:
+        cases = [c for c in cases if c["id"] in prod["cases"]]
     # Base cases first so that negative cases can copy them.
     cases.sort(key=lambda c: ("base" in c, c["id"]))
     built = {}
@@ -325,6 +377,7 @@ def write_manifest(corpus_root, prod, skipped, only=None):
         "tiledb": prod["tiledb"],
         "tiledb_py": prod["tiledb_py"],
         "format_version": prod["format_version"],
+        **({"selection": "FORMAT_CHANGE_CASES in conformance/scripts/generate_corpus.py"} if "cases" in prod else {}),
         "cases": entries,
         "skipped": dict(sorted((k, v) for k, v in skipped.items() if k not in entries)),
     }

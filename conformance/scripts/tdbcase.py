@@ -440,7 +440,9 @@ def schema_fields(schema):
     return out
 
 
-LEGACY = not hasattr(tiledb.libtiledb, "LayoutType")  # tiledb-py < 0.2x: no raw query bindings
+LEGACY = not hasattr(tiledb.libtiledb, "LayoutType")  # tiledb-py < 0.26: no raw query bindings
+OLDEST_LEGACY = tiledb.__version__.startswith("0.19.")
+VAR_NUM = 0xFFFFFFFF  # TileDB's TILEDB_VAR_NUM (older tiledb-py does not export it)
 
 
 class Unsupported(Exception):
@@ -529,7 +531,7 @@ def write_step_legacy(uri, schema, step, ctx):
     for name, values in step.get("data", {}).items():
         values = expand_values(values)
         t, cvn, nullable = fields[name]
-        if cvn == "var" and t in BYTE_TYPES and any(len(cell_bytes(t, v, True, cvn)) == 0 for v in values if v is not None):
+        if OLDEST_LEGACY and cvn == "var" and t in BYTE_TYPES and any(len(cell_bytes(t, v, True, cvn)) == 0 for v in values if v is not None):
             # tiledb-py 0.19 sometimes stores stray NUL bytes after another cell when a column
             # has an empty string cell (seen by comparing with the 2.30 corpus); no rule found.
             raise Unsupported("a var-sized byte column with an empty cell through tiledb-py 0.19")
@@ -776,10 +778,19 @@ def read_cells(uri, read, ctx):
         if ranges is not None:
             per_dim = [[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)]
             if LEGACY:
-                if "condition" in read:
+                # tiledb-py 0.19-0.25: no raw query bindings; PyQuery takes ranges directly
+                # (0.19, 0.20) or a Subarray (0.21 and later).
+                if "condition" in read and not hasattr(tiledb, "Subarray"):
                     raise Unsupported("read conditions through tiledb-py 0.19")
                 q = PyQuery(A._ctx_(), A, tuple(attr_names), tuple(d[0] for d in dims), "CFGU".index("CFGU"[list(LAYOUTS).index(layout)]), False)
-                q.set_ranges(per_dim)
+                if "condition" in read:
+                    q.set_cond(tiledb.QueryCondition(read["condition"]))
+                if hasattr(tiledb, "Subarray"):
+                    sub = tiledb.Subarray(A)
+                    sub.add_ranges(per_dim)
+                    q.set_subarray(sub)
+                else:
+                    q.set_ranges(per_dim)
             else:
                 q = PyQuery(A.ctx, A, tuple(attr_names), tuple(d[0] for d in dims), getattr(tiledb.libtiledb.LayoutType, LAYOUTS[layout]), False)
                 if "condition" in read:
@@ -791,10 +802,10 @@ def read_cells(uri, read, ctx):
             results = q.results()
             for name in names:
                 t, cvn, nullable = _field_type(A, by_name, name)
-                if LEGACY:
+                if len(results[name]) < 3:
                     # tiledb-py 0.19's PyQuery returns no validity buffers.
                     if nullable:
-                        raise Unsupported("nullable reads through tiledb-py 0.19 lose validity")
+                        raise Unsupported(f"nullable reads through tiledb-py {tiledb.__version__} lose validity (PyQuery returns no validity buffers)")
                     data, offsets = results[name][:2]
                     validity = None
                 else:
@@ -988,7 +999,7 @@ def read_enumerations(uri, read, ctx):
                 continue
             e = A.enum(label)
             t = _enum_type(e)
-            cvn = "var" if e.cell_val_num == tiledb.libtiledb.TILEDB_VAR_NUM() else e.cell_val_num
+            cvn = "var" if e.cell_val_num == VAR_NUM else e.cell_val_num
             cells = to_cells(t, cvn, e.values())
             out[label] = {
                 "type": t,
@@ -1004,7 +1015,7 @@ def _enum_type(e):
     if isinstance(dt, np.dtype) and dt.kind == "U":
         return "STRING_UTF8"
     if isinstance(dt, np.dtype) and dt.kind == "S":
-        return "STRING_ASCII" if e.cell_val_num == tiledb.libtiledb.TILEDB_VAR_NUM() else "CHAR"
+        return "STRING_ASCII" if e.cell_val_num == VAR_NUM else "CHAR"
     return tiledb_type_name(dt)
 
 
