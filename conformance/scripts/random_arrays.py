@@ -258,6 +258,10 @@ def random_case(seed):
             if d["type"] == "STRING_ASCII":
                 a, b = sorted("".join(r.choice("abc") for _ in range(r.randint(0, 2))) for _ in range(2))
                 rs = [[a, b]]
+                if k == 1 and r.random() < 0.5:
+                    # A second range before it: unsorted, maybe overlapping.
+                    c, e = sorted("".join(r.choice("abc") for _ in range(r.randint(0, 2))) for _ in range(2))
+                    rs.insert(0, [c, e])
             elif d["type"] == "FLOAT64":
                 lo, hi = d["domain"]
                 a = r.randint(int(lo) * 4, int(hi) * 4) / 4

@@ -11,7 +11,7 @@ use crate::fragment::{Field, FragmentMetadata};
 use crate::query::{CellView, Condition};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::tiles::{load_tiles, TileData};
-use crate::read::{Column, Layout, ReadQuery, ReadResult};
+use crate::read::{Column, Layout, Range, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
 
 /// Decoded ranges of the query, per dimension (empty = everything).
@@ -197,8 +197,42 @@ fn coalesce(ranges: &[(Scalar, Scalar)]) -> Vec<(Scalar, Scalar)> {
     out
 }
 
+/// The ranges of a string dimension as TileDB's global-order and unordered
+/// readers use them (subarray/range_subset.h): sorted by start then end,
+/// and a range starting at or before the previous one's end merged into it
+/// with the later range's end, even when that end is smaller. That last
+/// step narrows the union (TileDB 2.30 behaviour, reproduced so that the
+/// same read returns the same cells).
+fn merge_string_ranges(ranges: &[Range]) -> Vec<Range> {
+    let mut sorted = ranges.to_vec();
+    sorted.sort();
+    let mut out: Vec<Range> = Vec::with_capacity(sorted.len());
+    for (lo, hi) in sorted {
+        match out.last_mut() {
+            Some(head) if lo <= head.1 => head.1 = hi,
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
 /// Runs a sparse read.
 pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+    let merged;
+    let query = if matches!(query.layout, Layout::Global | Layout::Unordered)
+        && query.ranges.iter().any(|r| r.len() > 1)
+    {
+        let mut q = query.clone();
+        for (ranges, dim) in q.ranges.iter_mut().zip(&array.schema().dimensions) {
+            if dim.var {
+                *ranges = merge_string_ranges(ranges);
+            }
+        }
+        merged = q;
+        &merged
+    } else {
+        query
+    };
     let schema = array.schema();
     let storage = array.storage();
     let key = array.options().key;
@@ -392,6 +426,10 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         candidates = kept;
     }
+    // TileDB decides between range order and coordinate order (below) on the
+    // results before it applies deletes (query/legacy/reader.cc: conditions
+    // run on the result cell slabs, after the result coordinates are sorted).
+    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag);
     candidates.retain(|c| !c.deleted);
 
     // Cells with equal coordinates (duplicates) come newest fragment first,
@@ -427,12 +465,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     // it. TileDB's row/col-major sparse reader (query/legacy/reader.cc,
     // compute_subarray_coords) collects results range by range and sorts
     // them all by coordinate, except on a one-dimensional array whose
-    // results all come from one fragment: those stay in range order (the
+    // results (deleted cells included) all come from one fragment: those
+    // stay in range order (the
     // ranges as given, contiguous integer ranges coalesced), each range in
     // coordinate order.
     let ordered = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
     let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
-    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag);
     match (ordered, ranges.as_slice()) {
         (true, [only]) if one_fragment && only.len() > 1 => {
             for (lo, hi) in coalesce(only) {
