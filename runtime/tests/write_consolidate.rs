@@ -16,6 +16,9 @@ const CASES: &[&str] = &[
     "sparse.consolidate.fragment_meta",
     "sparse.consolidate.fragments",
     "sparse.consolidate.fragments.vacuum",
+    "sparse.delete.consolidated",
+    "sparse.delete.consolidated.two_deletes",
+    "sparse.delete.consolidated.twice",
 ];
 
 fn workspace() -> PathBuf {
