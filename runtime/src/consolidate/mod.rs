@@ -1,7 +1,17 @@
 //! Consolidation, format 22 (FORMAT_NOTES §6.3–6.4): commits into a `.con`
 //! file, fragment metadata footers into a `__fragment_meta/*.meta` file,
-//! array metadata into one `__meta` file plus its `.vac`, and dense fragments
-//! into one fragment plus a `.vac`.
+//! array metadata into one `__meta` file plus its `.vac`, and fragments into
+//! one fragment plus a `.vac`.
+//!
+//! Sparse fragments are consolidated as TileDB does without
+//! `sm.consolidation.purge_deleted_cells`: every cell of every input is kept
+//! with its timestamp (`t`), and cells removed by deletes stay too, marked by
+//! delete metadata (`dt`: the timestamp of the first delete that removed the
+//! cell, `dci`: its index in the new fragment's processed conditions, both
+//! `u64::MAX` for a live cell). The processed conditions are every delete
+//! and update commit of the array, by timestamp. Inputs that are
+//! consolidations themselves are read with their own `t`, `dt` and `dci`;
+//! purging deleted cells is not offered.
 //!
 //! Fragment consolidation here takes every visible fragment at once; TileDB's
 //! candidate selection (size ratios, amplification, steps) is not reproduced.
@@ -228,8 +238,7 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
 /// over the union of their non-empty domains (cells no fragment wrote get
 /// the fill value, as a read returns them), named
 /// `__<first t1>_<last t2>_<label>_22`, then writes `__commits/<that>.vac`
-/// listing the inputs. Sparse arrays are refused (they need per-cell
-/// timestamps, not written yet).
+/// listing the inputs. Sparse arrays: see `consolidate_sparse`.
 pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
     let array = Array::open_path(root, OpenOptions::default())?;
     if !array.schema().is_dense() {

@@ -1,6 +1,11 @@
 //! Sparse reads: find the tiles whose MBR meets the query, decode them,
 //! keep the cells inside the ranges, the open time range and every delete
 //! condition, resolve duplicates (unless the array allows them) and sort.
+//!
+//! Fragment consolidation reads through the same path
+//! (`read_for_consolidation`): no deduplication and no cell dropped;
+//! instead each cell comes with its timestamp and the first delete that
+//! removed it, merged with the fragment's own delete metadata.
 
 use std::collections::{HashMap, HashSet};
 
@@ -214,6 +219,9 @@ pub(crate) struct TimedCells {
     pub(crate) deleted_by: Vec<Option<(u64, u64)>>,
 }
 
+/// Consolidation: one cell's timestamp and the delete that removed it.
+type CellHistory = (u64, Option<(u64, u64)>);
+
 /// Runs a sparse read.
 pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     run(array, query, false).map(|(result, _)| result)
@@ -233,9 +241,9 @@ pub(crate) fn read_for_consolidation(array: &Array) -> Result<TimedCells> {
     })
 }
 
-/// The cell of a fragment with delete metadata: its stored `dt`/`dci`, the
-/// index converted from the fragment's processed conditions to the array's
-/// conditions.
+/// The delete that a fragment's own delete metadata records for one cell
+/// (`dt`, `dci`), its index converted from the fragment's processed
+/// conditions to the array's conditions (by marker).
 fn stored_delete(
     frag: &FragmentTiles<'_>,
     processed: &[String],
@@ -290,12 +298,11 @@ fn stored_delete(
 /// A sparse read; with `consolidating`, the cells of every fragment without
 /// deduplication or deletes, each with its timestamp and the delete that
 /// removed it.
-#[allow(clippy::type_complexity)]
 fn run(
     array: &Array,
     query: &ReadQuery,
     consolidating: bool,
-) -> Result<(ReadResult, Vec<(u64, Option<(u64, u64)>)>)> {
+) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let storage = array.storage();
     let key = array.options().key;

@@ -1,5 +1,7 @@
 //! One fragment, format 22: cells put in global order and cut into tiles,
-//! every tile filtered with its field's pipeline, then the fragment metadata
+//! every tile filtered with its field's pipeline (the special fields `t`,
+//! `dt` and `dci` of consolidated sparse fragments use the coordinates
+//! pipeline, as TileDB's `ArraySchema::filters` gives them), then the fragment metadata
 //! (R-tree, tile offsets, var sizes, validity offsets, tile and fragment
 //! min/max/sum/null count, processed conditions, footer) and last the commit
 //! marker.
