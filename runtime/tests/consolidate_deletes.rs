@@ -16,9 +16,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, TimestampedName};
 use tiledb_runtime::fragment::Field;
 use tiledb_runtime::read::tiles::load_tiles;
+use tiledb_runtime::write::fragment::{write_fragment_named, Column, DeleteMeta, FragmentInput};
 
 const CASES: &[&str] = &[
     "sparse.delete.consolidated",
@@ -219,4 +220,79 @@ tdbcase.replay(case, {out:?})
     let last = theirs.last().unwrap();
     assert_eq!(last.processed.len(), first[0].processed.len() + 2);
     assert!(last.cells.iter().any(|c| c.4 != u64::MAX && c.4 > 0));
+}
+
+/// An array from the first write of `sparse.delete.consolidated`, and its
+/// schema.
+fn one_write() -> (tempfile::TempDir, tiledb_runtime::schema::ArraySchema) {
+    let out = tempfile::tempdir().unwrap();
+    replay_ours("sparse.delete.consolidated", Some(1), out.path());
+    let array = Array::open_path(out.path().join("array"), OpenOptions::default()).unwrap();
+    let schema = array.schema().clone();
+    (out, schema)
+}
+
+fn two_cells(dt: Vec<u64>, dci: Vec<u64>) -> FragmentInput {
+    FragmentInput {
+        dims: vec![Column {
+            cells: vec![40i32.to_le_bytes().to_vec(), 41i32.to_le_bytes().to_vec()],
+            validity: None,
+        }],
+        attrs: vec![Column {
+            cells: vec![40f64.to_le_bytes().to_vec(), 41f64.to_le_bytes().to_vec()],
+            validity: None,
+        }],
+        timestamps: Some(vec![40, 41]),
+        delete_meta: Some(DeleteMeta {
+            timestamps: dt,
+            condition_indexes: dci,
+        }),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_writer_refuses_delete_metadata_that_does_not_fit() {
+    let (out, schema) = one_write();
+    let storage = LocalStorage::new(out.path().join("array"));
+    let name = TimestampedName::generate(40, 41, Some(22), None).unwrap();
+    let marker = ["__commits/__30_30_0123456789abcdef0123456789abcdef_22.del".to_string()];
+    let cases = [
+        // An index past the processed conditions.
+        (
+            two_cells(vec![30, u64::MAX], vec![1, u64::MAX]),
+            &marker[..],
+        ),
+        // No processed conditions at all.
+        (two_cells(vec![30, u64::MAX], vec![0, u64::MAX]), &[][..]),
+        // One dt value for two cells.
+        (two_cells(vec![30], vec![0, u64::MAX]), &marker[..]),
+    ];
+    for (input, processed) in cases {
+        let err = write_fragment_named(&storage, &schema, &input, &name, processed).unwrap_err();
+        assert_eq!(err.class().name(), "usage", "{err}");
+    }
+    let mut dense = two_cells(vec![u64::MAX, u64::MAX], vec![u64::MAX, u64::MAX]);
+    dense.timestamps = None;
+    dense.dims.clear();
+    dense.subarray = Some(vec![(40, 41)]);
+    let err = write_fragment_named(&storage, &schema, &dense, &name, &marker).unwrap_err();
+    assert_eq!(err.class().name(), "usage", "{err}");
+}
+
+/// An input whose delete metadata names a delete commit the array does not
+/// hold: TileDB would renumber it to index 0 (a lookup that inserts a
+/// default); here consolidation stops with an error naming the marker.
+#[test]
+fn consolidation_refuses_an_input_naming_an_unknown_delete() {
+    let (out, schema) = one_write();
+    let root = out.path().join("array");
+    let storage = LocalStorage::new(&root);
+    let name = TimestampedName::generate(40, 41, Some(22), None).unwrap();
+    let marker = "__commits/__30_30_0123456789abcdef0123456789abcdef_22.del".to_string();
+    let input = two_cells(vec![30, u64::MAX], vec![0, u64::MAX]);
+    write_fragment_named(&storage, &schema, &input, &name, &[marker]).unwrap();
+    let err = tiledb_runtime::consolidate::consolidate_fragments(&root).unwrap_err();
+    assert_eq!(err.class().name(), "corrupt", "{err}");
+    assert!(err.to_string().contains("__30_30_0123"), "{err}");
 }
