@@ -19,6 +19,7 @@ const CASES: &[&str] = &[
     "sparse.delete.consolidated",
     "sparse.delete.consolidated.two_deletes",
     "sparse.delete.consolidated.twice",
+    "sparse.delete.older_than_consolidated",
 ];
 
 fn workspace() -> PathBuf {
