@@ -144,6 +144,13 @@ fn consolidated_delete_metadata_matches_tiledbs_corpus() {
         replay_ours(id, None, out.path());
         let ours = delete_meta_fragments(&out.path().join("array"));
         assert!(!ours.is_empty(), "{id}: no fragment with delete metadata");
+        // `tdb check` finds nothing wrong in our array (dt/dci included).
+        let report = tiledb_runtime::check::check_array(
+            &out.path().join("array"),
+            &tiledb_runtime::check::CheckOptions::default(),
+        );
+        assert!(report.is_clean(), "{id}: {:?}", report.findings);
+        assert!(report.files_checked > 0 && report.cells_read > 0, "{id}");
         for producer in ["tiledb-2.30", "tiledb-2.13"] {
             let theirs_root = ws.join(format!("conformance/corpus/{producer}/{id}/array"));
             if !theirs_root.is_dir() {
