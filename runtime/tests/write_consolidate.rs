@@ -16,6 +16,10 @@ const CASES: &[&str] = &[
     "sparse.consolidate.fragment_meta",
     "sparse.consolidate.fragments",
     "sparse.consolidate.fragments.vacuum",
+    "sparse.delete.consolidated",
+    "sparse.delete.consolidated.two_deletes",
+    "sparse.delete.consolidated.twice",
+    "sparse.delete.older_than_consolidated",
 ];
 
 fn workspace() -> PathBuf {

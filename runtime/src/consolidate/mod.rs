@@ -1,7 +1,17 @@
 //! Consolidation, format 22 (FORMAT_NOTES §6.3–6.4): commits into a `.con`
 //! file, fragment metadata footers into a `__fragment_meta/*.meta` file,
-//! array metadata into one `__meta` file plus its `.vac`, and dense fragments
-//! into one fragment plus a `.vac`.
+//! array metadata into one `__meta` file plus its `.vac`, and fragments into
+//! one fragment plus a `.vac`.
+//!
+//! Sparse fragments are consolidated as TileDB does without
+//! `sm.consolidation.purge_deleted_cells`: every cell of every input is kept
+//! with its timestamp (`t`), and cells removed by deletes stay too, marked by
+//! delete metadata (`dt`: the timestamp of the first delete that removed the
+//! cell, `dci`: its index in the new fragment's processed conditions, both
+//! `u64::MAX` for a live cell). The processed conditions are every delete
+//! and update commit of the array, by timestamp. Inputs that are
+//! consolidations themselves are read with their own `t`, `dt` and `dci`;
+//! purging deleted cells is not offered.
 //!
 //! Fragment consolidation here takes every visible fragment at once; TileDB's
 //! candidate selection (size ratios, amplification, steps) is not reproduced.
@@ -22,7 +32,7 @@ use crate::format::io::write_to_vec;
 use crate::read::{Layout, ReadQuery};
 use crate::schema::Scalar;
 use crate::tile::generic::write_generic_tile;
-use crate::write::fragment::{write_fragment_named, Column, FragmentInput};
+use crate::write::fragment::{write_fragment_named, Column, DeleteMeta, FragmentInput};
 use crate::write::WRITE_VERSION;
 
 fn everything(storage: &dyn Storage) -> Result<ArrayDirectory> {
@@ -228,12 +238,11 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
 /// over the union of their non-empty domains (cells no fragment wrote get
 /// the fill value, as a read returns them), named
 /// `__<first t1>_<last t2>_<label>_22`, then writes `__commits/<that>.vac`
-/// listing the inputs. Sparse arrays are refused (they need per-cell
-/// timestamps, not written yet).
+/// listing the inputs. Sparse arrays: see `consolidate_sparse`.
 pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
     let array = Array::open_path(root, OpenOptions::default())?;
     if !array.schema().is_dense() {
-        return consolidate_sparse(root, &array);
+        return consolidate_sparse(root);
     }
     let inputs: Vec<_> = array
         .directory()
@@ -300,83 +309,96 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
             .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
         input.attrs.push(Column { cells, validity });
     }
-    write_consolidated(root, schema, &input, &inputs)
+    write_consolidated(root, schema, &input, &inputs, &[])
 }
 
-/// Sparse arrays: every cell of every visible fragment, kept with its
-/// fragment's timestamp (no deduplication), in one fragment with a `t`
-/// field. Each input is read on its own by opening the array at exactly its
-/// time range; inputs that are themselves consolidations (t1 < t2) are
-/// refused, since their per-cell timestamps would be lost.
-fn consolidate_sparse(root: &Path, array: &Array) -> Result<Option<String>> {
+/// Sparse arrays (FORMAT_NOTES §6.3): every cell of every fragment, kept
+/// with its timestamp (no deduplication), in one fragment with a `t` field.
+/// The array is opened over all time, as TileDB's consolidation opens it by
+/// default. Cells removed by a delete are kept too: when any delete is as
+/// recent as the oldest input, or an input already has delete metadata, the
+/// new fragment records per cell the delete that removed it (`dt`, `dci`).
+/// Its processed conditions are every delete of the array, oldest first,
+/// the list `dci` indexes. Inputs that are themselves consolidations
+/// (t1 < t2) need their per-cell timestamps (`t`); without them they are
+/// refused.
+fn consolidate_sparse(root: &Path) -> Result<Option<String>> {
+    let array = Array::open_path(
+        root,
+        OpenOptions {
+            timestamp_start: 0,
+            timestamp_end: u64::MAX,
+            key: None,
+        },
+    )?;
     let inputs: Vec<_> = array
         .directory()
         .fragments(crate::array::TimeTravelRule::FullContainment);
     if inputs.len() < 2 {
         return Ok(None);
     }
-    let schema = array.schema();
-    let mut input = FragmentInput {
-        dims: vec![Column::default(); schema.dimensions.len()],
-        attrs: schema
-            .attributes
-            .iter()
-            .map(|a| Column {
-                cells: Vec::new(),
-                validity: a.nullable.then(Vec::new),
-            })
-            .collect(),
-        timestamps: Some(Vec::new()),
-        ..Default::default()
-    };
     let unsupported = |what: &str| Error::Unsupported {
         file: root.to_path_buf(),
         what: what.into(),
     };
-    for f in &inputs {
-        let (t1, t2) = f.name.timestamp_range();
-        if t1 != t2 {
-            return Err(unsupported(
-                "consolidating an already consolidated fragment",
-            ));
-        }
-        let one = Array::open_path(
-            root,
-            OpenOptions {
-                timestamp_start: t1,
-                timestamp_end: t2,
-                key: None,
-            },
-        )?;
-        if one.fragments().len() != 1 || !one.conditions().is_empty() {
-            return Err(unsupported(
-                "fragments sharing a timestamp, or deletes, in sparse consolidation",
-            ));
-        }
-        let result = one.read(&ReadQuery {
-            ranges: Vec::new(),
-            layout: Layout::Global,
-            attributes: None,
-            ..Default::default()
-        })?;
-        for (col, out) in result.dimensions.iter().zip(&mut input.dims) {
-            out.cells
-                .extend((0..col.len()).map(|i| col.cell(i).0.to_vec()));
-        }
-        for (col, out) in result.attributes.iter().zip(&mut input.attrs) {
-            for i in 0..col.len() {
-                let (bytes, valid) = col.cell(i);
-                out.cells.push(bytes.to_vec());
-                if let Some(v) = out.validity.as_mut() {
-                    v.push(valid);
-                }
-            }
-        }
-        if let Some(t) = input.timestamps.as_mut() {
-            t.extend(std::iter::repeat_n(t1, result.cell_count()));
-        }
+    if array
+        .fragments()
+        .iter()
+        .any(|f| f.name.timestamp_start() != f.name.timestamp_end() && !f.has_timestamps)
+    {
+        return Err(unsupported(
+            "consolidating a fragment consolidated without per-cell timestamps",
+        ));
     }
-    write_consolidated(root, schema, &input, &inputs)
+    let first_t1 = inputs
+        .iter()
+        .map(|f| f.name.timestamp_start())
+        .min()
+        .unwrap_or(0);
+    let with_delete_meta = array.conditions().iter().any(|c| c.timestamp >= first_t1)
+        || array.fragments().iter().any(|f| f.has_delete_meta);
+
+    let cells = crate::read::sparse::read_for_consolidation(&array)?;
+    let result = &cells.result;
+    let schema = array.schema();
+    let mut input = FragmentInput {
+        dims: result
+            .dimensions
+            .iter()
+            .map(|col| Column {
+                cells: (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect(),
+                validity: None,
+            })
+            .collect(),
+        attrs: Vec::new(),
+        timestamps: Some(cells.timestamps.clone()),
+        delete_meta: with_delete_meta.then(|| DeleteMeta {
+            timestamps: cells
+                .deleted_by
+                .iter()
+                .map(|d| d.map_or(u64::MAX, |(t, _)| t))
+                .collect(),
+            condition_indexes: cells
+                .deleted_by
+                .iter()
+                .map(|d| d.map_or(u64::MAX, |(_, i)| i))
+                .collect(),
+        }),
+        ..Default::default()
+    };
+    for (attr, col) in schema.attributes.iter().zip(&result.attributes) {
+        let cells = (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect();
+        let validity = attr
+            .nullable
+            .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
+        input.attrs.push(Column { cells, validity });
+    }
+    let processed: Vec<String> = array
+        .conditions()
+        .iter()
+        .map(|c| c.marker.clone())
+        .collect();
+    write_consolidated(root, schema, &input, &inputs, &processed)
 }
 
 /// Writes the consolidated fragment, named after the span of its inputs, and
@@ -386,6 +408,7 @@ fn write_consolidated(
     schema: &crate::schema::ArraySchema,
     input: &FragmentInput,
     inputs: &[crate::array::Fragment],
+    processed: &[String],
 ) -> Result<Option<String>> {
     let t1 = inputs
         .iter()
@@ -399,7 +422,7 @@ fn write_consolidated(
         .unwrap_or(0);
     let name = span_name(t1, t2, true, None)?;
     let storage = LocalStorage::new(root);
-    write_fragment_named(&storage, schema, input, &name, &[])?;
+    write_fragment_named(&storage, schema, input, &name, processed)?;
     let lines: Vec<String> = inputs
         .iter()
         .map(|f| format!("/{}", f.path.as_str()))

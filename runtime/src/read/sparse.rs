@@ -1,6 +1,11 @@
 //! Sparse reads: find the tiles whose MBR meets the query, decode them,
 //! keep the cells inside the ranges, the open time range and every delete
 //! condition, resolve duplicates (unless the array allows them) and sort.
+//!
+//! Fragment consolidation reads through the same path
+//! (`read_for_consolidation`): no deduplication and no cell dropped;
+//! instead each cell comes with its timestamp and the first delete that
+//! removed it, merged with the fragment's own delete metadata.
 
 use std::collections::{HashMap, HashSet};
 
@@ -165,6 +170,9 @@ struct Candidate {
     /// Removed by a delete; still hides older duplicates (TileDB resolves
     /// duplicates before it applies deletes).
     deleted: bool,
+    /// Consolidation only: the delete that removed the cell, as its
+    /// timestamp and its index in the array's conditions.
+    deleted_by: Option<(u64, u64)>,
     /// How many times the cell is returned: the number of query ranges
     /// holding it (overlapping ranges repeat it), multiplied across dimensions.
     copies: usize,
@@ -216,6 +224,23 @@ fn merge_string_ranges(ranges: &[Range]) -> Vec<Range> {
     out
 }
 
+/// Every cell of every visible fragment as fragment consolidation reads
+/// them (TileDB's reader "with timestamps" and without purging deletes): no
+/// deduplication, no cell dropped by a delete; instead each cell carries its
+/// timestamp and the delete that removed it.
+pub(crate) struct TimedCells {
+    /// The cells, in global order (equal coordinates newest first).
+    pub(crate) result: ReadResult,
+    /// Each cell's write timestamp (its `t`, else its fragment's t1).
+    pub(crate) timestamps: Vec<u64>,
+    /// The delete that removed each cell: its timestamp and its index in
+    /// [`Array::conditions`].
+    pub(crate) deleted_by: Vec<Option<(u64, u64)>>,
+}
+
+/// Consolidation: one cell's timestamp and the delete that removed it.
+type CellHistory = (u64, Option<(u64, u64)>);
+
 /// Runs a sparse read.
 pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let merged;
@@ -233,6 +258,85 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     } else {
         query
     };
+    run(array, query, false).map(|(result, _)| result)
+}
+
+/// Reads every cell for consolidation (see [`TimedCells`]).
+pub(crate) fn read_for_consolidation(array: &Array) -> Result<TimedCells> {
+    let query = ReadQuery {
+        layout: Layout::Global,
+        ..Default::default()
+    };
+    let (result, cells) = run(array, &query, true)?;
+    Ok(TimedCells {
+        result,
+        timestamps: cells.iter().map(|c| c.0).collect(),
+        deleted_by: cells.into_iter().map(|c| c.1).collect(),
+    })
+}
+
+/// The delete that a fragment's own delete metadata records for one cell
+/// (`dt`, `dci`), its index converted from the fragment's processed
+/// conditions to the array's conditions (by marker).
+fn stored_delete(
+    frag: &FragmentTiles<'_>,
+    processed: &[String],
+    conditions: &[crate::query::DeleteCondition],
+    slot: usize,
+    cell: u64,
+) -> Result<Option<(u64, u64)>> {
+    let tile_of = |field| frag.fields.get(&field).and_then(|t| t.get(slot));
+    let name = &frag.fragment.name;
+    let (Some(dt), Some(dci)) = (
+        u64_at(tile_of(Field::DeleteTimestamps), cell),
+        u64_at(tile_of(Field::DeleteConditionIndex), cell),
+    ) else {
+        return Err(Error::corrupt(
+            0,
+            "delete metadata",
+            format!("a dt or dci tile of {name} is short"),
+        ));
+    };
+    if dt == u64::MAX {
+        return Ok(None);
+    }
+    if dci == u64::MAX {
+        return Ok(Some((dt, u64::MAX)));
+    }
+    let marker = usize::try_from(dci)
+        .ok()
+        .and_then(|i| processed.get(i))
+        .ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "dci",
+                format!(
+                    "condition index {dci} of {name} beyond its {} processed conditions",
+                    processed.len()
+                ),
+            )
+        })?;
+    let index = conditions
+        .iter()
+        .position(|c| &c.marker == marker)
+        .ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "processed conditions",
+                format!("{name} refers to {marker}, which the array does not hold"),
+            )
+        })?;
+    Ok(Some((dt, index as u64)))
+}
+
+/// A sparse read; with `consolidating`, the cells of every fragment without
+/// deduplication or deletes, each with its timestamp and the delete that
+/// removed it.
+fn run(
+    array: &Array,
+    query: &ReadQuery,
+    consolidating: bool,
+) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let storage = array.storage();
     let key = array.options().key;
@@ -280,6 +384,9 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         if fragment.has_delete_meta {
             fields.push(Field::DeleteTimestamps);
+            if consolidating {
+                fields.push(Field::DeleteConditionIndex);
+            }
         }
         let mut names = HashSet::new();
         for c in array.conditions() {
@@ -310,8 +417,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         });
     }
 
-    if let Some(result) = crate::read::sparse_sorted::try_read(array, query, &loaded, &attributes) {
-        return result;
+    if !consolidating {
+        if let Some(result) =
+            crate::read::sparse_sorted::try_read(array, query, &loaded, &attributes)
+        {
+            return result.map(|r| (r, Vec::new()));
+        }
     }
 
     // Candidates inside the ranges and the open time range, marked when a
@@ -328,8 +439,9 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         let applicable: Vec<_> = array
             .conditions()
             .iter()
-            .filter(|c| !(f.has_delete_meta && processed.iter().any(|p| p == &c.marker)))
-            .filter(|c| c.timestamp >= t1)
+            .enumerate()
+            .filter(|(_, c)| !(f.has_delete_meta && processed.iter().any(|p| p == &c.marker)))
+            .filter(|(_, c)| c.timestamp >= t1)
             .collect();
         for (slot, &tile) in frag.tiles.iter().enumerate() {
             let cells = f.cell_num(tile, 0);
@@ -365,18 +477,44 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                 if timestamp < open_start || timestamp > open_end {
                     continue;
                 }
+                // The first delete (in timestamp order) that removes the cell.
                 let view = CellRef { frag, slot, cell };
-                let mut kept = true;
-                for c in &applicable {
-                    let keep = if cell_t.is_none() || c.timestamp > t2 {
-                        c.keep.eval(&view)
+                let deleted_by = applicable
+                    .iter()
+                    .find(|(_, c)| {
+                        let keep = if cell_t.is_none() || c.timestamp > t2 {
+                            c.keep.eval(&view)
+                        } else {
+                            c.keep.eval(&view) || timestamp > c.timestamp
+                        };
+                        !keep
+                    })
+                    .map(|(i, c)| (c.timestamp, *i as u64));
+                let mut kept = deleted_by.is_none();
+                if consolidating {
+                    // Deletes recorded in the fragment's own metadata win
+                    // unless an unprocessed one came strictly earlier.
+                    let stored = if f.has_delete_meta {
+                        stored_delete(frag, &processed, array.conditions(), slot, cell)?
                     } else {
-                        c.keep.eval(&view) || timestamp > c.timestamp
+                        None
                     };
-                    if !keep {
-                        kept = false;
-                        break;
-                    }
+                    let deleted_by = match (deleted_by, stored) {
+                        (Some(new), Some(old)) if new.0 < old.0 => Some(new),
+                        (new, None) => new,
+                        (_, old) => old,
+                    };
+                    candidates.push(Candidate {
+                        frag: fi,
+                        slot,
+                        cell,
+                        coords,
+                        timestamp,
+                        deleted: false,
+                        deleted_by,
+                        copies,
+                    });
+                    continue;
                 }
                 if kept && f.has_delete_meta {
                     if let Some(dt) = u64_at(
@@ -402,6 +540,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
                     coords,
                     timestamp,
                     deleted: !kept,
+                    deleted_by: None,
                     copies,
                 });
             }
@@ -409,7 +548,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     }
 
     // Duplicates: the latest (timestamp, fragment index) wins.
-    if !schema.allows_dups {
+    if !schema.allows_dups && !consolidating {
         candidates.sort_by(|a, b| {
             compare_coords(&a.coords, &b.coords, false)
                 .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
@@ -532,8 +671,19 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             }
         }
     }
-    Ok(ReadResult {
-        dimensions: dims,
-        attributes: attrs,
-    })
+    let history = if consolidating {
+        order
+            .iter()
+            .map(|&i| (candidates[i].timestamp, candidates[i].deleted_by))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok((
+        ReadResult {
+            dimensions: dims,
+            attributes: attrs,
+        },
+        history,
+    ))
 }

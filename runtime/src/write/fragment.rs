@@ -1,5 +1,7 @@
 //! One fragment, format 22: cells put in global order and cut into tiles,
-//! every tile filtered with its field's pipeline, then the fragment metadata
+//! every tile filtered with its field's pipeline (the special fields `t`,
+//! `dt` and `dci` of consolidated sparse fragments use the coordinates
+//! pipeline, as TileDB's `ArraySchema::filters` gives them), then the fragment metadata
 //! (R-tree, tile offsets, var sizes, validity offsets, tile and fragment
 //! min/max/sum/null count, processed conditions, footer) and last the commit
 //! marker.
@@ -46,6 +48,10 @@ pub struct FragmentInput {
     /// `t` field (`has_timestamps`). Equal coordinates are then kept, newest
     /// first.
     pub timestamps: Option<Vec<u64>>,
+    /// Sparse, consolidation: per-cell delete metadata, stored as the `dt`
+    /// and `dci` fields (`has_delete_meta`). The indexes refer to the
+    /// `processed` list given to [`write_fragment_named`].
+    pub delete_meta: Option<DeleteMeta>,
     /// Dense, consolidation: the non-empty domain to record when it is
     /// smaller than the subarray written (TileDB rewrites whole tiles but
     /// keeps the union of the inputs' domains).
@@ -53,6 +59,18 @@ pub struct FragmentInput {
     /// The AES-256-GCM key of an encrypted array: every tile and generic
     /// tile is then encrypted (the footer never is).
     pub key: Option<[u8; 32]>,
+}
+
+/// The delete metadata of a consolidated sparse fragment, one entry per cell
+/// (in the input's cell order).
+#[derive(Debug, Clone, Default)]
+pub struct DeleteMeta {
+    /// The timestamp of the delete that removed the cell, `u64::MAX` when
+    /// none did.
+    pub timestamps: Vec<u64>,
+    /// The index of that delete in the fragment's processed conditions,
+    /// `u64::MAX` when none did.
+    pub condition_indexes: Vec<u64>,
 }
 
 /// Where one tile's cells come from: an input cell, or a fill cell.
@@ -492,6 +510,9 @@ pub fn write_fragment_named(
     if n == 0 {
         return Err(usage("a write needs at least one cell"));
     }
+    if input.timestamps.as_ref().is_some_and(|t| t.len() != n) {
+        return Err(usage("one timestamp per cell is needed"));
+    }
     let (tiles, cells_per_tile) = match &input.subarray {
         Some(sub) => {
             if sub.len() != schema.dimensions.len() {
@@ -550,30 +571,55 @@ pub fn write_fragment_named(
         };
         fields.push(Some(write_field(&spec, &input.dims[j], &tiles, schema)?));
     }
+    // The special fields of a consolidated sparse fragment, after the
+    // dimensions: `t`, then `dt` and `dci`, all u64 cells filtered with the
+    // coordinates pipeline.
+    let u64_field = |stem: &str, values: &[u64]| -> Result<FieldOut> {
+        if values.len() != n {
+            return Err(usage(format!("one {stem} value per cell is needed")));
+        }
+        let column = Column {
+            cells: values.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
+            validity: None,
+        };
+        let spec = FieldSpec {
+            datatype: Datatype::Uint64,
+            cell_val_num: Some(1),
+            nullable: false,
+            is_dim: false,
+            pipeline: &schema.coords_filters,
+            fill: Vec::new(),
+            fill_validity: true,
+            stem: stem.into(),
+            key: input.key,
+        };
+        write_field(&spec, &column, &tiles, schema)
+    };
     let has_timestamps = match &input.timestamps {
         Some(t) if !dense => {
-            if t.len() != n {
-                return Err(usage("one timestamp per cell is needed"));
-            }
-            let column = Column {
-                cells: t.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
-                validity: None,
-            };
-            let spec = FieldSpec {
-                datatype: Datatype::Uint64,
-                cell_val_num: Some(1),
-                nullable: false,
-                is_dim: false,
-                pipeline: &schema.coords_filters,
-                fill: Vec::new(),
-                fill_validity: true,
-                stem: "t".into(),
-                key: input.key,
-            };
-            fields.push(Some(write_field(&spec, &column, &tiles, schema)?));
+            fields.push(Some(u64_field("t", t)?));
             true
         }
         Some(_) => return Err(usage("dense fragments carry no timestamps")),
+        None => false,
+    };
+    let has_delete_meta = match &input.delete_meta {
+        Some(meta) if !dense => {
+            if let Some(&index) = meta
+                .condition_indexes
+                .iter()
+                .find(|&&i| i != u64::MAX && i >= processed.len() as u64)
+            {
+                return Err(usage(format!(
+                    "delete condition index {index} beyond the {} processed conditions",
+                    processed.len()
+                )));
+            }
+            fields.push(Some(u64_field("dt", &meta.timestamps)?));
+            fields.push(Some(u64_field("dci", &meta.condition_indexes)?));
+            true
+        }
+        Some(_) => return Err(usage("dense fragments carry no delete metadata")),
         None => false,
     };
 
@@ -831,7 +877,7 @@ pub fn write_fragment_named(
         sparse_tile_num: if dense { 0 } else { tile_num },
         last_tile_cell_num,
         has_timestamps,
-        has_delete_meta: false,
+        has_delete_meta,
         file_sizes,
         file_var_sizes,
         file_validity_sizes: Some(file_validity_sizes),
