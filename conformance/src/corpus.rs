@@ -16,6 +16,8 @@ pub struct Producer {
     pub cases: BTreeSet<String>,
     /// Cases the producer could not replay, with the reason recorded by the generator.
     pub skipped: BTreeMap<String, String>,
+    /// When the producer replays only some cases: where that selection is defined.
+    pub selection: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -72,11 +74,16 @@ impl Corpus {
                         .collect()
                 })
                 .unwrap_or_default();
+            let selection = p
+                .get("selection")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             out.push(Producer {
                 name: name.clone(),
                 format_version,
                 cases,
                 skipped,
+                selection,
             });
         }
         // Newest format first: the matrix reads top-down from today's release.

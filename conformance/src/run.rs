@@ -301,12 +301,16 @@ impl Run<'_> {
         let gate = if let Some(why) = self.case_gate(case, fv) {
             Gate::Skip(Status::NotApplicable, why)
         } else if !producer.cases.contains(&case.id) {
-            let why = producer
-                .skipped
-                .get(&case.id)
-                .map_or("not in this producer's corpus".to_string(), |r| {
-                    format!("{} could not replay it: {r}", producer.name)
-                });
+            let why = match (producer.skipped.get(&case.id), &producer.selection) {
+                (Some(r), _) => format!("{} could not replay it: {r}", producer.name),
+                (None, Some(selection)) => {
+                    format!(
+                        "{} replays a selection of the cases: {selection}",
+                        producer.name
+                    )
+                }
+                (None, None) => "not in this producer's corpus".to_string(),
+            };
             Gate::Skip(Status::NotApplicable, why)
         } else {
             Gate::Ask
