@@ -291,6 +291,12 @@ pub struct FragmentMetadata {
     pub tile_var_offsets: Vec<Vec<u64>>,
     pub tile_var_sizes: Vec<Vec<u64>>,
     pub tile_validity_offsets: Vec<Vec<u64>>,
+    /// Per field (format 11 and later; empty before): each tile's minimum,
+    /// maximum, sum and null count as the footer's generic tiles record them.
+    pub tile_mins: Vec<g::TileMinMax>,
+    pub tile_maxes: Vec<g::TileMinMax>,
+    pub tile_sums: Vec<Vec<u64>>,
+    pub tile_null_counts: Vec<Vec<u64>>,
 }
 
 /// The footer's format version and schema name, read from the trailing
@@ -392,24 +398,36 @@ pub fn fragment_metadata(
             .unwrap_or(&[]),
         "tile_validity_offsets",
     )?;
-    for (i, &offset) in footer.tile_null_counts_offsets.iter().flatten().enumerate() {
-        offsets_tile(bytes, offset, &format!("tile_null_counts[{i}]"), key)?;
-    }
-    for (what, list) in [
-        ("tile_mins", &footer.tile_mins_offsets),
-        ("tile_maxes", &footer.tile_maxes_offsets),
-    ] {
-        for (i, &offset) in list.iter().flatten().enumerate() {
-            let field = format!("{what}[{i}]");
+    let tile_null_counts = load_all(
+        footer.tile_null_counts_offsets.as_deref().unwrap_or(&[]),
+        "tile_null_counts",
+    )?;
+    let min_max = |list: &Option<Vec<u64>>, what: &str| -> Result<Vec<g::TileMinMax>> {
+        list.iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, &offset)| {
+                let field = format!("{what}[{i}]");
+                let tile = generic_tile(bytes, offset, key).map_err(|e| e.within(&field))?;
+                payload::<g::TileMinMax>(&tile, (), "TileMinMax").map_err(|e| e.within(&field))
+            })
+            .collect()
+    };
+    let tile_mins = min_max(&footer.tile_mins_offsets, "tile_mins")?;
+    let tile_maxes = min_max(&footer.tile_maxes_offsets, "tile_maxes")?;
+    let tile_sums = footer
+        .tile_sums_offsets
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &offset)| {
+            let field = format!("tile_sums[{i}]");
             let tile = generic_tile(bytes, offset, key).map_err(|e| e.within(&field))?;
-            payload::<g::TileMinMax>(&tile, (), "TileMinMax").map_err(|e| e.within(&field))?;
-        }
-    }
-    for (i, &offset) in footer.tile_sums_offsets.iter().flatten().enumerate() {
-        let field = format!("tile_sums[{i}]");
-        let tile = generic_tile(bytes, offset, key).map_err(|e| e.within(&field))?;
-        payload::<g::TileSums>(&tile, (), "TileSums").map_err(|e| e.within(&field))?;
-    }
+            payload::<g::TileSums>(&tile, (), "TileSums")
+                .map(|s| s.values)
+                .map_err(|e| e.within(&field))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let num_fields = footer.tile_offsets_offsets.len() as u64;
     if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| footer.version >= 12) {
         let tile = generic_tile(bytes, offset, key).map_err(|e| e.within("fragment_mmsn"))?;
@@ -434,6 +452,10 @@ pub fn fragment_metadata(
         tile_var_offsets,
         tile_var_sizes,
         tile_validity_offsets,
+        tile_mins,
+        tile_maxes,
+        tile_sums,
+        tile_null_counts,
     })
 }
 

@@ -14,6 +14,11 @@
 //!   R-tree leaves match the tile count, every tile lies within its file and
 //!   the file sizes in the footer match the files, and every data tile
 //!   unfilters (so checksum filters are verified);
+//! - the tile metadata of sparse fragments (format 11 and later): each
+//!   tile's min, max, sum and null count recomputed from its cells with the
+//!   writer's rules (`write::tile_meta`, byte-identical to TileDB 2.30's)
+//!   and compared with the fragment's record; dense tiles are left out,
+//!   since their metadata covers only the written cells, not the padding;
 //! - every fragment has a commit and every commit a fragment;
 //! - the directory as a whole opens ([`ArrayDirectory::open`]).
 
@@ -32,6 +37,7 @@ use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
 use crate::read::ReadQuery;
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
+use crate::write::tile_meta;
 use crate::{Error, ErrorClass};
 
 /// One problem found in an array.
@@ -73,6 +79,9 @@ pub struct Report {
     pub notes: Vec<Finding>,
     pub files_checked: usize,
     pub tiles_checked: usize,
+    /// Tiles whose recorded min, max, sum and null count were recomputed
+    /// from their cells (sparse fragments of format 11 and later).
+    pub tile_metadata_checked: usize,
     /// Cells the full read returned (0 when it did not run).
     pub cells_read: u64,
 }
@@ -688,6 +697,7 @@ impl Checker<'_> {
         for (i, a) in schema.attributes.iter().enumerate() {
             fields.push(Field {
                 index: i,
+                is_dim: false,
                 file: format!("a{i}"),
                 datatype: a.datatype,
                 cell_val_num: a.cell_val_num,
@@ -703,6 +713,7 @@ impl Checker<'_> {
             };
             fields.push(Field {
                 index: attributes + 1 + j,
+                is_dim: true,
                 file: format!("d{j}"),
                 datatype: d.datatype,
                 cell_val_num: d.cell_val_num,
@@ -725,6 +736,7 @@ impl Checker<'_> {
         for (index, name) in (first_special..).zip(specials) {
             fields.push(Field {
                 index,
+                is_dim: false,
                 file: name.to_string(),
                 datatype: g::Datatype::Uint64,
                 cell_val_num: 1,
@@ -806,6 +818,76 @@ impl Checker<'_> {
             (FilterContext::new(datatype, cell, version), Some(cell))
         };
         let data_ctx = self.keyed(data_ctx);
+        // Tile metadata is recomputed from the cells where the fragment
+        // records it and every cell of a tile was written (sparse tiles;
+        // dense tiles also hold padding the metadata leaves out).
+        let kinds = tile_meta::kinds(datatype, field.is_dim, var, field.cell_val_num);
+        let mut tile_meta_check = (!footer.dense && version >= 11).then(|| TileMetaCheck {
+            meta: meta.to_string(),
+            field: i,
+            datatype,
+            kinds,
+            var,
+            nullable: field.nullable,
+            cell_size: cell_size.unwrap_or(0),
+        });
+
+        // Validity first: the tile metadata of the other parts needs it.
+        let mut validity_of_tile: Vec<Option<Vec<bool>>> = vec![None; offsets.len()];
+        if field.nullable {
+            let validity_file = format!("{dir}/{}_validity.tdb", field.file);
+            let size = footer
+                .file_validity_sizes
+                .as_ref()
+                .and_then(|s| s.get(i).copied())
+                .unwrap_or(0);
+            let validity_offsets = fm.tile_validity_offsets.get(i).cloned().unwrap_or_default();
+            if validity_offsets.len() != offsets.len() {
+                self.find(
+                    meta,
+                    0,
+                    format!("tile_validity_offsets[{i}]"),
+                    format!(
+                        "{} validity offsets for {} tiles",
+                        validity_offsets.len(),
+                        offsets.len()
+                    ),
+                );
+                return;
+            }
+            let pipeline = match self.data_pipeline(validity_filters, "validity_filters") {
+                Ok(p) => p,
+                Err(e) => {
+                    self.error(meta, &e);
+                    return;
+                }
+            };
+            let ctx = self.keyed(FilterContext::new(filter::Datatype::Uint8, 1, version));
+            if let Some(ranges) = self.tile_ranges(
+                meta,
+                &validity_file,
+                &validity_offsets,
+                size,
+                &format!("file_validity_sizes[{i}]"),
+            ) {
+                if let Some(bytes) = self.read_if_any(&validity_file, size) {
+                    for (t, range) in ranges.iter().enumerate() {
+                        let tile = &bytes[range.0 as usize..range.1 as usize];
+                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
+                        if let (Ok(v), Some(slot)) = (&result, validity_of_tile.get_mut(t)) {
+                            *slot = Some(v.iter().map(|&b| b != 0).collect());
+                        }
+                        self.tile_result(&validity_file, range.0, t, result.map(drop));
+                    }
+                }
+            }
+            if validity_of_tile.iter().any(Option::is_none) {
+                // A validity tile is missing or broken (already reported):
+                // the nulls of the metadata cannot be recounted.
+                tile_meta_check = None;
+            }
+        }
+
         // The fixed file: data (fixed fields) or offsets (var fields).
         let fixed_file = format!("{dir}/{}.tdb", field.file);
         let fixed_size = footer.file_sizes.get(i).copied().unwrap_or(0);
@@ -832,13 +914,15 @@ impl Checker<'_> {
         };
         let offsets_ctx = self.keyed(FilterContext::new(filter::Datatype::Uint64, 8, version));
         let fixed_bytes = self.read_if_any(&fixed_file, fixed_size);
+        // Var fields: each tile's cell start offsets, for the var pass.
+        let mut starts_of_tile: Vec<Option<Vec<u64>>> = vec![None; offsets.len()];
         if let Some(bytes) = &fixed_bytes {
             for (t, range) in fixed_tiles.iter().enumerate() {
                 let cells = cells_of(t as u64);
                 let tile = &bytes[range.0 as usize..range.1 as usize];
                 let result = if var {
                     if skips {
-                        Ok(())
+                        Ok(Vec::new())
                     } else {
                         decode(
                             tile,
@@ -857,7 +941,22 @@ impl Checker<'_> {
                         limit,
                     )
                 };
-                self.tile_result(&fixed_file, range.0, t, result);
+                if let Ok(data) = &result {
+                    if var {
+                        if !skips {
+                            starts_of_tile[t] = Some(
+                                data.chunks_exact(8)
+                                    .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                                    .collect(),
+                            );
+                        }
+                    } else if let (Some(check), Some(size)) = (&tile_meta_check, cell_size) {
+                        let cells: Vec<&[u8]> = data.chunks(size.max(1) as usize).collect();
+                        let finding = check.compare(fm, t, &cells, validity_of_tile[t].as_deref());
+                        self.tile_meta_finding(finding);
+                    }
+                }
+                self.tile_result(&fixed_file, range.0, t, result.map(drop));
             }
         }
         if var {
@@ -901,56 +1000,25 @@ impl Checker<'_> {
                             )
                         } else {
                             decode(tile, &pipeline, &data_ctx, expected, limit)
+                                .map(|data| (data, starts_of_tile[t].take().unwrap_or_default()))
                         };
-                        self.tile_result(&var_file, range.0, t, result);
+                        if let (Ok((data, starts)), Some(check)) = (&result, &tile_meta_check) {
+                            let cells = var_cells(data, starts);
+                            let finding =
+                                check.compare(fm, t, &cells, validity_of_tile[t].as_deref());
+                            self.tile_meta_finding(finding);
+                        }
+                        self.tile_result(&var_file, range.0, t, result.map(drop));
                     }
                 }
             }
         }
-        if field.nullable {
-            let validity_file = format!("{dir}/{}_validity.tdb", field.file);
-            let size = footer
-                .file_validity_sizes
-                .as_ref()
-                .and_then(|s| s.get(i).copied())
-                .unwrap_or(0);
-            let validity_offsets = fm.tile_validity_offsets.get(i).cloned().unwrap_or_default();
-            if validity_offsets.len() != offsets.len() {
-                self.find(
-                    meta,
-                    0,
-                    format!("tile_validity_offsets[{i}]"),
-                    format!(
-                        "{} validity offsets for {} tiles",
-                        validity_offsets.len(),
-                        offsets.len()
-                    ),
-                );
-                return;
-            }
-            let pipeline = match self.data_pipeline(validity_filters, "validity_filters") {
-                Ok(p) => p,
-                Err(e) => {
-                    self.error(meta, &e);
-                    return;
-                }
-            };
-            let ctx = self.keyed(FilterContext::new(filter::Datatype::Uint8, 1, version));
-            if let Some(ranges) = self.tile_ranges(
-                meta,
-                &validity_file,
-                &validity_offsets,
-                size,
-                &format!("file_validity_sizes[{i}]"),
-            ) {
-                if let Some(bytes) = self.read_if_any(&validity_file, size) {
-                    for (t, range) in ranges.iter().enumerate() {
-                        let tile = &bytes[range.0 as usize..range.1 as usize];
-                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
-                        self.tile_result(&validity_file, range.0, t, result);
-                    }
-                }
-            }
+    }
+
+    fn tile_meta_finding(&mut self, finding: Option<(String, u64, String, String)>) {
+        self.report.tile_metadata_checked += 1;
+        if let Some((file, offset, field, reason)) = finding {
+            self.find(&file, offset, field, reason);
         }
     }
 
@@ -1084,6 +1152,8 @@ impl Checker<'_> {
 struct Field {
     /// Index in the footer's field space.
     index: usize,
+    /// A dimension (its tiles carry no min/max).
+    is_dim: bool,
     /// File stem: `a<i>`, `d<j>`, `t`, `dt` or `dci`.
     file: String,
     datatype: g::Datatype,
@@ -1117,9 +1187,9 @@ fn decode(
     ctx: &FilterContext,
     expected: Option<u64>,
     limit: u64,
-) -> crate::Result<()> {
+) -> crate::Result<Vec<u8>> {
     let total = within_limit(tile, limit)?;
-    unfilter_tile(tile, pipeline, ctx, expected.unwrap_or(total)).map(|_| ())
+    unfilter_tile(tile, pipeline, ctx, expected.unwrap_or(total))
 }
 
 fn decode_strings(
@@ -1129,9 +1199,163 @@ fn decode_strings(
     expected: u64,
     cells: u64,
     limit: u64,
-) -> crate::Result<()> {
+) -> crate::Result<(Vec<u8>, Vec<u64>)> {
     within_limit(tile, limit)?;
-    unfilter_var_string_tile(tile, pipeline, ctx, expected, cells).map(|_| ())
+    unfilter_var_string_tile(tile, pipeline, ctx, expected, cells)
+}
+
+/// The cells of a var tile: `data` cut at each start offset (offsets out
+/// of order or past the data give empty cells; the framing checks report
+/// those).
+fn var_cells<'a>(data: &'a [u8], starts: &[u64]) -> Vec<&'a [u8]> {
+    starts
+        .iter()
+        .enumerate()
+        .map(|(c, &start)| {
+            let end = starts.get(c + 1).copied().unwrap_or(data.len() as u64);
+            usize::try_from(start)
+                .ok()
+                .zip(usize::try_from(end).ok())
+                .and_then(|(a, b)| data.get(a..b))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Recomputes one field's tile metadata (min, max, sum, null count) from
+/// its cells, as TileDB's writer computes it (`write::tile_meta`), and
+/// compares it with what the fragment metadata records.
+struct TileMetaCheck {
+    meta: String,
+    field: usize,
+    datatype: filter::Datatype,
+    kinds: tile_meta::MetaKinds,
+    var: bool,
+    nullable: bool,
+    cell_size: u64,
+}
+
+impl TileMetaCheck {
+    /// The first disagreement for tile `t`: (file, offset, field, reason).
+    fn compare(
+        &self,
+        fm: &load::FragmentMetadata,
+        t: usize,
+        cells: &[&[u8]],
+        validity: Option<&[bool]>,
+    ) -> Option<(String, u64, String, String)> {
+        let i = self.field;
+        let footer = &fm.footer;
+        let computed = if self.var {
+            tile_meta::var_tile(self.kinds, cells, validity)
+        } else {
+            tile_meta::fixed_tile(self.datatype, self.kinds, cells, validity)
+        };
+        let at = |offsets: &Option<Vec<u64>>| {
+            offsets
+                .as_ref()
+                .and_then(|o| o.get(i).copied())
+                .unwrap_or(fm.footer_offset)
+        };
+        let finding = |offsets: &Option<Vec<u64>>, what: &str, reason: String| {
+            Some((
+                self.meta.clone(),
+                at(offsets),
+                format!("{what}[{i}] tile {t}"),
+                reason,
+            ))
+        };
+        if self.kinds.min_max {
+            for (list, want, what, offsets) in [
+                (
+                    &fm.tile_mins,
+                    &computed.min,
+                    "tile_mins",
+                    &footer.tile_mins_offsets,
+                ),
+                (
+                    &fm.tile_maxes,
+                    &computed.max,
+                    "tile_maxes",
+                    &footer.tile_maxes_offsets,
+                ),
+            ] {
+                let Some(stored) = list.get(i) else { continue };
+                let recorded = if self.var {
+                    stored_var_value(stored, t)
+                } else {
+                    let size = self.cell_size as usize;
+                    t.checked_mul(size)
+                        .and_then(|a| stored.fixed.get(a..a.checked_add(size)?))
+                };
+                let want = want.as_deref().unwrap_or_default();
+                if recorded != Some(want) {
+                    return finding(
+                        offsets,
+                        what,
+                        format!(
+                            "records {} but the tile's cells give {}",
+                            recorded.map_or("nothing".to_string(), hex),
+                            hex(want)
+                        ),
+                    );
+                }
+            }
+        }
+        if self.kinds.sum {
+            let recorded = fm.tile_sums.get(i).and_then(|s| s.get(t)).copied();
+            let want = u64::from_le_bytes(computed.sum);
+            if recorded != Some(want) {
+                return finding(
+                    &footer.tile_sums_offsets,
+                    "tile_sums",
+                    format!(
+                        "records {} but the tile's cells sum to {}",
+                        recorded.map_or("nothing".to_string(), |r| hex(&r.to_le_bytes())),
+                        hex(&want.to_le_bytes())
+                    ),
+                );
+            }
+        }
+        if self.nullable {
+            let recorded = fm.tile_null_counts.get(i).and_then(|s| s.get(t)).copied();
+            if recorded != Some(computed.null_count) {
+                return finding(
+                    &footer.tile_null_counts_offsets,
+                    "tile_null_counts",
+                    format!(
+                        "records {} null(s) but the tile has {}",
+                        recorded.map_or("no count".to_string(), |r| r.to_string()),
+                        computed.null_count
+                    ),
+                );
+            }
+        }
+        None
+    }
+}
+
+/// The value of tile `t` in the var part of a `TileMinMax`.
+fn stored_var_value(stored: &g::TileMinMax, t: usize) -> Option<&[u8]> {
+    let offset = |k: usize| -> Option<usize> {
+        let b = stored
+            .fixed
+            .get(k.checked_mul(8)?..k.checked_mul(8)?.checked_add(8)?)?;
+        usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()
+    };
+    let start = offset(t)?;
+    let end = match offset(t + 1) {
+        Some(e) => e,
+        None => stored.var.len(),
+    };
+    stored.var.get(start..end)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "an empty value".to_string();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A dimension value as a signed 128-bit integer (dense dimensions are

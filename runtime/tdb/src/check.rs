@@ -70,10 +70,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         eprintln!("note: {}: {}: {}", note.file, note.field, note.message);
     }
     eprintln!(
-        "{}: {} file(s), {} tile(s) checked, {} cell(s) read, {} finding(s)",
+        "{}: {} file(s), {} tile(s) checked ({} with their min/max/sum/null count), {} cell(s) read, {} finding(s)",
         args.array.display(),
         report.files_checked,
         report.tiles_checked,
+        report.tile_metadata_checked,
         report.cells_read,
         report.findings.len()
     );
