@@ -3,6 +3,9 @@
 //! folder of the array holds the same kinds of files as TileDB's array of
 //! the corpus: the same count per extension, with the same timestamp spans
 //! (labels differ; schema files carry the creation clock and are skipped).
+//! The spans of the fragments left show which fragments each consolidation
+//! step merged: the cases with a consolidation `config` or
+//! `timestamp_range` check that we choose TileDB's runs.
 //! The reads themselves are checked by `write_roundtrip.rs`.
 
 use std::collections::BTreeMap;
@@ -10,12 +13,18 @@ use std::path::{Path, PathBuf};
 
 const CASES: &[&str] = &[
     "array.metadata.consolidate",
+    "dense.consolidate.amplification",
+    "dense.consolidate.amplification.min_frags",
     "dense.consolidate.fragments.vacuum",
+    "dense.consolidate.timestamp_range",
     "sparse.consolidate.commits",
     "sparse.consolidate.commits.vacuum",
     "sparse.consolidate.fragment_meta",
     "sparse.consolidate.fragments",
     "sparse.consolidate.fragments.vacuum",
+    "sparse.consolidate.size_ratio",
+    "sparse.consolidate.steps",
+    "sparse.consolidate.timestamp_range",
     "sparse.delete.consolidated",
     "sparse.delete.consolidated.two_deletes",
     "sparse.delete.consolidated.twice",
