@@ -309,10 +309,15 @@ mod tests {
             step_size_ratio: 0.5,
             ..Default::default()
         };
-        // (10, 1000) fails the ratio; (1000, 1100) and (1100, 10) too;
-        // (10, 12) passes.
+        // (10, 1000) and (1100, 10) fail the ratio; of the runs left,
+        // (10, 12) is far smaller than (1000, 1100).
         let cands = sparse(&[10, 1000, 1100, 10, 12]);
-        assert_eq!(next_run(&config, false, &cands, None).unwrap().0, 1..=2);
+        assert_eq!(next_run(&config, false, &cands, None).unwrap().0, 3..=4);
+        // (10, 30) would be smaller but fails the ratio (1/3).
+        let cands = sparse(&[1000, 1100, 10, 30]);
+        assert_eq!(next_run(&config, false, &cands, None).unwrap().0, 0..=1);
+        // No pair passes: nothing is chosen.
+        assert!(next_run(&config, false, &sparse(&[10, 100, 10]), None).is_none());
         let config = ConsolidationConfig {
             step_min_frags: 2,
             step_max_frags: 2,
