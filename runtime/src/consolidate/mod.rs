@@ -265,7 +265,10 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
 /// domains, expanded to whole space tiles (cells the run did not write get
 /// the fill value, as a read of the run alone returns them). Sparse runs:
 /// see `consolidate_sparse`.
-pub fn consolidate_fragments_with(root: &Path, config: &ConsolidationConfig) -> Result<Vec<String>> {
+pub fn consolidate_fragments_with(
+    root: &Path,
+    config: &ConsolidationConfig,
+) -> Result<Vec<String>> {
     config.validate()?;
     let listing = open_for_consolidation(root)?;
     let dense = listing.schema().is_dense();
@@ -404,15 +407,15 @@ fn int_domain(
 fn expand_to_tiles(schema: &crate::schema::ArraySchema, rect: &IntRect) -> IntRect {
     rect.iter()
         .zip(&schema.dimensions)
-        .map(|(&(lo, hi), dim)| {
-            match (dim.domain_scalars(), dim.extent_scalar()) {
+        .map(
+            |(&(lo, hi), dim)| match (dim.domain_scalars(), dim.extent_scalar()) {
                 (Some((Scalar::Int(dlo), _)), Some(Scalar::Int(ext))) if ext > 0 => (
                     dlo + (lo - dlo).div_euclid(ext) * ext,
                     dlo + ((hi - dlo).div_euclid(ext) + 1) * ext - 1,
                 ),
                 _ => (lo, hi),
-            }
-        })
+            },
+        )
         .collect()
 }
 
@@ -428,9 +431,7 @@ fn candidate(
         .data_file_bytes()
         .saturating_add(storage.size(&metadata_file)?);
     let domain = int_domain(array, fragment, root)?;
-    let expanded = domain
-        .as_ref()
-        .map(|d| expand_to_tiles(array.schema(), d));
+    let expanded = domain.as_ref().map(|d| expand_to_tiles(array.schema(), d));
     Ok(Candidate {
         size,
         domain,
@@ -548,7 +549,7 @@ fn consolidate_sparse(
         || array.fragments().iter().any(|f| f.has_delete_meta);
     let with_delete_meta = *with_delete_meta;
 
-    let cells = crate::read::sparse::read_for_consolidation(&array)?;
+    let cells = crate::read::sparse::read_for_consolidation(array)?;
     let result = &cells.result;
     let schema = array.schema();
     let mut input = FragmentInput {
@@ -588,7 +589,7 @@ fn consolidate_sparse(
         .iter()
         .map(|c| c.marker.clone())
         .collect();
-    write_consolidated(root, schema, &input, &inputs, &processed)
+    write_consolidated(root, schema, &input, inputs, &processed)
 }
 
 /// Writes the consolidated fragment, named after the span of its inputs, and

@@ -64,9 +64,7 @@ impl ConsolidationConfig {
         let bad = |what: &str| Error::Usage(format!("{key} = {value:?}: {what}"));
         let value = value.trim();
         match key {
-            "sm.consolidation.steps" => {
-                self.steps = value.parse().map_err(|_| bad("not a u32"))?
-            }
+            "sm.consolidation.steps" => self.steps = value.parse().map_err(|_| bad("not a u32"))?,
             "sm.consolidation.step_min_frags" => {
                 self.step_min_frags = value.parse().map_err(|_| bad("not a u32"))?
             }
@@ -85,7 +83,11 @@ impl ConsolidationConfig {
             "sm.consolidation.timestamp_end" => {
                 self.timestamp_end = value.parse().map_err(|_| bad("not a u64"))?
             }
-            _ => return Err(Error::Usage(format!("unsupported consolidation setting {key}"))),
+            _ => {
+                return Err(Error::Usage(format!(
+                    "unsupported consolidation setting {key}"
+                )))
+            }
         }
         Ok(())
     }
@@ -219,7 +221,9 @@ pub fn next_run(
             if ratio > 1.0 {
                 ratio = 1.0 / ratio;
             }
-            if !(ratio >= config.step_size_ratio) || sizes[i - 1][j] == INVALID {
+            // A NaN ratio (two empty sizes) fails, as TileDB's `>=` does.
+            let ratio_ok = ratio >= config.step_size_ratio;
+            if !ratio_ok || sizes[i - 1][j] == INVALID {
                 continue;
             }
             let mut union = unions[i - 1][j].clone();

@@ -761,7 +761,8 @@ fn consolidation_config(step: &Value) -> Result<crate::consolidate::Consolidatio
 
 fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
     let mode = get_str(step, "mode").unwrap_or("fragments");
-    if mode != "fragments" && (step.get("config").is_some() || step.get("timestamp_range").is_some())
+    if mode != "fragments"
+        && (step.get("config").is_some() || step.get("timestamp_range").is_some())
     {
         return Err(unsupported(format!(
             "consolidation of {mode} with a config or a time range"
