@@ -402,20 +402,42 @@ fn int_domain(
     Ok(Some(out))
 }
 
-/// Expands an integer rectangle to whole space tiles, as TileDB's
-/// `expand_to_tile` does (no clamping to the domain's upper bound).
+/// Expands an integer rectangle to whole space tiles, as TileDB's fragment
+/// info does for dense fragments: without a current domain the expansion is
+/// not clamped (not even to the domain), with one it is clamped to the
+/// current domain.
 fn expand_to_tiles(schema: &crate::schema::ArraySchema, rect: &IntRect) -> IntRect {
+    let current = schema.current_domain.as_ref();
     rect.iter()
         .zip(&schema.dimensions)
-        .map(
-            |(&(lo, hi), dim)| match (dim.domain_scalars(), dim.extent_scalar()) {
-                (Some((Scalar::Int(dlo), _)), Some(Scalar::Int(ext))) if ext > 0 => (
-                    dlo + (lo - dlo).div_euclid(ext) * ext,
-                    dlo + ((hi - dlo).div_euclid(ext) + 1) * ext - 1,
-                ),
-                _ => (lo, hi),
-            },
-        )
+        .enumerate()
+        .map(|(d, (&(lo, hi), dim))| {
+            let (Some((Scalar::Int(dlo), _)), Some(Scalar::Int(ext))) =
+                (dim.domain_scalars(), dim.extent_scalar())
+            else {
+                return (lo, hi);
+            };
+            if ext <= 0 {
+                return (lo, hi);
+            }
+            let mut out = (
+                dlo + (lo - dlo).div_euclid(ext) * ext,
+                dlo + ((hi - dlo).div_euclid(ext) + 1) * ext - 1,
+            );
+            let bounds = current.and_then(|c| c.get(d)).and_then(|(clo, chi)| {
+                match (
+                    Scalar::decode(dim.datatype, clo),
+                    Scalar::decode(dim.datatype, chi),
+                ) {
+                    (Some(Scalar::Int(a)), Some(Scalar::Int(b))) => Some((a, b)),
+                    _ => None,
+                }
+            });
+            if let Some((clo, chi)) = bounds {
+                out = (out.0.max(clo), out.1.min(chi));
+            }
+            out
+        })
         .collect()
 }
 

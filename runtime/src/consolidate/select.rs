@@ -369,3 +369,34 @@ mod tests {
         assert!(next_run(&config, true, &cands, Some(&anterior)).is_none());
     }
 }
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_as_text_and_are_checked_as_tiledb_checks_them() {
+        let mut config = ConsolidationConfig::default();
+        config.set("sm.consolidation.step_min_frags", "3").unwrap();
+        config
+            .set("sm.consolidation.step_max_frags", " 2 ")
+            .unwrap();
+        assert_eq!((config.step_min_frags, config.step_max_frags), (3, 2));
+        assert!(config.validate().is_err(), "min above max");
+        config.set("sm.consolidation.step_min_frags", "2").unwrap();
+        config.validate().unwrap();
+        config
+            .set("sm.consolidation.step_size_ratio", "1.5")
+            .unwrap();
+        assert!(config.validate().is_err(), "ratio above 1");
+        config
+            .set("sm.consolidation.step_size_ratio", "0.25")
+            .unwrap();
+        config.set("sm.consolidation.amplification", "-1").unwrap();
+        assert!(config.validate().is_err(), "negative amplification");
+        assert!(config.set("sm.consolidation.steps", "-1").is_err());
+        assert!(config
+            .set("sm.consolidation.max_fragment_size", "100")
+            .is_err());
+    }
+}
