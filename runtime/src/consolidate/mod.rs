@@ -17,8 +17,12 @@
 //! runs of adjacent fragments, step by step, under the
 //! `sm.consolidation.*` settings of a [`ConsolidationConfig`] (steps, run
 //! lengths, size ratio, dense amplification, time range). With TileDB's
-//! defaults every candidate is merged in one step, except dense fragments
-//! whose union would hold more cells than they do, which stay apart.
+//! defaults the only run considered is every candidate (the minimum run
+//! length is capped at the candidate count): they are merged in one step,
+//! unless the array is dense and their union would amplify (hold more cells
+//! than their non-empty domains expanded to tiles), when nothing is merged.
+//! Not offered: `sm.consolidation.max_fragment_size` (TileDB then splits the
+//! output into several fragments) and `purge_deleted_cells`.
 //! Consolidation leaves the inputs in place; [`crate::vacuum`] removes them.
 
 pub mod select;
