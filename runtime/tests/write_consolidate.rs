@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 const CASES: &[&str] = &[
     "array.metadata.consolidate",
     "dense.consolidate.amplification",
+    "dense.consolidate.amplification.config",
     "dense.consolidate.amplification.min_frags",
+    "dense.consolidate.amplification.prefix",
     "dense.consolidate.fragments.vacuum",
     "dense.consolidate.timestamp_range",
     "sparse.consolidate.commits",
