@@ -2,7 +2,8 @@
 //! for each consolidation case, after replaying it with our writer, every
 //! folder of the array holds the same kinds of files as TileDB's array of
 //! the corpus: the same count per extension, with the same timestamp spans
-//! (labels differ; schema files carry the creation clock and are skipped).
+//! (labels differ; schema files carry the creation clock and are skipped),
+//! and each fragment folder with the same files.
 //! The spans of the fragments left show which fragments each consolidation
 //! step merged: the cases with a consolidation `config` or
 //! `timestamp_range` check that we choose TileDB's runs.
@@ -26,6 +27,7 @@ const CASES: &[&str] = &[
     "sparse.consolidate.fragments.vacuum",
     "sparse.consolidate.size_ratio",
     "sparse.consolidate.steps",
+    "sparse.consolidate.steps.delete_meta",
     "sparse.consolidate.timestamp_range",
     "sparse.delete.consolidated",
     "sparse.delete.consolidated.two_deletes",
@@ -55,11 +57,24 @@ fn shape(array: &Path) -> BTreeMap<String, Vec<String>> {
                     None => (name.clone(), String::new()),
                 };
                 let parts: Vec<&str> = stem.trim_start_matches("__").split('_').collect();
-                format!(
+                let span = format!(
                     "{}_{}.{ext}",
                     parts.first().unwrap_or(&""),
                     parts.get(1).unwrap_or(&"")
-                )
+                );
+                // A fragment folder: its files too (which fields it stores,
+                // e.g. whether a consolidated fragment has `t`, `dt`, `dci`).
+                if e.path().is_dir() {
+                    let mut files: Vec<String> = std::fs::read_dir(e.path())
+                        .unwrap()
+                        .flatten()
+                        .map(|f| f.file_name().to_string_lossy().into_owned())
+                        .collect();
+                    files.sort();
+                    format!("{span}[{}]", files.join(" "))
+                } else {
+                    span
+                }
             })
             .collect();
         items.sort();
