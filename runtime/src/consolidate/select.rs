@@ -5,15 +5,19 @@
 //!
 //! Candidates are the fragments in time order. A run is a stretch of
 //! adjacent candidates, between `step_min_frags` and `step_max_frags` long
-//! (both capped at the candidate count). A run is admissible when every
-//! adjacent pair in it has a size ratio (smaller / larger) of at least
-//! `step_size_ratio` and, for dense arrays, when the union of the run's
-//! non-empty domains overlaps neither a fragment before the run nor the
-//! fragments older than the consolidation's time range, and when
-//! `cells(union) / Σ cells(non-empty domain expanded to whole tiles)` is at
-//! most `amplification`. The longest admissible length wins; among runs of
-//! that length the first is kept unless a later one is more than 25%
-//! smaller (sizes compared with the smallest kept so far).
+//! (both capped at the candidate count, so TileDB's defaults consider only
+//! the run of every candidate). A run is admissible when the run one
+//! shorter with the same start is, when its last two fragments have a size
+//! ratio (smaller / larger) of at least `step_size_ratio` and, for dense
+//! arrays, when the union of the run's non-empty domains overlaps neither
+//! a candidate before the run nor the fragments older than the
+//! consolidation's time range, and `cells(union) / Σ cells(non-empty domain
+//! expanded to whole tiles)` is at most `amplification`. Every prefix of an
+//! admissible run is thus admissible too: a dense run whose first pair
+//! amplifies too much is refused even when the whole run would not. The
+//! longest admissible length wins; among runs of that length the first is
+//! kept unless a later one is more than 25% smaller (compared with the one
+//! kept so far).
 
 use crate::error::{Error, Result};
 
@@ -202,20 +206,18 @@ pub fn next_run(
     if max == 0 {
         return None;
     }
-    // sizes[i][j]: total size of candidates j..=j+i (or INVALID), and the
-    // union of their domains (dense arrays).
-    let mut sizes = vec![vec![INVALID; count]; max];
-    let mut unions: Vec<Vec<Option<IntRect>>> = vec![vec![None; count]; max];
-    for i in 0..max {
-        for j in 0..count {
-            if i == 0 {
-                sizes[0][j] = candidates[j].size;
-                unions[0][j] = candidates[j].domain.clone();
-                continue;
-            }
-            if i + j >= count {
-                continue;
-            }
+    // Row `i` of TileDB's table: per start `j`, the total size of
+    // candidates `j..=j+i` (or INVALID) and, for dense arrays, the union of
+    // their domains. Each row derives from the one before, so only that one
+    // is kept, with every row's pick.
+    let mut sizes: Vec<u64> = candidates.iter().map(|c| c.size).collect();
+    let mut unions: Vec<Option<IntRect>> = candidates.iter().map(|c| c.domain.clone()).collect();
+    let mut picks: Vec<Option<(usize, Option<IntRect>)>> = Vec::with_capacity(max);
+    picks.push(pick(&sizes).map(|j| (j, unions.get(j).cloned().flatten())));
+    for i in 1..max {
+        let mut next_sizes = vec![INVALID; count];
+        let mut next_unions: Vec<Option<IntRect>> = vec![None; count];
+        for j in 0..count.saturating_sub(i) {
             let (previous, next) = (candidates[i + j - 1].size, candidates[i + j].size);
             let mut ratio = previous as f32 / next as f32;
             if ratio > 1.0 {
@@ -223,10 +225,10 @@ pub fn next_run(
             }
             // A NaN ratio (two empty sizes) fails, as TileDB's `>=` does.
             let ratio_ok = ratio >= config.step_size_ratio;
-            if !ratio_ok || sizes[i - 1][j] == INVALID {
+            if !ratio_ok || sizes[j] == INVALID {
                 continue;
             }
-            let mut union = unions[i - 1][j].clone();
+            let mut union = unions[j].take();
             match (&mut union, &candidates[i + j].domain) {
                 (Some(u), Some(d)) => expand(u, d),
                 (None, Some(d)) => union = Some(d.clone()),
@@ -240,29 +242,36 @@ pub fn next_run(
                     continue;
                 }
             }
-            sizes[i][j] = sizes[i - 1][j].saturating_add(next);
-            unions[i][j] = union;
+            next_sizes[j] = sizes[j].saturating_add(next);
+            next_unions[j] = union;
         }
+        sizes = next_sizes;
+        unions = next_unions;
+        picks.push(pick(&sizes).map(|j| (j, unions.get(j).cloned().flatten())));
     }
+    // The longest admissible run of at least `min` candidates.
     let lowest_row = min.saturating_sub(1);
-    for i in (lowest_row..max).rev() {
-        let mut best = INVALID;
-        let mut best_col = 0;
-        for (j, &size) in sizes[i].iter().enumerate() {
-            // A later run replaces the kept one only when more than 25%
-            // smaller: TileDB prefers earlier runs of similar size.
-            if best == INVALID || (size as f64) < best as f64 / 1.25 {
-                best = size;
-                best_col = j;
-            }
+    for (i, chosen) in picks.into_iter().enumerate().skip(lowest_row).rev() {
+        if let Some((j, union)) = chosen {
+            return Some((j..=j + i, union));
         }
-        if best == INVALID {
-            continue;
-        }
-        let union = unions[i][best_col].take();
-        return Some((best_col..=best_col + i, union));
     }
     None
+}
+
+/// The run TileDB picks among those of one length: the first admissible
+/// one, replaced by a later one only when that is more than 25% smaller
+/// than the one kept (TileDB prefers earlier runs of similar size).
+fn pick(sizes: &[u64]) -> Option<usize> {
+    let mut best = INVALID;
+    let mut best_col = 0;
+    for (j, &size) in sizes.iter().enumerate() {
+        if best == INVALID || (size as f64) < best as f64 / 1.25 {
+            best = size;
+            best_col = j;
+        }
+    }
+    (best != INVALID).then_some(best_col)
 }
 
 #[cfg(test)]
