@@ -132,7 +132,7 @@ impl Lcg {
 /// `.vac` files and the consolidated fragments' spans show every run merged.
 fn random_recipe(seed: u64) -> String {
     let mut rng = Lcg(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5);
-    let dense = seed % 2 == 0;
+    let dense = seed.is_multiple_of(2);
     let fragments = 2 + rng.below(5);
     let mut text = format!("id = \"random.consolidate.{seed}\"\nlevel = \"required\"\n\n");
     if dense {
