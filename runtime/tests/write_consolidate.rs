@@ -127,7 +127,8 @@ impl Lcg {
     }
 }
 
-/// A recipe of writes and one fragment consolidation with a random
+/// A recipe of writes (sparse: maybe a delete) and one fragment
+/// consolidation with a random
 /// `sm.consolidation.*` config (and sometimes a time range), no vacuum: the
 /// `.vac` files and the consolidated fragments' spans show every run merged.
 fn random_recipe(seed: u64) -> String {
@@ -143,8 +144,18 @@ fn random_recipe(seed: u64) -> String {
     } else {
         text += "[schema]\ntype = \"sparse\"\ndims = [{ name = \"d\", type = \"INT32\", domain = [0, 99999], tile = 100 }]\nattrs = [{ name = \"a\", type = \"INT32\" }]\n";
     }
+    // Sparse recipes sometimes delete between two writes: whether each new
+    // fragment carries delete metadata shows in its files.
+    let delete_after = (!dense && rng.below(3) == 0).then(|| 1 + rng.below(fragments));
     for k in 1..=fragments {
         let t = 10 * k;
+        if delete_after == Some(k - 1) {
+            text += &format!(
+                "\n[[steps]]\nop = \"delete\"\ntimestamp = {}\ncondition = \"a < {}\"\n",
+                t - 5,
+                1000 * (k - 1) + 3
+            );
+        }
         if dense {
             let len = 1 + rng.below(24);
             let lo = rng.below(200 - len);
@@ -251,6 +262,7 @@ for seed in range({count}):
     let mut failures = Vec::new();
     let mut merged = 0;
     let mut differs_from_all = 0;
+    let mut with_delete_meta = 0;
     for (seed, text) in recipes.iter().enumerate() {
         let ours_dir = work.path().join(format!("ours-{seed}"));
         tiledb_runtime::recipe::replay_case(text, &ours_dir).unwrap();
@@ -265,6 +277,10 @@ for seed in range({count}):
         // leaves: one run spanning every write.
         let written = text.matches("op = \"write\"").count();
         let everything = format!("10_{}.vac", 10 * written);
+        with_delete_meta += theirs["__fragments"]
+            .iter()
+            .filter(|f| f.contains("dt.tdb"))
+            .count();
         if !(runs == 1 && *vacs[0] == everything) {
             differs_from_all += 1;
         }
@@ -277,8 +293,9 @@ for seed in range({count}):
         }
     }
     println!(
-        "{RECIPES} recipes: TileDB merged {merged} runs; in {differs_from_all} recipes not just every fragment at once"
+        "{RECIPES} recipes: TileDB merged {merged} runs ({with_delete_meta} with delete metadata); in {differs_from_all} recipes not just every fragment at once"
     );
+    assert!(with_delete_meta > 0, "no run with delete metadata");
     // The recipes must exercise the choice: many runs merged, and many
     // recipes where merging everything would be wrong.
     assert!(merged > RECIPES as usize / 2, "only {merged} runs merged");
