@@ -114,6 +114,12 @@ impl Array {
         &self.fragments
     }
 
+    /// Keeps only the fragments `keep` accepts: fragment consolidation reads
+    /// the run of fragments it chose, not every visible one.
+    pub(crate) fn retain_fragments(&mut self, mut keep: impl FnMut(&FragmentMetadata) -> bool) {
+        self.fragments.retain(|f| keep(f));
+    }
+
     pub fn directory(&self) -> &ArrayDirectory {
         &self.directory
     }

@@ -13,11 +13,25 @@
 //! consolidations themselves are read with their own `t`, `dt` and `dci`;
 //! purging deleted cells is not offered.
 //!
-//! Fragment consolidation here takes every visible fragment at once; TileDB's
-//! candidate selection (size ratios, amplification, steps) is not reproduced.
+//! Fragment consolidation chooses its inputs as TileDB does ([`select`]):
+//! runs of adjacent fragments, step by step, under the
+//! `sm.consolidation.*` settings of a [`ConsolidationConfig`] (steps, run
+//! lengths, size ratio, dense amplification, time range). With TileDB's
+//! defaults the only run considered is every candidate (the minimum run
+//! length is capped at the candidate count): they are merged in one step,
+//! unless the array is dense and their union would amplify (hold more cells
+//! than their non-empty domains expanded to tiles), when nothing is merged.
+//! Not offered: `sm.consolidation.max_fragment_size` (TileDB then splits the
+//! output into several fragments) and `purge_deleted_cells`.
 //! Consolidation leaves the inputs in place; [`crate::vacuum`] removes them.
 
+pub mod select;
+
+use std::collections::HashSet;
 use std::path::Path;
+
+pub use select::ConsolidationConfig;
+use select::{Candidate, IntRect};
 
 use crate::array::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
 use crate::array::text_files::{
@@ -234,22 +248,231 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
     Ok(Some(name.as_str().to_string()))
 }
 
-/// Consolidates every visible fragment of a dense array into one fragment
-/// over the union of their non-empty domains (cells no fragment wrote get
-/// the fill value, as a read returns them), named
-/// `__<first t1>_<last t2>_<label>_22`, then writes `__commits/<that>.vac`
-/// listing the inputs. Sparse arrays: see `consolidate_sparse`.
+/// Consolidates fragments as TileDB does with its default configuration
+/// (see [`consolidate_fragments_with`]). Returns the name of the last
+/// fragment written, `None` when TileDB would merge nothing.
 pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
-    let array = Array::open_path(root, OpenOptions::default())?;
-    if !array.schema().is_dense() {
-        return consolidate_sparse(root);
+    Ok(consolidate_fragments_with(root, &ConsolidationConfig::default())?.pop())
+}
+
+/// Fragment consolidation steered by `config`, step by step as TileDB runs
+/// it: each step picks a run of adjacent fragments ([`select::next_run`]),
+/// merges it into one fragment named `__<first t1>_<last t2>_<label>_22`
+/// plus `__commits/<that>.vac` listing the run, and puts the new fragment in
+/// the run's place among the candidates; the steps stop after
+/// `config.steps`, or when fewer than two candidates or no admissible run
+/// remain. Candidates are the visible fragments with
+/// `timestamp_start <= t1` and `t2 <= timestamp_end`; older ones only bar
+/// dense runs from overlapping them. Returns the new fragments' names.
+///
+/// Dense runs become one fragment over the union of their non-empty
+/// domains, expanded to whole space tiles (cells the run did not write get
+/// the fill value, as a read of the run alone returns them). Sparse runs:
+/// see `consolidate_sparse`.
+pub fn consolidate_fragments_with(
+    root: &Path,
+    config: &ConsolidationConfig,
+) -> Result<Vec<String>> {
+    config.validate()?;
+    let listing = open_for_consolidation(root)?;
+    let dense = listing.schema().is_dense();
+    let storage = LocalStorage::new(root);
+    let mut anterior: Option<IntRect> = None;
+    let mut candidates: Vec<(String, Candidate)> = Vec::new();
+    for f in listing.fragments() {
+        let (t1, t2) = (f.name.timestamp_start(), f.name.timestamp_end());
+        if t1 < config.timestamp_start {
+            if let Some(domain) = int_domain(&listing, f, root)? {
+                match &mut anterior {
+                    Some(a) => {
+                        for ((lo, hi), (dlo, dhi)) in a.iter_mut().zip(&domain) {
+                            *lo = (*lo).min(*dlo);
+                            *hi = (*hi).max(*dhi);
+                        }
+                    }
+                    None => anterior = Some(domain),
+                }
+            }
+        } else if t2 <= config.timestamp_end {
+            candidates.push((
+                f.name.as_str().to_string(),
+                candidate(&storage, &listing, f, root)?,
+            ));
+        }
     }
-    let inputs: Vec<_> = array
-        .directory()
-        .fragments(crate::array::TimeTravelRule::for_read(false));
-    if inputs.len() < 2 {
+    drop(listing);
+    let mut written = Vec::new();
+    // TileDB decides per step whether the new fragment carries delete
+    // metadata, and once one step did, every later step does too.
+    let mut with_delete_meta = false;
+    let mut step: u32 = 0;
+    loop {
+        if candidates.len() <= 1 {
+            break;
+        }
+        let view: Vec<Candidate> = candidates.iter().map(|(_, c)| c.clone()).collect();
+        let Some((run, _)) = select::next_run(config, dense, &view, anterior.as_ref()) else {
+            break;
+        };
+        if run.end() <= run.start() {
+            break;
+        }
+        let chosen: HashSet<String> = candidates
+            .get(run.clone())
+            .unwrap_or_default()
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut array = open_for_consolidation(root)?;
+        array.retain_fragments(|f| chosen.contains(f.name.as_str()));
+        let inputs: Vec<_> = array
+            .directory()
+            .fragments(crate::array::TimeTravelRule::FullContainment)
+            .into_iter()
+            .filter(|f| chosen.contains(f.name.as_str()))
+            .collect();
+        if inputs.len() != chosen.len() || array.fragments().len() != chosen.len() {
+            return Err(Error::Usage(format!(
+                "{}: the fragments chosen for consolidation changed while consolidating",
+                root.display()
+            )));
+        }
+        let Some(name) = (if dense {
+            consolidate_dense(root, &array, &inputs)?
+        } else {
+            consolidate_sparse(root, &array, &inputs, &mut with_delete_meta)?
+        }) else {
+            break;
+        };
+        drop(array);
+        let after = open_for_consolidation(root)?;
+        let Some(new) = after.fragments().iter().find(|f| f.name.as_str() == name) else {
+            return Err(Error::Usage(format!(
+                "{}: the consolidated fragment {name} is not visible",
+                root.display()
+            )));
+        };
+        let new = (name.clone(), candidate(&storage, &after, new, root)?);
+        candidates.splice(run, std::iter::once(new));
+        written.push(name);
+        step += 1;
+        if step >= config.steps {
+            break;
+        }
+    }
+    Ok(written)
+}
+
+/// The array over all time, as TileDB's consolidation opens it.
+fn open_for_consolidation(root: &Path) -> Result<Array> {
+    Array::open_path(
+        root,
+        OpenOptions {
+            timestamp_start: 0,
+            timestamp_end: u64::MAX,
+            key: None,
+        },
+    )
+}
+
+/// A dense fragment's non-empty domain as integers (`None` for sparse
+/// arrays and empty fragments).
+fn int_domain(
+    array: &Array,
+    fragment: &crate::fragment::FragmentMetadata,
+    root: &Path,
+) -> Result<Option<IntRect>> {
+    if !array.schema().is_dense() {
         return Ok(None);
     }
+    let Some(ned) = &fragment.non_empty_domain else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(ned.len());
+    for ((lo, hi), dim) in ned.iter().zip(&array.schema().dimensions) {
+        match (
+            Scalar::decode(dim.datatype, lo),
+            Scalar::decode(dim.datatype, hi),
+        ) {
+            (Some(Scalar::Int(a)), Some(Scalar::Int(b))) => out.push((a, b)),
+            _ => {
+                return Err(Error::Unsupported {
+                    file: root.to_path_buf(),
+                    what: "non-integer dense domains".into(),
+                })
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Expands an integer rectangle to whole space tiles, as TileDB's fragment
+/// info does for dense fragments: without a current domain the expansion is
+/// not clamped (not even to the domain), with one it is clamped to the
+/// current domain.
+fn expand_to_tiles(schema: &crate::schema::ArraySchema, rect: &IntRect) -> IntRect {
+    let current = schema.current_domain.as_ref();
+    rect.iter()
+        .zip(&schema.dimensions)
+        .enumerate()
+        .map(|(d, (&(lo, hi), dim))| {
+            let (Some((Scalar::Int(dlo), _)), Some(Scalar::Int(ext))) =
+                (dim.domain_scalars(), dim.extent_scalar())
+            else {
+                return (lo, hi);
+            };
+            if ext <= 0 {
+                return (lo, hi);
+            }
+            let mut out = (
+                dlo + (lo - dlo).div_euclid(ext) * ext,
+                dlo + ((hi - dlo).div_euclid(ext) + 1) * ext - 1,
+            );
+            let bounds = current.and_then(|c| c.get(d)).and_then(|(clo, chi)| {
+                match (
+                    Scalar::decode(dim.datatype, clo),
+                    Scalar::decode(dim.datatype, chi),
+                ) {
+                    (Some(Scalar::Int(a)), Some(Scalar::Int(b))) => Some((a, b)),
+                    _ => None,
+                }
+            });
+            if let Some((clo, chi)) = bounds {
+                out = (out.0.max(clo), out.1.min(chi));
+            }
+            out
+        })
+        .collect()
+}
+
+/// What the choice needs to know of one fragment.
+fn candidate(
+    storage: &dyn Storage,
+    array: &Array,
+    fragment: &crate::fragment::FragmentMetadata,
+    root: &Path,
+) -> Result<Candidate> {
+    let metadata_file = fragment.path.join("__fragment_metadata.tdb")?;
+    let size = fragment
+        .data_file_bytes()
+        .saturating_add(storage.size(&metadata_file)?);
+    let domain = int_domain(array, fragment, root)?;
+    let expanded = domain.as_ref().map(|d| expand_to_tiles(array.schema(), d));
+    Ok(Candidate {
+        size,
+        domain,
+        expanded,
+    })
+}
+
+/// Merges the dense fragments `array` holds (one chosen run) into one
+/// fragment over the union of their non-empty domains expanded to whole
+/// space tiles within the domain.
+fn consolidate_dense(
+    root: &Path,
+    array: &Array,
+    inputs: &[crate::array::Fragment],
+) -> Result<Option<String>> {
     let Some(ned) = array.non_empty_domain() else {
         return Ok(None);
     };
@@ -309,34 +532,27 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
             .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
         input.attrs.push(Column { cells, validity });
     }
-    write_consolidated(root, schema, &input, &inputs, &[])
+    write_consolidated(root, schema, &input, inputs, &[])
 }
 
-/// Sparse arrays (FORMAT_NOTES §6.3): every cell of every fragment, kept
-/// with its timestamp (no deduplication), in one fragment with a `t` field.
-/// The array is opened over all time, as TileDB's consolidation opens it by
-/// default. Cells removed by a delete are kept too: when any delete is as
-/// recent as the oldest input, or an input already has delete metadata, the
+/// Sparse runs (FORMAT_NOTES §6.3): every cell of every fragment of the
+/// run `array` holds, kept with its timestamp (no deduplication), in one
+/// fragment with a `t` field. The array is opened over all time, as
+/// TileDB's consolidation opens it by default. Cells removed by a delete
+/// are kept too: when any delete is as recent as the run's oldest
+/// fragment, an input already has delete metadata, or an earlier step of
+/// the same consolidation wrote delete metadata (`with_delete_meta`), the
 /// new fragment records per cell the delete that removed it (`dt`, `dci`).
 /// Its processed conditions are every delete of the array, oldest first,
 /// the list `dci` indexes. Inputs that are themselves consolidations
 /// (t1 < t2) need their per-cell timestamps (`t`); without them they are
 /// refused.
-fn consolidate_sparse(root: &Path) -> Result<Option<String>> {
-    let array = Array::open_path(
-        root,
-        OpenOptions {
-            timestamp_start: 0,
-            timestamp_end: u64::MAX,
-            key: None,
-        },
-    )?;
-    let inputs: Vec<_> = array
-        .directory()
-        .fragments(crate::array::TimeTravelRule::FullContainment);
-    if inputs.len() < 2 {
-        return Ok(None);
-    }
+fn consolidate_sparse(
+    root: &Path,
+    array: &Array,
+    inputs: &[crate::array::Fragment],
+    with_delete_meta: &mut bool,
+) -> Result<Option<String>> {
     let unsupported = |what: &str| Error::Unsupported {
         file: root.to_path_buf(),
         what: what.into(),
@@ -351,14 +567,15 @@ fn consolidate_sparse(root: &Path) -> Result<Option<String>> {
         ));
     }
     let first_t1 = inputs
-        .iter()
+        .first()
         .map(|f| f.name.timestamp_start())
-        .min()
         .unwrap_or(0);
-    let with_delete_meta = array.conditions().iter().any(|c| c.timestamp >= first_t1)
+    *with_delete_meta = *with_delete_meta
+        || array.conditions().iter().any(|c| c.timestamp >= first_t1)
         || array.fragments().iter().any(|f| f.has_delete_meta);
+    let with_delete_meta = *with_delete_meta;
 
-    let cells = crate::read::sparse::read_for_consolidation(&array)?;
+    let cells = crate::read::sparse::read_for_consolidation(array)?;
     let result = &cells.result;
     let schema = array.schema();
     let mut input = FragmentInput {
@@ -398,7 +615,7 @@ fn consolidate_sparse(root: &Path) -> Result<Option<String>> {
         .iter()
         .map(|c| c.marker.clone())
         .collect();
-    write_consolidated(root, schema, &input, &inputs, &processed)
+    write_consolidated(root, schema, &input, inputs, &processed)
 }
 
 /// Writes the consolidated fragment, named after the span of its inputs, and

@@ -603,6 +603,19 @@ impl FragmentMetadata {
         Ok(tiles)
     }
 
+    /// The sum of every data file size the footer records (fixed, var and
+    /// validity, over all fields): with the metadata file's size, the
+    /// fragment size TileDB's consolidation weighs.
+    pub fn data_file_bytes(&self) -> u64 {
+        let sum = |v: &[u64]| v.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        match &self.layout {
+            Layout::Footer(f) => sum(&f.file_sizes)
+                .saturating_add(sum(&f.file_var_sizes))
+                .saturating_add(f.file_validity_sizes.as_deref().map_or(0, sum)),
+            Layout::Legacy(l) => sum(&l.file_sizes).saturating_add(sum(&l.file_var_sizes)),
+        }
+    }
+
     /// The file sizes of `field`: (fixed, var, validity).
     pub fn file_sizes(&self, field: Field) -> (u64, u64, u64) {
         let Some(index) = self.field_index(field) else {

@@ -709,12 +709,70 @@ fn meta_step(
     Ok(())
 }
 
-fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
-    if step.get("config").is_some() || step.get("timestamp_range").is_some() {
-        return Err(unsupported("consolidation with a config or a time range"));
+/// The `config` table and `timestamp_range` of a fragments consolidation
+/// step, as TileDB receives them: each `sm.consolidation.*` value as text,
+/// and the range as `sm.consolidation.timestamp_start` / `timestamp_end`
+/// (which override the same keys of `config`).
+fn consolidation_config(step: &Value) -> Result<crate::consolidate::ConsolidationConfig> {
+    let mut config = crate::consolidate::ConsolidationConfig::default();
+    if let Some(table) = step.get("config") {
+        let table = table
+            .as_table()
+            .ok_or_else(|| Error::Usage("consolidate: config must be a table".into()))?;
+        for (key, value) in table {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Integer(n) => n.to_string(),
+                Value::Float(x) => x.to_string(),
+                Value::Boolean(b) => b.to_string(),
+                _ => return Err(Error::Usage(format!("consolidate: {key} is not a scalar"))),
+            };
+            // The mode is the step's own `mode`.
+            if key == "sm.consolidation.mode" {
+                if text != "fragments" {
+                    return Err(unsupported(format!("consolidation mode {text} in config")));
+                }
+                continue;
+            }
+            config
+                .set(key, &text)
+                .map_err(|e| unsupported(format!("consolidation config: {e}")))?;
+        }
     }
-    match get_str(step, "mode").unwrap_or("fragments") {
-        "fragments" => crate::consolidate::consolidate_fragments(root).map(drop),
+    if let Some(range) = step.get("timestamp_range") {
+        let bounds: Vec<u64> = range
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_integer().and_then(|n| u64::try_from(n).ok()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let [start, end] = bounds[..] else {
+            return Err(Error::Usage(
+                "consolidate: timestamp_range must be [start, end]".into(),
+            ));
+        };
+        config.timestamp_start = start;
+        config.timestamp_end = end;
+    }
+    Ok(config)
+}
+
+fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
+    let mode = get_str(step, "mode").unwrap_or("fragments");
+    if mode != "fragments"
+        && (step.get("config").is_some() || step.get("timestamp_range").is_some())
+    {
+        return Err(unsupported(format!(
+            "consolidation of {mode} with a config or a time range"
+        )));
+    }
+    match mode {
+        "fragments" => {
+            let config = consolidation_config(step)?;
+            crate::consolidate::consolidate_fragments_with(root, &config).map(drop)
+        }
         "fragment_meta" => crate::consolidate::consolidate_fragment_meta(storage).map(drop),
         "commits" => crate::consolidate::consolidate_commits(storage).map(drop),
         "array_meta" => crate::consolidate::consolidate_array_meta(root).map(drop),
