@@ -3,9 +3,11 @@
 Run with the oracle venv (tiledb-py 0.36.1, TileDB 2.30):
 
     /work/.venv-tiledb/bin/python conformance/scripts/legacy_expected.py \
-        ../shared/tiledb-test-arrays runtime/tests/data/legacy_expected
+        ../shared/tiledb-test-arrays conformance/legacy
 
-For each array it writes `<array>.json`: `{"array", "tiledb", "tiledb_py", "reads": [...]}`,
+For each array it writes `legacy.<array>.expected.json`: `{"array", "format_version", "source",
+"tiledb", "tiledb_py", "reads": [...]}` (the runner's legacy producers compare with it, and
+runtime/tests/read_legacy.rs too),
 each read as in a corpus `expected.json` (conformance/README.md), produced by the same code
 the corpus generator uses (`tdbcase.read_cells`). Arrays TileDB refuses get `{"error": msg}`.
 """
@@ -21,7 +23,8 @@ import tiledb  # noqa: E402
 import tdbcase  # noqa: E402
 
 PINNED_TILEDB_PY = "0.36.1"
-ARRAYS = ["non_split_coords_v1_4_0", "zero_var_chunks_v10", "sparse_array_v11"]
+# The arrays and their format versions.
+ARRAYS = {"non_split_coords_v1_4_0": 1, "zero_var_chunks_v10": 10, "sparse_array_v11": 11}
 READS = [
     {"id": "row-major", "layout": "row-major"},
     {"id": "col-major", "layout": "col-major"},
@@ -74,10 +77,12 @@ def main():
     source, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(out_dir, exist_ok=True)
     ctx = tiledb.Ctx()
-    for name in ARRAYS:
+    for name, format_version in ARRAYS.items():
         uri = os.path.join(source, name)
         doc = {
             "array": name,
+            "format_version": format_version,
+            "source": f"tiledb-test-arrays/{name}",
             "tiledb": ".".join(map(str, tiledb.libtiledb.version())),
             "tiledb_py": tiledb.__version__,
             "reads": [],
@@ -93,7 +98,7 @@ def main():
                 doc["reads"].append({"id": read["id"], **read, **result})
             except tiledb.TileDBError as e:
                 doc["reads"].append({"id": read["id"], **read, "error": str(e)})
-        with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+        with open(os.path.join(out_dir, f"legacy.{name}.expected.json"), "w") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
         print(name, [len(r.get("cells", [])) for r in doc["reads"]])

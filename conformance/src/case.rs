@@ -72,6 +72,8 @@ struct CaseFile {
     expect_error: Option<String>,
     #[serde(default)]
     reads: Vec<ReadSpec>,
+    #[serde(default)]
+    frozen: bool,
 }
 
 fn first_format() -> u32 {
@@ -95,6 +97,9 @@ pub struct Case {
     pub reads: Vec<String>,
     /// The recipe file (absolute), handed to adapters.
     pub file: PathBuf,
+    /// A frozen array read in place (TileDB's own legacy test inputs): no
+    /// recipe, so no writer replays it.
+    pub frozen: bool,
 }
 
 impl Case {
@@ -123,6 +128,7 @@ impl Case {
             expect_error: parsed.expect_error,
             reads: parsed.reads.into_iter().map(|r| r.id).collect(),
             file,
+            frozen: parsed.frozen,
         })
     }
 

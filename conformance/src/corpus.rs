@@ -18,6 +18,16 @@ pub struct Producer {
     pub skipped: BTreeMap<String, String>,
     /// When the producer replays only some cases: where that selection is defined.
     pub selection: Option<String>,
+    /// A producer whose arrays live outside the corpus folder (TileDB's
+    /// legacy test arrays): the folder holding its array, and its expected
+    /// results.
+    pub external: Option<External>,
+}
+
+#[derive(Debug, Clone)]
+pub struct External {
+    pub array_root: PathBuf,
+    pub expected: PathBuf,
 }
 
 #[derive(Debug, Clone)]
@@ -84,6 +94,7 @@ impl Corpus {
                 cases,
                 skipped,
                 selection,
+                external: None,
             });
         }
         // Newest format first: the matrix reads top-down from today's release.
@@ -100,7 +111,75 @@ impl Corpus {
     }
 
     pub fn case_dir(&self, producer: &str, case: &str) -> PathBuf {
-        self.dir.join(producer).join(case)
+        match self.external(producer) {
+            Some(external) => external.array_root.clone(),
+            None => self.dir.join(producer).join(case),
+        }
+    }
+
+    fn external(&self, producer: &str) -> Option<&External> {
+        self.producers
+            .iter()
+            .find(|p| p.name == producer)
+            .and_then(|p| p.external.as_ref())
+    }
+
+    /// Adds one producer per legacy array of TileDB's test inputs present in
+    /// `arrays_dir` (`../shared/tiledb-test-arrays`): each `legacy.<array>`
+    /// case of `legacy_dir` whose array is there, with the expected results
+    /// committed beside the case (`legacy.<array>.expected.json`).
+    pub fn add_legacy(&mut self, legacy_dir: &Path, arrays_dir: &Path) -> Result<(), String> {
+        let entries = match fs::read_dir(legacy_dir) {
+            Ok(entries) => entries,
+            Err(_) => return Ok(()),
+        };
+        let mut found = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(file) = path.file_name().and_then(|n| n.to_str()) else {
+                continue;
+            };
+            let Some(case) = file.strip_suffix(".expected.json") else {
+                continue;
+            };
+            let doc: Value = serde_json::from_str(
+                &fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?,
+            )
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+            let array = doc
+                .get("array")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{}: no \"array\"", path.display()))?;
+            let format_version = doc
+                .get("format_version")
+                .and_then(Value::as_u64)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| format!("{}: no \"format_version\"", path.display()))?;
+            if !arrays_dir.join(array).is_dir() {
+                continue;
+            }
+            found.push(Producer {
+                name: format!("legacy:{array}"),
+                format_version,
+                cases: [case.to_string()].into_iter().collect(),
+                skipped: BTreeMap::new(),
+                selection: Some(format!(
+                    "one array of TileDB's test inputs ({})",
+                    arrays_dir.join(array).display()
+                )),
+                external: Some(External {
+                    array_root: arrays_dir.to_path_buf(),
+                    expected: path.clone(),
+                }),
+            });
+        }
+        found.sort_by(|a, b| {
+            b.format_version
+                .cmp(&a.format_version)
+                .then(a.name.cmp(&b.name))
+        });
+        self.producers.extend(found);
+        Ok(())
     }
 
     /// The expected result of every read of one case, by read id.
@@ -109,7 +188,10 @@ impl Corpus {
         producer: &str,
         case: &str,
     ) -> Result<BTreeMap<String, Expected>, String> {
-        let path = self.case_dir(producer, case).join("expected.json");
+        let path = match self.external(producer) {
+            Some(external) => external.expected.clone(),
+            None => self.case_dir(producer, case).join("expected.json"),
+        };
         let text =
             fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         let doc: Value =
@@ -146,6 +228,8 @@ pub fn parse_expected(doc: &Value) -> Result<BTreeMap<String, Expected>, String>
         } else {
             let mut result = obj.clone();
             result.remove("id");
+            // The legacy expected files also say how each read was made.
+            result.remove("layout");
             Expected::Result(Value::Object(result))
         };
         out.insert(id, expected);

@@ -76,6 +76,10 @@ pub struct RunConfig {
     /// The folder holding `cases/` and `known_failures/`.
     pub conformance_dir: PathBuf,
     pub corpus_dir: PathBuf,
+    /// TileDB's legacy test arrays (`../shared/tiledb-test-arrays`), when
+    /// present: each array with a case in `conformance/legacy/` joins the
+    /// matrix as a producer of its own.
+    pub legacy_arrays: Option<PathBuf>,
     pub selection: Selection,
     /// The reader whose live reads are the expected results.
     pub oracle: String,
@@ -109,7 +113,11 @@ pub fn run(
     adapters: &mut [Box<dyn Adapter>],
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
+    let mut all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
+    let legacy_dir = config.conformance_dir.join("legacy");
+    if config.legacy_arrays.is_some() && legacy_dir.is_dir() {
+        all_cases.extend(Case::load_all(&legacy_dir)?);
+    }
     let selected: Vec<Case> = all_cases
         .iter()
         .filter(|c| config.selection.selects_case(c))
@@ -117,7 +125,10 @@ pub fn run(
         .collect();
     let cases: Vec<&Case> = selected.iter().collect();
     let known = KnownFailures::load(&config.conformance_dir.join("known_failures"))?;
-    let corpus = Corpus::open(&config.corpus_dir)?;
+    let mut corpus = Corpus::open(&config.corpus_dir)?;
+    if let Some(arrays) = &config.legacy_arrays {
+        corpus.add_legacy(&legacy_dir, arrays)?;
+    }
 
     let mut run = Run {
         config,
@@ -411,6 +422,12 @@ impl Run<'_> {
             };
         if case.is_derived() {
             let why = "the case is a mutation of the corpus, not a replay".to_string();
+            skip_all(self, Status::NotApplicable, why, adapters);
+            return;
+        }
+        if case.frozen {
+            let why =
+                "a frozen array of TileDB's test inputs: there is no recipe to replay".to_string();
             skip_all(self, Status::NotApplicable, why, adapters);
             return;
         }

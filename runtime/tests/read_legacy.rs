@@ -2,7 +2,7 @@
 //! `$TILEDB_SHARED_DIR/tiledb-test-arrays`) read as TileDB 2.30 reads them.
 //! The expected answers were produced by TileDB 2.30 through
 //! `conformance/scripts/legacy_expected.py` and are committed under
-//! `tests/data/legacy_expected/`.
+//! `conformance/legacy/` (where the conformance runner reads them too).
 
 mod common;
 
@@ -41,7 +41,7 @@ fn sorted(rows: &[Value]) -> Vec<String> {
 #[test]
 fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
     let Some(dir) = legacy_dir() else { return };
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_expected");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/legacy");
     let mut checked = 0;
     for name in [
         "non_split_coords_v1_4_0",
@@ -49,7 +49,7 @@ fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
         "sparse_array_v11",
     ] {
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(data.join(format!("{name}.json"))).unwrap(),
+            &std::fs::read_to_string(data.join(format!("legacy.{name}.expected.json"))).unwrap(),
         )
         .unwrap();
         let array = Array::open_path(dir.join(name), OpenOptions::default())

@@ -55,6 +55,7 @@ pub fn config_in(conformance: &Path, selection: Selection) -> RunConfig {
     RunConfig {
         conformance_dir: conformance.to_path_buf(),
         corpus_dir: conformance_dir().join("corpus"),
+        legacy_arrays: legacy_arrays(),
         selection,
         oracle: "tiledb-py".to_string(),
         repro_prefix: "tdb conformance".to_string(),
@@ -68,4 +69,13 @@ pub fn corpus_only(cases: &[&str]) -> Selection {
         live: false,
         ..Selection::default()
     }
+}
+
+/// TileDB's legacy test arrays beside the workspace, when present.
+pub fn legacy_arrays() -> Option<PathBuf> {
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| conformance_dir().join("../../shared"));
+    let dir = shared.join("tiledb-test-arrays");
+    dir.is_dir().then_some(dir)
 }
