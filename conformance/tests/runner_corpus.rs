@@ -34,7 +34,10 @@ fn recorded_reads() -> BTreeMap<String, usize> {
     }
     // TileDB's legacy test arrays, when present: one producer per array.
     if let Some(arrays) = legacy_arrays() {
-        for entry in fs::read_dir(conformance_dir().join("legacy")).unwrap().flatten() {
+        for entry in fs::read_dir(conformance_dir().join("legacy"))
+            .unwrap()
+            .flatten()
+        {
             let path = entry.path();
             if !path.to_string_lossy().ends_with(".expected.json") {
                 continue;

@@ -13,7 +13,11 @@
 //!    in its output, which must equal ours for the whole recipe. Without the
 //!    venv that half prints why it skips.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{tiledb_python, workspace};
+
+use std::path::Path;
 use std::process::Command;
 
 use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, TimestampedName};
@@ -26,22 +30,6 @@ const CASES: &[&str] = &[
     "sparse.delete.consolidated.two_deletes",
     "sparse.delete.consolidated.twice",
 ];
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn oracle() -> Option<PathBuf> {
-    let candidates = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-        Some(PathBuf::from("/work/.venv-tiledb/bin/python")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
-}
 
 /// A commit marker without its random label: `__commits/<t1>_<t2>.<ext>`.
 fn unlabelled(marker: &str) -> String {
@@ -172,8 +160,8 @@ const TWICE_FIRST_ROUND: usize = 5;
 
 #[test]
 fn tiledb_consolidates_our_delete_metadata_as_its_own() {
-    let Some(python) = oracle() else {
-        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, $TILEDB_PY, /work/.venv-tiledb)");
+    let Some(python) = tiledb_python() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
         return;
     };
     let id = "sparse.delete.consolidated.twice";

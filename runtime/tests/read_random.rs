@@ -4,29 +4,19 @@
 //! writes them with TileDB and dumps TileDB's reads; every read is then run
 //! here and must give the same canonical JSON.
 //!
-//! Needs the oracle: `<workspace>/.venv-tiledb/bin/python`, else `$TILEDB_PY`,
-//! else `/work/.venv-tiledb/bin/python`. Without one the test prints why it
+//! Needs the oracle: `<workspace>/.venv-tiledb/bin/python`, else `$TILEDB_PY`
+//! (`common::tiledb_python`). Without one the test prints why it
 //! skips. `TILEDB_RANDOM_SEEDS` (default 6) seeds from `TILEDB_RANDOM_FIRST_SEED`
 //! (default 1), of `TILEDB_RANDOM_COUNT` (default 8) arrays each, are run.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::tiledb_python;
+
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-
-fn oracle() -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()?
-        .to_path_buf();
-    let candidates = [
-        Some(workspace.join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-        Some(PathBuf::from("/work/.venv-tiledb/bin/python")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
-}
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -37,8 +27,8 @@ fn env_number(name: &str, default: u64) -> u64 {
 
 #[test]
 fn random_arrays_read_as_tiledb_reads_them() {
-    let Some(python) = oracle() else {
-        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, $TILEDB_PY, /work/.venv-tiledb)");
+    let Some(python) = tiledb_python() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
         return;
     };
     let script =

@@ -9,8 +9,12 @@
 //! `timestamp_range` check that we choose TileDB's runs.
 //! The reads themselves are checked by `write_roundtrip.rs`.
 
+mod common;
+
+use common::{tiledb_python, workspace};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const CASES: &[&str] = &[
     "array.metadata.consolidate",
@@ -34,13 +38,6 @@ const CASES: &[&str] = &[
     "sparse.delete.consolidated.twice",
     "sparse.delete.older_than_consolidated",
 ];
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// `folder → sorted list of "t1_t2.ext"` for the timestamped entries.
 fn shape(array: &Path) -> BTreeMap<String, Vec<String>> {
@@ -100,15 +97,6 @@ fn consolidation_and_vacuum_leave_tiledbs_layout() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-fn oracle() -> Option<PathBuf> {
-    let candidates = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-        Some(PathBuf::from("/work/.venv-tiledb/bin/python")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
 }
 
 /// A small deterministic generator (64-bit LCG, high bits).
@@ -221,8 +209,8 @@ fn random_recipe(seed: u64) -> String {
 /// oracle venv; without it the test prints why it skips.
 #[test]
 fn random_recipes_consolidate_the_runs_tiledb_consolidates() {
-    let Some(python) = oracle() else {
-        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, $TILEDB_PY, /work/.venv-tiledb)");
+    let Some(python) = tiledb_python() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
         return;
     };
     const RECIPES: u64 = 60;

@@ -54,16 +54,8 @@ struct Oracle {
 impl Oracle {
     fn start() -> Result<Oracle, String> {
         let ws = workspace();
-        let candidates = [
-            Some(ws.join(".venv-tiledb/bin/python")),
-            Some(PathBuf::from("/work/.venv-tiledb/bin/python")),
-            std::env::var_os("TILEDB_PY").map(PathBuf::from),
-        ];
-        let python = candidates
-            .into_iter()
-            .flatten()
-            .find(|p| p.is_file())
-            .ok_or("no venv with tiledb-py (.venv-tiledb or $TILEDB_PY)")?;
+        let python =
+            common::tiledb_python().ok_or("no venv with tiledb-py (.venv-tiledb or $TILEDB_PY)")?;
         let mut child = Command::new(&python)
             .arg(ws.join("conformance/adapters/tiledb_py_adapter.py"))
             .arg("serve")

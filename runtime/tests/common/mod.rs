@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use serde_json::{json, Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tiledb_runtime::array::{Array, LocalStorage, OpenOptions};
 use tiledb_runtime::filter::Datatype;
@@ -14,6 +14,24 @@ use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::read::labels::read_by_label;
 use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
 use tiledb_runtime::schema::{ArraySchema, Scalar};
+
+/// The workspace root (the parent of this crate).
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the runtime crate sits inside the workspace")
+        .to_path_buf()
+}
+
+/// The Python of the TileDB oracle venv: `.venv-tiledb/` in the workspace
+/// (what `.ci/run` installs), or `$TILEDB_PY`.
+pub fn tiledb_python() -> Option<PathBuf> {
+    let candidates = [
+        Some(workspace().join(".venv-tiledb/bin/python")),
+        std::env::var_os("TILEDB_PY").map(PathBuf::from),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
 
 fn is_byte_type(dt: Datatype) -> bool {
     use Datatype::*;
