@@ -27,7 +27,16 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib  # type: ignore
 
-FORMAT_BY_RELEASE = {(2, 30): 22, (2, 13): 16}
+# The format version each TileDB release writes (spec/format.toml, [[version]] release).
+FORMAT_BY_RELEASE = {
+    **{(2, minor): 16 for minor in (12, 13)},
+    (2, 14): 17,
+    (2, 15): 18,
+    (2, 16): 19,
+    **{(2, minor): 20 for minor in (17, 18)},
+    **{(2, minor): 21 for minor in range(19, 25)},
+    **{(2, minor): 22 for minor in range(25, 31)},
+}
 
 
 class UsageError(Exception):

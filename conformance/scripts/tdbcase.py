@@ -775,8 +775,11 @@ def read_cells(uri, read, ctx):
                 ranges = [[[d.domain[0], d.domain[1]]] for d in A.schema.domain]
         names = [d[0] for d in dims] + attr_names
         columns = {name: [] for name in names}
+        # Older tiledb-py reads the non-empty domain of a string dimension as None: a whole
+        # sparse read there keeps the Subarray's default ranges (the whole domain) instead.
+        whole_by_default = LEGACY and sparse and read.get("ranges") is None and hasattr(tiledb, "Subarray")
         if ranges is not None:
-            per_dim = [[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)]
+            per_dim = None if whole_by_default else [[tuple(_range_value(t, x) for x in r) for r in rs] for (_, _, t, _, _), rs in zip(dims, ranges)]
             if LEGACY:
                 # tiledb-py 0.19-0.25: no raw query bindings; PyQuery takes ranges directly
                 # (0.19, 0.20) or a Subarray (0.21 and later).
@@ -787,7 +790,8 @@ def read_cells(uri, read, ctx):
                     q.set_cond(tiledb.QueryCondition(read["condition"]))
                 if hasattr(tiledb, "Subarray"):
                     sub = tiledb.Subarray(A)
-                    sub.add_ranges(per_dim)
+                    if per_dim is not None:
+                        sub.add_ranges(per_dim)
                     q.set_subarray(sub)
                 else:
                     q.set_ranges(per_dim)
