@@ -348,6 +348,8 @@ fn run(
     let attributes = output_attributes(schema, query)?;
 
     let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
+    // Per fragment: the tiles the ranges touch and the fields to load.
+    let mut planned: Vec<(&FragmentMetadata, Vec<u64>, Vec<Field>)> = Vec::new();
     for fragment in array.fragments() {
         let fragment: &FragmentMetadata = fragment;
         if fragment.dense || fragment.non_empty_domain.is_none() {
@@ -400,6 +402,27 @@ fn run(
                 fields.push(Field::Attribute(i));
             }
         }
+        planned.push((fragment, tiles, fields));
+    }
+
+    // A stored-order read of one fragment streams its tiles into the result
+    // instead of holding them all.
+    if !consolidating {
+        let mut touched = planned.iter().filter(|(_, tiles, _)| !tiles.is_empty());
+        if let (Some((fragment, tiles, _)), None) = (touched.next(), touched.next()) {
+            if let Some(result) = crate::read::sparse_sorted::stream_stored_order(
+                array,
+                query,
+                fragment,
+                tiles,
+                &attributes,
+            ) {
+                return result.map(|r| (r, Vec::new()));
+            }
+        }
+    }
+
+    for (fragment, tiles, fields) in planned {
         let mut map = HashMap::new();
         if !tiles.is_empty() {
             for field in fields {

@@ -15,8 +15,9 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::Field;
+use crate::fragment::FragmentMetadata;
 use crate::read::sparse::FragmentTiles;
-use crate::read::tiles::TileData;
+use crate::read::tiles::{load_tiles_pooled, TileData};
 use crate::read::{Column, Layout, ReadQuery, ReadResult};
 use crate::schema::Scalar;
 
@@ -443,6 +444,304 @@ fn gather(
         dimensions: dims,
         attributes: attrs,
     })
+}
+
+/// A kept cell of a streamed tile: its order key (unused dimensions 0) and
+/// its index in the tile.
+type KeyedCell = ([u64; 4], u32);
+
+/// Tiles decoded at once by [`stream_stored_order`].
+const STREAM_BATCH: usize = 64;
+
+/// A global-order or unordered read of one fragment (the common case of
+/// [`try_read`] that keeps the stored order), streamed: tiles are decoded
+/// a batch at a time into reused buffers and their kept cells appended to
+/// the result, so that memory holds the result and one batch, not every
+/// decoded tile of the query. `None` leaves the read to the loading path
+/// (nothing has been read then). `tiles` are the fragment's tiles the
+/// ranges touch, in stored order.
+pub(crate) fn stream_stored_order(
+    array: &Array,
+    query: &ReadQuery,
+    fragment: &FragmentMetadata,
+    tiles: &[u64],
+    attributes: &[usize],
+) -> Option<Result<ReadResult>> {
+    let schema = array.schema();
+    let n = schema.dimensions.len();
+    let (open_start, open_end) = (
+        array.options().timestamp_start,
+        array.options().timestamp_end,
+    );
+    let t1 = fragment.name.timestamp_range().0;
+    let fixed_numeric = schema.dimensions.iter().all(|d| {
+        !d.var
+            && matches!(d.datatype.size(), 1 | 2 | 4 | 8)
+            && !matches!(
+                Scalar::decode(d.datatype, &[0; 8]),
+                None | Some(Scalar::Bytes(_))
+            )
+    });
+    // Every output attribute fixed-size, in the fragment or filled.
+    let attrs_fixed = attributes.iter().all(|&a| {
+        let attr = &schema.attributes[a];
+        attr.cell_val_num
+            .is_some_and(|v| attr.fill.len() as u64 == v as u64 * attr.datatype.size())
+            && fragment.schema.attribute(&attr.name).is_none_or(|(_, fa)| {
+                fa.cell_val_num == attr.cell_val_num && fa.datatype == attr.datatype
+            })
+    });
+    let eligible = matches!(query.layout, Layout::Global | Layout::Unordered)
+        && array.conditions().is_empty()
+        && fixed_numeric
+        && attrs_fixed
+        && (1..=4).contains(&n)
+        && fragment.version >= 5
+        && !fragment.has_timestamps
+        && !fragment.has_delete_meta
+        && fragment.schema.dimensions.len() == n
+        && fragment
+            .schema
+            .dimensions
+            .iter()
+            .zip(&schema.dimensions)
+            .all(|(a, b)| a.datatype == b.datatype && !a.var);
+    if !eligible {
+        return None;
+    }
+    let mut ranges: Vec<Vec<(u64, u64)>> = Vec::with_capacity(n);
+    for (d, dim) in schema.dimensions.iter().enumerate() {
+        let mut keyed = Vec::new();
+        for (lo, hi) in query.ranges.get(d).map_or(&[][..], |r| &r[..]) {
+            if lo.len() as u64 != dim.datatype.size() || hi.len() as u64 != dim.datatype.size() {
+                return None;
+            }
+            keyed.push((order_key(dim.datatype, lo)?, order_key(dim.datatype, hi)?));
+        }
+        ranges.push(keyed);
+    }
+    Some(stream(
+        array, query, fragment, tiles, attributes, &ranges, t1, open_start, open_end,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stream(
+    array: &Array,
+    query: &ReadQuery,
+    fragment: &FragmentMetadata,
+    tiles: &[u64],
+    attributes: &[usize],
+    ranges: &[Vec<(u64, u64)>],
+    t1: u64,
+    open_start: u64,
+    open_end: u64,
+) -> Result<ReadResult> {
+    let schema = array.schema();
+    let storage = array.storage();
+    let key = array.options().key;
+    let n = schema.dimensions.len();
+    let mut dims: Vec<Column> = if query.skip_coordinates {
+        Vec::new()
+    } else {
+        schema
+            .dimensions
+            .iter()
+            .map(|d| Column::new(&d.name, d.datatype, Some(1), false))
+            .collect()
+    };
+    let mut attrs: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let attr = &schema.attributes[a];
+            Column::new(&attr.name, attr.datatype, attr.cell_val_num, attr.nullable)
+        })
+        .collect();
+    if t1 < open_start || t1 > open_end || tiles.is_empty() {
+        return Ok(ReadResult {
+            dimensions: dims,
+            attributes: attrs,
+        });
+    }
+    // Room for every cell of the touched tiles: reserved, not touched, so
+    // only the pages the result fills are faulted in, once.
+    let most: u64 = tiles.iter().map(|t| fragment.cell_num(*t, 0)).sum();
+    for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
+        col.data.reserve((most * dim.datatype.size()) as usize);
+    }
+    for (col, &a) in attrs.iter_mut().zip(attributes) {
+        let attr = &schema.attributes[a];
+        col.data.reserve(most as usize * attr.fill.len());
+        if let Some(v) = col.validity.as_mut() {
+            v.reserve(most as usize);
+        }
+    }
+    let attr_fields: Vec<Option<Field>> = attributes
+        .iter()
+        .map(|&a| {
+            fragment
+                .schema
+                .attribute(&schema.attributes[a].name)
+                .map(|(i, _)| Field::Attribute(i))
+        })
+        .collect();
+    let mut dim_pools: Vec<Vec<Vec<u8>>> = vec![Vec::new(); n];
+    let mut attr_pools: Vec<Vec<Vec<u8>>> = vec![Vec::new(); attributes.len()];
+    let mut last_key: Option<[u64; 4]> = None;
+    for batch in tiles.chunks(STREAM_BATCH) {
+        let coords: Vec<Vec<TileData>> = (0..n)
+            .map(|d| {
+                load_tiles_pooled(
+                    storage,
+                    fragment,
+                    Field::Dimension(d),
+                    batch,
+                    0,
+                    key.as_ref(),
+                    &mut dim_pools[d],
+                )
+            })
+            .collect::<Result<_>>()?;
+        // Each tile's cells in range, with their keys, tiles in parallel.
+        let per_tile: Vec<Result<Vec<KeyedCell>>> = batch
+            .par_iter()
+            .enumerate()
+            .map(|(slot, &tile)| {
+                let count = fragment.cell_num(tile, 0) as usize;
+                let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count];
+                let mut keep: Vec<bool> = vec![true; count];
+                for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
+                    let size = dim.datatype.size() as usize;
+                    let data = &coords[d].get(slot).ok_or_else(short)?.data;
+                    if data.len() < count * size {
+                        return Err(Error::corrupt(
+                            0,
+                            "coordinates",
+                            format!("tile {tile} of {} is short", fragment.name),
+                        ));
+                    }
+                    for ((key, kept), bytes) in keys
+                        .iter_mut()
+                        .zip(keep.iter_mut())
+                        .zip(data.chunks_exact(size))
+                    {
+                        // NaN coordinates: no order key; TileDB never
+                        // writes them, and no range holds them.
+                        let Some(k) = order_key(dim.datatype, bytes) else {
+                            *kept = false;
+                            continue;
+                        };
+                        key[d] = k;
+                        if !ranges[d].is_empty()
+                            && !ranges[d].iter().any(|(lo, hi)| *lo <= k && k <= *hi)
+                        {
+                            *kept = false;
+                        }
+                    }
+                }
+                Ok(keys
+                    .into_iter()
+                    .zip(keep)
+                    .enumerate()
+                    .filter(|(_, (_, k))| *k)
+                    .map(|(c, (key, _))| (key, c as u32))
+                    .collect())
+            })
+            .collect();
+        // Kept cells as (slot, cell); of equal coordinates (adjacent in
+        // stored order) the last stored cell stays, as on the loading path.
+        let mut kept: Vec<(usize, u32)> = Vec::new();
+        let mut dropped_before_batch = 0usize;
+        for (slot, cells) in per_tile.into_iter().enumerate() {
+            for (key, cell) in cells? {
+                if !schema.allows_dups && last_key == Some(key) && kept.pop().is_none() {
+                    dropped_before_batch += 1;
+                }
+                kept.push((slot, cell));
+                last_key = Some(key);
+            }
+        }
+        // A duplicate of the previous batch's last cell replaces it.
+        if dropped_before_batch > 0 {
+            for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
+                let size = dim.datatype.size() as usize;
+                col.data
+                    .truncate(col.data.len().saturating_sub(dropped_before_batch * size));
+            }
+            for (col, &a) in attrs.iter_mut().zip(attributes) {
+                let size = schema.attributes[a].fill.len();
+                col.data
+                    .truncate(col.data.len().saturating_sub(dropped_before_batch * size));
+                if let Some(v) = col.validity.as_mut() {
+                    v.truncate(v.len().saturating_sub(dropped_before_batch));
+                }
+            }
+        }
+        for (d, col) in dims.iter_mut().enumerate() {
+            let size = schema.dimensions[d].datatype.size() as usize;
+            append_cells(&mut col.data, size, &kept, |slot| coords[d].get(slot))?;
+        }
+        for (pool, tiles) in dim_pools.iter_mut().zip(coords) {
+            pool.extend(tiles.into_iter().map(|t| t.data));
+        }
+        for (i, (col, &a)) in attrs.iter_mut().zip(attributes).enumerate() {
+            let attr = &schema.attributes[a];
+            let size = attr.fill.len();
+            let Some(field) = attr_fields[i] else {
+                for _ in &kept {
+                    col.data.extend_from_slice(&attr.fill);
+                    if let Some(v) = col.validity.as_mut() {
+                        v.push(u8::from(attr.fill_validity));
+                    }
+                }
+                continue;
+            };
+            let data = load_tiles_pooled(
+                storage,
+                fragment,
+                field,
+                batch,
+                0,
+                key.as_ref(),
+                &mut attr_pools[i],
+            )?;
+            append_cells(&mut col.data, size, &kept, |slot| data.get(slot))?;
+            if let Some(v) = col.validity.as_mut() {
+                for &(slot, cell) in &kept {
+                    let tile = data.get(slot).ok_or_else(short)?;
+                    v.push(u8::from(tile.valid(cell as u64)));
+                }
+            }
+            attr_pools[i].extend(data.into_iter().map(|t| t.data));
+        }
+    }
+    Ok(ReadResult {
+        dimensions: dims,
+        attributes: attrs,
+    })
+}
+
+/// Appends the kept cells (runs of consecutive cells of one tile copied at
+/// once) of fixed-size `size`.
+fn append_cells<'t>(
+    out: &mut Vec<u8>,
+    size: usize,
+    kept: &[(usize, u32)],
+    tile: impl Fn(usize) -> Option<&'t TileData>,
+) -> Result<()> {
+    let mut i = 0;
+    while i < kept.len() {
+        let (slot, cell) = kept[i];
+        let mut run = 1;
+        while i + run < kept.len() && kept[i + run] == (slot, cell + run as u32) {
+            run += 1;
+        }
+        let data = &tile(slot).ok_or_else(short)?.data;
+        let from = cell as usize * size;
+        out.extend_from_slice(data.get(from..from + run * size).ok_or_else(short)?);
+        i += run;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
