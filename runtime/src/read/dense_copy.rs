@@ -337,6 +337,32 @@ pub(crate) fn read_box(
                             let tile = p.source.and_then(|(gi, t, pos, stride)| {
                                 tiles.get(&(gi, t)).map(|d| (d, pos, stride))
                             });
+                            // Consecutive cells of a tile are consecutive bytes:
+                            // one copy, and their offsets shifted.
+                            if let (Some((tile, pos, 1)), Some(o)) = (tile, &mut col.offsets) {
+                                if let Some(starts) = tile
+                                    .offsets
+                                    .as_deref()
+                                    .and_then(|t| t.get(pos as usize..=(pos + p.count) as usize))
+                                {
+                                    let (first, last) = (starts[0], starts[starts.len() - 1]);
+                                    let bytes = usize::try_from(first)
+                                        .ok()
+                                        .zip(usize::try_from(last).ok())
+                                        .and_then(|(a, b)| tile.data.get(a..b))
+                                        .ok_or_else(short_tile)?;
+                                    let base = col.data.len() as u64;
+                                    col.data.extend_from_slice(bytes);
+                                    for s in &starts[1..] {
+                                        // Offsets past `first` (bytes.get proved the
+                                        // span; a smaller one is a broken tile).
+                                        let shifted =
+                                            s.checked_sub(first).ok_or_else(short_tile)?;
+                                        o.push(shifted + base);
+                                    }
+                                    continue;
+                                }
+                            }
                             for i in 0..p.count {
                                 match tile {
                                     Some((tile, pos, stride)) => {
