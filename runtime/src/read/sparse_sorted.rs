@@ -176,21 +176,18 @@ fn run<const COL_MAJOR: bool, const N: usize>(
     // (key per dimension in comparison order, location)
     let most: u64 = loaded
         .iter()
-        .map(|fr| {
-            fr.tiles
-                .iter()
-                .map(|t| fr.fragment.cell_num(*t, 0))
-                .sum::<u64>()
-        })
-        .sum();
+        .flat_map(|fr| fr.tiles.iter().map(|t| fr.fragment.cell_num(*t, 0)))
+        .fold(0u64, u64::saturating_add);
     // Sorted reads collect (key, location) pairs; a read in stored order
     // (one fragment) collects locations only, dropping duplicates as it goes.
     let mut cells: Vec<([u64; N], u64)> = Vec::new();
     let mut locations: Vec<u64> = Vec::new();
+    // Counts from the fragment metadata: the reservation is capped.
+    let most = most.min(MAX_RESERVE / 16) as usize;
     if sorted {
-        cells.reserve(most as usize);
+        cells.reserve(most);
     } else {
-        locations.reserve(most as usize);
+        locations.reserve(most);
     }
     let mut last_key: Option<[u64; N]> = None;
     for (priority, &fi) in by_priority.iter().enumerate() {
@@ -450,6 +447,9 @@ fn gather(
 /// its index in the tile.
 type KeyedCell = ([u64; 4], u32);
 
+/// The most a result column reserves ahead, in bytes.
+const MAX_RESERVE: u64 = 1 << 30;
+
 /// Tiles decoded at once by [`stream_stored_order`].
 const STREAM_BATCH: usize = 64;
 
@@ -564,16 +564,22 @@ fn stream(
         });
     }
     // Room for every cell of the touched tiles: reserved, not touched, so
-    // only the pages the result fills are faulted in, once.
-    let most: u64 = tiles.iter().map(|t| fragment.cell_num(*t, 0)).sum();
+    // only the pages the result fills are faulted in, once. The cell counts
+    // come from the fragment's metadata, so the reservation is capped; a
+    // larger result grows as it is filled.
+    let most: u64 = tiles
+        .iter()
+        .map(|t| fragment.cell_num(*t, 0))
+        .fold(0u64, u64::saturating_add);
+    let room = |size: u64| most.saturating_mul(size).min(MAX_RESERVE) as usize;
     for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
-        col.data.reserve((most * dim.datatype.size()) as usize);
+        col.data.reserve(room(dim.datatype.size()));
     }
     for (col, &a) in attrs.iter_mut().zip(attributes) {
         let attr = &schema.attributes[a];
-        col.data.reserve(most as usize * attr.fill.len());
+        col.data.reserve(room(attr.fill.len() as u64));
         if let Some(v) = col.validity.as_mut() {
-            v.reserve(most as usize);
+            v.reserve(room(1));
         }
     }
     let attr_fields: Vec<Option<Field>> = attributes
@@ -607,19 +613,25 @@ fn stream(
             .par_iter()
             .enumerate()
             .map(|(slot, &tile)| {
-                let count = fragment.cell_num(tile, 0) as usize;
-                let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count];
-                let mut keep: Vec<bool> = vec![true; count];
+                let count = usize::try_from(fragment.cell_num(tile, 0)).unwrap_or(usize::MAX);
+                // The decoded coordinates must hold every cell the metadata
+                // counts before anything is sized by that count.
                 for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
                     let size = dim.datatype.size() as usize;
                     let data = &coords[d].get(slot).ok_or_else(short)?.data;
-                    if data.len() < count * size {
+                    if data.len() / size.max(1) < count {
                         return Err(Error::corrupt(
                             0,
                             "coordinates",
                             format!("tile {tile} of {} is short", fragment.name),
                         ));
                     }
+                }
+                let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count];
+                let mut keep: Vec<bool> = vec![true; count];
+                for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
+                    let size = dim.datatype.size() as usize;
+                    let data = &coords[d].get(slot).ok_or_else(short)?.data;
                     for ((key, kept), bytes) in keys
                         .iter_mut()
                         .zip(keep.iter_mut())
