@@ -2,6 +2,7 @@
 //! metadata (footers only, until a read needs more), and its delete
 //! conditions.
 
+use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -77,15 +78,24 @@ impl Array {
                 key.as_ref(),
             )?
         };
+        // Footers are independent reads: loaded in parallel (thousands of
+        // fragments without consolidated metadata), the first error in
+        // fragment order reported.
+        let loaded: Vec<Result<FragmentMetadata>> = listed
+            .par_iter()
+            .map(|fragment| {
+                FragmentMetadata::load(
+                    storage.as_ref(),
+                    fragment,
+                    &schemas,
+                    &consolidated,
+                    key.as_ref(),
+                )
+            })
+            .collect();
         let mut fragments = Vec::with_capacity(listed.len());
-        for fragment in &listed {
-            fragments.push(Arc::new(FragmentMetadata::load(
-                storage.as_ref(),
-                fragment,
-                &schemas,
-                &consolidated,
-                key.as_ref(),
-            )?));
+        for fragment in loaded {
+            fragments.push(Arc::new(fragment?));
         }
         let mut conditions = Vec::new();
         if !schema.is_dense() {
