@@ -19,7 +19,7 @@ use crate::fragment::FragmentMetadata;
 use crate::read::sparse::FragmentTiles;
 use crate::read::tiles::{load_tiles_pooled, TileData};
 use crate::read::{Column, Layout, ReadQuery, ReadResult};
-use crate::schema::Scalar;
+use crate::schema::{ArraySchema, Scalar};
 
 const SLOT_BITS: u32 = 24;
 const CELL_BITS: u32 = 24;
@@ -76,6 +76,35 @@ fn float_key(f: f64) -> Option<u64> {
     })
 }
 
+/// Whether every dimension is a fixed-size number (what order keys cover).
+fn fixed_numeric_dimensions(schema: &ArraySchema) -> bool {
+    schema.dimensions.iter().all(|d| {
+        !d.var
+            && matches!(d.datatype.size(), 1 | 2 | 4 | 8)
+            && !matches!(
+                Scalar::decode(d.datatype, &[0; 8]),
+                None | Some(Scalar::Bytes(_))
+            )
+    })
+}
+
+/// The query's ranges as order keys, per dimension; `None` when a bound has
+/// the wrong size or no key (NaN), which the general path reports or handles.
+fn keyed_ranges(schema: &ArraySchema, query: &ReadQuery) -> Option<Vec<Vec<(u64, u64)>>> {
+    let mut ranges = Vec::with_capacity(schema.dimensions.len());
+    for (d, dim) in schema.dimensions.iter().enumerate() {
+        let mut keyed = Vec::new();
+        for (lo, hi) in query.ranges.get(d).map_or(&[][..], |r| &r[..]) {
+            if lo.len() as u64 != dim.datatype.size() || hi.len() as u64 != dim.datatype.size() {
+                return None;
+            }
+            keyed.push((order_key(dim.datatype, lo)?, order_key(dim.datatype, hi)?));
+        }
+        ranges.push(keyed);
+    }
+    Some(ranges)
+}
+
 /// Runs the read if it is the common case; `None` leaves it to the general
 /// path (nothing has been changed then).
 pub(crate) fn try_read(
@@ -86,14 +115,7 @@ pub(crate) fn try_read(
 ) -> Option<Result<ReadResult>> {
     let schema = array.schema();
     let n = schema.dimensions.len();
-    let fixed_numeric = schema.dimensions.iter().all(|d| {
-        !d.var
-            && matches!(d.datatype.size(), 1 | 2 | 4 | 8)
-            && !matches!(
-                Scalar::decode(d.datatype, &[0; 8]),
-                None | Some(Scalar::Bytes(_))
-            )
-    });
+    let fixed_numeric = fixed_numeric_dimensions(schema);
     let with_tiles: Vec<usize> = (0..loaded.len())
         .filter(|&i| !loaded[i].tiles.is_empty())
         .collect();
@@ -121,18 +143,7 @@ pub(crate) fn try_read(
     if !eligible {
         return None;
     }
-    // Ranges as order keys.
-    let mut ranges: Vec<Vec<(u64, u64)>> = Vec::with_capacity(n);
-    for (d, dim) in schema.dimensions.iter().enumerate() {
-        let mut keyed = Vec::new();
-        for (lo, hi) in query.ranges.get(d).map_or(&[][..], |r| &r[..]) {
-            if lo.len() as u64 != dim.datatype.size() || hi.len() as u64 != dim.datatype.size() {
-                return None;
-            }
-            keyed.push((order_key(dim.datatype, lo)?, order_key(dim.datatype, hi)?));
-        }
-        ranges.push(keyed);
-    }
+    let ranges = keyed_ranges(schema, query)?;
     // Fragments by priority: latest timestamp first, then latest index.
     let mut by_priority: Vec<usize> = (0..loaded.len()).collect();
     by_priority
@@ -474,14 +485,7 @@ pub(crate) fn stream_stored_order(
         array.options().timestamp_end,
     );
     let t1 = fragment.name.timestamp_range().0;
-    let fixed_numeric = schema.dimensions.iter().all(|d| {
-        !d.var
-            && matches!(d.datatype.size(), 1 | 2 | 4 | 8)
-            && !matches!(
-                Scalar::decode(d.datatype, &[0; 8]),
-                None | Some(Scalar::Bytes(_))
-            )
-    });
+    let fixed_numeric = fixed_numeric_dimensions(schema);
     // Every output attribute fixed-size, in the fragment or filled.
     let attrs_fixed = attributes.iter().all(|&a| {
         let attr = &schema.attributes[a];
@@ -509,17 +513,7 @@ pub(crate) fn stream_stored_order(
     if !eligible {
         return None;
     }
-    let mut ranges: Vec<Vec<(u64, u64)>> = Vec::with_capacity(n);
-    for (d, dim) in schema.dimensions.iter().enumerate() {
-        let mut keyed = Vec::new();
-        for (lo, hi) in query.ranges.get(d).map_or(&[][..], |r| &r[..]) {
-            if lo.len() as u64 != dim.datatype.size() || hi.len() as u64 != dim.datatype.size() {
-                return None;
-            }
-            keyed.push((order_key(dim.datatype, lo)?, order_key(dim.datatype, hi)?));
-        }
-        ranges.push(keyed);
-    }
+    let ranges = keyed_ranges(schema, query)?;
     Some(stream(
         array, query, fragment, tiles, attributes, &ranges, t1, open_start, open_end,
     ))
