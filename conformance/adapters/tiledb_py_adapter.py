@@ -27,16 +27,22 @@ try:
 except ImportError:  # Python < 3.11
     import tomli as tomllib  # type: ignore
 
-# The format version each TileDB release writes (spec/format.toml, [[version]] release).
-FORMAT_BY_RELEASE = {
-    **{(2, minor): 16 for minor in (12, 13)},
-    (2, 14): 17,
-    (2, 15): 18,
-    (2, 16): 19,
-    **{(2, minor): 20 for minor in (17, 18)},
-    **{(2, minor): 21 for minor in range(19, 25)},
-    **{(2, minor): 22 for minor in range(25, 31)},
-}
+SPEC_FORMAT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "spec", "format.toml")
+
+
+def format_written_by(version):
+    """The format version a TileDB release writes: the newest one spec/format.toml says was
+    introduced at or before that release (development releases, e.g. "2.31-dev", left out)."""
+    with open(SPEC_FORMAT, "rb") as f:
+        history = tomllib.load(f)["version"]
+    best = None
+    for entry in history:
+        release = entry.get("release", "")
+        if not all(part.isdigit() for part in release.split(".")):
+            continue
+        if tuple(int(p) for p in release.split(".")) <= tuple(version):
+            best = max(best or 0, entry["number"])
+    return best
 
 
 class UsageError(Exception):
@@ -45,7 +51,7 @@ class UsageError(Exception):
 
 def info():
     ver = tiledb.libtiledb.version()
-    fmt = FORMAT_BY_RELEASE.get((ver[0], ver[1]))
+    fmt = format_written_by(ver)
     caps = [
         "dense", "sparse", "var", "multi-value", "fill", "filter", "datatype", "dimension",
         "string-dimension", "fragments", "time-travel", "duplicates", "hilbert", "col-major",

@@ -24,6 +24,17 @@ pub struct Producer {
     pub external: Option<External>,
 }
 
+/// TileDB's legacy test arrays beside a workspace: `$TILEDB_SHARED_DIR`, else
+/// the `shared/` folder next to the workspace, holding `tiledb-test-arrays/`;
+/// `None` when absent.
+pub fn legacy_arrays_dir(workspace: &Path) -> Option<PathBuf> {
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("../shared"));
+    let dir = shared.join("tiledb-test-arrays");
+    dir.is_dir().then_some(dir)
+}
+
 #[derive(Debug, Clone)]
 pub struct External {
     pub array_root: PathBuf,

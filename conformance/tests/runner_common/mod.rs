@@ -73,9 +73,5 @@ pub fn corpus_only(cases: &[&str]) -> Selection {
 
 /// TileDB's legacy test arrays beside the workspace, when present.
 pub fn legacy_arrays() -> Option<PathBuf> {
-    let shared = std::env::var_os("TILEDB_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| conformance_dir().join("../../shared"));
-    let dir = shared.join("tiledb-test-arrays");
-    dir.is_dir().then_some(dir)
+    tiledb_conformance::corpus::legacy_arrays_dir(&conformance_dir().join(".."))
 }

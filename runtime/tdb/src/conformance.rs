@@ -155,11 +155,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     // TileDB's legacy test arrays join the matrix when they are beside the
     // workspace (or under $TILEDB_SHARED_DIR).
-    let legacy_arrays = std::env::var_os("TILEDB_SHARED_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"))
-        .join("tiledb-test-arrays");
-    let legacy_arrays = legacy_arrays.is_dir().then_some(legacy_arrays);
+    let legacy_arrays = tiledb_conformance::corpus::legacy_arrays_dir(&root);
     let config = RunConfig {
         conformance_dir,
         corpus_dir,
