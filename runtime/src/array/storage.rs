@@ -8,11 +8,13 @@
 //! implementation also refuses any path whose real location (after symbolic
 //! links) lies outside the folder. So no file can make us touch another.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 
@@ -212,6 +214,13 @@ pub struct LocalStorage {
     root: PathBuf,
     /// The root with symbolic links resolved, if it exists yet.
     canonical_root: Option<PathBuf>,
+    /// Folders (below the root) already found to lie inside it once links
+    /// are followed. A file in one of them needs only one `lstat` of its own
+    /// name to be confirmed, instead of resolving every component of its
+    /// path again: opening an array of thousands of fragments touches
+    /// thousands of files in the same few folders. Forgotten whenever a
+    /// folder is removed or anything renamed.
+    verified_dirs: Mutex<HashSet<RelPath>>,
     counters: Counters,
 }
 
@@ -222,6 +231,7 @@ impl LocalStorage {
         LocalStorage {
             root,
             canonical_root,
+            verified_dirs: Mutex::new(HashSet::new()),
             counters: Counters::default(),
         }
     }
@@ -256,6 +266,53 @@ impl LocalStorage {
     /// The filesystem path of `path`, after checking that whatever exists of
     /// it lies inside the root once symbolic links are followed.
     fn resolve(&self, path: &RelPath) -> Result<PathBuf> {
+        Ok(self.resolve_with_metadata(path)?.0)
+    }
+
+    /// [`Self::resolve`], plus the entry's own metadata when it exists and
+    /// is not a symbolic link (callers that need its kind or size then need
+    /// no second system call).
+    fn resolve_with_metadata(&self, path: &RelPath) -> Result<(PathBuf, Option<fs::Metadata>)> {
+        if path.is_root() {
+            return Ok((self.resolve_following_links(path)?, None));
+        }
+        self.verify_dir(&path.parent())?;
+        let full = self.join(path);
+        match fs::symlink_metadata(&full) {
+            Ok(meta) if !meta.file_type().is_symlink() => Ok((full, Some(meta))),
+            // A link: where it leads is checked the slow way.
+            Ok(_) => Ok((self.resolve_following_links(path)?, None)),
+            // Absent (or unreadable): its folder lies inside the root, so
+            // nothing can be reached through it.
+            Err(_) => Ok((full, None)),
+        }
+    }
+
+    /// Checks once that the folder `dir` lies inside the root, remembering
+    /// the answer while the folder exists.
+    fn verify_dir(&self, dir: &RelPath) -> Result<()> {
+        if dir.is_root() || self.verified().contains(dir) {
+            return Ok(());
+        }
+        let full = self.resolve_following_links(dir)?;
+        if fs::metadata(&full).is_ok_and(|m| m.is_dir()) {
+            self.verified().insert(dir.clone());
+        }
+        Ok(())
+    }
+
+    fn verified(&self) -> std::sync::MutexGuard<'_, HashSet<RelPath>> {
+        // The set holds only confirmations; one left by a panicking thread
+        // is still true.
+        self.verified_dirs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Resolves every symbolic link on the way to `path` (its deepest
+    /// existing ancestor when it does not exist) and checks the result lies
+    /// inside the root.
+    fn resolve_following_links(&self, path: &RelPath) -> Result<PathBuf> {
         let full = self.join(path);
         let root = match &self.canonical_root {
             Some(root) => root.clone(),
@@ -291,7 +348,8 @@ impl Storage for LocalStorage {
     }
 
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        let full = self.resolve(dir)?;
+        self.verify_dir(dir)?;
+        let full = self.join(dir);
         bump(&self.counters.listings, 1);
         let reader = match fs::read_dir(&full) {
             Ok(reader) => reader,
@@ -305,10 +363,27 @@ impl Storage for LocalStorage {
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
-            // Follow symbolic links for the kind; reads check where they lead.
-            let meta = match fs::metadata(entry.path()) {
+            // The kind comes with the listing; only links are followed
+            // (for the kind of what they lead to; reads check where that
+            // is), and only files need their size looked up.
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let meta = if file_type.is_symlink() {
+                fs::metadata(entry.path())
+            } else if file_type.is_dir() {
+                entries.push(DirEntry {
+                    name,
+                    kind: EntryKind::Dir,
+                    size: 0,
+                });
+                continue;
+            } else {
+                entry.metadata()
+            };
+            let meta = match meta {
                 Ok(meta) => meta,
-                // A dangling link: nothing to read there.
+                // A dangling link, or an entry gone since the listing.
                 Err(_) => continue,
             };
             let kind = if meta.is_dir() {
@@ -324,9 +399,9 @@ impl Storage for LocalStorage {
     }
 
     fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
-        let full = self.resolve(path)?;
+        let (full, meta) = self.resolve_with_metadata(path)?;
         bump(&self.counters.probes, 1);
-        match fs::metadata(&full) {
+        match meta.map_or_else(|| fs::metadata(&full), Ok) {
             Ok(meta) if meta.is_dir() => Ok(Some(EntryKind::Dir)),
             Ok(_) => Ok(Some(EntryKind::File)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -336,9 +411,9 @@ impl Storage for LocalStorage {
     }
 
     fn size(&self, file: &RelPath) -> Result<u64> {
-        let full = self.resolve(file)?;
+        let (full, meta) = self.resolve_with_metadata(file)?;
         bump(&self.counters.probes, 1);
-        fs::metadata(&full)
+        meta.map_or_else(|| fs::metadata(&full), Ok)
             .map(|m| m.len())
             .map_err(|e| Error::io(&full, &e))
     }
@@ -398,6 +473,7 @@ impl Storage for LocalStorage {
         let source = self.resolve(from)?;
         let target = self.resolve(to)?;
         bump(&self.counters.changes, 1);
+        self.verified().clear();
         fs::rename(&source, &target).map_err(|e| Error::io(&source, &e))
     }
 
@@ -413,6 +489,7 @@ impl Storage for LocalStorage {
         }
         let full = self.resolve(dir)?;
         bump(&self.counters.changes, 1);
+        self.verified().clear();
         fs::remove_dir_all(&full).map_err(|e| Error::io(&full, &e))
     }
 
@@ -520,5 +597,61 @@ mod tests {
         assert_eq!(io.files_written, 1);
         assert_eq!(io.bytes_written, 10);
         assert_eq!(io.changes, 4);
+    }
+
+    /// Folders are confirmed once and remembered; that must never let a
+    /// link through: not a linked file in a confirmed folder, and not a
+    /// folder replaced by a link after it was confirmed.
+    #[cfg(unix)]
+    #[test]
+    fn confirmed_folders_never_let_a_link_escape() {
+        use std::os::unix::fs::symlink;
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), b"secret").unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::new(tmp.path());
+        let dir = RelPath::parse("__fragments").unwrap();
+        storage.create_dir(&dir).unwrap();
+        storage.write(&dir.join("ok").unwrap(), b"ok").unwrap();
+        // Confirms the folder.
+        assert_eq!(storage.read(&dir.join("ok").unwrap()).unwrap(), b"ok");
+        assert_eq!(storage.list(&dir).unwrap().unwrap().len(), 1);
+
+        // A link inside the confirmed folder, leading out: refused by every call.
+        symlink(
+            outside.path().join("secret"),
+            tmp.path().join("__fragments/out"),
+        )
+        .unwrap();
+        let out = dir.join("out").unwrap();
+        for err in [
+            storage.read(&out).unwrap_err(),
+            storage.read_range(&out, 0, 1).unwrap_err(),
+            storage.size(&out).unwrap_err(),
+            storage.kind(&out).unwrap_err(),
+        ] {
+            assert!(err.to_string().contains("outside"), "{err}");
+        }
+        // A link leading to a file inside the root is followed.
+        symlink(
+            tmp.path().join("__fragments/ok"),
+            tmp.path().join("__fragments/in"),
+        )
+        .unwrap();
+        assert_eq!(storage.read(&dir.join("in").unwrap()).unwrap(), b"ok");
+        assert_eq!(storage.size(&dir.join("in").unwrap()).unwrap(), 2);
+
+        // The confirmed folder removed and replaced by a link leading out.
+        storage.remove_dir(&dir).unwrap();
+        fs::create_dir(outside.path().join("fragments")).unwrap();
+        fs::write(outside.path().join("fragments/ok"), b"outside").unwrap();
+        symlink(
+            outside.path().join("fragments"),
+            tmp.path().join("__fragments"),
+        )
+        .unwrap();
+        let err = storage.read(&dir.join("ok").unwrap()).unwrap_err();
+        assert!(err.to_string().contains("outside"), "{err}");
+        assert!(storage.list(&dir).is_err());
     }
 }
