@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    tiledb_runtime::check::targets::run("array_schema", data);
+    tiledb_fuzz::run("array_schema", data);
 });

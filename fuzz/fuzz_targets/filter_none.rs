@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    tiledb_runtime::check::targets::run("filter_none", data);
+    tiledb_fuzz::run("filter_none", data);
 });

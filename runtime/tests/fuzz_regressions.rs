@@ -6,45 +6,13 @@
 //! `FUZZ_REPLAY_DIR=<folder of <target>/ folders>` replays another corpus
 //! the same way (for example `fuzz/corpus` after `fuzz/seed.sh`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 
-use tiledb_runtime::check::targets::{run, TARGETS};
+use tiledb_runtime::check::targets::{run, CappedAllocator, TARGETS};
 
-/// The fuzz targets run with libFuzzer's `-malloc_limit_mb`; replaying here
-/// holds every single allocation to the same cap, so an input once reported
-/// as out-of-memory fails this test (the process aborts with "memory
-/// allocation of N bytes failed") until its declared size is refused.
-const MALLOC_LIMIT: usize = 2048 << 20;
-
-struct CappedAllocator;
-
-// SAFETY: forwards to the system allocator; refusing a request by returning
-// null is allowed by the GlobalAlloc contract.
-unsafe impl GlobalAlloc for CappedAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MALLOC_LIMIT {
-            return std::ptr::null_mut();
-        }
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MALLOC_LIMIT {
-            return std::ptr::null_mut();
-        }
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > MALLOC_LIMIT {
-            return std::ptr::null_mut();
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
+/// Every single allocation is held to the fuzzers' cap, so an input once
+/// reported as out-of-memory fails this test until its declared size is
+/// refused.
 #[global_allocator]
 static ALLOCATOR: CappedAllocator = CappedAllocator;
 
