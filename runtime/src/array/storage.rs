@@ -177,6 +177,19 @@ pub trait Storage: Send + Sync {
     /// shorter, checked before anything is allocated.
     fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>>;
 
+    /// [`Storage::read_range`] into `buffer`, replacing its contents; an
+    /// implementation may reuse the buffer's memory.
+    fn read_range_into(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<()> {
+        *buffer = self.read_range(file, offset, len)?;
+        Ok(())
+    }
+
     /// Creates a folder and its missing parents.
     fn create_dir(&self, dir: &RelPath) -> Result<()>;
 
@@ -427,6 +440,18 @@ impl Storage for LocalStorage {
     }
 
     fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>> {
+        let mut data = Vec::new();
+        self.read_range_into(file, offset, len, &mut data)?;
+        Ok(data)
+    }
+
+    fn read_range_into(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<()> {
         let full = self.resolve(file)?;
         bump(&self.counters.files_opened, 1);
         let mut handle = fs::File::open(&full).map_err(|e| Error::io(&full, &e))?;
@@ -448,12 +473,15 @@ impl Storage for LocalStorage {
         handle
             .seek(SeekFrom::Start(offset))
             .map_err(|e| Error::io(&full, &e))?;
-        let mut data = vec![0u8; len_usize];
+        // Only growth beyond the buffer's old length is zeroed; every byte
+        // is then overwritten by the read.
+        buffer.resize(len_usize, 0);
+        buffer.truncate(len_usize);
         handle
-            .read_exact(&mut data)
+            .read_exact(buffer)
             .map_err(|e| Error::io(&full, &e))?;
         bump(&self.counters.bytes_read, len);
-        Ok(data)
+        Ok(())
     }
 
     fn create_dir(&self, dir: &RelPath) -> Result<()> {

@@ -19,7 +19,8 @@ use crate::error::{Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::Geometry;
 use crate::read::dense_geometry::{DenseDimension, Span};
-use crate::read::tiles::{load_tiles_pooled, TileData};
+use crate::read::memory;
+use crate::read::tiles::{load_tiles_pooled, TileData, TilePool};
 use crate::read::{Column, Layout, ReadResult};
 
 /// A run of result cells along a line that share a source.
@@ -201,7 +202,7 @@ pub(crate) fn read_box(
             .iter()
             .map(|d| {
                 let mut c = Column::new(&d.name, d.datatype, Some(1), false);
-                c.data = vec![0; (total * d.datatype.size()) as usize];
+                c.data = memory::zeroed_bytes((total * d.datatype.size()) as usize);
                 c
             })
             .collect()
@@ -214,19 +215,19 @@ pub(crate) fn read_box(
             let a = &schema.attributes[a];
             let mut c = Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable);
             if let Some(v) = a.cell_val_num {
-                c.data = vec![0; (total * v as u64 * a.datatype.size()) as usize];
+                c.data = memory::zeroed_bytes((total * v as u64 * a.datatype.size()) as usize);
             } else if let Some(o) = &mut c.offsets {
-                o.reserve(total as usize);
+                memory::reserve(o, total as usize);
             }
             if let Some(v) = &mut c.validity {
-                *v = vec![0; total as usize];
+                *v = memory::zeroed_bytes(total as usize);
             }
             c
         })
         .collect();
 
     // Tile buffers of the previous band, decoded into again.
-    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut pool = TilePool::default();
     let outer_dim = &dims[outer];
     let mut band_lo = spans[outer].0;
     let mut done_cells: u64 = 0;
@@ -386,7 +387,7 @@ pub(crate) fn read_box(
                     .zip(&plan)
                     .try_for_each(|(out, pieces)| copy_line(out, pieces, &tiles, 1, &fill, true))?;
             }
-            pool.extend(tiles.into_values().map(|t| t.data));
+            pool.recycle(tiles.into_values());
         }
     }
     Ok(ReadResult {

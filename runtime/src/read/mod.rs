@@ -6,6 +6,7 @@ mod dense_copy;
 pub mod dense_geometry;
 pub mod hilbert;
 pub mod labels;
+mod memory;
 pub mod order;
 pub mod sparse;
 mod sparse_sorted;

@@ -16,8 +16,9 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::Field;
 use crate::fragment::FragmentMetadata;
+use crate::read::memory;
 use crate::read::sparse::FragmentTiles;
-use crate::read::tiles::{load_tiles_pooled, TileData};
+use crate::read::tiles::{load_tiles_pooled, TileData, TilePool};
 use crate::read::{Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
 
@@ -397,7 +398,7 @@ fn gather(
         for (d, dim) in schema.dimensions.iter().enumerate() {
             let mut col = Column::new(&dim.name, dim.datatype, Some(1), false);
             let size = dim.datatype.size() as usize;
-            col.data = vec![0; total * size];
+            col.data = memory::zeroed_bytes(total * size);
             let tiles = field_tiles(loaded, |_| Some(Field::Dimension(d)));
             gather_fixed(&mut col.data, size, locations, locate, &tiles, &[])?;
             dims.push(col);
@@ -420,7 +421,7 @@ fn gather(
         match attr.cell_val_num {
             Some(v) if attr.fill.len() as u64 == v as u64 * attr.datatype.size() => {
                 let size = (v as u64 * attr.datatype.size()) as usize;
-                col.data = vec![0; total * size];
+                col.data = memory::zeroed_bytes(total * size);
                 gather_fixed(&mut col.data, size, locations, locate, &tiles, &attr.fill)?;
             }
             _ => {
@@ -567,13 +568,13 @@ fn stream(
         .fold(0u64, u64::saturating_add);
     let room = |size: u64| most.saturating_mul(size).min(MAX_RESERVE) as usize;
     for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
-        col.data.reserve(room(dim.datatype.size()));
+        memory::reserve(&mut col.data, room(dim.datatype.size()));
     }
     for (col, &a) in attrs.iter_mut().zip(attributes) {
         let attr = &schema.attributes[a];
-        col.data.reserve(room(attr.fill.len() as u64));
+        memory::reserve(&mut col.data, room(attr.fill.len() as u64));
         if let Some(v) = col.validity.as_mut() {
-            v.reserve(room(1));
+            memory::reserve(v, room(1));
         }
     }
     let attr_fields: Vec<Option<Field>> = attributes
@@ -585,8 +586,9 @@ fn stream(
                 .map(|(i, _)| Field::Attribute(i))
         })
         .collect();
-    let mut dim_pools: Vec<Vec<Vec<u8>>> = vec![Vec::new(); n];
-    let mut attr_pools: Vec<Vec<Vec<u8>>> = vec![Vec::new(); attributes.len()];
+    let mut dim_pools: Vec<TilePool> = (0..n).map(|_| TilePool::default()).collect();
+    let mut attr_pools: Vec<TilePool> =
+        (0..attributes.len()).map(|_| TilePool::default()).collect();
     let mut last_key: Option<[u64; 4]> = None;
     for batch in tiles.chunks(STREAM_BATCH) {
         let coords: Vec<Vec<TileData>> = (0..n)
@@ -688,7 +690,7 @@ fn stream(
             append_cells(&mut col.data, size, &kept, |slot| coords[d].get(slot))?;
         }
         for (pool, tiles) in dim_pools.iter_mut().zip(coords) {
-            pool.extend(tiles.into_iter().map(|t| t.data));
+            pool.recycle(tiles);
         }
         for (i, (col, &a)) in attrs.iter_mut().zip(attributes).enumerate() {
             let attr = &schema.attributes[a];
@@ -718,7 +720,7 @@ fn stream(
                     v.push(u8::from(tile.valid(cell as u64)));
                 }
             }
-            attr_pools[i].extend(data.into_iter().map(|t| t.data));
+            attr_pools[i].recycle(data);
         }
     }
     Ok(ReadResult {

@@ -2,6 +2,8 @@
 //! unfilter them (many tiles at once, in parallel), and give access to the
 //! cells.
 
+use rayon::prelude::*;
+
 use crate::array::Storage;
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
@@ -144,15 +146,27 @@ fn tile_jobs<'a>(
         .collect()
 }
 
+/// One of a field's data files: its name suffix (`""`, `"_var"`,
+/// `"_validity"`), where each tile starts, and its size.
+struct StoredFile<'a> {
+    suffix: &'a str,
+    offsets: &'a [u64],
+    size: u64,
+}
+
 fn persisted(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
     field: Field,
-    suffix: &str,
-    offsets: &[u64],
-    file_size: u64,
+    file: StoredFile<'_>,
     tiles: &[u64],
+    buffers: &mut Vec<Vec<u8>>,
 ) -> Result<Vec<(Vec<u8>, u64)>> {
+    let StoredFile {
+        suffix,
+        offsets,
+        size: file_size,
+    } = file;
     let path = fragment.data_path(field, suffix)?;
     let describe = storage.describe(&path);
     let mut out = Vec::with_capacity(tiles.len());
@@ -166,7 +180,8 @@ fn persisted(
                 Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
             );
         }
-        let mut bytes = storage.read_range(&path, start, end - start)?;
+        let mut bytes = buffers.pop().unwrap_or_default();
+        storage.read_range_into(&path, start, end - start, &mut bytes)?;
         if fragment.version == 0 {
             // TileDB 1.3: raw, or its own chunk framing when compressed.
             let shape = FieldShape::of(fragment, field);
@@ -182,6 +197,30 @@ fn persisted(
         out.push((bytes, start));
     }
     Ok(out)
+}
+
+/// Buffers of tiles a read has finished with, used again for the next tiles
+/// (read into, or decoded into), so that their pages are not faulted in and
+/// zeroed for every tile: a read that goes through its tiles in batches
+/// keeps one batch's worth of memory.
+#[derive(Debug, Default)]
+pub struct TilePool {
+    /// Buffers for decoded cells.
+    decoded: Vec<Vec<u8>>,
+    /// Buffers for the bytes as stored.
+    persisted: Vec<Vec<u8>>,
+}
+
+impl TilePool {
+    /// Takes back the cells of tiles the caller is done with.
+    pub fn recycle(&mut self, tiles: impl IntoIterator<Item = TileData>) {
+        self.decoded.extend(tiles.into_iter().map(|t| t.data));
+    }
+
+    fn recycle_persisted(&mut self, raw: Vec<(Vec<u8>, u64)>) {
+        self.persisted
+            .extend(raw.into_iter().map(|(bytes, _)| bytes));
+    }
 }
 
 /// Like [`unfilter_tiles`], but decodes into buffers taken from `pool`
@@ -240,7 +279,7 @@ pub fn load_tiles(
         tiles,
         cells_per_dense_tile,
         key,
-        &mut Vec::new(),
+        &mut TilePool::default(),
     )
 }
 
@@ -252,7 +291,7 @@ pub fn load_tiles_pooled(
     tiles: &[u64],
     cells_per_dense_tile: u64,
     key: Option<&[u8; 32]>,
-    pool: &mut Vec<Vec<u8>>,
+    pool: &mut TilePool,
 ) -> Result<Vec<TileData>> {
     let shape = FieldShape::of(fragment, field)
         .ok_or_else(|| Error::Usage(format!("no field {field:?} in fragment {}", fragment.name)))?;
@@ -276,10 +315,13 @@ pub fn load_tiles_pooled(
                 storage,
                 fragment,
                 field,
-                "",
-                &tables.offsets,
-                file_size,
+                StoredFile {
+                    suffix: "",
+                    offsets: &tables.offsets,
+                    size: file_size,
+                },
                 tiles,
+                &mut pool.persisted,
             )?;
             let jobs = tile_jobs(&raw, tiles, &cells, cell_size);
             let pipeline = with_key(&shape.filters, key);
@@ -287,9 +329,11 @@ pub fn load_tiles_pooled(
                 &jobs,
                 &pipeline,
                 &context(shape.datatype, cell_size, version, key),
-                pool,
+                &mut pool.decoded,
             )
             .map_err(locate)?;
+            drop(jobs);
+            pool.recycle_persisted(raw);
             for (data, c) in decoded.into_iter().zip(&cells) {
                 result.push(TileData {
                     data,
@@ -306,43 +350,58 @@ pub fn load_tiles_pooled(
                 storage,
                 fragment,
                 field,
-                "_var",
-                &tables.var_offsets,
-                var_file_size,
+                StoredFile {
+                    suffix: "_var",
+                    offsets: &tables.var_offsets,
+                    size: var_file_size,
+                },
                 tiles,
+                &mut pool.persisted,
             )?;
             let data_pipeline = with_key(&shape.filters, key);
             let data_ctx = context(shape.datatype, type_size, version, key);
             if shape.filters.skips_offsets(shape.datatype, version) {
-                for ((bytes, at), (t, c)) in raw_var.iter().zip(tiles.iter().zip(&cells)) {
-                    let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
-                        Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
-                    })?;
-                    let (data, mut starts) =
-                        unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
-                            .map_err(|e| {
-                                e.within(format!("tile {t}"))
-                                    .at_base(*at)
-                                    .in_file(&var_path_describe)
-                            })?;
-                    starts.push(data.len() as u64);
-                    result.push(TileData {
-                        data,
-                        offsets: Some(starts),
-                        validity: None,
-                        cell_size: type_size,
-                        cells: *c,
-                    });
+                // Strings whose filter (RLE, dictionary) encodes the cells
+                // whole: each tile decodes on its own, in parallel.
+                let decoded: Vec<Result<TileData>> = raw_var
+                    .par_iter()
+                    .zip(tiles.par_iter().zip(&cells))
+                    .map(|((bytes, at), (t, c))| {
+                        let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
+                            Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
+                        })?;
+                        let (data, mut starts) =
+                            unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
+                                .map_err(|e| {
+                                    e.within(format!("tile {t}"))
+                                        .at_base(*at)
+                                        .in_file(&var_path_describe)
+                                })?;
+                        starts.push(data.len() as u64);
+                        Ok(TileData {
+                            data,
+                            offsets: Some(starts),
+                            validity: None,
+                            cell_size: type_size,
+                            cells: *c,
+                        })
+                    })
+                    .collect();
+                for tile in decoded {
+                    result.push(tile?);
                 }
             } else {
                 let raw = persisted(
                     storage,
                     fragment,
                     field,
-                    "",
-                    &tables.offsets,
-                    file_size,
+                    StoredFile {
+                        suffix: "",
+                        offsets: &tables.offsets,
+                        size: file_size,
+                    },
                     tiles,
+                    &mut pool.persisted,
                 )?;
                 let jobs = tile_jobs(&raw, tiles, &cells, 8);
                 let offsets_pipeline = with_key(&schema.offsets_filters, key);
@@ -367,29 +426,41 @@ pub fn load_tiles_pooled(
                 }
                 let datas = unfilter_tiles(&var_jobs, &data_pipeline, &data_ctx)
                     .map_err(|e| e.in_file(&var_path_describe))?;
-                for ((off, data), c) in offsets.into_iter().zip(datas).zip(&cells) {
-                    let mut starts: Vec<u64> = off
-                        .chunks_exact(8)
-                        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-                        .collect();
-                    starts.push(data.len() as u64);
-                    if starts.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(Error::corrupt(
-                            0,
-                            "offsets",
-                            "var offsets out of order or past the data",
-                        )
-                        .in_file(&describe));
-                    }
-                    result.push(TileData {
-                        data,
-                        offsets: Some(starts),
-                        validity: None,
-                        cell_size: type_size,
-                        cells: *c,
-                    });
+                drop(jobs);
+                pool.recycle_persisted(raw);
+                let decoded: Vec<Result<TileData>> = offsets
+                    .into_par_iter()
+                    .zip(datas)
+                    .zip(&cells)
+                    .map(|((off, data), c)| {
+                        let mut starts: Vec<u64> = Vec::with_capacity(off.len() / 8 + 1);
+                        starts.extend(
+                            off.chunks_exact(8)
+                                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
+                        );
+                        starts.push(data.len() as u64);
+                        if starts.windows(2).any(|w| w[0] > w[1]) {
+                            return Err(Error::corrupt(
+                                0,
+                                "offsets",
+                                "var offsets out of order or past the data",
+                            )
+                            .in_file(&describe));
+                        }
+                        Ok(TileData {
+                            data,
+                            offsets: Some(starts),
+                            validity: None,
+                            cell_size: type_size,
+                            cells: *c,
+                        })
+                    })
+                    .collect();
+                for tile in decoded {
+                    result.push(tile?);
                 }
             }
+            pool.recycle_persisted(raw_var);
         }
     }
     if shape.nullable && version >= 7 {
@@ -398,15 +469,20 @@ pub fn load_tiles_pooled(
             storage,
             fragment,
             field,
-            "_validity",
-            &tables.validity_offsets,
-            validity_file_size,
+            StoredFile {
+                suffix: "_validity",
+                offsets: &tables.validity_offsets,
+                size: validity_file_size,
+            },
             tiles,
+            &mut pool.persisted,
         )?;
         let jobs = tile_jobs(&raw, tiles, &cells, 1);
         let pipeline = with_key(&schema.validity_filters, key);
         let validity = unfilter_tiles(&jobs, &pipeline, &context(Datatype::Uint8, 1, version, key))
             .map_err(|e| e.in_file(&validity_describe))?;
+        drop(jobs);
+        pool.recycle_persisted(raw);
         for (tile, v) in result.iter_mut().zip(validity) {
             tile.validity = Some(v);
         }

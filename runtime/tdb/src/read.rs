@@ -31,6 +31,10 @@ pub struct Args {
     /// The attributes to read, comma-separated (default: all).
     #[arg(long)]
     attrs: Option<String>,
+    /// Return the attributes only, without the coordinates of the cells
+    /// (what tiledb-py returns for a dense `A[...]`; the benchmark's reads).
+    #[arg(long)]
+    no_coordinates: bool,
     /// The 32-byte AES-256-GCM key of an encrypted array.
     #[arg(long)]
     key: Option<String>,
@@ -79,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 .filter(|s| !s.is_empty())
                 .collect()
         }),
-        skip_coordinates: false,
+        skip_coordinates: args.no_coordinates,
     };
     if let Some(names) = &query.attributes {
         for n in names {
@@ -131,6 +135,7 @@ fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
         dimensions: schema
             .dimensions
             .iter()
+            .filter(|_| !query.skip_coordinates)
             .map(|d| {
                 Column::new(
                     &d.name,
