@@ -175,6 +175,194 @@ fn coords_line(line: &mut [u8], coords: &[i128], d: usize, inner: usize, size: u
 }
 
 /// Reads the box `spans` (one range per dimension) of a dense array.
+/// Tiles decoded at once: enough to keep every thread busy, few enough
+/// that a band's decoded tiles stay a bounded part of memory.
+const BAND_TILES_PER_THREAD: u64 = 4;
+const BAND_BYTES: u64 = 128 << 20;
+
+/// How many rows of space tiles (along the outermost dimension of the
+/// result order) one band spans. A band is one tile row at least; when a
+/// row holds few tiles (a one-dimensional array, a narrow subarray) more
+/// rows are taken, so that a band's tiles can be decoded in parallel.
+fn rows_per_band(
+    dims: &[DenseDimension],
+    spans: &[Span],
+    outer: usize,
+    schema: &crate::schema::ArraySchema,
+    attributes: &[usize],
+) -> u64 {
+    let tiles_per_row: u64 = dims
+        .iter()
+        .zip(spans)
+        .enumerate()
+        .filter(|(d, _)| *d != outer)
+        .map(|(_, (dim, (lo, hi)))| (dim.tile_index(*hi) - dim.tile_index(*lo) + 1) as u64)
+        .fold(1u64, u64::saturating_mul);
+    let cells_per_tile: u64 = dims
+        .iter()
+        .map(|d| d.extent.max(1) as u64)
+        .fold(1u64, u64::saturating_mul);
+    // Var-sized cells count as their offset (8 bytes) plus as much data.
+    let cell_bytes: u64 = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            a.cell_val_num
+                .map_or(16, |v| v as u64 * a.datatype.size())
+                .max(1)
+        })
+        .sum::<u64>()
+        .max(1);
+    let row_bytes = tiles_per_row
+        .saturating_mul(cells_per_tile)
+        .saturating_mul(cell_bytes);
+    let by_tiles =
+        (BAND_TILES_PER_THREAD * rayon::current_num_threads() as u64) / tiles_per_row.max(1);
+    let by_bytes = BAND_BYTES / row_bytes.max(1);
+    by_tiles.min(by_bytes).max(1)
+}
+
+/// Where a piece's cells come from: a decoded tile, the first cell's
+/// position there and the distance between cells; `None` for fill.
+fn piece_tile<'t>(
+    piece: &Piece,
+    tiles: &'t HashMap<(usize, u64), TileData>,
+) -> Option<(&'t TileData, u64, u64)> {
+    piece
+        .source
+        .and_then(|(gi, t, pos, stride)| tiles.get(&(gi, t)).map(|d| (d, pos, stride)))
+}
+
+/// The var-sized cells of one band, appended to `col`: every piece is sized
+/// first (from its tile's offsets), then all are copied into their places in
+/// parallel. Returns the bytes added.
+fn copy_var_band(
+    col: &mut Column,
+    plan: &[Vec<Piece>],
+    tiles: &HashMap<(usize, u64), TileData>,
+    fill: &[u8],
+) -> Result<u64> {
+    let pieces: Vec<&Piece> = plan.iter().flatten().collect();
+    let sizes: Vec<u64> = pieces
+        .par_iter()
+        .map(|p| match piece_tile(p, tiles) {
+            None => Ok(p.count * fill.len() as u64),
+            Some((tile, pos, stride)) => {
+                let starts = tile.offsets.as_deref().ok_or_else(short_tile)?;
+                let bound = |i: u64| {
+                    starts
+                        .get(usize::try_from(i).ok()?)
+                        .copied()
+                        .ok_or_else(short_tile)
+                        .ok()
+                };
+                let mut bytes = 0u64;
+                if stride == 1 {
+                    let (first, last) = (bound(pos), bound(pos + p.count));
+                    let (Some(first), Some(last)) = (first, last) else {
+                        return Err(short_tile());
+                    };
+                    bytes = last.checked_sub(first).ok_or_else(short_tile)?;
+                } else {
+                    for i in 0..p.count {
+                        let cell = pos + i * stride;
+                        let (Some(a), Some(b)) = (bound(cell), bound(cell + 1)) else {
+                            return Err(short_tile());
+                        };
+                        bytes += b.checked_sub(a).ok_or_else(short_tile)?;
+                    }
+                }
+                Ok(bytes)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let added: u64 = sizes.iter().sum();
+    let cells: u64 = pieces.iter().map(|p| p.count).sum();
+    let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
+    let (data_base, offsets_base) = (col.data.len(), offsets.len());
+    let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
+    col.data.resize(data_base + grow(added)?, 0);
+    offsets.resize(offsets_base + grow(cells)?, 0);
+    // Cut the new space into one disjoint part per piece.
+    let mut data_rest = &mut col.data[data_base..];
+    let mut offsets_rest = &mut offsets[offsets_base..];
+    let mut at = data_base as u64;
+    let mut jobs = Vec::with_capacity(pieces.len());
+    for (p, &size) in pieces.iter().zip(&sizes) {
+        let (data, rest) = std::mem::take(&mut data_rest).split_at_mut(size as usize);
+        data_rest = rest;
+        let (ends, rest) = std::mem::take(&mut offsets_rest).split_at_mut(p.count as usize);
+        offsets_rest = rest;
+        jobs.push((*p, data, ends, at));
+        at += size;
+    }
+    jobs.into_par_iter()
+        .try_for_each(|(p, data, ends, at)| copy_var_piece(p, data, ends, at, tiles, fill))?;
+    Ok(added)
+}
+
+/// Copies one piece of var-sized cells into `data` (exactly its bytes) and
+/// writes each cell's end, counted from the column's start (`at` is where
+/// `data` begins), into `ends`.
+fn copy_var_piece(
+    p: &Piece,
+    data: &mut [u8],
+    ends: &mut [u64],
+    at: u64,
+    tiles: &HashMap<(usize, u64), TileData>,
+    fill: &[u8],
+) -> Result<()> {
+    let Some((tile, pos, stride)) = piece_tile(p, tiles) else {
+        for (i, (cell, end)) in data
+            .chunks_exact_mut(fill.len().max(1))
+            .zip(ends.iter_mut())
+            .enumerate()
+        {
+            cell.copy_from_slice(fill);
+            *end = at + ((i + 1) * fill.len()) as u64;
+        }
+        if fill.is_empty() {
+            ends.fill(at);
+        }
+        return Ok(());
+    };
+    let starts = tile.offsets.as_deref().ok_or_else(short_tile)?;
+    let start_of = |i: u64| -> Result<usize> {
+        starts
+            .get(usize::try_from(i).map_err(|_| short_tile())?)
+            .and_then(|s| usize::try_from(*s).ok())
+            .ok_or_else(short_tile)
+    };
+    if stride == 1 {
+        // Consecutive cells of a tile are consecutive bytes: one copy, and
+        // their offsets shifted.
+        let first = start_of(pos)?;
+        let last = start_of(pos + p.count)?;
+        data.copy_from_slice(tile.data.get(first..last).ok_or_else(short_tile)?);
+        for (i, end) in ends.iter_mut().enumerate() {
+            let past = start_of(pos + i as u64 + 1)?
+                .checked_sub(first)
+                .ok_or_else(short_tile)?;
+            *end = at + past as u64;
+        }
+    } else {
+        let mut written = 0usize;
+        for (i, end) in ends.iter_mut().enumerate() {
+            let cell = pos + i as u64 * stride;
+            let bytes = tile
+                .data
+                .get(start_of(cell)?..start_of(cell + 1)?)
+                .ok_or_else(short_tile)?;
+            data.get_mut(written..written + bytes.len())
+                .ok_or_else(short_tile)?
+                .copy_from_slice(bytes);
+            written += bytes.len();
+            *end = at + written as u64;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn read_box(
     array: &Array,
     layout: Layout,
@@ -229,11 +417,12 @@ pub(crate) fn read_box(
     // Tile buffers of the previous band, decoded into again.
     let mut pool = TilePool::default();
     let outer_dim = &dims[outer];
+    let rows = rows_per_band(dims, spans, outer, schema, attributes);
     let mut band_lo = spans[outer].0;
     let mut done_cells: u64 = 0;
     while band_lo <= spans[outer].1 {
-        let band_hi =
-            (outer_dim.tile_low(outer_dim.tile_index(band_lo) + 1) - 1).min(spans[outer].1);
+        let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + rows as i128) - 1)
+            .min(spans[outer].1);
         let mut band: Vec<Span> = spans.to_vec();
         band[outer] = (band_lo, band_hi);
         band_lo = band_hi + 1;
@@ -333,49 +522,15 @@ pub(crate) fn read_box(
                         })?;
                 }
                 None => {
-                    for pieces in &plan {
-                        for p in pieces {
-                            let tile = p.source.and_then(|(gi, t, pos, stride)| {
-                                tiles.get(&(gi, t)).map(|d| (d, pos, stride))
-                            });
-                            // Consecutive cells of a tile are consecutive bytes:
-                            // one copy, and their offsets shifted.
-                            if let (Some((tile, pos, 1)), Some(o)) = (tile, &mut col.offsets) {
-                                if let Some(starts) = tile
-                                    .offsets
-                                    .as_deref()
-                                    .and_then(|t| t.get(pos as usize..=(pos + p.count) as usize))
-                                {
-                                    let (first, last) = (starts[0], starts[starts.len() - 1]);
-                                    let bytes = usize::try_from(first)
-                                        .ok()
-                                        .zip(usize::try_from(last).ok())
-                                        .and_then(|(a, b)| tile.data.get(a..b))
-                                        .ok_or_else(short_tile)?;
-                                    let base = col.data.len() as u64;
-                                    col.data.extend_from_slice(bytes);
-                                    for s in &starts[1..] {
-                                        // Offsets past `first` (bytes.get proved the
-                                        // span; a smaller one is a broken tile).
-                                        let shifted =
-                                            s.checked_sub(first).ok_or_else(short_tile)?;
-                                        o.push(shifted + base);
-                                    }
-                                    continue;
-                                }
-                            }
-                            for i in 0..p.count {
-                                match tile {
-                                    Some((tile, pos, stride)) => {
-                                        col.data.extend_from_slice(tile.cell(pos + i * stride))
-                                    }
-                                    None => col.data.extend_from_slice(&attr.fill),
-                                }
-                                if let Some(o) = &mut col.offsets {
-                                    o.push(col.data.len() as u64);
-                                }
-                            }
-                        }
+                    let added = copy_var_band(col, &plan, &tiles, &attr.fill)?;
+                    if band_start == 0 && band_cells < total {
+                        // Room for the rest, estimated from the first band
+                        // (reserved, not touched: see `memory`).
+                        let estimate = (added as u128 * (total - band_cells) as u128
+                            / band_cells.max(1) as u128)
+                            .min(usize::MAX as u128)
+                            as usize;
+                        memory::reserve_hint(&mut col.data, estimate);
                     }
                 }
             }

@@ -29,6 +29,16 @@ pub(crate) fn reserve<T>(values: &mut Vec<T>, additional: usize) {
     advise_huge_pages(values);
 }
 
+/// Room for about `additional` more values, if the system grants it (an
+/// estimate may be too large: nothing fails when it is refused), advised
+/// for huge pages when the allocation moved.
+pub(crate) fn reserve_hint<T>(values: &mut Vec<T>, additional: usize) {
+    let before = values.as_ptr();
+    if values.try_reserve(additional).is_ok() && values.as_ptr() != before {
+        advise_huge_pages(values);
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages<T>(values: &Vec<T>) {
     const HUGE_PAGE: usize = 2 << 20;

@@ -209,12 +209,18 @@ pub struct TilePool {
     decoded: Vec<Vec<u8>>,
     /// Buffers for the bytes as stored.
     persisted: Vec<Vec<u8>>,
+    /// Buffers for the cell starts of var-sized tiles.
+    starts: Vec<Vec<u64>>,
 }
 
 impl TilePool {
-    /// Takes back the cells of tiles the caller is done with.
+    /// Takes back the buffers of tiles the caller is done with.
     pub fn recycle(&mut self, tiles: impl IntoIterator<Item = TileData>) {
-        self.decoded.extend(tiles.into_iter().map(|t| t.data));
+        for tile in tiles {
+            self.decoded.push(tile.data);
+            self.decoded.extend(tile.validity);
+            self.starts.extend(tile.offsets);
+        }
     }
 
     fn recycle_persisted(&mut self, raw: Vec<(Vec<u8>, u64)>) {
@@ -405,10 +411,11 @@ pub fn load_tiles_pooled(
                 )?;
                 let jobs = tile_jobs(&raw, tiles, &cells, 8);
                 let offsets_pipeline = with_key(&schema.offsets_filters, key);
-                let offsets = unfilter_tiles(
+                let offsets = unfilter_pooled(
                     &jobs,
                     &offsets_pipeline,
                     &context(Datatype::Uint64, 8, version, key),
+                    &mut pool.decoded,
                 )
                 .map_err(locate)?;
                 let mut var_jobs = Vec::with_capacity(tiles.len());
@@ -424,39 +431,48 @@ pub fn load_tiles_pooled(
                         expected_len: size,
                     });
                 }
-                let datas = unfilter_tiles(&var_jobs, &data_pipeline, &data_ctx)
-                    .map_err(|e| e.in_file(&var_path_describe))?;
+                let datas =
+                    unfilter_pooled(&var_jobs, &data_pipeline, &data_ctx, &mut pool.decoded)
+                        .map_err(|e| e.in_file(&var_path_describe))?;
+                drop(var_jobs);
                 drop(jobs);
                 pool.recycle_persisted(raw);
-                let decoded: Vec<Result<TileData>> = offsets
+                let spare_starts: Vec<Vec<u64>> = (0..offsets.len())
+                    .map(|_| pool.starts.pop().unwrap_or_default())
+                    .collect();
+                let decoded: Vec<(Result<TileData>, Vec<u8>)> = offsets
                     .into_par_iter()
                     .zip(datas)
+                    .zip(spare_starts)
                     .zip(&cells)
-                    .map(|((off, data), c)| {
-                        let mut starts: Vec<u64> = Vec::with_capacity(off.len() / 8 + 1);
+                    .map(|(((off, data), mut starts), c)| {
+                        starts.clear();
                         starts.extend(
                             off.chunks_exact(8)
                                 .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
                         );
                         starts.push(data.len() as u64);
                         if starts.windows(2).any(|w| w[0] > w[1]) {
-                            return Err(Error::corrupt(
+                            let err = Error::corrupt(
                                 0,
                                 "offsets",
                                 "var offsets out of order or past the data",
                             )
-                            .in_file(&describe));
+                            .in_file(&describe);
+                            return (Err(err), off);
                         }
-                        Ok(TileData {
+                        let tile = TileData {
                             data,
                             offsets: Some(starts),
                             validity: None,
                             cell_size: type_size,
                             cells: *c,
-                        })
+                        };
+                        (Ok(tile), off)
                     })
                     .collect();
-                for tile in decoded {
+                for (tile, off) in decoded {
+                    pool.decoded.push(off);
                     result.push(tile?);
                 }
             }
@@ -479,8 +495,13 @@ pub fn load_tiles_pooled(
         )?;
         let jobs = tile_jobs(&raw, tiles, &cells, 1);
         let pipeline = with_key(&schema.validity_filters, key);
-        let validity = unfilter_tiles(&jobs, &pipeline, &context(Datatype::Uint8, 1, version, key))
-            .map_err(|e| e.in_file(&validity_describe))?;
+        let validity = unfilter_pooled(
+            &jobs,
+            &pipeline,
+            &context(Datatype::Uint8, 1, version, key),
+            &mut pool.decoded,
+        )
+        .map_err(|e| e.in_file(&validity_describe))?;
         drop(jobs);
         pool.recycle_persisted(raw);
         for (tile, v) in result.iter_mut().zip(validity) {
