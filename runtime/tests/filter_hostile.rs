@@ -119,6 +119,7 @@ fn a_checksum_mismatch_names_tile_chunk_and_filter() {
             file_offset: 4096,
             index: 3,
             expected_len: data.len() as u64,
+            wanted: None,
         };
         let e = unfilter_tiles(&[job], &pipeline, &ctx()).unwrap_err();
         let Error::Corrupt { at, reason } = &e else {

@@ -298,6 +298,7 @@ fn decodes_all_fixed_tiles_as_one_parallel_batch() {
                 file_offset: 0,
                 index: i as u64,
                 expected_len: c.values.len() as u64,
+                wanted: None,
             })
             .collect();
         let out = unfilter_tiles(&jobs, &group[0].pipeline, &group[0].ctx).expect("batch");
@@ -325,6 +326,7 @@ fn decodes_string_encoded_tiles_as_one_parallel_batch() {
                     file_offset: 0,
                     index: i as u64,
                     expected_len: c.values.len() as u64,
+                    wanted: None,
                 })
                 .collect();
             let cells: Vec<u64> = group.iter().map(|c| c.cell_count).collect();

@@ -10,7 +10,7 @@
 //! pieces that come from one tile of one fragment, or are fill, and pieces
 //! are copied line by line in parallel.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
@@ -20,7 +20,7 @@ use crate::fragment::Field;
 use crate::read::dense::Geometry;
 use crate::read::dense_geometry::{DenseDimension, Span};
 use crate::read::memory;
-use crate::read::tiles::{load_tiles_pooled, TileData, TilePool};
+use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
 use crate::read::{Column, Layout, ReadResult};
 
 /// A run of result cells along a line that share a source.
@@ -56,7 +56,7 @@ fn line_pieces(
     inner: usize,
     dims: &[DenseDimension],
     geometry: &[Geometry<'_>],
-    needed: &mut [BTreeSet<u64>],
+    needed: &mut [BTreeMap<u64, (u64, u64)>],
 ) -> Vec<Piece> {
     // The fragments whose non-empty domain holds the line's fixed coordinates.
     let holding: Vec<usize> = (0..geometry.len())
@@ -93,13 +93,17 @@ fn line_pieces(
         let source = owner.map(|gi| {
             let tiling = &geometry[gi].tiling;
             let tile = tiling.tile_position(coords);
-            needed[gi].insert(tile);
-            (
-                gi,
-                tile,
-                tiling.cell_position(coords),
-                tiling.cell_stride(inner),
-            )
+            let (first, stride) = (tiling.cell_position(coords), tiling.cell_stride(inner));
+            // The tile's cells this piece reads: first .. last.
+            let last = first + ((to - from) as u64).saturating_sub(1) * stride;
+            needed[gi]
+                .entry(tile)
+                .and_modify(|(lo, hi)| {
+                    *lo = (*lo).min(first);
+                    *hi = (*hi).max(last);
+                })
+                .or_insert((first, last));
+            (gi, tile, first, stride)
         });
         pieces.push(Piece {
             start: (from - inner_span.0) as u64,
@@ -431,7 +435,7 @@ pub(crate) fn read_box(
         let lines = band_cells / inner_len;
 
         // Plan the pieces of every line and the tiles they need.
-        let mut needed = vec![BTreeSet::new(); geometry.len()];
+        let mut needed = vec![BTreeMap::new(); geometry.len()];
         let mut coords = vec![0i128; n];
         let mut plan: Vec<Vec<Piece>> = Vec::with_capacity(lines as usize);
         for line in 0..lines {
@@ -473,7 +477,8 @@ pub(crate) fn read_box(
             // Decode this band's tiles of the attribute.
             let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
             for (gi, g) in geometry.iter().enumerate() {
-                let wanted: Vec<u64> = needed[gi].iter().copied().collect();
+                let wanted: Vec<u64> = needed[gi].keys().copied().collect();
+                let wanted_cells: Vec<(u64, u64)> = needed[gi].values().copied().collect();
                 if wanted.is_empty() {
                     continue;
                 }
@@ -491,7 +496,10 @@ pub(crate) fn read_box(
                     storage,
                     g.fragment,
                     Field::Attribute(fa),
-                    &wanted,
+                    TileSelection {
+                        tiles: &wanted,
+                        cells: Some(&wanted_cells),
+                    },
                     g.tiling.cells_per_tile(),
                     key.as_ref(),
                     &mut pool,

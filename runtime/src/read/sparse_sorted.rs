@@ -18,7 +18,7 @@ use crate::fragment::Field;
 use crate::fragment::FragmentMetadata;
 use crate::read::memory;
 use crate::read::sparse::FragmentTiles;
-use crate::read::tiles::{load_tiles_pooled, TileData, TilePool};
+use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
 use crate::read::{Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
 
@@ -597,7 +597,7 @@ fn stream(
                     storage,
                     fragment,
                     Field::Dimension(d),
-                    batch,
+                    TileSelection::whole(batch),
                     0,
                     key.as_ref(),
                     &mut dim_pools[d],
@@ -708,7 +708,7 @@ fn stream(
                 storage,
                 fragment,
                 field,
-                batch,
+                TileSelection::whole(batch),
                 0,
                 key.as_ref(),
                 &mut attr_pools[i],

@@ -142,6 +142,7 @@ fn tile_jobs<'a>(
             file_offset: *at,
             index: *t,
             expected_len: c * cell_size,
+            wanted: None,
         })
         .collect()
 }
@@ -282,11 +283,41 @@ pub fn load_tiles(
         storage,
         fragment,
         field,
-        tiles,
+        TileSelection::whole(tiles),
         cells_per_dense_tile,
         key,
         &mut TilePool::default(),
     )
+}
+
+/// The tiles a read loads, and of each, optionally, the only cells it will
+/// look at (first and last, inclusive, in the tile's cell order). Of a
+/// fixed-size field, chunks that hold none of those cells are not decoded:
+/// a subarray that cuts through a tile decodes only the rows it needs.
+/// Those cells' bytes in the returned tile are then unspecified.
+#[derive(Debug, Clone, Copy)]
+pub struct TileSelection<'a> {
+    pub tiles: &'a [u64],
+    pub cells: Option<&'a [(u64, u64)]>,
+}
+
+impl<'a> TileSelection<'a> {
+    /// Every cell of `tiles`.
+    pub fn whole(tiles: &'a [u64]) -> Self {
+        TileSelection { tiles, cells: None }
+    }
+
+    /// Limits each job to the bytes of its tile's wanted cells.
+    fn limit(&self, jobs: &mut [TileJob<'_>], cell_size: u64) {
+        if let Some(cells) = self.cells {
+            for (job, (first, last)) in jobs.iter_mut().zip(cells) {
+                job.wanted = Some((
+                    first.saturating_mul(cell_size),
+                    last.saturating_add(1).saturating_mul(cell_size),
+                ));
+            }
+        }
+    }
 }
 
 /// [`load_tiles`], decoding fixed-size cells into buffers from `pool`.
@@ -294,11 +325,12 @@ pub fn load_tiles_pooled(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
     field: Field,
-    tiles: &[u64],
+    selection: TileSelection<'_>,
     cells_per_dense_tile: u64,
     key: Option<&[u8; 32]>,
     pool: &mut TilePool,
 ) -> Result<Vec<TileData>> {
+    let tiles = selection.tiles;
     let shape = FieldShape::of(fragment, field)
         .ok_or_else(|| Error::Usage(format!("no field {field:?} in fragment {}", fragment.name)))?;
     let tables = fragment.field_tiles(storage, field)?;
@@ -329,7 +361,8 @@ pub fn load_tiles_pooled(
                 tiles,
                 &mut pool.persisted,
             )?;
-            let jobs = tile_jobs(&raw, tiles, &cells, cell_size);
+            let mut jobs = tile_jobs(&raw, tiles, &cells, cell_size);
+            selection.limit(&mut jobs, cell_size);
             let pipeline = with_key(&shape.filters, key);
             let decoded = unfilter_pooled(
                 &jobs,
@@ -429,6 +462,7 @@ pub fn load_tiles_pooled(
                         file_offset: *at,
                         index: *t,
                         expected_len: size,
+                        wanted: None,
                     });
                 }
                 let datas =
@@ -493,7 +527,8 @@ pub fn load_tiles_pooled(
             tiles,
             &mut pool.persisted,
         )?;
-        let jobs = tile_jobs(&raw, tiles, &cells, 1);
+        let mut jobs = tile_jobs(&raw, tiles, &cells, 1);
+        selection.limit(&mut jobs, 1);
         let pipeline = with_key(&schema.validity_filters, key);
         let validity = unfilter_pooled(
             &jobs,

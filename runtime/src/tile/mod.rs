@@ -269,6 +269,11 @@ pub struct TileJob<'a> {
     pub index: u64,
     /// The expected unfiltered size.
     pub expected_len: u64,
+    /// The only bytes of the unfiltered tile the caller will read (start,
+    /// end exclusive), if not all: chunks holding none of them are not
+    /// decoded, and their part of the output is left as it was. Every chunk
+    /// is filtered on its own, so the others decode the same either way.
+    pub wanted: Option<(u64, u64)>,
 }
 
 fn locate(err: Error, job: &TileJob<'_>) -> Error {
@@ -308,8 +313,14 @@ pub fn unfilter_tiles_into(
         let chunks = parse_chunks(job.bytes).map_err(|e| locate(e, job))?;
         check_total(&chunks, job.expected_len).map_err(|e| locate(e, job))?;
         let slices = split_output(&chunks, out);
+        let mut start = 0u64;
         for (c, (chunk, dest)) in chunks.into_iter().zip(slices).enumerate() {
-            work.push((job, c, chunk, dest));
+            let end = start + chunk.original_len as u64;
+            let wanted = job.wanted.is_none_or(|(lo, hi)| start < hi && lo < end);
+            start = end;
+            if wanted {
+                work.push((job, c, chunk, dest));
+            }
         }
     }
     work.into_par_iter().try_for_each(|(job, c, chunk, dest)| {
