@@ -355,6 +355,44 @@ impl LocalStorage {
     }
 }
 
+/// Listings at least this long look up their entries in parallel.
+const PARALLEL_LISTING: usize = 256;
+
+/// One listed entry's name, kind and size; `None` for names that are not
+/// UTF-8, dangling links and entries gone since the listing.
+fn describe_entry(entry: &fs::DirEntry) -> Option<DirEntry> {
+    let name = entry.file_name().into_string().ok()?;
+    // The kind comes with the listing; only links are followed (for the
+    // kind of what they lead to; reads check where that is), and only
+    // files need their size looked up.
+    let file_type = entry.file_type().ok()?;
+    let meta = if file_type.is_symlink() {
+        fs::metadata(entry.path())
+    } else if file_type.is_dir() {
+        return Some(DirEntry {
+            name,
+            kind: EntryKind::Dir,
+            size: 0,
+        });
+    } else {
+        entry.metadata()
+    };
+    let meta = meta.ok()?;
+    Some(if meta.is_dir() {
+        DirEntry {
+            name,
+            kind: EntryKind::Dir,
+            size: 0,
+        }
+    } else {
+        DirEntry {
+            name,
+            kind: EntryKind::File,
+            size: meta.len(),
+        }
+    })
+}
+
 impl Storage for LocalStorage {
     fn describe(&self, path: &RelPath) -> PathBuf {
         self.join(path)
@@ -370,43 +408,18 @@ impl Storage for LocalStorage {
             Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
             Err(e) => return Err(Error::io(&full, &e)),
         };
-        let mut entries = Vec::new();
+        let mut listed = Vec::new();
         for entry in reader {
-            let entry = entry.map_err(|e| Error::io(&full, &e))?;
-            let Ok(name) = entry.file_name().into_string() else {
-                continue;
-            };
-            // The kind comes with the listing; only links are followed
-            // (for the kind of what they lead to; reads check where that
-            // is), and only files need their size looked up.
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            let meta = if file_type.is_symlink() {
-                fs::metadata(entry.path())
-            } else if file_type.is_dir() {
-                entries.push(DirEntry {
-                    name,
-                    kind: EntryKind::Dir,
-                    size: 0,
-                });
-                continue;
-            } else {
-                entry.metadata()
-            };
-            let meta = match meta {
-                Ok(meta) => meta,
-                // A dangling link, or an entry gone since the listing.
-                Err(_) => continue,
-            };
-            let kind = if meta.is_dir() {
-                EntryKind::Dir
-            } else {
-                EntryKind::File
-            };
-            let size = if meta.is_dir() { 0 } else { meta.len() };
-            entries.push(DirEntry { name, kind, size });
+            listed.push(entry.map_err(|e| Error::io(&full, &e))?);
         }
+        // A folder of thousands of fragments' commit files needs one stat per
+        // file (for its size): done across threads when there are many.
+        let mut entries: Vec<DirEntry> = if listed.len() >= PARALLEL_LISTING {
+            use rayon::prelude::*;
+            listed.par_iter().filter_map(describe_entry).collect()
+        } else {
+            listed.iter().filter_map(describe_entry).collect()
+        };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(Some(entries))
     }
