@@ -92,6 +92,10 @@ def workloads(scale, specs):
         )
     for name in ["frags", "frags-consolidated"]:
         out.append(dict(array=name, name=f"open {name}", kind="open"))
+    # Our decode on one thread against the raw codec alone, on the same
+    # stored bytes (only our process runs these).
+    for name, attr in [("dense-zstd", "a"), ("dense-shuffle-lz4", "a"), ("sparse-zstd", "v")]:
+        out.append(dict(array=name, name=f"decode {name}", kind="decode", attrs=[attr]))
     return out
 
 
@@ -195,7 +199,8 @@ def main():
     print(f"scale {args.scale}, median of {args.runs} runs, {os.cpu_count()} cores", flush=True)
     print(header)
     print("-" * len(header), flush=True)
-    for w in chosen:
+    decodes = [w for w in chosen if w["kind"] == "decode"]
+    for w in [w for w in chosen if w["kind"] != "decode"]:
         spec = dict(w, path=paths[w["array"]], runs=args.runs)
         theirs = run_side([args.python, os.path.join(HERE, "tiledb_side.py"), "read", json.dumps(spec)], args.timeout)
         ours = run_side([args.ours, json.dumps(spec)], args.timeout)
@@ -223,6 +228,30 @@ def main():
             if "error" in r:
                 print(f"    {side}: {r['error']}", flush=True)
         rows.append(dict(workload=w["name"], tiledb=theirs, ours=ours, ratio=ratio))
+    if decodes:
+        print()
+        head = (
+            f"{'decode, one thread':<26} {'codec':>6} {'tiles':>6} {'MB':>8} | "
+            f"{'raw codec':>11} {'ours':>11} {'ours/raw':>9}"
+        )
+        print(head)
+        print("-" * len(head), flush=True)
+    for w in decodes:
+        spec = dict(w, path=paths[w["array"]], runs=args.runs)
+        r = run_side([args.ours, json.dumps(spec)], args.timeout)
+        if "error" in r:
+            print(f"{w['name']:<26} error: {r['error']}", flush=True)
+            rows.append(dict(workload=w["name"], ours=r))
+            continue
+        ours_rate = r["bytes"] / statistics.median(r["ours_times"])
+        raw_rate = r["bytes"] / statistics.median(r["raw_times"])
+        print(
+            f"{w['name']:<26} {r['codec']:>6} {r['tiles']:>6} {r['bytes'] / 1e6:>8.1f} | "
+            f"{fmt_rate(raw_rate, 'B/s'):>11} {fmt_rate(ours_rate, 'B/s'):>11} "
+            f"{ours_rate / raw_rate:>8.2f}x",
+            flush=True,
+        )
+        rows.append(dict(workload=w["name"], ours=r, ratio=ours_rate / raw_rate))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(scale=args.scale, runs=args.runs, rows=rows), f, indent=1)

@@ -8,8 +8,11 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::filter::{Filter, FilterContext, FilterPipeline};
+use tiledb_runtime::fragment::Field;
 use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
 use tiledb_runtime::schema::Scalar;
+use tiledb_runtime::tile::{parse_chunks, unfilter_tiles_into, TileJob};
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -153,6 +156,196 @@ fn run(spec: &Value) -> Result<Value, String> {
     }))
 }
 
+/// The stored tiles of one attribute of every fragment.
+struct StoredTiles {
+    tiles: Vec<(Vec<u8>, u64)>,
+    pipeline: FilterPipeline,
+    context: FilterContext,
+}
+
+fn stored_tiles(array: &Array, attribute: &str) -> Result<StoredTiles, String> {
+    let storage = array.storage();
+    let mut tiles = Vec::new();
+    let mut shape = None;
+    for fragment in array.fragments() {
+        let (index, attr) = fragment
+            .schema
+            .attribute(attribute)
+            .ok_or_else(|| format!("no attribute {attribute}"))?;
+        let field = Field::Attribute(index);
+        let offsets = fragment
+            .field_tiles(storage, field)
+            .map_err(|e| e.to_string())?
+            .offsets
+            .clone();
+        let (size, _, _) = fragment.file_sizes(field);
+        let path = fragment.data_path(field, "").map_err(|e| e.to_string())?;
+        let file = storage.read(&path).map_err(|e| e.to_string())?;
+        for (t, &start) in offsets.iter().enumerate() {
+            let end = offsets.get(t + 1).copied().unwrap_or(size);
+            let bytes = file
+                .get(start as usize..end as usize)
+                .ok_or("tile offsets past the file")?
+                .to_vec();
+            let len = parse_chunks(&bytes)
+                .map_err(|e| e.to_string())?
+                .iter()
+                .map(|c| c.original_len as u64)
+                .sum();
+            tiles.push((bytes, len));
+        }
+        let cell_size = attr.datatype.size() * attr.cell_val_num.ok_or("var-sized")? as u64;
+        shape = Some((
+            attr.filters.clone(),
+            FilterContext::new(attr.datatype, cell_size, fragment.version),
+        ));
+    }
+    let (pipeline, context) = shape.ok_or("no fragments")?;
+    Ok(StoredTiles {
+        tiles,
+        pipeline,
+        context,
+    })
+}
+
+/// The compressor's parts of one chunk whose last filter is that
+/// compressor: its metadata is first in the chunk's (count of metadata and
+/// data parts, then each part's original and compressed size), and its
+/// parts are the chunk's data.
+/// The first parts hold the metadata of the filters before the compressor
+/// (a byteshuffle's part sizes, say), flagged `true`; the rest the cells.
+fn compressed_parts<'a>(metadata: &[u8], data: &'a [u8]) -> Option<Vec<Part<'a>>> {
+    let u32_at = |at: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(metadata.get(at..at + 4)?.try_into().ok()?) as usize)
+    };
+    let metadata_parts = u32_at(0)?;
+    let parts = metadata_parts + u32_at(4)?;
+    let mut out = Vec::with_capacity(parts);
+    let mut at = 0;
+    for i in 0..parts {
+        let (original, compressed) = (u32_at(8 + 8 * i)?, u32_at(12 + 8 * i)?);
+        out.push((i < metadata_parts, original, data.get(at..at + compressed)?));
+        at += compressed;
+    }
+    Some(out)
+}
+
+/// One compressed part: whether it holds metadata, its original size, its
+/// compressed bytes.
+type Part<'a> = (bool, usize, &'a [u8]);
+
+/// Decode throughput on one thread: the whole pipeline (ours) against the
+/// raw codec alone, decompressing the same stored bytes.
+fn decode(spec: &Value) -> Result<Value, String> {
+    let path = spec["path"].as_str().ok_or("no path")?;
+    let runs = spec["runs"].as_u64().unwrap_or(5);
+    let attribute = spec["attrs"][0].as_str().ok_or("no attribute")?;
+    let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
+    let stored = stored_tiles(&array, attribute)?;
+    let codec = match stored.pipeline.filters.last() {
+        Some(Filter::Zstd { .. }) => "zstd",
+        Some(Filter::Lz4 { .. }) => "lz4",
+        other => return Err(format!("the last filter is {other:?}, not ZSTD or LZ4")),
+    };
+    let jobs: Vec<TileJob<'_>> = stored
+        .tiles
+        .iter()
+        .enumerate()
+        .map(|(i, (bytes, len))| TileJob {
+            bytes,
+            file_offset: 0,
+            index: i as u64,
+            expected_len: *len,
+            wanted: None,
+        })
+        .collect();
+    let mut outputs: Vec<Vec<u8>> = stored
+        .tiles
+        .iter()
+        .map(|(_, len)| vec![0u8; *len as usize])
+        .collect();
+    let chunks: Vec<Vec<Part<'_>>> = stored
+        .tiles
+        .iter()
+        .map(|(bytes, _)| {
+            let chunks = parse_chunks(bytes).map_err(|e| e.to_string())?;
+            let mut parts = Vec::new();
+            for c in chunks {
+                parts.extend(compressed_parts(c.metadata, c.data).ok_or("bad chunk")?);
+            }
+            Ok(parts)
+        })
+        .collect::<Result<_, String>>()?;
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let bytes: u64 = stored.tiles.iter().map(|(_, len)| len).sum();
+    let (mut ours, mut raw) = (Vec::new(), Vec::new());
+    let mut zstd = zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?;
+    // One untimed pass of each side first: both then decode into tile
+    // buffers already faulted in, with warm caches.
+    for run in 0..=runs {
+        let start = Instant::now();
+        one_thread
+            .install(|| {
+                let mut slices: Vec<&mut [u8]> =
+                    outputs.iter_mut().map(|o| o.as_mut_slice()).collect();
+                unfilter_tiles_into(&jobs, &stored.pipeline, &stored.context, &mut slices)
+            })
+            .map_err(|e| e.to_string())?;
+        if run > 0 {
+            ours.push(start.elapsed().as_secs_f64());
+        }
+
+        // The raw codec decompresses into the same tile buffers, chunk
+        // after chunk, as the pipeline does.
+        let mut metadata = Vec::new();
+        let start = Instant::now();
+        for (parts, tile) in chunks.iter().zip(outputs.iter_mut()) {
+            let mut rest = tile.as_mut_slice();
+            for &(is_metadata, original, part) in parts {
+                let out = if is_metadata {
+                    metadata.resize(original, 0);
+                    metadata.as_mut_slice()
+                } else {
+                    let (out, tail) = std::mem::take(&mut rest).split_at_mut(original);
+                    rest = tail;
+                    out
+                };
+                let n = if codec == "zstd" {
+                    zstd.decompress_to_buffer(part, out)
+                        .map_err(|e| e.to_string())?
+                } else {
+                    // SAFETY: both pointers are valid for the lengths passed;
+                    // liblz4's safe decoder writes at most `out.len()` bytes.
+                    let n = unsafe {
+                        lz4_sys::LZ4_decompress_safe(
+                            part.as_ptr().cast(),
+                            out.as_mut_ptr().cast(),
+                            part.len() as i32,
+                            out.len() as i32,
+                        )
+                    };
+                    usize::try_from(n).map_err(|_| "lz4 error")?
+                };
+                std::hint::black_box(n);
+            }
+        }
+        if run > 0 {
+            raw.push(start.elapsed().as_secs_f64());
+        }
+    }
+    Ok(json!({
+        "codec": codec,
+        "bytes": bytes,
+        "tiles": stored.tiles.len(),
+        "ours_times": ours,
+        "raw_times": raw,
+        "peak_rss_kib": peak_rss_kib(),
+    }))
+}
+
 fn main() -> ExitCode {
     let Some(text) = std::env::args().nth(1) else {
         eprintln!("usage: tiledb-bench WORKLOAD_JSON (normally run by bench/run)");
@@ -165,7 +358,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(&spec) {
+    let outcome = if spec["kind"] == "decode" {
+        decode(&spec)
+    } else {
+        run(&spec)
+    };
+    match outcome {
         Ok(v) => {
             println!("{v}");
             ExitCode::SUCCESS

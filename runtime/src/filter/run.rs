@@ -219,7 +219,7 @@ pub(crate) fn unfilter_chunk(
             (_, d) => {
                 dest = d;
                 OutBuf::Grow {
-                    buf: Vec::new(),
+                    buf: scratch::take(),
                     limit: stage_limit(&pipeline.filters, original, i),
                 }
             }
@@ -238,8 +238,46 @@ pub(crate) fn unfilter_chunk(
             MetadataOut::New(v) => Cow::Owned(v),
         };
         if i > 0 {
-            current = Cow::Owned(out.into_vec());
+            if let Cow::Owned(done) = std::mem::replace(&mut current, Cow::Owned(out.into_vec())) {
+                scratch::give_back(done);
+            }
         }
     }
+    if let Cow::Owned(done) = current {
+        scratch::give_back(done);
+    }
     Ok(())
+}
+
+/// Buffers for the intermediate stages of a chunk's pipeline, kept per
+/// thread and used again by the next chunk: a fresh buffer per stage and
+/// chunk cost an allocation and a pass zeroing it, as much as a fast
+/// stage's own work (LZ4 before BYTESHUFFLE, say).
+mod scratch {
+    use std::cell::RefCell;
+
+    /// Buffers larger than this go back to the allocator.
+    const KEEP_AT_MOST_BYTES: usize = 8 << 20;
+    /// A pipeline needs at most two at a time (input and output of a stage).
+    const KEEP_AT_MOST: usize = 4;
+
+    thread_local! {
+        static BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(super) fn take() -> Vec<u8> {
+        BUFFERS.with(|b| b.borrow_mut().pop()).unwrap_or_default()
+    }
+
+    pub(super) fn give_back(buffer: Vec<u8>) {
+        if buffer.capacity() == 0 || buffer.capacity() > KEEP_AT_MOST_BYTES {
+            return;
+        }
+        BUFFERS.with(|b| {
+            let mut b = b.borrow_mut();
+            if b.len() < KEEP_AT_MOST {
+                b.push(buffer);
+            }
+        });
+    }
 }

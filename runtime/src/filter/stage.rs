@@ -161,7 +161,9 @@ pub(crate) enum OutBuf<'o> {
 }
 
 impl<'o> OutBuf<'o> {
-    /// A buffer of exactly `len` bytes (zeroed when freshly allocated).
+    /// A buffer of exactly `len` bytes. Its contents are unspecified (a
+    /// reused buffer keeps what it held): every stage writes all of what it
+    /// allocates, or fails.
     pub fn alloc(&mut self, len: usize) -> StageResult<&mut [u8]> {
         match self {
             OutBuf::Fixed(buf) => {
@@ -179,8 +181,13 @@ impl<'o> OutBuf<'o> {
                         "declared size {len} exceeds what this chunk can hold ({limit} bytes)"
                     ));
                 }
-                buf.clear();
-                buf.resize(len, 0);
+                // Only growth is zeroed: rewriting bytes every stage
+                // overwrites anyway costs a pass over each chunk.
+                if buf.len() >= len {
+                    buf.truncate(len);
+                } else {
+                    buf.resize(len, 0);
+                }
                 Ok(&mut buf[..])
             }
         }
