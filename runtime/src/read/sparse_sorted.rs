@@ -284,8 +284,10 @@ fn run<const COL_MAJOR: bool, const N: usize>(
     }
     // Duplicates: of equal coordinates only the newest fragment's last
     // stored cell stays.
+    // Compacted in place: a second list as long as the first would double
+    // the largest allocation of the read.
     if sorted && !schema.allows_dups {
-        let mut kept: Vec<([u64; N], u64)> = Vec::with_capacity(cells.len());
+        let mut kept = 0;
         let mut i = 0;
         while i < cells.len() {
             let mut j = i + 1;
@@ -297,14 +299,20 @@ fn run<const COL_MAJOR: bool, const N: usize>(
                 }
                 j += 1;
             }
-            kept.push(cells[winner]);
+            // kept <= i <= winner: nothing not yet read is overwritten.
+            cells[kept] = cells[winner];
+            kept += 1;
             i = j;
         }
-        cells = kept;
+        cells.truncate(kept);
     }
 
     if sorted {
         locations = cells.into_iter().map(|(_, location)| location).collect();
+        // The collection reuses the (key, location) list's allocation, which
+        // is several times larger: give the rest back before the result
+        // columns are allocated.
+        locations.shrink_to_fit();
     }
     let locate = |location: u64| {
         let (priority, slot, cell) = unpack(location);
