@@ -533,3 +533,101 @@ fn unchecksummed_data_bit_flips_are_caught_by_tile_metadata() {
         );
     }
 }
+
+/// Dense tiles too: their metadata covers the cells inside the fragment's
+/// non-empty domain, so a flipped written cell is reported and a flipped
+/// padding cell (outside it, never read) is not.
+#[test]
+fn dense_bit_flips_in_written_cells_are_caught_and_padding_is_not_reported() {
+    // Domain [0, 7], tiles of 4, cells 1..=5 written: the last tile holds
+    // cells 4 and 5, then padding 6 and 7 at the end of the file.
+    let padded: Vec<(PathBuf, usize)> = [
+        ("dense.attr.int8", 1),
+        ("dense.attr.int16", 2),
+        ("dense.attr.int32", 4),
+        ("dense.attr.int64", 8),
+        ("dense.attr.float32", 4),
+        ("dense.attr.float64", 8),
+    ]
+    .iter()
+    .map(|(case, size)| (corpus("tiledb-2.30").join(case).join("array"), *size))
+    .collect();
+    // Rows 1-2 of a 4×4 domain in 2×2 tiles: the last byte is written data.
+    let full: Vec<PathBuf> = [
+        "tiledb-2.13",
+        "tiledb-2.14",
+        "tiledb-2.15",
+        "tiledb-2.16",
+        "tiledb-2.17",
+        "tiledb-2.19",
+        "tiledb-2.30",
+    ]
+    .iter()
+    .map(|p| corpus(p).join("dense.basic.int32").join("array"))
+    .collect();
+    let scratch = tempfile::tempdir().expect("a scratch folder");
+    let mut n = 0;
+    let mut flipped = |source: &Path, from_end: usize| -> (String, Report) {
+        assert!(source.is_dir(), "{} is missing", source.display());
+        n += 1;
+        let copy = scratch.path().join(n.to_string());
+        copy_dir(source, &copy);
+        let clean = check_array(&copy, &CheckOptions::default());
+        assert!(clean.is_clean(), "{}: {}", source.display(), show(&clean));
+        assert!(
+            clean.tile_metadata_checked > 0,
+            "{}: no tile metadata was compared",
+            source.display()
+        );
+        let mut files = Vec::new();
+        files_of(&copy, &copy, &mut files);
+        let data = files
+            .iter()
+            .find(|f| f.ends_with("/a0.tdb"))
+            .unwrap_or_else(|| panic!("{}: no a0.tdb", source.display()))
+            .clone();
+        let path = copy.join(&data);
+        let mut bytes = std::fs::read(&path).expect("read a0.tdb");
+        let at = bytes.len() - 1 - from_end;
+        bytes[at] ^= 0x80;
+        std::fs::write(&path, bytes).expect("write a0.tdb");
+        let meta = data.replace("a0.tdb", "__fragment_metadata.tdb");
+        (meta, check_array(&copy, &CheckOptions::default()))
+    };
+    let reported = |meta: &str, report: &Report| {
+        report.findings.iter().any(|f| {
+            f.class == ErrorClass::Corrupt
+                && f.file == meta
+                && (f.field.starts_with("tile_maxes[0] tile ")
+                    || f.field.starts_with("tile_mins[0] tile ")
+                    || f.field.starts_with("tile_sums[0] tile "))
+        })
+    };
+    for (source, size) in &padded {
+        // The top byte of cell 5, before the two padding cells.
+        let (meta, report) = flipped(source, 2 * size);
+        assert!(
+            reported(&meta, &report),
+            "{}: the flipped cell 5 is not reported:\n{}",
+            source.display(),
+            show(&report)
+        );
+        // The top byte of padding cell 7.
+        let (_, report) = flipped(source, 0);
+        assert!(
+            report.is_clean(),
+            "{}: a flipped padding cell is reported:\n{}",
+            source.display(),
+            show(&report)
+        );
+    }
+    for source in &full {
+        let (meta, report) = flipped(source, 0);
+        assert!(
+            reported(&meta, &report),
+            "{}: the flipped last cell is not reported:\n{}",
+            source.display(),
+            show(&report)
+        );
+    }
+}

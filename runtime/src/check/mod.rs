@@ -14,11 +14,12 @@
 //!   R-tree leaves match the tile count, every tile lies within its file and
 //!   the file sizes in the footer match the files, and every data tile
 //!   unfilters (so checksum filters are verified);
-//! - the tile metadata of sparse fragments (format 11 and later): each
+//! - the tile metadata of every fragment (format 11 and later): each
 //!   tile's min, max, sum and null count recomputed from its cells with the
 //!   writer's rules (`write::tile_meta`, byte-identical to TileDB 2.30's)
-//!   and compared with the fragment's record; dense tiles are left out,
-//!   since their metadata covers only the written cells, not the padding;
+//!   and compared with the fragment's record — of a dense tile, from the
+//!   cells inside the fragment's non-empty domain, which its write covered
+//!   (the padding around them is left out, as TileDB leaves it out);
 //! - every fragment has a commit and every commit a fragment;
 //! - the directory as a whole opens ([`ArrayDirectory::open`]).
 
@@ -35,6 +36,7 @@ use crate::array::{
 };
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
+use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
@@ -819,18 +821,25 @@ impl Checker<'_> {
         };
         let data_ctx = self.keyed(data_ctx);
         // Tile metadata is recomputed from the cells where the fragment
-        // records it and every cell of a tile was written (sparse tiles;
-        // dense tiles also hold padding the metadata leaves out).
+        // records it (format 11 on): every cell of a sparse tile, the
+        // written cells of a dense one (not the padding around them).
         let kinds = tile_meta::kinds(datatype, field.is_dim, var, field.cell_val_num);
-        let mut tile_meta_check = (!footer.dense && version >= 11).then(|| TileMetaCheck {
-            meta: meta.to_string(),
-            field: i,
-            datatype,
-            kinds,
-            var,
-            nullable: field.nullable,
-            cell_size: cell_size.unwrap_or(0),
-        });
+        let dense_written = if footer.dense {
+            DenseWritten::of(schema, footer)
+        } else {
+            None
+        };
+        let mut tile_meta_check =
+            (version >= 11 && footer.dense == dense_written.is_some()).then(|| TileMetaCheck {
+                meta: meta.to_string(),
+                field: i,
+                datatype,
+                kinds,
+                var,
+                nullable: field.nullable,
+                cell_size: cell_size.unwrap_or(0),
+                dense: dense_written,
+            });
 
         // Validity first: the tile metadata of the other parts needs it.
         let mut validity_of_tile: Vec<Option<Vec<bool>>> = vec![None; offsets.len()];
@@ -1233,11 +1242,41 @@ struct TileMetaCheck {
     var: bool,
     nullable: bool,
     cell_size: u64,
+    /// Of a dense fragment: which cells were written.
+    dense: Option<DenseWritten>,
 }
 
 impl TileMetaCheck {
     /// The first disagreement for tile `t`: (file, offset, field, reason).
     fn compare(
+        &self,
+        fm: &load::FragmentMetadata,
+        t: usize,
+        cells: &[&[u8]],
+        validity: Option<&[bool]>,
+    ) -> Option<(String, u64, String, String)> {
+        let Some(dense) = &self.dense else {
+            return self.compare_cells(fm, t, cells, validity);
+        };
+        // A dense tile's metadata covers its written cells.
+        let mut first = None;
+        for cover in &dense.covers {
+            let mask = dense.tiling.written_cells(t as u64, cells.len(), cover);
+            let keep = |i: &usize| mask.get(*i).copied().unwrap_or(false);
+            let written: Vec<&[u8]> = (0..cells.len()).filter(keep).map(|i| cells[i]).collect();
+            let written_validity: Option<Vec<bool>> =
+                validity.map(|v| (0..v.len()).filter(keep).map(|i| v[i]).collect());
+            match self.compare_cells(fm, t, &written, written_validity.as_deref()) {
+                None => return None,
+                Some(finding) => {
+                    first.get_or_insert(finding);
+                }
+            }
+        }
+        first
+    }
+
+    fn compare_cells(
         &self,
         fm: &load::FragmentMetadata,
         t: usize,
@@ -1375,11 +1414,14 @@ fn int_value(bytes: &[u8], t: g::Datatype) -> Option<i128> {
     })
 }
 
-/// The tile count of a dense fragment (its non-empty domain expanded to
-/// tile boundaries) and the cells per tile.
-fn dense_tiles(schema: &g::ArraySchema, footer: &g::FragmentFooter) -> Result<(u64, u64), String> {
-    let mut tiles: u64 = 1;
-    let mut cells: u64 = 1;
+/// A dense fragment's dimensions (domain and tile extent) and non-empty
+/// domain, checked against each other.
+fn dense_shape(
+    schema: &g::ArraySchema,
+    footer: &g::FragmentFooter,
+) -> Result<(Vec<DenseDimension>, Vec<Span>), String> {
+    let mut dims = Vec::new();
+    let mut non_empty = Vec::new();
     for (j, d) in schema.domain.dimensions.iter().enumerate() {
         let size = d.datatype.size() as usize;
         let value = |bytes: &[u8], k: usize| {
@@ -1409,17 +1451,73 @@ fn dense_tiles(schema: &g::ArraySchema, footer: &g::FragmentFooter) -> Result<(u
                 "dimension {j}'s range [{start}, {end}] is not within the domain [{lo}, {hi}]"
             ));
         }
-        let first = (start - lo) / extent;
-        let last = (end - lo) / extent;
-        let count = u64::try_from(last - first + 1).map_err(|_| "tile count overflows")?;
+        dims.push(DenseDimension {
+            low: lo,
+            high: hi,
+            extent,
+        });
+        non_empty.push((start, end));
+    }
+    Ok((dims, non_empty))
+}
+
+/// The tile count of a dense fragment (its non-empty domain expanded to
+/// tile boundaries) and the cells per tile.
+fn dense_tiles(schema: &g::ArraySchema, footer: &g::FragmentFooter) -> Result<(u64, u64), String> {
+    let (dims, non_empty) = dense_shape(schema, footer)?;
+    let mut tiles: u64 = 1;
+    let mut cells: u64 = 1;
+    for (d, (start, end)) in dims.iter().zip(non_empty) {
+        let count = u64::try_from(d.tile_index(end) - d.tile_index(start) + 1)
+            .map_err(|_| "tile count overflows")?;
         tiles = tiles
             .checked_mul(count)
             .ok_or_else(|| "tile count overflows".to_string())?;
         cells = cells
-            .checked_mul(u64::try_from(extent).map_err(|_| "extent overflows")?)
+            .checked_mul(u64::try_from(d.extent).map_err(|_| "extent overflows")?)
             .ok_or_else(|| "cells per tile overflow".to_string())?;
     }
     Ok((tiles, cells))
+}
+
+/// Which cells of a dense fragment's tiles its write covered: tile metadata
+/// counts those cells only, never the padding around them. A write covers
+/// its non-empty domain; a consolidation rewrites the union of its inputs'
+/// domains expanded to whole tiles (within the domain), fill values
+/// included, and records the union as the non-empty domain. Nothing in a
+/// fragment says which of the two made it (a consolidated fragment's name
+/// may carry one timestamp), so metadata matching either is accepted.
+struct DenseWritten {
+    tiling: FragmentTiling,
+    /// The non-empty domain, and that domain expanded to whole tiles.
+    covers: [Vec<Span>; 2],
+}
+
+impl DenseWritten {
+    fn of(schema: &g::ArraySchema, footer: &g::FragmentFooter) -> Option<DenseWritten> {
+        let (dims, non_empty) = dense_shape(schema, footer).ok()?;
+        let order = |layout: g::Layout| match layout {
+            g::Layout::ColMajor => Order::ColMajor,
+            _ => Order::RowMajor,
+        };
+        let expanded = dims
+            .iter()
+            .zip(&non_empty)
+            .map(|(d, span)| {
+                let (lo, hi) = d.expand_to_tiles(*span);
+                (lo, hi.min(d.high))
+            })
+            .collect();
+        Some(DenseWritten {
+            tiling: FragmentTiling::new(
+                &dims,
+                &non_empty,
+                order(schema.tile_order),
+                order(schema.cell_order),
+            ),
+            covers: [non_empty, expanded],
+        })
+    }
 }
 
 /// Why a file's name is not one the format allows where it sits.

@@ -134,6 +134,47 @@ impl FragmentTiling {
     }
 }
 
+impl FragmentTiling {
+    /// Whether each of the first `cells` cells (in cell order) of tile
+    /// `tile` lies inside `non_empty`: the cells a dense write wrote; the
+    /// rest of the tile is padding.
+    pub fn written_cells(&self, tile: u64, cells: usize, non_empty: &[Span]) -> Vec<bool> {
+        let n = self.dims.len();
+        let along: Vec<i128> = (0..n).map(|d| self.tiles_along(d).max(1)).collect();
+        let tile_index = delinearize(tile as i128, &along, self.tile_order);
+        let extents: Vec<i128> = self.dims.iter().map(|d| d.extent.max(1)).collect();
+        let low: Vec<i128> = (0..n)
+            .map(|d| self.expanded[d].0 + tile_index[d] * extents[d])
+            .collect();
+        (0..cells)
+            .map(|c| {
+                let offsets = delinearize(c as i128, &extents, self.cell_order);
+                (0..n).all(|d| {
+                    let x = low[d] + offsets[d];
+                    non_empty
+                        .get(d)
+                        .is_some_and(|(lo, hi)| *lo <= x && x <= *hi)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The index along each dimension of a linear position, given each
+/// dimension's length (the inverse of [`linearize`]).
+fn delinearize(mut position: i128, lengths: &[i128], order: Order) -> Vec<i128> {
+    let mut out = vec![0; lengths.len()];
+    let mut visit = |d: usize| {
+        out[d] = position % lengths[d];
+        position /= lengths[d];
+    };
+    match order {
+        Order::RowMajor => (0..lengths.len()).rev().for_each(&mut visit),
+        Order::ColMajor => (0..lengths.len()).for_each(&mut visit),
+    }
+    out
+}
+
 /// Linear position of a point given `(index, length)` per dimension.
 fn linearize(per_dim: Vec<(i128, i128)>, order: Order) -> i128 {
     let mut position = 0i128;
@@ -203,6 +244,34 @@ mod tests {
                         assert_eq!(tiling.cell_position(&[r, c]) as i128, cell);
                         assert!(seen.insert((tile, cell)));
                     }
+                }
+            }
+        }
+    }
+
+    /// The written cells of every tile are exactly the cells of the
+    /// non-empty domain, found through the forward mapping.
+    #[test]
+    fn written_cells_are_the_non_empty_domain() {
+        let dims = [dim(0, 99, 4), dim(-5, 50, 3)];
+        let non_empty = [(6, 13), (-4, 2)];
+        for tile_order in [Order::RowMajor, Order::ColMajor] {
+            for cell_order in [Order::RowMajor, Order::ColMajor] {
+                let tiling = FragmentTiling::new(&dims, &non_empty, tile_order, cell_order);
+                let per_tile = tiling.cells_per_tile() as usize;
+                let mut expected = vec![vec![false; per_tile]; tiling.tile_count() as usize];
+                for r in 6..=13 {
+                    for c in -4..=2 {
+                        let (t, p) = (tiling.tile_position(&[r, c]), tiling.cell_position(&[r, c]));
+                        expected[t as usize][p as usize] = true;
+                    }
+                }
+                for (t, want) in expected.iter().enumerate() {
+                    assert_eq!(
+                        &tiling.written_cells(t as u64, per_tile, &non_empty),
+                        want,
+                        "tile {t}, {tile_order:?} tiles, {cell_order:?} cells"
+                    );
                 }
             }
         }
