@@ -494,44 +494,55 @@ fn unchecksummed_data_bit_flips_are_caught_by_tile_metadata() {
     }
     let scratch = tempfile::tempdir().expect("a scratch folder");
     for (n, source) in arrays.iter().enumerate() {
-        assert!(source.is_dir(), "{} is missing", source.display());
-        let copy = scratch.path().join(n.to_string());
-        copy_dir(source, &copy);
-        let clean = check_array(&copy, &CheckOptions::default());
-        assert!(clean.is_clean(), "{}: {}", source.display(), show(&clean));
-        assert!(
-            clean.tile_metadata_checked > 0,
-            "{}: no tile metadata was compared",
-            source.display()
-        );
-        let mut files = Vec::new();
-        files_of(&copy, &copy, &mut files);
-        let data = files
-            .iter()
-            .find(|f| f.ends_with("/a0.tdb"))
-            .unwrap_or_else(|| panic!("{}: no a0.tdb", source.display()));
-        let path = copy.join(data);
-        let mut bytes = std::fs::read(&path).expect("read a0.tdb");
         // The last byte is the top byte of the last cell's value.
-        let last = bytes.len() - 1;
-        bytes[last] ^= 0x80;
-        std::fs::write(&path, bytes).expect("write a0.tdb");
-        let report = check_array(&copy, &CheckOptions::default());
-        let meta = data.replace("a0.tdb", "__fragment_metadata.tdb");
+        let (meta, report) = flip_data_byte(source, &scratch.path().join(n.to_string()), 0);
         assert!(
-            report
-                .findings
-                .iter()
-                .any(|f| f.class == ErrorClass::Corrupt
-                    && f.file == meta
-                    && (f.field.starts_with("tile_maxes[0] tile ")
-                        || f.field.starts_with("tile_mins[0] tile ")
-                        || f.field.starts_with("tile_sums[0] tile "))),
+            tile_metadata_reported(&meta, &report),
             "{}: the flipped value is not reported:\n{}",
             source.display(),
             show(&report)
         );
     }
+}
+
+/// Copies `source` to `copy`, checks it is clean with tile metadata
+/// compared, flips the top bit of the byte `from_end` bytes before the end
+/// of its `a0.tdb` (one unfiltered, unchecksummed data file) and checks it
+/// again. Returns the fragment metadata file's path and the report.
+fn flip_data_byte(source: &Path, copy: &Path, from_end: usize) -> (String, Report) {
+    assert!(source.is_dir(), "{} is missing", source.display());
+    copy_dir(source, copy);
+    let clean = check_array(copy, &CheckOptions::default());
+    assert!(clean.is_clean(), "{}: {}", source.display(), show(&clean));
+    assert!(
+        clean.tile_metadata_checked > 0,
+        "{}: no tile metadata was compared",
+        source.display()
+    );
+    let mut files = Vec::new();
+    files_of(copy, copy, &mut files);
+    let data = files
+        .iter()
+        .find(|f| f.ends_with("/a0.tdb"))
+        .unwrap_or_else(|| panic!("{}: no a0.tdb", source.display()));
+    let path = copy.join(data);
+    let mut bytes = std::fs::read(&path).expect("read a0.tdb");
+    let at = bytes.len() - 1 - from_end;
+    bytes[at] ^= 0x80;
+    std::fs::write(&path, bytes).expect("write a0.tdb");
+    let meta = data.replace("a0.tdb", "__fragment_metadata.tdb");
+    (meta, check_array(copy, &CheckOptions::default()))
+}
+
+/// Whether `report` finds attribute 0's tile min, max or sum wrong in `meta`.
+fn tile_metadata_reported(meta: &str, report: &Report) -> bool {
+    report.findings.iter().any(|f| {
+        f.class == ErrorClass::Corrupt
+            && f.file == meta
+            && (f.field.starts_with("tile_maxes[0] tile ")
+                || f.field.starts_with("tile_mins[0] tile ")
+                || f.field.starts_with("tile_sums[0] tile "))
+    })
 }
 
 /// Dense tiles too: their metadata covers the cells inside the fragment's
@@ -567,47 +578,15 @@ fn dense_bit_flips_in_written_cells_are_caught_and_padding_is_not_reported() {
     .collect();
     let scratch = tempfile::tempdir().expect("a scratch folder");
     let mut n = 0;
-    let mut flipped = |source: &Path, from_end: usize| -> (String, Report) {
-        assert!(source.is_dir(), "{} is missing", source.display());
+    let mut flipped = |source: &Path, from_end: usize| {
         n += 1;
-        let copy = scratch.path().join(n.to_string());
-        copy_dir(source, &copy);
-        let clean = check_array(&copy, &CheckOptions::default());
-        assert!(clean.is_clean(), "{}: {}", source.display(), show(&clean));
-        assert!(
-            clean.tile_metadata_checked > 0,
-            "{}: no tile metadata was compared",
-            source.display()
-        );
-        let mut files = Vec::new();
-        files_of(&copy, &copy, &mut files);
-        let data = files
-            .iter()
-            .find(|f| f.ends_with("/a0.tdb"))
-            .unwrap_or_else(|| panic!("{}: no a0.tdb", source.display()))
-            .clone();
-        let path = copy.join(&data);
-        let mut bytes = std::fs::read(&path).expect("read a0.tdb");
-        let at = bytes.len() - 1 - from_end;
-        bytes[at] ^= 0x80;
-        std::fs::write(&path, bytes).expect("write a0.tdb");
-        let meta = data.replace("a0.tdb", "__fragment_metadata.tdb");
-        (meta, check_array(&copy, &CheckOptions::default()))
-    };
-    let reported = |meta: &str, report: &Report| {
-        report.findings.iter().any(|f| {
-            f.class == ErrorClass::Corrupt
-                && f.file == meta
-                && (f.field.starts_with("tile_maxes[0] tile ")
-                    || f.field.starts_with("tile_mins[0] tile ")
-                    || f.field.starts_with("tile_sums[0] tile "))
-        })
+        flip_data_byte(source, &scratch.path().join(n.to_string()), from_end)
     };
     for (source, size) in &padded {
         // The top byte of cell 5, before the two padding cells.
         let (meta, report) = flipped(source, 2 * size);
         assert!(
-            reported(&meta, &report),
+            tile_metadata_reported(&meta, &report),
             "{}: the flipped cell 5 is not reported:\n{}",
             source.display(),
             show(&report)
@@ -624,7 +603,7 @@ fn dense_bit_flips_in_written_cells_are_caught_and_padding_is_not_reported() {
     for source in &full {
         let (meta, report) = flipped(source, 0);
         assert!(
-            reported(&meta, &report),
+            tile_metadata_reported(&meta, &report),
             "{}: the flipped last cell is not reported:\n{}",
             source.display(),
             show(&report)
