@@ -209,12 +209,21 @@ pub(crate) fn list_checked(
     dir: &RelPath,
     owned_dirs: &[&str],
 ) -> Result<Option<Vec<DirEntry>>> {
-    let Some(entries) = storage.list(dir)? else {
+    // Sizes are looked up only where they matter (below, and for the
+    // condition files the caller reads): not for thousands of commit files.
+    let Some(entries) = storage.list_names(dir)? else {
         return Ok(None);
     };
     for entry in &entries {
-        if entry.is_file() && entry.size == 0 && owned_dirs.contains(&entry.name.as_str()) {
-            let path = dir.join(&entry.name)?;
+        if !entry.is_file() || !owned_dirs.contains(&entry.name.as_str()) {
+            continue;
+        }
+        let path = dir.join(&entry.name)?;
+        let size = match entry.size {
+            Some(size) => size,
+            None => storage.size(&path)?,
+        };
+        if size == 0 {
             return Err(Error::corrupt(
                 0,
                 "directory listing",
@@ -659,9 +668,12 @@ impl ArrayDirectory {
                             ConditionKind::Update
                         },
                         name,
+                        size: match entry.size {
+                            Some(size) => size,
+                            None => storage.size(&path)?,
+                        },
                         file: path,
                         offset: 0,
-                        size: entry.size,
                     });
                 }
                 _ => {}

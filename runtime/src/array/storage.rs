@@ -124,8 +124,9 @@ pub enum EntryKind {
 pub struct DirEntry {
     pub name: String,
     pub kind: EntryKind,
-    /// Size in bytes; 0 for folders.
-    pub size: u64,
+    /// Size in bytes, 0 for folders; `None` for a file when the listing
+    /// did not look it up ([`Storage::list_names`]).
+    pub size: Option<u64>,
 }
 
 impl DirEntry {
@@ -164,6 +165,13 @@ pub trait Storage: Send + Sync {
     /// The entries of a folder sorted by name, or `None` if there is no such
     /// folder. Names that are not UTF-8 are skipped: no rule can match them.
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>>;
+
+    /// [`Storage::list`], but files' sizes may be left out (`None`): on a
+    /// local disk a folder of thousands of commit files then costs no call
+    /// per file. Ask [`Storage::size`] for the few that are needed.
+    fn list_names(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        self.list(dir)
+    }
 
     /// The kind of the entry at `path`, or `None` if nothing is there.
     fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>>;
@@ -276,6 +284,39 @@ impl LocalStorage {
         }
     }
 
+    /// A folder's entries, with files' sizes when `with_size`.
+    fn list_entries(&self, dir: &RelPath, with_size: bool) -> Result<Option<Vec<DirEntry>>> {
+        self.verify_dir(dir)?;
+        let full = self.join(dir);
+        bump(&self.counters.listings, 1);
+        let reader = match fs::read_dir(&full) {
+            Ok(reader) => reader,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+            Err(e) => return Err(Error::io(&full, &e)),
+        };
+        let mut listed = Vec::new();
+        for entry in reader {
+            listed.push(entry.map_err(|e| Error::io(&full, &e))?);
+        }
+        // A folder of thousands of fragments' commit files needs one stat per
+        // file (for its size): done across threads when there are many.
+        let mut entries: Vec<DirEntry> = if listed.len() >= PARALLEL_LISTING {
+            use rayon::prelude::*;
+            listed
+                .par_iter()
+                .filter_map(|e| describe_entry(e, with_size))
+                .collect()
+        } else {
+            listed
+                .iter()
+                .filter_map(|e| describe_entry(e, with_size))
+                .collect()
+        };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Some(entries))
+    }
+
     /// The filesystem path of `path`, after checking that whatever exists of
     /// it lies inside the root once symbolic links are followed.
     fn resolve(&self, path: &RelPath) -> Result<PathBuf> {
@@ -360,7 +401,7 @@ const PARALLEL_LISTING: usize = 256;
 
 /// One listed entry's name, kind and size; `None` for names that are not
 /// UTF-8, dangling links and entries gone since the listing.
-fn describe_entry(entry: &fs::DirEntry) -> Option<DirEntry> {
+fn describe_entry(entry: &fs::DirEntry, with_size: bool) -> Option<DirEntry> {
     let name = entry.file_name().into_string().ok()?;
     // The kind comes with the listing; only links are followed (for the
     // kind of what they lead to; reads check where that is), and only
@@ -372,7 +413,13 @@ fn describe_entry(entry: &fs::DirEntry) -> Option<DirEntry> {
         return Some(DirEntry {
             name,
             kind: EntryKind::Dir,
-            size: 0,
+            size: Some(0),
+        });
+    } else if !with_size {
+        return Some(DirEntry {
+            name,
+            kind: EntryKind::File,
+            size: None,
         });
     } else {
         entry.metadata()
@@ -382,13 +429,13 @@ fn describe_entry(entry: &fs::DirEntry) -> Option<DirEntry> {
         DirEntry {
             name,
             kind: EntryKind::Dir,
-            size: 0,
+            size: Some(0),
         }
     } else {
         DirEntry {
             name,
             kind: EntryKind::File,
-            size: meta.len(),
+            size: Some(meta.len()),
         }
     })
 }
@@ -399,29 +446,11 @@ impl Storage for LocalStorage {
     }
 
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        self.verify_dir(dir)?;
-        let full = self.join(dir);
-        bump(&self.counters.listings, 1);
-        let reader = match fs::read_dir(&full) {
-            Ok(reader) => reader,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
-            Err(e) => return Err(Error::io(&full, &e)),
-        };
-        let mut listed = Vec::new();
-        for entry in reader {
-            listed.push(entry.map_err(|e| Error::io(&full, &e))?);
-        }
-        // A folder of thousands of fragments' commit files needs one stat per
-        // file (for its size): done across threads when there are many.
-        let mut entries: Vec<DirEntry> = if listed.len() >= PARALLEL_LISTING {
-            use rayon::prelude::*;
-            listed.par_iter().filter_map(describe_entry).collect()
-        } else {
-            listed.iter().filter_map(describe_entry).collect()
-        };
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(Some(entries))
+        self.list_entries(dir, true)
+    }
+
+    fn list_names(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        self.list_entries(dir, false)
     }
 
     fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
@@ -622,7 +651,7 @@ mod tests {
             [DirEntry {
                 name: "x.wrt".into(),
                 kind: EntryKind::File,
-                size: 10
+                size: Some(10)
             }]
         );
         let renamed = dir.join("y.wrt").unwrap();

@@ -327,7 +327,8 @@ impl Checker<'_> {
             if entry.is_dir() {
                 self.walk(&path);
             } else {
-                self.files.insert(path, entry.size);
+                // `list` looks every size up.
+                self.files.insert(path, entry.size.unwrap_or(0));
             }
         }
     }
