@@ -2,13 +2,17 @@
 //! order, without a per-cell plan.
 //!
 //! The result is cut into bands: the cells whose outermost coordinate (in
-//! the result order) falls in one space tile. A band is a contiguous part of
-//! every fixed-size result column and needs only the tiles that meet it, so
-//! at most one band of tiles is decoded at a time (all of its tiles and
-//! chunks in one parallel batch). Inside a band the result is a run of
-//! lines (the cells along the innermost dimension); each line is cut into
-//! pieces that come from one tile of one fragment, or are fill, and pieces
-//! are copied line by line in parallel.
+//! the result order) falls in one row of space tiles, or in a few rows when
+//! a row holds too few tiles to keep every thread busy (see
+//! [`rows_per_band`]). A band is a contiguous part of every result column
+//! and needs only the tiles that meet it, so at most one band of tiles is
+//! decoded at a time (all of its tiles and chunks in one parallel batch,
+//! and of each tile only the chunks holding cells the band reads). Inside a
+//! band the result is a run of lines (the cells along the innermost
+//! dimension); each line is cut into pieces that come from one tile of one
+//! fragment, or are fill. Fixed-size pieces are copied line by line in
+//! parallel; var-sized ones are sized first, then copied in parallel into
+//! their places.
 
 use std::collections::{BTreeMap, HashMap};
 
