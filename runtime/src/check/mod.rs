@@ -22,6 +22,13 @@
 //!   (the padding around them is left out, as TileDB leaves it out);
 //! - every fragment has a commit and every commit a fragment;
 //! - the directory as a whole opens ([`ArrayDirectory::open`]).
+//!
+//! A group folder is checked as a group: its file names, every details file
+//! (members' URIs included: a relative member must stay inside the group),
+//! its vacuum files and metadata, its contents loaded as a reader loads
+//! them, and every member stored inside its folder checked in turn (arrays
+//! and groups, to a bounded depth), with findings named by their path from
+//! the group.
 
 pub mod load;
 pub mod targets;
@@ -29,13 +36,16 @@ pub mod targets;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::array::storage::DirEntry;
+use crate::array::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
+use crate::array::storage::{DirEntry, EntryKind};
 use crate::array::text_files;
 use crate::array::{
-    Array, ArrayDirectory, Extension, LocalStorage, OpenOptions, RelPath, Storage, TimestampedName,
+    object_type, Array, ArrayDirectory, Extension, LocalStorage, ObjectType, OpenOptions, RelPath,
+    Storage, TimestampedName,
 };
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
+use crate::metadata::group::GroupContents;
 use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
@@ -120,6 +130,8 @@ struct Checker<'a> {
     schemas: BTreeMap<String, g::ArraySchema>,
     /// Schema files that exist but did not load (already reported).
     broken_schemas: BTreeSet<String>,
+    /// How many groups enclose this folder (members are checked in turn).
+    depth: usize,
 }
 
 fn finding_from(err: &Error, file: &str) -> Finding {
@@ -168,8 +180,17 @@ pub fn check_array(root: &Path, options: &CheckOptions) -> Report {
     check_storage(&LocalStorage::new(root), options)
 }
 
-/// Checks the array whose folder `storage` is rooted at.
+/// Checks the array (or group) whose folder `storage` is rooted at.
 pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
+    check_at_depth(storage, options, 0)
+}
+
+/// Groups nest members at most this deep before the check stops following
+/// them (a member that is a link back to an enclosing folder would
+/// otherwise never end).
+const MAX_GROUP_DEPTH: usize = 8;
+
+fn check_at_depth(storage: &dyn Storage, options: &CheckOptions, depth: usize) -> Report {
     let mut checker = Checker {
         storage,
         key: options.encryption_key,
@@ -178,8 +199,12 @@ pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
         files: BTreeMap::new(),
         schemas: BTreeMap::new(),
         broken_schemas: BTreeSet::new(),
+        depth,
     };
-    checker.run();
+    match object_type(storage) {
+        Ok(ObjectType::Group) => checker.run_group(options),
+        _ => checker.run(),
+    }
     checker.report
 }
 
@@ -276,6 +301,129 @@ impl Checker<'_> {
             }
         }
         self.read_everything();
+    }
+
+    fn run_group(&mut self, options: &CheckOptions) {
+        // The group's own files; other folders in the root are members.
+        let root_entries = self.list("");
+        for entry in &root_entries {
+            let known = match entry.name.as_str() {
+                GROUP_FILE => entry.is_file(),
+                GROUP_DETAILS_DIR | crate::array::directory::METADATA_DIR => entry.is_dir(),
+                _ => entry.is_dir(),
+            };
+            if !known {
+                self.find(&entry.name, 0, "file name", "not a file of a group");
+            }
+        }
+        self.walk(GROUP_DETAILS_DIR);
+        self.walk(crate::array::directory::METADATA_DIR);
+        for (path, _) in self.files_under(GROUP_DETAILS_DIR) {
+            let name = path.rsplit('/').next().unwrap_or_default();
+            let vacuum = match TimestampedName::parse(name) {
+                Ok(n) if n.extension() == Some(Extension::Vac) => true,
+                Ok(n) if n.extension().is_none() => false,
+                Ok(_) => {
+                    self.find(&path, 0, "file name", "not a group details file");
+                    continue;
+                }
+                Err(e) => {
+                    self.find(&path, 0, "file name", e.to_string());
+                    continue;
+                }
+            };
+            let Some(bytes) = self.read(&path) else {
+                continue;
+            };
+            let result = if vacuum {
+                text_files::parse_vacuum_file(&bytes, &[GROUP_DETAILS_DIR]).map(drop)
+            } else {
+                load::group_details(&bytes, self.key).map(drop)
+            };
+            if let Err(e) = result {
+                self.error(&path, &e);
+            }
+        }
+        self.check_metadata();
+        if !self.report.findings.is_empty() {
+            return;
+        }
+        // The contents as a reader loads them, then every member inside.
+        let contents = match GroupContents::load(self.storage, 0, u64::MAX, self.key.as_ref()) {
+            Ok(contents) => contents,
+            Err(e) => {
+                let file = match &e {
+                    Error::Corrupt { at, .. } => self.relative(&at.file),
+                    _ => ".".to_string(),
+                };
+                self.error(&file, &e);
+                return;
+            }
+        };
+        for member in &contents.members {
+            let inside = match resolve_member(&member.uri, member.relative) {
+                Ok(MemberLocation::Inside(path)) => path,
+                Ok(MemberLocation::External(uri)) => {
+                    self.report.notes.push(Finding {
+                        class: ErrorClass::Usage,
+                        file: ".".into(),
+                        offset: 0,
+                        field: format!("member {:?}", member.name),
+                        message: format!("not checked: {uri} is outside the group"),
+                    });
+                    continue;
+                }
+                Err(e) => {
+                    self.error(".", &e);
+                    continue;
+                }
+            };
+            match self.storage.kind(&inside) {
+                Ok(Some(EntryKind::Dir)) => {}
+                Ok(_) => {
+                    self.find(
+                        ".",
+                        0,
+                        format!("member {:?}", member.name),
+                        format!("{inside} is not a folder in the group"),
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    self.error(inside.as_str(), &e);
+                    continue;
+                }
+            }
+            if self.depth + 1 >= MAX_GROUP_DEPTH {
+                self.find(
+                    inside.as_str(),
+                    0,
+                    format!("member {:?}", member.name),
+                    format!("groups nest deeper than {MAX_GROUP_DEPTH}"),
+                );
+                continue;
+            }
+            let sub = LocalStorage::new(self.storage.describe(&inside));
+            let report = check_at_depth(&sub, options, self.depth + 1);
+            let within = |mut f: Finding| {
+                f.file = if f.file == "." {
+                    inside.as_str().to_string()
+                } else {
+                    format!("{inside}/{}", f.file)
+                };
+                f
+            };
+            self.report
+                .findings
+                .extend(report.findings.into_iter().map(within));
+            self.report
+                .notes
+                .extend(report.notes.into_iter().map(within));
+            self.report.files_checked += report.files_checked;
+            self.report.tiles_checked += report.tiles_checked;
+            self.report.tile_metadata_checked += report.tile_metadata_checked;
+            self.report.cells_read += report.cells_read;
+        }
     }
 
     /// Reads every cell with the reader, once the files themselves raised
