@@ -221,6 +221,7 @@ pub(crate) fn unfilter_chunk(
                 OutBuf::Grow {
                     buf: scratch::take(),
                     limit: stage_limit(&pipeline.filters, original, i),
+                    allocated: false,
                 }
             }
         };

@@ -157,7 +157,14 @@ impl<'a> Cursor<'a> {
 /// without limit.
 pub(crate) enum OutBuf<'o> {
     Fixed(&'o mut [u8]),
-    Grow { buf: Vec<u8>, limit: usize },
+    /// A buffer the stage sizes itself (up to `limit`). It may come with
+    /// another chunk's bytes in it: until `alloc` sizes it, it holds no
+    /// output (`allocated` false).
+    Grow {
+        buf: Vec<u8>,
+        limit: usize,
+        allocated: bool,
+    },
 }
 
 impl<'o> OutBuf<'o> {
@@ -175,7 +182,11 @@ impl<'o> OutBuf<'o> {
                 }
                 Ok(&mut buf[..])
             }
-            OutBuf::Grow { buf, limit } => {
+            OutBuf::Grow {
+                buf,
+                limit,
+                allocated,
+            } => {
                 if len > *limit {
                     return corrupt(format!(
                         "declared size {len} exceeds what this chunk can hold ({limit} bytes)"
@@ -188,6 +199,7 @@ impl<'o> OutBuf<'o> {
                 } else {
                     buf.resize(len, 0);
                 }
+                *allocated = true;
                 Ok(&mut buf[..])
             }
         }
@@ -209,7 +221,15 @@ impl<'o> OutBuf<'o> {
     pub fn into_vec(self) -> Vec<u8> {
         match self {
             OutBuf::Fixed(buf) => buf.to_vec(),
-            OutBuf::Grow { buf, .. } => buf,
+            OutBuf::Grow {
+                mut buf, allocated, ..
+            } => {
+                // A stage that wrote nothing produced nothing.
+                if !allocated {
+                    buf.clear();
+                }
+                buf
+            }
         }
     }
 }
@@ -280,3 +300,26 @@ macro_rules! by_width {
     };
 }
 pub(crate) use by_width;
+
+#[cfg(test)]
+mod out_buf_tests {
+    use super::OutBuf;
+
+    /// A reused buffer's old bytes never pass for a stage's output: what a
+    /// stage did not size is empty, and what it sized is exactly that long.
+    #[test]
+    fn a_reused_buffer_holds_only_what_the_stage_sized() {
+        let stale = || OutBuf::Grow {
+            buf: vec![7u8; 100],
+            limit: 1000,
+            allocated: false,
+        };
+        assert!(stale().into_vec().is_empty());
+        let mut out = stale();
+        out.alloc(3).unwrap().copy_from_slice(b"abc");
+        assert_eq!(out.into_vec(), b"abc");
+        let mut out = stale();
+        assert_eq!(out.alloc(150).unwrap().len(), 150);
+        assert!(out.alloc(1001).is_err());
+    }
+}
