@@ -472,6 +472,17 @@ fn legacy_test_arrays_check_clean_or_unsupported() {
 /// (no checksum, no compressor to notice); only the tile metadata the
 /// fragment records (min, max, sum, null count) can tell. The check
 /// recomputes it from the cells and must name the disagreeing tile.
+/// Every release whose corpus replays the core cases (formats 16–22).
+const RELEASES: [&str; 7] = [
+    "tiledb-2.13",
+    "tiledb-2.14",
+    "tiledb-2.15",
+    "tiledb-2.16",
+    "tiledb-2.17",
+    "tiledb-2.19",
+    "tiledb-2.30",
+];
+
 #[test]
 fn unchecksummed_data_bit_flips_are_caught_by_tile_metadata() {
     let mut arrays: Vec<PathBuf> = [
@@ -485,15 +496,7 @@ fn unchecksummed_data_bit_flips_are_caught_by_tile_metadata() {
     .map(|case| corpus("tiledb-2.30").join(case).join("array"))
     .collect();
     // The same recipe as written by every release of the corpus (formats 16-22).
-    for producer in [
-        "tiledb-2.13",
-        "tiledb-2.14",
-        "tiledb-2.15",
-        "tiledb-2.16",
-        "tiledb-2.17",
-        "tiledb-2.19",
-        "tiledb-2.30",
-    ] {
+    for producer in RELEASES {
         arrays.push(corpus(producer).join("sparse.basic.int32").join("array"));
     }
     let scratch = tempfile::tempdir().expect("a scratch folder");
@@ -568,18 +571,10 @@ fn dense_bit_flips_in_written_cells_are_caught_and_padding_is_not_reported() {
     .map(|(case, size)| (corpus("tiledb-2.30").join(case).join("array"), *size))
     .collect();
     // Rows 1-2 of a 4×4 domain in 2×2 tiles: the last byte is written data.
-    let full: Vec<PathBuf> = [
-        "tiledb-2.13",
-        "tiledb-2.14",
-        "tiledb-2.15",
-        "tiledb-2.16",
-        "tiledb-2.17",
-        "tiledb-2.19",
-        "tiledb-2.30",
-    ]
-    .iter()
-    .map(|p| corpus(p).join("dense.basic.int32").join("array"))
-    .collect();
+    let full: Vec<PathBuf> = RELEASES
+        .iter()
+        .map(|p| corpus(p).join("dense.basic.int32").join("array"))
+        .collect();
     let scratch = tempfile::tempdir().expect("a scratch folder");
     let mut n = 0;
     let mut flipped = |source: &Path, from_end: usize| {
