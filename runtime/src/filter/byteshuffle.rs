@@ -41,12 +41,13 @@ fn unshuffle_values<const W: usize>(planes: &[u8], out: &mut [u8], n: usize, fro
 /// x86-64 CPU): sixteen bytes of each plane are interleaved by three rounds
 /// of unpacks into sixteen whole values. Returns how many values it did.
 #[cfg(target_arch = "x86_64")]
-fn unshuffle8_sse2(planes: &[u8], out: &mut [u8], n: usize) -> usize {
+fn unshuffle8_sse2(planes: &[u8], out: &mut [u8], n: usize, stream: bool) -> usize {
     use std::arch::x86_64::*;
     let blocks = n / 16;
     if planes.len() < 8 * n || out.len() < 8 * n {
         return 0;
     }
+    let stream = stream && (out.as_ptr() as usize).is_multiple_of(16);
     // SAFETY: every load reads 16 bytes at `j * n + i` with i + 16 <= n and
     // j < 8, inside `planes` (checked above); every store writes 16 bytes
     // below 8 * (i + 16) <= 8 * n, inside `out`. Unaligned loads and
@@ -78,25 +79,143 @@ fn unshuffle8_sse2(planes: &[u8], out: &mut [u8], n: usize) -> usize {
             let q2_hi = _mm_unpacklo_epi16(h45, h67);
             let q3_hi = _mm_unpackhi_epi16(h45, h67);
             let out_at = |k: usize| dst.add(8 * i + 16 * k).cast::<__m128i>();
-            _mm_storeu_si128(out_at(0), _mm_unpacklo_epi32(q0_lo, q0_hi));
-            _mm_storeu_si128(out_at(1), _mm_unpackhi_epi32(q0_lo, q0_hi));
-            _mm_storeu_si128(out_at(2), _mm_unpacklo_epi32(q1_lo, q1_hi));
-            _mm_storeu_si128(out_at(3), _mm_unpackhi_epi32(q1_lo, q1_hi));
-            _mm_storeu_si128(out_at(4), _mm_unpacklo_epi32(q2_lo, q2_hi));
-            _mm_storeu_si128(out_at(5), _mm_unpackhi_epi32(q2_lo, q2_hi));
-            _mm_storeu_si128(out_at(6), _mm_unpacklo_epi32(q3_lo, q3_hi));
-            _mm_storeu_si128(out_at(7), _mm_unpackhi_epi32(q3_lo, q3_hi));
+            let values = [
+                _mm_unpacklo_epi32(q0_lo, q0_hi),
+                _mm_unpackhi_epi32(q0_lo, q0_hi),
+                _mm_unpacklo_epi32(q1_lo, q1_hi),
+                _mm_unpackhi_epi32(q1_lo, q1_hi),
+                _mm_unpacklo_epi32(q2_lo, q2_hi),
+                _mm_unpackhi_epi32(q2_lo, q2_hi),
+                _mm_unpacklo_epi32(q3_lo, q3_hi),
+                _mm_unpackhi_epi32(q3_lo, q3_hi),
+            ];
+            if stream {
+                for (k, v) in values.into_iter().enumerate() {
+                    _mm_stream_si128(out_at(k), v);
+                }
+            } else {
+                for (k, v) in values.into_iter().enumerate() {
+                    _mm_storeu_si128(out_at(k), v);
+                }
+            }
+        }
+        if stream {
+            _mm_sfence();
         }
     }
     blocks * 16
 }
 
+/// The same interleaving thirty-two values at a time with AVX2 (each
+/// 128-bit lane runs the SSE2 network on its own sixteen values; the lanes
+/// are then paired back into output order). Returns how many values it did.
+#[cfg(target_arch = "x86_64")]
+fn unshuffle8_avx2(planes: &[u8], out: &mut [u8], n: usize, stream: bool) -> usize {
+    if !std::arch::is_x86_feature_detected!("avx2") || planes.len() < 8 * n || out.len() < 8 * n {
+        return 0;
+    }
+    // SAFETY: AVX2 is present (checked above); the bounds are checked above
+    // and re-stated in `unshuffle8_avx2_blocks`.
+    unsafe { unshuffle8_avx2_blocks(planes, out, n, stream) }
+}
+
+/// # Safety
+/// AVX2 must be present and `planes` and `out` at least `8 * n` bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn unshuffle8_avx2_blocks(planes: &[u8], out: &mut [u8], n: usize, stream: bool) -> usize {
+    use std::arch::x86_64::*;
+    let blocks = n / 32;
+    // Streaming stores need aligned addresses: whole vectors at 32 bytes,
+    // halves at 16 (the large buffers of the allocator are 16-aligned).
+    let align = out.as_ptr() as usize;
+    let stream32 = stream && align.is_multiple_of(32);
+    let stream16 = stream && !stream32 && align.is_multiple_of(16);
+    let src = planes.as_ptr();
+    let dst = out.as_mut_ptr();
+    for b in 0..blocks {
+        let i = b * 32;
+        // SAFETY (loads and stores): each load reads 32 bytes at
+        // `j * n + i` with i + 32 <= n and j < 8, inside `planes`; each
+        // store writes 32 bytes below 8 * (i + 32) <= 8 * n, inside `out`.
+        let load = |j: usize| unsafe { _mm256_loadu_si256(src.add(j * n + i).cast()) };
+        let (a0, a1, a2, a3) = (load(0), load(1), load(2), load(3));
+        let (a4, a5, a6, a7) = (load(4), load(5), load(6), load(7));
+        let l01 = _mm256_unpacklo_epi8(a0, a1);
+        let h01 = _mm256_unpackhi_epi8(a0, a1);
+        let l23 = _mm256_unpacklo_epi8(a2, a3);
+        let h23 = _mm256_unpackhi_epi8(a2, a3);
+        let l45 = _mm256_unpacklo_epi8(a4, a5);
+        let h45 = _mm256_unpackhi_epi8(a4, a5);
+        let l67 = _mm256_unpacklo_epi8(a6, a7);
+        let h67 = _mm256_unpackhi_epi8(a6, a7);
+        let q0_lo = _mm256_unpacklo_epi16(l01, l23);
+        let q1_lo = _mm256_unpackhi_epi16(l01, l23);
+        let q0_hi = _mm256_unpacklo_epi16(l45, l67);
+        let q1_hi = _mm256_unpackhi_epi16(l45, l67);
+        let q2_lo = _mm256_unpacklo_epi16(h01, h23);
+        let q3_lo = _mm256_unpackhi_epi16(h01, h23);
+        let q2_hi = _mm256_unpacklo_epi16(h45, h67);
+        let q3_hi = _mm256_unpackhi_epi16(h45, h67);
+        // Pairs of values: lane 0 from the first sixteen, lane 1 from the
+        // second sixteen.
+        let r = [
+            _mm256_unpacklo_epi32(q0_lo, q0_hi),
+            _mm256_unpackhi_epi32(q0_lo, q0_hi),
+            _mm256_unpacklo_epi32(q1_lo, q1_hi),
+            _mm256_unpackhi_epi32(q1_lo, q1_hi),
+            _mm256_unpacklo_epi32(q2_lo, q2_hi),
+            _mm256_unpackhi_epi32(q2_lo, q2_hi),
+            _mm256_unpacklo_epi32(q3_lo, q3_hi),
+            _mm256_unpackhi_epi32(q3_lo, q3_hi),
+        ];
+        let values = [
+            _mm256_permute2x128_si256::<0x20>(r[0], r[1]),
+            _mm256_permute2x128_si256::<0x20>(r[2], r[3]),
+            _mm256_permute2x128_si256::<0x20>(r[4], r[5]),
+            _mm256_permute2x128_si256::<0x20>(r[6], r[7]),
+            _mm256_permute2x128_si256::<0x31>(r[0], r[1]),
+            _mm256_permute2x128_si256::<0x31>(r[2], r[3]),
+            _mm256_permute2x128_si256::<0x31>(r[4], r[5]),
+            _mm256_permute2x128_si256::<0x31>(r[6], r[7]),
+        ];
+        for (k, v) in values.into_iter().enumerate() {
+            let at = unsafe { dst.add(8 * i + 32 * k) }.cast::<__m256i>();
+            if stream32 {
+                unsafe { _mm256_stream_si256(at, v) };
+            } else if stream16 {
+                let at = at.cast::<__m128i>();
+                unsafe {
+                    _mm_stream_si128(at, _mm256_castsi256_si128(v));
+                    _mm_stream_si128(at.add(1), _mm256_extracti128_si256::<1>(v));
+                }
+            } else {
+                unsafe { _mm256_storeu_si256(at, v) };
+            }
+        }
+    }
+    if stream32 || stream16 {
+        _mm_sfence();
+    }
+    blocks * 32
+}
+
 #[cfg(not(target_arch = "x86_64"))]
-fn unshuffle8_sse2(_: &[u8], _: &mut [u8], _: usize) -> usize {
+fn unshuffle8_avx2(_: &[u8], _: &mut [u8], _: usize, _: bool) -> usize {
     0
 }
 
-pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8]) {
+#[cfg(not(target_arch = "x86_64"))]
+fn unshuffle8_sse2(_: &[u8], _: &mut [u8], _: usize, _: bool) -> usize {
+    0
+}
+
+/// Inverts [`shuffle`]. `stream` asks for non-temporal stores where the
+/// SIMD paths can make them: for output written once and not read soon
+/// (a tile's final buffer, larger than the caches), they skip reading each
+/// destination line before writing it, which at memory speed is most of
+/// the pass.
+pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8], stream: bool) {
     let n = input.len().checked_div(width).unwrap_or(0);
     if width <= 1 || n == 0 {
         out.copy_from_slice(input);
@@ -107,7 +226,10 @@ pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8]) {
         2 => unshuffle_values::<2>(input, out, n, 0),
         4 => unshuffle_values::<4>(input, out, n, 0),
         8 => {
-            let done = unshuffle8_sse2(input, out, n);
+            let mut done = unshuffle8_avx2(input, out, n, stream);
+            if done == 0 {
+                done = unshuffle8_sse2(input, out, n, stream);
+            }
             unshuffle_values::<8>(input, out, n, done)
         }
         _ => unshuffle_any(width, input, out, n),
@@ -175,11 +297,80 @@ pub(crate) fn reverse(
 ) -> StageResult<MetadataOut> {
     let width = env.datatype.size() as usize;
     let sizes = read_part_sizes(md, data.len())?;
+    let stream = env.stream_output && matches!(out, OutBuf::Fixed(_));
     let output = out.alloc(data.len())?;
     let mut pos = 0;
     for size in sizes {
-        unshuffle(width, &data[pos..pos + size], &mut output[pos..pos + size]);
+        unshuffle(
+            width,
+            &data[pos..pos + size],
+            &mut output[pos..pos + size],
+            stream,
+        );
         pos += size;
     }
     Ok(MetadataOut::Rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(len: usize) -> Vec<u8> {
+        // Distinct bytes in every position of every value, so a byte taken
+        // from the wrong plane or value cannot go unnoticed.
+        (0..len).map(|i| (i * 131 + i / 7) as u8).collect()
+    }
+
+    /// Every SIMD path against the plain loop: lengths around the 16- and
+    /// 32-value blocks (with trailing values and a partial value), output
+    /// at every offset modulo 32 (the streaming stores' alignment), with
+    /// and without streaming.
+    #[test]
+    fn every_unshuffle_path_inverts_the_shuffle() {
+        for width in [1usize, 2, 3, 4, 8, 16] {
+            for n in [
+                0usize, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 1024, 1031,
+            ] {
+                for tail in [0usize, 5] {
+                    let original = values(n * width + tail.min(width.saturating_sub(1)));
+                    let mut shuffled = vec![0u8; original.len()];
+                    shuffle(width, &original, &mut shuffled);
+                    for offset in 0..32 {
+                        for stream in [false, true] {
+                            let mut out = vec![0u8; offset + original.len()];
+                            let dest = &mut out[offset..];
+                            unshuffle(width, &shuffled, dest, stream);
+                            assert_eq!(dest, &original[..], "w{width} n{n} +{offset} {stream}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The SSE2 path on its own (the dispatcher prefers AVX2 where present,
+    /// which would leave it untested on such machines).
+    #[test]
+    fn each_8_byte_kernel_matches_the_plain_loop() {
+        for n in [16usize, 32, 48, 96, 1000] {
+            let original = values(8 * n);
+            let mut planes = vec![0u8; original.len()];
+            shuffle(8, &original, &mut planes);
+            type Kernel = fn(&[u8], &mut [u8], usize, bool) -> usize;
+            let kernels: [(&str, Kernel); 2] =
+                [("sse2", unshuffle8_sse2), ("avx2", unshuffle8_avx2)];
+            for (name, kernel) in kernels {
+                for offset in [0usize, 8, 16] {
+                    for stream in [false, true] {
+                        let mut out = vec![0u8; offset + original.len()];
+                        let dest = &mut out[offset..];
+                        let done = kernel(&planes, dest, n, stream);
+                        unshuffle_values::<8>(&planes, dest, n, done);
+                        assert_eq!(dest, &original[..], "{name} n{n} +{offset} {stream}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -109,6 +109,7 @@ pub(crate) fn filter_chunk<'a>(
             filter,
             datatype: types[i],
             ctx,
+            stream_output: false,
         };
         let string_path = match (i, strings) {
             (0, Some(cells)) => string_codec(pipeline, ctx).map(|codec| (codec, cells)),
@@ -174,7 +175,9 @@ fn stage_limit(filters: &[Filter], original: usize, index: usize) -> usize {
 /// Runs the pipeline in reverse over one chunk, writing the original bytes
 /// into `dest` (whose length is the chunk's declared original size). For a
 /// var-sized string tile taking the string path, `strings` receives the
-/// rebuilt cell offsets and must come to `expected_cells`.
+/// rebuilt cell offsets and must come to `expected_cells`. `stream_output`:
+/// see [`StageEnv::stream_output`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn unfilter_chunk(
     pipeline: &FilterPipeline,
     types: &[Datatype],
@@ -183,6 +186,7 @@ pub(crate) fn unfilter_chunk(
     data: &[u8],
     dest: &mut [u8],
     mut strings: Option<(u64, &mut Vec<u64>)>,
+    stream_output: bool,
 ) -> ChunkResult<()> {
     let n = pipeline.filters.len();
     if n == 0 {
@@ -213,6 +217,7 @@ pub(crate) fn unfilter_chunk(
             filter: &pipeline.filters[i],
             datatype: types[i],
             ctx,
+            stream_output,
         };
         let mut out = match (i, dest.take()) {
             (0, Some(d)) => OutBuf::Fixed(d),

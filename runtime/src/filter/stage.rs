@@ -250,6 +250,9 @@ pub(crate) struct StageEnv<'c> {
     /// The datatype this filter sees.
     pub datatype: Datatype,
     pub ctx: &'c FilterContext,
+    /// The chunk's final output lands in a tile too large to stay in cache
+    /// until it is read: a stage writing it may bypass the caches.
+    pub stream_output: bool,
 }
 
 /// The value of a little-endian integer of `width` bytes (1, 2, 4 or 8)

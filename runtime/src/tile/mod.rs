@@ -146,6 +146,12 @@ fn stage_error(
     }
 }
 
+/// Tiles from this size on are decoded with stores that bypass the caches
+/// where a filter can (BYTESHUFFLE's): twice the last-level cache share of a
+/// core on common machines, so the tile would be evicted before it is read
+/// anyway, and skipping the read of each destination line speeds the pass.
+const STREAMED_TILE_BYTES: u64 = 4 << 20;
+
 /// Splits `out` into one slice per chunk.
 fn split_output<'o>(chunks: &[Chunk<'_>], mut out: &'o mut [u8]) -> Vec<&'o mut [u8]> {
     let mut slices = Vec::with_capacity(chunks.len());
@@ -169,6 +175,7 @@ pub fn unfilter_tile_into(
     let chunks = parse_chunks(tile)?;
     check_total(&chunks, out.len() as u64)?;
     let types = pipeline.input_types(ctx.datatype);
+    let stream = out.len() as u64 >= STREAMED_TILE_BYTES;
     let slices = split_output(&chunks, out);
     let run_one = |(c, (chunk, dest)): (usize, (&Chunk<'_>, &mut [u8]))| {
         run::unfilter_chunk(
@@ -179,6 +186,7 @@ pub fn unfilter_tile_into(
             chunk.data,
             dest,
             None,
+            stream,
         )
         .map_err(|e| stage_error(pipeline, c, chunk.offset, e))
     };
@@ -253,6 +261,7 @@ pub fn unfilter_var_string_tile(
         chunk.data,
         &mut out,
         Some((cell_count, &mut offsets)),
+        false,
     )
     .map_err(|e| stage_error(pipeline, 0, chunk.offset, e))?;
     Ok((out, offsets))
@@ -332,6 +341,7 @@ pub fn unfilter_tiles_into(
             chunk.data,
             dest,
             None,
+            job.expected_len >= STREAMED_TILE_BYTES,
         )
         .map_err(|e| locate(stage_error(pipeline, c, chunk.offset, e), job))
     })
