@@ -463,10 +463,6 @@ fn gather(
     })
 }
 
-/// A kept cell of a streamed tile: its order key (unused dimensions 0) and
-/// its index in the tile.
-type KeyedCell = ([u64; 4], u32);
-
 /// The most a result column reserves ahead, in bytes.
 const MAX_RESERVE: u64 = 1 << 30;
 
@@ -566,23 +562,24 @@ fn stream(
             attributes: attrs,
         });
     }
-    // Room for every cell of the touched tiles: reserved, not touched, so
-    // only the pages the result fills are faulted in, once. The cell counts
-    // come from the fragment's metadata, so the reservation is capped; a
-    // larger result grows as it is filled.
+    // Room for every cell of the touched tiles, allocated untouched: the
+    // batches then write their cells in place, in parallel, so the pages of
+    // the result are first touched (and zeroed by the kernel) on every
+    // thread at once. The cell counts come from the fragment's metadata, so
+    // the room is capped; a larger result grows as it is filled.
     let most: u64 = tiles
         .iter()
         .map(|t| fragment.cell_num(*t, 0))
         .fold(0u64, u64::saturating_add);
     let room = |size: u64| most.saturating_mul(size).min(MAX_RESERVE) as usize;
     for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
-        memory::reserve(&mut col.data, room(dim.datatype.size()));
+        col.data = memory::zeroed_bytes(room(dim.datatype.size()));
     }
     for (col, &a) in attrs.iter_mut().zip(attributes) {
         let attr = &schema.attributes[a];
-        memory::reserve(&mut col.data, room(attr.fill.len() as u64));
+        col.data = memory::zeroed_bytes(room(attr.fill.len() as u64));
         if let Some(v) = col.validity.as_mut() {
-            memory::reserve(v, room(1));
+            *v = memory::zeroed_bytes(room(1));
         }
     }
     let attr_fields: Vec<Option<Field>> = attributes
@@ -594,9 +591,18 @@ fn stream(
                 .map(|(i, _)| Field::Attribute(i))
         })
         .collect();
+    let dedup = !schema.allows_dups;
+    let key_types: Vec<Datatype> = fragment
+        .schema
+        .dimensions
+        .iter()
+        .map(|d| d.datatype)
+        .collect();
     let mut dim_pools: Vec<TilePool> = (0..n).map(|_| TilePool::default()).collect();
     let mut attr_pools: Vec<TilePool> =
         (0..attributes.len()).map(|_| TilePool::default()).collect();
+    // Cells in the result so far, and the order key of the last of them.
+    let mut written = 0usize;
     let mut last_key: Option<[u64; 4]> = None;
     for batch in tiles.chunks(STREAM_BATCH) {
         let coords: Vec<Vec<TileData>> = (0..n)
@@ -612,16 +618,17 @@ fn stream(
                 )
             })
             .collect::<Result<_>>()?;
-        // Each tile's cells in range, with their keys, tiles in parallel.
-        let per_tile: Vec<Result<Vec<KeyedCell>>> = batch
+        // Each tile's kept cells, tiles in parallel.
+        let mut kept: Vec<KeptRuns> = batch
             .par_iter()
             .enumerate()
             .map(|(slot, &tile)| {
                 let count = usize::try_from(fragment.cell_num(tile, 0)).unwrap_or(usize::MAX);
                 // The decoded coordinates must hold every cell the metadata
                 // counts before anything is sized by that count.
-                for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
-                    let size = dim.datatype.size() as usize;
+                let mut columns = [&[][..]; 4];
+                for (d, &datatype) in key_types.iter().enumerate() {
+                    let size = datatype.size() as usize;
                     let data = &coords[d].get(slot).ok_or_else(short)?.data;
                     if data.len() / size.max(1) < count {
                         return Err(Error::corrupt(
@@ -630,72 +637,26 @@ fn stream(
                             format!("tile {tile} of {} is short", fragment.name),
                         ));
                     }
+                    columns[d] = &data[..count * size];
                 }
-                let mut keys: Vec<[u64; 4]> = vec![[0; 4]; count];
-                let mut keep: Vec<bool> = vec![true; count];
-                for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
-                    let size = dim.datatype.size() as usize;
-                    let data = &coords[d].get(slot).ok_or_else(short)?.data;
-                    for ((key, kept), bytes) in keys
-                        .iter_mut()
-                        .zip(keep.iter_mut())
-                        .zip(data.chunks_exact(size))
-                    {
-                        // NaN coordinates: no order key; TileDB never
-                        // writes them, and no range holds them.
-                        let Some(k) = order_key(dim.datatype, bytes) else {
-                            *kept = false;
-                            continue;
-                        };
-                        key[d] = k;
-                        if !ranges[d].is_empty()
-                            && !ranges[d].iter().any(|(lo, hi)| *lo <= k && k <= *hi)
-                        {
-                            *kept = false;
-                        }
-                    }
-                }
-                Ok(keys
-                    .into_iter()
-                    .zip(keep)
-                    .enumerate()
-                    .filter(|(_, (_, k))| *k)
-                    .map(|(c, (key, _))| (key, c as u32))
-                    .collect())
+                Ok(keep_cells(&key_types, &columns[..n], count, ranges, dedup))
             })
-            .collect();
-        // Kept cells as (slot, cell); of equal coordinates (adjacent in
-        // stored order) the last stored cell stays, as on the loading path.
-        let mut kept: Vec<(usize, u32)> = Vec::new();
-        let mut dropped_before_batch = 0usize;
-        for (slot, cells) in per_tile.into_iter().enumerate() {
-            for (key, cell) in cells? {
-                if !schema.allows_dups && last_key == Some(key) && kept.pop().is_none() {
-                    dropped_before_batch += 1;
-                }
-                kept.push((slot, cell));
-                last_key = Some(key);
-            }
+            .collect::<Result<_>>()?;
+        // Of equal coordinates (adjacent in stored order) the last stored
+        // cell stays, as on the loading path: a tile starting with the key
+        // the previous kept cell ended on drops that cell, which is in an
+        // earlier tile of this batch or already in the result.
+        if dedup {
+            written -= drop_duplicates_across_tiles(&mut kept, &mut last_key).min(written);
         }
-        // A duplicate of the previous batch's last cell replaces it.
-        if dropped_before_batch > 0 {
-            for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
-                let size = dim.datatype.size() as usize;
-                col.data
-                    .truncate(col.data.len().saturating_sub(dropped_before_batch * size));
-            }
-            for (col, &a) in attrs.iter_mut().zip(attributes) {
-                let size = schema.attributes[a].fill.len();
-                col.data
-                    .truncate(col.data.len().saturating_sub(dropped_before_batch * size));
-                if let Some(v) = col.validity.as_mut() {
-                    v.truncate(v.len().saturating_sub(dropped_before_batch));
-                }
-            }
-        }
+        let counts: Vec<usize> = kept.iter().map(KeptRuns::count).collect();
+        let batch_cells: usize = counts.iter().sum();
         for (d, col) in dims.iter_mut().enumerate() {
             let size = schema.dimensions[d].datatype.size() as usize;
-            append_cells(&mut col.data, size, &kept, |slot| coords[d].get(slot))?;
+            let out = batch_output(&mut col.data, written, batch_cells, size);
+            copy_kept(out, size, &kept, &counts, |slot| {
+                coords[d].get(slot).map(|t| &t.data[..])
+            })?;
         }
         for (pool, tiles) in dim_pools.iter_mut().zip(coords) {
             pool.recycle(tiles);
@@ -704,11 +665,12 @@ fn stream(
             let attr = &schema.attributes[a];
             let size = attr.fill.len();
             let Some(field) = attr_fields[i] else {
-                for _ in &kept {
-                    col.data.extend_from_slice(&attr.fill);
-                    if let Some(v) = col.validity.as_mut() {
-                        v.push(u8::from(attr.fill_validity));
-                    }
+                let out = batch_output(&mut col.data, written, batch_cells, size);
+                for cell in out.chunks_exact_mut(size.max(1)) {
+                    cell.copy_from_slice(&attr.fill);
+                }
+                if let Some(v) = col.validity.as_mut() {
+                    batch_output(v, written, batch_cells, 1).fill(u8::from(attr.fill_validity));
                 }
                 continue;
             };
@@ -721,14 +683,30 @@ fn stream(
                 key.as_ref(),
                 &mut attr_pools[i],
             )?;
-            append_cells(&mut col.data, size, &kept, |slot| data.get(slot))?;
+            let out = batch_output(&mut col.data, written, batch_cells, size);
+            copy_kept(out, size, &kept, &counts, |slot| {
+                data.get(slot).map(|t| &t.data[..])
+            })?;
             if let Some(v) = col.validity.as_mut() {
-                for &(slot, cell) in &kept {
-                    let tile = data.get(slot).ok_or_else(short)?;
-                    v.push(u8::from(tile.valid(cell as u64)));
-                }
+                let out = batch_output(v, written, batch_cells, 1);
+                copy_kept_validity(out, &kept, &counts, |slot| data.get(slot))?;
             }
             attr_pools[i].recycle(data);
+        }
+        written += batch_cells;
+    }
+    // The room past the last cell was never touched; give it back.
+    let finish = |data: &mut Vec<u8>, size: usize| {
+        data.truncate(written * size);
+        data.shrink_to_fit();
+    };
+    for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
+        finish(&mut col.data, dim.datatype.size() as usize);
+    }
+    for (col, &a) in attrs.iter_mut().zip(attributes) {
+        finish(&mut col.data, schema.attributes[a].fill.len());
+        if let Some(v) = col.validity.as_mut() {
+            finish(v, 1);
         }
     }
     Ok(ReadResult {
@@ -737,27 +715,277 @@ fn stream(
     })
 }
 
-/// Appends the kept cells (runs of consecutive cells of one tile copied at
-/// once) of fixed-size `size`.
-fn append_cells<'t>(
-    out: &mut Vec<u8>,
-    size: usize,
-    kept: &[(usize, u32)],
-    tile: impl Fn(usize) -> Option<&'t TileData>,
-) -> Result<()> {
-    let mut i = 0;
-    while i < kept.len() {
-        let (slot, cell) = kept[i];
-        let mut run = 1;
-        while i + run < kept.len() && kept[i + run] == (slot, cell + run as u32) {
-            run += 1;
-        }
-        let data = &tile(slot).ok_or_else(short)?.data;
-        let from = cell as usize * size;
-        out.extend_from_slice(data.get(from..from + run * size).ok_or_else(short)?);
-        i += run;
+/// The cells a streamed tile keeps: runs of consecutive cells (first, how
+/// many) in stored order, and the order keys of the first and last kept
+/// cell when duplicates are dropped.
+#[derive(Debug, Default, PartialEq)]
+struct KeptRuns {
+    runs: Vec<(u32, u32)>,
+    first: Option<[u64; 4]>,
+    last: Option<[u64; 4]>,
+}
+
+impl KeptRuns {
+    fn count(&self) -> usize {
+        self.runs.iter().map(|&(_, len)| len as usize).sum()
     }
-    Ok(())
+
+    fn push(&mut self, cell: u32) {
+        match self.runs.last_mut() {
+            Some((start, len)) if *start + *len == cell => *len += 1,
+            _ => self.runs.push((cell, 1)),
+        }
+    }
+
+    /// Drops the last kept cell (if any).
+    fn pop(&mut self) {
+        if let Some((_, len)) = self.runs.last_mut() {
+            *len -= 1;
+            if *len == 0 {
+                self.runs.pop();
+            }
+        }
+    }
+}
+
+/// The cells of one tile (`columns`: each dimension's `count` coordinates)
+/// inside `ranges` (per dimension, in order keys; empty means all), and
+/// when `dedup`, of adjacent equal coordinates only the last.
+fn keep_cells(
+    types: &[Datatype],
+    columns: &[&[u8]],
+    count: usize,
+    ranges: &[Vec<(u64, u64)>],
+    dedup: bool,
+) -> KeptRuns {
+    let filtered = ranges.iter().any(|r| !r.is_empty());
+    if !filtered && !dedup {
+        let runs = match u32::try_from(count) {
+            Ok(0) | Err(_) => Vec::new(),
+            Ok(count) => vec![(0, count)],
+        };
+        return KeptRuns {
+            runs,
+            first: None,
+            last: None,
+        };
+    }
+    let sizes: Vec<usize> = types.iter().map(|t| t.size() as usize).collect();
+    if !filtered && count > 0 && every_cell_stays(types, columns, count) {
+        if let (Ok(len), Some(first), Some(last)) = (
+            u32::try_from(count),
+            cell_key(types, &sizes, columns, 0),
+            cell_key(types, &sizes, columns, count - 1),
+        ) {
+            return KeptRuns {
+                runs: vec![(0, len)],
+                first: Some(first),
+                last: Some(last),
+            };
+        }
+    }
+    let mut kept = KeptRuns::default();
+    for cell in 0..count.min(u32::MAX as usize) {
+        let mut key = [0u64; 4];
+        let mut keep = true;
+        for (d, (&datatype, &size)) in types.iter().zip(&sizes).enumerate() {
+            // NaN coordinates: no order key; TileDB never writes them, and
+            // no range holds them.
+            let Some(k) = order_key(datatype, &columns[d][cell * size..(cell + 1) * size]) else {
+                keep = false;
+                break;
+            };
+            key[d] = k;
+            if !ranges[d].is_empty() && !ranges[d].iter().any(|(lo, hi)| *lo <= k && k <= *hi) {
+                keep = false;
+                break;
+            }
+        }
+        if !keep {
+            continue;
+        }
+        if dedup {
+            if kept.last == Some(key) {
+                kept.pop();
+            }
+            kept.first.get_or_insert(key);
+            kept.last = Some(key);
+        }
+        kept.push(cell as u32);
+    }
+    kept
+}
+
+/// The order key of one cell (`None` if a coordinate is NaN).
+fn cell_key(
+    types: &[Datatype],
+    sizes: &[usize],
+    columns: &[&[u8]],
+    cell: usize,
+) -> Option<[u64; 4]> {
+    let mut key = [0u64; 4];
+    for (d, (&datatype, &size)) in types.iter().zip(sizes).enumerate() {
+        key[d] = order_key(datatype, columns[d].get(cell * size..(cell + 1) * size)?)?;
+    }
+    Some(key)
+}
+
+/// Whether deduplication keeps every cell of a tile: no coordinate is NaN
+/// and no cell has the coordinates of the one before it. One pass per
+/// dimension over the whole column, narrowing which neighbours are still
+/// equal; written so that the compiler vectorizes the common widths.
+fn every_cell_stays(types: &[Datatype], columns: &[&[u8]], count: usize) -> bool {
+    let mut equal = vec![1u8; count.saturating_sub(1)];
+    for (&datatype, column) in types.iter().zip(columns) {
+        let ok = match datatype {
+            Datatype::Float64 => narrow_floats::<8>(column, &mut equal, f64::from_le_bytes),
+            Datatype::Float32 => {
+                narrow_floats::<4>(column, &mut equal, |b| f64::from(f32::from_le_bytes(b)))
+            }
+            // Equal bytes are equal values for every other fixed type.
+            _ => match datatype.size() {
+                1 => narrow_bytes::<1>(column, &mut equal),
+                2 => narrow_bytes::<2>(column, &mut equal),
+                4 => narrow_bytes::<4>(column, &mut equal),
+                8 => narrow_bytes::<8>(column, &mut equal),
+                _ => false,
+            },
+        };
+        if !ok {
+            return false;
+        }
+    }
+    equal.iter().all(|&e| e == 0)
+}
+
+/// Clears `equal[i]` where values `i` and `i + 1` of `column` differ.
+fn narrow_bytes<const W: usize>(column: &[u8], equal: &mut [u8]) -> bool {
+    let values = column.chunks_exact(W);
+    if values.len() != equal.len() + 1 {
+        return false;
+    }
+    let next = column.get(W..).unwrap_or_default().chunks_exact(W);
+    for ((e, a), b) in equal.iter_mut().zip(values).zip(next) {
+        *e &= u8::from(a == b);
+    }
+    true
+}
+
+/// As [`narrow_bytes`] for floats (where -0 equals +0); false if a value
+/// is NaN (left to the cell-by-cell pass).
+fn narrow_floats<const W: usize>(
+    column: &[u8],
+    equal: &mut [u8],
+    value: impl Fn([u8; W]) -> f64,
+) -> bool {
+    let values: Vec<f64> = column
+        .chunks_exact(W)
+        .map(|c| {
+            let mut bytes = [0u8; W];
+            bytes.copy_from_slice(c);
+            value(bytes)
+        })
+        .collect();
+    if values.len() != equal.len() + 1 || values.iter().any(|v| v.is_nan()) {
+        return false;
+    }
+    for (e, pair) in equal.iter_mut().zip(values.windows(2)) {
+        *e &= u8::from(pair[0] == pair[1]);
+    }
+    true
+}
+
+/// Of adjacent equal coordinates across the tiles of a batch (each tile
+/// already deduplicated within itself), only the last stays: a tile whose
+/// first kept cell has the key the previous kept cell ended on drops that
+/// cell, from an earlier tile of the batch or else from the result written
+/// before it. `last_key` carries the last kept key from batch to batch.
+/// Returns how many cells of the result written before must go.
+fn drop_duplicates_across_tiles(kept: &mut [KeptRuns], last_key: &mut Option<[u64; 4]>) -> usize {
+    let mut from_written = 0;
+    for i in 0..kept.len() {
+        if kept[i].first.is_some() && kept[i].first == *last_key {
+            match (0..i).rev().find(|&j| kept[j].count() > 0) {
+                Some(j) => kept[j].pop(),
+                None => from_written += 1,
+            }
+        }
+        if kept[i].last.is_some() {
+            *last_key = kept[i].last;
+        }
+    }
+    from_written
+}
+
+/// The part of `data` that a batch of `cells` cells of `size` bytes fills
+/// after the first `written`: normally inside the room allocated at the
+/// start; past it (a result larger than the room), grown.
+fn batch_output(data: &mut Vec<u8>, written: usize, cells: usize, size: usize) -> &mut [u8] {
+    let (start, end) = (written * size, (written + cells) * size);
+    if data.len() < end {
+        data.resize(end, 0);
+    }
+    &mut data[start..end]
+}
+
+/// `out` split into each tile's part (`counts[slot]` cells of `size`).
+fn tile_parts<'o>(out: &'o mut [u8], size: usize, counts: &[usize]) -> Vec<&'o mut [u8]> {
+    let mut parts = Vec::with_capacity(counts.len());
+    let mut rest = out;
+    for &count in counts {
+        let (part, tail) = std::mem::take(&mut rest).split_at_mut(count * size);
+        parts.push(part);
+        rest = tail;
+    }
+    parts
+}
+
+/// Copies each tile's kept cells of `size` bytes into its part of `out`
+/// (parts in tile order), tiles in parallel.
+fn copy_kept<'t>(
+    out: &mut [u8],
+    size: usize,
+    kept: &[KeptRuns],
+    counts: &[usize],
+    tile: impl Fn(usize) -> Option<&'t [u8]> + Sync,
+) -> Result<()> {
+    tile_parts(out, size, counts)
+        .into_par_iter()
+        .enumerate()
+        .try_for_each(|(slot, part)| {
+            let data = tile(slot).ok_or_else(short)?;
+            let mut at = 0;
+            for &(start, len) in &kept[slot].runs {
+                let (from, bytes) = (start as usize * size, len as usize * size);
+                part[at..at + bytes]
+                    .copy_from_slice(data.get(from..from + bytes).ok_or_else(short)?);
+                at += bytes;
+            }
+            Ok(())
+        })
+}
+
+/// The validity (0 or 1) of each tile's kept cells, as [`copy_kept`].
+fn copy_kept_validity<'t>(
+    out: &mut [u8],
+    kept: &[KeptRuns],
+    counts: &[usize],
+    tile: impl Fn(usize) -> Option<&'t TileData> + Sync,
+) -> Result<()> {
+    tile_parts(out, 1, counts)
+        .into_par_iter()
+        .enumerate()
+        .try_for_each(|(slot, part)| {
+            let data = tile(slot).ok_or_else(short)?;
+            let cells = kept[slot]
+                .runs
+                .iter()
+                .flat_map(|&(start, len)| start..start + len);
+            for (valid, cell) in part.iter_mut().zip(cells) {
+                *valid = u8::from(data.valid(u64::from(cell)));
+            }
+            Ok(())
+        })
 }
 
 #[cfg(test)]
@@ -811,6 +1039,114 @@ mod tests {
         );
         check(Datatype::Uint8, &[0u8, 1, 127, 128, 255].map(|v| vec![v]));
         assert_eq!(order_key(Datatype::Float64, &f64::NAN.to_le_bytes()), None);
+    }
+
+    /// Tiles and batches cut anywhere through a run of cells: what
+    /// `keep_cells` and `drop_duplicates_across_tiles` keep is what one
+    /// pass over all cells keeps (inside the range, and of adjacent equal
+    /// coordinates the last).
+    #[test]
+    fn kept_cells_match_one_pass_however_tiles_and_batches_cut() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for round in 0..300 {
+            let len = next(60) as usize;
+            // Few distinct values, so runs of equal coordinates are common.
+            let values: Vec<u64> = (0..len).map(|_| next(4)).collect();
+            let range = if round % 3 == 0 {
+                vec![(1, 2)]
+            } else {
+                Vec::new()
+            };
+            let inside = |v: u64| range.iter().all(|&(lo, hi)| lo <= v && v <= hi);
+            let mut expected: Vec<usize> = Vec::new();
+            let mut last = None;
+            for (i, &v) in values.iter().enumerate() {
+                if !inside(v) {
+                    continue;
+                }
+                if last == Some(v) {
+                    expected.pop();
+                }
+                expected.push(i);
+                last = Some(v);
+            }
+            // Cut into tiles of 0-5 cells and batches of 1-4 tiles.
+            let mut tiles = Vec::new();
+            let mut at = 0;
+            while at < len {
+                let size = (next(6) as usize).min(len - at);
+                tiles.push(at..at + size);
+                at += size;
+            }
+            let mut result: Vec<usize> = Vec::new();
+            let mut last_key = None;
+            let mut t = 0;
+            while t < tiles.len() {
+                let batch = &tiles[t..(t + 1 + next(4) as usize).min(tiles.len())];
+                t += batch.len();
+                let mut kept: Vec<KeptRuns> = batch
+                    .iter()
+                    .map(|cells| {
+                        let bytes: Vec<u8> = values[cells.clone()]
+                            .iter()
+                            .flat_map(|v| v.to_le_bytes())
+                            .collect();
+                        keep_cells(
+                            &[Datatype::Uint64],
+                            &[&bytes],
+                            cells.len(),
+                            std::slice::from_ref(&range),
+                            true,
+                        )
+                    })
+                    .collect();
+                let gone = drop_duplicates_across_tiles(&mut kept, &mut last_key);
+                result.truncate(result.len() - gone);
+                for (cells, k) in batch.iter().zip(&kept) {
+                    for &(start, n) in &k.runs {
+                        result.extend((start..start + n).map(|c| cells.start + c as usize));
+                    }
+                }
+            }
+            assert_eq!(result, expected, "values {values:?} tiles {tiles:?}");
+        }
+    }
+
+    /// The whole-tile shortcut agrees with the cell-by-cell pass: floats
+    /// compare as values (-0 equals +0), NaN falls back, and a single
+    /// differing dimension keeps neighbours apart.
+    #[test]
+    fn every_cell_stays_only_when_no_neighbours_are_equal() {
+        let f64s = |v: &[f64]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+        let i32s = |v: &[i32]| v.iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<u8>>();
+        let stays =
+            |types: &[Datatype], columns: &[&[u8]], count| every_cell_stays(types, columns, count);
+        let f = [Datatype::Float64];
+        assert!(stays(&f, &[&f64s(&[1.0, 2.0, 1.0])], 3));
+        assert!(!stays(&f, &[&f64s(&[1.0, -0.0, 0.0])], 3));
+        assert!(!stays(&f, &[&f64s(&[1.0, f64::NAN, 2.0])], 3));
+        let two = [Datatype::Int32, Datatype::Float64];
+        let (x, y) = (i32s(&[5, 5, 5]), f64s(&[1.0, 2.0, 3.0]));
+        assert!(stays(&two, &[&x, &y], 3));
+        let y_same = f64s(&[1.0, 2.0, 2.0]);
+        assert!(!stays(&two, &[&x, &y_same], 3));
+        let x_apart = i32s(&[5, 5, 6]);
+        assert!(stays(&two, &[&x_apart, &y_same], 3));
+        // What keep_cells returns either way is the same.
+        for (types, columns) in [
+            (&two[..], [&x[..], &y_same[..]]),
+            (&two[..], [&x_apart[..], &y_same[..]]),
+        ] {
+            let kept = keep_cells(types, &columns, 3, &[Vec::new(), Vec::new()], true);
+            let expected = if stays(types, &columns, 3) { 3 } else { 2 };
+            assert_eq!(kept.count(), expected);
+        }
     }
 
     #[test]
