@@ -623,7 +623,16 @@ fn stream(
             .par_iter()
             .enumerate()
             .map(|(slot, &tile)| {
-                let count = usize::try_from(fragment.cell_num(tile, 0)).unwrap_or(usize::MAX);
+                let count = fragment.cell_num(tile, 0);
+                // Cells are numbered by `u32` within a tile (TileDB's
+                // capacity is a `u64`, but no tile of 2^32 cells is read).
+                let count = u32::try_from(count).map(|c| c as usize).map_err(|_| {
+                    Error::corrupt(
+                        0,
+                        "cell count",
+                        format!("tile {tile} of {} claims {count} cells", fragment.name),
+                    )
+                })?;
                 // The decoded coordinates must hold every cell the metadata
                 // counts before anything is sized by that count.
                 let mut columns = [&[][..]; 4];
@@ -759,10 +768,12 @@ fn keep_cells(
     dedup: bool,
 ) -> KeptRuns {
     let filtered = ranges.iter().any(|r| !r.is_empty());
+    // Callers number cells by `u32` (see `stream`).
+    let count = count.min(u32::MAX as usize);
     if !filtered && !dedup {
-        let runs = match u32::try_from(count) {
-            Ok(0) | Err(_) => Vec::new(),
-            Ok(count) => vec![(0, count)],
+        let runs = match count {
+            0 => Vec::new(),
+            count => vec![(0, count as u32)],
         };
         return KeptRuns {
             runs,
@@ -772,20 +783,19 @@ fn keep_cells(
     }
     let sizes: Vec<usize> = types.iter().map(|t| t.size() as usize).collect();
     if !filtered && count > 0 && every_cell_stays(types, columns, count) {
-        if let (Ok(len), Some(first), Some(last)) = (
-            u32::try_from(count),
+        if let (Some(first), Some(last)) = (
             cell_key(types, &sizes, columns, 0),
             cell_key(types, &sizes, columns, count - 1),
         ) {
             return KeptRuns {
-                runs: vec![(0, len)],
+                runs: vec![(0, count as u32)],
                 first: Some(first),
                 last: Some(last),
             };
         }
     }
     let mut kept = KeptRuns::default();
-    for cell in 0..count.min(u32::MAX as usize) {
+    for cell in 0..count {
         let mut key = [0u64; 4];
         let mut keep = true;
         for (d, (&datatype, &size)) in types.iter().zip(&sizes).enumerate() {
