@@ -515,10 +515,16 @@ impl Storage for LocalStorage {
         handle
             .seek(SeekFrom::Start(offset))
             .map_err(|e| Error::io(&full, &e))?;
-        // Only growth beyond the buffer's old length is zeroed; every byte
-        // is then overwritten by the read.
-        buffer.resize(len_usize, 0);
-        buffer.truncate(len_usize);
+        // Every byte is overwritten by the read. A buffer too small is
+        // replaced by fresh zeroed memory (large ones come from the kernel
+        // untouched, and are faulted in by the read itself, instead of being
+        // written twice); otherwise only growth beyond its length is zeroed.
+        if buffer.capacity() < len_usize {
+            *buffer = vec![0u8; len_usize];
+        } else {
+            buffer.resize(len_usize, 0);
+            buffer.truncate(len_usize);
+        }
         handle
             .read_exact(buffer)
             .map_err(|e| Error::io(&full, &e))?;
