@@ -182,9 +182,9 @@ fn coords_line(line: &mut [u8], coords: &[i128], d: usize, inner: usize, size: u
     }
 }
 
-/// Reads the box `spans` (one range per dimension) of a dense array.
-/// Tiles decoded at once: enough to keep every thread busy, few enough
-/// that a band's decoded tiles stay a bounded part of memory.
+/// Pieces of decoding work (tiles' chunks) per thread in a band: enough to
+/// keep every thread busy, few enough that a band's decoded tiles stay a
+/// bounded part of memory.
 const BAND_TILES_PER_THREAD: u64 = 4;
 const BAND_BYTES: u64 = 128 << 20;
 
@@ -224,8 +224,24 @@ fn rows_per_band(
     let row_bytes = tiles_per_row
         .saturating_mul(cells_per_tile)
         .saturating_mul(cell_bytes);
-    let by_tiles =
-        (BAND_TILES_PER_THREAD * rayon::current_num_threads() as u64) / tiles_per_row.max(1);
+    // The pieces of work in a row: each tile's chunks decode on their own
+    // (TileDB cuts tiles into chunks of 64 KiB), so a row of large tiles
+    // keeps every thread busy alone, and more rows would only hold more
+    // tile buffers. A var-sized tile may be one chunk (the string filters
+    // encode it whole), and counts as one.
+    let chunks_per_tile = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            a.cell_val_num.map_or(1, |v| {
+                let tile_bytes = cells_per_tile.saturating_mul(v as u64 * a.datatype.size());
+                (tile_bytes / crate::tile::CHUNK_SIZE).max(1)
+            })
+        })
+        .min()
+        .unwrap_or(1);
+    let work_per_row = tiles_per_row.saturating_mul(chunks_per_tile).max(1);
+    let by_tiles = (BAND_TILES_PER_THREAD * rayon::current_num_threads() as u64) / work_per_row;
     let by_bytes = BAND_BYTES / row_bytes.max(1);
     by_tiles.min(by_bytes).max(1)
 }
