@@ -99,7 +99,7 @@ fn check_producer(
                 exp.get("error").and_then(Value::as_str),
                 common::run_read(&case_dir, &case, &spec),
             ) {
-                (Some(class), Err(err)) if err.class().name() == class => Ok(()),
+                (Some(class), Err(err)) if err.class() == class => Ok(()),
                 (Some(class), Err(err)) => Err(format!("expected a {class} error, got {err}")),
                 (Some(class), Ok(_)) => Err(format!("expected a {class} error, read succeeded")),
                 (None, Err(err)) => Err(format!("error: {err}")),

@@ -16,7 +16,7 @@ mod runtime;
 
 pub use process::tiledb_py_command;
 pub use process::ProcessAdapter;
-pub use runtime::{RuntimeAdapter, RUNTIME_NAME};
+pub use runtime::{run_read, Failure, RuntimeAdapter, RUNTIME_NAME};
 
 /// What an implementation says about itself (`info`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -160,15 +160,35 @@ fn read_by_id(array_root: &Path, case_file: &Path, read_id: &str) -> Answer {
     };
     match run_read(array_root, &case, &spec) {
         Ok(v) => Answer::Value(v),
-        Err(Failure::Runtime(e)) => refused(e.class().name(), e.to_string()),
-        Err(Failure::Spec(m)) => refused("usage", m),
+        Err(failure) => refused(failure.class(), failure.to_string()),
     }
 }
 
-enum Failure {
+/// Why a read of a case failed with our runtime.
+#[derive(Debug)]
+pub enum Failure {
     Runtime(tiledb_runtime::Error),
     /// The read spec cannot be turned into a query.
     Spec(String),
+}
+
+impl Failure {
+    /// The error class the adapter contract reports (`conformance/README.md`).
+    pub fn class(&self) -> &'static str {
+        match self {
+            Failure::Runtime(e) => e.class().name(),
+            Failure::Spec(_) => "usage",
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Runtime(e) => e.fmt(f),
+            Failure::Spec(m) => f.write_str(m),
+        }
+    }
 }
 
 impl From<tiledb_runtime::Error> for Failure {
@@ -177,8 +197,9 @@ impl From<tiledb_runtime::Error> for Failure {
     }
 }
 
-/// One read of a case, as canonical JSON (without `id`).
-fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, Failure> {
+/// One read of a case (`read`, an entry of its `[[reads]]`) with our runtime, as canonical
+/// JSON (without `id`); `array_root` holds the case's array (or group).
+pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, Failure> {
     let uri = read
         .get("uri")
         .or(case.get("uri"))
