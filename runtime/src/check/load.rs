@@ -8,34 +8,16 @@
 
 use binrw::BinRead;
 
-use crate::filter::{self, FilterContext};
+use crate::filter;
 use crate::format::generated::{self as g, DimensionShape};
 use crate::format::io::{read_exact_from, read_prefix};
-use crate::tile::unfilter_tile;
+use crate::tile::generic::read_generic_tile;
 use crate::{Error, Result};
 
 /// The newest format version this implementation reads (TileDB 2.30).
 pub const MAX_FORMAT_VERSION: u32 = 22;
 
-/// Unfiltered generic tiles larger than this are refused before decoding:
-/// no metadata tile TileDB writes comes close (256 MiB of tile offsets
-/// would describe 32 million tiles), and a forged size must not make us
-/// allocate without bound. With the filter stages' own bound (at most 4×
-/// their chunk) it keeps the fuzz targets under their 2 GiB allocation cap.
-pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
-
-/// A decoded generic tile.
-#[derive(Debug, Clone)]
-pub struct GenericTile {
-    pub header: g::GenericTileHeader,
-    /// Offset of the header within its file.
-    pub offset: u64,
-    /// Offset of the filtered tile (after the header).
-    pub body_offset: u64,
-    /// Offset just past the tile.
-    pub end: u64,
-    pub payload: Vec<u8>,
-}
+pub use crate::tile::generic::{GenericTile, MAX_GENERIC_TILE_SIZE};
 
 /// The runtime pipeline for a stored one. Filters that cannot be decoded
 /// (the retired id 17, an unknown reinterpret type) are errors located at
@@ -123,8 +105,10 @@ pub fn runtime_datatype(t: g::Datatype) -> Result<filter::Datatype> {
         .ok_or_else(|| Error::unsupported(format!("datatype {t} is not known to the filters")))
 }
 
-/// The generic tile at `offset` of `bytes`: header, framing and payload.
-/// `key` is the array's AES-256-GCM key, when it has one.
+/// The generic tile at `offset` of `bytes`: header, framing and payload,
+/// read as the reader reads it ([`read_generic_tile`]), from format
+/// versions this implementation knows. `key` is the array's AES-256-GCM
+/// key, when it has one; it is used for the tiles that are encrypted.
 pub fn generic_tile(bytes: &[u8], offset: u64, key: Option<[u8; 32]>) -> Result<GenericTile> {
     let rest = usize::try_from(offset)
         .ok()
@@ -136,7 +120,7 @@ pub fn generic_tile(bytes: &[u8], offset: u64, key: Option<[u8; 32]>) -> Result<
                 format!("offset is past the end of the {} byte file", bytes.len()),
             )
         })?;
-    let (header, header_len): (g::GenericTileHeader, u64) =
+    let (header, _): (g::GenericTileHeader, u64) =
         read_prefix(rest, (), "GenericTileHeader").map_err(|e| e.at_base(offset))?;
     if header.version > MAX_FORMAT_VERSION {
         return Err(Error::unsupported(format!(
@@ -144,52 +128,8 @@ pub fn generic_tile(bytes: &[u8], offset: u64, key: Option<[u8; 32]>) -> Result<
             header.version
         )));
     }
-    let body_offset = offset + header_len;
-    let body = usize::try_from(header.persisted_size)
-        .ok()
-        .and_then(|n| rest.get(header_len as usize..)?.get(..n))
-        .ok_or_else(|| {
-            Error::corrupt(
-                offset + 4,
-                "GenericTileHeader.persisted_size",
-                format!(
-                    "{} bytes of tile do not fit in the {} bytes after the header",
-                    header.persisted_size,
-                    rest.len() as u64 - header_len
-                ),
-            )
-        })?;
-    if header.tile_size > MAX_GENERIC_TILE_SIZE {
-        return Err(Error::corrupt(
-            offset + 12,
-            "GenericTileHeader.tile_size",
-            format!(
-                "{} bytes is larger than any metadata tile",
-                header.tile_size
-            ),
-        ));
-    }
     let encrypted = header.encryption_type != g::EncryptionType::NoEncryption;
-    if encrypted && key.is_none() {
-        return Err(Error::unsupported(format!(
-            "generic tile at byte {offset} is encrypted and no key was given"
-        )));
-    }
-    let pipeline = runtime_pipeline(&header.pipeline, "GenericTileHeader.pipeline")
-        .map_err(|e| e.at_base(offset))?;
-    let mut ctx = FilterContext::generic_tile(header.version);
-    if let Some(key) = key {
-        ctx = ctx.with_key(key);
-    }
-    let payload = unfilter_tile(body, &pipeline, &ctx, header.tile_size)
-        .map_err(|e| e.within("generic tile").at_base(body_offset))?;
-    Ok(GenericTile {
-        end: body_offset + header.persisted_size,
-        header,
-        offset,
-        body_offset,
-        payload,
-    })
+    read_generic_tile(bytes, offset, key.as_ref().filter(|_| encrypted))
 }
 
 /// A file that is exactly one generic tile.

@@ -8,13 +8,24 @@ use crate::format::generated::{EncryptionType, GenericTileHeader};
 use crate::format::io::{read_prefix, write_to_vec};
 use crate::tile::{filter_tile, unfilter_tile};
 
+/// Unfiltered generic tiles larger than this are refused before decoding:
+/// no metadata tile TileDB writes comes close (256 MiB of tile offsets
+/// would describe 32 million tiles), and a forged size must not make us
+/// allocate without bound. With the filter stages' own bound (at most 4×
+/// their chunk) it keeps the fuzz targets under their 2 GiB allocation cap.
+pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
+
 /// A decoded generic tile.
 #[derive(Debug, Clone)]
 pub struct GenericTile {
     pub header: GenericTileHeader,
     /// The unfiltered payload.
     pub payload: Vec<u8>,
-    /// The offset just past the tile in the buffer it was read from.
+    /// Offset of the header in the buffer it was read from.
+    pub offset: u64,
+    /// Offset of the filtered tile (just after the header).
+    pub body_offset: u64,
+    /// The offset just past the tile.
     pub end: u64,
 }
 
@@ -58,13 +69,23 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     }
     let pipeline = format_conversion::from_stored(&header.pipeline)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
+    if header.tile_size > MAX_GENERIC_TILE_SIZE {
+        return Err(Error::corrupt(
+            offset + 12,
+            "GenericTileHeader.tile_size",
+            format!(
+                "{} bytes is larger than any metadata tile",
+                header.tile_size
+            ),
+        ));
+    }
     let body_start = offset + header_len;
     let body_end = body_start
         .checked_add(header.persisted_size)
         .filter(|end| *end <= bytes.len() as u64)
         .ok_or_else(|| {
             Error::corrupt(
-                offset + 8,
+                offset + 4,
                 "GenericTileHeader.persisted_size",
                 format!(
                     "the tile's {} bytes run past the end of the data ({} bytes)",
@@ -79,6 +100,8 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     Ok(GenericTile {
         header,
         payload,
+        offset,
+        body_offset: body_start,
         end: body_end,
     })
 }
@@ -128,6 +151,31 @@ mod tests {
         let encrypted = write_generic_tile(&payload, 22, Some(&key)).unwrap();
         let err = read_generic_tile(&encrypted, 0, None).unwrap_err();
         assert_eq!(err.class(), crate::ErrorClass::Unsupported);
+    }
+
+    /// Faults in the header name the field at its own offset (version u32,
+    /// then persisted_size u64 at 4, tile_size u64 at 12).
+    #[test]
+    fn header_faults_name_the_field_at_its_offset() {
+        let mut bytes = vec![0u8; 3];
+        bytes.extend(write_generic_tile(b"hello world", 22, None).unwrap());
+        let mut long = bytes.clone();
+        long[3 + 4..3 + 12].copy_from_slice(&u64::MAX.to_le_bytes());
+        let err = read_generic_tile(&long, 3, None).unwrap_err().to_string();
+        assert!(
+            err.contains("byte 7") && err.contains("persisted_size"),
+            "{err}"
+        );
+        let mut huge = bytes.clone();
+        huge[3 + 12..3 + 20].copy_from_slice(&(MAX_GENERIC_TILE_SIZE + 1).to_le_bytes());
+        let err = read_generic_tile(&huge, 3, None).unwrap_err().to_string();
+        assert!(
+            err.contains("byte 15") && err.contains("tile_size"),
+            "{err}"
+        );
+        let tile = read_generic_tile(&bytes, 3, None).unwrap();
+        assert_eq!((tile.offset, tile.end), (3, bytes.len() as u64));
+        assert_eq!(tile.body_offset, tile.end - tile.header.persisted_size);
     }
 
     #[test]
