@@ -1,7 +1,9 @@
 //! `tdb check` against arrays written by TileDB: every unmutated corpus
 //! array is clean; every negative case of the corpus (mutated by the
 //! corpus generator, and refused by TileDB itself) gets a finding of the
-//! expected class in the mutated file; and arrays mutated here (each file
+//! expected class in the mutated file (but one whose premise, a format version
+//! newer than this implementation knows, does not hold here: check then agrees
+//! with the reader); and arrays mutated here (each file
 //! type truncated, bit-flipped, removed) each get their finding.
 
 use std::path::{Path, PathBuf};
@@ -129,6 +131,39 @@ fn negative_cases_are_diagnosed(producer: &str) {
             .as_str()
             .expect("mutated file");
         let report = check_array(&case.join("array"), &options_for(&case));
+        if case.ends_with("negative.schema.version_too_new") {
+            // The case writes format version 23 into the schema, which
+            // TileDB 2.30 (newest 22) refuses; this implementation knows
+            // version 23 (spec/), so what the schema says is not "too new"
+            // here (the conformance matrix lists the same case as a known
+            // failure of the reader). Check must then agree with the
+            // reader: clean where it reads the array, a finding of the
+            // reader's error class in the schema where it does not.
+            let read = tiledb_runtime::array::Array::open_path(
+                case.join("array"),
+                tiledb_runtime::array::OpenOptions::default(),
+            )
+            .and_then(|array| array.read(&Default::default()));
+            match read {
+                Ok(_) => assert!(
+                    report.is_clean(),
+                    "{}: the reader reads it, yet check reports:\n{}",
+                    case.display(),
+                    show(&report)
+                ),
+                Err(e) => assert!(
+                    report
+                        .findings
+                        .iter()
+                        .any(|f| f.class == e.class() && f.file == file),
+                    "{}: the reader reports {e}, check reports:\n{}",
+                    case.display(),
+                    show(&report)
+                ),
+            }
+            checked += 1;
+            continue;
+        }
         assert!(
             report
                 .findings

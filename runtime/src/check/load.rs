@@ -14,8 +14,10 @@ use crate::format::io::{read_exact_from, read_prefix};
 use crate::tile::generic::read_generic_tile;
 use crate::{Error, Result};
 
-/// The newest format version this implementation reads (TileDB 2.30).
-pub const MAX_FORMAT_VERSION: u32 = 22;
+/// The newest format version this implementation reads: the reader's
+/// (`schema::MAX_SUPPORTED_VERSION`, the newest version spec/ describes),
+/// so that `tdb check` accepts every array the reader opens.
+pub const MAX_FORMAT_VERSION: u32 = crate::schema::MAX_SUPPORTED_VERSION;
 
 pub use crate::tile::generic::{GenericTile, MAX_GENERIC_TILE_SIZE};
 
