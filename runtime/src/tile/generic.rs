@@ -8,10 +8,11 @@ use crate::format::generated::{EncryptionType, GenericTileHeader};
 use crate::format::io::{read_prefix, write_to_vec};
 use crate::tile::{filter_tile, unfilter_tile};
 
-/// Unfiltered generic tiles larger than this are refused before decoding:
-/// no metadata tile TileDB writes comes close (256 MiB of tile offsets
-/// would describe 32 million tiles), and a forged size must not make us
-/// allocate without bound. With the filter stages' own bound (at most 4×
+/// Unfiltered generic tiles larger than this are refused before decoding
+/// (as unsupported): a forged size must not make us allocate without bound,
+/// and few metadata tiles come close (256 MiB of tile offsets would
+/// describe 32 million tiles; array metadata holding a value that large
+/// would). With the filter stages' own bound (at most 4×
 /// their chunk) it keeps the fuzz targets under their 2 GiB allocation cap.
 pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
 
@@ -70,14 +71,14 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     let pipeline = format_conversion::from_stored(&header.pipeline)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
     if header.tile_size > MAX_GENERIC_TILE_SIZE {
-        return Err(Error::corrupt(
-            offset + 12,
-            "GenericTileHeader.tile_size",
-            format!(
-                "{} bytes is larger than any metadata tile",
-                header.tile_size
-            ),
-        ));
+        // Refused as too large rather than as corrupt: TileDB sets no such
+        // limit, and a very large metadata value would make a tile this big.
+        return Err(Error::unsupported(format!(
+            "the generic tile at byte {offset} unfilters to {} bytes (GenericTileHeader.tile_size \
+             at byte {}), more than the {MAX_GENERIC_TILE_SIZE} this reader accepts",
+            header.tile_size,
+            offset + 12
+        )));
     }
     let body_start = offset + header_len;
     let body_end = body_start
@@ -168,7 +169,9 @@ mod tests {
         );
         let mut huge = bytes.clone();
         huge[3 + 12..3 + 20].copy_from_slice(&(MAX_GENERIC_TILE_SIZE + 1).to_le_bytes());
-        let err = read_generic_tile(&huge, 3, None).unwrap_err().to_string();
+        let err = read_generic_tile(&huge, 3, None).unwrap_err();
+        assert_eq!(err.class(), crate::ErrorClass::Unsupported);
+        let err = err.to_string();
         assert!(
             err.contains("byte 15") && err.contains("tile_size"),
             "{err}"
