@@ -146,6 +146,15 @@ pub struct ReadResult {
 }
 
 impl ReadResult {
+    /// The same fields, without cells.
+    pub(crate) fn clone_empty(&self) -> ReadResult {
+        let empty = |c: &Column| Column::new(&c.name, c.datatype, c.cell_val_num, c.nullable);
+        ReadResult {
+            dimensions: self.dimensions.iter().map(empty).collect(),
+            attributes: self.attributes.iter().map(empty).collect(),
+        }
+    }
+
     pub fn cell_count(&self) -> usize {
         self.dimensions
             .first()
