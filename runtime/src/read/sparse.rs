@@ -7,7 +7,7 @@
 //! instead each cell comes with its timestamp and the first delete that
 //! removed it, merged with the fragment's own delete metadata.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -88,7 +88,65 @@ pub(crate) struct FragmentTiles<'a> {
     pub(crate) fragment: &'a FragmentMetadata,
     /// The tiles read, in stored order (a slot is an index into this).
     pub(crate) tiles: Vec<u64>,
-    pub(crate) fields: HashMap<Field, Vec<TileData>>,
+    pub(crate) fields: FieldTiles,
+}
+
+/// The decoded tiles of each loaded field of a fragment, looked up by
+/// field without hashing: the general read path asks for a cell's field
+/// once per cell, and a hashed lookup there cost as much as the work.
+#[derive(Default)]
+pub(crate) struct FieldTiles {
+    attributes: Vec<Option<Vec<TileData>>>,
+    dimensions: Vec<Option<Vec<TileData>>>,
+    coords: Option<Vec<TileData>>,
+    timestamps: Option<Vec<TileData>>,
+    delete_timestamps: Option<Vec<TileData>>,
+    delete_condition_index: Option<Vec<TileData>>,
+}
+
+impl FieldTiles {
+    fn slot(&self, field: Field) -> Option<&Option<Vec<TileData>>> {
+        match field {
+            Field::Attribute(i) => self.attributes.get(i),
+            Field::Dimension(d) => self.dimensions.get(d),
+            Field::Coords => Some(&self.coords),
+            Field::Timestamps => Some(&self.timestamps),
+            Field::DeleteTimestamps => Some(&self.delete_timestamps),
+            Field::DeleteConditionIndex => Some(&self.delete_condition_index),
+        }
+    }
+
+    /// The tiles of `field`, one per slot, if it was loaded.
+    pub(crate) fn get(&self, field: &Field) -> Option<&Vec<TileData>> {
+        self.slot(*field)?.as_ref()
+    }
+
+    pub(crate) fn contains_key(&self, field: &Field) -> bool {
+        self.get(field).is_some()
+    }
+
+    pub(crate) fn insert(&mut self, field: Field, tiles: Vec<TileData>) {
+        let grow = |slots: &mut Vec<Option<Vec<TileData>>>, i: usize| {
+            if slots.len() <= i {
+                slots.resize_with(i + 1, || None);
+            }
+        };
+        let slot = match field {
+            Field::Attribute(i) => {
+                grow(&mut self.attributes, i);
+                &mut self.attributes[i]
+            }
+            Field::Dimension(d) => {
+                grow(&mut self.dimensions, d);
+                &mut self.dimensions[d]
+            }
+            Field::Coords => &mut self.coords,
+            Field::Timestamps => &mut self.timestamps,
+            Field::DeleteTimestamps => &mut self.delete_timestamps,
+            Field::DeleteConditionIndex => &mut self.delete_condition_index,
+        };
+        *slot = Some(tiles);
+    }
 }
 
 struct CellRef<'a, 'b> {
@@ -691,7 +749,7 @@ fn run(
     }
 
     for (fragment, tiles, fields) in planned {
-        let mut map = HashMap::new();
+        let mut map = FieldTiles::default();
         if !tiles.is_empty() {
             for field in fields {
                 if map.contains_key(&field) {
@@ -937,6 +995,20 @@ fn run(
             Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
         })
         .collect();
+    // Each output attribute's index in each fragment's own schema (found by
+    // name once, not per cell: schemas evolve, so indices may differ).
+    let fragment_attributes: Vec<Vec<Option<usize>>> = loaded
+        .iter()
+        .map(|frag| {
+            attributes
+                .iter()
+                .map(|&a| {
+                    let name = &schema.attributes[a].name;
+                    frag.fragment.schema.attribute(name).map(|(i, _)| i)
+                })
+                .collect()
+        })
+        .collect();
     for c in order.iter().map(|&i| &candidates[i]) {
         let frag = &loaded[c.frag];
         for (d, col) in dims.iter_mut().enumerate() {
@@ -945,19 +1017,15 @@ fn run(
                 true,
             );
         }
-        for (col, &a) in attrs.iter_mut().zip(&attributes) {
+        for ((col, &a), index) in attrs
+            .iter_mut()
+            .zip(&attributes)
+            .zip(&fragment_attributes[c.frag])
+        {
             let attr = &schema.attributes[a];
-            match frag.fragment.schema.attribute(&attr.name) {
-                Some((i, _)) => {
-                    let tile = frag
-                        .fields
-                        .get(&Field::Attribute(i))
-                        .and_then(|t| t.get(c.slot));
-                    match tile {
-                        Some(tile) => col.push(tile.cell(c.cell), tile.valid(c.cell)),
-                        None => col.push(&attr.fill, attr.fill_validity),
-                    }
-                }
+            let tile = index.and_then(|i| frag.fields.get(&Field::Attribute(i))?.get(c.slot));
+            match tile {
+                Some(tile) => col.push(tile.cell(c.cell), tile.valid(c.cell)),
                 None => col.push(&attr.fill, attr.fill_validity),
             }
         }

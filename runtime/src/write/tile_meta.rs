@@ -225,25 +225,28 @@ pub fn fixed_tile(
             meta.min = Some(min.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
             meta.max = Some(max.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
         } else {
-            let (mut min, mut max) = numeric_extremes(t);
-            for (i, c) in cells.iter().enumerate() {
-                if !valid(i) {
-                    continue;
-                }
-                let (Some(v), Some(lo), Some(hi)) =
-                    (decode_num(t, c), decode_num(t, &min), decode_num(t, &max))
-                else {
-                    continue;
-                };
-                if !lo.lt(v) {
-                    min = c.to_vec();
-                }
-                if !hi.gt(v) {
-                    max = c.to_vec();
+            let (min, max) = numeric_extremes(t);
+            // The running extremes are kept decoded, with the cell they came
+            // from; a cell equal to one replaces it, as in TileDB.
+            let (mut min_at, mut max_at) = (None, None);
+            if let (Some(mut lo), Some(mut hi)) = (decode_num(t, &min), decode_num(t, &max)) {
+                for (i, c) in cells.iter().enumerate() {
+                    if !valid(i) {
+                        continue;
+                    }
+                    let Some(v) = decode_num(t, c) else {
+                        continue;
+                    };
+                    if !lo.lt(v) {
+                        (lo, min_at) = (v, Some(i));
+                    }
+                    if !hi.gt(v) {
+                        (hi, max_at) = (v, Some(i));
+                    }
                 }
             }
-            meta.min = Some(min);
-            meta.max = Some(max);
+            meta.min = Some(min_at.map_or(min, |i| cells[i].to_vec()));
+            meta.max = Some(max_at.map_or(max, |i| cells[i].to_vec()));
         }
     }
     if kinds.sum {
