@@ -2,7 +2,9 @@
 //! (pinned tiledb-py 0.36.1) draws random arrays from a seed — random
 //! schemas, datatypes, filters, several fragments, deletes, metadata —
 //! writes them with TileDB and dumps TileDB's reads; every read is then run
-//! here and must give the same canonical JSON.
+//! here and must give the same canonical JSON. Every array must also pass
+//! `tdb check` clean: TileDB wrote it, so any finding is a false alarm of
+//! the checker (its model of TileDB's tile metadata, say).
 //!
 //! Needs the oracle: `<workspace>/.venv-tiledb/bin/python`, else `$TILEDB_PY`
 //! (`common::tiledb_python`). Without one the test prints why it
@@ -17,6 +19,18 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+use tiledb_runtime::check::{check_array, CheckOptions};
+
+/// The check's options for a case: the key of an encrypted array.
+fn check_options(case: &Value) -> CheckOptions {
+    let key = case["encryption"]["key"]
+        .as_str()
+        .and_then(|k| <[u8; 32]>::try_from(k.as_bytes()).ok());
+    CheckOptions {
+        encryption_key: key,
+        ..Default::default()
+    }
+}
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -37,7 +51,7 @@ fn random_arrays_read_as_tiledb_reads_them() {
     let seeds = env_number("TILEDB_RANDOM_SEEDS", 6);
     let count = env_number("TILEDB_RANDOM_COUNT", 8);
     let dir = tempfile::tempdir().unwrap();
-    let (mut compared, mut oracle_errors) = (0usize, 0usize);
+    let (mut compared, mut oracle_errors, mut checked) = (0usize, 0usize, 0usize);
     let mut failures = Vec::new();
     for seed in first..first + seeds {
         let out = Command::new(&python)
@@ -57,6 +71,20 @@ fn random_arrays_read_as_tiledb_reads_them() {
             let case: Value =
                 serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap())
                     .unwrap();
+            let report = check_array(&case_dir.join("array"), &check_options(&case));
+            checked += 1;
+            if !report.is_clean() {
+                failures.push(format!(
+                    "rand-{seed}-{i}: tdb check reports a TileDB-written array:\n  {}\n  schema {}",
+                    report
+                        .findings
+                        .iter()
+                        .map(|f| f.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n  "),
+                    case["schema"]
+                ));
+            }
             let expected: Value = serde_json::from_str(
                 &std::fs::read_to_string(case_dir.join("expected.json")).unwrap(),
             )
@@ -98,7 +126,7 @@ fn random_arrays_read_as_tiledb_reads_them() {
         std::fs::create_dir_all(dir.path()).ok();
     }
     println!(
-        "{compared} reads compared, {oracle_errors} reads TileDB itself failed, {} differ",
+        "{compared} reads compared, {checked} arrays checked, {oracle_errors} reads TileDB itself failed, {} differ",
         failures.len()
     );
     assert!(

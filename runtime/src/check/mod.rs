@@ -1404,8 +1404,28 @@ impl TileMetaCheck {
         cells: &[&[u8]],
         validity: Option<&[bool]>,
     ) -> Option<(String, u64, String, String)> {
+        // The tile's cell count as the fragment metadata knows it: every
+        // cell of a dense tile, written or not.
+        let tile_cells = Some(cells.len() as u64);
         let Some(dense) = &self.dense else {
-            return self.compare_cells(fm, t, cells, validity);
+            let finding = self.compare_cells(fm, t, cells, validity, tile_cells);
+            // A tile whose cells are all null normally records zeros for its
+            // min and max (`TileMeta::as_recorded`), but TileDB 2.30's
+            // global-order writer (consolidation) was seen to leave the
+            // generator's values on the last tile of a fragment: its check
+            // looks up the cell count by the tile's index within the write
+            // batch, which for the last tile need not be that tile's count.
+            let last = fm
+                .tile_offsets
+                .get(self.field)
+                .is_some_and(|o| t + 1 == o.len());
+            if finding.is_some()
+                && last
+                && self.compare_cells(fm, t, cells, validity, None).is_none()
+            {
+                return None;
+            }
+            return finding;
         };
         // A dense tile's metadata covers its written cells.
         let mut first = None;
@@ -1415,7 +1435,7 @@ impl TileMetaCheck {
             let written: Vec<&[u8]> = (0..cells.len()).filter(keep).map(|i| cells[i]).collect();
             let written_validity: Option<Vec<bool>> =
                 validity.map(|v| (0..v.len()).filter(keep).map(|i| v[i]).collect());
-            match self.compare_cells(fm, t, &written, written_validity.as_deref()) {
+            match self.compare_cells(fm, t, &written, written_validity.as_deref(), tile_cells) {
                 None => return None,
                 Some(finding) => {
                     first.get_or_insert(finding);
@@ -1431,6 +1451,7 @@ impl TileMetaCheck {
         t: usize,
         cells: &[&[u8]],
         validity: Option<&[bool]>,
+        tile_cells: Option<u64>,
     ) -> Option<(String, u64, String, String)> {
         let i = self.field;
         let footer = &fm.footer;
@@ -1438,6 +1459,11 @@ impl TileMetaCheck {
             tile_meta::var_tile(self.kinds, cells, validity)
         } else {
             tile_meta::fixed_tile(self.datatype, self.kinds, cells, validity)
+        };
+        // `None`: the generator's values as they are, without the rule.
+        let computed = match tile_cells {
+            Some(n) => computed.as_recorded(self.nullable, n, self.var),
+            None => computed,
         };
         let at = |offsets: &Option<Vec<u64>>| {
             offsets

@@ -393,8 +393,13 @@ fn write_field(
                 out.fixed
                     .extend(filter_tile(&bytes, &offsets_pipeline, &offsets_ctx)?);
             }
-            out.metas
-                .push(tile_meta::var_tile(kinds, &written, validity_arg));
+            out.metas.push(
+                tile_meta::var_tile(kinds, &written, validity_arg).as_recorded(
+                    spec.nullable,
+                    tile.len() as u64,
+                    true,
+                ),
+            );
         } else {
             if cells.iter().any(|c| c.len() as u64 != cell_size) {
                 return Err(usage(format!(
@@ -407,12 +412,13 @@ fn write_field(
             out.var_offsets.push(0);
             out.var_sizes.push(0);
             out.fixed.extend(filter_tile(&data, &pipeline, &data_ctx)?);
-            out.metas.push(tile_meta::fixed_tile(
-                spec.datatype,
-                kinds,
-                &written,
-                validity_arg,
-            ));
+            out.metas.push(
+                tile_meta::fixed_tile(spec.datatype, kinds, &written, validity_arg).as_recorded(
+                    spec.nullable,
+                    tile.len() as u64,
+                    false,
+                ),
+            );
         }
         if spec.nullable {
             let bytes: Vec<u8> = validity.iter().map(|v| *v as u8).collect();
@@ -950,10 +956,21 @@ fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> store
         let char_like = matches!(f.datatype, Datatype::Char | Datatype::StringAscii);
         let mut lo: Option<Vec<u8>> = None;
         let mut hi: Option<Vec<u8>> = None;
+        // TileDB's reduction of fixed CHAR / STRING_ASCII minima steps its
+        // cursor through the tile minima only for tiles it does not skip,
+        // so the k-th tile with a non-null cell is compared through the
+        // k-th tile's stored values (the zeros of an all-null tile, say).
+        let mut char_cursor = 0;
         for (t, m) in f.metas.iter().enumerate() {
             if all_null(t) {
                 continue;
             }
+            let m = if char_like && !f.var_sized {
+                char_cursor += 1;
+                &f.metas[char_cursor - 1]
+            } else {
+                m
+            };
             let (Some(tmin), Some(tmax)) = (&m.min, &m.max) else {
                 continue;
             };

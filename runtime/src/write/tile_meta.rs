@@ -122,6 +122,27 @@ pub struct TileMeta {
     pub null_count: u64,
 }
 
+impl TileMeta {
+    /// TileDB's writer records a tile's min and max only when some cell of
+    /// the tile is not null (`null_count != cell_num` in its writers, with
+    /// `cell_num` the tile's cell count in the fragment metadata: for a
+    /// dense tile every cell, padding included). Otherwise the footer keeps
+    /// the zeros it was sized with: a fixed field's min and max are zero
+    /// bytes of the cell's size, a var-sized field's are empty. Applies that
+    /// rule to metadata computed over a tile of `tile_cells` cells.
+    pub fn as_recorded(mut self, nullable: bool, tile_cells: u64, var: bool) -> TileMeta {
+        if nullable && tile_cells > 0 && self.null_count == tile_cells {
+            let zeros = |v: &Option<Vec<u8>>| {
+                v.as_ref()
+                    .map(|v| if var { Vec::new() } else { vec![0; v.len()] })
+            };
+            self.min = zeros(&self.min);
+            self.max = zeros(&self.max);
+        }
+        self
+    }
+}
+
 /// How a type sums: `I` in i64, `U` in u64, `F` in f64.
 #[derive(Clone, Copy)]
 enum SumKind {
