@@ -53,7 +53,15 @@ fn random_arrays_read_as_tiledb_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let (mut compared, mut oracle_errors, mut checked) = (0usize, 0usize, 0usize);
     let mut failures = Vec::new();
-    for seed in first..first + seeds {
+    // Unless a range of seeds is asked for, the seeds whose arrays once
+    // tripped the check run too (all-null tiles, a consolidated dense tile
+    // past the domain's end, null counts of dense multi-value fields).
+    let regressions: &[u64] = if std::env::var_os("TILEDB_RANDOM_FIRST_SEED").is_none() {
+        &[7001, 8000, 8013, 8014, 8026]
+    } else {
+        &[]
+    };
+    for seed in (first..first + seeds).chain(regressions.iter().copied()) {
         let out = Command::new(&python)
             .arg(&script)
             .arg(seed.to_string())
