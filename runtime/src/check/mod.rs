@@ -1437,6 +1437,16 @@ fn var_cells<'a>(data: &'a [u8], starts: &[u64]) -> Vec<&'a [u8]> {
         .collect()
 }
 
+/// How a dense writer's slabs change a tile's recorded metadata
+/// ([`TileMetaCheck::dense_candidates`]); the default leaves it as computed.
+#[derive(Default, Clone, Copy)]
+struct Dense {
+    /// The null count to expect instead of the written cells' nulls.
+    nulls: Option<u64>,
+    /// The sum is taken this many cells at a time.
+    sum_slab: Option<usize>,
+}
+
 /// Recomputes one field's tile metadata (min, max, sum, null count) from
 /// its cells, as TileDB's writer computes it (`write::tile_meta`), and
 /// compares it with what the fragment metadata records.
@@ -1465,7 +1475,7 @@ impl TileMetaCheck {
         // cell of a dense tile, written or not.
         let tile_cells = Some(cells.len() as u64);
         let Some(dense) = &self.dense else {
-            let finding = self.compare_cells(fm, t, cells, validity, tile_cells, None);
+            let finding = self.compare_cells(fm, t, cells, validity, tile_cells, Dense::default());
             // A tile whose cells are all null normally records zeros for its
             // min and max (`TileMeta::as_recorded`), but TileDB 2.30's
             // global-order writer (consolidation) was seen to leave the
@@ -1479,7 +1489,7 @@ impl TileMetaCheck {
             if finding.is_some()
                 && last
                 && self
-                    .compare_cells(fm, t, cells, validity, None, None)
+                    .compare_cells(fm, t, cells, validity, None, Dense::default())
                     .is_none()
             {
                 return None;
@@ -1494,14 +1504,36 @@ impl TileMetaCheck {
             let written: Vec<&[u8]> = (0..cells.len()).filter(keep).map(|i| cells[i]).collect();
             let written_validity: Option<Vec<bool>> =
                 validity.map(|v| (0..v.len()).filter(keep).map(|i| v[i]).collect());
-            for nulls in self.dense_null_counts(validity, &mask) {
+            // A write whose layout is not the cell order hands the cells
+            // over one at a time in its own (row-major) order, which
+            // decides where a sum saturates.
+            let row_major: Vec<usize> = dense
+                .tiling
+                .row_major_order(cells.len())
+                .into_iter()
+                .filter(keep)
+                .collect();
+            let written_rm: Vec<&[u8]> = row_major.iter().map(|&i| cells[i]).collect();
+            let validity_rm: Option<Vec<bool>> = validity.map(|v| {
+                row_major
+                    .iter()
+                    .map(|&i| v.get(i).copied().unwrap_or(true))
+                    .collect()
+            });
+            let slab = dense.tiling.slab_cells(t as u64, cover);
+            for (nulls, sum_slab) in self.dense_candidates(validity, &mask, slab) {
+                let (cells_in_order, validity_in_order) = if sum_slab == Some(1) {
+                    (&written_rm, validity_rm.as_deref())
+                } else {
+                    (&written, written_validity.as_deref())
+                };
                 match self.compare_cells(
                     fm,
                     t,
-                    &written,
-                    written_validity.as_deref(),
+                    cells_in_order,
+                    validity_in_order,
                     tile_cells,
-                    nulls,
+                    Dense { nulls, sum_slab },
                 ) {
                     None => return None,
                     Some(finding) => {
@@ -1513,30 +1545,41 @@ impl TileMetaCheck {
         first
     }
 
-    /// The null counts TileDB 2.30's dense writer may record for a
-    /// nullable fixed-size field without min/max (several values per cell,
-    /// say): its metadata generator counts the nulls of the whole tile,
-    /// padding included, each time it is handed a slab of written cells.
-    /// A slab is a run of written cells consecutive in the cell order when
-    /// the write's layout is the cell order, a single cell otherwise; the
-    /// layout is not recorded, so both counts are candidates. `[None]`
-    /// where the ordinary count applies.
-    fn dense_null_counts(&self, validity: Option<&[bool]>, written: &[bool]) -> Vec<Option<u64>> {
-        let Some(validity) = validity.filter(|_| self.nullable && !self.var && !self.kinds.min_max)
-        else {
-            return vec![None];
-        };
-        let nulls = validity.iter().filter(|v| !**v).count() as u64;
-        let mut runs = 0u64;
+    /// What TileDB 2.30's dense writer may record for a tile, as
+    /// candidates: its metadata generator is handed the written cells a
+    /// slab at a time. A slab holds `slab` cells
+    /// ([`FragmentTiling::slab_cells`]) when the write's layout is the cell
+    /// order, one cell otherwise, and a run of consecutive cells when the
+    /// consolidator wrote the tile; none of that is recorded, so each is a
+    /// candidate. Per slab, a nullable fixed-size field without min/max
+    /// (several values per cell, say) counts the nulls of the whole tile,
+    /// padding included, and a sum that saturates stops only its slab.
+    fn dense_candidates(
+        &self,
+        validity: Option<&[bool]>,
+        written: &[bool],
+        slab: Option<u64>,
+    ) -> Vec<(Option<u64>, Option<usize>)> {
+        let cells = written.iter().filter(|w| **w).count() as u64;
+        let mut runs = Vec::new();
         let mut previous = false;
         for &w in written {
-            if w && !previous {
-                runs += 1;
+            match (w, previous) {
+                (true, false) => runs.push(1usize),
+                (true, true) => *runs.last_mut().unwrap_or(&mut 0) += 1,
+                _ => {}
             }
             previous = w;
         }
-        let cells = written.iter().filter(|w| **w).count() as u64;
-        vec![Some(nulls * runs), Some(nulls * cells)]
+        let slab = slab.filter(|s| *s > 0).unwrap_or(cells.max(1));
+        let counted = validity.filter(|_| self.nullable && !self.var && !self.kinds.min_max);
+        let nulls = counted.map(|v| v.iter().filter(|v| !**v).count() as u64);
+        let run_len = (runs.len() == 1).then(|| runs[0]);
+        vec![
+            (nulls.map(|n| n * cells.div_ceil(slab)), Some(slab as usize)),
+            (nulls.map(|n| n * runs.len() as u64), run_len),
+            (nulls.map(|n| n * cells), Some(1)),
+        ]
     }
 
     fn compare_cells(
@@ -1546,7 +1589,7 @@ impl TileMetaCheck {
         cells: &[&[u8]],
         validity: Option<&[bool]>,
         tile_cells: Option<u64>,
-        null_count: Option<u64>,
+        dense: Dense,
     ) -> Option<(String, u64, String, String)> {
         let i = self.field;
         let footer = &fm.footer;
@@ -1560,8 +1603,13 @@ impl TileMetaCheck {
             Some(n) => computed.as_recorded(self.nullable, n, self.var),
             None => computed,
         };
-        if let Some(n) = null_count {
+        if let Some(n) = dense.nulls {
             computed.null_count = n;
+        }
+        if let (Some(slab), false) = (dense.sum_slab, self.var) {
+            if self.kinds.sum {
+                computed.sum = tile_meta::slabbed_sum(self.datatype, cells, validity, slab);
+            }
         }
         let at = |offsets: &Option<Vec<u64>>| {
             offsets
@@ -1577,10 +1625,11 @@ impl TileMetaCheck {
                 reason,
             ))
         };
-        // TileDB 2.30's dense writer records var-sized minima and maxima
-        // that do not follow from the tile's cells (seen in its random
-        // arrays: the right length holding zeros or another cell's bytes,
-        // or nothing at all), so they are compared for sparse tiles only.
+        // TileDB 2.30's dense writer records var-sized minima, maxima and
+        // null counts that do not follow from the tile's cells (seen in its
+        // random arrays: the right length holding zeros or another cell's
+        // bytes, or nothing at all; null counts off by a cell or two either
+        // way), so they are compared for sparse tiles only.
         let unreliable_var = self.var && self.dense.is_some();
         if self.kinds.min_max && !unreliable_var {
             for (list, want, what, offsets) in [
@@ -1634,7 +1683,7 @@ impl TileMetaCheck {
                 );
             }
         }
-        if self.nullable {
+        if self.nullable && !unreliable_var {
             let recorded = fm.tile_null_counts.get(i).and_then(|s| s.get(t)).copied();
             if recorded != Some(computed.null_count) {
                 return finding(

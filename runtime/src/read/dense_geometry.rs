@@ -123,6 +123,54 @@ impl FragmentTiling {
         }
     }
 
+    /// How many cells TileDB's dense writer copies into tile `tile` at a
+    /// time when the write covered `written` in the tile's cell order:
+    /// along the innermost dimension the cells the write holds in the tile,
+    /// times those of the next dimension out for as long as the write's
+    /// range along a dimension is exactly the tile's (its cells are then
+    /// consecutive both in the tile and in the written buffer). `None`
+    /// when the write holds no cell of the tile.
+    pub fn slab_cells(&self, tile: u64, written: &[Span]) -> Option<u64> {
+        let n = self.dims.len();
+        let along: Vec<i128> = (0..n).map(|d| self.tiles_along(d).max(1)).collect();
+        let tile_index = delinearize(tile as i128, &along, self.tile_order);
+        let inner_first: Vec<usize> = match self.cell_order {
+            Order::RowMajor => (0..n).rev().collect(),
+            Order::ColMajor => (0..n).collect(),
+        };
+        let mut cells: u64 = 1;
+        for d in inner_first {
+            let extent = self.dims[d].extent.max(1);
+            let low = self.expanded[d].0 + tile_index[d] * extent;
+            let high = low + extent - 1;
+            let (lo, hi) = *written.get(d)?;
+            let (from, to) = (lo.max(low), hi.min(high));
+            if from > to {
+                return None;
+            }
+            cells = cells.saturating_mul((to - from + 1) as u64);
+            if (lo, hi) != (low, high) {
+                break;
+            }
+        }
+        Some(cells)
+    }
+
+    /// The first `cells` positions of a tile (in cell order), sorted into
+    /// row-major order of their coordinates.
+    pub fn row_major_order(&self, cells: usize) -> Vec<usize> {
+        let extents: Vec<i128> = self.dims.iter().map(|d| d.extent.max(1)).collect();
+        let mut order: Vec<(i128, usize)> = (0..cells)
+            .map(|c| {
+                let offsets = delinearize(c as i128, &extents, self.cell_order);
+                let per_dim = offsets.into_iter().zip(extents.iter().copied()).collect();
+                (linearize(per_dim, Order::RowMajor), c)
+            })
+            .collect();
+        order.sort_unstable();
+        order.into_iter().map(|(_, c)| c).collect()
+    }
+
     /// The position of the cell `coords` inside its tile, in cell order.
     pub fn cell_position(&self, coords: &[i128]) -> u64 {
         let per_dim = (0..self.dims.len()).map(|d| {

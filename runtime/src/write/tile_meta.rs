@@ -271,8 +271,28 @@ pub fn fixed_tile(
         }
     }
     if kinds.sum {
-        let kind = sum_kind(t);
-        for (i, c) in cells.iter().enumerate() {
+        meta.sum = slabbed_sum(t, cells, validity, cells.len());
+    }
+    meta
+}
+
+/// The sum TileDB's metadata generator computes when it is handed the
+/// cells `slab` at a time: a sum that saturates stops the slab it is in,
+/// and the next slab goes on adding to the saturated value (one slab of
+/// every cell is the sum of a whole tile).
+pub fn slabbed_sum(
+    t: Datatype,
+    cells: &[&[u8]],
+    validity: Option<&[bool]>,
+    slab: usize,
+) -> [u8; 8] {
+    let kind = sum_kind(t);
+    let mut sum = [0u8; 8];
+    let valid = |i: usize| validity.is_none_or(|v| v.get(i).copied().unwrap_or(true));
+    let mut start = 0;
+    while start < cells.len() {
+        let end = start.saturating_add(slab.max(1)).min(cells.len());
+        for (i, c) in cells.iter().enumerate().take(end).skip(start) {
             if !valid(i) {
                 continue;
             }
@@ -282,13 +302,14 @@ pub fn fixed_tile(
                 decode_num(t, c)
             };
             if let Some(v) = value {
-                if add_to_sum(kind, &mut meta.sum, v) {
+                if add_to_sum(kind, &mut sum, v) {
                     break;
                 }
             }
         }
+        start = end;
     }
-    meta
+    sum
 }
 
 /// Metadata of a var-sized tile (strings only carry min/max).
