@@ -51,7 +51,7 @@ fn random_arrays_read_as_tiledb_reads_them() {
     let seeds = env_number("TILEDB_RANDOM_SEEDS", 6);
     let count = env_number("TILEDB_RANDOM_COUNT", 8);
     let dir = tempfile::tempdir().unwrap();
-    let (mut compared, mut oracle_errors, mut checked) = (0usize, 0usize, 0usize);
+    let (mut compared, mut oracle_errors, mut checked, mut unreadable) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     // Unless a range of seeds is asked for, the seeds whose arrays once
     // tripped the check run too (all-null tiles, a consolidated dense tile
@@ -79,24 +79,36 @@ fn random_arrays_read_as_tiledb_reads_them() {
             let case: Value =
                 serde_json::from_str(&std::fs::read_to_string(case_dir.join("case.json")).unwrap())
                     .unwrap();
-            let report = check_array(&case_dir.join("array"), &check_options(&case));
-            checked += 1;
-            if !report.is_clean() {
-                failures.push(format!(
-                    "rand-{seed}-{i}: tdb check reports a TileDB-written array:\n  {}\n  schema {}",
-                    report
-                        .findings
-                        .iter()
-                        .map(|f| f.to_string())
-                        .collect::<Vec<_>>()
-                        .join("\n  "),
-                    case["schema"]
-                ));
-            }
             let expected: Value = serde_json::from_str(
                 &std::fs::read_to_string(case_dir.join("expected.json")).unwrap(),
             )
             .unwrap();
+            // TileDB sometimes writes tiles it cannot decode itself (some
+            // filter chains); the check then rightly reports them.
+            let unreadable_to_tiledb =
+                expected["reads"].as_array().into_iter().flatten().any(|r| {
+                    r["oracle_error"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("[TileDB::Filter]"))
+                });
+            let report = check_array(&case_dir.join("array"), &check_options(&case));
+            if unreadable_to_tiledb {
+                unreadable += 1;
+            } else {
+                checked += 1;
+                if !report.is_clean() {
+                    failures.push(format!(
+                        "rand-{seed}-{i}: tdb check reports a TileDB-written array:\n  {}\n  schema {}",
+                        report
+                            .findings
+                            .iter()
+                            .map(|f| f.to_string())
+                            .collect::<Vec<_>>()
+                            .join("\n  "),
+                        case["schema"]
+                    ));
+                }
+            }
             let specs = case["reads"].as_array().cloned().unwrap_or_default();
             for exp in expected["reads"].as_array().unwrap() {
                 let id = exp["id"].as_str().unwrap_or_default();
@@ -134,7 +146,7 @@ fn random_arrays_read_as_tiledb_reads_them() {
         std::fs::create_dir_all(dir.path()).ok();
     }
     println!(
-        "{compared} reads compared, {checked} arrays checked, {oracle_errors} reads TileDB itself failed, {} differ",
+        "{compared} reads compared, {checked} arrays checked clean ({unreadable} TileDB cannot decode itself, not asserted), {oracle_errors} reads TileDB itself failed, {} differ",
         failures.len()
     );
     assert!(
