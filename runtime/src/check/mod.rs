@@ -285,10 +285,11 @@ impl Checker<'_> {
         self.check_names();
         self.check_schemas();
         self.check_commits();
-        self.check_fragments();
+        let directory = ArrayDirectory::open(self.storage, 0, u64::MAX);
+        self.check_fragments(directory.as_ref().ok());
         self.check_fragment_meta();
         self.check_metadata();
-        if let Err(e) = ArrayDirectory::open(self.storage, 0, u64::MAX) {
+        if let Err(e) = directory {
             let file = match &e {
                 Error::Corrupt { at, .. } => self.relative(&at.file),
                 _ => ".".to_string(),
@@ -694,7 +695,7 @@ impl Checker<'_> {
         out
     }
 
-    fn check_fragments(&mut self) {
+    fn check_fragments(&mut self, directory: Option<&ArrayDirectory>) {
         let committed = self.committed();
         for fragment in self.fragment_dirs() {
             let dir = format!("__fragments/{fragment}");
@@ -704,29 +705,35 @@ impl Checker<'_> {
             if !committed.contains(name.stem()) {
                 // Not corruption: a write that stopped before its commit
                 // marker leaves exactly this, and readers skip it.
-                self.report.notes.push(Finding {
-                    class: ErrorClass::Corrupt,
-                    file: dir.clone(),
-                    offset: 0,
-                    field: "commit".into(),
-                    message: format!(
-                        "uncommitted fragment (no __commits/{fragment}.wrt and no .con line commits it): readers ignore it"
-                    ),
-                });
+                self.uncommitted_note(
+                    &dir,
+                    &format!("no __commits/{fragment}.wrt and no .con line commits it"),
+                );
                 continue;
             }
             self.check_one_fragment(&dir, &name);
         }
-        self.check_legacy_fragments();
+        if let Some(directory) = directory {
+            self.check_legacy_fragments(directory);
+        }
+    }
+
+    /// A fragment without a commit marker: not corruption (a write that
+    /// stopped before committing leaves exactly this, and readers skip it).
+    fn uncommitted_note(&mut self, dir: &str, why: &str) {
+        self.report.notes.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: dir.to_string(),
+            offset: 0,
+            field: "commit".into(),
+            message: format!("uncommitted fragment ({why}): readers ignore it"),
+        });
     }
 
     /// Fragments of the hierarchies before format 12 (fragment folders in
     /// the array's root, committed by a `.ok` file or, before format 5, by
     /// their metadata file), found as the reader finds them.
-    fn check_legacy_fragments(&mut self) {
-        let Ok(directory) = ArrayDirectory::open(self.storage, 0, u64::MAX) else {
-            return; // its own finding is reported by `run`
-        };
+    fn check_legacy_fragments(&mut self, directory: &ArrayDirectory) {
         for fragment in directory.committed_fragments() {
             let dir = fragment.path.as_str().to_string();
             if dir.starts_with("__fragments/") {
@@ -758,15 +765,7 @@ impl Checker<'_> {
             if dir.starts_with("__fragments/") {
                 continue; // noted above
             }
-            self.report.notes.push(Finding {
-                class: ErrorClass::Corrupt,
-                file: dir.clone(),
-                offset: 0,
-                field: "commit".into(),
-                message: format!(
-                    "uncommitted fragment (no {dir}.ok commits it): readers ignore it"
-                ),
-            });
+            self.uncommitted_note(&dir, &format!("no {dir}.ok commits it"));
         }
     }
 
@@ -1504,26 +1503,30 @@ impl TileMetaCheck {
             let written: Vec<&[u8]> = (0..cells.len()).filter(keep).map(|i| cells[i]).collect();
             let written_validity: Option<Vec<bool>> =
                 validity.map(|v| (0..v.len()).filter(keep).map(|i| v[i]).collect());
-            // A write whose layout is not the cell order hands the cells
-            // over one at a time in its own (row-major) order, which
-            // decides where a sum saturates.
-            let row_major: Vec<usize> = dense
-                .tiling
-                .row_major_order(cells.len())
-                .into_iter()
-                .filter(keep)
-                .collect();
-            let written_rm: Vec<&[u8]> = row_major.iter().map(|&i| cells[i]).collect();
-            let validity_rm: Option<Vec<bool>> = validity.map(|v| {
-                row_major
-                    .iter()
-                    .map(|&i| v.get(i).copied().unwrap_or(true))
-                    .collect()
-            });
             let slab = dense.tiling.slab_cells(t as u64, cover);
             for (nulls, sum_slab) in self.dense_candidates(validity, &mask, slab) {
+                // A write whose layout is not the cell order hands the cells
+                // over one at a time in its own (row-major) order, which
+                // decides where a sum saturates: that order is built only
+                // for the one candidate that needs it, the last.
+                let reordered;
                 let (cells_in_order, validity_in_order) = if sum_slab == Some(1) {
-                    (&written_rm, validity_rm.as_deref())
+                    let order: Vec<usize> = dense
+                        .tiling
+                        .row_major_order(cells.len())
+                        .into_iter()
+                        .filter(keep)
+                        .collect();
+                    reordered = (
+                        order.iter().map(|&i| cells[i]).collect::<Vec<&[u8]>>(),
+                        validity.map(|v| {
+                            order
+                                .iter()
+                                .map(|&i| v.get(i).copied().unwrap_or(true))
+                                .collect::<Vec<bool>>()
+                        }),
+                    );
+                    (&reordered.0, reordered.1.as_deref())
                 } else {
                     (&written, written_validity.as_deref())
                 };
