@@ -259,7 +259,7 @@ pub(crate) fn unfilter_chunk(
 /// thread and used again by the next chunk: a fresh buffer per stage and
 /// chunk cost an allocation and a pass zeroing it, as much as a fast
 /// stage's own work (LZ4 before BYTESHUFFLE, say).
-mod scratch {
+pub(crate) mod scratch {
     use std::cell::RefCell;
 
     /// Buffers larger than this go back to the allocator.
@@ -271,11 +271,11 @@ mod scratch {
         static BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
     }
 
-    pub(super) fn take() -> Vec<u8> {
+    pub(crate) fn take() -> Vec<u8> {
         BUFFERS.with(|b| b.borrow_mut().pop()).unwrap_or_default()
     }
 
-    pub(super) fn give_back(buffer: Vec<u8>) {
+    pub(crate) fn give_back(buffer: Vec<u8>) {
         if buffer.capacity() == 0 || buffer.capacity() > KEEP_AT_MOST_BYTES {
             return;
         }

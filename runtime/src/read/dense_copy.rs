@@ -24,7 +24,10 @@ use crate::fragment::Field;
 use crate::read::dense::Geometry;
 use crate::read::dense_geometry::{DenseDimension, Span};
 use crate::read::memory;
-use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
+use crate::read::tiles::{
+    load_tiles_pooled, FixedPart, FixedTileSource, StoredBuffers, TileData, TilePool, TileSelection,
+};
+use crate::tile::ScatterRun;
 use crate::read::{Column, Layout, ReadResult};
 
 /// A run of result cells along a line that share a source.
@@ -387,6 +390,137 @@ fn copy_var_piece(
     Ok(())
 }
 
+/// The runs of one band's fixed-size cells (or validity bytes, `cell_size`
+/// 1), cut out of the band's part of the result `region`: per fragment of
+/// the geometry, per tile, the places its cells go; and the places that
+/// take the fill value.
+type BandRuns<'o> = (Vec<BTreeMap<u64, Vec<ScatterRun<'o>>>>, Vec<&'o mut [u8]>);
+
+fn band_runs<'o>(
+    region: &'o mut [u8],
+    plan: &[Vec<Piece>],
+    line_len: u64,
+    cell_size: usize,
+    fragments: usize,
+) -> Result<BandRuns<'o>> {
+    let mut per_tile: Vec<BTreeMap<u64, Vec<ScatterRun<'o>>>> =
+        (0..fragments).map(|_| BTreeMap::new()).collect();
+    let mut fills = Vec::new();
+    let mut rest = region;
+    for pieces in plan {
+        let line_bytes = line_len as usize * cell_size;
+        if rest.len() < line_bytes {
+            return Err(short_tile());
+        }
+        let (mut line, tail) = std::mem::take(&mut rest).split_at_mut(line_bytes);
+        rest = tail;
+        let mut at = 0u64;
+        for p in pieces {
+            if p.start != at || line.len() < p.count as usize * cell_size {
+                return Err(short_tile());
+            }
+            at += p.count;
+            let (dest, tail) = std::mem::take(&mut line).split_at_mut(p.count as usize * cell_size);
+            line = tail;
+            match p.source {
+                Some((gi, tile, first, _)) => per_tile
+                    .get_mut(gi)
+                    .ok_or_else(short_tile)?
+                    .entry(tile)
+                    .or_default()
+                    .push(ScatterRun {
+                        tile_offset: first * cell_size as u64,
+                        dest,
+                    }),
+                None => fills.push(dest),
+            }
+        }
+    }
+    Ok((per_tile, fills))
+}
+
+/// Fills each of `places` with copies of `cell`, in parallel.
+fn fill_cells(places: Vec<&mut [u8]>, cell: &[u8]) {
+    places.into_par_iter().for_each(|place| {
+        if cell.len() == 1 {
+            place.fill(cell[0]);
+        } else {
+            for c in place.chunks_exact_mut(cell.len()) {
+                c.copy_from_slice(cell);
+            }
+        }
+    });
+}
+
+/// Decodes one band of a fixed-size attribute (its cells, or its
+/// validity bytes) straight into the result: every tile's chunks are
+/// decoded into a small buffer and their cells copied to where the result
+/// wants them, without assembling the tile (see
+/// [`crate::tile::unfilter_tile_scattered`]). Needs every piece of the band
+/// to read consecutive cells of its tile (stride 1).
+#[allow(clippy::too_many_arguments)]
+fn scatter_band(
+    array: &Array,
+    geometry: &[Geometry<'_>],
+    attr: &crate::schema::Attribute,
+    part: FixedPart,
+    region: &mut [u8],
+    plan: &[Vec<Piece>],
+    line_len: u64,
+    buffers: &StoredBuffers,
+) -> Result<()> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let (cell_size, fill) = match part {
+        FixedPart::Cells => (attr.fill.len(), attr.fill.clone()),
+        FixedPart::Validity => (1, vec![u8::from(attr.fill_validity)]),
+    };
+    let (per_tile, fills) = band_runs(region, plan, line_len, cell_size, geometry.len())?;
+    fill_cells(fills, &fill);
+    let mut jobs = Vec::new();
+    for (g, tiles) in geometry.iter().zip(per_tile) {
+        if tiles.is_empty() {
+            continue;
+        }
+        let source = match g.fragment.schema.attribute(&attr.name) {
+            Some((fa, _)) => FixedTileSource::new(
+                storage,
+                g.fragment,
+                Field::Attribute(fa),
+                part,
+                g.tiling.cells_per_tile(),
+                key.as_ref(),
+            )?,
+            None => None,
+        };
+        match source {
+            Some(source) => {
+                let source = std::sync::Arc::new(source);
+                jobs.extend(
+                    tiles
+                        .into_iter()
+                        .map(|(tile, runs)| (source.clone(), tile, runs)),
+                );
+            }
+            None => {
+                // A fragment without the attribute (written before it was
+                // added) holds its fill; one without validity, valid cells.
+                let value = match part {
+                    FixedPart::Cells => fill.clone(),
+                    FixedPart::Validity if g.fragment.schema.attribute(&attr.name).is_some() => {
+                        vec![1]
+                    }
+                    FixedPart::Validity => fill.clone(),
+                };
+                let places = tiles.into_values().flatten().map(|r| r.dest).collect();
+                fill_cells(places, &value);
+            }
+        }
+    }
+    jobs.into_par_iter()
+        .try_for_each(|(source, tile, runs)| source.scatter(storage, tile, runs, buffers))
+}
+
 pub(crate) fn read_box(
     array: &Array,
     layout: Layout,
@@ -440,6 +574,8 @@ pub(crate) fn read_box(
 
     // Tile buffers of the previous band, decoded into again.
     let mut pool = TilePool::default();
+    // Stored tiles of the bands decoded straight into the result.
+    let stored = StoredBuffers::default();
     let outer_dim = &dims[outer];
     let rows = rows_per_band(dims, spans, outer, schema, attributes);
     let mut band_lo = spans[outer].0;
@@ -492,8 +628,49 @@ pub(crate) fn read_box(
             }
         }
 
+        // Every piece reads consecutive cells of its tile: fixed-size cells
+        // are decoded straight into the result.
+        let direct = plan
+            .iter()
+            .flatten()
+            .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
         for (col, &a) in attr_cols.iter_mut().zip(attributes) {
             let attr = &schema.attributes[a];
+            if let (true, Some(v)) = (direct, attr.cell_val_num) {
+                let cell_size = v as u64 * attr.datatype.size();
+                if attr.fill.len() as u64 != cell_size {
+                    return Err(Error::corrupt(
+                        0,
+                        "fill",
+                        format!("the fill value of {} is not one cell", attr.name),
+                    ));
+                }
+                let region = col.data.get_mut(range(cell_size)).ok_or_else(short_tile)?;
+                scatter_band(
+                    array,
+                    geometry,
+                    attr,
+                    FixedPart::Cells,
+                    region,
+                    &plan,
+                    inner_len,
+                    &stored,
+                )?;
+                if let Some(validity) = &mut col.validity {
+                    let region = validity.get_mut(range(1)).ok_or_else(short_tile)?;
+                    scatter_band(
+                        array,
+                        geometry,
+                        attr,
+                        FixedPart::Validity,
+                        region,
+                        &plan,
+                        inner_len,
+                        &stored,
+                    )?;
+                }
+                continue;
+            }
             // Decode this band's tiles of the attribute.
             let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
             for (gi, g) in geometry.iter().enumerate() {

@@ -4,12 +4,16 @@
 
 use rayon::prelude::*;
 
-use crate::array::Storage;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::array::{RelPath, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
-use crate::fragment::{Field, FragmentMetadata};
+use crate::fragment::{Field, FieldTiles, FragmentMetadata};
 use crate::tile::{
-    parse_chunks, unfilter_tiles, unfilter_tiles_into, unfilter_var_string_tile, TileJob,
+    parse_chunks, unfilter_tile_scattered, unfilter_tiles, unfilter_tiles_into,
+    unfilter_var_string_tile, ScatterRun, TileJob,
 };
 
 /// How a field is stored in a fragment.
@@ -155,6 +159,47 @@ struct StoredFile<'a> {
     size: u64,
 }
 
+/// Reads the stored bytes of tile `t` of one of a field's files into
+/// `bytes` (TileDB 1.3's own chunk framing turned into the chunked one).
+/// Returns where they start in the file.
+fn read_stored_tile(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    (path, describe): (&RelPath, &Path),
+    t: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<u64> {
+    let start = *file.offsets.get(t as usize).ok_or_else(|| {
+        Error::corrupt(0, "tile offsets", format!("no offset for tile {t}")).in_file(describe)
+    })?;
+    let end = file
+        .offsets
+        .get(t as usize + 1)
+        .copied()
+        .unwrap_or(file.size);
+    if end < start {
+        return Err(
+            Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(describe),
+        );
+    }
+    storage.read_range_into(path, start, end - start, bytes)?;
+    if fragment.version == 0 {
+        // TileDB 1.3: raw, or its own chunk framing when compressed.
+        let shape = FieldShape::of(fragment, field);
+        let compressed = match file.suffix {
+            "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+                !fragment.schema.offsets_filters.filters.is_empty()
+            }
+            _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+        };
+        *bytes = crate::schema::legacy13::reframe(bytes, compressed)
+            .map_err(|e| e.at_base(start).in_file(describe))?;
+    }
+    Ok(start)
+}
+
 fn persisted(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
@@ -163,41 +208,191 @@ fn persisted(
     tiles: &[u64],
     buffers: &mut Vec<Vec<u8>>,
 ) -> Result<Vec<(Vec<u8>, u64)>> {
-    let StoredFile {
-        suffix,
-        offsets,
-        size: file_size,
-    } = file;
-    let path = fragment.data_path(field, suffix)?;
+    let path = fragment.data_path(field, file.suffix)?;
     let describe = storage.describe(&path);
     let mut out = Vec::with_capacity(tiles.len());
     for &t in tiles {
-        let start = *offsets.get(t as usize).ok_or_else(|| {
-            Error::corrupt(0, "tile offsets", format!("no offset for tile {t}")).in_file(&describe)
-        })?;
-        let end = offsets.get(t as usize + 1).copied().unwrap_or(file_size);
-        if end < start {
-            return Err(
-                Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(&describe),
-            );
-        }
         let mut bytes = buffers.pop().unwrap_or_default();
-        storage.read_range_into(&path, start, end - start, &mut bytes)?;
-        if fragment.version == 0 {
-            // TileDB 1.3: raw, or its own chunk framing when compressed.
-            let shape = FieldShape::of(fragment, field);
-            let compressed = match suffix {
-                "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
-                    !fragment.schema.offsets_filters.filters.is_empty()
-                }
-                _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
-            };
-            bytes = crate::schema::legacy13::reframe(&bytes, compressed)
-                .map_err(|e| e.at_base(start).in_file(&describe))?;
-        }
+        let start = read_stored_tile(
+            storage,
+            fragment,
+            field,
+            &file,
+            (&path, &describe),
+            t,
+            &mut bytes,
+        )?;
         out.push((bytes, start));
     }
     Ok(out)
+}
+
+/// Which file of a fixed-size field a scattered read decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedPart {
+    /// The cells (the field's main file).
+    Cells,
+    /// The validity bytes of a nullable field.
+    Validity,
+}
+
+/// Buffers for stored tile bytes, shared by the threads of one read: a tile
+/// job takes one and gives it back, so a read holds about one stored tile
+/// per thread, and pages once faulted in are used again.
+#[derive(Debug, Default)]
+pub struct StoredBuffers(std::sync::Mutex<Vec<Vec<u8>>>);
+
+impl StoredBuffers {
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .map(|mut b| b.pop().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn give_back(&self, buffer: Vec<u8>) {
+        if let Ok(mut b) = self.0.lock() {
+            b.push(buffer);
+        }
+    }
+}
+
+/// One fixed-size file of one fragment field, ready to decode tiles of
+/// straight into a result ([`FixedTileSource::scatter`]): what every tile
+/// job of a read shares, worked out once.
+pub struct FixedTileSource<'f> {
+    fragment: &'f FragmentMetadata,
+    field: Field,
+    part: FixedPart,
+    path: RelPath,
+    describe: PathBuf,
+    tables: Arc<FieldTiles>,
+    file_size: u64,
+    pipeline: FilterPipeline,
+    ctx: FilterContext,
+    cell_size: u64,
+    cells_per_dense_tile: u64,
+}
+
+impl<'f> FixedTileSource<'f> {
+    /// `None` when the fragment stores no such file: the field is
+    /// var-sized (for [`FixedPart::Cells`]), or not nullable, or the
+    /// fragment predates validity files (for [`FixedPart::Validity`]).
+    pub fn new(
+        storage: &dyn Storage,
+        fragment: &'f FragmentMetadata,
+        field: Field,
+        part: FixedPart,
+        cells_per_dense_tile: u64,
+        key: Option<&[u8; 32]>,
+    ) -> Result<Option<Self>> {
+        let shape = FieldShape::of(fragment, field).ok_or_else(|| {
+            Error::Usage(format!("no field {field:?} in fragment {}", fragment.name))
+        })?;
+        let version = fragment.version;
+        let (files, _, validity_size) = fragment.file_sizes(field);
+        let (suffix, file_size, pipeline, ctx, cell_size) = match part {
+            FixedPart::Cells => {
+                let Some(n) = shape.cell_val_num else {
+                    return Ok(None);
+                };
+                let cell_size = shape.datatype.size() * n as u64;
+                (
+                    "",
+                    files,
+                    with_key(&shape.filters, key),
+                    context(shape.datatype, cell_size, version, key),
+                    cell_size,
+                )
+            }
+            FixedPart::Validity => {
+                if !shape.nullable || version < 7 {
+                    return Ok(None);
+                }
+                (
+                    "_validity",
+                    validity_size,
+                    with_key(&fragment.schema.validity_filters, key),
+                    context(Datatype::Uint8, 1, version, key),
+                    1,
+                )
+            }
+        };
+        let path = fragment.data_path(field, suffix)?;
+        Ok(Some(FixedTileSource {
+            fragment,
+            field,
+            part,
+            describe: storage.describe(&path),
+            path,
+            tables: fragment.field_tiles(storage, field)?,
+            file_size,
+            pipeline,
+            ctx,
+            cell_size,
+            cells_per_dense_tile,
+        }))
+    }
+
+    /// The bytes of one cell (one byte for validity).
+    pub fn cell_size(&self) -> u64 {
+        self.cell_size
+    }
+
+    /// Reads tile `tile` and decodes the bytes of `runs` into them (see
+    /// [`unfilter_tile_scattered`]); only the chunks holding those bytes are
+    /// decoded. Safe to call for many tiles at once.
+    pub fn scatter(
+        &self,
+        storage: &dyn Storage,
+        tile: u64,
+        runs: Vec<ScatterRun<'_>>,
+        buffers: &StoredBuffers,
+    ) -> Result<()> {
+        if tile >= self.fragment.tile_num {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {tile}", self.fragment.name),
+            )
+            .in_file(&self.describe));
+        }
+        let file = StoredFile {
+            suffix: match self.part {
+                FixedPart::Cells => "",
+                FixedPart::Validity => "_validity",
+            },
+            offsets: match self.part {
+                FixedPart::Cells => &self.tables.offsets,
+                FixedPart::Validity => &self.tables.validity_offsets,
+            },
+            size: self.file_size,
+        };
+        let mut bytes = buffers.take();
+        let decoded = read_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            &file,
+            (&self.path, &self.describe),
+            tile,
+            &mut bytes,
+        )
+        .and_then(|start| {
+            let cells = self.fragment.cell_num(tile, self.cells_per_dense_tile);
+            let job = TileJob {
+                bytes: &bytes,
+                file_offset: start,
+                index: tile,
+                expected_len: cells.saturating_mul(self.cell_size),
+                wanted: None,
+            };
+            unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
+                .map_err(|e| e.in_file(&self.describe))
+        });
+        buffers.give_back(bytes);
+        decoded
+    }
 }
 
 /// Buffers of tiles a read has finished with, used again for the next tiles
