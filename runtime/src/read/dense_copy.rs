@@ -27,8 +27,8 @@ use crate::read::memory;
 use crate::read::tiles::{
     load_tiles_pooled, FixedPart, FixedTileSource, StoredBuffers, TileData, TilePool, TileSelection,
 };
-use crate::tile::ScatterRun;
 use crate::read::{Column, Layout, ReadResult};
+use crate::tile::ScatterRun;
 
 /// A run of result cells along a line that share a source.
 #[derive(Debug, Clone, Copy)]

@@ -355,6 +355,10 @@ pub struct ScatterRun<'o> {
     pub dest: &'o mut [u8],
 }
 
+/// The parts of runs one chunk fills: where in the chunk's unfiltered bytes
+/// each starts, and its place.
+type ChunkRuns<'o> = Vec<(usize, &'o mut [u8])>;
+
 /// Unfilters the chunks of one tile that hold bytes of `runs` and copies
 /// those bytes into the runs, chunk by chunk (the chunks in parallel): the
 /// tile itself is never assembled, so a read whose result is laid out
@@ -380,7 +384,7 @@ pub fn unfilter_tile_scattered(
     }
     starts.push(at);
     runs.sort_unstable_by_key(|r| r.tile_offset);
-    let mut per_chunk: Vec<Vec<(usize, &mut [u8])>> = (0..chunks.len()).map(|_| Vec::new()).collect();
+    let mut per_chunk: Vec<ChunkRuns<'_>> = (0..chunks.len()).map(|_| Vec::new()).collect();
     for run in runs {
         let end = run.tile_offset.checked_add(run.dest.len() as u64);
         if end.is_none_or(|end| end > job.expected_len) {
@@ -406,16 +410,16 @@ pub fn unfilter_tile_scattered(
         }
     }
     let types = pipeline.input_types(ctx.datatype);
-    let work: Vec<(usize, &Chunk<'_>, Vec<(usize, &mut [u8])>)> = chunks
+    let work: Vec<(usize, &Chunk<'_>, ChunkRuns<'_>)> = chunks
         .iter()
         .zip(per_chunk)
         .enumerate()
         .filter(|(_, (_, runs))| !runs.is_empty())
         .map(|(c, (chunk, runs))| (c, chunk, runs))
         .collect();
-    let run_one = |(c, chunk, runs): (usize, &Chunk<'_>, Vec<(usize, &mut [u8])>)| {
+    let run_one = |(c, chunk, runs): (usize, &Chunk<'_>, ChunkRuns<'_>)| {
         let fault = |e| locate(stage_error(pipeline, c, chunk.offset, e), job);
-        let copy_out = |bytes: &[u8], runs: Vec<(usize, &mut [u8])>| {
+        let copy_out = |bytes: &[u8], runs: ChunkRuns<'_>| {
             for (from, dest) in runs {
                 dest.copy_from_slice(&bytes[from..from + dest.len()]);
             }
