@@ -308,8 +308,8 @@ fn copy_var_band(
     let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
     let (data_base, offsets_base) = (col.data.len(), offsets.len());
     let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
-    col.data.resize(data_base + grow(added)?, 0);
-    offsets.resize(offsets_base + grow(cells)?, 0);
+    memory::extend_zeroed(&mut col.data, grow(added)?);
+    memory::extend_zeroed(offsets, grow(cells)?);
     // Cut the new space into one disjoint part per piece.
     let mut data_rest = &mut col.data[data_base..];
     let mut offsets_rest = &mut offsets[offsets_base..];

@@ -13,7 +13,7 @@ use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FieldTiles, FragmentMetadata};
 use crate::tile::{
     parse_chunks, unfilter_tile_scattered, unfilter_tiles, unfilter_tiles_into,
-    unfilter_var_string_tile, ScatterRun, TileJob,
+    unfilter_var_string_tile_into, ScatterRun, TileJob,
 };
 
 /// How a field is stored in a fragment.
@@ -597,20 +597,35 @@ pub fn load_tiles_pooled(
             if shape.filters.skips_offsets(shape.datatype, version) {
                 // Strings whose filter (RLE, dictionary) encodes the cells
                 // whole: each tile decodes on its own, in parallel.
+                let spare: Vec<(Vec<u8>, Vec<u64>)> = (0..tiles.len())
+                    .map(|_| {
+                        (
+                            pool.decoded.pop().unwrap_or_default(),
+                            pool.starts.pop().unwrap_or_default(),
+                        )
+                    })
+                    .collect();
                 let decoded: Vec<Result<TileData>> = raw_var
                     .par_iter()
                     .zip(tiles.par_iter().zip(&cells))
-                    .map(|((bytes, at), (t, c))| {
+                    .zip(spare)
+                    .map(|(((bytes, at), (t, c)), (mut data, mut starts))| {
                         let size = *tables.var_sizes.get(*t as usize).ok_or_else(|| {
                             Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
                         })?;
-                        let (data, mut starts) =
-                            unfilter_var_string_tile(bytes, &data_pipeline, &data_ctx, size, *c)
-                                .map_err(|e| {
-                                    e.within(format!("tile {t}"))
-                                        .at_base(*at)
-                                        .in_file(&var_path_describe)
-                                })?;
+                        unfilter_var_string_tile_into(
+                            bytes,
+                            &data_pipeline,
+                            &data_ctx,
+                            (size, *c),
+                            &mut data,
+                            &mut starts,
+                        )
+                        .map_err(|e| {
+                            e.within(format!("tile {t}"))
+                                .at_base(*at)
+                                .in_file(&var_path_describe)
+                        })?;
                         starts.push(data.len() as u64);
                         Ok(TileData {
                             data,

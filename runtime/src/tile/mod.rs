@@ -235,6 +235,31 @@ pub fn unfilter_var_string_tile(
     expected_len: u64,
     cell_count: u64,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
+    let mut out = Vec::new();
+    let mut offsets = Vec::new();
+    unfilter_var_string_tile_into(
+        tile,
+        pipeline,
+        ctx,
+        (expected_len, cell_count),
+        &mut out,
+        &mut offsets,
+    )?;
+    Ok((out, offsets))
+}
+
+/// [`unfilter_var_string_tile`] into the caller's buffers (their contents
+/// replaced; memory they already have is used again, so that a read going
+/// through many tiles does not fault in fresh pages for each).
+/// `(expected_len, cell_count)`: the tile's string bytes and cells.
+pub fn unfilter_var_string_tile_into(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    (expected_len, cell_count): (u64, u64),
+    out: &mut Vec<u8>,
+    offsets: &mut Vec<u64>,
+) -> Result<()> {
     if run::string_codec(pipeline, ctx).is_none() {
         return Err(Error::Usage(
             "this pipeline does not encode whole strings; use unfilter_tile for data and offsets"
@@ -250,8 +275,10 @@ pub fn unfilter_var_string_tile(
             format!("a string-encoded tile is one chunk, found {}", chunks.len()),
         ));
     };
-    let mut out = vec![0u8; chunk.original_len as usize];
-    let mut offsets = Vec::new();
+    // Every byte is written by the decode (it fails unless the strings
+    // come to exactly this size); only growth is zeroed.
+    out.resize(chunk.original_len as usize, 0);
+    out.truncate(chunk.original_len as usize);
     let types = pipeline.input_types(ctx.datatype);
     run::unfilter_chunk(
         pipeline,
@@ -259,12 +286,11 @@ pub fn unfilter_var_string_tile(
         ctx,
         chunk.metadata,
         chunk.data,
-        &mut out,
-        Some((cell_count, &mut offsets)),
+        out,
+        Some((cell_count, offsets)),
         false,
     )
-    .map_err(|e| stage_error(pipeline, 0, chunk.offset, e))?;
-    Ok((out, offsets))
+    .map_err(|e| stage_error(pipeline, 0, chunk.offset, e))
 }
 
 /// One tile to unfilter: its filtered bytes and what it must come to.
