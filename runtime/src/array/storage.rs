@@ -30,11 +30,15 @@ fn check_component(component: &str) -> std::result::Result<(), String> {
     if component == "." || component == ".." {
         return Err(format!("path component {component:?} is not allowed"));
     }
+    // Bytes, not chars: none of these is part of a longer UTF-8 sequence.
     if let Some(bad) = component
-        .chars()
-        .find(|c| matches!(c, '/' | '\\' | ':' | '\0'))
+        .bytes()
+        .find(|b| matches!(b, b'/' | b'\\' | b':' | b'\0'))
     {
-        return Err(format!("path component {component:?} contains {bad:?}"));
+        return Err(format!(
+            "path component {component:?} contains {:?}",
+            bad as char
+        ));
     }
     Ok(())
 }
@@ -314,6 +318,17 @@ impl LocalStorage {
                 .collect()
         };
         entries.sort_by(|a, b| a.name.cmp(&b.name));
+        // The folder lies inside the root (checked above), so do the real
+        // folders (not links) in it: their files need no resolving later.
+        // The kind comes with the listing, at no cost.
+        let real_dirs: Vec<RelPath> = listed
+            .iter()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| dir.join(e.file_name().to_str()?).ok())
+            .collect();
+        if !real_dirs.is_empty() {
+            self.verified().extend(real_dirs);
+        }
         Ok(Some(entries))
     }
 
@@ -346,6 +361,16 @@ impl LocalStorage {
     /// the answer while the folder exists.
     fn verify_dir(&self, dir: &RelPath) -> Result<()> {
         if dir.is_root() || self.verified().contains(dir) {
+            return Ok(());
+        }
+        // A real folder (not a link) in a folder that lies inside the root
+        // lies inside it too: one `lstat` instead of resolving every
+        // component of the path.
+        let parent = dir.parent();
+        if (parent.is_root() || self.verified().contains(&parent))
+            && fs::symlink_metadata(self.join(dir)).is_ok_and(|m| m.is_dir())
+        {
+            self.verified().insert(dir.clone());
             return Ok(());
         }
         let full = self.resolve_following_links(dir)?;
@@ -716,6 +741,36 @@ mod tests {
         .unwrap();
         assert_eq!(storage.read(&dir.join("in").unwrap()).unwrap(), b"ok");
         assert_eq!(storage.size(&dir.join("in").unwrap()).unwrap(), 2);
+
+        // A folder inside the confirmed one is confirmed by its listing or
+        // by its own lstat, but only when it is a real folder: a linked
+        // folder leading out is refused, listed first or not.
+        fs::create_dir(outside.path().join("frag")).unwrap();
+        fs::write(outside.path().join("frag/meta"), b"outside").unwrap();
+        symlink(
+            outside.path().join("frag"),
+            tmp.path().join("__fragments/linked"),
+        )
+        .unwrap();
+        storage.create_dir(&dir.join("real").unwrap()).unwrap();
+        storage
+            .write(&RelPath::parse("__fragments/real/meta").unwrap(), b"in")
+            .unwrap();
+        let linked_file = RelPath::parse("__fragments/linked/meta").unwrap();
+        let err = storage.read(&linked_file).unwrap_err();
+        assert!(err.to_string().contains("outside"), "{err}");
+        assert_eq!(storage.list(&dir).unwrap().unwrap().len(), 5);
+        let err = storage.read(&linked_file).unwrap_err();
+        assert!(err.to_string().contains("outside"), "{err}");
+        assert!(storage.list(&dir.join("linked").unwrap()).is_err());
+        assert_eq!(
+            storage
+                .read(&RelPath::parse("__fragments/real/meta").unwrap())
+                .unwrap(),
+            b"in"
+        );
+        storage.remove_dir(&dir.join("real").unwrap()).unwrap();
+        fs::remove_file(tmp.path().join("__fragments/linked")).unwrap();
 
         // The confirmed folder removed and replaced by a link leading out.
         storage.remove_dir(&dir).unwrap();
