@@ -20,7 +20,8 @@ use crate::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpF
 use crate::format::generated as g;
 use crate::format::io::read_exact_from;
 use crate::tile::{
-    filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_var_string_tile,
+    filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
+    unfilter_var_string_tile, ScatterRun, TileJob,
 };
 
 /// Tiles that would unfilter to more than this are skipped, to keep each
@@ -453,7 +454,44 @@ fn decode_tile(tile: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext, cell
     if expected > MAX_FUZZ_TILE {
         return;
     }
-    let _ = unfilter_tile(tile, pipeline, ctx, expected);
+    let whole = unfilter_tile(tile, pipeline, ctx, expected);
+    // The dense read's path: the same tile decoded chunk by chunk into
+    // runs that cut across chunks at odd places. It must agree with the
+    // whole decode: the same bytes, and no failure the whole decode does
+    // not have (it may succeed where the whole decode fails: a chunk of no
+    // bytes holds no run and is not decoded).
+    let mut scattered = vec![0u8; expected as usize];
+    let mut runs = Vec::new();
+    let mut rest = scattered.as_mut_slice();
+    let mut at = 0u64;
+    let mut step = 1 + (tile.len() % 97);
+    while !rest.is_empty() {
+        let take = step.min(rest.len());
+        let (run, tail) = std::mem::take(&mut rest).split_at_mut(take);
+        runs.push(ScatterRun {
+            tile_offset: at,
+            dest: run,
+        });
+        at += take as u64;
+        rest = tail;
+        step = step * 7 % 65_521 + 1;
+    }
+    let job = TileJob {
+        bytes: tile,
+        file_offset: 0,
+        index: 0,
+        expected_len: expected,
+        wanted: None,
+    };
+    let outcome = unfilter_tile_scattered(&job, pipeline, ctx, runs);
+    match (&whole, outcome) {
+        (Ok(bytes), Ok(())) => assert!(
+            *bytes == scattered,
+            "a scattered decode differs from the whole tile's"
+        ),
+        (Err(_), _) => {}
+        (Ok(_), Err(e)) => panic!("the whole tile decodes, the scattered decode fails: {e}"),
+    }
     if filter::datatype::is_ascii_or_utf8(ctx.datatype) {
         let _ = unfilter_var_string_tile(tile, pipeline, ctx, expected, cells);
     }
