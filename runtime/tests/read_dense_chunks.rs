@@ -2,7 +2,8 @@
 //! the cells they read (`TileSelection`); everything else in a tile buffer
 //! is stale bytes of an earlier tile. These reads cross tiles of several
 //! chunks each, at every offset, in both layouts, over two overlapping
-//! fragments and a nullable attribute, and every cell must be the one
+//! fragments, a nullable attribute and a nullable var-sized one (whose
+//! data tiles are several chunks too), and every cell must be the one
 //! written — a chunk skipped that was needed shows up as a wrong value.
 
 use tiledb_runtime::array::{Array, OpenOptions};
@@ -24,6 +25,19 @@ fn second(r: i64, c: i64) -> Option<i64> {
 
 fn valid(r: i64, c: i64) -> bool {
     (r + c) % 3 != 0
+}
+
+/// The string written at (r, c) by the first fragment (`second` = false)
+/// or the second: lengths from 0 to 11 bytes, so no two cells line up
+/// with the chunks the same way.
+fn text(r: i64, c: i64, second: bool) -> String {
+    let tag = if second { "s" } else { "f" };
+    let body = format!("{tag}{r}.{c}");
+    body[..((r * 7 + c * 3) % 12).min(body.len() as i64) as usize].to_string()
+}
+
+fn quoted(values: impl Iterator<Item = String>) -> String {
+    list(values.map(|v| format!("{v:?}")))
 }
 
 fn list(values: impl Iterator<Item = String>) -> String {
@@ -51,25 +65,28 @@ dims = [
 attrs = [
   {{ name = "a", type = "INT64", filters = [{{ name = "ZSTD", level = 1 }}] }},
   {{ name = "n", type = "INT64", nullable = true }},
+  {{ name = "s", type = "STRING_ASCII", cell_val_num = "var", nullable = true, filters = [{{ name = "ZSTD", level = 1 }}] }},
 ]
 
 [[steps]]
 op = "write"
 timestamp = 10
 subarray = [[0, {max}], [0, {max}]]
-data = {{ a = [{a1}], n = [{a1}] }}
-validity = {{ n = [{v1}] }}
+data = {{ a = [{a1}], n = [{a1}], s = [{s1}] }}
+validity = {{ n = [{v1}], s = [{v1}] }}
 
 [[steps]]
 op = "write"
 timestamp = 20
 subarray = [[100, 399], [50, 299]]
-data = {{ a = [{a2}], n = [{a2}] }}
-validity = {{ n = [{v2}] }}
+data = {{ a = [{a2}], n = [{a2}], s = [{s2}] }}
+validity = {{ n = [{v2}], s = [{v2}] }}
 "#,
         max = SIDE - 1,
         a1 = list(all.iter().map(|&(r, c)| first(r, c).to_string())),
         v1 = list(all.iter().map(|&(r, c)| u8::from(valid(r, c)).to_string())),
+        s1 = quoted(all.iter().map(|&(r, c)| text(r, c, false))),
+        s2 = quoted(patch.iter().map(|&(r, c)| text(r, c, true))),
         a2 = list(
             patch
                 .iter()
@@ -133,7 +150,11 @@ validity = {{ n = [{v2}] }}
             assert_eq!(result.cell_count() as usize, expected.len(), "{what}");
             let a = &result.attributes[0];
             let n = &result.attributes[1];
+            let s = &result.attributes[2];
             let validity = n.validity.as_ref().expect("n is nullable");
+            let s_offsets = s.offsets.as_ref().expect("s is var-sized");
+            let s_validity = s.validity.as_ref().expect("s is nullable");
+            assert_eq!(s_offsets.len(), expected.len() + 1, "{what}");
             for (i, &(r, c)) in expected.iter().enumerate() {
                 let want = second(r, c).unwrap_or_else(|| first(r, c));
                 let got = |col: &tiledb_runtime::read::Column| {
@@ -145,6 +166,14 @@ validity = {{ n = [{v2}] }}
                     validity[i] != 0,
                     valid(r, c),
                     "validity at ({r}, {c}), {what}"
+                );
+                let want_text = text(r, c, second(r, c).is_some());
+                let got_text = &s.data[s_offsets[i] as usize..s_offsets[i + 1] as usize];
+                assert_eq!(got_text, want_text.as_bytes(), "s at ({r}, {c}), {what}");
+                assert_eq!(
+                    s_validity[i] != 0,
+                    valid(r, c),
+                    "s validity at ({r}, {c}), {what}"
                 );
             }
         }

@@ -25,7 +25,7 @@ use crate::read::dense::Geometry;
 use crate::read::dense_geometry::{DenseDimension, Span};
 use crate::read::memory;
 use crate::read::tiles::{
-    load_tiles_pooled, FixedPart, FixedTileSource, StoredBuffers, TileData, TilePool, TileSelection,
+    load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
 };
 use crate::read::{Column, Layout, ReadResult};
 use crate::tile::ScatterRun;
@@ -441,6 +441,10 @@ fn band_runs<'o>(
 
 /// Fills each of `places` with copies of `cell`, in parallel.
 fn fill_cells(places: Vec<&mut [u8]>, cell: &[u8]) {
+    if cell.is_empty() {
+        // An empty fill: its places hold no bytes.
+        return;
+    }
     places.into_par_iter().for_each(|place| {
         if cell.len() == 1 {
             place.fill(cell[0]);
@@ -463,7 +467,7 @@ fn scatter_band(
     array: &Array,
     geometry: &[Geometry<'_>],
     attr: &crate::schema::Attribute,
-    part: FixedPart,
+    part: TilePart,
     region: &mut [u8],
     plan: &[Vec<Piece>],
     line_len: u64,
@@ -472,8 +476,13 @@ fn scatter_band(
     let storage = array.storage();
     let key = array.options().key;
     let (cell_size, fill) = match part {
-        FixedPart::Cells => (attr.fill.len(), attr.fill.clone()),
-        FixedPart::Validity => (1, vec![u8::from(attr.fill_validity)]),
+        TilePart::Cells => (attr.fill.len(), attr.fill.clone()),
+        TilePart::Validity => (1, vec![u8::from(attr.fill_validity)]),
+        TilePart::VarData => {
+            return Err(Error::Usage(
+                "var-sized cells are scattered by scatter_var_band".into(),
+            ))
+        }
     };
     let (per_tile, fills) = band_runs(region, plan, line_len, cell_size, geometry.len())?;
     fill_cells(fills, &fill);
@@ -483,7 +492,7 @@ fn scatter_band(
             continue;
         }
         let source = match g.fragment.schema.attribute(&attr.name) {
-            Some((fa, _)) => FixedTileSource::new(
+            Some((fa, _)) => TileSource::new(
                 storage,
                 g.fragment,
                 Field::Attribute(fa),
@@ -506,11 +515,11 @@ fn scatter_band(
                 // A fragment without the attribute (written before it was
                 // added) holds its fill; one without validity, valid cells.
                 let value = match part {
-                    FixedPart::Cells => fill.clone(),
-                    FixedPart::Validity if g.fragment.schema.attribute(&attr.name).is_some() => {
+                    TilePart::Cells | TilePart::VarData => fill.clone(),
+                    TilePart::Validity if g.fragment.schema.attribute(&attr.name).is_some() => {
                         vec![1]
                     }
-                    FixedPart::Validity => fill.clone(),
+                    TilePart::Validity => fill.clone(),
                 };
                 let places = tiles.into_values().flatten().map(|r| r.dest).collect();
                 fill_cells(places, &value);
@@ -519,6 +528,167 @@ fn scatter_band(
     }
     jobs.into_par_iter()
         .try_for_each(|(source, tile, runs)| source.scatter(storage, tile, runs, buffers))
+}
+
+/// One band of a var-sized attribute decoded straight into the result
+/// (appended to `col`): the offsets of the band's tiles are decoded first,
+/// every piece is sized from them and given its place, then each tile's
+/// data chunks are decoded into a small buffer and their bytes copied to
+/// those places (see [`crate::tile::unfilter_tile_scattered`]); no tile's
+/// data is assembled. Needs every piece to read consecutive cells of its
+/// tile (stride 1). Returns the bytes added, or `None` (nothing changed)
+/// when a fragment encodes its strings whole (RLE, dictionary: their
+/// offsets come only from decoding the data).
+fn scatter_var_band(
+    array: &Array,
+    geometry: &[Geometry<'_>],
+    attr: &crate::schema::Attribute,
+    col: &mut Column,
+    plan: &[Vec<Piece>],
+    buffers: &StoredBuffers,
+) -> Result<Option<u64>> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let fill = attr.fill.as_slice();
+    // The tiles each fragment gives the band, and its var data.
+    let mut needed: Vec<Vec<u64>> = vec![Vec::new(); geometry.len()];
+    for p in plan.iter().flatten() {
+        if let Some((gi, tile, _, _)) = p.source {
+            needed.get_mut(gi).ok_or_else(short_tile)?.push(tile);
+        }
+    }
+    let mut sources = Vec::with_capacity(geometry.len());
+    for (g, tiles) in geometry.iter().zip(&mut needed) {
+        tiles.sort_unstable();
+        tiles.dedup();
+        let source = match g.fragment.schema.attribute(&attr.name) {
+            Some((fa, _)) if !tiles.is_empty() => {
+                let source = TileSource::new(
+                    storage,
+                    g.fragment,
+                    Field::Attribute(fa),
+                    TilePart::VarData,
+                    g.tiling.cells_per_tile(),
+                    key.as_ref(),
+                )?;
+                if source.is_none() {
+                    return Ok(None);
+                }
+                source
+            }
+            // No tiles, or written before the attribute was added (fill).
+            _ => None,
+        };
+        sources.push(source);
+    }
+    // Every needed tile's cell starts, tiles in parallel.
+    let jobs: Vec<(usize, u64)> = needed
+        .iter()
+        .enumerate()
+        .filter(|(gi, _)| sources[*gi].is_some())
+        .flat_map(|(gi, tiles)| tiles.iter().map(move |t| (gi, *t)))
+        .collect();
+    let decoded: Vec<Vec<u64>> = jobs
+        .par_iter()
+        .map(|&(gi, tile)| match &sources[gi] {
+            Some(source) => source.var_starts(storage, tile, buffers),
+            None => Err(short_tile()),
+        })
+        .collect::<Result<_>>()?;
+    let starts: HashMap<(usize, u64), Vec<u64>> = jobs.into_iter().zip(decoded).collect();
+    let starts_of = |p: &Piece| -> Option<(&[u64], u64)> {
+        let (gi, tile, pos, _) = p.source?;
+        sources.get(gi)?.as_ref()?;
+        Some((starts.get(&(gi, tile))?.as_slice(), pos))
+    };
+    // Each piece's bytes.
+    let pieces: Vec<&Piece> = plan.iter().flatten().collect();
+    let sizes: Vec<u64> = pieces
+        .iter()
+        .map(|p| match starts_of(p) {
+            None => Ok(p.count * fill.len() as u64),
+            Some((cell_starts, pos)) => {
+                let at = |i: u64| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| cell_starts.get(i).copied())
+                        .ok_or_else(short_tile)
+                };
+                Ok(at(pos + p.count)? - at(pos)?)
+            }
+        })
+        .collect::<Result<_>>()?;
+    let added: u64 = sizes.iter().sum();
+    let cells: u64 = pieces.iter().map(|p| p.count).sum();
+    let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
+    let (data_base, offsets_base) = (col.data.len(), offsets.len());
+    let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
+    memory::extend_zeroed(&mut col.data, grow(added)?);
+    memory::extend_zeroed(offsets, grow(cells)?);
+    // Cut the new space into one disjoint part per piece: the data's part
+    // goes to its tile's runs (or takes the fill), the ends are written
+    // from the tile's starts.
+    let mut data_rest = &mut col.data[data_base..];
+    let mut ends_rest = &mut offsets[offsets_base..];
+    let mut at = data_base as u64;
+    let mut runs: HashMap<(usize, u64), Vec<ScatterRun<'_>>> = HashMap::new();
+    let mut fills = Vec::new();
+    let mut ends_jobs = Vec::with_capacity(pieces.len());
+    for (p, &size) in pieces.iter().zip(&sizes) {
+        let (data, rest) = std::mem::take(&mut data_rest).split_at_mut(grow(size)?);
+        data_rest = rest;
+        let (ends, rest) = std::mem::take(&mut ends_rest).split_at_mut(grow(p.count)?);
+        ends_rest = rest;
+        let tile_start = match (p.source, starts_of(p)) {
+            (Some((gi, tile, pos, _)), Some((cell_starts, _))) => {
+                let first = cell_starts[pos as usize];
+                runs.entry((gi, tile)).or_default().push(ScatterRun {
+                    tile_offset: first,
+                    dest: data,
+                });
+                Some((cell_starts, pos, first))
+            }
+            _ => {
+                fills.push(data);
+                None
+            }
+        };
+        ends_jobs.push((ends, at, tile_start));
+        at += size;
+    }
+    let fill_len = fill.len() as u64;
+    ends_jobs
+        .into_par_iter()
+        .for_each(|(ends, at, tile_start)| match tile_start {
+            Some((cell_starts, pos, first)) => {
+                let past = &cell_starts[pos as usize + 1..pos as usize + 1 + ends.len()];
+                for (end, s) in ends.iter_mut().zip(past) {
+                    *end = at + (s - first);
+                }
+            }
+            None => {
+                for (i, end) in ends.iter_mut().enumerate() {
+                    *end = at + (i as u64 + 1) * fill_len;
+                }
+            }
+        });
+    fill_cells(fills, fill);
+    runs.into_par_iter()
+        .try_for_each(|((gi, tile), runs)| match &sources[gi] {
+            Some(source) => source.scatter(storage, tile, runs, buffers),
+            None => Err(short_tile()),
+        })?;
+    Ok(Some(added))
+}
+
+/// After the first band of a var-sized column, room for the rest of its
+/// data, estimated from that band (reserved, not touched: see `memory`).
+fn reserve_for_rest(col: &mut Column, added: u64, band_start: u64, band_cells: u64, total: u64) {
+    if band_start == 0 && band_cells < total {
+        let estimate = (added as u128 * (total - band_cells) as u128 / band_cells.max(1) as u128)
+            .min(usize::MAX as u128) as usize;
+        memory::reserve_hint(&mut col.data, estimate);
+    }
 }
 
 pub(crate) fn read_box(
@@ -650,7 +820,7 @@ pub(crate) fn read_box(
                     array,
                     geometry,
                     attr,
-                    FixedPart::Cells,
+                    TilePart::Cells,
                     region,
                     &plan,
                     inner_len,
@@ -662,7 +832,7 @@ pub(crate) fn read_box(
                         array,
                         geometry,
                         attr,
-                        FixedPart::Validity,
+                        TilePart::Validity,
                         region,
                         &plan,
                         inner_len,
@@ -670,6 +840,25 @@ pub(crate) fn read_box(
                     )?;
                 }
                 continue;
+            }
+            if direct && attr.cell_val_num.is_none() {
+                if let Some(added) = scatter_var_band(array, geometry, attr, col, &plan, &stored)? {
+                    if let Some(validity) = &mut col.validity {
+                        let region = validity.get_mut(range(1)).ok_or_else(short_tile)?;
+                        scatter_band(
+                            array,
+                            geometry,
+                            attr,
+                            TilePart::Validity,
+                            region,
+                            &plan,
+                            inner_len,
+                            &stored,
+                        )?;
+                    }
+                    reserve_for_rest(col, added, band_start, band_cells, total);
+                    continue;
+                }
             }
             // Decode this band's tiles of the attribute.
             let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
@@ -728,15 +917,7 @@ pub(crate) fn read_box(
                 }
                 None => {
                     let added = copy_var_band(col, &plan, &tiles, &attr.fill)?;
-                    if band_start == 0 && band_cells < total {
-                        // Room for the rest, estimated from the first band
-                        // (reserved, not touched: see `memory`).
-                        let estimate = (added as u128 * (total - band_cells) as u128
-                            / band_cells.max(1) as u128)
-                            .min(usize::MAX as u128)
-                            as usize;
-                        memory::reserve_hint(&mut col.data, estimate);
-                    }
+                    reserve_for_rest(col, added, band_start, band_cells, total);
                 }
             }
             if let Some(validity) = &mut col.validity {

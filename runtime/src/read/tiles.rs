@@ -227,13 +227,16 @@ fn persisted(
     Ok(out)
 }
 
-/// Which file of a fixed-size field a scattered read decodes.
+/// Which file of a field a scattered read decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FixedPart {
-    /// The cells (the field's main file).
+pub enum TilePart {
+    /// The cells of a fixed-size field (its main file).
     Cells,
     /// The validity bytes of a nullable field.
     Validity,
+    /// The cells' bytes of a var-sized field (its `_var` file) whose
+    /// offsets are stored (not a pipeline that encodes whole strings).
+    VarData,
 }
 
 /// Buffers for stored tile bytes, shared by the threads of one read: a tile
@@ -257,13 +260,13 @@ impl StoredBuffers {
     }
 }
 
-/// One fixed-size file of one fragment field, ready to decode tiles of
-/// straight into a result ([`FixedTileSource::scatter`]): what every tile
-/// job of a read shares, worked out once.
-pub struct FixedTileSource<'f> {
+/// One file of one fragment field, ready to decode tiles of straight into
+/// a result ([`TileSource::scatter`]): what every tile job of a read
+/// shares, worked out once.
+pub struct TileSource<'f> {
     fragment: &'f FragmentMetadata,
     field: Field,
-    part: FixedPart,
+    part: TilePart,
     path: RelPath,
     describe: PathBuf,
     tables: Arc<FieldTiles>,
@@ -272,17 +275,20 @@ pub struct FixedTileSource<'f> {
     ctx: FilterContext,
     cell_size: u64,
     cells_per_dense_tile: u64,
+    key: Option<[u8; 32]>,
 }
 
-impl<'f> FixedTileSource<'f> {
-    /// `None` when the fragment stores no such file: the field is
-    /// var-sized (for [`FixedPart::Cells`]), or not nullable, or the
-    /// fragment predates validity files (for [`FixedPart::Validity`]).
+impl<'f> TileSource<'f> {
+    /// `None` when the fragment stores no such file, or not in the form
+    /// asked: the field is var-sized (for [`TilePart::Cells`]), fixed-size
+    /// or encoded as whole strings (for [`TilePart::VarData`]), not
+    /// nullable, or the fragment predates validity files (for
+    /// [`TilePart::Validity`]).
     pub fn new(
         storage: &dyn Storage,
         fragment: &'f FragmentMetadata,
         field: Field,
-        part: FixedPart,
+        part: TilePart,
         cells_per_dense_tile: u64,
         key: Option<&[u8; 32]>,
     ) -> Result<Option<Self>> {
@@ -290,9 +296,9 @@ impl<'f> FixedTileSource<'f> {
             Error::Usage(format!("no field {field:?} in fragment {}", fragment.name))
         })?;
         let version = fragment.version;
-        let (files, _, validity_size) = fragment.file_sizes(field);
+        let (files, var_size, validity_size) = fragment.file_sizes(field);
         let (suffix, file_size, pipeline, ctx, cell_size) = match part {
-            FixedPart::Cells => {
+            TilePart::Cells => {
                 let Some(n) = shape.cell_val_num else {
                     return Ok(None);
                 };
@@ -305,7 +311,22 @@ impl<'f> FixedTileSource<'f> {
                     cell_size,
                 )
             }
-            FixedPart::Validity => {
+            TilePart::VarData => {
+                if shape.cell_val_num.is_some()
+                    || shape.filters.skips_offsets(shape.datatype, version)
+                {
+                    return Ok(None);
+                }
+                let type_size = shape.datatype.size();
+                (
+                    "_var",
+                    var_size,
+                    with_key(&shape.filters, key),
+                    context(shape.datatype, type_size, version, key),
+                    type_size,
+                )
+            }
+            TilePart::Validity => {
                 if !shape.nullable || version < 7 {
                     return Ok(None);
                 }
@@ -319,7 +340,7 @@ impl<'f> FixedTileSource<'f> {
             }
         };
         let path = fragment.data_path(field, suffix)?;
-        Ok(Some(FixedTileSource {
+        Ok(Some(TileSource {
             fragment,
             field,
             part,
@@ -331,12 +352,124 @@ impl<'f> FixedTileSource<'f> {
             ctx,
             cell_size,
             cells_per_dense_tile,
+            key: key.copied(),
         }))
     }
 
-    /// The bytes of one cell (one byte for validity).
+    /// The bytes of one cell (one byte for validity; the type's size for
+    /// var data).
     pub fn cell_size(&self) -> u64 {
         self.cell_size
+    }
+
+    /// The unfiltered size of var data tile `tile`, from the fragment
+    /// metadata.
+    fn var_size(&self, tile: u64) -> Result<u64> {
+        self.tables
+            .var_sizes
+            .get(tile as usize)
+            .copied()
+            .ok_or_else(|| {
+                Error::corrupt(0, "tile var sizes", format!("no size for tile {tile}"))
+                    .in_file(&self.describe)
+            })
+    }
+
+    /// The start of every cell of var-sized tile `tile` in its data, and
+    /// the data's size after them: the tile's offsets, decoded (from the
+    /// field's main file) and checked to rise and end within the data.
+    pub fn var_starts(
+        &self,
+        storage: &dyn Storage,
+        tile: u64,
+        buffers: &StoredBuffers,
+    ) -> Result<Vec<u64>> {
+        if self.part != TilePart::VarData {
+            return Err(Error::Usage(
+                "cell starts come from var data sources".into(),
+            ));
+        }
+        if tile >= self.fragment.tile_num {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {tile}", self.fragment.name),
+            )
+            .in_file(&self.describe));
+        }
+        let path = self.fragment.data_path(self.field, "")?;
+        let describe = storage.describe(&path);
+        let (file_size, _, _) = self.fragment.file_sizes(self.field);
+        let file = StoredFile {
+            suffix: "",
+            offsets: &self.tables.offsets,
+            size: file_size,
+        };
+        let cells = self.fragment.cell_num(tile, self.cells_per_dense_tile);
+        let version = self.fragment.version;
+        let mut bytes = buffers.take();
+        let decoded = read_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            &file,
+            (&path, &describe),
+            tile,
+            &mut bytes,
+        )
+        .and_then(|start| {
+            let job = TileJob {
+                bytes: &bytes,
+                file_offset: start,
+                index: tile,
+                expected_len: cells.saturating_mul(8),
+                wanted: None,
+            };
+            // Checked before anything is allocated for it.
+            let chunks = parse_chunks(job.bytes).map_err(|e| {
+                e.within(format!("tile {tile}"))
+                    .at_base(start)
+                    .in_file(&describe)
+            })?;
+            let declared: u64 = chunks.iter().map(|c| c.original_len as u64).sum();
+            if declared != job.expected_len {
+                return Err(Error::corrupt(
+                    start,
+                    format!("tile {tile}"),
+                    format!(
+                        "offsets chunks unfilter to {declared} bytes, the tile's {cells} cells need {}",
+                        job.expected_len
+                    ),
+                )
+                .in_file(&describe));
+            }
+            let mut raw = vec![0u8; declared as usize];
+            unfilter_tiles_into(
+                std::slice::from_ref(&job),
+                &with_key(&self.fragment.schema.offsets_filters, self.key.as_ref()),
+                &context(Datatype::Uint64, 8, version, self.key.as_ref()),
+                &mut [raw.as_mut_slice()],
+            )
+            .map_err(|e| e.in_file(&describe))?;
+            Ok(raw)
+        });
+        buffers.give_back(bytes);
+        let raw = decoded?;
+        let data_size = self.var_size(tile)?;
+        let mut starts: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            .collect();
+        starts.push(data_size);
+        if starts.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::corrupt(
+                0,
+                format!("tile {tile}"),
+                "var offsets out of order or past the data",
+            )
+            .in_file(&describe));
+        }
+        Ok(starts)
     }
 
     /// Reads tile `tile` and decodes the bytes of `runs` into them (see
@@ -359,14 +492,23 @@ impl<'f> FixedTileSource<'f> {
         }
         let file = StoredFile {
             suffix: match self.part {
-                FixedPart::Cells => "",
-                FixedPart::Validity => "_validity",
+                TilePart::Cells => "",
+                TilePart::Validity => "_validity",
+                TilePart::VarData => "_var",
             },
             offsets: match self.part {
-                FixedPart::Cells => &self.tables.offsets,
-                FixedPart::Validity => &self.tables.validity_offsets,
+                TilePart::Cells => &self.tables.offsets,
+                TilePart::Validity => &self.tables.validity_offsets,
+                TilePart::VarData => &self.tables.var_offsets,
             },
             size: self.file_size,
+        };
+        let expected_len = match self.part {
+            TilePart::VarData => self.var_size(tile)?,
+            _ => self
+                .fragment
+                .cell_num(tile, self.cells_per_dense_tile)
+                .saturating_mul(self.cell_size),
         };
         let mut bytes = buffers.take();
         let decoded = read_stored_tile(
@@ -379,12 +521,11 @@ impl<'f> FixedTileSource<'f> {
             &mut bytes,
         )
         .and_then(|start| {
-            let cells = self.fragment.cell_num(tile, self.cells_per_dense_tile);
             let job = TileJob {
                 bytes: &bytes,
                 file_offset: start,
                 index: tile,
-                expected_len: cells.saturating_mul(self.cell_size),
+                expected_len,
                 wanted: None,
             };
             unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
