@@ -159,6 +159,7 @@ def summarize(result):
         rss=result["peak_rss_kib"] / 1024,
         count=result["cells"],
         nbytes=result["bytes"],
+        digest=result.get("digest"),
     )
 
 
@@ -190,6 +191,7 @@ def main():
 
     if args.create_only:
         return
+    failures = []
     rows = []
     header = (
         f"{'workload':<26} {'cells':>11} {'result MB':>9} | {'TileDB':>11} {'ours':>11} "
@@ -217,11 +219,18 @@ def main():
         count = (t or o or {}).get("count", 0)
         nbytes = (t or o or {}).get("nbytes", 0) / 1e6
         mismatch = t and o and w["kind"] != "open" and (t["count"], t["nbytes"]) != (o["count"], o["nbytes"])
+        # Ordered reads return the same cells in the same order on both
+        # sides: their contents are compared too (a digest of each side's
+        # buffers, computed outside the timed call).
+        differ = t and o and t["digest"] and o["digest"] and t["digest"] != o["digest"]
+        if mismatch or differ or not t or not o:
+            failures.append(w["name"])
         print(
             f"{w['name']:<26} {count:>11} {nbytes:>9.1f} | {rate(t):>11} {rate(o):>11} "
             f"{(format(ratio, '.2f') + 'x' if ratio else '-'):>11} | {cells_rate(t):>14} {cells_rate(o):>14} | "
             f"{cpu(t):>12} {cpu(o):>7} | {rss(t):>19} {rss(o):>6}"
-            + (f"  RESULTS DIFFER: TileDB {t['count']} cells {t['nbytes']} B, ours {o['count']} cells {o['nbytes']} B" if mismatch else ""),
+            + (f"  RESULTS DIFFER: TileDB {t['count']} cells {t['nbytes']} B, ours {o['count']} cells {o['nbytes']} B" if mismatch else "")
+            + ("  CONTENTS DIFFER (digests of the results)" if differ and not mismatch else ""),
             flush=True,
         )
         for side, r in [("TileDB", theirs), ("ours", ours)]:
@@ -242,6 +251,7 @@ def main():
         if "error" in r:
             print(f"{w['name']:<26} error: {r['error']}", flush=True)
             rows.append(dict(workload=w["name"], ours=r))
+            failures.append(w["name"])
             continue
         ours_rate = r["bytes"] / statistics.median(r["ours_times"])
         raw_rate = r["bytes"] / statistics.median(r["raw_times"])
@@ -255,6 +265,9 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(scale=args.scale, runs=args.runs, rows=rows), f, indent=1)
+    if failures:
+        print(f"\nFAILED: {', '.join(failures)} (an error, or results that differ from TileDB's)")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

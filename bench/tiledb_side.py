@@ -11,6 +11,7 @@ Python objects afterwards is not timed. The "open" workloads time opening
 the array. Peak memory is this process's VmHWM after the runs.
 """
 
+import hashlib
 import json
 import os
 import sys
@@ -177,6 +178,20 @@ def read_once(A, spec):
     results = q.results()
     nbytes = 0
     cells = 0
+    digest = None
+    if spec["layout"] in ("row-major", "col-major"):
+        # The same digest as `result_digest` in bench/src/main.rs: per field,
+        # its data bytes, each var cell's length (u64), its validity bytes.
+        h = hashlib.sha256()
+        for name in dims + attrs:
+            data, offsets = results[name][0], results[name][1]
+            h.update(memoryview(np.ascontiguousarray(data)).cast("B"))
+            if len(offsets) > 0:
+                ends = np.append(offsets[1:], data.nbytes).astype("<u8")
+                h.update((ends - offsets.astype("<u8")).astype("<u8").tobytes())
+            if len(results[name]) > 2 and results[name][2] is not None and len(results[name][2]) > 0:
+                h.update(np.ascontiguousarray(results[name][2]).tobytes())
+        digest = h.hexdigest()
     for name in dims + attrs:
         # Raw result buffers, trimmed to what the query wrote.
         data, offsets = results[name][0], results[name][1]
@@ -191,13 +206,14 @@ def read_once(A, spec):
                 else schema.attr(name).dtype
             )
             cells = max(cells, data.nbytes // np.dtype(dtype).itemsize)
-    return elapsed, cpu, cells, nbytes
+    return elapsed, cpu, cells, nbytes, digest
 
 
 def read(spec):
     times = []
     cpu_times = []
     cells = nbytes = 0
+    digest = None
     for _ in range(spec["runs"]):
         if spec["kind"] == "open":
             cpu = time.process_time()
@@ -209,7 +225,7 @@ def read(spec):
             A.close()
         else:
             with tiledb.open(spec["path"], ctx=ctx()) as A:
-                elapsed, cpu, cells, nbytes = read_once(A, spec)
+                elapsed, cpu, cells, nbytes, digest = read_once(A, spec)
                 times.append(elapsed)
                 cpu_times.append(cpu)
     print(
@@ -219,6 +235,7 @@ def read(spec):
                 "cpu_times": cpu_times,
                 "cells": cells,
                 "bytes": nbytes,
+                "digest": digest,
                 "peak_rss_kib": peak_rss_kib(),
             }
         )

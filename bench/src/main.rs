@@ -53,6 +53,55 @@ fn column_bytes(c: &Column) -> u64 {
     (c.data.len() + offsets + validity) as u64
 }
 
+/// Whether the workload's result order is fixed by the query, so that both
+/// sides return the same cells in the same order.
+fn ordered(spec: &Value) -> bool {
+    matches!(spec["layout"].as_str(), Some("row-major" | "col-major"))
+}
+
+/// The fields the workload asked for, dimensions first, each in the order
+/// the workload names them (as the TileDB side hashes them).
+fn asked_columns<'r>(result: &'r ReadResult, spec: &Value) -> Vec<&'r Column> {
+    let names = |key: &str| -> Vec<String> {
+        spec[key]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut columns = Vec::new();
+    for name in names("dims") {
+        columns.extend(result.dimensions.iter().find(|c| c.name == name));
+    }
+    for name in names("attrs") {
+        columns.extend(result.attributes.iter().find(|c| c.name == name));
+    }
+    columns
+}
+
+/// SHA-256 over every asked field: its data bytes, then for a var-sized
+/// field each cell's length as a little-endian u64, then its validity
+/// bytes. `bench/tiledb_side.py` computes the same from TileDB's buffers.
+fn result_digest(result: &ReadResult, spec: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for column in asked_columns(result, spec) {
+        hash.update(&column.data);
+        if let Some(offsets) = &column.offsets {
+            for w in offsets.windows(2) {
+                hash.update((w[1] - w[0]).to_le_bytes());
+            }
+        }
+        if let Some(validity) = &column.validity {
+            hash.update(validity);
+        }
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Cells and result bytes of the fields the workload asked for.
 fn measure(result: &ReadResult, spec: &Value) -> (u64, u64) {
     let wanted = |key: &str| -> Vec<String> {
@@ -127,6 +176,7 @@ fn run(spec: &Value) -> Result<Value, String> {
     let mut times = Vec::new();
     let mut cpu_times = Vec::new();
     let (mut cells, mut bytes) = (0, 0);
+    let mut digest = Value::Null;
     for _ in 0..runs {
         if spec["kind"] == "open" {
             let cpu = cpu_seconds();
@@ -146,12 +196,16 @@ fn run(spec: &Value) -> Result<Value, String> {
         times.push(start.elapsed().as_secs_f64());
         cpu_times.push(cpu_seconds() - cpu);
         (cells, bytes) = measure(&result, spec);
+        if ordered(spec) && digest.is_null() {
+            digest = json!(result_digest(&result, spec));
+        }
     }
     Ok(json!({
         "times": times,
         "cpu_times": cpu_times,
         "cells": cells,
         "bytes": bytes,
+        "digest": digest,
         "peak_rss_kib": peak_rss_kib(),
     }))
 }
