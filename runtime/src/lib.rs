@@ -33,7 +33,7 @@
 //! (array schemas, enumerations, TileDB 1.3 schemas), [`fragment`] (fragment
 //! metadata, loaded lazily), [`query`] (delete conditions), [`read`] (dense
 //! and sparse reads, dimension labels), [`metadata`] (array and group
-//! metadata, group members), [`array`] (the folder hierarchy and [`array::Array`]).
+//! metadata, group members), [`array`](mod@array) (the folder hierarchy and [`array::Array`]).
 
 pub mod array;
 pub mod check;

@@ -5,14 +5,24 @@
 //! the result order) falls in one row of space tiles, or in a few rows when
 //! a row holds too few tiles to keep every thread busy (see
 //! [`rows_per_band`]). A band is a contiguous part of every result column
-//! and needs only the tiles that meet it, so at most one band of tiles is
-//! decoded at a time (all of its tiles and chunks in one parallel batch,
-//! and of each tile only the chunks holding cells the band reads). Inside a
-//! band the result is a run of lines (the cells along the innermost
-//! dimension); each line is cut into pieces that come from one tile of one
-//! fragment, or are fill. Fixed-size pieces are copied line by line in
-//! parallel; var-sized ones are sized first, then copied in parallel into
-//! their places.
+//! and needs only the tiles that meet it. Inside a band the result is a run
+//! of lines (the cells along the innermost dimension); each line is cut
+//! into pieces that come from one tile of one fragment, or are fill.
+//!
+//! When every piece reads consecutive cells of its tile (the result order
+//! is the tiles' cell order along the line), the band is decoded straight
+//! into the result: each piece's place is cut out of the result column and
+//! handed to its tile, and each tile's chunks are decoded into a small
+//! buffer and copied to those places ([`scatter_band`]; var-sized cells are
+//! sized and placed from the band's offsets tiles first,
+//! [`scatter_var_band`]). No decoded tile is assembled, and memory holds
+//! the result plus one stored tile per thread.
+//!
+//! Otherwise (a column-major result of row-major tiles, strings encoded
+//! whole) the band's tiles are decoded whole, all tiles and chunks in one
+//! parallel batch and of each tile only the chunks holding cells the band
+//! reads; fixed-size pieces are then copied line by line in parallel, and
+//! var-sized ones sized first, then copied in parallel into their places.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -1,6 +1,8 @@
 //! Loading the data tiles of one fragment field: read the persisted bytes,
 //! unfilter them (many tiles at once, in parallel), and give access to the
-//! cells.
+//! cells ([`load_tiles`], [`load_tiles_pooled`]); or decode a tile's cells
+//! straight into the places a result wants them, chunk by chunk, without
+//! assembling the tile ([`TileSource`]).
 
 use rayon::prelude::*;
 
