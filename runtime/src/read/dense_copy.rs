@@ -131,6 +131,16 @@ fn line_pieces(
     pieces
 }
 
+/// A var-sized result whose cells' sizes (from the fragments' offsets and
+/// var sizes) add up to more memory than the system gives.
+fn too_large(bytes: u64) -> Error {
+    Error::corrupt(
+        0,
+        "tile var sizes",
+        format!("the cells read need {bytes} bytes, more than can be allocated"),
+    )
+}
+
 fn short_tile() -> Error {
     Error::corrupt(0, "tile", "a decoded tile is shorter than its cells")
 }
@@ -318,8 +328,9 @@ fn copy_var_band(
     let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
     let (data_base, offsets_base) = (col.data.len(), offsets.len());
     let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
-    memory::extend_zeroed(&mut col.data, grow(added)?);
-    memory::extend_zeroed(offsets, grow(cells)?);
+    memory::extend_zeroed(&mut col.data, grow(added)?).ok_or_else(|| too_large(added))?;
+    memory::extend_zeroed(offsets, grow(cells)?)
+        .ok_or_else(|| too_large(cells.saturating_mul(8)))?;
     // Cut the new space into one disjoint part per piece.
     let mut data_rest = &mut col.data[data_base..];
     let mut offsets_rest = &mut offsets[offsets_base..];
@@ -633,8 +644,9 @@ fn scatter_var_band(
     let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
     let (data_base, offsets_base) = (col.data.len(), offsets.len());
     let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
-    memory::extend_zeroed(&mut col.data, grow(added)?);
-    memory::extend_zeroed(offsets, grow(cells)?);
+    memory::extend_zeroed(&mut col.data, grow(added)?).ok_or_else(|| too_large(added))?;
+    memory::extend_zeroed(offsets, grow(cells)?)
+        .ok_or_else(|| too_large(cells.saturating_mul(8)))?;
     // Cut the new space into one disjoint part per piece: the data's part
     // goes to its tile's runs (or takes the fill), the ends are written
     // from the tile's starts.

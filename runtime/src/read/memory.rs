@@ -42,21 +42,25 @@ pub(crate) fn reserve_hint<T>(values: &mut Vec<T>, additional: usize) {
 /// Grows `values` by `additional` zeros, zeroing (and so faulting in) the
 /// new part on all threads: a result that grows by hundreds of megabytes
 /// spends most of that time in the kernel clearing fresh pages, and a plain
-/// `resize` does it all on the calling thread.
+/// `resize` does it all on the calling thread. The size often comes from a
+/// file (the var sizes of tiles): memory the system refuses is an error
+/// (`None`), never an abort.
+#[must_use]
 pub(crate) fn extend_zeroed<T: Copy + Default + Send + Sync>(
     values: &mut Vec<T>,
     additional: usize,
-) {
+) -> Option<()> {
     use rayon::prelude::*;
     // Per piece of work: a few huge pages.
     const PIECE_BYTES: usize = 8 << 20;
     let piece = (PIECE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    if values.capacity() - values.len() < additional {
+        values.try_reserve(additional).ok()?;
+        advise_huge_pages(values);
+    }
     if additional < piece {
         values.resize(values.len() + additional, T::default());
-        return;
-    }
-    if values.capacity() - values.len() < additional {
-        reserve(values, additional);
+        return Some(());
     }
     let len = values.len();
     values.spare_capacity_mut()[..additional]
@@ -65,6 +69,7 @@ pub(crate) fn extend_zeroed<T: Copy + Default + Send + Sync>(
     // SAFETY: the `additional` values after `len` lie within the capacity
     // (reserved above) and were all initialized just now by the fill.
     unsafe { values.set_len(len + additional) };
+    Some(())
 }
 
 #[cfg(target_os = "linux")]
@@ -116,13 +121,17 @@ mod tests {
             // written, not inherited.
             let mut v: Vec<u8> = vec![0xAB; start + add];
             v.truncate(start);
-            extend_zeroed(&mut v, add);
+            extend_zeroed(&mut v, add).unwrap();
             assert_eq!(v.len(), start + add);
             assert!(v[..start].iter().all(|&x| x == 0xAB));
             assert!(v[start..].iter().all(|&x| x == 0));
         }
         let mut w: Vec<u64> = vec![9; 2];
-        extend_zeroed(&mut w, 3 << 20);
+        extend_zeroed(&mut w, 3 << 20).unwrap();
+        // More than any system can give: refused, not an abort.
+        let mut huge: Vec<u8> = vec![1];
+        assert!(extend_zeroed(&mut huge, usize::MAX / 2).is_none());
+        assert_eq!(huge, [1]);
         assert_eq!(w.len(), 2 + (3 << 20));
         assert!(w[..2] == [9, 9] && w[2..].iter().all(|&x| x == 0));
     }
