@@ -104,22 +104,8 @@ fn result_digest(result: &ReadResult, spec: &Value) -> String {
 
 /// Cells and result bytes of the fields the workload asked for.
 fn measure(result: &ReadResult, spec: &Value) -> (u64, u64) {
-    let wanted = |key: &str| -> Vec<String> {
-        spec[key]
-            .as_array()
-            .map(|v| {
-                v.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (dims, attrs) = (wanted("dims"), wanted("attrs"));
-    let bytes = result
-        .dimensions
-        .iter()
-        .filter(|c| dims.contains(&c.name))
-        .chain(result.attributes.iter().filter(|c| attrs.contains(&c.name)))
+    let bytes = asked_columns(result, spec)
+        .into_iter()
         .map(column_bytes)
         .sum();
     (result.cell_count() as u64, bytes)

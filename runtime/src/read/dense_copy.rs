@@ -280,6 +280,41 @@ fn piece_tile<'t>(
         .and_then(|(gi, t, pos, stride)| tiles.get(&(gi, t)).map(|d| (d, pos, stride)))
 }
 
+/// One piece's part of a var-sized column: its data, its cells' ends, and
+/// where its data starts in the column.
+type VarPart<'c> = (&'c mut [u8], &'c mut [u64], u64);
+
+/// Grows a var-sized column by the pieces of a band (`sizes`: each piece's
+/// bytes) and cuts the new space into one disjoint part per piece: its
+/// data, its cells' ends, and where its data starts in the column.
+fn var_parts<'c>(
+    col: &'c mut Column,
+    pieces: &[&Piece],
+    sizes: &[u64],
+) -> Result<Vec<VarPart<'c>>> {
+    let added: u64 = sizes.iter().sum();
+    let cells: u64 = pieces.iter().map(|p| p.count).sum();
+    let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
+    let (data_base, offsets_base) = (col.data.len(), offsets.len());
+    let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
+    memory::extend_zeroed(&mut col.data, grow(added)?).ok_or_else(|| too_large(added))?;
+    memory::extend_zeroed(offsets, grow(cells)?)
+        .ok_or_else(|| too_large(cells.saturating_mul(8)))?;
+    let mut data_rest = &mut col.data[data_base..];
+    let mut ends_rest = &mut offsets[offsets_base..];
+    let mut at = data_base as u64;
+    let mut parts = Vec::with_capacity(pieces.len());
+    for (p, &size) in pieces.iter().zip(sizes) {
+        let (data, rest) = std::mem::take(&mut data_rest).split_at_mut(grow(size)?);
+        data_rest = rest;
+        let (ends, rest) = std::mem::take(&mut ends_rest).split_at_mut(grow(p.count)?);
+        ends_rest = rest;
+        parts.push((data, ends, at));
+        at += size;
+    }
+    Ok(parts)
+}
+
 /// The var-sized cells of one band, appended to `col`: every piece is sized
 /// first (from its tile's offsets), then all are copied into their places in
 /// parallel. Returns the bytes added.
@@ -324,28 +359,11 @@ fn copy_var_band(
         })
         .collect::<Result<_>>()?;
     let added: u64 = sizes.iter().sum();
-    let cells: u64 = pieces.iter().map(|p| p.count).sum();
-    let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
-    let (data_base, offsets_base) = (col.data.len(), offsets.len());
-    let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
-    memory::extend_zeroed(&mut col.data, grow(added)?).ok_or_else(|| too_large(added))?;
-    memory::extend_zeroed(offsets, grow(cells)?)
-        .ok_or_else(|| too_large(cells.saturating_mul(8)))?;
-    // Cut the new space into one disjoint part per piece.
-    let mut data_rest = &mut col.data[data_base..];
-    let mut offsets_rest = &mut offsets[offsets_base..];
-    let mut at = data_base as u64;
-    let mut jobs = Vec::with_capacity(pieces.len());
-    for (p, &size) in pieces.iter().zip(&sizes) {
-        let (data, rest) = std::mem::take(&mut data_rest).split_at_mut(size as usize);
-        data_rest = rest;
-        let (ends, rest) = std::mem::take(&mut offsets_rest).split_at_mut(p.count as usize);
-        offsets_rest = rest;
-        jobs.push((*p, data, ends, at));
-        at += size;
-    }
-    jobs.into_par_iter()
-        .try_for_each(|(p, data, ends, at)| copy_var_piece(p, data, ends, at, tiles, fill))?;
+    let parts = var_parts(col, &pieces, &sizes)?;
+    parts
+        .into_par_iter()
+        .zip(pieces)
+        .try_for_each(|((data, ends, at), p)| copy_var_piece(p, data, ends, at, tiles, fill))?;
     Ok(added)
 }
 
@@ -640,27 +658,12 @@ fn scatter_var_band(
         })
         .collect::<Result<_>>()?;
     let added: u64 = sizes.iter().sum();
-    let cells: u64 = pieces.iter().map(|p| p.count).sum();
-    let offsets = col.offsets.as_mut().ok_or_else(short_tile)?;
-    let (data_base, offsets_base) = (col.data.len(), offsets.len());
-    let grow = |n: u64| usize::try_from(n).map_err(|_| short_tile());
-    memory::extend_zeroed(&mut col.data, grow(added)?).ok_or_else(|| too_large(added))?;
-    memory::extend_zeroed(offsets, grow(cells)?)
-        .ok_or_else(|| too_large(cells.saturating_mul(8)))?;
-    // Cut the new space into one disjoint part per piece: the data's part
-    // goes to its tile's runs (or takes the fill), the ends are written
-    // from the tile's starts.
-    let mut data_rest = &mut col.data[data_base..];
-    let mut ends_rest = &mut offsets[offsets_base..];
-    let mut at = data_base as u64;
+    // Each piece's part of the new space: its data goes to its tile's runs
+    // (or takes the fill), its ends are written from the tile's starts.
     let mut runs: HashMap<(usize, u64), Vec<ScatterRun<'_>>> = HashMap::new();
     let mut fills = Vec::new();
     let mut ends_jobs = Vec::with_capacity(pieces.len());
-    for (p, &size) in pieces.iter().zip(&sizes) {
-        let (data, rest) = std::mem::take(&mut data_rest).split_at_mut(grow(size)?);
-        data_rest = rest;
-        let (ends, rest) = std::mem::take(&mut ends_rest).split_at_mut(grow(p.count)?);
-        ends_rest = rest;
+    for (p, (data, ends, at)) in pieces.iter().zip(var_parts(col, &pieces, &sizes)?) {
         let tile_start = match (p.source, starts_of(p)) {
             (Some((gi, tile, pos, _)), Some((cell_starts, _))) => {
                 let first = cell_starts[pos as usize];
@@ -676,7 +679,6 @@ fn scatter_var_band(
             }
         };
         ends_jobs.push((ends, at, tile_start));
-        at += size;
     }
     let fill_len = fill.len() as u64;
     ends_jobs

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FieldTiles, FragmentMetadata};
 use crate::tile::{
-    parse_chunks, unfilter_tile_scattered, unfilter_tiles, unfilter_tiles_into,
+    parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_tiles, unfilter_tiles_into,
     unfilter_var_string_tile_into, ScatterRun, TileJob,
 };
 
@@ -269,6 +269,8 @@ pub struct TileSource<'f> {
     fragment: &'f FragmentMetadata,
     field: Field,
     part: TilePart,
+    /// The file's name suffix (`""`, `"_var"`, `"_validity"`).
+    suffix: &'static str,
     path: RelPath,
     describe: PathBuf,
     tables: Arc<FieldTiles>,
@@ -346,6 +348,7 @@ impl<'f> TileSource<'f> {
             fragment,
             field,
             part,
+            suffix,
             describe: storage.describe(&path),
             path,
             tables: fragment.field_tiles(storage, field)?,
@@ -362,6 +365,19 @@ impl<'f> TileSource<'f> {
     /// var data).
     pub fn cell_size(&self) -> u64 {
         self.cell_size
+    }
+
+    /// An error unless the fragment has tile `tile`.
+    fn check_tile(&self, tile: u64) -> Result<()> {
+        if tile >= self.fragment.tile_num {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {tile}", self.fragment.name),
+            )
+            .in_file(&self.describe));
+        }
+        Ok(())
     }
 
     /// The unfiltered size of var data tile `tile`, from the fragment
@@ -391,14 +407,7 @@ impl<'f> TileSource<'f> {
                 "cell starts come from var data sources".into(),
             ));
         }
-        if tile >= self.fragment.tile_num {
-            return Err(Error::corrupt(
-                0,
-                "tile offsets",
-                format!("fragment {} has no tile {tile}", self.fragment.name),
-            )
-            .in_file(&self.describe));
-        }
+        self.check_tile(tile)?;
         let path = self.fragment.data_path(self.field, "")?;
         let describe = storage.describe(&path);
         let (file_size, _, _) = self.fragment.file_sizes(self.field);
@@ -420,40 +429,18 @@ impl<'f> TileSource<'f> {
             &mut bytes,
         )
         .and_then(|start| {
-            let job = TileJob {
-                bytes: &bytes,
-                file_offset: start,
-                index: tile,
-                expected_len: cells.saturating_mul(8),
-                wanted: None,
-            };
-            // Checked before anything is allocated for it.
-            let chunks = parse_chunks(job.bytes).map_err(|e| {
+            // The framing is checked before anything is allocated for it.
+            unfilter_tile(
+                &bytes,
+                &with_key(&self.fragment.schema.offsets_filters, self.key.as_ref()),
+                &context(Datatype::Uint64, 8, version, self.key.as_ref()),
+                cells.saturating_mul(8),
+            )
+            .map_err(|e| {
                 e.within(format!("tile {tile}"))
                     .at_base(start)
                     .in_file(&describe)
-            })?;
-            let declared: u64 = chunks.iter().map(|c| c.original_len as u64).sum();
-            if declared != job.expected_len {
-                return Err(Error::corrupt(
-                    start,
-                    format!("tile {tile}"),
-                    format!(
-                        "offsets chunks unfilter to {declared} bytes, the tile's {cells} cells need {}",
-                        job.expected_len
-                    ),
-                )
-                .in_file(&describe));
-            }
-            let mut raw = vec![0u8; declared as usize];
-            unfilter_tiles_into(
-                std::slice::from_ref(&job),
-                &with_key(&self.fragment.schema.offsets_filters, self.key.as_ref()),
-                &context(Datatype::Uint64, 8, version, self.key.as_ref()),
-                &mut [raw.as_mut_slice()],
-            )
-            .map_err(|e| e.in_file(&describe))?;
-            Ok(raw)
+            })
         });
         buffers.give_back(bytes);
         let raw = decoded?;
@@ -484,20 +471,9 @@ impl<'f> TileSource<'f> {
         runs: Vec<ScatterRun<'_>>,
         buffers: &StoredBuffers,
     ) -> Result<()> {
-        if tile >= self.fragment.tile_num {
-            return Err(Error::corrupt(
-                0,
-                "tile offsets",
-                format!("fragment {} has no tile {tile}", self.fragment.name),
-            )
-            .in_file(&self.describe));
-        }
+        self.check_tile(tile)?;
         let file = StoredFile {
-            suffix: match self.part {
-                TilePart::Cells => "",
-                TilePart::Validity => "_validity",
-                TilePart::VarData => "_var",
-            },
+            suffix: self.suffix,
             offsets: match self.part {
                 TilePart::Cells => &self.tables.offsets,
                 TilePart::Validity => &self.tables.validity_offsets,
