@@ -902,6 +902,76 @@ fn group_add(
 /// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
 /// which receives the case's folders (`array`, or the case's `uri`).
 pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
+    replay_case_steps(case_toml, out_dir, usize::MAX, &mut |_, _| {})
+}
+
+/// The operations of a recipe in the order a replay performs them: `create`
+/// for the case's `[schema]` (when it has one), then each step's `op`.
+pub fn recipe_operations(case_toml: &str) -> Result<Vec<String>> {
+    let case: Value =
+        toml::from_str(case_toml).map_err(|e| usage(format!("not a case file: {e}")))?;
+    let mut ops = Vec::new();
+    if case.get("schema").is_some() {
+        ops.push("create".to_string());
+    }
+    for step in case
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        ops.push(get_str(step, "op").unwrap_or("?").to_string());
+    }
+    Ok(ops)
+}
+
+/// Performs operation `index` of [`recipe_operations`] again on the folders
+/// a replay left in `out_dir`. Only consolidation and vacuum, which need
+/// nothing of the replay's state but the folder: a crash test finishes an
+/// interrupted one this way.
+pub fn rerun_operation(case_toml: &str, out_dir: &Path, index: usize) -> Result<()> {
+    let case: Value =
+        toml::from_str(case_toml).map_err(|e| usage(format!("not a case file: {e}")))?;
+    let step_index = index
+        .checked_sub(usize::from(case.get("schema").is_some()))
+        .ok_or_else(|| usage("the array's creation cannot be run again"))?;
+    let step = case
+        .get("steps")
+        .and_then(Value::as_array)
+        .and_then(|steps| steps.get(step_index))
+        .ok_or_else(|| usage(format!("the recipe has no operation {index}")))?;
+    let main_uri = get_str(&case, "uri").unwrap_or("array");
+    let root = out_dir.join(get_str(step, "uri").unwrap_or(main_uri));
+    let storage = LocalStorage::new(&root);
+    match get_str(step, "op") {
+        Some("consolidate") => consolidate_step(&storage, &root, step),
+        Some("vacuum") => vacuum_step(&storage, step),
+        other => Err(unsupported(format!(
+            "running the {} step again",
+            other.unwrap_or("unnamed")
+        ))),
+    }
+}
+
+/// [`replay_case`], performing only the first `limit` operations of
+/// [`recipe_operations`] and calling `on_operation(index, op)` as each
+/// starts: a crash test kills the replay part way and compares what is
+/// left with a replay stopped after the operations that had finished.
+pub fn replay_case_steps(
+    case_toml: &str,
+    out_dir: &Path,
+    limit: usize,
+    on_operation: &mut dyn FnMut(usize, &str),
+) -> Result<()> {
+    let mut started = 0usize;
+    let mut begin = |op: &str| {
+        if started >= limit {
+            return false;
+        }
+        on_operation(started, op);
+        started += 1;
+        true
+    };
     let case: Value =
         toml::from_str(case_toml).map_err(|e| usage(format!("not a case file: {e}")))?;
     if case.get("base").is_some() {
@@ -924,6 +994,9 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
     let mut groups: BTreeMap<String, Vec<stored::GroupMember>> = BTreeMap::new();
     if let Some(schema_spec) = case.get("schema") {
+        if !begin("create") {
+            return Ok(());
+        }
         let state = create(out_dir, main_uri, schema_spec, key)?;
         arrays.insert(main_uri.to_string(), state);
     }
@@ -935,6 +1008,9 @@ pub fn replay_case(case_toml: &str, out_dir: &Path) -> Result<()> {
     for step in steps {
         let uri = get_str(step, "uri").unwrap_or(main_uri).to_string();
         let op = get_str(step, "op").ok_or_else(|| usage("a step without an op"))?;
+        if !begin(op) {
+            return Ok(());
+        }
         match op {
             "create_array" => {
                 let spec = step

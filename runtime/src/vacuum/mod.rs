@@ -1,10 +1,15 @@
 //! Vacuum, format 22 (FORMAT_NOTES §6.5): removes what consolidation made
 //! obsolete. Each removal is ordered so that an interrupted vacuum leaves a
 //! readable array: a fragment's commit marker goes before its folder, and a
-//! `.vac` file goes last.
+//! `.vac` file goes last. Every mode also removes the temporary files that
+//! killed writes left behind ([`remove_stale_temp_files`]).
 
-use crate::array::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
+use crate::array::directory::{
+    ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR, SCHEMA_DIR,
+};
+use crate::array::storage::{is_temp_file_name, temp_file_started_ms};
 use crate::array::text_files::{encode_lines, parse_consolidated_commits};
+use crate::array::timestamped_name::now_ms;
 use crate::array::{Extension, RelPath, Storage, TimeTravelRule, TimestampedName};
 use crate::error::Result;
 
@@ -39,10 +44,46 @@ fn consolidated_commit_paths(storage: &dyn Storage) -> Result<Vec<RelPath>> {
     Ok(out)
 }
 
+/// How old a temporary file must be before vacuum takes it for a leftover:
+/// a younger one may belong to a write still running in another process
+/// (its name records when that write started). An hour is far longer than
+/// writing one file takes.
+pub const TEMP_FILE_GRACE_MS: u64 = 60 * 60 * 1000;
+
+/// Removes temporary files that writes killed before their rename left
+/// behind: those of [`crate::array::storage::LocalStorage::write`] in the
+/// root started more than `older_than_ms` ago, and any `.tmp` file in the
+/// folders TileDB lists (`__schema/`, `__meta/`, `__fragment_meta/`,
+/// `__commits/`), which an earlier version of this writer left and TileDB
+/// cannot open an array beside. Returns how many were removed.
+pub fn remove_stale_temp_files(storage: &dyn Storage, older_than_ms: u64) -> Result<usize> {
+    let now = now_ms();
+    let mut removed = 0;
+    for name in files_in(storage, &RelPath::root())? {
+        let stale = temp_file_started_ms(&name)
+            .is_some_and(|started| now.saturating_sub(started) >= older_than_ms);
+        if stale {
+            storage.remove_file(&RelPath::root().join(&name)?)?;
+            removed += 1;
+        }
+    }
+    for dir in [SCHEMA_DIR, METADATA_DIR, FRAGMENT_META_DIR, COMMITS_DIR] {
+        let dir = RelPath::parse(dir)?;
+        for name in files_in(storage, &dir)? {
+            if is_temp_file_name(&name) {
+                storage.remove_file(&dir.join(&name)?)?;
+                removed += 1;
+            }
+        }
+    }
+    Ok(removed)
+}
+
 /// Removes every fragment listed in a `.vac` file (its commit, then its
 /// folder), then the `.vac` files. Commits that only a `.con` file records
 /// are first listed in an `.ign` file.
 pub fn vacuum_fragments(storage: &dyn Storage) -> Result<usize> {
+    remove_stale_temp_files(storage, TEMP_FILE_GRACE_MS)?;
     let dir = everything(storage)?;
     let doomed = dir.vacuumed_fragments(TimeTravelRule::FullContainment);
     let commits = RelPath::parse(COMMITS_DIR)?;
@@ -89,6 +130,7 @@ pub fn vacuum_fragments(storage: &dyn Storage) -> Result<usize> {
 /// Removes every `__fragment_meta/*.meta` file but those with the greatest
 /// end timestamp.
 pub fn vacuum_fragment_meta(storage: &dyn Storage) -> Result<usize> {
+    remove_stale_temp_files(storage, TEMP_FILE_GRACE_MS)?;
     let dir = RelPath::parse(FRAGMENT_META_DIR)?;
     let mut metas = Vec::new();
     for name in files_in(storage, &dir)? {
@@ -109,6 +151,7 @@ pub fn vacuum_fragment_meta(storage: &dyn Storage) -> Result<usize> {
 
 /// Removes the individual commit files that a `.con` file records.
 pub fn vacuum_commits(storage: &dyn Storage) -> Result<usize> {
+    remove_stale_temp_files(storage, TEMP_FILE_GRACE_MS)?;
     let commits = RelPath::parse(COMMITS_DIR)?;
     let listed = consolidated_commit_paths(storage)?;
     let mut removed = 0;
@@ -125,6 +168,7 @@ pub fn vacuum_commits(storage: &dyn Storage) -> Result<usize> {
 /// Removes the array metadata files that `.vac` files list, then those
 /// `.vac` files.
 pub fn vacuum_array_meta(storage: &dyn Storage) -> Result<usize> {
+    remove_stale_temp_files(storage, TEMP_FILE_GRACE_MS)?;
     let dir = everything(storage)?;
     let set = dir.metadata();
     let mut removed = 0;
@@ -140,4 +184,40 @@ pub fn vacuum_array_meta(storage: &dyn Storage) -> Result<usize> {
         storage.remove_file(&vac.path)?;
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::LocalStorage;
+
+    #[test]
+    fn stale_temporary_files_are_removed_and_fresh_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let storage = LocalStorage::new(tmp.path());
+        let file = |p: &str| RelPath::parse(p).unwrap();
+        storage.create_dir(&file(SCHEMA_DIR)).unwrap();
+        let fresh = format!(".__meta_x.{}_0123abcd.tmp", now_ms());
+        let old = ".__5_5_ab.1000_0123abcd.tmp";
+        for name in [
+            fresh.as_str(),
+            old,
+            "user-notes.tmp",
+            "__schema/__1_1_ab.tmp",
+        ] {
+            std::fs::write(tmp.path().join(name), b"partial").unwrap();
+        }
+        // The old one of ours and the one TileDB cannot open beside go; a fresh one may be
+        // a write in progress; a file not named as ours is not ours to remove.
+        assert_eq!(
+            remove_stale_temp_files(&storage, TEMP_FILE_GRACE_MS).unwrap(),
+            2
+        );
+        assert!(tmp.path().join(&fresh).exists());
+        assert!(tmp.path().join("user-notes.tmp").exists());
+        assert!(!tmp.path().join(old).exists());
+        assert!(!tmp.path().join("__schema/__1_1_ab.tmp").exists());
+        assert_eq!(remove_stale_temp_files(&storage, 0).unwrap(), 1);
+        assert!(!tmp.path().join(&fresh).exists());
+    }
 }

@@ -2,10 +2,12 @@
 //! generic tile under `__schema/`), fragments (dense and sparse, format 22),
 //! commit markers, array metadata and delete commits.
 //!
-//! Crash safety comes from the write order: a fragment's data files, then its
-//! `__fragment_metadata.tdb`, then its commit marker `__commits/<name>.wrt`.
-//! Readers ignore a fragment folder without a marker, so a write that stops
-//! part way leaves the array as it was.
+//! Crash safety comes from two rules. Every file appears whole or not at
+//! all: [`Storage::write`] is atomic (locally a temporary file, flushed, then
+//! renamed into place). And the write order: a fragment's data files, then
+//! its `__fragment_metadata.tdb`, then its commit marker
+//! `__commits/<name>.wrt`. Readers ignore a fragment folder without a
+//! marker, so a write that stops part way leaves the array as it was.
 
 pub mod fragment;
 pub mod tile_meta;
@@ -62,10 +64,7 @@ pub fn write_schema(
     let payload = write_to_vec(schema, (), "ArraySchema")?;
     let name = TimestampedName::generate(timestamp, timestamp, None, None)?;
     let tile = write_generic_tile(&payload, schema.version, key)?;
-    let dir = path(SCHEMA_DIR)?;
-    let tmp = dir.join(&format!("{}.tmp", name.as_str()))?;
-    storage.write(&tmp, &tile)?;
-    storage.rename(&tmp, &dir.join(name.as_str())?)?;
+    storage.write(&path(SCHEMA_DIR)?.join(name.as_str())?, &tile)?;
     ArraySchema::from_payload(name.as_str(), &payload)
 }
 
