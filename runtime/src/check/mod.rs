@@ -31,6 +31,7 @@
 //! the group.
 
 pub mod load;
+mod lossy;
 pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -1044,7 +1045,12 @@ impl Checker<'_> {
                 nullable: field.nullable,
                 cell_size: cell_size.unwrap_or(0),
                 dense: dense_written,
+                lossy: lossy::lossy_of(&pipeline, datatype),
+                values_skipped: std::cell::Cell::new(0),
             });
+        if let Some(check) = &tile_meta_check {
+            self.lossy_note(check, &field.file);
+        }
 
         // Validity first: the tile metadata of the other parts needs it.
         let mut validity_of_tile: Vec<Option<Vec<bool>>> = vec![None; offsets.len()];
@@ -1227,6 +1233,56 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(check) = &tile_meta_check {
+            self.lossy_skipped_note(check, &field.file);
+        }
+    }
+
+    /// Says how the tile metadata of a lossy field is compared (see
+    /// [`lossy`]): within the quantization step, or not at all.
+    fn lossy_note(&mut self, check: &TileMetaCheck, stem: &str) {
+        let i = check.field;
+        let message = match check.lossy {
+            None => return,
+            Some(lossy::Lossy::Scale { scale, .. }) => format!(
+                "{stem} is filtered by SCALE_FLOAT, whose tiles TileDB stores rounded to steps of {scale} \
+                 after it computed their min, max and sum from the unrounded cells: those are \
+                 compared within half a step per cell, not exactly"
+            ),
+            Some(lossy::Lossy::Unchecked(why)) => format!(
+                "{stem} is filtered by {why}, whose tiles TileDB stores altered after it computed \
+                 their min, max and sum from the original cells: those are not compared \
+                 (null counts are)"
+            ),
+        };
+        self.report.notes.push(Finding {
+            class: ErrorClass::Unsupported,
+            file: check.meta.clone(),
+            offset: 0,
+            field: format!("tile_mins/tile_maxes/tile_sums[{i}]"),
+            message,
+        });
+    }
+
+    fn lossy_skipped_note(&mut self, check: &TileMetaCheck, stem: &str) {
+        let skipped = check.values_skipped.get();
+        if skipped == 0 {
+            return;
+        }
+        let Some(lossy::Lossy::Scale { byte_width, .. }) = check.lossy else {
+            return;
+        };
+        self.report.notes.push(Finding {
+            class: ErrorClass::Unsupported,
+            file: check.meta.clone(),
+            offset: 0,
+            field: format!("tile_mins/tile_maxes/tile_sums[{}]", check.field),
+            message: format!(
+                "{skipped} tile(s) of {stem} record a min or max that does not fit SCALE_FLOAT's \
+                 {byte_width}-byte integers: TileDB stored those cells out of range, so the \
+                 tiles' min, max and sum are not compared"
+            ),
+        });
     }
 
     fn tile_meta_finding(&mut self, finding: Option<(String, u64, String, String)>) {
@@ -1459,6 +1515,12 @@ struct TileMetaCheck {
     cell_size: u64,
     /// Of a dense fragment: which cells were written.
     dense: Option<DenseWritten>,
+    /// A lossy filter in the field's pipeline: its min, max and sum are
+    /// those of the cells before filtering ([`lossy`]).
+    lossy: Option<lossy::Lossy>,
+    /// Tiles whose min, max and sum were not compared (out of the lossy
+    /// filter's range).
+    values_skipped: std::cell::Cell<u64>,
 }
 
 impl TileMetaCheck {
@@ -1470,6 +1532,9 @@ impl TileMetaCheck {
         cells: &[&[u8]],
         validity: Option<&[bool]>,
     ) -> Option<(String, u64, String, String)> {
+        if self.lossy.is_some() && !self.values_comparable(fm, t) {
+            self.values_skipped.set(self.values_skipped.get() + 1);
+        }
         // The tile's cell count as the fragment metadata knows it: every
         // cell of a dense tile, written or not.
         let tile_cells = Some(cells.len() as u64);
@@ -1634,7 +1699,8 @@ impl TileMetaCheck {
         // bytes, or nothing at all; null counts off by a cell or two either
         // way), so they are compared for sparse tiles only.
         let unreliable_var = self.var && self.dense.is_some();
-        if self.kinds.min_max && !unreliable_var {
+        let values_compared = self.values_comparable(fm, t);
+        if self.kinds.min_max && !unreliable_var && values_compared {
             for (list, want, what, offsets) in [
                 (
                     &fm.tile_mins,
@@ -1658,7 +1724,7 @@ impl TileMetaCheck {
                         .and_then(|a| stored.fixed.get(a..a.checked_add(size)?))
                 };
                 let want = want.as_deref().unwrap_or_default();
-                if recorded != Some(want) {
+                if !self.same_value(recorded, want) {
                     return finding(
                         offsets,
                         what,
@@ -1671,10 +1737,10 @@ impl TileMetaCheck {
                 }
             }
         }
-        if self.kinds.sum {
+        if self.kinds.sum && values_compared {
             let recorded = fm.tile_sums.get(i).and_then(|s| s.get(t)).copied();
             let want = u64::from_le_bytes(computed.sum);
-            if recorded != Some(want) {
+            if !self.same_sum(recorded, want, cells, validity) {
                 return finding(
                     &footer.tile_sums_offsets,
                     "tile_sums",
@@ -1701,6 +1767,88 @@ impl TileMetaCheck {
             }
         }
         None
+    }
+}
+
+impl TileMetaCheck {
+    /// Whether tile `t`'s recorded min, max and sum can be compared with
+    /// its cells: always, but for a lossy field ([`lossy`]) only when the
+    /// recorded min and max show that every cell fitted the filter's
+    /// integers.
+    fn values_comparable(&self, fm: &load::FragmentMetadata, t: usize) -> bool {
+        let scale = match self.lossy {
+            None => return true,
+            Some(lossy::Lossy::Unchecked(_)) => return false,
+            Some(scale) => scale,
+        };
+        let size = self.cell_size as usize;
+        let float32 = matches!(self.datatype, filter::Datatype::Float32);
+        let recorded = |list: &[g::TileMinMax]| {
+            list.get(self.field)
+                .and_then(|m| {
+                    m.fixed
+                        .get(t.checked_mul(size)?..(t + 1).checked_mul(size)?)
+                })
+                .and_then(|b| lossy::value(b, float32))
+        };
+        let fits = match (recorded(&fm.tile_mins), recorded(&fm.tile_maxes)) {
+            (Some(min), Some(max)) => scale.fits(min) && scale.fits(max),
+            // No min/max recorded (several values per cell): nothing
+            // bounds the cells, so their sums cannot be trusted either.
+            _ => false,
+        };
+        fits
+    }
+
+    /// A recorded min or max against the computed one: byte for byte, or
+    /// within the lossy filter's step.
+    fn same_value(&self, recorded: Option<&[u8]>, want: &[u8]) -> bool {
+        if recorded == Some(want) {
+            return true;
+        }
+        let (Some(scale @ lossy::Lossy::Scale { float32, .. }), Some(recorded)) =
+            (self.lossy, recorded)
+        else {
+            return false;
+        };
+        match (lossy::value(recorded, float32), lossy::value(want, float32)) {
+            (Some(r), Some(c)) => scale.close(r, c),
+            _ => false,
+        }
+    }
+
+    /// A recorded sum against the computed one: exactly, or within the
+    /// lossy filter's step per summed cell.
+    fn same_sum(
+        &self,
+        recorded: Option<u64>,
+        want: u64,
+        cells: &[&[u8]],
+        validity: Option<&[bool]>,
+    ) -> bool {
+        if recorded == Some(want) {
+            return true;
+        }
+        let (Some(scale @ lossy::Lossy::Scale { float32, .. }), Some(recorded)) =
+            (self.lossy, recorded)
+        else {
+            return false;
+        };
+        let mut summed = 0u64;
+        let mut magnitude = 0f64;
+        for (c, cell) in cells.iter().enumerate() {
+            if validity.is_some_and(|v| !v.get(c).copied().unwrap_or(true)) {
+                continue;
+            }
+            summed += 1;
+            magnitude += lossy::value(cell, float32).map_or(0.0, f64::abs);
+        }
+        scale.close_sum(
+            f64::from_bits(recorded),
+            f64::from_bits(want),
+            summed,
+            magnitude,
+        )
     }
 }
 
