@@ -496,8 +496,22 @@ impl Checker<'_> {
     fn check_names(&mut self) {
         let paths: Vec<String> = self.files.keys().cloned().collect();
         for path in paths {
-            if let Some(problem) = name_problem(&path) {
-                self.find(&path, 0, "file name", problem);
+            match leftover_tmp(&path) {
+                Some(Ok(())) => self.report.notes.push(Finding {
+                    class: ErrorClass::Corrupt,
+                    file: path,
+                    offset: 0,
+                    field: "file name".into(),
+                    message: "a temporary file left by an interrupted write: readers \
+                              (ours and TileDB) ignore it"
+                        .into(),
+                }),
+                Some(Err(problem)) => self.find(&path, 0, "file name", problem),
+                None => {
+                    if let Some(problem) = name_problem(&path) {
+                        self.find(&path, 0, "file name", problem);
+                    }
+                }
             }
         }
     }
@@ -506,6 +520,9 @@ impl Checker<'_> {
         let mut schema_files: Vec<(String, String)> = Vec::new();
         for (path, _) in self.files_under("__schema") {
             let rest = &path["__schema/".len()..];
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             if rest.starts_with("__enumerations/") {
                 if let Some(bytes) = self.read(&path) {
                     if let Err(e) = load::enumeration(&bytes, self.key) {
@@ -609,7 +626,12 @@ impl Checker<'_> {
                         self.find(&path, 0, "file", "a write commit file is empty in TileDB");
                     }
                     let fragment = name.stem().to_string();
-                    if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) {
+                    // A fragment folder that could not be listed (a link
+                    // leading outside the array, say) has its own finding.
+                    let dir = format!("__fragments/{fragment}");
+                    let unlisted = self.report.findings.iter().any(|f| f.file == dir);
+                    if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) && !unlisted
+                    {
                         self.find(
                             &path,
                             0,
@@ -622,9 +644,10 @@ impl Checker<'_> {
                 Some(Extension::Del) => load::delete_commit(&bytes, self.key).map(|_| ()),
                 Some(Extension::Upd) => load::update_commit(&bytes, self.key).map(|_| ()),
                 Some(Extension::Ign) => text_files::parse_ignore_file(&bytes).map(|_| ()),
-                Some(Extension::Vac) => {
-                    text_files::parse_vacuum_file(&bytes, &["__fragments"]).map(|_| ())
-                }
+                Some(Extension::Vac) => text_files::parse_vacuum_file(&bytes, &["__fragments"])
+                    .map(|lines| {
+                        self.vacuumed_gone_note(&path, &lines);
+                    }),
                 Some(Extension::Con) => self.consolidated_commits(&bytes),
                 _ => Ok(()),
             };
@@ -664,8 +687,62 @@ impl Checker<'_> {
         out.into_iter().collect()
     }
 
-    /// Fragments committed by a `.wrt` file or a `.con` line.
+    /// A vacuum removes the fragments a `.vac` file lists, then the file
+    /// (`vacuum::vacuum_fragments`, as TileDB's vacuum does): one stopped
+    /// in between leaves a `.vac` file listing fragments that are gone.
+    /// Readers only drop listed fragments that exist, so it is a note.
+    fn vacuumed_gone_note(&mut self, path: &str, lines: &[RelPath]) {
+        let gone = lines
+            .iter()
+            .filter(|line| {
+                let prefix = format!("{line}/");
+                !self
+                    .files
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix))
+            })
+            .count();
+        if gone == 0 {
+            return;
+        }
+        self.report.notes.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: path.to_string(),
+            offset: 0,
+            field: "vacuum".into(),
+            message: format!(
+                "{gone} of the {} fragment(s) it lists are gone: a vacuum stopped before \
+                 removing this file (readers ignore what it lists that no longer exists)",
+                lines.len()
+            ),
+        });
+    }
+
+    /// Commit paths (`__commits/<name>.wrt`) named by an `.ign` file, with
+    /// that file: readers drop them from every `.con` file.
+    fn ignored_commits(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for (path, _) in self.files_under("__commits") {
+            if !path.ends_with(".ign") {
+                continue;
+            }
+            let bytes = RelPath::parse(&path)
+                .ok()
+                .and_then(|p| self.storage.read(&p).ok())
+                .unwrap_or_default();
+            for line in text_files::parse_ignore_file(&bytes).unwrap_or_default() {
+                out.entry(line.as_str().to_string())
+                    .or_insert_with(|| path.clone());
+            }
+        }
+        out
+    }
+
+    /// Fragments committed by a `.wrt` file or a `.con` line that no
+    /// `.ign` file names, as [`ArrayDirectory::open`] finds them.
     fn committed(&self) -> BTreeSet<String> {
+        let ignored = self.ignored_commits();
         let mut out = BTreeSet::new();
         for (path, _) in self.files_under("__commits") {
             let Some(file) = path.rsplit('/').next() else {
@@ -684,7 +761,9 @@ impl Checker<'_> {
                         for entry in
                             text_files::parse_consolidated_commits(&bytes).unwrap_or_default()
                         {
-                            if entry.name.extension() == Some(Extension::Wrt) {
+                            if entry.name.extension() == Some(Extension::Wrt)
+                                && !ignored.contains_key(entry.path.as_str())
+                            {
                                 out.insert(entry.name.stem().to_string());
                             }
                         }
@@ -698,6 +777,7 @@ impl Checker<'_> {
 
     fn check_fragments(&mut self, directory: Option<&ArrayDirectory>) {
         let committed = self.committed();
+        let ignored = self.ignored_commits();
         for fragment in self.fragment_dirs() {
             let dir = format!("__fragments/{fragment}");
             let Ok(name) = TimestampedName::parse(&fragment) else {
@@ -705,11 +785,19 @@ impl Checker<'_> {
             };
             if !committed.contains(name.stem()) {
                 // Not corruption: a write that stopped before its commit
-                // marker leaves exactly this, and readers skip it.
-                self.uncommitted_note(
-                    &dir,
-                    &format!("no __commits/{fragment}.wrt and no .con line commits it"),
-                );
+                // marker leaves exactly this, and so does a vacuum stopped
+                // after removing the commit (its marker, or its `.con`
+                // line through an `.ign` file) and before or while
+                // removing the folder (some files may be gone); readers
+                // skip it.
+                let why = match ignored.get(&format!("__commits/{fragment}.wrt")) {
+                    Some(ign) => format!(
+                        "a .con line commits it but {ign} tells readers to ignore that line: \
+                         a vacuum is removing it, or stopped while doing so"
+                    ),
+                    None => format!("no __commits/{fragment}.wrt and no .con line commits it"),
+                };
+                self.uncommitted_note(&dir, &why);
                 continue;
             }
             self.check_one_fragment(&dir, &name);
@@ -1389,6 +1477,9 @@ impl Checker<'_> {
 
     fn check_fragment_meta(&mut self) {
         for (path, _) in self.files_under("__fragment_meta") {
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             let Some(bytes) = self.read(&path) else {
                 continue;
             };
@@ -1404,6 +1495,9 @@ impl Checker<'_> {
 
     fn check_metadata(&mut self) {
         for (path, _) in self.files_under("__meta") {
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             let Some(bytes) = self.read(&path) else {
                 continue;
             };
@@ -1996,6 +2090,57 @@ impl DenseWritten {
             covers: [non_empty, expanded],
         })
     }
+}
+
+/// Whether a file is a writer's temporary file: any name ending in
+/// `.tmp` (our writer writes `.<final name>.<random>.tmp` in the array
+/// folder and renames it into place; older versions of its schema writer
+/// left `__schema/<name>.tmp`).
+fn is_tmp(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .is_some_and(|name| name.ends_with(".tmp"))
+}
+
+/// A `.tmp` file left by an interrupted write: `Some(Ok)` where readers
+/// ignore it, `Some(Err(why))` where TileDB cannot open the array with it,
+/// `None` for other files.
+///
+/// TileDB 2.30 reads an array with such a file in the array folder,
+/// `__commits/`, `__fragments/`, a fragment folder or
+/// `__schema/__enumerations/` (it looks there only for the names it
+/// expects), but not in `__schema/` or `__fragment_meta/` (it cannot open
+/// the array) nor in `__meta/` (it cannot load the array's metadata),
+/// whose every file it loads as a schema, consolidated fragment metadata
+/// or a metadata file (tiledb/sm/array/array_directory.cc lists those
+/// folders whole; measured with tiledb-py in
+/// runtime/tests/check_leftovers.rs). Our reader skips such files in
+/// `__meta/` and `__fragment_meta/`, but an array TileDB cannot open is
+/// not clean.
+pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
+    if !is_tmp(path) {
+        return None;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let refused = |what: &str, fails: &str| {
+        Err(format!(
+            "a temporary file left by an interrupted write, where TileDB 2.30 loads every \
+             file as {what}: TileDB cannot {fails} until it is removed"
+        ))
+    };
+    Some(match parts.as_slice() {
+        ["__schema", _] => refused("a schema", "open the array"),
+        ["__meta", _] => refused("array metadata", "read the array's metadata"),
+        ["__fragment_meta", _] => refused("consolidated fragment metadata", "open the array"),
+        [_]
+        | ["__commits", _]
+        | ["__fragments", _]
+        | ["__fragments", _, _]
+        | ["__schema", "__enumerations", _] => Ok(()),
+        // Inside a root fragment folder (before format 12).
+        [fragment, _] if TimestampedName::parse(fragment).is_ok() => Ok(()),
+        _ => return None,
+    })
 }
 
 /// Why a file's name is not one the format allows where it sits.
