@@ -106,9 +106,13 @@ fn cells(root: &Path) -> Vec<(i32, i32)> {
     out
 }
 
-/// TileDB's reading of each folder: its sorted `(d, a)` cells, or the
-/// error it raised. `None` when the oracle is absent.
-fn tiledb_cells(dirs: &[PathBuf]) -> Option<Vec<std::result::Result<Vec<(i32, i32)>, String>>> {
+/// TileDB's reading of one folder: its sorted `(d, a)` cells, or the
+/// error it raised.
+type Reading = std::result::Result<Vec<(i32, i32)>, String>;
+
+/// TileDB's reading of each folder (cells and metadata). `None` when the
+/// oracle is absent.
+fn tiledb_cells(dirs: &[PathBuf]) -> Option<Vec<Reading>> {
     let python = tiledb_python()?;
     let script = r#"
 import sys, json, tiledb

@@ -1885,13 +1885,12 @@ impl TileMetaCheck {
                 })
                 .and_then(|b| lossy::value(b, float32))
         };
-        let fits = match (recorded(&fm.tile_mins), recorded(&fm.tile_maxes)) {
+        match (recorded(&fm.tile_mins), recorded(&fm.tile_maxes)) {
             (Some(min), Some(max)) => scale.fits(min) && scale.fits(max),
             // No min/max recorded (several values per cell): nothing
             // bounds the cells, so their sums cannot be trusted either.
             _ => false,
-        };
-        fits
+        }
     }
 
     /// A recorded min or max against the computed one: byte for byte, or
