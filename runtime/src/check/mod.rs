@@ -20,7 +20,12 @@
 //!   and compared with the fragment's record — of a dense tile, from the
 //!   cells inside the fragment's non-empty domain, which its write covered
 //!   (the padding around them is left out, as TileDB leaves it out);
-//! - every fragment has a commit and every commit a fragment;
+//!   — for a field with a lossy filter, within what the filter explains
+//!   (`check/lossy.rs`: TileDB computes the metadata before filtering);
+//! - every fragment has a commit and every commit a fragment; what
+//!   interrupted writes and vacuums leave and readers skip (uncommitted or
+//!   `.ign`-dropped fragments, `.vac` files of gone fragments, `.tmp` files
+//!   where TileDB reads on) is a note, not a finding;
 //! - the directory as a whole opens ([`ArrayDirectory::open`]).
 //!
 //! A group folder is checked as a group: its file names, every details file
