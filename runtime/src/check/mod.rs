@@ -20,7 +20,12 @@
 //!   and compared with the fragment's record — of a dense tile, from the
 //!   cells inside the fragment's non-empty domain, which its write covered
 //!   (the padding around them is left out, as TileDB leaves it out);
-//! - every fragment has a commit and every commit a fragment;
+//!   — for a field with a lossy filter, within what the filter explains
+//!   (`check/lossy.rs`: TileDB computes the metadata before filtering);
+//! - every fragment has a commit and every commit a fragment; what
+//!   interrupted writes and vacuums leave and readers skip (uncommitted or
+//!   `.ign`-dropped fragments, `.vac` files of gone fragments, `.tmp` files
+//!   where TileDB reads on) is a note, not a finding;
 //! - the directory as a whole opens ([`ArrayDirectory::open`]).
 //!
 //! A group folder is checked as a group: its file names, every details file
@@ -31,6 +36,7 @@
 //! the group.
 
 pub mod load;
+mod lossy;
 pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -495,8 +501,22 @@ impl Checker<'_> {
     fn check_names(&mut self) {
         let paths: Vec<String> = self.files.keys().cloned().collect();
         for path in paths {
-            if let Some(problem) = name_problem(&path) {
-                self.find(&path, 0, "file name", problem);
+            match leftover_tmp(&path) {
+                Some(Ok(())) => self.report.notes.push(Finding {
+                    class: ErrorClass::Corrupt,
+                    file: path,
+                    offset: 0,
+                    field: "file name".into(),
+                    message: "a temporary file left by an interrupted write: readers \
+                              (ours and TileDB) ignore it"
+                        .into(),
+                }),
+                Some(Err(problem)) => self.find(&path, 0, "file name", problem),
+                None => {
+                    if let Some(problem) = name_problem(&path) {
+                        self.find(&path, 0, "file name", problem);
+                    }
+                }
             }
         }
     }
@@ -505,6 +525,9 @@ impl Checker<'_> {
         let mut schema_files: Vec<(String, String)> = Vec::new();
         for (path, _) in self.files_under("__schema") {
             let rest = &path["__schema/".len()..];
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             if rest.starts_with("__enumerations/") {
                 if let Some(bytes) = self.read(&path) {
                     if let Err(e) = load::enumeration(&bytes, self.key) {
@@ -608,7 +631,12 @@ impl Checker<'_> {
                         self.find(&path, 0, "file", "a write commit file is empty in TileDB");
                     }
                     let fragment = name.stem().to_string();
-                    if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) {
+                    // A fragment folder that could not be listed (a link
+                    // leading outside the array, say) has its own finding.
+                    let dir = format!("__fragments/{fragment}");
+                    let unlisted = self.report.findings.iter().any(|f| f.file == dir);
+                    if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) && !unlisted
+                    {
                         self.find(
                             &path,
                             0,
@@ -621,9 +649,10 @@ impl Checker<'_> {
                 Some(Extension::Del) => load::delete_commit(&bytes, self.key).map(|_| ()),
                 Some(Extension::Upd) => load::update_commit(&bytes, self.key).map(|_| ()),
                 Some(Extension::Ign) => text_files::parse_ignore_file(&bytes).map(|_| ()),
-                Some(Extension::Vac) => {
-                    text_files::parse_vacuum_file(&bytes, &["__fragments"]).map(|_| ())
-                }
+                Some(Extension::Vac) => text_files::parse_vacuum_file(&bytes, &["__fragments"])
+                    .map(|lines| {
+                        self.vacuumed_gone_note(&path, &lines);
+                    }),
                 Some(Extension::Con) => self.consolidated_commits(&bytes),
                 _ => Ok(()),
             };
@@ -663,8 +692,62 @@ impl Checker<'_> {
         out.into_iter().collect()
     }
 
-    /// Fragments committed by a `.wrt` file or a `.con` line.
+    /// A vacuum removes the fragments a `.vac` file lists, then the file
+    /// (`vacuum::vacuum_fragments`, as TileDB's vacuum does): one stopped
+    /// in between leaves a `.vac` file listing fragments that are gone.
+    /// Readers only drop listed fragments that exist, so it is a note.
+    fn vacuumed_gone_note(&mut self, path: &str, lines: &[RelPath]) {
+        let gone = lines
+            .iter()
+            .filter(|line| {
+                let prefix = format!("{line}/");
+                !self
+                    .files
+                    .range(prefix.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&prefix))
+            })
+            .count();
+        if gone == 0 {
+            return;
+        }
+        self.report.notes.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: path.to_string(),
+            offset: 0,
+            field: "vacuum".into(),
+            message: format!(
+                "{gone} of the {} fragment(s) it lists are gone: a vacuum stopped before \
+                 removing this file (readers ignore what it lists that no longer exists)",
+                lines.len()
+            ),
+        });
+    }
+
+    /// Commit paths (`__commits/<name>.wrt`) named by an `.ign` file, with
+    /// that file: readers drop them from every `.con` file.
+    fn ignored_commits(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for (path, _) in self.files_under("__commits") {
+            if !path.ends_with(".ign") {
+                continue;
+            }
+            let bytes = RelPath::parse(&path)
+                .ok()
+                .and_then(|p| self.storage.read(&p).ok())
+                .unwrap_or_default();
+            for line in text_files::parse_ignore_file(&bytes).unwrap_or_default() {
+                out.entry(line.as_str().to_string())
+                    .or_insert_with(|| path.clone());
+            }
+        }
+        out
+    }
+
+    /// Fragments committed by a `.wrt` file or a `.con` line that no
+    /// `.ign` file names, as [`ArrayDirectory::open`] finds them.
     fn committed(&self) -> BTreeSet<String> {
+        let ignored = self.ignored_commits();
         let mut out = BTreeSet::new();
         for (path, _) in self.files_under("__commits") {
             let Some(file) = path.rsplit('/').next() else {
@@ -683,7 +766,9 @@ impl Checker<'_> {
                         for entry in
                             text_files::parse_consolidated_commits(&bytes).unwrap_or_default()
                         {
-                            if entry.name.extension() == Some(Extension::Wrt) {
+                            if entry.name.extension() == Some(Extension::Wrt)
+                                && !ignored.contains_key(entry.path.as_str())
+                            {
                                 out.insert(entry.name.stem().to_string());
                             }
                         }
@@ -697,6 +782,7 @@ impl Checker<'_> {
 
     fn check_fragments(&mut self, directory: Option<&ArrayDirectory>) {
         let committed = self.committed();
+        let ignored = self.ignored_commits();
         for fragment in self.fragment_dirs() {
             let dir = format!("__fragments/{fragment}");
             let Ok(name) = TimestampedName::parse(&fragment) else {
@@ -704,11 +790,19 @@ impl Checker<'_> {
             };
             if !committed.contains(name.stem()) {
                 // Not corruption: a write that stopped before its commit
-                // marker leaves exactly this, and readers skip it.
-                self.uncommitted_note(
-                    &dir,
-                    &format!("no __commits/{fragment}.wrt and no .con line commits it"),
-                );
+                // marker leaves exactly this, and so does a vacuum stopped
+                // after removing the commit (its marker, or its `.con`
+                // line through an `.ign` file) and before or while
+                // removing the folder (some files may be gone); readers
+                // skip it.
+                let why = match ignored.get(&format!("__commits/{fragment}.wrt")) {
+                    Some(ign) => format!(
+                        "a .con line commits it but {ign} tells readers to ignore that line: \
+                         a vacuum is removing it, or stopped while doing so"
+                    ),
+                    None => format!("no __commits/{fragment}.wrt and no .con line commits it"),
+                };
+                self.uncommitted_note(&dir, &why);
                 continue;
             }
             self.check_one_fragment(&dir, &name);
@@ -1044,7 +1138,12 @@ impl Checker<'_> {
                 nullable: field.nullable,
                 cell_size: cell_size.unwrap_or(0),
                 dense: dense_written,
+                lossy: lossy::lossy_of(&pipeline, datatype),
+                values_skipped: std::cell::Cell::new(0),
             });
+        if let Some(check) = &tile_meta_check {
+            self.lossy_note(check, &field.file);
+        }
 
         // Validity first: the tile metadata of the other parts needs it.
         let mut validity_of_tile: Vec<Option<Vec<bool>>> = vec![None; offsets.len()];
@@ -1227,6 +1326,56 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(check) = &tile_meta_check {
+            self.lossy_skipped_note(check, &field.file);
+        }
+    }
+
+    /// Says how the tile metadata of a lossy field is compared (see
+    /// [`lossy`]): within the quantization step, or not at all.
+    fn lossy_note(&mut self, check: &TileMetaCheck, stem: &str) {
+        let i = check.field;
+        let message = match check.lossy {
+            None => return,
+            Some(lossy::Lossy::Scale { scale, .. }) => format!(
+                "{stem} is filtered by SCALE_FLOAT, whose tiles TileDB stores rounded to steps of {scale} \
+                 after it computed their min, max and sum from the unrounded cells: those are \
+                 compared within half a step per cell, not exactly"
+            ),
+            Some(lossy::Lossy::Unchecked(why)) => format!(
+                "{stem} is filtered by {why}, whose tiles TileDB stores altered after it computed \
+                 their min, max and sum from the original cells: those are not compared \
+                 (null counts are)"
+            ),
+        };
+        self.report.notes.push(Finding {
+            class: ErrorClass::Unsupported,
+            file: check.meta.clone(),
+            offset: 0,
+            field: format!("tile_mins/tile_maxes/tile_sums[{i}]"),
+            message,
+        });
+    }
+
+    fn lossy_skipped_note(&mut self, check: &TileMetaCheck, stem: &str) {
+        let skipped = check.values_skipped.get();
+        if skipped == 0 {
+            return;
+        }
+        let Some(lossy::Lossy::Scale { byte_width, .. }) = check.lossy else {
+            return;
+        };
+        self.report.notes.push(Finding {
+            class: ErrorClass::Unsupported,
+            file: check.meta.clone(),
+            offset: 0,
+            field: format!("tile_mins/tile_maxes/tile_sums[{}]", check.field),
+            message: format!(
+                "{skipped} tile(s) of {stem} record a min or max that does not fit SCALE_FLOAT's \
+                 {byte_width}-byte integers: TileDB stored those cells out of range, so the \
+                 tiles' min, max and sum are not compared"
+            ),
+        });
     }
 
     fn tile_meta_finding(&mut self, finding: Option<(String, u64, String, String)>) {
@@ -1333,6 +1482,9 @@ impl Checker<'_> {
 
     fn check_fragment_meta(&mut self) {
         for (path, _) in self.files_under("__fragment_meta") {
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             let Some(bytes) = self.read(&path) else {
                 continue;
             };
@@ -1348,6 +1500,9 @@ impl Checker<'_> {
 
     fn check_metadata(&mut self) {
         for (path, _) in self.files_under("__meta") {
+            if is_tmp(&path) {
+                continue; // judged by check_names
+            }
             let Some(bytes) = self.read(&path) else {
                 continue;
             };
@@ -1459,6 +1614,12 @@ struct TileMetaCheck {
     cell_size: u64,
     /// Of a dense fragment: which cells were written.
     dense: Option<DenseWritten>,
+    /// A lossy filter in the field's pipeline: its min, max and sum are
+    /// those of the cells before filtering ([`lossy`]).
+    lossy: Option<lossy::Lossy>,
+    /// Tiles whose min, max and sum were not compared (out of the lossy
+    /// filter's range).
+    values_skipped: std::cell::Cell<u64>,
 }
 
 impl TileMetaCheck {
@@ -1470,6 +1631,9 @@ impl TileMetaCheck {
         cells: &[&[u8]],
         validity: Option<&[bool]>,
     ) -> Option<(String, u64, String, String)> {
+        if self.lossy.is_some() && !self.values_comparable(fm, t) {
+            self.values_skipped.set(self.values_skipped.get() + 1);
+        }
         // The tile's cell count as the fragment metadata knows it: every
         // cell of a dense tile, written or not.
         let tile_cells = Some(cells.len() as u64);
@@ -1634,7 +1798,8 @@ impl TileMetaCheck {
         // bytes, or nothing at all; null counts off by a cell or two either
         // way), so they are compared for sparse tiles only.
         let unreliable_var = self.var && self.dense.is_some();
-        if self.kinds.min_max && !unreliable_var {
+        let values_compared = self.values_comparable(fm, t);
+        if self.kinds.min_max && !unreliable_var && values_compared {
             for (list, want, what, offsets) in [
                 (
                     &fm.tile_mins,
@@ -1658,7 +1823,7 @@ impl TileMetaCheck {
                         .and_then(|a| stored.fixed.get(a..a.checked_add(size)?))
                 };
                 let want = want.as_deref().unwrap_or_default();
-                if recorded != Some(want) {
+                if !self.same_value(recorded, want) {
                     return finding(
                         offsets,
                         what,
@@ -1671,10 +1836,10 @@ impl TileMetaCheck {
                 }
             }
         }
-        if self.kinds.sum {
+        if self.kinds.sum && values_compared {
             let recorded = fm.tile_sums.get(i).and_then(|s| s.get(t)).copied();
             let want = u64::from_le_bytes(computed.sum);
-            if recorded != Some(want) {
+            if !self.same_sum(recorded, want, cells, validity) {
                 return finding(
                     &footer.tile_sums_offsets,
                     "tile_sums",
@@ -1701,6 +1866,87 @@ impl TileMetaCheck {
             }
         }
         None
+    }
+}
+
+impl TileMetaCheck {
+    /// Whether tile `t`'s recorded min, max and sum can be compared with
+    /// its cells: always, but for a lossy field ([`lossy`]) only when the
+    /// recorded min and max show that every cell fitted the filter's
+    /// integers.
+    fn values_comparable(&self, fm: &load::FragmentMetadata, t: usize) -> bool {
+        let scale = match self.lossy {
+            None => return true,
+            Some(lossy::Lossy::Unchecked(_)) => return false,
+            Some(scale) => scale,
+        };
+        let size = self.cell_size as usize;
+        let float32 = matches!(self.datatype, filter::Datatype::Float32);
+        let recorded = |list: &[g::TileMinMax]| {
+            list.get(self.field)
+                .and_then(|m| {
+                    m.fixed
+                        .get(t.checked_mul(size)?..(t + 1).checked_mul(size)?)
+                })
+                .and_then(|b| lossy::value(b, float32))
+        };
+        match (recorded(&fm.tile_mins), recorded(&fm.tile_maxes)) {
+            (Some(min), Some(max)) => scale.fits(min) && scale.fits(max),
+            // No min/max recorded (several values per cell): nothing
+            // bounds the cells, so their sums cannot be trusted either.
+            _ => false,
+        }
+    }
+
+    /// A recorded min or max against the computed one: byte for byte, or
+    /// within the lossy filter's step.
+    fn same_value(&self, recorded: Option<&[u8]>, want: &[u8]) -> bool {
+        if recorded == Some(want) {
+            return true;
+        }
+        let (Some(scale @ lossy::Lossy::Scale { float32, .. }), Some(recorded)) =
+            (self.lossy, recorded)
+        else {
+            return false;
+        };
+        match (lossy::value(recorded, float32), lossy::value(want, float32)) {
+            (Some(r), Some(c)) => scale.close(r, c),
+            _ => false,
+        }
+    }
+
+    /// A recorded sum against the computed one: exactly, or within the
+    /// lossy filter's step per summed cell.
+    fn same_sum(
+        &self,
+        recorded: Option<u64>,
+        want: u64,
+        cells: &[&[u8]],
+        validity: Option<&[bool]>,
+    ) -> bool {
+        if recorded == Some(want) {
+            return true;
+        }
+        let (Some(scale @ lossy::Lossy::Scale { float32, .. }), Some(recorded)) =
+            (self.lossy, recorded)
+        else {
+            return false;
+        };
+        let mut summed = 0u64;
+        let mut magnitude = 0f64;
+        for (c, cell) in cells.iter().enumerate() {
+            if validity.is_some_and(|v| !v.get(c).copied().unwrap_or(true)) {
+                continue;
+            }
+            summed += 1;
+            magnitude += lossy::value(cell, float32).map_or(0.0, f64::abs);
+        }
+        scale.close_sum(
+            f64::from_bits(recorded),
+            f64::from_bits(want),
+            summed,
+            magnitude,
+        )
     }
 }
 
@@ -1848,6 +2094,57 @@ impl DenseWritten {
             covers: [non_empty, expanded],
         })
     }
+}
+
+/// Whether a file is a writer's temporary file: any name ending in
+/// `.tmp` (our writer writes `.<final name>.<random>.tmp` in the array
+/// folder and renames it into place; older versions of its schema writer
+/// left `__schema/<name>.tmp`).
+fn is_tmp(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .is_some_and(|name| name.ends_with(".tmp"))
+}
+
+/// A `.tmp` file left by an interrupted write: `Some(Ok)` where readers
+/// ignore it, `Some(Err(why))` where TileDB cannot open the array with it,
+/// `None` for other files.
+///
+/// TileDB 2.30 reads an array with such a file in the array folder,
+/// `__commits/`, `__fragments/`, a fragment folder or
+/// `__schema/__enumerations/` (it looks there only for the names it
+/// expects), but not in `__schema/` or `__fragment_meta/` (it cannot open
+/// the array) nor in `__meta/` (it cannot load the array's metadata),
+/// whose every file it loads as a schema, consolidated fragment metadata
+/// or a metadata file (tiledb/sm/array/array_directory.cc lists those
+/// folders whole; measured with tiledb-py in
+/// runtime/tests/check_leftovers.rs). Our reader skips such files in
+/// `__meta/` and `__fragment_meta/`, but an array TileDB cannot open is
+/// not clean.
+pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
+    if !is_tmp(path) {
+        return None;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let refused = |what: &str, fails: &str| {
+        Err(format!(
+            "a temporary file left by an interrupted write, where TileDB 2.30 loads every \
+             file as {what}: TileDB cannot {fails} until it is removed"
+        ))
+    };
+    Some(match parts.as_slice() {
+        ["__schema", _] => refused("a schema", "open the array"),
+        ["__meta", _] => refused("array metadata", "read the array's metadata"),
+        ["__fragment_meta", _] => refused("consolidated fragment metadata", "open the array"),
+        [_]
+        | ["__commits", _]
+        | ["__fragments", _]
+        | ["__fragments", _, _]
+        | ["__schema", "__enumerations", _] => Ok(()),
+        // Inside a root fragment folder (before format 12).
+        [fragment, _] if TimestampedName::parse(fragment).is_ok() => Ok(()),
+        _ => return None,
+    })
 }
 
 /// Why a file's name is not one the format allows where it sits.
