@@ -598,3 +598,66 @@ fn scale_float_arrays_of_tiledb_check_clean_and_flipped_cells_are_still_found() 
         );
     }
 }
+
+#[test]
+fn temporary_files_of_a_group_are_judged_as_tiledb_opens_it() {
+    let work = tempfile::tempdir().unwrap();
+    let case = workspace().join("conformance/cases/group.members.toml");
+    let base_out = work.path().join("base");
+    tiledb_runtime::recipe::replay_case(&std::fs::read_to_string(case).unwrap(), &base_out)
+        .unwrap();
+    let tmp = ".__5_5_0123456789abcdef0123456789abcdef_2.1a2b3c.tmp";
+    // (place inside the group folder, TileDB opens the group)
+    let places = [(tmp.to_string(), true), (format!("__group/{tmp}"), false)];
+    let mut groups = Vec::new();
+    for (i, (place, opens)) in places.iter().enumerate() {
+        let out = work.path().join(format!("tmp-{i}"));
+        copy_dir(&base_out, &out);
+        let group = out.join("group");
+        std::fs::write(group.join(place), b"partial").unwrap();
+        let report = check_array(&group, &CheckOptions::default());
+        if *opens {
+            assert!(report.is_clean(), "{place}:\n{}", show(&report));
+            assert!(
+                report.notes.iter().any(|n| n.file == *place),
+                "{place}: a note names the file\n{}",
+                show(&report)
+            );
+        } else {
+            assert_eq!(report.findings.len(), 1, "{place}:\n{}", show(&report));
+            assert_eq!(report.findings[0].file, *place);
+            assert!(report.findings[0]
+                .message
+                .contains("TileDB cannot open the group"));
+        }
+        groups.push(group);
+    }
+    let Some(python) = tiledb_python() else {
+        println!("skipped TileDB's reading: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
+        return;
+    };
+    let script = r#"
+import sys, tiledb
+for path in sys.argv[1:]:
+    try:
+        with tiledb.Group(path) as g:
+            print(len(list(g)))
+    except Exception as e:
+        print("err")
+"#;
+    let run = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(&groups)
+        .output()
+        .unwrap();
+    let answers = String::from_utf8_lossy(&run.stdout).to_string();
+    let answers: Vec<&str> = answers.lines().collect();
+    for ((place, opens), answer) in places.iter().zip(answers) {
+        assert_eq!(
+            answer != "err",
+            *opens,
+            "TileDB opens the group with {place}: {answer}"
+        );
+    }
+}

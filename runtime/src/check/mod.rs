@@ -314,6 +314,12 @@ impl Checker<'_> {
         // The group's own files; other folders in the root are members.
         let root_entries = self.list("");
         for entry in &root_entries {
+            // Writes leave their temporaries in the group's folder, where TileDB ignores
+            // unknown files (`storage::LocalStorage::write`).
+            if entry.is_file() && is_tmp(&entry.name) {
+                self.leftover_tmp_note(entry.name.clone());
+                continue;
+            }
             let known = match entry.name.as_str() {
                 GROUP_FILE => entry.is_file(),
                 GROUP_DETAILS_DIR | crate::array::directory::METADATA_DIR => entry.is_dir(),
@@ -327,6 +333,19 @@ impl Checker<'_> {
         self.walk(crate::array::directory::METADATA_DIR);
         for (path, _) in self.files_under(GROUP_DETAILS_DIR) {
             let name = path.rsplit('/').next().unwrap_or_default();
+            if is_tmp(name) {
+                // TileDB 2.30 loads every file of `__group/` as group details and cannot
+                // open the group beside one (tried with tiledb-py).
+                self.find(
+                    &path,
+                    0,
+                    "file name",
+                    "a temporary file left by an interrupted write, where TileDB 2.30 loads \
+                     every file as group details: TileDB cannot open the group until it is \
+                     removed",
+                );
+                continue;
+            }
             let vacuum = match TimestampedName::parse(name) {
                 Ok(n) if n.extension() == Some(Extension::Vac) => true,
                 Ok(n) if n.extension().is_none() => false,
@@ -498,19 +517,24 @@ impl Checker<'_> {
     }
 
     /// Every name is one the format allows where it sits.
+    /// A temporary file that readers (ours and TileDB) ignore.
+    fn leftover_tmp_note(&mut self, path: String) {
+        self.report.notes.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: path,
+            offset: 0,
+            field: "file name".into(),
+            message: "a temporary file left by an interrupted write: readers (ours and TileDB) \
+                      ignore it"
+                .into(),
+        });
+    }
+
     fn check_names(&mut self) {
         let paths: Vec<String> = self.files.keys().cloned().collect();
         for path in paths {
             match leftover_tmp(&path) {
-                Some(Ok(())) => self.report.notes.push(Finding {
-                    class: ErrorClass::Corrupt,
-                    file: path,
-                    offset: 0,
-                    field: "file name".into(),
-                    message: "a temporary file left by an interrupted write: readers \
-                              (ours and TileDB) ignore it"
-                        .into(),
-                }),
+                Some(Ok(())) => self.leftover_tmp_note(path),
                 Some(Err(problem)) => self.find(&path, 0, "file name", problem),
                 None => {
                     if let Some(problem) = name_problem(&path) {
