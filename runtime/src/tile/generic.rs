@@ -90,7 +90,8 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     let pipeline = format_conversion::from_stored(&header.pipeline)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
     let body_start = offset + header_len;
-    let body_end = check_sizes(&header, offset, header_len, bytes.len() as u64, "data")?;
+    let body_end =
+        check_generic_tile_sizes(&header, offset, header_len, bytes.len() as u64, "data")?;
     let body = &bytes[body_start as usize..body_end as usize];
     let payload = unfilter_tile(body, &pipeline, &ctx, header.tile_size)
         .map_err(|e| e.within("generic tile").at_base(body_start))?;
@@ -108,7 +109,7 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
 /// must lie within the first `available` bytes (of the data, or the file:
 /// `what`) and be at most [`MAX_GENERIC_TILE_PERSISTED_SIZE`]. Returns the
 /// offset just past the tile.
-fn check_sizes(
+pub fn check_generic_tile_sizes(
     header: &GenericTileHeader,
     offset: u64,
     header_len: u64,
@@ -164,7 +165,7 @@ pub fn load_generic_tile(
 ) -> Result<GenericTile> {
     let (header, header_len, mut bytes) =
         load_generic_tile_header(storage, file, file_size, offset)?;
-    let end = check_sizes(&header, offset, header_len, file_size, "file")?;
+    let end = check_generic_tile_sizes(&header, offset, header_len, file_size, "file")?;
     let len = end - offset;
     let have = bytes.len() as u64;
     if have >= len {
