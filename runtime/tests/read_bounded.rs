@@ -392,3 +392,24 @@ fn storage_refuses_what_is_not_a_regular_file() {
     let zero = RelPath::parse("__schema/zero").unwrap();
     assert!(storage.read(&zero).is_err());
 }
+
+/// A delete commit grown past its tile: the condition is read by its
+/// header, and the same cells are deleted.
+#[test]
+fn grown_delete_commit_is_read_by_its_header() {
+    let case = "sparse.delete.condition";
+    let expected = pristine_cells(case);
+    let (_dir, root) = copy_case(case);
+    grow(&find(&root, "__commits", |n| n.ends_with(".del")));
+    let (result, io) = open_and_read(&root);
+    assert_eq!(result.unwrap(), expected);
+    assert_bounded(&io, "reading with a grown delete commit");
+
+    let (report, io) = check(&root);
+    assert!(
+        has_finding(&report, "__commits/", "byte(s) after the generic tile"),
+        "{:#?}",
+        report.findings
+    );
+    assert_bounded(&io, "checking a grown delete commit");
+}
