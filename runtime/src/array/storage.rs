@@ -513,6 +513,71 @@ impl LocalStorage {
     }
 }
 
+/// What a file that is not a regular file is, for the error refusing it.
+fn irregular_kind(meta: &fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a folder");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return Some("a device");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// Refuses (class corrupt, naming the file) anything but a regular file:
+/// no TileDB file is a FIFO, device, socket or folder, and reading one may
+/// block forever or never end.
+fn refuse_irregular(full: &Path, meta: &fs::Metadata) -> Result<()> {
+    match irregular_kind(meta) {
+        None => Ok(()),
+        Some(kind) => Err(Error::corrupt(
+            0,
+            "file",
+            format!("is {kind}, not a regular file; no TileDB file is"),
+        )
+        .in_file(full)),
+    }
+}
+
+/// Opens `full` for reading and returns it with its size, refusing anything
+/// but a regular file. `seen` is the entry's `lstat` when the caller has it:
+/// a device or FIFO is then refused before it is even opened (opening some
+/// devices has effects). The open is non-blocking, so a FIFO (put there
+/// after that look, or behind a link) cannot stall it waiting for a writer,
+/// and never makes a terminal ours; the `fstat` of the open file is what is
+/// judged, so nothing swapped in between the look and the open gets read.
+/// Reads of a regular file ignore the non-blocking flag.
+fn open_regular(full: &Path, seen: Option<&fs::Metadata>) -> Result<(fs::File, u64)> {
+    if let Some(meta) = seen {
+        refuse_irregular(full, meta)?;
+    }
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let handle = options.open(full).map_err(|e| Error::io(full, &e))?;
+    let meta = handle.metadata().map_err(|e| Error::io(full, &e))?;
+    refuse_irregular(full, &meta)?;
+    Ok((handle, meta.len()))
+}
+
 /// Listings at least this long look up their entries in parallel.
 const PARALLEL_LISTING: usize = 256;
 
@@ -585,15 +650,25 @@ impl Storage for LocalStorage {
     fn size(&self, file: &RelPath) -> Result<u64> {
         let (full, meta) = self.resolve_with_metadata(file)?;
         bump(&self.counters.probes, 1);
-        meta.map_or_else(|| fs::metadata(&full), Ok)
-            .map(|m| m.len())
-            .map_err(|e| Error::io(&full, &e))
+        let meta = meta
+            .map_or_else(|| fs::metadata(&full), Ok)
+            .map_err(|e| Error::io(&full, &e))?;
+        refuse_irregular(&full, &meta)?;
+        Ok(meta.len())
     }
 
     fn read(&self, file: &RelPath) -> Result<Vec<u8>> {
-        let full = self.resolve(file)?;
+        let (full, meta) = self.resolve_with_metadata(file)?;
+        let (mut handle, size) = open_regular(&full, meta.as_ref())?;
         bump(&self.counters.files_opened, 1);
-        let data = fs::read(&full).map_err(|e| Error::io(&full, &e))?;
+        // The size is the fstat of the open file; a file that grows while
+        // it is read is read to its end, like `fs::read` did.
+        let mut data = Vec::new();
+        data.try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+            .map_err(|_| Error::Usage(format!("cannot hold {size} bytes in memory")))?;
+        handle
+            .read_to_end(&mut data)
+            .map_err(|e| Error::io(&full, &e))?;
         bump(&self.counters.bytes_read, data.len() as u64);
         Ok(data)
     }
@@ -611,10 +686,9 @@ impl Storage for LocalStorage {
         len: u64,
         buffer: &mut Vec<u8>,
     ) -> Result<()> {
-        let full = self.resolve(file)?;
+        let (full, meta) = self.resolve_with_metadata(file)?;
+        let (mut handle, size) = open_regular(&full, meta.as_ref())?;
         bump(&self.counters.files_opened, 1);
-        let mut handle = fs::File::open(&full).map_err(|e| Error::io(&full, &e))?;
-        let size = handle.metadata().map_err(|e| Error::io(&full, &e))?.len();
         let fits = match offset.checked_add(len) {
             Some(end) => end <= size,
             None => false,

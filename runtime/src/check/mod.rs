@@ -54,6 +54,7 @@ use crate::format::generated as g;
 use crate::metadata::group::GroupContents;
 use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
+use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
 use crate::{Error, ErrorClass};
@@ -114,6 +115,15 @@ impl Report {
 /// unsupported) rather than decoded: a forged chunk length must not make the
 /// check allocate without bound.
 pub const DEFAULT_MAX_TILE_SIZE: u64 = 1 << 30;
+
+/// Files that should be one generic tile are read whole up to this size
+/// (the common case, one read); larger ones only as far as their tile.
+const WHOLE_TILE_FILE: u64 = 1 << 20;
+
+/// The largest file read whole (text files, fragment metadata): the
+/// largest generic tile the reader accepts, filtered. A larger one is
+/// reported rather than read into memory.
+const MAX_WHOLE_FILE: u64 = crate::tile::generic::MAX_GENERIC_TILE_PERSISTED_SIZE;
 
 /// Options of a check.
 #[derive(Debug, Clone, Default)]
@@ -244,7 +254,32 @@ impl Checker<'_> {
         self.report.findings.push(finding_from(err, file));
     }
 
+    /// The whole file, when at most [`MAX_WHOLE_FILE`] bytes (its size is
+    /// looked up first: a larger one is reported, not read; a FIFO or
+    /// device is refused by the storage).
     fn read(&mut self, file: &str) -> Option<Vec<u8>> {
+        let (path, size) = self.open_file(file)?;
+        if size > MAX_WHOLE_FILE {
+            self.error(
+                file,
+                &Error::unsupported(format!(
+                    "{size} bytes, more than the {MAX_WHOLE_FILE} this check reads whole; not read"
+                )),
+            );
+            return None;
+        }
+        match self.storage.read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) => {
+                self.error(file, &e);
+                None
+            }
+        }
+    }
+
+    /// The path and size of a file about to be read, counted as checked;
+    /// `None` (reported) when it cannot be.
+    fn open_file(&mut self, file: &str) -> Option<(RelPath, u64)> {
         let path = match RelPath::parse(file) {
             Ok(p) => p,
             Err(e) => {
@@ -253,11 +288,81 @@ impl Checker<'_> {
             }
         };
         self.report.files_checked += 1;
-        match self.storage.read(&path) {
+        match self.storage.size(&path) {
+            Ok(size) => Some((path, size)),
+            Err(e) => {
+                self.error(file, &e);
+                None
+            }
+        }
+    }
+
+    /// A file that should be one generic tile. Small files are read whole,
+    /// as the loaders expect; from a larger one only the tile its header
+    /// measures is read, and the bytes after it are reported (as
+    /// [`load::single_tile`] reports them) without being read, so a file
+    /// grown far past its tile costs no more than the tile.
+    fn read_tile_file(&mut self, file: &str) -> Option<Vec<u8>> {
+        let (path, size) = self.open_file(file)?;
+        let result = if size <= WHOLE_TILE_FILE {
+            self.storage.read(&path)
+        } else {
+            load_generic_tile_header(self.storage, &path, size, 0)
+                .and_then(|(header, header_len, _)| {
+                    check_generic_tile_sizes(&header, 0, header_len, size, "file")
+                })
+                .and_then(|end| {
+                    if end < size {
+                        self.find(
+                            file,
+                            end,
+                            "file",
+                            format!("{} byte(s) after the generic tile", size - end),
+                        );
+                    }
+                    self.storage.read_range(&path, 0, end)
+                })
+        };
+        match result {
             Ok(bytes) => Some(bytes),
             Err(e) => {
                 self.error(file, &e);
                 None
+            }
+        }
+    }
+
+    /// Tile `range` of a data file into `buffer` by a ranged read (the
+    /// file is never read whole). A tile far larger than the largest tile
+    /// decoded is reported, not read. `false` (reported, the tile counted)
+    /// when it cannot be read.
+    fn read_tile(
+        &mut self,
+        file: &str,
+        t: usize,
+        (start, end): (u64, u64),
+        buffer: &mut Vec<u8>,
+    ) -> bool {
+        let len = end - start;
+        // Filters may grow a tile a little (chunk lengths, checksums), never
+        // to twice its unfiltered size plus a chunk's worth.
+        let bound = self.max_tile_size.saturating_mul(2).saturating_add(1 << 20);
+        let result = if len > bound {
+            Err(Error::unsupported(format!(
+                "tile {t} at byte {start} stores {len} bytes, more than a tile of at most {} \
+                 unfiltered bytes can need; not read",
+                self.max_tile_size
+            )))
+        } else {
+            RelPath::parse(file)
+                .and_then(|path| self.storage.read_range_into(&path, start, len, buffer))
+        };
+        match result {
+            Ok(()) => true,
+            Err(e) => {
+                self.report.tiles_checked += 1;
+                self.error(file, &e);
+                false
             }
         }
     }
@@ -358,7 +463,12 @@ impl Checker<'_> {
                     continue;
                 }
             };
-            let Some(bytes) = self.read(&path) else {
+            let bytes = if vacuum {
+                self.read(&path)
+            } else {
+                self.read_tile_file(&path)
+            };
+            let Some(bytes) = bytes else {
                 continue;
             };
             let result = if vacuum {
@@ -553,7 +663,7 @@ impl Checker<'_> {
                 continue; // judged by check_names
             }
             if rest.starts_with("__enumerations/") {
-                if let Some(bytes) = self.read(&path) {
+                if let Some(bytes) = self.read_tile_file(&path) {
                     if let Err(e) = load::enumeration(&bytes, self.key) {
                         self.error(&path, &e);
                     }
@@ -569,7 +679,7 @@ impl Checker<'_> {
             self.find("__schema", 0, "", "the array has no schema");
         }
         for (path, name) in schema_files {
-            let Some(bytes) = self.read(&path) else {
+            let Some(bytes) = self.read_tile_file(&path) else {
                 continue;
             };
             if name.is_empty() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
@@ -646,7 +756,12 @@ impl Checker<'_> {
             let Ok(name) = TimestampedName::parse(file) else {
                 continue; // reported by check_names
             };
-            let Some(bytes) = self.read(&path) else {
+            let bytes = if matches!(name.extension(), Some(Extension::Del | Extension::Upd)) {
+                self.read_tile_file(&path)
+            } else {
+                self.read(&path)
+            };
+            let Some(bytes) = bytes else {
                 continue;
             };
             let result: crate::Result<()> = match name.extension() {
@@ -1207,10 +1322,14 @@ impl Checker<'_> {
                 size,
                 &format!("file_validity_sizes[{i}]"),
             ) {
-                if let Some(bytes) = self.read_if_any(&validity_file, size) {
+                if self.count_data_file(size) {
+                    let mut tile = Vec::new();
                     for (t, range) in ranges.iter().enumerate() {
-                        let tile = &bytes[range.0 as usize..range.1 as usize];
-                        let result = decode(tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
+                        if !self.read_tile(&validity_file, t, *range, &mut tile) {
+                            continue;
+                        }
+                        let result =
+                            decode(&tile, &pipeline, &ctx, Some(cells_of(t as u64)), limit);
                         if let (Ok(v), Some(slot)) = (&result, validity_of_tile.get_mut(t)) {
                             *slot = Some(v.iter().map(|&b| b != 0).collect());
                         }
@@ -1250,13 +1369,16 @@ impl Checker<'_> {
             FilterPipeline::default()
         };
         let offsets_ctx = self.keyed(FilterContext::new(filter::Datatype::Uint64, 8, version));
-        let fixed_bytes = self.read_if_any(&fixed_file, fixed_size);
         // Var fields: each tile's cell start offsets, for the var pass.
         let mut starts_of_tile: Vec<Option<Vec<u64>>> = vec![None; offsets.len()];
-        if let Some(bytes) = &fixed_bytes {
+        if self.count_data_file(fixed_size) {
+            let mut tile = Vec::new();
             for (t, range) in fixed_tiles.iter().enumerate() {
                 let cells = cells_of(t as u64);
-                let tile = &bytes[range.0 as usize..range.1 as usize];
+                if !self.read_tile(&fixed_file, t, *range, &mut tile) {
+                    continue;
+                }
+                let tile = &tile[..];
                 let result = if var {
                     if skips {
                         Ok(Vec::new())
@@ -1322,9 +1444,13 @@ impl Checker<'_> {
                 var_size,
                 &format!("file_var_sizes[{i}]"),
             ) {
-                if let Some(bytes) = self.read_if_any(&var_file, var_size) {
+                if self.count_data_file(var_size) {
+                    let mut buffer = Vec::new();
                     for (t, range) in ranges.iter().enumerate() {
-                        let tile = &bytes[range.0 as usize..range.1 as usize];
+                        if !self.read_tile(&var_file, t, *range, &mut buffer) {
+                            continue;
+                        }
+                        let tile = &buffer[..];
                         let expected = var_sizes.get(t).copied();
                         let result = if skips {
                             decode_strings(
@@ -1438,16 +1564,16 @@ impl Checker<'_> {
         }
     }
 
-    /// Reads a data file the footer says has `size` bytes (nothing when 0).
-    fn read_if_any(&mut self, file: &str, size: u64) -> Option<Vec<u8>> {
+    /// Whether a data file the footer says has `size` bytes has tiles to
+    /// read (nothing when 0), counting it as checked. Its tiles are read one
+    /// by one ([`Self::read_tile`]); [`Self::tile_ranges`] has compared its
+    /// size with the footer's.
+    fn count_data_file(&mut self, size: u64) -> bool {
         if size == 0 {
-            return None;
+            return false;
         }
-        let bytes = self.read(file)?;
-        if (bytes.len() as u64) < size {
-            return None; // reported by tile_ranges
-        }
-        Some(bytes)
+        self.report.files_checked += 1;
+        true
     }
 
     /// The byte range of every tile of a data file: offsets ascending, the
@@ -1509,7 +1635,7 @@ impl Checker<'_> {
             if is_tmp(&path) {
                 continue; // judged by check_names
             }
-            let Some(bytes) = self.read(&path) else {
+            let Some(bytes) = self.read_tile_file(&path) else {
                 continue;
             };
             let schemas = &self.schemas;
@@ -1527,7 +1653,12 @@ impl Checker<'_> {
             if is_tmp(&path) {
                 continue; // judged by check_names
             }
-            let Some(bytes) = self.read(&path) else {
+            let bytes = if path.ends_with(".vac") {
+                self.read(&path)
+            } else {
+                self.read_tile_file(&path)
+            };
+            let Some(bytes) = bytes else {
                 continue;
             };
             let result = if path.ends_with(".vac") {

@@ -140,20 +140,32 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
     }
     let mut footers: Vec<(String, Vec<u8>)> = Vec::new();
     for f in &fragments {
+        // Only the footer is needed: its length (the last 8 bytes), then
+        // the footer itself, by ranged reads; the file is never read whole.
         let path = f.metadata_path()?;
-        let bytes = storage.read(&path)?;
-        let n = bytes.len();
-        let footer_len = bytes
-            .get(n.saturating_sub(8)..)
-            .and_then(|b| b.try_into().ok())
+        let describe = storage.describe(&path);
+        let size = storage.size(&path)?;
+        let trailer = size.checked_sub(8).ok_or_else(|| {
+            Error::corrupt(0, "footer length", "file too short").in_file(&describe)
+        })?;
+        let footer_len = storage
+            .read_range(&path, trailer, 8)?
+            .try_into()
             .map(u64::from_le_bytes)
-            .ok_or_else(|| Error::corrupt(0, "footer length", "file too short"))?;
-        let start = (n as u64)
-            .checked_sub(8 + footer_len)
-            .ok_or_else(|| Error::corrupt(0, "footer length", "longer than the file"))?;
+            .unwrap_or(u64::MAX);
+        let start = trailer.checked_sub(footer_len).ok_or_else(|| {
+            Error::corrupt(trailer, "footer length", "longer than the file").in_file(&describe)
+        })?;
+        if footer_len > crate::fragment::MAX_FRAGMENT_FOOTER_SIZE {
+            return Err(Error::unsupported(format!(
+                "the fragment footer is {footer_len} bytes, more than the {} this reader accepts",
+                crate::fragment::MAX_FRAGMENT_FOOTER_SIZE
+            ))
+            .in_file(&describe));
+        }
         footers.push((
             f.name.as_str().to_string(),
-            bytes[start as usize..n - 8].to_vec(),
+            storage.read_range(&path, start, footer_len)?,
         ));
     }
     let header_len: u64 = 4 + footers

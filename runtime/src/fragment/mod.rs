@@ -14,8 +14,20 @@ use crate::array::{Fragment, RelPath, Storage, TimestampedName};
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::{read_exact_from, read_prefix};
+use crate::schema::legacy13::MAX_LEGACY_FILE_SIZE;
 use crate::schema::{dimension_shapes, split_range, ArraySchema};
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::{
+    load_generic_tile, load_generic_tile_file, load_generic_tile_header, read_generic_tile,
+    GenericTile,
+};
+
+/// The largest fragment footer read. A footer holds a few u64 per field and
+/// the non-empty domain (for string dimensions, the smallest and largest
+/// coordinate): kilobytes even for schemas of thousands of fields. It is
+/// read from the end of the file, and in the oldest layouts (3-9 without a
+/// trailer) found by trying the positions after each generic tile, so this
+/// bounds what a file far larger than its metadata makes us read.
+pub const MAX_FRAGMENT_FOOTER_SIZE: u64 = 16 << 20;
 
 /// A field of a fragment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,7 +79,9 @@ pub struct FragmentMetadata {
     pub has_delete_meta: bool,
     layout: Layout,
     key: Option<[u8; 32]>,
-    file: OnceLock<Vec<u8>>,
+    /// The size of `__fragment_metadata.tdb`, once looked up: its generic
+    /// tiles are read by ranged reads, judged against it.
+    file_size: OnceLock<u64>,
     fields: Mutex<HashMap<Field, Arc<FieldTiles>>>,
     mbrs: OnceLock<Arc<Vec<Rectangle>>>,
     processed: OnceLock<Vec<String>>,
@@ -144,8 +158,7 @@ pub fn load_consolidated_footers(
     let mut footers = HashMap::new();
     for path in meta_files {
         let file = storage.describe(path);
-        let bytes = storage.read(path)?;
-        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+        let tile = load_generic_tile_file(storage, path, key)?;
         let meta: stored::ConsolidatedFragmentMetadata =
             read_exact_from(&tile.payload, (), "ConsolidatedFragmentMetadata")
                 .map_err(|e| e.in_file(&file))?;
@@ -224,114 +237,136 @@ impl FragmentMetadata {
             let (footer, _) = parse_footer(bytes, &schema)?;
             return Self::from_footer(fragment, schema, footer, None, key);
         }
-        let bytes = storage.read(&path)?;
+        let size = storage.size(&path)?;
         let named_version = fragment.name.version();
-        if named_version.is_none_or(|v| v <= 2) {
+        // Formats 1-2 and TileDB 1.3: the whole file is one generic tile,
+        // read whole, but only when small (see MAX_LEGACY_FILE_SIZE).
+        if named_version.is_none_or(|v| v <= 2) && size <= MAX_LEGACY_FILE_SIZE {
+            let bytes = storage.read(&path)?;
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
                 if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
                     let schema = schemas.get(None)?;
-                    let mut meta =
-                        Self::from_legacy(fragment, schema, &tile.payload, bytes.clone(), key)
-                            .map_err(|e| e.in_file(&describe))?;
+                    let mut meta = Self::from_legacy(fragment, schema, &tile.payload, key)
+                        .map_err(|e| e.in_file(&describe))?;
                     meta.set_legacy_density(storage)?;
                     return Ok(meta);
                 }
             }
+            if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+                // TileDB 1.3: the v1-v2 layout behind a 12-byte library
+                // version (major, minor, revision) instead of the format
+                // version.
+                let schema = schemas.get(None)?;
+                let payload = crate::schema::legacy13::read_generic_tile(&bytes)
+                    .map_err(|e| e.in_file(&describe))?;
+                let rest = payload.get(8..).ok_or_else(|| {
+                    Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+                })?;
+                let mut meta = Self::from_legacy(fragment, schema, rest, key)
+                    .map_err(|e| e.in_file(&describe))?;
+                meta.version = 0;
+                meta.set_legacy_density(storage)?;
+                return Ok(meta);
+            }
         }
-        if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
-            // TileDB 1.3: the v1-v2 layout behind a 12-byte library version
-            // (major, minor, revision) instead of the format version.
-            let schema = schemas.get(None)?;
-            let payload = crate::schema::legacy13::read_generic_tile(&bytes)
-                .map_err(|e| e.in_file(&describe))?;
-            let rest = payload.get(8..).ok_or_else(|| {
-                Error::corrupt(0, "version", "the data ends early").in_file(&describe)
-            })?;
-            let mut meta = Self::from_legacy(fragment, schema, rest, bytes.clone(), key)
-                .map_err(|e| e.in_file(&describe))?;
-            meta.version = 0;
-            meta.set_legacy_density(storage)?;
-            return Ok(meta);
-        }
-        let (footer, schema) = Self::locate_footer(&bytes, schemas, named_version)
+        let (footer, schema) = Self::locate_footer(storage, &path, size, schemas, named_version)
             .map_err(|e| e.in_file(&describe))?;
-        Self::from_footer(fragment, schema, footer, Some(bytes), key)
+        Self::from_footer(fragment, schema, footer, Some(size), key)
             .map_err(|e| e.in_file(&describe))
     }
 
+    /// Finds the footer of the metadata file `path` (of `len` bytes) from
+    /// its end, by ranged reads: the footer length in the last 8 bytes
+    /// (v10+, and v3-9 with var dimensions), then the footer it measures;
+    /// else (v3-9) the footer that follows the last generic tile, found by
+    /// reading the tiles' headers only. At most
+    /// [`MAX_FRAGMENT_FOOTER_SIZE`] bytes of footer are read.
     fn locate_footer(
-        bytes: &[u8],
+        storage: &dyn Storage,
+        path: &RelPath,
+        len: u64,
         schemas: &SchemaCache<'_>,
         named_version: Option<u32>,
     ) -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
-        let len = bytes.len();
-        let trailer = len
-            .checked_sub(8)
-            .and_then(|at| bytes.get(at..))
-            .and_then(|b| b.try_into().ok())
-            .map(u64::from_le_bytes);
         let try_at =
-            |start: usize, end: usize| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
-                let region = bytes.get(start..end).ok_or_else(|| {
-                    Error::corrupt(start as u64, "FragmentFooter", "footer outside the file")
-                })?;
+            |start: u64, region: &[u8]| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
                 let schema = schemas.get(
                     footer_schema_name(region)
-                        .map_err(|e| e.at_base(start as u64))?
+                        .map_err(|e| e.at_base(start))?
                         .as_deref(),
                 )?;
-                let (footer, used) =
-                    parse_footer(region, &schema).map_err(|e| e.at_base(start as u64))?;
-                if used as usize != region.len() {
+                let (footer, used) = parse_footer(region, &schema).map_err(|e| e.at_base(start))?;
+                if used != region.len() as u64 {
                     return Err(Error::corrupt(
-                        start as u64 + used,
+                        start + used,
                         "FragmentFooter",
                         "the footer does not fill its region",
                     ));
                 }
                 Ok((footer, schema))
             };
-        let with_trailer = trailer.and_then(|footer_len| {
-            let end = len - 8;
-            let start = end.checked_sub(usize::try_from(footer_len).ok()?)?;
-            Some((start, end))
-        });
+        let trailer = match len.checked_sub(8) {
+            Some(at) => {
+                let bytes = storage.read_range(path, at, 8)?;
+                bytes.try_into().ok().map(u64::from_le_bytes)
+            }
+            None => None,
+        };
+        let with_trailer =
+            trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
         if named_version.is_some_and(|v| v >= 10) {
             let (start, end) = with_trailer.ok_or_else(|| {
                 Error::corrupt(
-                    len.saturating_sub(8) as u64,
+                    len.saturating_sub(8),
                     "FooterLength",
                     "footer length past the start of the file",
                 )
             })?;
-            return try_at(start, end);
+            if end - start > MAX_FRAGMENT_FOOTER_SIZE {
+                return Err(Error::unsupported(format!(
+                    "the fragment footer is {} bytes (FooterLength at byte {end}), more than \
+                     the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts",
+                    end - start
+                )));
+            }
+            let region = storage.read_range(path, start, end - start)?;
+            return try_at(start, &region);
         }
-        if let Some((start, end)) = with_trailer {
-            if let Ok(found) = try_at(start, end) {
+        if let Some((start, end)) =
+            with_trailer.filter(|(start, end)| end - start <= MAX_FRAGMENT_FOOTER_SIZE)
+        {
+            let region = storage.read_range(path, start, end - start)?;
+            if let Ok(found) = try_at(start, &region) {
                 return Ok(found);
             }
         }
         // Versions 3-9 without var dimensions: no trailer; the footer follows
-        // the last generic tile.
-        let mut at = 0usize;
+        // the last generic tile. Only a position within the file's last
+        // MAX_FRAGMENT_FOOTER_SIZE bytes can start it: that tail is read
+        // once, the tiles before it are skipped by their headers.
+        let tail_start = len.saturating_sub(MAX_FRAGMENT_FOOTER_SIZE);
+        let mut tail: Option<Vec<u8>> = None;
+        let mut at = 0u64;
         while at < len {
-            if let Ok(found) = try_at(at, len) {
-                return Ok(found);
+            if at >= tail_start {
+                let tail = match &mut tail {
+                    Some(tail) => tail,
+                    None => tail.insert(storage.read_range(path, tail_start, len - tail_start)?),
+                };
+                if let Ok(found) = try_at(at, &tail[(at - tail_start) as usize..]) {
+                    return Ok(found);
+                }
             }
-            at = read_generic_tile(bytes, at as u64, None)?.end as usize;
+            at = generic_tile_end(storage, path, len, at)?;
         }
-        Err(Error::corrupt(
-            len as u64,
-            "FragmentFooter",
-            "no footer found",
-        ))
+        Err(Error::corrupt(len, "FragmentFooter", "no footer found"))
     }
 
     fn from_footer(
         fragment: &Fragment,
         schema: Arc<ArraySchema>,
         footer: stored::FragmentFooter,
-        file: Option<Vec<u8>>,
+        file_size: Option<u64>,
         key: Option<&[u8; 32]>,
     ) -> Result<FragmentMetadata> {
         if footer.version > crate::schema::MAX_SUPPORTED_VERSION {
@@ -362,14 +397,14 @@ impl FragmentMetadata {
             schema,
             layout: Layout::Footer(Box::new(footer)),
             key: key.copied(),
-            file: OnceLock::new(),
+            file_size: OnceLock::new(),
             fields: Mutex::new(HashMap::new()),
             mbrs: OnceLock::new(),
             processed: OnceLock::new(),
         };
         let _ = tile_num;
-        if let Some(file) = file {
-            let _ = meta.file.set(file);
+        if let Some(size) = file_size {
+            let _ = meta.file_size.set(size);
         }
         meta.tile_num = if meta.dense {
             meta.dense_tile_num()?
@@ -386,7 +421,6 @@ impl FragmentMetadata {
         fragment: &Fragment,
         schema: Arc<ArraySchema>,
         payload: &[u8],
-        file: Vec<u8>,
         key: Option<&[u8; 32]>,
     ) -> Result<FragmentMetadata> {
         let dims = dimension_shapes(&schema.stored);
@@ -427,12 +461,11 @@ impl FragmentMetadata {
             schema,
             layout: Layout::Legacy(Box::new(legacy)),
             key: key.copied(),
-            file: OnceLock::new(),
+            file_size: OnceLock::new(),
             fields: Mutex::new(HashMap::new()),
             mbrs: OnceLock::new(),
             processed: OnceLock::new(),
         };
-        let _ = meta.file.set(file);
         Ok(meta)
     }
 
@@ -531,22 +564,29 @@ impl FragmentMetadata {
         self.path.join(&format!("{stem}{suffix}.tdb"))
     }
 
-    fn metadata_file(&self, storage: &dyn Storage) -> Result<&[u8]> {
-        if let Some(file) = self.file.get() {
-            return Ok(file);
-        }
-        let bytes = storage.read(
-            &self
-                .path
-                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
-        )?;
-        let _ = self.file.set(bytes);
-        Ok(self.file.get().map(Vec::as_slice).unwrap_or_default())
+    /// The generic tile at `offset` of this fragment's metadata file, read
+    /// by ranged reads (the file is never read whole; each table is loaded
+    /// once and cached by the caller).
+    fn metadata_tile(&self, storage: &dyn Storage, offset: u64) -> Result<GenericTile> {
+        let path = self
+            .path
+            .join(crate::array::directory::FRAGMENT_METADATA_FILE)?;
+        let size = match self.file_size.get() {
+            Some(size) => *size,
+            // Loaded from consolidated metadata: the file is looked up
+            // when a table is first needed.
+            None => {
+                let size = storage.size(&path)?;
+                *self.file_size.get_or_init(|| size)
+            }
+        };
+        load_generic_tile(storage, &path, size, offset, self.key.as_ref())
+            .map_err(|e| e.in_file(storage.describe(&path)))
     }
 
     fn u64_tile(&self, storage: &dyn Storage, offset: u64, what: &str) -> Result<Vec<u64>> {
-        let bytes = self.metadata_file(storage)?;
-        let tile = read_generic_tile(bytes, offset, self.key.as_ref())
+        let tile = self
+            .metadata_tile(storage, offset)
             .map_err(|e| e.within(what.to_string()))?;
         let list: stored::TileOffsets = read_exact_from(&tile.payload, (), "TileOffsets")
             .map_err(|e| e.at_base(offset).within(what.to_string()))?;
@@ -660,9 +700,7 @@ impl FragmentMetadata {
         }
         let rects: Vec<Rectangle> = match &self.layout {
             Layout::Footer(f) => {
-                let offset = f.rtree_offset;
-                let bytes = self.metadata_file(storage)?;
-                let tile = read_generic_tile(bytes, offset, self.key.as_ref())?;
+                let tile = self.metadata_tile(storage, f.rtree_offset)?;
                 let rtree: stored::RTree = read_exact_from(
                     &tile.payload,
                     stored::RTreeBinReadArgs::builder()
@@ -701,8 +739,7 @@ impl FragmentMetadata {
         let list = match &self.layout {
             Layout::Footer(f) => match f.processed_conditions_offset {
                 Some(offset) if self.version >= 16 => {
-                    let bytes = self.metadata_file(storage)?;
-                    let tile = read_generic_tile(bytes, offset, self.key.as_ref())?;
+                    let tile = self.metadata_tile(storage, offset)?;
                     let pc: stored::ProcessedConditions =
                         read_exact_from(&tile.payload, (), "ProcessedConditions")?;
                     pc.conditions
@@ -717,6 +754,31 @@ impl FragmentMetadata {
         let _ = self.processed.set(list.clone());
         Ok(list)
     }
+}
+
+/// The offset just past the generic tile at `offset` of `file` (of
+/// `file_size` bytes), from its header alone: the body is neither read nor
+/// decoded.
+fn generic_tile_end(
+    storage: &dyn Storage,
+    file: &RelPath,
+    file_size: u64,
+    offset: u64,
+) -> Result<u64> {
+    let (header, header_len, _) = load_generic_tile_header(storage, file, file_size, offset)?;
+    (offset + header_len)
+        .checked_add(header.persisted_size)
+        .filter(|end| *end <= file_size)
+        .ok_or_else(|| {
+            Error::corrupt(
+                offset + 4,
+                "GenericTileHeader.persisted_size",
+                format!(
+                    "the tile's {} bytes run past the end of the file ({file_size} bytes)",
+                    header.persisted_size
+                ),
+            )
+        })
 }
 
 /// TileDB's v8 file-name encoding (`FragmentMetadata::encode_name`),

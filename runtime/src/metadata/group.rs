@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::format::generated as stored;
 use crate::format::io::read_exact_from;
 use crate::metadata::Metadata;
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::load_generic_tile_file;
 
 /// A member of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +41,7 @@ impl GroupContents {
         let mut members: Vec<GroupMember> = Vec::new();
         for file in dir.details_to_load() {
             let describe = storage.describe(&file.path);
-            let bytes = storage.read(&file.path)?;
-            let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&describe))?;
+            let tile = load_generic_tile_file(storage, &file.path, key)?;
             let details: stored::GroupDetails = read_exact_from(&tile.payload, (), "GroupDetails")
                 .map_err(|e| e.in_file(&describe))?;
             for m in details.members {

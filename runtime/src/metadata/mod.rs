@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::filter::{format_conversion, Datatype};
 use crate::format::generated as stored;
 use crate::format::io::read_exact_from;
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::load_generic_tile_file;
 
 /// One metadata value: its type and the raw little-endian values.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +37,7 @@ impl Metadata {
         let mut meta = Metadata::default();
         for file in files {
             let describe = storage.describe(&file.path);
-            let bytes = storage.read(&file.path)?;
-            let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&describe))?;
+            let tile = load_generic_tile_file(storage, &file.path, key)?;
             let parsed: stored::Metadata =
                 read_exact_from(&tile.payload, (), "Metadata").map_err(|e| e.in_file(&describe))?;
             for entry in parsed.entries {

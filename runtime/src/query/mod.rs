@@ -12,7 +12,7 @@ use crate::filter::Datatype;
 use crate::format::generated as stored;
 use crate::format::io::read_prefix;
 use crate::schema::Scalar;
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::load_generic_tile;
 
 /// A condition tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,9 +77,14 @@ pub fn load_condition(
     key: Option<&[u8; 32]>,
 ) -> Result<DeleteCondition> {
     let describe = storage.describe(&commit.file);
-    let bytes = storage.read_range(&commit.file, commit.offset, commit.size)?;
-    let tile = read_generic_tile(&bytes, 0, key)
-        .map_err(|e| e.at_base(commit.offset).in_file(&describe))?;
+    // The commit's region (its own file, or its part of a consolidated
+    // one) bounds the tile; only the tile itself is read.
+    let end = commit.offset.checked_add(commit.size).ok_or_else(|| {
+        Error::corrupt(commit.offset, "commit size", "past the largest file size")
+            .in_file(&describe)
+    })?;
+    let tile = load_generic_tile(storage, &commit.file, end, commit.offset, key)
+        .map_err(|e| e.in_file(&describe))?;
     // An update commit is the same AST followed by its values, ignored here.
     let (ast, _): (stored::AstNode, u64) =
         read_prefix(&tile.payload, (), "AstNode").map_err(|e| e.in_file(&describe))?;

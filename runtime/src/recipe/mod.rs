@@ -226,8 +226,7 @@ fn extend_enumeration(
         "__schema/__enumerations/{}",
         String::from_utf8_lossy(&reference.path)
     ))?;
-    let bytes = storage.read(&old_path)?;
-    let tile = crate::tile::generic::read_generic_tile(&bytes, 0, key)?;
+    let tile = crate::tile::generic::load_generic_tile_file(storage, &old_path, key)?;
     let mut extended: stored::Enumeration =
         crate::format::io::read_exact_from(&tile.payload, (), "Enumeration")?;
     let values = spec

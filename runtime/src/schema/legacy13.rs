@@ -13,6 +13,16 @@ use crate::format::generated as stored;
 /// The size of a TileDB 1.3 generic tile header.
 pub const HEADER_SIZE: u64 = 30;
 
+/// The largest legacy file (a TileDB 1.3 or format 1-2 schema or fragment
+/// metadata file: one generic tile filling the file) read whole. A 1.3
+/// tile's header cannot be told from a modern one's before the whole file's
+/// size is compared with it, so such files are read whole, and only below
+/// this size: their payloads are a schema, or a fragment's compressed tile
+/// offsets and MBRs (a few u64 per tile and field), kilobytes in practice,
+/// while a file grown to gigabytes must not be read into memory to be
+/// judged. Larger files are judged as modern generic tiles, from the header.
+pub const MAX_LEGACY_FILE_SIZE: u64 = 64 << 20;
+
 /// Whether `bytes` is one TileDB 1.3 generic tile (the test TileDB 1.4
 /// itself used: the header's compressed size plus the header is the file).
 pub fn is_v13_generic_tile(bytes: &[u8]) -> bool {

@@ -12,7 +12,7 @@ use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::CURRENT_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::{load_generic_tile, load_generic_tile_file, read_generic_tile};
 
 pub use value::Scalar;
 
@@ -361,17 +361,25 @@ impl ArraySchema {
         key: Option<&[u8; 32]>,
     ) -> Result<ArraySchema> {
         let file = storage.describe(path);
-        let bytes = storage.read(path)?;
         let name = path.file_name().unwrap_or_default().to_string();
-        if name == crate::array::directory::ARRAY_SCHEMA_FILE
-            && legacy13::is_v13_generic_tile(&bytes)
+        let size = storage.size(path)?;
+        let tile = if name == crate::array::directory::ARRAY_SCHEMA_FILE
+            && size <= legacy13::MAX_LEGACY_FILE_SIZE
         {
-            // Written by TileDB 1.3, before format versions.
-            let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
-            let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
-            return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
-        }
-        let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+            // The old name, which TileDB 1.3 wrote too: a small file, read
+            // whole to tell a 1.3 tile (judged by the file's size) from a
+            // modern one.
+            let bytes = storage.read(path)?;
+            if legacy13::is_v13_generic_tile(&bytes) {
+                // Written by TileDB 1.3, before format versions.
+                let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
+                let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
+                return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
+            }
+            read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?
+        } else {
+            load_generic_tile(storage, path, size, 0, key).map_err(|e| e.in_file(&file))?
+        };
         let mut schema = Self::from_payload(&name, &tile.payload).map_err(|e| e.in_file(&file))?;
         let refs = schema.stored.enumerations.clone().unwrap_or_default();
         for r in refs {
@@ -439,8 +447,7 @@ pub fn load_enumeration(
     key: Option<&[u8; 32]>,
 ) -> Result<Enumeration> {
     let file = storage.describe(path);
-    let bytes = storage.read(path)?;
-    let tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?;
+    let tile = load_generic_tile_file(storage, path, key)?;
     let e: stored::Enumeration =
         read_exact_from(&tile.payload, (), "Enumeration").map_err(|e| e.in_file(&file))?;
     // TileDB refuses a file whose recorded path is not the one it was read

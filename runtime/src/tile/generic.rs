@@ -2,6 +2,7 @@
 //! filter pipeline) followed by one filtered tile. Schemas, fragment metadata
 //! sections, metadata, commits and group details are all stored this way.
 
+use crate::array::{RelPath, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, FilterContext};
 use crate::format::generated::{EncryptionType, GenericTileHeader};
@@ -15,6 +16,24 @@ use crate::tile::{filter_tile, unfilter_tile};
 /// would). With the filter stages' own bound (at most 4×
 /// their chunk) it keeps the fuzz targets under their 2 GiB allocation cap.
 pub const MAX_GENERIC_TILE_SIZE: u64 = 256 << 20;
+
+/// Generic tiles whose filtered body (`persisted_size`) is larger than this
+/// are refused (as unsupported) before it is read: the filters of a tile of
+/// at most [`MAX_GENERIC_TILE_SIZE`] bytes add a few dozen bytes per chunk
+/// (checksums, lengths, an AES tag) and compressors grow incompressible
+/// input by well under 1%, so twice that size is more than any tile we
+/// accept can need, and a forged size cannot make us read a huge file.
+pub const MAX_GENERIC_TILE_PERSISTED_SIZE: u64 = 2 * MAX_GENERIC_TILE_SIZE;
+
+/// The largest generic tile header read from storage: 42 fixed bytes plus
+/// the filter pipeline, a few to a few dozen bytes per filter. A header
+/// claiming more is refused without reading it.
+pub const MAX_GENERIC_TILE_HEADER_SIZE: u64 = 1 << 20;
+
+/// The bytes read first for a generic tile from storage: any header TileDB
+/// writes and, for the many small tiles (schemas, commits, tile tables of a
+/// few hundred tiles), the body too, so that such a tile costs one read.
+const FIRST_READ: u64 = 4096;
 
 /// A decoded generic tile.
 #[derive(Debug, Clone)]
@@ -70,31 +89,9 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     }
     let pipeline = format_conversion::from_stored(&header.pipeline)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
-    if header.tile_size > MAX_GENERIC_TILE_SIZE {
-        // Refused as too large rather than as corrupt: TileDB sets no such
-        // limit, and a very large metadata value would make a tile this big.
-        return Err(Error::unsupported(format!(
-            "the generic tile at byte {offset} unfilters to {} bytes (GenericTileHeader.tile_size \
-             at byte {}), more than the {MAX_GENERIC_TILE_SIZE} this reader accepts",
-            header.tile_size,
-            offset + 12
-        )));
-    }
     let body_start = offset + header_len;
-    let body_end = body_start
-        .checked_add(header.persisted_size)
-        .filter(|end| *end <= bytes.len() as u64)
-        .ok_or_else(|| {
-            Error::corrupt(
-                offset + 4,
-                "GenericTileHeader.persisted_size",
-                format!(
-                    "the tile's {} bytes run past the end of the data ({} bytes)",
-                    header.persisted_size,
-                    bytes.len()
-                ),
-            )
-        })?;
+    let body_end =
+        check_generic_tile_sizes(&header, offset, header_len, bytes.len() as u64, "data")?;
     let body = &bytes[body_start as usize..body_end as usize];
     let payload = unfilter_tile(body, &pipeline, &ctx, header.tile_size)
         .map_err(|e| e.within("generic tile").at_base(body_start))?;
@@ -105,6 +102,128 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
         body_offset: body_start,
         end: body_end,
     })
+}
+
+/// Judges a header's sizes before its body is read or decoded: the tile
+/// must unfilter to at most [`MAX_GENERIC_TILE_SIZE`] bytes and its body
+/// must lie within the first `available` bytes (of the data, or the file:
+/// `what`) and be at most [`MAX_GENERIC_TILE_PERSISTED_SIZE`]. Returns the
+/// offset just past the tile.
+pub fn check_generic_tile_sizes(
+    header: &GenericTileHeader,
+    offset: u64,
+    header_len: u64,
+    available: u64,
+    what: &str,
+) -> Result<u64> {
+    if header.tile_size > MAX_GENERIC_TILE_SIZE {
+        // Refused as too large rather than as corrupt: TileDB sets no such
+        // limit, and a very large metadata value would make a tile this big.
+        return Err(Error::unsupported(format!(
+            "the generic tile at byte {offset} unfilters to {} bytes (GenericTileHeader.tile_size \
+             at byte {}), more than the {MAX_GENERIC_TILE_SIZE} this reader accepts",
+            header.tile_size,
+            offset + 12
+        )));
+    }
+    let body_end = (offset + header_len)
+        .checked_add(header.persisted_size)
+        .filter(|end| *end <= available)
+        .ok_or_else(|| {
+            Error::corrupt(
+                offset + 4,
+                "GenericTileHeader.persisted_size",
+                format!(
+                    "the tile's {} bytes run past the end of the {what} ({available} bytes)",
+                    header.persisted_size,
+                ),
+            )
+        })?;
+    if header.persisted_size > MAX_GENERIC_TILE_PERSISTED_SIZE {
+        return Err(Error::unsupported(format!(
+            "the generic tile at byte {offset} stores {} filtered bytes \
+             (GenericTileHeader.persisted_size at byte {}), more than the \
+             {MAX_GENERIC_TILE_PERSISTED_SIZE} this reader accepts",
+            header.persisted_size,
+            offset + 4
+        )));
+    }
+    Ok(body_end)
+}
+
+/// [`read_generic_tile`] for the tile at `offset` of `file` (of
+/// `file_size` bytes), read by ranged reads: the header first, judged, then
+/// exactly the tile's body. Nothing before or after the tile is read, so a
+/// file far larger than its tile costs no more than the tile. Errors carry
+/// file offsets (the caller names the file).
+pub fn load_generic_tile(
+    storage: &dyn Storage,
+    file: &RelPath,
+    file_size: u64,
+    offset: u64,
+    key: Option<&[u8; 32]>,
+) -> Result<GenericTile> {
+    let (header, header_len, mut bytes) =
+        load_generic_tile_header(storage, file, file_size, offset)?;
+    let end = check_generic_tile_sizes(&header, offset, header_len, file_size, "file")?;
+    let len = end - offset;
+    let have = bytes.len() as u64;
+    if have >= len {
+        bytes.truncate(len as usize);
+    } else {
+        let rest = storage.read_range(file, offset + have, len - have)?;
+        bytes.extend_from_slice(&rest);
+    }
+    let mut tile = read_generic_tile(&bytes, 0, key).map_err(|e| e.at_base(offset))?;
+    tile.offset += offset;
+    tile.body_offset += offset;
+    tile.end += offset;
+    Ok(tile)
+}
+
+/// The header of the generic tile at `offset` of `file` (of `file_size`
+/// bytes), its length, and the bytes read from `offset` on: the header and
+/// perhaps some of the body. Reads a few KiB, more only for a header with
+/// a long pipeline, never more than [`MAX_GENERIC_TILE_HEADER_SIZE`].
+pub fn load_generic_tile_header(
+    storage: &dyn Storage,
+    file: &RelPath,
+    file_size: u64,
+    offset: u64,
+) -> Result<(GenericTileHeader, u64, Vec<u8>)> {
+    let remaining = file_size.checked_sub(offset).ok_or_else(|| {
+        Error::corrupt(
+            offset,
+            "GenericTileHeader",
+            format!("generic tile offset past the end of the file ({file_size} bytes)"),
+        )
+    })?;
+    let mut bytes = storage.read_range(file, offset, remaining.min(FIRST_READ))?;
+    let parsed = match read_prefix::<GenericTileHeader>(&bytes, (), "GenericTileHeader") {
+        // A header longer than the first read (a long pipeline): read up
+        // to the bound and parse again; still failing, the error stands.
+        Err(_) if (bytes.len() as u64) < remaining.min(MAX_GENERIC_TILE_HEADER_SIZE) => {
+            bytes =
+                storage.read_range(file, offset, remaining.min(MAX_GENERIC_TILE_HEADER_SIZE))?;
+            read_prefix::<GenericTileHeader>(&bytes, (), "GenericTileHeader")
+        }
+        parsed => parsed,
+    };
+    let (header, header_len) = parsed.map_err(|e| e.at_base(offset))?;
+    Ok((header, header_len, bytes))
+}
+
+/// Reads a file that is one generic tile at its start ([`load_generic_tile`]),
+/// naming the file in errors. Bytes after the tile are not read: the reader
+/// ignores them, as TileDB does.
+pub fn load_generic_tile_file(
+    storage: &dyn Storage,
+    file: &RelPath,
+    key: Option<&[u8; 32]>,
+) -> Result<GenericTile> {
+    let describe = storage.describe(file);
+    let size = storage.size(file)?;
+    load_generic_tile(storage, file, size, 0, key).map_err(|e| e.in_file(&describe))
 }
 
 /// Serializes `payload` as a generic tile the way TileDB writes it: header
