@@ -255,9 +255,9 @@ fn check_field(
         let expr = scope.check_to(&parsed.syn, want).map_err(|e| at(key, e))?;
         Ok(checked(parsed, expr))
     };
-    let check_u64 = |parsed: &Parsed, key: &str| -> Result<Checked, SpecError> {
+    let check_u64 = |scope: &Scope<Parsed>, parsed: &Parsed, key: &str| {
         let expr = scope.check_u64(&parsed.syn).map_err(|e| at(key, e))?;
-        Ok(checked(parsed, expr))
+        Ok::<_, SpecError>(checked(parsed, expr))
     };
     let mut version = None;
     if let (true, Some(parsed)) = (
@@ -292,68 +292,66 @@ fn check_field(
     let sized = field
         .sized
         .as_ref()
-        .map(|s| check_u64(s, "size"))
+        .map(|s| check_u64(&scope, s, "size"))
         .transpose()?;
-    let mut layout = match &field.layout {
-        Layout::Single(ty) => Layout::Single(ty.clone()),
-        Layout::Bytes { len } => Layout::Bytes {
-            len: match len {
-                BytesLen::Size(size) => BytesLen::Size(check_u64(size, "size")?),
+    // The layout's expressions and the args, in the order a reader meets the
+    // keys: a length or the list an `each` walks (whose entry the args may
+    // name), then the args, then the selector of a switch.
+    let mut arg_scope = scope;
+    let check_args = |scope: &Scope<Parsed>| -> Result<BTreeMap<String, Checked>, SpecError> {
+        let param_types = table.arg_param_types(field);
+        let mut args = BTreeMap::new();
+        for (name, value) in &field.args {
+            let key = format!("args.{name}");
+            let want = param_types.get(name).cloned().unwrap_or(Ty::NoneLit);
+            let expr = scope.check_to(&value.syn, &want).map_err(|e| at(&key, e))?;
+            args.insert(name.clone(), checked(value, expr));
+        }
+        Ok(args)
+    };
+    let (layout, args) = match &field.layout {
+        Layout::Single(ty) => (Layout::Single(ty.clone()), check_args(&arg_scope)?),
+        Layout::Bytes { len } => {
+            let len = match len {
+                BytesLen::Size(size) => BytesLen::Size(check_u64(&arg_scope, size, "size")?),
                 BytesLen::UntilEof => BytesLen::UntilEof,
                 BytesLen::Terminated(byte) => BytesLen::Terminated(*byte),
-            },
-        },
-        Layout::List { elem, len } => Layout::List {
-            elem: elem.clone(),
-            len: match len {
-                ListLen::Count(count) => ListLen::Count(check_u64(count, "count")?),
-                // Checked below, where the entry joins the scope of the args.
-                ListLen::Each { .. } | ListLen::UntilEof => ListLen::UntilEof,
-            },
-        },
-        // Checked below, after the args, as a reader meets them.
-        Layout::Switch(_) => Layout::Single(Ty::NoneLit),
+            };
+            (Layout::Bytes { len }, check_args(&arg_scope)?)
+        }
+        Layout::List { elem, len } => {
+            let len = match len {
+                ListLen::Count(count) => ListLen::Count(check_u64(&arg_scope, count, "count")?),
+                ListLen::UntilEof => ListLen::UntilEof,
+                ListLen::Each { over, entry } => {
+                    let expr = arg_scope.check(&over.syn).map_err(|e| at("each.over", e))?;
+                    let binding = entry_binding(entry, &expr).map_err(|e| at("each.over", e))?;
+                    arg_scope.names.push(binding);
+                    ListLen::Each {
+                        over: checked(over, expr),
+                        entry: entry.clone(),
+                    }
+                }
+            };
+            let elem = elem.clone();
+            (Layout::List { elem, len }, check_args(&arg_scope)?)
+        }
+        Layout::Switch(switch) => {
+            let args = check_args(&arg_scope)?;
+            let on = arg_scope
+                .check(&switch.on.syn)
+                .map_err(|e| at("type.switch_on", e))?;
+            check_switch_keys(ctx, &path, switch, &on.ty, table)?;
+            let switch = Switch {
+                rust_name: switch.rust_name.clone(),
+                on: checked(&switch.on, on),
+                cases: switch.cases.clone(),
+                default: switch.default.clone(),
+                errors: switch.errors.clone(),
+            };
+            (Layout::Switch(switch), args)
+        }
     };
-    let mut arg_scope = scope;
-    if let Layout::List {
-        elem,
-        len: ListLen::Each { over, entry },
-    } = &field.layout
-    {
-        let over_expr = arg_scope.check(&over.syn).map_err(|e| at("each.over", e))?;
-        let binding = entry_binding(entry, &over_expr).map_err(|e| at("each.over", e))?;
-        arg_scope.names.push(binding);
-        layout = Layout::List {
-            elem: elem.clone(),
-            len: ListLen::Each {
-                over: checked(over, over_expr),
-                entry: entry.clone(),
-            },
-        };
-    }
-    let param_types = table.arg_param_types(field);
-    let mut args = BTreeMap::new();
-    for (name, value) in &field.args {
-        let key = format!("args.{name}");
-        let want = param_types.get(name).cloned().unwrap_or(Ty::NoneLit);
-        let expr = arg_scope
-            .check_to(&value.syn, &want)
-            .map_err(|e| at(&key, e))?;
-        args.insert(name.clone(), checked(value, expr));
-    }
-    if let Layout::Switch(switch) = &field.layout {
-        let on = arg_scope
-            .check(&switch.on.syn)
-            .map_err(|e| at("type.switch_on", e))?;
-        check_switch_keys(ctx, &path, switch, &on.ty, table)?;
-        layout = Layout::Switch(Switch {
-            rust_name: switch.rust_name.clone(),
-            on: checked(&switch.on, on),
-            cases: switch.cases.clone(),
-            default: switch.default.clone(),
-            errors: switch.errors.clone(),
-        });
-    }
     let field = Field {
         name: field.name.clone(),
         ident: field.ident.clone(),
