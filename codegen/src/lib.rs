@@ -9,17 +9,15 @@ pub mod emit;
 pub mod error;
 pub mod expr;
 pub mod model;
+pub mod naming;
 pub mod raw;
-pub mod tables;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
 
-use proc_macro2::TokenStream;
-use quote::quote;
-
+use emit::format::{emit_format, emit_mod};
+use emit::tables;
 pub use error::{SpecError, SpecErrorKind};
-use model::{Role, Spec};
 
 /// Where the generated Rust goes, relative to the workspace root.
 pub const GENERATED_DIR: &str = "runtime/src/format/generated";
@@ -67,141 +65,6 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
     out.files.push((generated.join("mod.rs"), emit_mod(&spec)));
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
-}
-
-fn emit_format(spec: &Spec) -> String {
-    let current = spec.current;
-    let oldest = spec.oldest;
-    let versions: Vec<TokenStream> = spec
-        .versions
-        .iter()
-        .map(|v| {
-            let number = v.number;
-            let release = v.release.clone().unwrap_or_default();
-            let changes = &v.changes;
-            quote!(FormatVersion { number: #number, release: #release, changes: &[#(#changes),*] })
-        })
-        .collect();
-    let tokens = quote! {
-        //! The format versions the spec describes.
-
-        /// The newest layout described in `spec/` (and written by default).
-        pub const CURRENT_FORMAT_VERSION: u32 = #current;
-
-        /// The oldest layout accepted.
-        pub const OLDEST_FORMAT_VERSION: u32 = #oldest;
-
-        /// One version of the format and what it changed.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct FormatVersion {
-            pub number: u32,
-            /// The TileDB release that introduced it.
-            pub release: &'static str,
-            pub changes: &'static [&'static str],
-        }
-
-        /// The history of the format, oldest first.
-        pub const FORMAT_VERSIONS: &[FormatVersion] = &[#(#versions),*];
-    };
-    emit::render("spec/format.toml", tokens)
-}
-
-fn emit_mod(spec: &Spec) -> String {
-    let mut modules: Vec<String> = spec.files.iter().map(|f| f.module.clone()).collect();
-    modules.push(spec.format_module.clone());
-    modules.sort();
-    let idents: Vec<syn::Ident> = modules.iter().map(|m| expr::ident(m)).collect();
-    // Modules with items are re-exported; a prose-only module has nothing to export.
-    let exported: Vec<syn::Ident> = modules
-        .iter()
-        .filter(|m| {
-            !spec.files.iter().any(|f| {
-                &f.module == *m
-                    && f.enums.is_empty()
-                    && f.contexts.is_empty()
-                    && f.structs.is_empty()
-            })
-        })
-        .map(|m| expr::ident(m))
-        .collect();
-    let mut gates = Vec::new();
-    for file in &spec.files {
-        for structure in &file.structs {
-            let kept: Vec<String> = structure
-                .fields
-                .iter()
-                .filter(|f| f.is_stored())
-                .map(|f| f.ident.clone())
-                .collect();
-            for field in &structure.fields {
-                if field.since.is_none() && field.until.is_none() {
-                    continue;
-                }
-                let sname = &structure.name;
-                let fname = &field.name;
-                let fident = &field.ident;
-                let since = opt_u32(field.since);
-                let until = opt_u32(field.until);
-                let stored = matches!(field.role, Role::Stored);
-                let optional = field.is_optional();
-                let conditional = field.condition.is_some();
-                let module = &file.module;
-                gates.push(quote! {
-                    VersionGate {
-                        module: #module,
-                        structure: #sname,
-                        field: #fname,
-                        rust_field: #fident,
-                        since: #since,
-                        until: #until,
-                        stored: #stored,
-                        optional: #optional,
-                        conditional: #conditional,
-                        kept_fields: &[#(#kept),*],
-                    }
-                });
-            }
-        }
-    }
-    let tokens = quote! {
-        //! The byte layouts of spec/, one module per spec file.
-
-        #(pub mod #idents;)*
-        #(pub use #exported::*;)*
-
-        /// A field that only some format versions have: the table of them lets
-        /// tests cover every gate of the spec.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub struct VersionGate {
-            pub module: &'static str,
-            pub structure: &'static str,
-            /// The spec's name of the field.
-            pub field: &'static str,
-            /// The name of the field in the generated struct.
-            pub rust_field: &'static str,
-            pub since: Option<u32>,
-            pub until: Option<u32>,
-            /// Kept in the struct (not a length, size or fixed value).
-            pub stored: bool,
-            /// An `Option` in the struct (no default where absent).
-            pub optional: bool,
-            /// Also subject to a data-dependent `if`.
-            pub conditional: bool,
-            /// The fields the generated struct keeps, in order.
-            pub kept_fields: &'static [&'static str],
-        }
-
-        /// Every version-gated field of the spec.
-        pub const VERSION_GATES: &[VersionGate] = &[#(#gates),*];
-    };
-    emit::render("spec/*.toml", tokens)
-}
-
-fn opt_u32(value: Option<u32>) -> TokenStream {
-    match value {
-        Some(v) => quote!(Some(#v)),
-        None => quote!(None),
-    }
 }
 
 /// One difference between the checked-in outputs and what the spec produces.

@@ -1,122 +1,56 @@
-//! Stage 2: the validated, typed form of the spec that the emitters work from.
+//! The validated, typed form of the spec: what `validate` gives and the
+//! emitters take. Every expression in it is a checked [`Checked`] (its text
+//! and its typed tree), so nothing downstream parses or type-checks again.
+//!
+//! The items that hold expressions are generic over the expression type `E`:
+//! `validate` first builds them with expressions parsed but unchecked (the
+//! types of other structs must all be known before any expression can be
+//! checked), then checks each one into a [`Checked`]. The default `E` is the
+//! checked form, the only one the emitters see.
 
 use std::collections::BTreeMap;
 
-/// A fixed-size number on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Prim {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    F32,
-    F64,
+pub use crate::expr::{Prim, Ty};
+
+/// An expression of the spec: its text as written (for docs, tables and
+/// messages) and its checked, typed tree.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub text: String,
+    pub expr: crate::expr::Expr,
 }
 
-impl Prim {
-    pub fn parse(name: &str) -> Option<Prim> {
-        Some(match name {
-            "u8" => Prim::U8,
-            "u16" => Prim::U16,
-            "u32" => Prim::U32,
-            "u64" => Prim::U64,
-            "i8" => Prim::I8,
-            "i16" => Prim::I16,
-            "i32" => Prim::I32,
-            "i64" => Prim::I64,
-            "f32" => Prim::F32,
-            "f64" => Prim::F64,
-            _ => return None,
-        })
-    }
+/// Every named type of the spec, for resolving expressions and types.
+#[derive(Debug)]
+pub struct TypeTable<E = Checked> {
+    pub enums: BTreeMap<String, Enum>,
+    pub contexts: BTreeMap<String, Context<E>>,
+    pub structs: BTreeMap<String, Struct<E>>,
+}
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Prim::U8 => "u8",
-            Prim::U16 => "u16",
-            Prim::U32 => "u32",
-            Prim::U64 => "u64",
-            Prim::I8 => "i8",
-            Prim::I16 => "i16",
-            Prim::I32 => "i32",
-            Prim::I64 => "i64",
-            Prim::F32 => "f32",
-            Prim::F64 => "f64",
+impl<E> Default for TypeTable<E> {
+    fn default() -> Self {
+        TypeTable {
+            enums: BTreeMap::new(),
+            contexts: BTreeMap::new(),
+            structs: BTreeMap::new(),
         }
     }
-
-    pub fn size(self) -> u64 {
-        match self {
-            Prim::U8 | Prim::I8 => 1,
-            Prim::U16 | Prim::I16 => 2,
-            Prim::U32 | Prim::I32 | Prim::F32 => 4,
-            Prim::U64 | Prim::I64 | Prim::F64 => 8,
-        }
-    }
-
-    pub fn is_integer(self) -> bool {
-        !matches!(self, Prim::F32 | Prim::F64)
-    }
-
-    pub fn is_signed(self) -> bool {
-        matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
-    }
 }
 
-/// The type of a field, param, context field or expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ty {
-    Prim(Prim),
-    Bool,
-    Enum(String),
-    Struct(String),
-    Context(String),
-    /// The generated enum of a switch field.
-    Switch(String),
-    /// Raw bytes (`Vec<u8>`).
-    Bytes,
-    List(Box<Ty>),
-    Option(Box<Ty>),
-    /// An integer literal, whose type adapts to its use.
-    IntLit,
-    /// `None`, before it meets the type it is compared or passed to.
-    NoneLit,
-    /// A byte string literal (`b".del"`), for `starts_with`/`ends_with`.
-    ByteStrLit,
-}
-
-impl Ty {
-    pub fn is_copy(&self) -> bool {
-        match self {
-            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit | Ty::ByteStrLit => {
-                true
+impl<E> TypeTable<E> {
+    /// The params (name → type) a struct-typed or switch field passes arguments to.
+    pub fn arg_param_types(&self, field: &Field<E>) -> BTreeMap<String, Ty> {
+        let mut out = BTreeMap::new();
+        for target in field.arg_targets() {
+            if let Some(structure) = self.structs.get(target) {
+                for param in &structure.params {
+                    out.entry(param.name.clone())
+                        .or_insert_with(|| param.ty.clone());
+                }
             }
-            Ty::Option(inner) => inner.is_copy(),
-            _ => false,
         }
-    }
-
-    pub fn is_integer(&self) -> bool {
-        matches!(self, Ty::IntLit) || matches!(self, Ty::Prim(p) if p.is_integer())
-    }
-
-    /// How the spec spells it, for messages and tables.
-    pub fn spec_name(&self) -> String {
-        match self {
-            Ty::Prim(p) => p.name().to_string(),
-            Ty::Bool => "bool".into(),
-            Ty::Enum(n) | Ty::Struct(n) | Ty::Context(n) | Ty::Switch(n) => n.clone(),
-            Ty::Bytes => "bytes".into(),
-            Ty::List(inner) => format!("[{}]", inner.spec_name()),
-            Ty::Option(inner) => format!("Option<{}>", inner.spec_name()),
-            Ty::IntLit => "integer".into(),
-            Ty::NoneLit => "None".into(),
-            Ty::ByteStrLit => "byte string".into(),
-        }
+        out
     }
 }
 
@@ -197,47 +131,42 @@ pub struct Variant {
 }
 
 #[derive(Debug, Clone)]
-pub struct Context {
+pub struct Context<E = Checked> {
     pub name: String,
     pub doc: Option<String>,
     pub source: Option<String>,
     /// The struct this context is computed from, if any.
     pub from: Option<String>,
-    pub fields: Vec<Named>,
+    pub fields: Vec<Named<E>>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Named {
+pub struct Named<E = Checked> {
     pub name: String,
     pub ident: String,
     pub ty: Ty,
     pub doc: Option<String>,
     /// How a field of a derived context is computed from its struct.
-    pub value: Option<Expr>,
+    pub value: Option<E>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Struct {
+pub struct Struct<E = Checked> {
     pub name: String,
     pub doc: Option<String>,
     pub source: Option<String>,
     pub erratum: Option<String>,
     pub container: Option<String>,
-    pub params: Vec<Named>,
-    /// The expression `since`/`until` compare against.
-    pub version: syn::Expr,
+    pub params: Vec<Named<E>>,
+    /// The expression `since`/`until` compare against; once checked, present
+    /// only when some field is gated (it is not checked otherwise).
+    pub version: Option<E>,
     pub version_text: String,
-    pub fields: Vec<Field>,
+    pub fields: Vec<Field<E>>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Expr {
-    pub text: String,
-    pub parsed: syn::Expr,
-}
-
-#[derive(Debug, Clone)]
-pub struct Field {
+pub struct Field<E = Checked> {
     pub name: String,
     pub ident: String,
     pub doc: Option<String>,
@@ -245,18 +174,18 @@ pub struct Field {
     pub erratum: Option<String>,
     pub since: Option<u32>,
     pub until: Option<u32>,
-    pub condition: Option<Expr>,
-    pub default: Option<Expr>,
-    pub layout: Layout,
-    pub role: Role,
+    pub condition: Option<E>,
+    pub default: Option<E>,
+    pub layout: Layout<E>,
+    pub role: Role<E>,
     /// Arguments for the params of a struct-typed (or switch) field, by param name.
-    pub args: BTreeMap<String, Expr>,
+    pub args: BTreeMap<String, E>,
     pub max: Option<u64>,
     /// For a struct or switch field: it occupies exactly this many bytes.
-    pub sized: Option<Expr>,
+    pub sized: Option<E>,
 }
 
-impl Field {
+impl<E> Field<E> {
     /// Present only under a version gate or a condition.
     pub fn is_conditional(&self) -> bool {
         self.since.is_some() || self.until.is_some() || self.condition.is_some()
@@ -282,6 +211,19 @@ impl Field {
         }
     }
 
+    /// The structs a struct-typed, list-of-struct or switch field reads.
+    pub fn arg_targets(&self) -> Vec<&String> {
+        match &self.layout {
+            Layout::Single(Ty::Struct(name))
+            | Layout::List {
+                elem: Ty::Struct(name),
+                ..
+            } => vec![name],
+            Layout::Switch(switch) => switch.types().collect(),
+            _ => vec![],
+        }
+    }
+
     /// The type an expression sees when it names this field.
     pub fn value_ty(&self) -> Ty {
         if self.is_optional() {
@@ -293,49 +235,53 @@ impl Field {
 }
 
 #[derive(Debug, Clone)]
-pub enum Layout {
+pub enum Layout<E = Checked> {
     /// A primitive, bool, enum or struct.
     Single(Ty),
     Bytes {
-        len: BytesLen,
+        len: BytesLen<E>,
     },
     List {
         elem: Ty,
-        len: ListLen,
+        len: ListLen<E>,
     },
-    Switch(Switch),
+    Switch(Switch<E>),
 }
 
 #[derive(Debug, Clone)]
-pub enum BytesLen {
-    Size(Expr),
+pub enum BytesLen<E = Checked> {
+    Size(E),
     UntilEof,
     /// Up to (and consuming) this byte.
     Terminated(u8),
 }
 
 #[derive(Debug, Clone)]
-pub enum ListLen {
-    Count(Expr),
-    Each { over: String, entry: String },
+pub enum ListLen<E = Checked> {
+    Count(E),
+    /// One element per entry of `over` (a list param or an earlier list field).
+    Each {
+        over: E,
+        entry: String,
+    },
     UntilEof,
 }
 
 #[derive(Debug, Clone)]
-pub enum Role {
+pub enum Role<E = Checked> {
     Stored,
     LengthOf(String),
     SizeOf(String),
-    Value(Expr),
+    Value(E),
 }
 
 #[derive(Debug, Clone)]
-pub struct Switch {
+pub struct Switch<E = Checked> {
     /// The generated enum's name.
     pub rust_name: String,
-    /// The expression the switch looks at (an earlier field or a param).
-    pub on: Expr,
-    pub on_ty: Ty,
+    /// The expression the switch looks at (an earlier field or a param); an
+    /// enum or an integer once checked.
+    pub on: E,
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
     pub default: Option<String>,
@@ -348,4 +294,11 @@ pub struct SwitchCase {
     pub ty: String,
     /// Spec keys (variant names, or integers for integer switches).
     pub keys: Vec<String>,
+}
+
+impl<E> Switch<E> {
+    /// Every case type, then the default (a type may appear twice).
+    pub fn types(&self) -> impl Iterator<Item = &String> {
+        self.cases.iter().map(|c| &c.ty).chain(self.default.iter())
+    }
 }

@@ -548,6 +548,53 @@ size = "n.pow(2)"
     );
 }
 
+/// A literal left of arithmetic on a typed value is spelled with a suffix
+/// (`2u32`); a parenthesised one has no such spelling, so it is refused
+/// while checking instead of failing while emitting.
+#[test]
+fn arithmetic_on_a_parenthesised_literal() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "n"
+type = "u32"
+
+[[struct.field]]
+name = "data"
+type = "bytes"
+size = "(2) * n"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field data: size: a literal left of an arithmetic operator must be a plain integer"
+    );
+}
+
+/// A plain literal on the left is accepted (it becomes `2u32`).
+#[test]
+fn arithmetic_on_a_plain_literal_is_accepted() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "n"
+type = "u32"
+
+[[struct.field]]
+name = "data"
+type = "bytes"
+size = "2 * n"
+"#,
+    );
+    run(&body).expect("a plain literal left of arithmetic is accepted");
+}
+
 #[test]
 fn condition_that_is_not_a_boolean() {
     let body = spec(

@@ -1,9 +1,9 @@
-//! Renders spec/ as Markdown tables (`spec/tables/<file>.md`), in the style of
-//! upstream's `format_spec/` so the two can be compared side by side.
+//! Tables: takes the model, gives spec/ as Markdown tables
+//! (`spec/tables/<file>.md`), in the style of upstream's `format_spec/` so
+//! the two can be compared side by side.
 
 use std::fmt::Write as _;
 
-use crate::expr::TypeTable;
 use crate::model::*;
 
 fn cell(text: &str) -> String {
@@ -69,7 +69,7 @@ fn field_size(field: &Field, table: &TypeTable) -> String {
         Layout::List {
             len: ListLen::Each { over, .. },
             ..
-        } => parts.push(format!("one per `{over}`")),
+        } => parts.push(format!("one per `{}`", over.text)),
         _ => {}
     }
     if let Some(size) = &field.sized {

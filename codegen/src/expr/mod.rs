@@ -1,0 +1,261 @@
+//! The expression language's types: the number types ([`Prim`]), the types
+//! of values ([`Ty`]) and the typed expression tree ([`Expr`]) that
+//! [`check`] builds from text and the model keeps.
+//!
+//! A tree here has been checked: every name is resolved to the kind of thing
+//! it names, every coercion the checker decided on is an explicit node, so
+//! turning it into Rust (emit/expr.rs) is a plain walk that cannot fail.
+//!
+//! Integers of different widths meet in u64 (i64 if one is signed);
+//! `+ - *` saturate and `/ %` by a zero yield 0, so that hostile lengths make
+//! the later bound checks fail instead of panicking.
+
+pub mod check;
+
+pub use crate::naming::{ident, rust_ident, upper_camel};
+
+/// A fixed-size number on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Prim {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Prim {
+    pub fn parse(name: &str) -> Option<Prim> {
+        Some(match name {
+            "u8" => Prim::U8,
+            "u16" => Prim::U16,
+            "u32" => Prim::U32,
+            "u64" => Prim::U64,
+            "i8" => Prim::I8,
+            "i16" => Prim::I16,
+            "i32" => Prim::I32,
+            "i64" => Prim::I64,
+            "f32" => Prim::F32,
+            "f64" => Prim::F64,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::U8 => "u8",
+            Prim::U16 => "u16",
+            Prim::U32 => "u32",
+            Prim::U64 => "u64",
+            Prim::I8 => "i8",
+            Prim::I16 => "i16",
+            Prim::I32 => "i32",
+            Prim::I64 => "i64",
+            Prim::F32 => "f32",
+            Prim::F64 => "f64",
+        }
+    }
+
+    pub fn size(self) -> u64 {
+        match self {
+            Prim::U8 | Prim::I8 => 1,
+            Prim::U16 | Prim::I16 => 2,
+            Prim::U32 | Prim::I32 | Prim::F32 => 4,
+            Prim::U64 | Prim::I64 | Prim::F64 => 8,
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        !matches!(self, Prim::F32 | Prim::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
+    }
+}
+
+/// The type of a field, param, context field or expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    Prim(Prim),
+    Bool,
+    Enum(String),
+    Struct(String),
+    Context(String),
+    /// The generated enum of a switch field.
+    Switch(String),
+    /// Raw bytes (`Vec<u8>`).
+    Bytes,
+    List(Box<Ty>),
+    Option(Box<Ty>),
+    /// An integer literal, whose type adapts to its use.
+    IntLit,
+    /// `None`, before it meets the type it is compared or passed to.
+    NoneLit,
+    /// A byte string literal (`b".del"`), for `starts_with`/`ends_with`.
+    ByteStrLit,
+}
+
+impl Ty {
+    pub fn is_copy(&self) -> bool {
+        match self {
+            Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit | Ty::ByteStrLit => {
+                true
+            }
+            Ty::Option(inner) => inner.is_copy(),
+            _ => false,
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Ty::IntLit) || matches!(self, Ty::Prim(p) if p.is_integer())
+    }
+
+    /// How the spec spells it, for messages and tables.
+    pub fn spec_name(&self) -> String {
+        match self {
+            Ty::Prim(p) => p.name().to_string(),
+            Ty::Bool => "bool".into(),
+            Ty::Enum(n) | Ty::Struct(n) | Ty::Context(n) | Ty::Switch(n) => n.clone(),
+            Ty::Bytes => "bytes".into(),
+            Ty::List(inner) => format!("[{}]", inner.spec_name()),
+            Ty::Option(inner) => format!("Option<{}>", inner.spec_name()),
+            Ty::IntLit => "integer".into(),
+            Ty::NoneLit => "None".into(),
+            Ty::ByteStrLit => "byte string".into(),
+        }
+    }
+}
+
+/// A checked expression: what it computes and the type of the result.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: Ty,
+}
+
+/// What a name in an expression stands for; the read and the write side of
+/// a binrw structure reach each kind differently (a local value, a reference
+/// into the struct, a recomputation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameKind {
+    /// A param of the struct (a binrw import).
+    Param,
+    /// A field kept in the struct: a local value when reading, a reference when writing.
+    Field,
+    /// A length, size or fixed value: a local when reading, recomputed when writing.
+    Temp,
+    /// The entry of an `each` list (a reference to a context).
+    Entry,
+    /// A stored field of the struct a derived context is computed from (`source.field`).
+    Source,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    And,
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+/// How integer arithmetic is carried out.
+#[derive(Debug, Clone)]
+pub enum Arith {
+    /// Both sides are literals: the expression stays as written.
+    Literal,
+    /// Saturating (`+ - *`) or zero-safe (`/ %`) arithmetic on a number type.
+    Checked {
+        /// A literal left operand, spelled with its type (`2u64`), since a
+        /// method call on an unsuffixed literal does not compile.
+        receiver: Option<syn::LitInt>,
+        /// The right operand is a non-zero literal, so `/` and `%` need no guard.
+        nonzero_divisor: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    Int(syn::LitInt),
+    Bool(bool),
+    ByteStr(syn::LitByteStr),
+    None,
+    Paren(Box<Expr>),
+    Name {
+        /// The spec's name (a temp is recomputed by it on the write side).
+        name: String,
+        ident: String,
+        kind: NameKind,
+    },
+    /// `Enum::VARIANT`, with the variant's Rust name.
+    Variant {
+        enum_name: String,
+        variant: String,
+    },
+    Not(Box<Expr>),
+    /// `-x`; `literal` when x is an integer literal (no parentheses then).
+    Neg {
+        inner: Box<Expr>,
+        literal: bool,
+    },
+    /// Both branches already coerced to the type of the whole.
+    If {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    /// `&&`, `||` and comparisons, operands already coerced to a common type.
+    Binary {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
+    /// `+ - * / %`, operands already coerced to the type of the whole.
+    Arith {
+        op: BinOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+        mode: Arith,
+    },
+    /// `x.len()`, as a u64.
+    Len(Box<Expr>),
+    /// A method of the generated code or of std: `value()`, a property,
+    /// `is_some()`, `starts_with(b"..")`, `unwrap_or(x)`, `size()`.
+    Method {
+        receiver: Box<Expr>,
+        method: String,
+        args: Vec<Expr>,
+    },
+    /// `base.member`, with the member's Rust name.
+    Member {
+        base: Box<Expr>,
+        member: String,
+    },
+    /// An integer converted to another integer type.
+    Cast {
+        inner: Box<Expr>,
+        to: Prim,
+    },
+    /// A value that is not `Copy`, used where an owned value is needed.
+    Clone(Box<Expr>),
+    Some(Box<Expr>),
+    /// A list of structs converted to a list of a context derived from them.
+    DeriveList {
+        inner: Box<Expr>,
+        context: String,
+    },
+}

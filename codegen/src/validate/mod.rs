@@ -1,0 +1,452 @@
+//! Stage 2: takes the raw TOML ([`crate::raw`]) and gives the typed,
+//! validated [`crate::model`], rejecting every inconsistency with an error
+//! that names the file and the key.
+//!
+//! It runs in passes because an expression may name any type of any file:
+//! names are declared first, then enums and contexts, then struct shells
+//! (layouts and roles, expressions parsed but unchecked), then the checks
+//! across structs, and only then are the expressions type-checked
+//! ([`exprs`]) into the model.
+
+mod enums;
+mod exprs;
+mod structs;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::error::{SpecError, SpecErrorKind};
+use crate::expr::check::parse;
+use crate::expr::rust_ident;
+use crate::model::*;
+use crate::raw::*;
+
+/// An expression parsed from its text but not yet checked: the state of
+/// every expression between the struct shells and the expression pass.
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub text: String,
+    pub syn: syn::Expr,
+}
+
+/// The file the errors of a pass are reported in.
+struct Ctx<'a> {
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, path: impl Into<String>, kind: SpecErrorKind) -> SpecError {
+        SpecError {
+            file: self.file.to_string(),
+            path: path.into(),
+            kind,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Enum,
+    Context,
+    Struct,
+}
+
+/// Every declared type name, with the file that declares it and its kind.
+type Declared = BTreeMap<String, (String, Kind)>;
+
+#[derive(Debug, Clone, Copy)]
+struct GateRange {
+    oldest: u32,
+    newest: u32,
+}
+
+/// One spec file between the passes.
+struct FileShell {
+    display: String,
+    stem: String,
+    raw: RawFile,
+    enums: Vec<Enum>,
+    contexts: Vec<Context<Parsed>>,
+    structs: Vec<Struct<Parsed>>,
+}
+
+/// Names the generated code uses for itself (the switch value passed to a
+/// switch's enum, the sink a `size_of` is measured with).
+const RESERVED: &[&str] = &["switch_selector", "size_sink"];
+
+/// Reads and validates every `*.toml` in `spec_dir`.
+pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
+    let names = spec_file_names(spec_dir)?;
+    let read = |name: &str| -> Result<String, SpecError> {
+        std::fs::read_to_string(spec_dir.join(name)).map_err(|e| SpecError {
+            file: format!("spec/{name}"),
+            path: String::new(),
+            kind: SpecErrorKind::Io(e.to_string()),
+        })
+    };
+    let raw_format = load_format(&names, &read)?;
+    let mut shells = Vec::new();
+    for name in names.iter().filter(|n| *n != "format.toml") {
+        let display = format!("spec/{name}");
+        let raw: RawFile = toml::from_str(&read(name)?).map_err(|e| SpecError {
+            file: display.clone(),
+            path: String::new(),
+            kind: SpecErrorKind::Syntax(syntax_message(&e)),
+        })?;
+        shells.push(FileShell {
+            display,
+            stem: name.trim_end_matches(".toml").to_string(),
+            raw,
+            enums: Vec::new(),
+            contexts: Vec::new(),
+            structs: Vec::new(),
+        });
+    }
+    let gates = GateRange {
+        oldest: raw_format.oldest,
+        newest: raw_format.current + 1,
+    };
+    let declared = declare_names(&raw_format, &shells)?;
+
+    let mut table: TypeTable<Parsed> = TypeTable::default();
+    for shell in &mut shells {
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        for raw_enum in &shell.raw.enums {
+            let built = enums::build_enum(&ctx, raw_enum, gates)?;
+            table.enums.insert(built.name.clone(), built.clone());
+            shell.enums.push(built);
+        }
+        for raw_context in &shell.raw.contexts {
+            let built = build_context(&ctx, raw_context, &declared)?;
+            table.contexts.insert(built.name.clone(), built.clone());
+            shell.contexts.push(built);
+        }
+    }
+    for shell in &mut shells {
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        for raw_struct in &shell.raw.structs {
+            let built = structs::build_struct(&ctx, raw_struct, &declared, gates)?;
+            table.structs.insert(built.name.clone(), built.clone());
+            shell.structs.push(built);
+        }
+    }
+    structs::check_across(&shells, &table)?;
+    let (files, checked_table) = exprs::check_files(shells, &table)?;
+
+    let spec = Spec {
+        current: raw_format.current,
+        oldest: raw_format.oldest,
+        format_title: raw_format.file.title.clone(),
+        format_module: raw_format.file.module.clone(),
+        format_source: raw_format.file.source.clone(),
+        versions: raw_format
+            .versions
+            .iter()
+            .map(|v| Version {
+                number: v.number,
+                release: v.release.clone(),
+                source: v.source.clone(),
+                erratum: v.erratum.clone(),
+                changes: v.changes.clone(),
+            })
+            .collect(),
+        files,
+    };
+    Ok((spec, checked_table))
+}
+
+/// The `*.toml` files of `spec_dir`, sorted.
+fn spec_file_names(spec_dir: &Path) -> Result<Vec<String>, SpecError> {
+    let mut names: Vec<String> = std::fs::read_dir(spec_dir)
+        .map_err(|e| SpecError {
+            file: spec_dir.display().to_string(),
+            path: String::new(),
+            kind: SpecErrorKind::Io(e.to_string()),
+        })?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".toml"))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Reads `format.toml` and checks its versions.
+fn load_format(
+    names: &[String],
+    read: &dyn Fn(&str) -> Result<String, SpecError>,
+) -> Result<RawFormat, SpecError> {
+    let format_display = "spec/format.toml".to_string();
+    if !names.iter().any(|n| n == "format.toml") {
+        return Err(SpecError {
+            file: format_display,
+            path: String::new(),
+            kind: SpecErrorKind::Io("format.toml is missing".into()),
+        });
+    }
+    let raw_format: RawFormat = toml::from_str(&read("format.toml")?).map_err(|e| SpecError {
+        file: format_display.clone(),
+        path: String::new(),
+        kind: SpecErrorKind::Syntax(syntax_message(&e)),
+    })?;
+    let format_ctx = Ctx {
+        file: &format_display,
+    };
+    if raw_format.oldest > raw_format.current {
+        return Err(format_ctx.err(
+            "",
+            SpecErrorKind::Invalid(format!(
+                "oldest = {} is above current = {}",
+                raw_format.oldest, raw_format.current
+            )),
+        ));
+    }
+    let mut seen_versions = BTreeSet::new();
+    for version in &raw_format.versions {
+        if !seen_versions.insert(version.number) {
+            return Err(format_ctx.err(
+                format!("version {}", version.number),
+                SpecErrorKind::DuplicateName {
+                    what: "version".into(),
+                    name: version.number.to_string(),
+                },
+            ));
+        }
+    }
+    Ok(raw_format)
+}
+
+/// Every type name, once across all files; modules likewise.
+fn declare_names(raw_format: &RawFormat, shells: &[FileShell]) -> Result<Declared, SpecError> {
+    let mut declared: Declared = BTreeMap::new();
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    modules.insert(raw_format.file.module.clone(), "spec/format.toml".into());
+    for shell in shells {
+        let (display, raw) = (&shell.display, &shell.raw);
+        let ctx = Ctx { file: display };
+        if let Some(previous) = modules.insert(raw.file.module.clone(), display.clone()) {
+            return Err(ctx.err(
+                "file",
+                SpecErrorKind::Invalid(format!(
+                    "module \"{}\" is already generated from {previous}",
+                    raw.file.module
+                )),
+            ));
+        }
+        if !is_snake(&raw.file.module) {
+            return Err(ctx.err(
+                "file",
+                SpecErrorKind::Invalid(format!(
+                    "module \"{}\" is not a snake_case name",
+                    raw.file.module
+                )),
+            ));
+        }
+        let all = raw
+            .enums
+            .iter()
+            .map(|e| (&e.name, Kind::Enum, "enum"))
+            .chain(
+                raw.contexts
+                    .iter()
+                    .map(|c| (&c.name, Kind::Context, "context")),
+            )
+            .chain(
+                raw.structs
+                    .iter()
+                    .map(|s| (&s.name, Kind::Struct, "struct")),
+            );
+        for (name, kind, what) in all {
+            let path = format!("{what} {name}");
+            if !is_upper_camel(name) {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::Invalid(format!("\"{name}\" is not an UpperCamelCase name")),
+                ));
+            }
+            if declared
+                .insert(name.clone(), (display.clone(), kind))
+                .is_some()
+            {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::DuplicateName {
+                        what: "type".into(),
+                        name: name.clone(),
+                    },
+                ));
+            }
+        }
+    }
+    Ok(declared)
+}
+
+/// A context with its field types resolved; the values of a derived
+/// context are parsed here and checked with the structs' expressions.
+fn build_context(
+    ctx: &Ctx,
+    raw_context: &RawContext,
+    declared: &Declared,
+) -> Result<Context<Parsed>, SpecError> {
+    let path = format!("context {}", raw_context.name);
+    let mut fields = Vec::new();
+    let mut seen = BTreeSet::new();
+    for field in &raw_context.fields {
+        let fpath = format!("{path}, field {}", field.name);
+        if !seen.insert(field.name.clone()) {
+            return Err(ctx.err(
+                fpath,
+                SpecErrorKind::DuplicateName {
+                    what: "field".into(),
+                    name: field.name.clone(),
+                },
+            ));
+        }
+        let ty = resolve_ty(&field.ty, declared).map_err(|k| ctx.err(&fpath, k))?;
+        let value = match (&raw_context.from, &field.value) {
+            (Some(_), Some(text)) => Some(parse_expr(
+                ctx,
+                &fpath,
+                "value",
+                &RawExpr::Text(text.clone()),
+            )?),
+            (Some(from), None) => {
+                return Err(ctx.err(
+                    fpath,
+                    SpecErrorKind::Invalid(format!(
+                        "the context is computed from {from}, so every field needs a value"
+                    )),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ctx.err(
+                    fpath,
+                    SpecErrorKind::Invalid(
+                        "value needs the context to be declared `from` a struct".into(),
+                    ),
+                ))
+            }
+            (None, None) => None,
+        };
+        fields.push(Named {
+            name: field.name.clone(),
+            ident: rust_ident(&field.name),
+            ty,
+            doc: field.doc.clone(),
+            value,
+        });
+    }
+    if let Some(from) = &raw_context.from {
+        if !matches!(declared.get(from), Some((_, Kind::Struct))) {
+            return Err(ctx.err(
+                format!("{path}, from"),
+                SpecErrorKind::UnknownType(from.clone()),
+            ));
+        }
+    }
+    Ok(Context {
+        name: raw_context.name.clone(),
+        doc: raw_context.doc.clone(),
+        source: raw_context.source.clone(),
+        from: raw_context.from.clone(),
+        fields,
+    })
+}
+
+fn syntax_message(err: &toml::de::Error) -> String {
+    err.to_string().trim().replace('\n', " ").replace("  ", " ")
+}
+
+fn is_snake(name: &str) -> bool {
+    !name.is_empty()
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_upper_camel(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+fn check_gates(
+    ctx: &Ctx,
+    path: &str,
+    since: Option<u32>,
+    until: Option<u32>,
+    range: GateRange,
+) -> Result<(), SpecError> {
+    for (key, value) in [("since", since), ("until", until)] {
+        if let Some(value) = value {
+            if value < range.oldest || value > range.newest {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::GateOutOfRange {
+                        key,
+                        value,
+                        oldest: range.oldest,
+                        newest: range.newest,
+                    },
+                ));
+            }
+        }
+    }
+    if let (Some(since), Some(until)) = (since, until) {
+        if since >= until {
+            return Err(ctx.err(path, SpecErrorKind::InvertedGate { since, until }));
+        }
+    }
+    Ok(())
+}
+
+/// Resolves a type as written: a primitive, bool, bytes, a declared name,
+/// `Option<T>`, `Vec<T>` or `[T]`.
+fn resolve_ty(text: &str, declared: &Declared) -> Result<Ty, SpecErrorKind> {
+    let text = text.trim();
+    if let Some(inner) = text
+        .strip_prefix("Option<")
+        .and_then(|t| t.strip_suffix('>'))
+    {
+        return Ok(Ty::Option(Box::new(resolve_ty(inner, declared)?)));
+    }
+    if let Some(inner) = text
+        .strip_prefix("Vec<")
+        .and_then(|t| t.strip_suffix('>'))
+        .or_else(|| text.strip_prefix('[').and_then(|t| t.strip_suffix(']')))
+    {
+        return Ok(Ty::List(Box::new(resolve_ty(inner, declared)?)));
+    }
+    if let Some(prim) = Prim::parse(text) {
+        return Ok(Ty::Prim(prim));
+    }
+    match text {
+        "bool" => return Ok(Ty::Bool),
+        "bytes" => return Ok(Ty::Bytes),
+        _ => {}
+    }
+    match declared.get(text) {
+        Some((_, Kind::Enum)) => Ok(Ty::Enum(text.to_string())),
+        Some((_, Kind::Context)) => Ok(Ty::Context(text.to_string())),
+        Some((_, Kind::Struct)) => Ok(Ty::Struct(text.to_string())),
+        None => Err(SpecErrorKind::UnknownType(text.to_string())),
+    }
+}
+
+fn parse_expr(ctx: &Ctx, path: &str, key: &str, raw: &RawExpr) -> Result<Parsed, SpecError> {
+    let text = raw.text();
+    let syn = parse(&text).map_err(|reason| {
+        ctx.err(
+            path,
+            SpecErrorKind::BadExpression {
+                key: key.to_string(),
+                reason,
+            },
+        )
+    })?;
+    Ok(Parsed { text, syn })
+}
