@@ -40,8 +40,8 @@ const CHANGING_CALLS: &str = "openat,creat,write,pwrite64,writev,rename,renameat
                               unlink,unlinkat,mkdir,mkdirat,rmdir,fsync,fdatasync,ftruncate,\
                               fallocate";
 
-const DEFAULT_KILL_POINTS: usize = 40;
-const DEFAULT_RANDOM_KILLS: usize = 8;
+const DEFAULT_KILL_POINTS: usize = 60;
+const DEFAULT_RANDOM_KILLS: usize = 10;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
