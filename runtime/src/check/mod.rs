@@ -35,13 +35,13 @@
 //! and groups, to a bounded depth), with findings named by their path from
 //! the group.
 
-pub mod load;
 mod lossy;
 pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::array::directory::ConditionKind;
 use crate::array::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
 use crate::array::storage::{DirEntry, EntryKind};
 use crate::array::text_files;
@@ -51,9 +51,15 @@ use crate::array::{
 };
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
+use crate::fragment::{parse_footer, MetadataFile};
+use crate::metadata::group::parse_group_details;
 use crate::metadata::group::GroupContents;
+use crate::metadata::parse_metadata_tile;
+use crate::query::parse_commit;
 use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
+use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
+use crate::tile::generic::read_generic_tile_exact;
 use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
@@ -143,7 +149,7 @@ struct Checker<'a> {
     /// Every file: array-relative path → size.
     files: BTreeMap<String, u64>,
     /// Schema file name → schema.
-    schemas: BTreeMap<String, g::ArraySchema>,
+    schemas: BTreeMap<String, crate::schema::ArraySchema>,
     /// Schema files that exist but did not load (already reported).
     broken_schemas: BTreeSet<String>,
     /// How many groups enclose this folder (members are checked in turn).
@@ -300,7 +306,7 @@ impl Checker<'_> {
     /// A file that should be one generic tile. Small files are read whole,
     /// as the loaders expect; from a larger one only the tile its header
     /// measures is read, and the bytes after it are reported (as
-    /// [`load::single_tile`] reports them) without being read, so a file
+    /// [`read_generic_tile_exact`] reports them) without being read, so a file
     /// grown far past its tile costs no more than the tile.
     fn read_tile_file(&mut self, file: &str) -> Option<Vec<u8>> {
         let (path, size) = self.open_file(file)?;
@@ -474,7 +480,7 @@ impl Checker<'_> {
             let result = if vacuum {
                 text_files::parse_vacuum_file(&bytes, &[GROUP_DETAILS_DIR]).map(drop)
             } else {
-                load::group_details(&bytes, self.key).map(drop)
+                group_details(&bytes, self.key.as_ref())
             };
             if let Err(e) = result {
                 self.error(&path, &e);
@@ -664,7 +670,10 @@ impl Checker<'_> {
             }
             if rest.starts_with("__enumerations/") {
                 if let Some(bytes) = self.read_tile_file(&path) {
-                    if let Err(e) = load::enumeration(&bytes, self.key) {
+                    let file_name = rest.rsplit('/').next().unwrap_or_default();
+                    let loaded = read_generic_tile_exact(&bytes, self.key.as_ref())
+                        .and_then(|tile| crate::schema::enumeration_from_tile(&tile, file_name));
+                    if let Err(e) = loaded {
                         self.error(&path, &e);
                     }
                 }
@@ -682,26 +691,16 @@ impl Checker<'_> {
             let Some(bytes) = self.read_tile_file(&path) else {
                 continue;
             };
-            if name.is_empty() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
-                // Written by TileDB 1.3, before format versions: the
-                // reader's loader knows that layout.
-                let loaded = RelPath::parse(&path).and_then(|rel| {
-                    crate::schema::ArraySchema::load(self.storage, &rel, self.key.as_ref())
-                });
-                match loaded {
-                    Ok(schema) => {
-                        self.schemas.insert(name, schema.stored);
-                    }
-                    Err(e) => {
-                        self.error(&path, &e);
-                        self.broken_schemas.insert(name);
-                    }
-                }
-                continue;
-            }
-            match load::schema(&bytes, self.key) {
+            let file_name = path.rsplit('/').next().unwrap_or_default();
+            let loaded = crate::schema::ArraySchema::from_file_bytes(
+                file_name,
+                &bytes,
+                self.key.as_ref(),
+                true,
+            );
+            match loaded {
                 Ok(schema) => {
-                    for (i, reference) in schema.enumerations.iter().flatten().enumerate() {
+                    for (i, reference) in schema.stored.enumerations.iter().flatten().enumerate() {
                         let file = format!(
                             "__schema/__enumerations/{}",
                             String::from_utf8_lossy(&reference.path)
@@ -785,8 +784,8 @@ impl Checker<'_> {
                     }
                     Ok(())
                 }
-                Some(Extension::Del) => load::delete_commit(&bytes, self.key).map(|_| ()),
-                Some(Extension::Upd) => load::update_commit(&bytes, self.key).map(|_| ()),
+                Some(Extension::Del) => commit(&bytes, ConditionKind::Delete, self.key.as_ref()),
+                Some(Extension::Upd) => commit(&bytes, ConditionKind::Update, self.key.as_ref()),
                 Some(Extension::Ign) => text_files::parse_ignore_file(&bytes).map(|_| ()),
                 Some(Extension::Vac) => text_files::parse_vacuum_file(&bytes, &["__fragments"])
                     .map(|lines| {
@@ -809,7 +808,7 @@ impl Checker<'_> {
                 let embedded = bytes.get(start..end).ok_or_else(|| {
                     Error::corrupt(tile.offset, "embedded delete", "runs past the end")
                 })?;
-                load::delete_commit(embedded, self.key).map_err(|e| {
+                commit(embedded, ConditionKind::Delete, self.key.as_ref()).map_err(|e| {
                     e.within(format!("delete {}", entry.path))
                         .at_base(tile.offset)
                 })?;
@@ -1019,18 +1018,18 @@ impl Checker<'_> {
             return;
         };
         if let Some(version) = name.version() {
-            if version > load::MAX_FORMAT_VERSION {
+            if version > MAX_SUPPORTED_VERSION {
                 self.error(
                     &meta,
                     &Error::unsupported(format!(
                         "fragment format version {version} is newer than {}",
-                        load::MAX_FORMAT_VERSION
+                        MAX_SUPPORTED_VERSION
                     )),
                 );
                 return;
             }
         }
-        let head = match load::footer_head(&bytes) {
+        let head = match crate::fragment::footer_region(&bytes) {
             Ok((head, _)) => head,
             Err(e) => {
                 self.error(&meta, &e);
@@ -1054,8 +1053,8 @@ impl Checker<'_> {
             );
             return;
         };
-        match load::fragment_metadata(&bytes, &schema, self.key) {
-            Ok(metadata) => self.check_fragment_data(dir, &meta, &schema, &metadata),
+        match crate::fragment::parse_metadata_file(&bytes, &schema, self.key.as_ref()) {
+            Ok(metadata) => self.check_fragment_data(dir, &meta, &schema.stored, &metadata),
             Err(e) => self.error(&meta, &e),
         }
     }
@@ -1065,7 +1064,7 @@ impl Checker<'_> {
         dir: &str,
         meta: &str,
         schema: &g::ArraySchema,
-        fm: &load::FragmentMetadata,
+        fm: &MetadataFile,
     ) {
         let footer = &fm.footer;
         let version = footer.version;
@@ -1220,7 +1219,7 @@ impl Checker<'_> {
         dir: &str,
         meta: &str,
         schema: &g::ArraySchema,
-        fm: &load::FragmentMetadata,
+        fm: &MetadataFile,
         field: &Field,
         version: u32,
         validity_filters: &g::FilterPipeline,
@@ -1236,13 +1235,7 @@ impl Checker<'_> {
         if !field.has_tiles {
             return;
         }
-        let datatype = match load::runtime_datatype(field.datatype) {
-            Ok(t) => t,
-            Err(e) => {
-                self.error(meta, &e);
-                return;
-            }
-        };
+        let datatype = field.datatype;
         let pipeline = match self.data_pipeline(&field.filters, "filters") {
             Ok(p) => p,
             Err(e) => {
@@ -1542,7 +1535,7 @@ impl Checker<'_> {
         stored: &g::FilterPipeline,
         field: &str,
     ) -> crate::Result<FilterPipeline> {
-        let mut pipeline = load::runtime_pipeline(stored, field)?;
+        let mut pipeline = FilterPipeline::from_stored(stored).map_err(|e| e.within(field))?;
         if self.key.is_some() {
             pipeline.filters.push(filter::Filter::Aes256Gcm);
         }
@@ -1638,10 +1631,7 @@ impl Checker<'_> {
             let Some(bytes) = self.read_tile_file(&path) else {
                 continue;
             };
-            let schemas = &self.schemas;
-            let result = load::consolidated_fragment_metadata(&bytes, self.key, |name| {
-                schemas.get(String::from_utf8_lossy(name).as_ref())
-            });
+            let result = consolidated_fragment_metadata(&bytes, self.key.as_ref(), &self.schemas);
             if let Err(e) = result {
                 self.error(&path, &e);
             }
@@ -1664,7 +1654,9 @@ impl Checker<'_> {
             let result = if path.ends_with(".vac") {
                 text_files::parse_vacuum_file(&bytes, &["__meta"]).map(|_| ())
             } else {
-                load::metadata(&bytes, self.key).map(|_| ())
+                read_generic_tile_exact(&bytes, self.key.as_ref())
+                    .and_then(|tile| parse_metadata_tile(&tile))
+                    .map(drop)
             };
             if let Err(e) = result {
                 self.error(&path, &e);
@@ -1781,7 +1773,7 @@ impl TileMetaCheck {
     /// The first disagreement for tile `t`: (file, offset, field, reason).
     fn compare(
         &self,
-        fm: &load::FragmentMetadata,
+        fm: &MetadataFile,
         t: usize,
         cells: &[&[u8]],
         validity: Option<&[bool]>,
@@ -1906,7 +1898,7 @@ impl TileMetaCheck {
 
     fn compare_cells(
         &self,
-        fm: &load::FragmentMetadata,
+        fm: &MetadataFile,
         t: usize,
         cells: &[&[u8]],
         validity: Option<&[bool]>,
@@ -2029,7 +2021,7 @@ impl TileMetaCheck {
     /// its cells: always, but for a lossy field ([`lossy`]) only when the
     /// recorded min and max show that every cell fitted the filter's
     /// integers.
-    fn values_comparable(&self, fm: &load::FragmentMetadata, t: usize) -> bool {
+    fn values_comparable(&self, fm: &MetadataFile, t: usize) -> bool {
         let scale = match self.lossy {
             None => return true,
             Some(lossy::Lossy::Unchecked(_)) => return false,
@@ -2407,4 +2399,74 @@ fn fragment_file_ok(file: &str) -> bool {
         .unwrap_or(stem);
     let digits = stem.strip_prefix('a').or_else(|| stem.strip_prefix('d'));
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A delete or update commit that should be one generic tile holding the
+/// commit and nothing after it.
+fn commit(bytes: &[u8], kind: ConditionKind, key: Option<&[u8; 32]>) -> crate::Result<()> {
+    let tile = read_generic_tile_exact(bytes, key)?;
+    let (_, used) = parse_commit(&tile, kind)?;
+    let len = tile.payload.len() as u64;
+    if used != len {
+        return Err(tile.locate(Error::corrupt(
+            used,
+            "commit",
+            format!("{} payload byte(s) after the commit", len - used),
+        )));
+    }
+    Ok(())
+}
+
+/// A group details file: one generic tile, every member's URI UTF-8 and,
+/// when relative, inside the group.
+fn group_details(bytes: &[u8], key: Option<&[u8; 32]>) -> crate::Result<()> {
+    let tile = read_generic_tile_exact(bytes, key)?;
+    let details = parse_group_details(&tile)?;
+    for (i, member) in details.members.iter().enumerate() {
+        let field = format!("GroupDetails.members[{i}]");
+        let uri = std::str::from_utf8(&member.uri)
+            .map_err(|_| tile.locate(Error::corrupt(0, format!("{field}.uri"), "not UTF-8")))?;
+        resolve_member(uri, member.relative).map_err(|e| tile.locate(e.within(&field)))?;
+    }
+    Ok(())
+}
+
+/// A consolidated fragment metadata file: one generic tile whose every
+/// footer parses, exactly, against the schema it names.
+fn consolidated_fragment_metadata(
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+    schemas: &BTreeMap<String, ArraySchema>,
+) -> crate::Result<()> {
+    let tile = read_generic_tile_exact(bytes, key)?;
+    for (i, (_, region)) in crate::fragment::consolidated_footer_regions(&tile)?
+        .iter()
+        .enumerate()
+    {
+        let field = format!("ConsolidatedFragmentMetadata.entries[{i}]");
+        let in_entry = |e: Error| tile.locate(e.within(&field));
+        let (head, _) = crate::format::io::read_prefix::<g::FragmentFooterHead>(
+            region,
+            (),
+            "FragmentFooterHead",
+        )
+        .map_err(in_entry)?;
+        let name = String::from_utf8_lossy(head.schema_name.as_deref().unwrap_or_default());
+        let schema = schemas.get(name.as_ref()).ok_or_else(|| {
+            in_entry(Error::corrupt(
+                0,
+                "FragmentFooter.schema_name",
+                format!("names schema {name:?}, which is not in the array"),
+            ))
+        })?;
+        let (_, used) = parse_footer(region, schema).map_err(in_entry)?;
+        if used != region.len() as u64 {
+            return Err(in_entry(Error::corrupt(
+                used,
+                "FragmentFooter",
+                format!("{} byte(s) after the footer", region.len() as u64 - used),
+            )));
+        }
+    }
+    Ok(())
 }
