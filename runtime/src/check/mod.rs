@@ -1279,6 +1279,8 @@ impl Checker<'_> {
 
         // Validity first: the tile metadata of the other parts needs it.
         let mut validity_of_tile: Vec<Option<Vec<bool>>> = vec![None; offsets.len()];
+        // Where each validity tile starts: a wrong null count names it.
+        let mut validity_tile_at: Vec<(String, u64)> = Vec::new();
         if field.nullable {
             let validity_file = format!("{dir}/{}_validity.tdb", field.file);
             let size = footer
@@ -1317,6 +1319,10 @@ impl Checker<'_> {
             ) {
                 if self.count_data_file(size) {
                     let mut tile = Vec::new();
+                    validity_tile_at = ranges
+                        .iter()
+                        .map(|r| (validity_file.clone(), r.0))
+                        .collect();
                     for (t, range) in ranges.iter().enumerate() {
                         if !self.read_tile(&validity_file, t, *range, &mut tile) {
                             continue;
@@ -1405,7 +1411,8 @@ impl Checker<'_> {
                     } else if let (Some(check), Some(size)) = (&tile_meta_check, cell_size) {
                         let cells: Vec<&[u8]> = data.chunks(size.max(1) as usize).collect();
                         let finding = check.compare(fm, t, &cells, validity_of_tile[t].as_deref());
-                        self.tile_meta_finding(finding);
+                        let at = (fixed_file.as_str(), range.0);
+                        self.tile_meta_finding(finding, at, validity_tile_at.get(t));
                     }
                 }
                 self.tile_result(&fixed_file, range.0, t, result.map(drop));
@@ -1462,7 +1469,8 @@ impl Checker<'_> {
                             let cells = var_cells(data, starts);
                             let finding =
                                 check.compare(fm, t, &cells, validity_of_tile[t].as_deref());
-                            self.tile_meta_finding(finding);
+                            let at = (var_file.as_str(), range.0);
+                            self.tile_meta_finding(finding, at, validity_tile_at.get(t));
                         }
                         self.tile_result(&var_file, range.0, t, result.map(drop));
                     }
@@ -1521,10 +1529,26 @@ impl Checker<'_> {
         });
     }
 
-    fn tile_meta_finding(&mut self, finding: Option<(String, u64, String, String)>) {
+    /// A tile whose cells disagree with the min, max, sum or null count the
+    /// fragment metadata records for it names the data tile, at its offset
+    /// (`(file, offset)`; a null count, the validity tile): the metadata's
+    /// tiles are GZIP-compressed generic tiles whose Adler-32 catches a
+    /// changed byte, a data tile often has nothing that would, so the cells
+    /// are what changed. The message says where the record is.
+    fn tile_meta_finding(
+        &mut self,
+        finding: Option<(String, u64, String, String)>,
+        (file, offset): (&str, u64),
+        validity: Option<&(String, u64)>,
+    ) {
         self.report.tile_metadata_checked += 1;
-        if let Some((file, offset, field, reason)) = finding {
-            self.find(&file, offset, field, reason);
+        if let Some((meta, at, field, reason)) = finding {
+            let (file, offset) = match validity {
+                Some((v, o)) if field.starts_with("tile_null_counts") => (v.as_str(), *o),
+                _ => (file, offset),
+            };
+            let message = format!("{reason} ({meta} records it in the tile at byte {at})");
+            self.find(file, offset, field, message);
         }
     }
 
