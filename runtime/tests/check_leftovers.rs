@@ -454,12 +454,13 @@ fn a_fragment_linked_from_outside_is_one_finding_and_the_rest_is_checked() {
     assert_eq!(escapes[0].file, format!("__fragments/{linked}"));
     assert_eq!(escapes[0].class, ErrorClass::Corrupt);
     assert_eq!(escapes[0].field, "path");
-    let kept_meta = format!("__fragments/{kept}/__fragment_metadata.tdb");
+    // The tile whose cells disagree with their record names the data file.
+    let kept_data = format!("__fragments/{kept}/a0.tdb");
     assert!(
         report
             .findings
             .iter()
-            .any(|f| f.file == kept_meta && f.field.starts_with("tile_")),
+            .any(|f| f.file == kept_data && f.field.starts_with("tile_")),
         "the flipped byte of the other fragment is found\n{}",
         show(&report)
     );
@@ -587,12 +588,12 @@ fn scale_float_arrays_of_tiledb_check_clean_and_flipped_cells_are_still_found() 
         std::fs::write(&data, bytes).unwrap();
         let report = check_array(&copy, &CheckOptions::default());
         println!("{name} flipped:\n{}", show(&report));
-        let meta = format!("__fragments/{fragment}/__fragment_metadata.tdb");
+        let data = format!("__fragments/{fragment}/a0.tdb");
         assert!(
             report
                 .findings
                 .iter()
-                .any(|f| f.file == meta && f.field.starts_with("tile_") && f.field.contains("[0]")),
+                .any(|f| f.file == data && f.field.starts_with("tile_") && f.field.contains("[0]")),
             "{name}: the flip is found\n{}",
             show(&report)
         );

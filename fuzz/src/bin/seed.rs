@@ -11,13 +11,21 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use tiledb_runtime::check::load;
 use tiledb_runtime::check::targets::{
     encode_entry, join_pair, FilterKind, FILTER_HEADER, FUZZ_KEY, TARGETS,
 };
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::write_to_vec;
+use tiledb_runtime::fragment::{footer_region, parse_metadata_file};
+use tiledb_runtime::schema::ArraySchema;
+use tiledb_runtime::tile::generic::{read_generic_tile, GenericTile};
+
+/// The generic tile at `at`: plain, else encrypted with the fuzz key (the
+/// loaders refuse a key for a plain tile, as TileDB does).
+fn generic_tile(bytes: &[u8], at: u64) -> tiledb_runtime::Result<GenericTile> {
+    read_generic_tile(bytes, at, None).or_else(|_| read_generic_tile(bytes, at, Some(&FUZZ_KEY)))
+}
 use tiledb_runtime::tile::filter_tile;
 
 struct Seeds {
@@ -259,10 +267,13 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
         if parent == "__schema" || name == "__array_schema.tdb" {
             seeds.add("array_schema", &bytes);
             seeds.add("generic_tile", &bytes);
-            if let Ok(tile) = load::generic_tile(&bytes, 0, Some(FUZZ_KEY)) {
+            if let Ok(tile) = generic_tile(&bytes, 0) {
                 seeds.add("array_schema_payload", &tile.payload);
             }
-            if let Ok(schema) = load::schema(&bytes, Some(FUZZ_KEY)) {
+            let schema = ArraySchema::from_file_bytes(&name, &bytes, None, true).or_else(|_| {
+                ArraySchema::from_file_bytes(&name, &bytes, Some(&FUZZ_KEY), true)
+            });
+            if let Ok(schema) = schema {
                 schemas.push((name.clone(), bytes.clone(), schema));
             }
         } else if parent == "__enumerations" {
@@ -277,7 +288,7 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
         } else if name.ends_with(".del") || name.ends_with(".upd") {
             seeds.add("commit_files", &bytes);
             seeds.add("generic_tile", &bytes);
-            if let Ok(tile) = load::generic_tile(&bytes, 0, None) {
+            if let Ok(tile) = generic_tile(&bytes, 0) {
                 seeds.add("delete_condition", &tile.payload);
             }
         } else if name.ends_with(".ign") || name.ends_with(".vac") {
@@ -310,7 +321,7 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
         if name != "__fragment_metadata.tdb" {
             continue;
         }
-        let Ok((head, footer_start)) = load::footer_head(&bytes) else {
+        let Ok((head, footer_start)) = footer_region(&bytes) else {
             continue;
         };
         let Some((_, schema_bytes, schema)) =
@@ -319,19 +330,21 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
             continue;
         };
         seeds.add("fragment_metadata", &join_pair(schema_bytes, &bytes));
-        let shape = shape_head(schema, head.version);
+        let shape = shape_head(&schema.stored, head.version);
         let footer_end = bytes.len().saturating_sub(8);
         if let Some(footer) = bytes.get(footer_start as usize..footer_end) {
             seeds.add("fragment_footer", &with_header(&shape, footer));
         }
         seeds.add("fragment_footer", &with_header(&shape, &bytes));
-        let Ok(fm) = load::fragment_metadata(&bytes, schema, Some(FUZZ_KEY)) else {
+        let fm = parse_metadata_file(&bytes, schema, None)
+            .or_else(|_| parse_metadata_file(&bytes, schema, Some(&FUZZ_KEY)));
+        let Ok(fm) = fm else {
             continue;
         };
         // Every generic tile of the file, whole and as a decoded payload.
         let mut at = 0u64;
         while at < fm.footer_offset {
-            let Ok(tile) = load::generic_tile(&bytes, at, Some(FUZZ_KEY)) else {
+            let Ok(tile) = generic_tile(&bytes, at) else {
                 break;
             };
             if let Some(raw) = bytes.get(at as usize..tile.end as usize) {
@@ -342,7 +355,7 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
         }
         // The first tile of every attribute file, for its filters.
         let dir = file.parent().unwrap_or(array);
-        for (i, attribute) in schema.attributes.iter().enumerate() {
+        for (i, attribute) in schema.stored.attributes.iter().enumerate() {
             let Some(start) = fm.tile_offsets.get(i).and_then(|o| o.first().copied()) else {
                 continue;
             };
@@ -369,13 +382,11 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
             let Some(tile) = data.get(start as usize..end as usize) else {
                 continue;
             };
-            let Ok(datatype) = load::runtime_datatype(attribute.datatype) else {
-                continue;
-            };
+            let datatype = attribute.datatype;
             if let Some(input) = pipeline_input(&attribute.filters, head.version, datatype, tile) {
                 seeds.add("pipeline", &input);
             }
-            let Ok(pipeline) = load::runtime_pipeline(&attribute.filters, "filters") else {
+            let Ok(pipeline) = FilterPipeline::from_stored(&attribute.filters) else {
                 continue;
             };
             if let [only] = pipeline.filters.as_slice() {

@@ -13,12 +13,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 
-use super::load;
+use crate::array::directory::ConditionKind;
 use crate::array::storage::{DirEntry, EntryKind, IoCounters};
 use crate::array::{text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage};
 use crate::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
 use crate::format::generated as g;
 use crate::format::io::read_exact_from;
+use crate::fragment::{
+    consolidated_footer_regions, footer_region, parse_footer, parse_metadata_file,
+};
+use crate::metadata::{group::parse_group_details, parse_metadata_tile};
+use crate::query::parse_commit;
+use crate::schema::{dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION};
+use crate::tile::generic::{read_generic_tile, read_generic_tile_exact};
 use crate::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
     unfilter_var_string_tile, ScatterRun, TileJob,
@@ -168,15 +175,15 @@ pub fn join_pair(first: &[u8], second: &[u8]) -> Vec<u8> {
 /// A whole generic tile: header, framing, pipeline and payload; then the
 /// framing alone through the generated structure.
 pub fn generic_tile(data: &[u8]) {
-    let _ = load::generic_tile(data, 0, None);
-    let _ = load::generic_tile(data, 0, Some(FUZZ_KEY));
+    let _ = read_generic_tile(data, 0, None);
+    let _ = read_generic_tile(data, 0, Some(&FUZZ_KEY));
     let _ = read_exact_from::<g::Tile>(data, (), "Tile");
     let _ = parse_chunks(data);
 }
 
 /// A schema file (generic tile + payload; the version comes from the payload).
 pub fn array_schema(data: &[u8]) {
-    let _ = load::schema(data, None);
+    let _ = ArraySchema::from_file_bytes("schema", data, None, true);
 }
 
 /// A schema payload, unfiltered: as stored, and with the leading version
@@ -185,14 +192,14 @@ pub fn array_schema_payload(data: &[u8]) {
     let _ = read_exact_from::<g::ArraySchema>(data, (), "ArraySchema");
     if data.len() >= 4 {
         let mut copy = data.to_vec();
-        for version in 1..=load::MAX_FORMAT_VERSION {
+        for version in 1..=MAX_SUPPORTED_VERSION {
             copy[..4].copy_from_slice(&version.to_le_bytes());
             if let Ok(schema) = read_exact_from::<g::ArraySchema>(&copy, (), "ArraySchema") {
                 if let Some(current) = schema.current_domain.as_ref() {
                     let _ = read_exact_from::<g::CurrentDomain>(
                         current,
                         g::CurrentDomainBinReadArgs::builder()
-                            .dims(load::shapes(&schema))
+                            .dims(dimension_shapes(&schema))
                             .finalize(),
                         "CurrentDomain",
                     );
@@ -224,7 +231,7 @@ pub fn fragment_footer(data: &[u8]) {
         return;
     };
     let (attributes, dims) = fuzzed_shapes(*head);
-    let version = 1 + (head[0] as u32 >> 3) % load::MAX_FORMAT_VERSION;
+    let version = 1 + (head[0] as u32 >> 3) % MAX_SUPPORTED_VERSION;
     let _ = read_exact_from::<g::FragmentFooter>(
         rest,
         g::FragmentFooterBinReadArgs::builder()
@@ -260,7 +267,7 @@ pub fn fragment_footer(data: &[u8]) {
     );
     // The whole file through the loader, which finds the footer by its
     // trailing length.
-    let _ = load::footer_head(rest);
+    let _ = footer_region(rest);
 }
 
 /// A schema file and a fragment metadata file (`[len u32][schema][fragment
@@ -270,10 +277,10 @@ pub fn fragment_metadata(data: &[u8]) {
     let Some((schema, file)) = split_pair(data) else {
         return;
     };
-    let Ok(schema) = load::schema(schema, None) else {
+    let Ok(schema) = ArraySchema::from_file_bytes("schema", schema, None, true) else {
         return;
     };
-    let _ = load::fragment_metadata(file, &schema, None);
+    let _ = parse_metadata_file(file, &schema, None);
 }
 
 /// A schema file and a consolidated fragment metadata file; every footer
@@ -282,17 +289,24 @@ pub fn consolidated_fragment_metadata(data: &[u8]) {
     let Some((schema, file)) = split_pair(data) else {
         return;
     };
-    let Ok(schema) = load::schema(schema, None) else {
+    let Ok(schema) = ArraySchema::from_file_bytes("schema", schema, None, true) else {
         return;
     };
-    let _ = load::consolidated_fragment_metadata(file, None, |_| Some(&schema));
+    let Ok(tile) = read_generic_tile_exact(file, None) else {
+        return;
+    };
+    for (_, footer) in consolidated_footer_regions(&tile).unwrap_or_default() {
+        let _ = parse_footer(&footer, &schema);
+    }
 }
 
 /// The files of `__commits`: delete and update commits, ignore and vacuum
 /// lists.
 pub fn commit_files(data: &[u8]) {
-    let _ = load::delete_commit(data, None);
-    let _ = load::update_commit(data, None);
+    if let Ok(tile) = read_generic_tile_exact(data, None) {
+        let _ = parse_commit(&tile, ConditionKind::Delete);
+        let _ = parse_commit(&tile, ConditionKind::Update);
+    }
     let _ = text_files::parse_ignore_file(data);
     let _ = text_files::parse_vacuum_file(data, &["__fragments"]);
     let _ = text_files::parse_vacuum_file(data, &["__meta"]);
@@ -308,7 +322,9 @@ pub fn consolidated_commits(data: &[u8]) {
             let start = usize::try_from(tile.offset).unwrap_or(usize::MAX);
             let end = start.saturating_add(usize::try_from(tile.size).unwrap_or(usize::MAX));
             if let Some(bytes) = data.get(start..end) {
-                let _ = load::delete_commit(bytes, None);
+                if let Ok(tile) = read_generic_tile_exact(bytes, None) {
+                    let _ = parse_commit(&tile, ConditionKind::Delete);
+                }
             }
         }
     }
@@ -323,19 +339,19 @@ pub fn delete_condition(data: &[u8]) {
 
 /// An array (or group) metadata file, and its payload alone.
 pub fn array_metadata(data: &[u8]) {
-    let _ = load::metadata(data, None);
+    let _ = read_generic_tile_exact(data, None).and_then(|t| parse_metadata_tile(&t));
     let _ = read_exact_from::<g::Metadata>(data, (), "Metadata");
 }
 
 /// A group details file, and its payload alone.
 pub fn group_details(data: &[u8]) {
-    let _ = load::group_details(data, None);
+    let _ = read_generic_tile_exact(data, None).and_then(|t| parse_group_details(&t));
     let _ = read_exact_from::<g::GroupDetails>(data, (), "GroupDetails");
 }
 
 /// An enumeration file, and its payload alone.
 pub fn enumeration(data: &[u8]) {
-    let _ = load::enumeration(data, None);
+    let _ = read_generic_tile_exact(data, None).and_then(|t| enumeration_from_tile(&t, "e"));
     let _ = read_exact_from::<g::Enumeration>(data, (), "Enumeration");
 }
 
@@ -503,7 +519,7 @@ pub fn filter_one(data: &[u8], kind: FilterKind) {
         return;
     };
     let datatype = Datatype::from_value(header[0]).unwrap_or(Datatype::Uint8);
-    let version = 1 + u32::from(header[1]) % load::MAX_FORMAT_VERSION;
+    let version = 1 + u32::from(header[1]) % MAX_SUPPORTED_VERSION;
     let cell_val_num = 1 + u64::from(header[2] % 8);
     let pipeline = FilterPipeline::new(vec![filter_from_options(kind, &header[3..])]);
     let mut ctx = FilterContext::new(datatype, datatype.size() * cell_val_num, version);
@@ -522,7 +538,7 @@ pub fn pipeline(data: &[u8]) {
     let Some((stored, tile)) = split_pair(rest) else {
         return;
     };
-    let version = 1 + u32::from(head[0]) % load::MAX_FORMAT_VERSION;
+    let version = 1 + u32::from(head[0]) % MAX_SUPPORTED_VERSION;
     let Ok(stored) = read_exact_from::<g::FilterPipeline>(
         stored,
         g::FilterPipelineBinReadArgs::builder()
@@ -532,7 +548,7 @@ pub fn pipeline(data: &[u8]) {
     ) else {
         return;
     };
-    let Ok(pipeline) = load::runtime_pipeline(&stored, "pipeline") else {
+    let Ok(pipeline) = FilterPipeline::from_stored(&stored) else {
         return;
     };
     let datatype = Datatype::from_value(head[1]).unwrap_or(Datatype::Uint8);
@@ -846,7 +862,7 @@ pub fn roundtrip(data: &[u8]) {
     {
         return;
     }
-    let version = load::MAX_FORMAT_VERSION;
+    let version = MAX_SUPPORTED_VERSION;
     let type_size = datatype.size() as usize;
     if type_size == 0 {
         return;

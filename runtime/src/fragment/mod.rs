@@ -7,8 +7,12 @@
 //! `__coords` slot `A`, dimensions `A+1..=A+D` (v5+), then the cell
 //! timestamps `t`, then the delete metadata `dt` and `dci`.
 
+mod file;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+
+pub use file::{footer_region, parse_metadata_file, MetadataFile};
 
 use crate::array::{Fragment, RelPath, Storage, TimestampedName};
 use crate::error::{Error, Result};
@@ -87,8 +91,9 @@ pub struct FragmentMetadata {
     processed: OnceLock<Vec<String>>,
 }
 
-/// Parses a footer at the front of `bytes`.
-fn parse_footer(bytes: &[u8], schema: &ArraySchema) -> Result<(stored::FragmentFooter, u64)> {
+/// Parses a footer at the front of `bytes`, against the schema its head
+/// names (the field counts come from it); returns it and its length.
+pub fn parse_footer(bytes: &[u8], schema: &ArraySchema) -> Result<(stored::FragmentFooter, u64)> {
     let dims = dimension_shapes(&schema.stored);
     read_prefix(
         bytes,
@@ -159,16 +164,8 @@ pub fn load_consolidated_footers(
     for path in meta_files {
         let file = storage.describe(path);
         let tile = load_generic_tile_file(storage, path, key)?;
-        let meta: stored::ConsolidatedFragmentMetadata =
-            read_exact_from(&tile.payload, (), "ConsolidatedFragmentMetadata")
-                .map_err(|e| e.in_file(&file))?;
-        // `footers` holds the bytes after the entry table; entry offsets count
-        // from the start of the payload.
-        let base = tile.payload.len() as u64 - meta.footers.len() as u64;
-        let mut starts: Vec<u64> = meta.entries.iter().map(|e| e.offset).collect();
-        starts.push(tile.payload.len() as u64);
-        for (i, entry) in meta.entries.iter().enumerate() {
-            let name = String::from_utf8_lossy(&entry.name).into_owned();
+        for (name, region) in consolidated_footer_regions(&tile).map_err(|e| e.in_file(&file))? {
+            let name = String::from_utf8_lossy(&name).into_owned();
             // Names are fragment folder names (v9+) or absolute URIs.
             let name = name
                 .trim_end_matches('/')
@@ -176,22 +173,67 @@ pub fn load_consolidated_footers(
                 .next()
                 .unwrap_or_default()
                 .to_string();
-            let (start, end) = (entry.offset, starts[i + 1].max(entry.offset));
-            let region = start
-                .checked_sub(base)
-                .and_then(|s| meta.footers.get(s as usize..(end - base) as usize))
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        0,
-                        "ConsolidatedFragmentMetadata.offset",
-                        "footer outside the file",
-                    )
-                    .in_file(&file)
-                })?;
-            footers.entry(name).or_insert_with(|| region.to_vec());
+            footers.entry(name).or_insert(region);
         }
     }
     Ok(footers)
+}
+
+/// A tile offsets table (tile offsets, var offsets, var sizes, validity
+/// offsets, null counts): one generic tile of the metadata file.
+pub fn parse_tile_offsets(tile: &GenericTile) -> Result<Vec<u64>> {
+    tile.parse::<stored::TileOffsets>((), "TileOffsets")
+        .map(|l| l.values)
+}
+
+/// The R-tree tile of a format `version` fragment of `schema`.
+pub fn parse_rtree(
+    tile: &GenericTile,
+    version: u32,
+    schema: &stored::ArraySchema,
+) -> Result<stored::RTree> {
+    tile.parse(
+        stored::RTreeBinReadArgs::builder()
+            .version(version)
+            .dims(dimension_shapes(schema))
+            .finalize(),
+        "RTree",
+    )
+}
+
+/// The processed-conditions tile (format 16 on).
+pub fn parse_processed_conditions(tile: &GenericTile) -> Result<stored::ProcessedConditions> {
+    tile.parse((), "ProcessedConditions")
+}
+
+/// The footers of one consolidated fragment metadata file's tile
+/// (`__fragment_meta/*.meta`): each entry's stored name and its footer's
+/// bytes, in the file's order. Entry offsets count from the start of the
+/// payload; each footer runs to the next entry's offset or the end.
+pub fn consolidated_footer_regions(tile: &GenericTile) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let meta: stored::ConsolidatedFragmentMetadata =
+        tile.parse((), "ConsolidatedFragmentMetadata")?;
+    let payload_len = tile.payload.len() as u64;
+    let mut out = Vec::with_capacity(meta.entries.len());
+    for (i, entry) in meta.entries.iter().enumerate() {
+        let end = meta.entries.get(i + 1).map_or(payload_len, |e| e.offset);
+        let region = usize::try_from(entry.offset)
+            .ok()
+            .zip(usize::try_from(end).ok())
+            .and_then(|(s, e)| tile.payload.get(s..e))
+            .ok_or_else(|| {
+                tile.locate(Error::corrupt(
+                    entry.offset,
+                    format!("ConsolidatedFragmentMetadata.entries[{i}].offset"),
+                    format!(
+                        "footer bytes {}..{end} are not within the {payload_len} byte payload",
+                        entry.offset
+                    ),
+                ))
+            })?;
+        out.push((entry.name.clone(), region.to_vec()));
+    }
+    Ok(out)
 }
 
 fn rect_from_stored(rect: &stored::NDRectangle, schema: &ArraySchema) -> Result<Rectangle> {
@@ -588,9 +630,7 @@ impl FragmentMetadata {
         let tile = self
             .metadata_tile(storage, offset)
             .map_err(|e| e.within(what.to_string()))?;
-        let list: stored::TileOffsets = read_exact_from(&tile.payload, (), "TileOffsets")
-            .map_err(|e| e.at_base(offset).within(what.to_string()))?;
-        Ok(list.values)
+        parse_tile_offsets(&tile).map_err(|e| e.within(what.to_string()))
     }
 
     /// The tile tables of `field`, loaded once.
@@ -701,15 +741,8 @@ impl FragmentMetadata {
         let rects: Vec<Rectangle> = match &self.layout {
             Layout::Footer(f) => {
                 let tile = self.metadata_tile(storage, f.rtree_offset)?;
-                let rtree: stored::RTree = read_exact_from(
-                    &tile.payload,
-                    stored::RTreeBinReadArgs::builder()
-                        .version(self.version)
-                        .dims(dimension_shapes(&self.schema.stored))
-                        .finalize(),
-                    "RTree",
-                )
-                .map_err(|e| e.within("R-tree"))?;
+                let rtree = parse_rtree(&tile, self.version, &self.schema.stored)
+                    .map_err(|e| e.within("R-tree"))?;
                 match rtree.levels.last() {
                     Some(level) => level
                         .mbrs
@@ -740,8 +773,7 @@ impl FragmentMetadata {
             Layout::Footer(f) => match f.processed_conditions_offset {
                 Some(offset) if self.version >= 16 => {
                     let tile = self.metadata_tile(storage, offset)?;
-                    let pc: stored::ProcessedConditions =
-                        read_exact_from(&tile.payload, (), "ProcessedConditions")?;
+                    let pc = parse_processed_conditions(&tile)?;
                     pc.conditions
                         .iter()
                         .map(|c| String::from_utf8_lossy(&c.marker).into_owned())

@@ -3,9 +3,8 @@
 use crate::array::{GroupDirectory, Storage};
 use crate::error::Result;
 use crate::format::generated as stored;
-use crate::format::io::read_exact_from;
 use crate::metadata::Metadata;
-use crate::tile::generic::load_generic_tile_file;
+use crate::tile::generic::{load_generic_tile_file, GenericTile};
 
 /// A member of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +26,13 @@ pub struct GroupContents {
     pub metadata: Metadata,
 }
 
+/// A group details file's tile (`__group/*`): the one loader of group
+/// details, which the reader ([`GroupContents::load`]), `tdb check` and the
+/// fuzz targets call.
+pub fn parse_group_details(tile: &GenericTile) -> Result<stored::GroupDetails> {
+    tile.parse((), "GroupDetails")
+}
+
 impl GroupContents {
     /// Loads the group rooted at `storage` at `[start, end]`: group details
     /// (the latest file for details v1, every file in time order for v2,
@@ -42,8 +48,7 @@ impl GroupContents {
         for file in dir.details_to_load() {
             let describe = storage.describe(&file.path);
             let tile = load_generic_tile_file(storage, &file.path, key)?;
-            let details: stored::GroupDetails = read_exact_from(&tile.payload, (), "GroupDetails")
-                .map_err(|e| e.in_file(&describe))?;
+            let details = parse_group_details(&tile).map_err(|e| e.in_file(&describe))?;
             for m in details.members {
                 let uri = String::from_utf8_lossy(&m.uri).into_owned();
                 let name = match &m.name {

@@ -10,8 +10,7 @@ use crate::array::Storage;
 use crate::error::Result;
 use crate::filter::{format_conversion, Datatype};
 use crate::format::generated as stored;
-use crate::format::io::read_exact_from;
-use crate::tile::generic::load_generic_tile_file;
+use crate::tile::generic::{load_generic_tile_file, GenericTile};
 
 /// One metadata value: its type and the raw little-endian values.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +26,13 @@ pub struct Metadata {
     pub entries: BTreeMap<String, MetadataValue>,
 }
 
+/// An array or group metadata file's tile (`__meta/*`): the one loader of
+/// metadata files, which the reader ([`Metadata::load`]), `tdb check` and
+/// the fuzz targets call.
+pub fn parse_metadata_tile(tile: &GenericTile) -> Result<stored::Metadata> {
+    tile.parse((), "Metadata")
+}
+
 impl Metadata {
     /// Applies `files` in the order given (time order).
     pub fn load(
@@ -38,8 +44,7 @@ impl Metadata {
         for file in files {
             let describe = storage.describe(&file.path);
             let tile = load_generic_tile_file(storage, &file.path, key)?;
-            let parsed: stored::Metadata =
-                read_exact_from(&tile.payload, (), "Metadata").map_err(|e| e.in_file(&describe))?;
+            let parsed = parse_metadata_tile(&tile).map_err(|e| e.in_file(&describe))?;
             for entry in parsed.entries {
                 let name = String::from_utf8_lossy(&entry.key).into_owned();
                 if entry.deleted {

@@ -10,9 +10,8 @@ use crate::array::Storage;
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::format::generated as stored;
-use crate::format::io::read_prefix;
 use crate::schema::Scalar;
-use crate::tile::generic::load_generic_tile;
+use crate::tile::generic::{load_generic_tile, GenericTile};
 
 /// A condition tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +69,25 @@ fn convert(node: &stored::AstNode) -> Result<Condition> {
     })
 }
 
+/// A delete or update commit's tile (`.del`, `.upd`, or one embedded in a
+/// `.con` file): the one loader of commits, which the reader
+/// ([`load_condition`]), `tdb check` and the fuzz targets call. Returns the
+/// condition and the payload bytes the commit took. An update's values
+/// follow its condition; they are parsed (TileDB deserializes them with
+/// the condition, `deserialize_update_condition_and_values`) and dropped:
+/// updates are read as deletes. Bytes after the commit are left to the
+/// caller (`tdb check` reports them).
+pub fn parse_commit(tile: &GenericTile, kind: ConditionKind) -> Result<(stored::AstNode, u64)> {
+    match kind {
+        ConditionKind::Delete => tile
+            .parse_prefix::<stored::DeleteCommit>((), "DeleteCommit")
+            .map(|(c, used)| (c.condition, used)),
+        ConditionKind::Update => tile
+            .parse_prefix::<stored::UpdateCommit>((), "UpdateCommit")
+            .map(|(c, used)| (c.condition, used)),
+    }
+}
+
 /// Loads a delete or update commit.
 pub fn load_condition(
     storage: &dyn Storage,
@@ -85,9 +103,7 @@ pub fn load_condition(
     })?;
     let tile = load_generic_tile(storage, &commit.file, end, commit.offset, key)
         .map_err(|e| e.in_file(&describe))?;
-    // An update commit is the same AST followed by its values, ignored here.
-    let (ast, _): (stored::AstNode, u64) =
-        read_prefix(&tile.payload, (), "AstNode").map_err(|e| e.in_file(&describe))?;
+    let (ast, _) = parse_commit(&tile, commit.kind).map_err(|e| e.in_file(&describe))?;
     Ok(DeleteCondition {
         timestamp: commit.name.timestamp_start(),
         marker: format!(

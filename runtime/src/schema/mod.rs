@@ -12,7 +12,10 @@ use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::CURRENT_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
-use crate::tile::generic::{load_generic_tile, load_generic_tile_file, read_generic_tile};
+use crate::tile::generic::{
+    load_generic_tile, load_generic_tile_file, read_generic_tile, read_generic_tile_exact,
+    GenericTile,
+};
 
 pub use value::Scalar;
 
@@ -225,6 +228,40 @@ impl ArraySchema {
         Self::from_stored(name, schema)
     }
 
+    /// Decodes a schema from its generic tile: the one loader of schema
+    /// files, which the reader ([`Self::load`]), `tdb check` and the fuzz
+    /// targets call. Errors point at the tile's body, the payload offset in
+    /// their field.
+    pub fn from_tile(name: &str, tile: &GenericTile) -> Result<ArraySchema> {
+        Self::from_payload(name, &tile.payload).map_err(|e| tile.locate(e))
+    }
+
+    /// Decodes a schema file held in `bytes`: a TileDB 1.3 schema (only
+    /// under the legacy name `__array_schema.tdb`), else one generic tile
+    /// ([`Self::from_tile`]). With `exact`, bytes after the tile are an
+    /// error (`tdb check`'s view); the reader ignores them, as TileDB does.
+    pub fn from_file_bytes(
+        name: &str,
+        bytes: &[u8],
+        key: Option<&[u8; 32]>,
+        exact: bool,
+    ) -> Result<ArraySchema> {
+        if name == crate::array::directory::ARRAY_SCHEMA_FILE
+            && legacy13::is_v13_generic_tile(bytes)
+        {
+            // Written by TileDB 1.3, before format versions.
+            let payload = legacy13::read_generic_tile(bytes)?;
+            let stored = legacy13::parse_schema(&payload)?;
+            return Self::from_stored(name, stored);
+        }
+        let tile = if exact {
+            read_generic_tile_exact(bytes, key)?
+        } else {
+            read_generic_tile(bytes, 0, key)?
+        };
+        Self::from_tile(name, &tile)
+    }
+
     fn from_stored(name: &str, s: stored::ArraySchema) -> Result<ArraySchema> {
         let coords_filters = format_conversion::from_stored(&s.coords_filters)?;
         let offsets_filters = format_conversion::from_stored(&s.offsets_filters)?;
@@ -370,17 +407,13 @@ impl ArraySchema {
             // whole to tell a 1.3 tile (judged by the file's size) from a
             // modern one.
             let bytes = storage.read(path)?;
-            if legacy13::is_v13_generic_tile(&bytes) {
-                // Written by TileDB 1.3, before format versions.
-                let payload = legacy13::read_generic_tile(&bytes).map_err(|e| e.in_file(&file))?;
-                let stored = legacy13::parse_schema(&payload).map_err(|e| e.in_file(&file))?;
-                return Self::from_stored(&name, stored).map_err(|e| e.in_file(&file));
-            }
-            read_generic_tile(&bytes, 0, key).map_err(|e| e.in_file(&file))?
+            Self::from_file_bytes(&name, &bytes, key, false).map_err(|e| e.in_file(&file))?
         } else {
-            load_generic_tile(storage, path, size, 0, key).map_err(|e| e.in_file(&file))?
+            let tile =
+                load_generic_tile(storage, path, size, 0, key).map_err(|e| e.in_file(&file))?;
+            Self::from_tile(&name, &tile).map_err(|e| e.in_file(&file))?
         };
-        let mut schema = Self::from_payload(&name, &tile.payload).map_err(|e| e.in_file(&file))?;
+        let mut schema = tile;
         let refs = schema.stored.enumerations.clone().unwrap_or_default();
         for r in refs {
             let file_name = utf8(&r.path, "EnumerationRef.path")?;
@@ -448,41 +481,67 @@ pub fn load_enumeration(
 ) -> Result<Enumeration> {
     let file = storage.describe(path);
     let tile = load_generic_tile_file(storage, path, key)?;
-    let e: stored::Enumeration =
-        read_exact_from(&tile.payload, (), "Enumeration").map_err(|e| e.in_file(&file))?;
+    enumeration_from_tile(&tile, path.file_name().unwrap_or_default()).map_err(|e| e.in_file(&file))
+}
+
+/// Var-sized values' offsets stored as raw little-endian u64s: a whole
+/// number of them (TileDB's `Enumeration` constructor refuses others),
+/// ascending, each within the `data_len` bytes of data.
+pub fn parse_offsets_bytes(offsets: &[u8], data_len: u64) -> Result<Vec<u64>> {
+    if !offsets.len().is_multiple_of(8) {
+        return Err(Error::corrupt(
+            0,
+            "offsets",
+            format!(
+                "{} bytes is not a whole number of u64 offsets",
+                offsets.len()
+            ),
+        ));
+    }
+    let mut previous = 0u64;
+    let mut out = Vec::with_capacity(offsets.len() / 8);
+    for (i, chunk) in offsets.chunks_exact(8).enumerate() {
+        let value = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        if value < previous || value > data_len {
+            return Err(Error::corrupt(
+                (i * 8) as u64,
+                format!("offsets[{i}]"),
+                format!("{value} is not ascending within {data_len} bytes of data"),
+            ));
+        }
+        previous = value;
+        out.push(value);
+    }
+    Ok(out)
+}
+
+/// Decodes the enumeration file `file_name` from its generic tile: the one
+/// loader of enumerations, which the reader ([`load_enumeration`]), `tdb
+/// check` and the fuzz targets call.
+pub fn enumeration_from_tile(tile: &GenericTile, file_name: &str) -> Result<Enumeration> {
+    let e: stored::Enumeration = tile.parse((), "Enumeration")?;
     // TileDB refuses a file whose recorded path is not the one it was read
     // from (an extension's new file must carry its own path).
-    if e.path != path.file_name().unwrap_or_default().as_bytes() {
-        return Err(Error::corrupt(
+    if e.path != file_name.as_bytes() {
+        return Err(tile.locate(Error::corrupt(
             0,
             "Enumeration.path",
             format!(
                 "the file records the path {:?}, not its own name",
                 String::from_utf8_lossy(&e.path)
             ),
-        )
-        .in_file(&file));
+        )));
     }
     let datatype = format_conversion::datatype(e.datatype)?;
     let cvn = cell_val_num(e.cell_val_num);
     let mut values = Vec::new();
     match (&e.offsets, cvn) {
         (Some(offsets), None) => {
-            let starts: Vec<u64> = offsets
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect();
+            let starts = parse_offsets_bytes(offsets, e.data.len() as u64)
+                .map_err(|err| tile.locate(err.within("Enumeration.offsets")))?;
             for (i, start) in starts.iter().enumerate() {
                 let end = starts.get(i + 1).copied().unwrap_or(e.data.len() as u64);
-                let value = e
-                    .data
-                    .get(*start as usize..end as usize)
-                    .filter(|_| start <= &end)
-                    .ok_or_else(|| {
-                        Error::corrupt(0, "Enumeration.offsets", "offsets out of order")
-                            .in_file(&file)
-                    })?;
-                values.push(value.to_vec());
+                values.push(e.data[*start as usize..end as usize].to_vec());
             }
         }
         (_, Some(n)) => {
@@ -490,12 +549,11 @@ pub fn load_enumeration(
             values.extend(e.data.chunks(size).map(|c| c.to_vec()));
         }
         (None, None) => {
-            return Err(Error::corrupt(
+            return Err(tile.locate(Error::corrupt(
                 0,
                 "Enumeration.offsets",
                 "a var enumeration without offsets",
-            )
-            .in_file(&file))
+            )))
         }
     }
     Ok(Enumeration {

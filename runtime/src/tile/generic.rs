@@ -6,7 +6,9 @@ use crate::array::{RelPath, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, FilterContext};
 use crate::format::generated::{EncryptionType, GenericTileHeader};
-use crate::format::io::{read_prefix, write_to_vec};
+use binrw::BinRead;
+
+use crate::format::io::{read_exact_from, read_prefix, write_to_vec};
 use crate::tile::{filter_tile, unfilter_tile};
 
 /// Unfiltered generic tiles larger than this are refused before decoding
@@ -102,6 +104,52 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
         body_offset: body_start,
         end: body_end,
     })
+}
+
+/// The generic tile that is the whole of `bytes` — the strict view `tdb
+/// check` takes of a file that should be one tile (a schema, a commit,
+/// metadata): bytes after the tile are an error, located where they start.
+/// The reader ignores them, as TileDB does ([`load_generic_tile_file`]).
+pub fn read_generic_tile_exact(bytes: &[u8], key: Option<&[u8; 32]>) -> Result<GenericTile> {
+    let tile = read_generic_tile(bytes, 0, key)?;
+    if tile.end != bytes.len() as u64 {
+        return Err(Error::corrupt(
+            tile.end,
+            "file",
+            format!(
+                "{} byte(s) after the generic tile",
+                bytes.len() as u64 - tile.end
+            ),
+        ));
+    }
+    Ok(tile)
+}
+
+impl GenericTile {
+    /// The payload parsed as `T`, all of it. Payload offsets count
+    /// unfiltered bytes, which do not map to file bytes: an error points at
+    /// the tile's body and names the payload offset in its field.
+    pub fn parse<T: BinRead>(&self, args: T::Args<'_>, what: &str) -> Result<T> {
+        read_exact_from(&self.payload, args, what).map_err(|e| self.locate(e))
+    }
+
+    /// The payload's first bytes parsed as `T`, and how many it took.
+    pub fn parse_prefix<T: BinRead>(&self, args: T::Args<'_>, what: &str) -> Result<(T, u64)> {
+        read_prefix(&self.payload, args, what).map_err(|e| self.locate(e))
+    }
+
+    /// An error located in the payload, relocated as [`Self::parse`] does.
+    pub fn locate(&self, mut err: Error) -> Error {
+        if let Error::Corrupt { at, .. } = &mut err {
+            at.field = if at.field.is_empty() {
+                format!("payload byte {}", at.offset)
+            } else {
+                format!("{} (payload byte {})", at.field, at.offset)
+            };
+            at.offset = self.body_offset;
+        }
+        err
+    }
 }
 
 /// Judges a header's sizes before its body is read or decoded: the tile

@@ -1,0 +1,190 @@
+use super::*;
+
+impl Checker<'_> {
+    /// Every name is one the format allows where it sits.
+    /// A temporary file that readers (ours and TileDB) ignore.
+    pub(super) fn leftover_tmp_note(&mut self, path: String) {
+        self.report.notes.push(Finding {
+            class: ErrorClass::Corrupt,
+            file: path,
+            offset: 0,
+            field: "file name".into(),
+            message: "a temporary file left by an interrupted write: readers (ours and TileDB) \
+                      ignore it"
+                .into(),
+        });
+    }
+
+    pub(super) fn check_names(&mut self) {
+        let paths: Vec<String> = self.files.keys().cloned().collect();
+        for path in paths {
+            match leftover_tmp(&path) {
+                Some(Ok(())) => self.leftover_tmp_note(path),
+                Some(Err(problem)) => self.find(&path, 0, "file name", problem),
+                None => {
+                    if let Some(problem) = name_problem(&path) {
+                        self.find(&path, 0, "file name", problem);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a file is a writer's temporary file: any name ending in
+/// `.tmp` (our writer writes `.<final name>.<random>.tmp` in the array
+/// folder and renames it into place; older versions of its schema writer
+/// left `__schema/<name>.tmp`).
+pub(super) fn is_tmp(path: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .is_some_and(|name| name.ends_with(".tmp"))
+}
+
+/// A `.tmp` file left by an interrupted write: `Some(Ok)` where readers
+/// ignore it, `Some(Err(why))` where TileDB cannot open the array with it,
+/// `None` for other files.
+///
+/// TileDB 2.30 reads an array with such a file in the array folder,
+/// `__commits/`, `__fragments/`, a fragment folder or
+/// `__schema/__enumerations/` (it looks there only for the names it
+/// expects), but not in `__schema/` or `__fragment_meta/` (it cannot open
+/// the array) nor in `__meta/` (it cannot load the array's metadata),
+/// whose every file it loads as a schema, consolidated fragment metadata
+/// or a metadata file (tiledb/sm/array/array_directory.cc lists those
+/// folders whole; measured with tiledb-py in
+/// runtime/tests/check_leftovers.rs). Our reader skips such files in
+/// `__meta/` and `__fragment_meta/`, but an array TileDB cannot open is
+/// not clean.
+pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
+    if !is_tmp(path) {
+        return None;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let refused = |what: &str, fails: &str| {
+        Err(format!(
+            "a temporary file left by an interrupted write, where TileDB 2.30 loads every \
+             file as {what}: TileDB cannot {fails} until it is removed"
+        ))
+    };
+    Some(match parts.as_slice() {
+        ["__schema", _] => refused("a schema", "open the array"),
+        ["__meta", _] => refused("array metadata", "read the array's metadata"),
+        ["__fragment_meta", _] => refused("consolidated fragment metadata", "open the array"),
+        [_]
+        | ["__commits", _]
+        | ["__fragments", _]
+        | ["__fragments", _, _]
+        | ["__schema", "__enumerations", _] => Ok(()),
+        // Inside a root fragment folder (before format 12).
+        [fragment, _] if TimestampedName::parse(fragment).is_ok() => Ok(()),
+        _ => return None,
+    })
+}
+
+/// Why a file's name is not one the format allows where it sits.
+pub fn name_problem(path: &str) -> Option<String> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let timestamped = |name: &str| TimestampedName::parse(name).map_err(|e| e.to_string());
+    let ext_in = |name: &str, allowed: &[Option<Extension>]| -> Option<String> {
+        match timestamped(name) {
+            Ok(n) if allowed.contains(&n.extension()) => None,
+            Ok(n) => Some(format!(
+                "{name}: a .{} file does not belong here",
+                n.extension()
+                    .map_or("", |e| e.suffix().trim_start_matches('.'))
+            )),
+            Err(e) => Some(e),
+        }
+    };
+    match parts.as_slice() {
+        ["__lock.tdb"] | ["__array_schema.tdb"] => None,
+        ["__schema", name] => ext_in(name, &[None]),
+        ["__schema", "__enumerations", name] => {
+            if name.starts_with("__") {
+                None
+            } else {
+                Some(format!(
+                    "{name}: enumeration files are named __<label>_<version>"
+                ))
+            }
+        }
+        ["__commits", name] => ext_in(
+            name,
+            &[
+                Some(Extension::Wrt),
+                Some(Extension::Del),
+                Some(Extension::Upd),
+                Some(Extension::Con),
+                Some(Extension::Ign),
+                Some(Extension::Vac),
+            ],
+        ),
+        ["__fragment_meta", name] => ext_in(name, &[Some(Extension::Meta)]),
+        ["__meta", name] => ext_in(name, &[None, Some(Extension::Vac)]),
+        ["__fragments", fragment, file] => {
+            if let Err(e) = timestamped(fragment).and_then(|n| {
+                if n.extension().is_none() && n.version().is_some() {
+                    Ok(n)
+                } else {
+                    Err(format!("{fragment}: not a fragment folder name"))
+                }
+            }) {
+                return Some(e);
+            }
+            let named_by_index = TimestampedName::parse(fragment)
+                .map(|n| n.format_version() >= 9)
+                .unwrap_or(false);
+            if !named_by_index || fragment_file_ok(file) {
+                None
+            } else {
+                Some(format!("{file}: not a fragment file name"))
+            }
+        }
+        ["__labels", ..] => None,
+        [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
+        [name] => {
+            // Legacy (format < 12) commit, vacuum and metadata files in the root.
+            ext_in(
+                name,
+                &[
+                    Some(Extension::Ok),
+                    Some(Extension::Vac),
+                    Some(Extension::Meta),
+                ],
+            )
+        }
+        [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
+            // Before format 9, fragment files are named after their fields.
+            let named_by_index = TimestampedName::parse(fragment)
+                .map(|n| n.format_version() >= 9)
+                .unwrap_or(false);
+            if !named_by_index || fragment_file_ok(file) {
+                None
+            } else {
+                Some(format!("{file}: not a fragment file name"))
+            }
+        }
+        _ => Some(format!("{path}: not a file of an array")),
+    }
+}
+
+/// `__fragment_metadata.tdb`, `a<i>`/`d<j>` with `.tdb`, `_var.tdb`,
+/// `_validity.tdb`; `t.tdb`, `dt.tdb`, `dci.tdb`; `__coords.tdb`.
+pub(super) fn fragment_file_ok(file: &str) -> bool {
+    if matches!(
+        file,
+        "__fragment_metadata.tdb" | "t.tdb" | "dt.tdb" | "dci.tdb" | "__coords.tdb"
+    ) {
+        return true;
+    }
+    let Some(stem) = file.strip_suffix(".tdb") else {
+        return false;
+    };
+    let stem = stem
+        .strip_suffix("_var")
+        .or_else(|| stem.strip_suffix("_validity"))
+        .unwrap_or(stem);
+    let digits = stem.strip_prefix('a').or_else(|| stem.strip_prefix('d'));
+    digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}

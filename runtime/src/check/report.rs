@@ -1,0 +1,109 @@
+use super::*;
+
+/// One problem found in an array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub class: ErrorClass,
+    /// The file, relative to the array folder (`.` for the folder itself).
+    pub file: String,
+    /// Byte offset within the file (0 when the problem is the whole file).
+    pub offset: u64,
+    /// The structure and field, e.g. `FragmentFooter.file_sizes[2]`.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}: byte {}: ",
+            self.class.name(),
+            self.file,
+            self.offset
+        )?;
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// What `check_array` found, and how much it looked at.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Things worth knowing that are not problems: readers ignore them and
+    /// the array is still clean (an uncommitted fragment left by an
+    /// interrupted write, which vacuuming or a later write may remove).
+    pub notes: Vec<Finding>,
+    pub files_checked: usize,
+    pub tiles_checked: usize,
+    /// Tiles whose recorded min, max, sum and null count were recomputed
+    /// from their cells (sparse fragments of format 11 and later).
+    pub tile_metadata_checked: usize,
+    /// Cells the full read returned (0 when it did not run).
+    pub cells_read: u64,
+}
+
+impl Report {
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// Data tiles that unfilter to more than this are reported (class
+/// unsupported) rather than decoded: a forged chunk length must not make the
+/// check allocate without bound.
+pub const DEFAULT_MAX_TILE_SIZE: u64 = 1 << 30;
+
+/// Options of a check.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The AES-256-GCM key of an encrypted array.
+    pub encryption_key: Option<[u8; 32]>,
+    /// The largest unfiltered data tile decoded (default
+    /// [`DEFAULT_MAX_TILE_SIZE`]).
+    pub max_tile_size: Option<u64>,
+}
+
+pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
+    match err {
+        Error::Corrupt { at, reason } => Finding {
+            class: ErrorClass::Corrupt,
+            file: file.to_string(),
+            offset: at.offset,
+            field: at.field.clone(),
+            message: reason.clone(),
+        },
+        Error::Unsupported { what, .. } => Finding {
+            class: ErrorClass::Unsupported,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: what.clone(),
+        },
+        Error::Io { message, .. } => Finding {
+            class: ErrorClass::Io,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: message.clone(),
+        },
+        Error::Usage(message) => Finding {
+            class: ErrorClass::Usage,
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: message.clone(),
+        },
+        #[allow(unreachable_patterns)]
+        other => Finding {
+            class: other.class(),
+            file: file.to_string(),
+            offset: 0,
+            field: String::new(),
+            message: other.to_string(),
+        },
+    }
+}

@@ -1,0 +1,201 @@
+//! A fragment metadata file (`__fragment_metadata.tdb`, format 10 and
+//! later) held in memory, loaded whole: the footer and every generic tile
+//! it points at. `tdb check` and the fuzz targets load it this way; the
+//! reader loads the same pieces lazily, through the same parsers
+//! ([`parse_footer`], [`parse_rtree`], [`parse_tile_offsets`],
+//! [`parse_processed_conditions`]).
+
+use crate::error::{Error, Result};
+use crate::format::generated as stored;
+use crate::format::io::read_prefix;
+use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
+use crate::tile::generic::{read_generic_tile, GenericTile};
+
+use super::{parse_footer, parse_processed_conditions, parse_rtree, parse_tile_offsets};
+
+/// A fragment's metadata file: the footer and the tiles it points at.
+#[derive(Debug, Clone)]
+pub struct MetadataFile {
+    pub footer: stored::FragmentFooter,
+    /// Offset of the footer in the file.
+    pub footer_offset: u64,
+    pub rtree: stored::RTree,
+    /// Per field (index space of the footer): the tile offsets, var offsets,
+    /// var sizes and validity offsets.
+    pub tile_offsets: Vec<Vec<u64>>,
+    pub tile_var_offsets: Vec<Vec<u64>>,
+    pub tile_var_sizes: Vec<Vec<u64>>,
+    pub tile_validity_offsets: Vec<Vec<u64>>,
+    /// Per field (format 11 and later; empty before): each tile's minimum,
+    /// maximum, sum and null count as the footer's generic tiles record them.
+    pub tile_mins: Vec<stored::TileMinMax>,
+    pub tile_maxes: Vec<stored::TileMinMax>,
+    pub tile_sums: Vec<Vec<u64>>,
+    pub tile_null_counts: Vec<Vec<u64>>,
+}
+
+/// The footer's head (format version, schema name) and the offset where the
+/// footer starts, from the trailing footer length (format 10 and later
+/// always write it).
+pub fn footer_region(bytes: &[u8]) -> Result<(stored::FragmentFooterHead, u64)> {
+    let len = bytes.len() as u64;
+    let trailer = len.checked_sub(8).ok_or_else(|| {
+        Error::corrupt(
+            0,
+            "FooterLength",
+            format!("a {len} byte file has no footer length"),
+        )
+    })?;
+    let footer_len = bytes
+        .last_chunk::<8>()
+        .map(|b| u64::from_le_bytes(*b))
+        .unwrap_or(0);
+    let start = trailer.checked_sub(footer_len).ok_or_else(|| {
+        Error::corrupt(
+            trailer,
+            "FooterLength.footer_len",
+            format!("a {footer_len} byte footer does not fit before byte {trailer}"),
+        )
+    })?;
+    let region = &bytes[start as usize..trailer as usize];
+    let (head, _) = read_prefix::<stored::FragmentFooterHead>(region, (), "FragmentFooterHead")
+        .map_err(|e| e.at_base(start))?;
+    Ok((head, start))
+}
+
+fn tile_at(bytes: &[u8], offset: u64, field: &str, key: Option<&[u8; 32]>) -> Result<GenericTile> {
+    read_generic_tile(bytes, offset, key).map_err(|e| e.within(field))
+}
+
+fn offsets_tables(
+    bytes: &[u8],
+    list: &[u64],
+    what: &str,
+    key: Option<&[u8; 32]>,
+) -> Result<Vec<Vec<u64>>> {
+    list.iter()
+        .enumerate()
+        .map(|(i, &offset)| {
+            let field = format!("{what}[{i}]");
+            let tile = tile_at(bytes, offset, &field, key)?;
+            parse_tile_offsets(&tile).map_err(|e| e.within(&field))
+        })
+        .collect()
+}
+
+fn min_max_tables(
+    bytes: &[u8],
+    list: &Option<Vec<u64>>,
+    what: &str,
+    key: Option<&[u8; 32]>,
+) -> Result<Vec<stored::TileMinMax>> {
+    list.iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &offset)| {
+            let field = format!("{what}[{i}]");
+            let tile = tile_at(bytes, offset, &field, key)?;
+            tile.parse::<stored::TileMinMax>((), "TileMinMax")
+                .map_err(|e| e.within(&field))
+        })
+        .collect()
+}
+
+/// A fragment metadata file of format 10 or later, against `schema` (the
+/// one its footer names), every tile decoded. The footer must fill the
+/// region its trailing length gives it.
+pub fn parse_metadata_file(
+    bytes: &[u8],
+    schema: &ArraySchema,
+    key: Option<&[u8; 32]>,
+) -> Result<MetadataFile> {
+    let (head, start) = footer_region(bytes)?;
+    if head.version > MAX_SUPPORTED_VERSION {
+        return Err(Error::unsupported(format!(
+            "fragment format version {} is newer than {MAX_SUPPORTED_VERSION}",
+            head.version
+        )));
+    }
+    if head.version < 10 {
+        return Err(Error::unsupported(format!(
+            "fragment format version {} (before 10) has no trailing footer length",
+            head.version
+        )));
+    }
+    let trailer = bytes.len() - 8;
+    let region = &bytes[start as usize..trailer];
+    let (footer, used) = parse_footer(region, schema).map_err(|e| {
+        e.within("footer (its field counts come from the schema)")
+            .at_base(start)
+    })?;
+    if used != region.len() as u64 {
+        return Err(Error::corrupt(
+            start + used,
+            "FragmentFooter",
+            format!(
+                "the footer ends {} byte(s) before its trailing length",
+                region.len() as u64 - used
+            ),
+        ));
+    }
+    let rtree_tile = tile_at(bytes, footer.rtree_offset, "RTree", key)?;
+    let rtree = parse_rtree(&rtree_tile, footer.version, &schema.stored)?;
+    let tile_offsets = offsets_tables(bytes, &footer.tile_offsets_offsets, "tile_offsets", key)?;
+    let tile_var_offsets = offsets_tables(
+        bytes,
+        &footer.tile_var_offsets_offsets,
+        "tile_var_offsets",
+        key,
+    )?;
+    let tile_var_sizes =
+        offsets_tables(bytes, &footer.tile_var_sizes_offsets, "tile_var_sizes", key)?;
+    let validity = footer
+        .tile_validity_offsets_offsets
+        .as_deref()
+        .unwrap_or(&[]);
+    let tile_validity_offsets = offsets_tables(bytes, validity, "tile_validity_offsets", key)?;
+    let null_counts = footer.tile_null_counts_offsets.as_deref().unwrap_or(&[]);
+    let tile_null_counts = offsets_tables(bytes, null_counts, "tile_null_counts", key)?;
+    let tile_mins = min_max_tables(bytes, &footer.tile_mins_offsets, "tile_mins", key)?;
+    let tile_maxes = min_max_tables(bytes, &footer.tile_maxes_offsets, "tile_maxes", key)?;
+    let tile_sums = footer
+        .tile_sums_offsets
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, &offset)| {
+            let field = format!("tile_sums[{i}]");
+            let tile = tile_at(bytes, offset, &field, key)?;
+            tile.parse::<stored::TileSums>((), "TileSums")
+                .map(|s| s.values)
+                .map_err(|e| e.within(&field))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let num_fields = footer.tile_offsets_offsets.len() as u64;
+    if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| footer.version >= 12) {
+        let tile = tile_at(bytes, offset, "fragment_mmsn", key)?;
+        tile.parse::<stored::FragmentMmsn>(
+            stored::FragmentMmsnBinReadArgs::builder()
+                .num_fields(num_fields)
+                .finalize(),
+            "FragmentMmsn",
+        )?;
+    }
+    if let Some(offset) = footer.processed_conditions_offset {
+        let tile = tile_at(bytes, offset, "processed_conditions", key)?;
+        parse_processed_conditions(&tile)?;
+    }
+    Ok(MetadataFile {
+        footer,
+        footer_offset: start,
+        rtree,
+        tile_offsets,
+        tile_var_offsets,
+        tile_var_sizes,
+        tile_validity_offsets,
+        tile_mins,
+        tile_maxes,
+        tile_sums,
+        tile_null_counts,
+    })
+}
