@@ -37,7 +37,6 @@
 
 pub mod load;
 mod lossy;
-pub mod targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
