@@ -772,7 +772,9 @@ fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<
             let config = consolidation_config(step)?;
             tiledb_runtime::consolidate::consolidate_fragments_with(root, &config).map(drop)
         }
-        "fragment_meta" => tiledb_runtime::consolidate::consolidate_fragment_meta(storage).map(drop),
+        "fragment_meta" => {
+            tiledb_runtime::consolidate::consolidate_fragment_meta(storage).map(drop)
+        }
         "commits" => tiledb_runtime::consolidate::consolidate_commits(storage).map(drop),
         "array_meta" => tiledb_runtime::consolidate::consolidate_array_meta(root).map(drop),
         other => Err(unsupported(format!("consolidation mode {other}"))),
@@ -806,7 +808,9 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
     let storage = LocalStorage::new(&root);
     // Enumeration files first: the schema refers to them.
     if !enums.is_empty() {
-        storage.create_dir(&tiledb_runtime::array::RelPath::parse("__schema/__enumerations")?)?;
+        storage.create_dir(&tiledb_runtime::array::RelPath::parse(
+            "__schema/__enumerations",
+        )?)?;
         for e in &enums {
             write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
         }
@@ -845,7 +849,10 @@ fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
     let storage = LocalStorage::new(&root);
     storage.create_dir(&tiledb_runtime::array::RelPath::parse("__group")?)?;
     storage.create_dir(&tiledb_runtime::array::RelPath::parse("__meta")?)?;
-    storage.write(&tiledb_runtime::array::RelPath::parse("__tiledb_group.tdb")?, &[])
+    storage.write(
+        &tiledb_runtime::array::RelPath::parse("__tiledb_group.tdb")?,
+        &[],
+    )
 }
 
 /// Adds a member and writes the group's details (format 2: every current
