@@ -11,6 +11,7 @@ pub mod case;
 pub mod compare;
 pub mod corpus;
 pub mod known_failures;
+pub mod recipe;
 pub mod report;
 pub mod run;
 

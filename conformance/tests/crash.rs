@@ -97,7 +97,7 @@ impl Scenario {
                 .iter()
                 .map(|(op, _)| op.clone())
                 .collect::<Vec<_>>(),
-            tiledb_runtime::recipe::recipe_operations(&text).expect("operations"),
+            tiledb_conformance::recipe::recipe_operations(&text).expect("operations"),
             "the test and the replay number operations alike"
         );
         let reads = tiledb_conformance::case::Case::load(&file)
@@ -173,7 +173,7 @@ fn reference_states(scenario: &Scenario, readers: &mut Readers) -> Vec<Vec<Strin
     (0..=scenario.operations.len())
         .map(|k| {
             let dir = tempfile::tempdir().expect("tempdir");
-            tiledb_runtime::recipe::replay_case_steps(
+            tiledb_conformance::recipe::replay_case_steps(
                 &scenario.text,
                 dir.path(),
                 k,
@@ -400,7 +400,7 @@ fn verify(
     if op != "consolidate" && op != "vacuum" {
         return;
     }
-    tiledb_runtime::recipe::rerun_operation(&scenario.text, out, p).unwrap_or_else(|e| {
+    tiledb_conformance::recipe::rerun_operation(&scenario.text, out, p).unwrap_or_else(|e| {
         panic!(
             "{}: killed {what}: running the interrupted {op} (operation {p}) again fails: {e}",
             scenario.file.display()

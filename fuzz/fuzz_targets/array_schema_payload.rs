@@ -1,5 +1,5 @@
 #![no_main]
-//! Fuzz target `array_schema_payload`: see `tiledb_runtime::check::targets`.
+//! Fuzz target `array_schema_payload`: see `tiledb_fuzz_targets`.
 
 use libfuzzer_sys::fuzz_target;
 

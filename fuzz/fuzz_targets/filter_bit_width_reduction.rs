@@ -1,5 +1,5 @@
 #![no_main]
-//! Fuzz target `filter_bit_width_reduction`: see `tiledb_runtime::check::targets`.
+//! Fuzz target `filter_bit_width_reduction`: see `tiledb_fuzz_targets`.
 
 use libfuzzer_sys::fuzz_target;
 

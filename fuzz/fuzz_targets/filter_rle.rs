@@ -1,5 +1,5 @@
 #![no_main]
-//! Fuzz target `filter_rle`: see `tiledb_runtime::check::targets`.
+//! Fuzz target `filter_rle`: see `tiledb_fuzz_targets`.
 
 use libfuzzer_sys::fuzz_target;
 

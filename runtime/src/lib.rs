@@ -45,7 +45,6 @@ pub mod fragment;
 pub mod metadata;
 pub mod query;
 pub mod read;
-pub mod recipe;
 pub mod schema;
 pub mod tile;
 pub mod vacuum;

@@ -63,7 +63,7 @@ fn input(timestamp: u64, coords: &[i32], values: &[i32]) -> FragmentInput {
 /// An array of our writer with one fragment per entry of `writes`.
 fn write_array(root: &Path, writes: &[(u64, &[i32], &[i32])]) {
     let table: toml::Value = toml::from_str(SCHEMA).unwrap();
-    let stored = tiledb_runtime::recipe::stored_schema(&table).unwrap();
+    let stored = tiledb_conformance::recipe::stored_schema(&table).unwrap();
     let storage = LocalStorage::new(root);
     let schema = create_array(&storage, &stored, 1, None).unwrap();
     for (t, coords, values) in writes {
@@ -605,7 +605,7 @@ fn temporary_files_of_a_group_are_judged_as_tiledb_opens_it() {
     let work = tempfile::tempdir().unwrap();
     let case = workspace().join("conformance/cases/group.members.toml");
     let base_out = work.path().join("base");
-    tiledb_runtime::recipe::replay_case(&std::fs::read_to_string(case).unwrap(), &base_out)
+    tiledb_conformance::recipe::replay_case(&std::fs::read_to_string(case).unwrap(), &base_out)
         .unwrap();
     let tmp = ".__5_5_0123456789abcdef0123456789abcdef_2.1a2b3c.tmp";
     // (place inside the group folder, TileDB opens the group)

@@ -120,7 +120,7 @@ fn replay_ours(id: &str, steps: Option<usize>, out: &Path) {
             toml::to_string(&case).unwrap()
         }
     };
-    tiledb_runtime::recipe::replay_case(&text, out).unwrap();
+    tiledb_conformance::recipe::replay_case(&text, out).unwrap();
 }
 
 #[test]

@@ -99,7 +99,7 @@ validity = {{ n = [{v2}], s = [{v2}] }}
         ),
     );
     let dir = tempfile::tempdir().unwrap();
-    tiledb_runtime::recipe::replay_case(&recipe, dir.path()).expect("replay");
+    tiledb_conformance::recipe::replay_case(&recipe, dir.path()).expect("replay");
     let array = Array::open_path(dir.path().join("array"), OpenOptions::default()).unwrap();
 
     // Boxes whose edges fall on, just before and just after chunk (32-row)

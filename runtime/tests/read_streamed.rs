@@ -55,7 +55,7 @@ add_attrs = [{{ name = "e", type = "FLOAT64", fill = 2.5 }}]
         validity = validity.join(", "),
     );
     let dir = tempfile::tempdir().unwrap();
-    tiledb_runtime::recipe::replay_case(&recipe, dir.path()).expect("replay");
+    tiledb_conformance::recipe::replay_case(&recipe, dir.path()).expect("replay");
     let array = Array::open_path(dir.path().join("array"), OpenOptions::default()).unwrap();
     let range =
         |lo: i32, hi: i32| vec![vec![(lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())]];

@@ -77,7 +77,8 @@ fn compare_case(id: &str) -> Result<usize, String> {
         return Err("encrypted tiles carry random initialization vectors".into());
     }
     let out = tempfile::tempdir().unwrap();
-    tiledb_runtime::recipe::replay_case(&text, out.path()).map_err(|e| format!("replay: {e}"))?;
+    tiledb_conformance::recipe::replay_case(&text, out.path())
+        .map_err(|e| format!("replay: {e}"))?;
     let ours = out.path().join("array");
     let theirs = ws.join(format!("conformance/corpus/tiledb-2.30/{id}/array"));
     let (our_schema, their_schema) = (schema_name(&ours), schema_name(&theirs));
@@ -229,7 +230,7 @@ fn outcome(id: &str) -> Outcome {
         return Outcome::NotReplayed;
     }
     let probe = tempfile::tempdir().unwrap();
-    match tiledb_runtime::recipe::replay_case(&text, probe.path()) {
+    match tiledb_conformance::recipe::replay_case(&text, probe.path()) {
         Err(e) if e.class().name() == "unsupported" => return Outcome::NotReplayed,
         _ => {}
     }

@@ -88,7 +88,7 @@ fn consolidation_and_vacuum_leave_tiledbs_layout() {
         let text =
             std::fs::read_to_string(ws.join(format!("conformance/cases/{id}.toml"))).unwrap();
         let out = tempfile::tempdir().unwrap();
-        tiledb_runtime::recipe::replay_case(&text, out.path()).unwrap();
+        tiledb_conformance::recipe::replay_case(&text, out.path()).unwrap();
         let ours = shape(&out.path().join("array"));
         let theirs = shape(&ws.join(format!("conformance/corpus/tiledb-2.30/{id}/array")));
         println!("{id}: {ours:?}");
@@ -253,7 +253,7 @@ for seed in range({count}):
     let mut with_delete_meta = 0;
     for (seed, text) in recipes.iter().enumerate() {
         let ours_dir = work.path().join(format!("ours-{seed}"));
-        tiledb_runtime::recipe::replay_case(text, &ours_dir).unwrap();
+        tiledb_conformance::recipe::replay_case(text, &ours_dir).unwrap();
         let ours = shape(&ours_dir.join("array"));
         let theirs = shape(&work.path().join(format!("tiledb-{seed}/array")));
         let vacs: Vec<&String> = theirs["__commits"]

@@ -138,7 +138,7 @@ fn cells(root: &std::path::Path) -> Vec<(i32, i32)> {
 #[test]
 fn a_write_stopped_at_any_point_leaves_the_previous_state() {
     let table: toml::Value = toml::from_str(SCHEMA).unwrap();
-    let stored = tiledb_runtime::recipe::stored_schema(&table).unwrap();
+    let stored = tiledb_conformance::recipe::stored_schema(&table).unwrap();
 
     // How many changes a whole second write makes.
     let full = tempfile::tempdir().unwrap();

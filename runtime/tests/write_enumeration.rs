@@ -21,7 +21,7 @@ fn replay_extended() -> (tempfile::TempDir, Vec<PathBuf>) {
     let case = workspace().join("conformance/cases/sparse.enumeration.extended.toml");
     let text = std::fs::read_to_string(&case).unwrap();
     let out = tempfile::tempdir().unwrap();
-    tiledb_runtime::recipe::replay_case(&text, out.path()).unwrap();
+    tiledb_conformance::recipe::replay_case(&text, out.path()).unwrap();
     let dir = out.path().join("array/__schema/__enumerations");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()

@@ -1,5 +1,5 @@
 //! Every non-negative conformance case is replayed with this runtime as the
-//! writer (`tiledb_runtime::recipe::replay_case`) into a temporary folder,
+//! writer (`tiledb_conformance::recipe::replay_case`) into a temporary folder,
 //! then read back twice: (a) by this runtime's reader and (b) by TileDB 2.30
 //! through `conformance/adapters/tiledb_py_adapter.py` (when a venv with
 //! tiledb-py is found; otherwise that half is skipped with a printed reason).
@@ -166,7 +166,7 @@ fn replayed_cases_read_back_as_tiledb_wrote_them() {
         }
         let listed = UNSUPPORTED.iter().find(|(c, _)| *c == id);
         let out = tempfile::tempdir().unwrap();
-        let outcome = tiledb_runtime::recipe::replay_case(&text, out.path());
+        let outcome = tiledb_conformance::recipe::replay_case(&text, out.path());
         match (outcome, listed) {
             (Err(e), Some((_, reason))) if e.class().name() == "unsupported" => {
                 println!("unsupported {id}: {reason}");

@@ -3,7 +3,7 @@
 //! It claims only what it really does: the format versions up to the newest schema version the
 //! runtime reads, every read capability of the kit (the runtime's corpus test reads every case),
 //! and the writer role at format 22 (the runtime replays every recipe through
-//! `tiledb_runtime::recipe::replay_case`, in the layout TileDB 2.30 reads). Each request runs on
+//! `crate::recipe::replay_case`, in the layout TileDB 2.30 reads). Each request runs on
 //! its own thread: a panic is reported as a crash and a request that overruns the time limit as
 //! a timeout (the thread is abandoned), so neither stops the suite.
 
@@ -118,7 +118,7 @@ fn replay_by_file(case_file: &Path, out_dir: &Path) -> Answer {
         Ok(t) => t,
         Err(e) => return refused("io", format!("{}: {e}", case_file.display())),
     };
-    match tiledb_runtime::recipe::replay_case(&text, out_dir) {
+    match crate::recipe::replay_case(&text, out_dir) {
         Ok(()) => Answer::Value(json!({"ok": true})),
         Err(e) => refused(e.class().name(), e.to_string()),
     }

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         // Unbuffered and complete before the operation's first change.
         let _ = writeln!(std::io::stderr().lock(), "operation {index} {op}");
     };
-    match tiledb_runtime::recipe::replay_case_steps(
+    match tiledb_conformance::recipe::replay_case_steps(
         &text,
         &PathBuf::from(out),
         limit,

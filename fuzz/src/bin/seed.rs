@@ -11,9 +11,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use tiledb_runtime::check::targets::{
-    encode_entry, join_pair, FilterKind, FILTER_HEADER, FUZZ_KEY, TARGETS,
-};
+use tiledb_fuzz_targets::{encode_entry, join_pair, FilterKind, FILTER_HEADER, FUZZ_KEY, TARGETS};
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::write_to_vec;
@@ -71,7 +69,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The bytes `fragment_footer` reads its arguments from (see
-/// `targets::fuzzed_shapes`).
+/// `tiledb_fuzz_targets::fuzzed_shapes`).
 fn shape_head(schema: &g::ArraySchema, version: u32) -> [u8; 4] {
     let dims = &schema.domain.dimensions;
     let attributes = schema.attributes.len().min(7) as u8;

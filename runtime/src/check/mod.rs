@@ -43,7 +43,6 @@ mod metadata;
 mod names;
 mod report;
 mod schemas;
-pub mod targets;
 mod tile_metadata;
 mod tiles;
 

@@ -3,9 +3,9 @@
 
 use toml::Value;
 
-use crate::error::{Error, Result};
-use crate::filter::datatype::{is_ascii_or_utf8, is_byte};
-use crate::filter::Datatype;
+use tiledb_runtime::error::{Error, Result};
+use tiledb_runtime::filter::datatype::{is_ascii_or_utf8, is_byte};
+use tiledb_runtime::filter::Datatype;
 
 fn usage(what: impl Into<String>) -> Error {
     Error::Usage(what.into())

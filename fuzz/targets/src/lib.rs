@@ -1,32 +1,34 @@
 //! The code paths the fuzz targets drive, one function per target.
 //!
-//! They live in the library (not in `fuzz/`) so that the regression test
-//! `runtime/tests/fuzz_regressions.rs` replays every saved crash through
-//! exactly the code the fuzzer ran, on the stable toolchain. Each function
-//! takes arbitrary bytes, must never panic, hang or allocate without bound,
-//! and returns nothing: errors are the expected outcome of most inputs.
-//! The only panics here are the invariants the fuzzer checks (a round trip
-//! that does not return its input, a path resolved outside the array).
+//! They live in this workspace crate (not in the cargo-fuzz crate `fuzz/`,
+//! which only wraps them in `fuzz_target!`) so that the regression test
+//! `fuzz/targets/tests/fuzz_regressions.rs` replays every saved crash
+//! through exactly the code the fuzzer ran, on the stable toolchain. They
+//! call the library's public API only. Each function takes arbitrary bytes,
+//! must never panic, hang or allocate without bound, and returns nothing:
+//! errors are the expected outcome of most inputs. The only panics here are
+//! the invariants the fuzzer checks (a round trip that does not return its
+//! input, a path resolved outside the array).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 
-use crate::array::directory::ConditionKind;
-use crate::array::storage::{DirEntry, EntryKind, IoCounters};
-use crate::array::{text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage};
-use crate::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
-use crate::format::generated as g;
-use crate::format::io::read_exact_from;
-use crate::fragment::{
+use tiledb_runtime::array::directory::ConditionKind;
+use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
+use tiledb_runtime::array::{text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage};
+use tiledb_runtime::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
+use tiledb_runtime::format::generated as g;
+use tiledb_runtime::format::io::read_exact_from;
+use tiledb_runtime::fragment::{
     consolidated_footer_regions, footer_region, parse_footer, parse_metadata_file,
 };
-use crate::metadata::{group::parse_group_details, parse_metadata_tile};
-use crate::query::parse_commit;
-use crate::schema::{dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION};
-use crate::tile::generic::{read_generic_tile, read_generic_tile_exact};
-use crate::tile::{
+use tiledb_runtime::metadata::{group::parse_group_details, parse_metadata_tile};
+use tiledb_runtime::query::parse_commit;
+use tiledb_runtime::schema::{dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION};
+use tiledb_runtime::tile::generic::{read_generic_tile, read_generic_tile_exact};
+use tiledb_runtime::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
     unfilter_var_string_tile, ScatterRun, TileJob,
 };
@@ -584,7 +586,11 @@ impl ConfinedStorage {
         }
     }
 
-    fn checked<T>(&self, path: &RelPath, result: crate::Result<T>) -> crate::Result<T> {
+    fn checked<T>(
+        &self,
+        path: &RelPath,
+        result: tiledb_runtime::Result<T>,
+    ) -> tiledb_runtime::Result<T> {
         if result.is_ok() {
             self.confirm(path);
         }
@@ -596,34 +602,34 @@ impl Storage for ConfinedStorage {
     fn describe(&self, path: &RelPath) -> PathBuf {
         self.inner.describe(path)
     }
-    fn list(&self, dir: &RelPath) -> crate::Result<Option<Vec<DirEntry>>> {
+    fn list(&self, dir: &RelPath) -> tiledb_runtime::Result<Option<Vec<DirEntry>>> {
         self.checked(dir, self.inner.list(dir))
     }
-    fn kind(&self, path: &RelPath) -> crate::Result<Option<EntryKind>> {
+    fn kind(&self, path: &RelPath) -> tiledb_runtime::Result<Option<EntryKind>> {
         self.inner.kind(path)
     }
-    fn size(&self, file: &RelPath) -> crate::Result<u64> {
+    fn size(&self, file: &RelPath) -> tiledb_runtime::Result<u64> {
         self.checked(file, self.inner.size(file))
     }
-    fn read(&self, file: &RelPath) -> crate::Result<Vec<u8>> {
+    fn read(&self, file: &RelPath) -> tiledb_runtime::Result<Vec<u8>> {
         self.checked(file, self.inner.read(file))
     }
-    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> crate::Result<Vec<u8>> {
+    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> tiledb_runtime::Result<Vec<u8>> {
         self.checked(file, self.inner.read_range(file, offset, len))
     }
-    fn create_dir(&self, _dir: &RelPath) -> crate::Result<()> {
+    fn create_dir(&self, _dir: &RelPath) -> tiledb_runtime::Result<()> {
         panic!("opening an array must not create folders")
     }
-    fn write(&self, _file: &RelPath, _data: &[u8]) -> crate::Result<()> {
+    fn write(&self, _file: &RelPath, _data: &[u8]) -> tiledb_runtime::Result<()> {
         panic!("opening an array must not write")
     }
-    fn rename(&self, _from: &RelPath, _to: &RelPath) -> crate::Result<()> {
+    fn rename(&self, _from: &RelPath, _to: &RelPath) -> tiledb_runtime::Result<()> {
         panic!("opening an array must not rename")
     }
-    fn remove_file(&self, _file: &RelPath) -> crate::Result<()> {
+    fn remove_file(&self, _file: &RelPath) -> tiledb_runtime::Result<()> {
         panic!("opening an array must not remove files")
     }
-    fn remove_dir(&self, _dir: &RelPath) -> crate::Result<()> {
+    fn remove_dir(&self, _dir: &RelPath) -> tiledb_runtime::Result<()> {
         panic!("opening an array must not remove folders")
     }
     fn counters(&self) -> IoCounters {
@@ -735,7 +741,7 @@ pub fn array_directory(data: &[u8]) {
     let _ = GroupDirectory::open(&storage, 0, u64::MAX);
     // The full read: open (schemas, footers, delete conditions), metadata,
     // and every cell of every attribute.
-    let open = crate::array::OpenOptions {
+    let open = tiledb_runtime::array::OpenOptions {
         timestamp_start: 0,
         timestamp_end: u64::MAX,
         key: None,
@@ -745,23 +751,25 @@ pub fn array_directory(data: &[u8]) {
     // streamed in stored order), and reading all four would quarter the
     // rate of executions.
     let layout = [
-        crate::read::Layout::RowMajor,
-        crate::read::Layout::Unordered,
-        crate::read::Layout::Global,
-        crate::read::Layout::ColMajor,
+        tiledb_runtime::read::Layout::RowMajor,
+        tiledb_runtime::read::Layout::Unordered,
+        tiledb_runtime::read::Layout::Global,
+        tiledb_runtime::read::Layout::ColMajor,
     ][data.len() % 4];
-    if let Ok(array) = crate::array::Array::open(Box::new(ConfinedStorage::new(&root)), open) {
+    if let Ok(array) =
+        tiledb_runtime::array::Array::open(Box::new(ConfinedStorage::new(&root)), open)
+    {
         let _ = array.metadata();
-        let _ = array.read(&crate::read::ReadQuery {
+        let _ = array.read(&tiledb_runtime::read::ReadQuery {
             layout,
             ..Default::default()
         });
     }
-    let options = super::CheckOptions {
+    let options = tiledb_runtime::check::CheckOptions {
         max_tile_size: Some(MAX_FUZZ_TILE),
         ..Default::default()
     };
-    let _ = super::check_storage(&storage, &options);
+    let _ = tiledb_runtime::check::check_storage(&storage, &options);
     let _ = std::fs::remove_dir_all(&scratch);
 }
 

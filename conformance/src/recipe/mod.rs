@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
-use crate::array::{LocalStorage, Storage};
-use crate::error::{Error, Result};
-use crate::filter::{Datatype, Filter, FilterPipeline};
-use crate::format::generated as stored;
-use crate::schema::ArraySchema;
-use crate::write::{self, Column, FragmentInput, WRITE_VERSION};
+use tiledb_runtime::array::{LocalStorage, Storage};
+use tiledb_runtime::error::{Error, Result};
+use tiledb_runtime::filter::{Datatype, Filter, FilterPipeline};
+use tiledb_runtime::format::generated as stored;
+use tiledb_runtime::schema::ArraySchema;
+use tiledb_runtime::write::{self, Column, FragmentInput, WRITE_VERSION};
 
 use values::{cell_bytes, column_values, datatype_by_name, fill_default};
 
@@ -88,10 +88,10 @@ fn filter(spec: &Value) -> Result<Filter> {
         "WEBP" => Filter::Webp {
             quality: float("quality", 100.0) as f32,
             format: match get_str(spec, "input_format").unwrap_or("RGB") {
-                "RGB" => crate::filter::WebpFormat::Rgb,
-                "BGR" => crate::filter::WebpFormat::Bgr,
-                "RGBA" => crate::filter::WebpFormat::Rgba,
-                "BGRA" => crate::filter::WebpFormat::Bgra,
+                "RGB" => tiledb_runtime::filter::WebpFormat::Rgb,
+                "BGR" => tiledb_runtime::filter::WebpFormat::Bgr,
+                "RGBA" => tiledb_runtime::filter::WebpFormat::Rgba,
+                "BGRA" => tiledb_runtime::filter::WebpFormat::Bgra,
                 other => return Err(usage(format!("unknown WEBP input format {other}"))),
             },
             lossless: spec
@@ -222,13 +222,13 @@ fn extend_enumeration(
         .flatten()
         .find(|r| r.name == name.as_bytes())
         .ok_or_else(|| usage(format!("no enumeration {name} to extend")))?;
-    let old_path = crate::array::RelPath::parse(&format!(
+    let old_path = tiledb_runtime::array::RelPath::parse(&format!(
         "__schema/__enumerations/{}",
         String::from_utf8_lossy(&reference.path)
     ))?;
-    let tile = crate::tile::generic::load_generic_tile_file(storage, &old_path, key)?;
+    let tile = tiledb_runtime::tile::generic::load_generic_tile_file(storage, &old_path, key)?;
     let mut extended: stored::Enumeration =
-        crate::format::io::read_exact_from(&tile.payload, (), "Enumeration")?;
+        tiledb_runtime::format::io::read_exact_from(&tile.payload, (), "Enumeration")?;
     let values = spec
         .get("values")
         .ok_or_else(|| usage("an extension without values"))?;
@@ -243,7 +243,7 @@ fn extend_enumeration(
         }
         extended.data.extend_from_slice(cell);
     }
-    let (label, _) = crate::array::timestamped_name::new_label()?;
+    let (label, _) = tiledb_runtime::array::timestamped_name::new_label()?;
     extended.path = format!("__{label}_0").into_bytes();
     write::write_enumeration(
         storage,
@@ -366,7 +366,7 @@ fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
             offsets.extend((data.len() as u64).to_le_bytes());
             data.extend_from_slice(c);
         }
-        let (label, _) = crate::array::timestamped_name::new_label()?;
+        let (label, _) = tiledb_runtime::array::timestamped_name::new_label()?;
         out.push(stored::Enumeration {
             name: name.as_bytes().to_vec(),
             path: format!("__{label}_0").into_bytes(),
@@ -532,7 +532,7 @@ pub fn stored_schema_parts(
 
 /// The stored current domain: one `[lo, hi]` per dimension, as an NDRectangle.
 fn current_domain_bytes(stored: &stored::ArraySchema, bounds: &[Value]) -> Result<Vec<u8>> {
-    let shapes = crate::schema::dimension_shapes(stored);
+    let shapes = tiledb_runtime::schema::dimension_shapes(stored);
     if bounds.len() != stored.domain.dimensions.len() {
         return Err(usage("the current domain needs one range per dimension"));
     }
@@ -560,7 +560,7 @@ fn current_domain_bytes(stored: &stored::ArraySchema, bounds: &[Value]) -> Resul
         domain_type: Some(stored::CurrentDomainType::Ndrectangle),
         ndrectangle: Some(stored::NDRectangle { ranges }),
     };
-    crate::format::io::write_to_vec(
+    tiledb_runtime::format::io::write_to_vec(
         &domain,
         stored::CurrentDomainBinWriteArgs::builder()
             .dims(shapes)
@@ -712,8 +712,8 @@ fn meta_step(
 /// step, as TileDB receives them: each `sm.consolidation.*` value as text,
 /// and the range as `sm.consolidation.timestamp_start` / `timestamp_end`
 /// (which override the same keys of `config`).
-fn consolidation_config(step: &Value) -> Result<crate::consolidate::ConsolidationConfig> {
-    let mut config = crate::consolidate::ConsolidationConfig::default();
+fn consolidation_config(step: &Value) -> Result<tiledb_runtime::consolidate::ConsolidationConfig> {
+    let mut config = tiledb_runtime::consolidate::ConsolidationConfig::default();
     if let Some(table) = step.get("config") {
         let table = table
             .as_table()
@@ -770,21 +770,23 @@ fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<
     match mode {
         "fragments" => {
             let config = consolidation_config(step)?;
-            crate::consolidate::consolidate_fragments_with(root, &config).map(drop)
+            tiledb_runtime::consolidate::consolidate_fragments_with(root, &config).map(drop)
         }
-        "fragment_meta" => crate::consolidate::consolidate_fragment_meta(storage).map(drop),
-        "commits" => crate::consolidate::consolidate_commits(storage).map(drop),
-        "array_meta" => crate::consolidate::consolidate_array_meta(root).map(drop),
+        "fragment_meta" => {
+            tiledb_runtime::consolidate::consolidate_fragment_meta(storage).map(drop)
+        }
+        "commits" => tiledb_runtime::consolidate::consolidate_commits(storage).map(drop),
+        "array_meta" => tiledb_runtime::consolidate::consolidate_array_meta(root).map(drop),
         other => Err(unsupported(format!("consolidation mode {other}"))),
     }
 }
 
 fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {
     match get_str(step, "mode").unwrap_or("fragments") {
-        "fragments" => crate::vacuum::vacuum_fragments(storage).map(drop),
-        "fragment_meta" => crate::vacuum::vacuum_fragment_meta(storage).map(drop),
-        "commits" => crate::vacuum::vacuum_commits(storage).map(drop),
-        "array_meta" => crate::vacuum::vacuum_array_meta(storage).map(drop),
+        "fragments" => tiledb_runtime::vacuum::vacuum_fragments(storage).map(drop),
+        "fragment_meta" => tiledb_runtime::vacuum::vacuum_fragment_meta(storage).map(drop),
+        "commits" => tiledb_runtime::vacuum::vacuum_commits(storage).map(drop),
+        "array_meta" => tiledb_runtime::vacuum::vacuum_array_meta(storage).map(drop),
         other => Err(unsupported(format!("vacuum mode {other}"))),
     }
 }
@@ -806,7 +808,9 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
     let storage = LocalStorage::new(&root);
     // Enumeration files first: the schema refers to them.
     if !enums.is_empty() {
-        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
+        storage.create_dir(&tiledb_runtime::array::RelPath::parse(
+            "__schema/__enumerations",
+        )?)?;
         for e in &enums {
             write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
         }
@@ -843,9 +847,12 @@ fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
     let root = out_dir.join(uri);
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
-    storage.create_dir(&crate::array::RelPath::parse("__group")?)?;
-    storage.create_dir(&crate::array::RelPath::parse("__meta")?)?;
-    storage.write(&crate::array::RelPath::parse("__tiledb_group.tdb")?, &[])
+    storage.create_dir(&tiledb_runtime::array::RelPath::parse("__group")?)?;
+    storage.create_dir(&tiledb_runtime::array::RelPath::parse("__meta")?)?;
+    storage.write(
+        &tiledb_runtime::array::RelPath::parse("__tiledb_group.tdb")?,
+        &[],
+    )
 }
 
 /// Adds a member and writes the group's details (format 2: every current
@@ -888,12 +895,12 @@ fn group_add(
         version: 2,
         members: members.clone(),
     };
-    let payload = crate::format::io::write_to_vec(&details, (), "GroupDetails")?;
-    let tile = crate::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
-    let name = crate::array::TimestampedName::generate(0, 0, Some(2), None)?;
+    let payload = tiledb_runtime::format::io::write_to_vec(&details, (), "GroupDetails")?;
+    let tile = tiledb_runtime::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
+    let name = tiledb_runtime::array::TimestampedName::generate(0, 0, Some(2), None)?;
     let storage = LocalStorage::new(out_dir.join(uri));
     storage.write(
-        &crate::array::RelPath::parse("__group")?.join(name.as_str())?,
+        &tiledb_runtime::array::RelPath::parse("__group")?.join(name.as_str())?,
         &tile,
     )
 }

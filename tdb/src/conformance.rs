@@ -86,8 +86,8 @@ fn split_adapter_arg(text: &str) -> (Option<String>, Vec<String>) {
 }
 
 fn workspace_root() -> PathBuf {
-    // runtime/tdb → the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("..")
+    // tdb → the workspace root.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {

@@ -1,5 +1,5 @@
 //! Every input a fuzz target ever crashed on, replayed through the same
-//! code path as the target (`tiledb_runtime::check::targets`): files in
+//! code path as the target (`tiledb_fuzz_targets`): files in
 //! `tests/data/fuzz_regressions/<target>/`. A crash fixed once must stay
 //! fixed.
 //!
@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tiledb_runtime::check::targets::{run, CappedAllocator, TARGETS};
+use tiledb_fuzz_targets::{run, CappedAllocator, TARGETS};
 
 /// Every single allocation is held to the fuzzers' cap, so an input once
 /// reported as out-of-memory fails this test until its declared size is

@@ -3,10 +3,10 @@
 //! strings) parsed into the stored AST, and negated as TileDB stores a
 //! delete (FORMAT_NOTES §2.17: the condition of the cells to keep).
 
-use crate::error::{Error, Result};
-use crate::filter::Datatype;
-use crate::format::generated as stored;
-use crate::schema::ArraySchema;
+use tiledb_runtime::error::{Error, Result};
+use tiledb_runtime::filter::Datatype;
+use tiledb_runtime::format::generated as stored;
+use tiledb_runtime::schema::ArraySchema;
 
 use super::values::value_bytes;
 

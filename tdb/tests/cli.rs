@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 fn corpus(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../conformance/corpus/tiledb-2.30")
+        .join("../conformance/corpus/tiledb-2.30")
         .join(case)
 }
 

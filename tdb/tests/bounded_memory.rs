@@ -26,7 +26,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A fresh copy of the corpus array `sparse.basic.int32` under `scratch`.
 fn copy_case(scratch: &Path, name: &str) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../conformance/corpus/tiledb-2.30/sparse.basic.int32/array");
+        .join("../conformance/corpus/tiledb-2.30/sparse.basic.int32/array");
     let root = scratch.join(name);
     copy_dir(&source, &root);
     root
