@@ -17,7 +17,9 @@ use arbitrary::{Arbitrary, Unstructured};
 
 use tiledb_runtime::array::directory::ConditionKind;
 use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::array::{text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage};
+use tiledb_runtime::array::{
+    text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage,
+};
 use tiledb_runtime::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::read_exact_from;
@@ -26,7 +28,9 @@ use tiledb_runtime::fragment::{
 };
 use tiledb_runtime::metadata::{group::parse_group_details, parse_metadata_tile};
 use tiledb_runtime::query::parse_commit;
-use tiledb_runtime::schema::{dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION};
+use tiledb_runtime::schema::{
+    dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION,
+};
 use tiledb_runtime::tile::generic::{read_generic_tile, read_generic_tile_exact};
 use tiledb_runtime::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
