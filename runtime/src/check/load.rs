@@ -522,7 +522,7 @@ pub fn group_details(bytes: &[u8], key: Option<[u8; 32]>) -> Result<g::GroupDeta
                 "not UTF-8",
             )
         })?;
-        crate::array::group::resolve_member(uri, member.relative).map_err(|e| {
+        crate::directory::group::resolve_member(uri, member.relative).map_err(|e| {
             e.within(format!("GroupDetails.members[{i}]"))
                 .at_base(tile.body_offset)
         })?;

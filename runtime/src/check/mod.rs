@@ -42,18 +42,17 @@ pub mod targets;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::array::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
-use crate::array::storage::{DirEntry, EntryKind};
-use crate::array::text_files;
-use crate::array::{
-    object_type, Array, ArrayDirectory, Extension, LocalStorage, ObjectType, OpenOptions, RelPath,
-    Storage, TimestampedName,
-};
+use crate::directory::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
+use crate::directory::text_files;
+use crate::directory::{object_type, ArrayDirectory, Extension, ObjectType, TimestampedName};
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
-use crate::metadata::group::GroupContents;
+use crate::metadata::group_contents::GroupContents;
 use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
+use crate::snapshot::{OpenOptions, Snapshot};
+use crate::storage::{DirEntry, EntryKind};
+use crate::storage::{LocalStorage, RelPath, Storage};
 use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
@@ -427,7 +426,7 @@ impl Checker<'_> {
             }
             let known = match entry.name.as_str() {
                 GROUP_FILE => entry.is_file(),
-                GROUP_DETAILS_DIR | crate::array::directory::METADATA_DIR => entry.is_dir(),
+                GROUP_DETAILS_DIR | crate::directory::METADATA_DIR => entry.is_dir(),
                 _ => entry.is_dir(),
             };
             if !known {
@@ -435,7 +434,7 @@ impl Checker<'_> {
             }
         }
         self.walk(GROUP_DETAILS_DIR);
-        self.walk(crate::array::directory::METADATA_DIR);
+        self.walk(crate::directory::METADATA_DIR);
         for (path, _) in self.files_under(GROUP_DETAILS_DIR) {
             let name = path.rsplit('/').next().unwrap_or_default();
             if is_tmp(name) {
@@ -575,9 +574,9 @@ impl Checker<'_> {
             timestamp_end: u64::MAX,
             key: self.key,
         };
-        let result = Array::open_path(&root, options).and_then(|array| {
-            array.metadata()?;
-            array.read(&ReadQuery::default())
+        let result = Snapshot::open_path(&root, options).and_then(|snapshot| {
+            snapshot.metadata()?;
+            crate::read::read(&snapshot, &ReadQuery::default())
         });
         match result {
             Ok(result) => self.report.cells_read = result.cell_count() as u64,

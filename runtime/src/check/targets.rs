@@ -14,11 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use arbitrary::{Arbitrary, Unstructured};
 
 use super::load;
-use crate::array::storage::{DirEntry, EntryKind, IoCounters};
-use crate::array::{text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage};
+use crate::directory::{text_files, ArrayDirectory, GroupDirectory};
 use crate::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
 use crate::format::generated as g;
 use crate::format::io::read_exact_from;
+use crate::storage::{DirEntry, EntryKind, IoCounters};
+use crate::storage::{LocalStorage, RelPath, Storage};
 use crate::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
     unfilter_var_string_tile, ScatterRun, TileJob,
@@ -719,7 +720,7 @@ pub fn array_directory(data: &[u8]) {
     let _ = GroupDirectory::open(&storage, 0, u64::MAX);
     // The full read: open (schemas, footers, delete conditions), metadata,
     // and every cell of every attribute.
-    let open = crate::array::OpenOptions {
+    let open = crate::snapshot::OpenOptions {
         timestamp_start: 0,
         timestamp_end: u64::MAX,
         key: None,
@@ -734,12 +735,17 @@ pub fn array_directory(data: &[u8]) {
         crate::read::Layout::Global,
         crate::read::Layout::ColMajor,
     ][data.len() % 4];
-    if let Ok(array) = crate::array::Array::open(Box::new(ConfinedStorage::new(&root)), open) {
-        let _ = array.metadata();
-        let _ = array.read(&crate::read::ReadQuery {
-            layout,
-            ..Default::default()
-        });
+    if let Ok(snapshot) =
+        crate::snapshot::Snapshot::open(Box::new(ConfinedStorage::new(&root)), open)
+    {
+        let _ = snapshot.metadata();
+        let _ = crate::read::read(
+            &snapshot,
+            &crate::read::ReadQuery {
+                layout,
+                ..Default::default()
+            },
+        );
     }
     let options = super::CheckOptions {
         max_tile_size: Some(MAX_FUZZ_TILE),

@@ -3,7 +3,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order};
@@ -11,6 +10,7 @@ use crate::read::sparse::{decode_ranges, output_attributes};
 use crate::read::tiles::{load_tiles, TileData};
 use crate::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{CellOrder, Scalar};
+use crate::snapshot::Snapshot;
 
 /// The most cells a dense read materializes.
 pub const MAX_DENSE_CELLS: u128 = 1 << 28;
@@ -31,7 +31,10 @@ pub(crate) struct Geometry<'a> {
 }
 
 /// The dense fragments of `array` that hold cells, oldest first.
-fn fragment_geometry<'a>(array: &'a Array, dims: &[DenseDimension]) -> Result<Vec<Geometry<'a>>> {
+fn fragment_geometry<'a>(
+    array: &'a Snapshot,
+    dims: &[DenseDimension],
+) -> Result<Vec<Geometry<'a>>> {
     let schema = array.schema();
     let mut geometry = Vec::new();
     for fragment in array.fragments() {
@@ -68,7 +71,7 @@ fn fragment_geometry<'a>(array: &'a Array, dims: &[DenseDimension]) -> Result<Ve
 }
 
 /// Runs a dense read.
-pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let schema = array.schema();
     let storage = array.storage();
     let key = array.options().key;

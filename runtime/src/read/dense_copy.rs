@@ -28,7 +28,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
-use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::Geometry;
@@ -38,6 +37,7 @@ use crate::read::tiles::{
     load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
 };
 use crate::read::{Column, Layout, ReadResult};
+use crate::snapshot::Snapshot;
 use crate::tile::ScatterRun;
 
 /// A run of result cells along a line that share a source.
@@ -503,7 +503,7 @@ fn fill_cells(places: Vec<&mut [u8]>, cell: &[u8]) {
 /// to read consecutive cells of its tile (stride 1).
 #[allow(clippy::too_many_arguments)]
 fn scatter_band(
-    array: &Array,
+    array: &Snapshot,
     geometry: &[Geometry<'_>],
     attr: &crate::schema::Attribute,
     part: TilePart,
@@ -579,7 +579,7 @@ fn scatter_band(
 /// when a fragment encodes its strings whole (RLE, dictionary: their
 /// offsets come only from decoding the data).
 fn scatter_var_band(
-    array: &Array,
+    array: &Snapshot,
     geometry: &[Geometry<'_>],
     attr: &crate::schema::Attribute,
     col: &mut Column,
@@ -716,7 +716,7 @@ fn reserve_for_rest(col: &mut Column, added: u64, band_start: u64, band_cells: u
 }
 
 pub(crate) fn read_box(
-    array: &Array,
+    array: &Snapshot,
     layout: Layout,
     dims: &[DenseDimension],
     spans: &[Span],

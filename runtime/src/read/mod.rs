@@ -1,5 +1,5 @@
 //! Reading cells: a [`ReadQuery`] (ranges per dimension, layout, fields) run
-//! against an opened [`crate::array::Array`], producing columnar results.
+//! against a [`Snapshot`] of an array, producing columnar results.
 
 pub mod dense;
 mod dense_copy;
@@ -12,8 +12,23 @@ pub mod sparse;
 mod sparse_sorted;
 pub mod tiles;
 
+use crate::error::Result;
 use crate::filter::Datatype;
 use crate::schema::Scalar;
+use crate::snapshot::Snapshot;
+
+/// Runs a read: the dense or the sparse reader, by the schema.
+pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    let mut result = if snapshot.schema().is_dense() {
+        dense::read(snapshot, query)?
+    } else {
+        sparse::read(snapshot, query)?
+    };
+    if query.skip_coordinates {
+        result.dimensions.clear();
+    }
+    Ok(result)
+}
 
 /// The order of the result cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

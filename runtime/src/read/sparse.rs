@@ -9,15 +9,15 @@
 
 use std::collections::HashSet;
 
-use crate::array::Array;
+use crate::condition::{CellView, Condition};
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
-use crate::query::{CellView, Condition};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::tiles::{load_tiles, TileData};
 use crate::read::{Column, Layout, Range, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
+use crate::snapshot::Snapshot;
 
 /// Decoded ranges of the query, per dimension (empty = everything).
 pub(crate) fn decode_ranges(
@@ -292,13 +292,13 @@ pub(crate) struct TimedCells {
     /// Each cell's write timestamp (its `t`, else its fragment's t1).
     pub(crate) timestamps: Vec<u64>,
     /// The delete that removed each cell: its timestamp and its index in
-    /// [`Array::conditions`].
+    /// [`Snapshot::conditions`].
     pub(crate) deleted_by: Vec<Option<(u64, u64)>>,
 }
 
 /// The tiles of a sparse fragment whose MBR meets `ranges`, in stored order.
 fn touched_tiles(
-    array: &Array,
+    array: &Snapshot,
     fragment: &FragmentMetadata,
     ranges: &[Vec<(Scalar, Scalar)>],
 ) -> Result<Vec<u64>> {
@@ -345,7 +345,7 @@ type Band = (i128, i128);
 /// outer dimension is not an integer, or the tiles overlap so much along it
 /// that the bands would decode much of the data more than once.
 fn sorted_bands(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     budget: u64,
 ) -> Result<Option<(usize, Vec<Band>)>> {
@@ -454,7 +454,7 @@ fn sorted_bands(
 
 /// A row- or column-major read done band by band (see [`sorted_bands`]).
 fn read_in_bands(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     outer: usize,
     bands: &[Band],
@@ -576,7 +576,7 @@ fn append_result(into: &mut ReadResult, filled: &mut [Filled], part: ReadResult)
 type CellHistory = (u64, Option<(u64, u64)>);
 
 /// Runs a sparse read.
-pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let merged;
     let query = if matches!(query.layout, Layout::Global | Layout::Unordered)
         && query.ranges.iter().any(|r| r.len() > 1)
@@ -595,7 +595,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     read_with_band_budget(array, query, BAND_CELLS)
 }
 
-fn read_with_band_budget(array: &Array, query: &ReadQuery, budget: u64) -> Result<ReadResult> {
+fn read_with_band_budget(array: &Snapshot, query: &ReadQuery, budget: u64) -> Result<ReadResult> {
     if let Some((outer, bands)) = sorted_bands(array, query, budget)? {
         return read_in_bands(array, query, outer, &bands);
     }
@@ -603,7 +603,7 @@ fn read_with_band_budget(array: &Array, query: &ReadQuery, budget: u64) -> Resul
 }
 
 /// Reads every cell for consolidation (see [`TimedCells`]).
-pub(crate) fn read_for_consolidation(array: &Array) -> Result<TimedCells> {
+pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
     let query = ReadQuery {
         layout: Layout::Global,
         ..Default::default()
@@ -622,7 +622,7 @@ pub(crate) fn read_for_consolidation(array: &Array) -> Result<TimedCells> {
 fn stored_delete(
     frag: &FragmentTiles<'_>,
     processed: &[String],
-    conditions: &[crate::query::DeleteCondition],
+    conditions: &[crate::condition::DeleteCondition],
     slot: usize,
     cell: u64,
 ) -> Result<Option<(u64, u64)>> {
@@ -674,7 +674,7 @@ fn stored_delete(
 /// deduplication or deletes, each with its timestamp and the delete that
 /// removed it.
 fn run(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     consolidating: bool,
 ) -> Result<(ReadResult, Vec<CellHistory>)> {
@@ -1050,7 +1050,7 @@ fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::OpenOptions;
+    use crate::snapshot::OpenOptions;
 
     /// Two overlapping fragments (duplicates resolved across them), a
     /// delete, a nullable and a var-sized attribute, capacity 3, stored in
@@ -1063,7 +1063,7 @@ mod tests {
     fn banded_sorted_reads_equal_the_whole_read() {
         for order in ["row-major", "col-major"] {
             let array_dir = banded_test_array(order);
-            let array = Array::open_path(array_dir.path().join("array"), OpenOptions::default())
+            let array = Snapshot::open_path(array_dir.path().join("array"), OpenOptions::default())
                 .expect("open");
             let range64 =
                 |lo: i64, hi: i64| vec![(lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())];

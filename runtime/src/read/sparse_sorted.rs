@@ -11,7 +11,6 @@
 
 use rayon::prelude::*;
 
-use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::Field;
@@ -21,6 +20,7 @@ use crate::read::sparse::FragmentTiles;
 use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
 use crate::read::{Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
+use crate::snapshot::Snapshot;
 
 const SLOT_BITS: u32 = 24;
 const CELL_BITS: u32 = 24;
@@ -109,7 +109,7 @@ fn keyed_ranges(schema: &ArraySchema, query: &ReadQuery) -> Option<Vec<Vec<(u64,
 /// Runs the read if it is the common case; `None` leaves it to the general
 /// path (nothing has been changed then).
 pub(crate) fn try_read(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     loaded: &[FragmentTiles<'_>],
     attributes: &[usize],
@@ -171,7 +171,7 @@ fn dim_tiles<'a>(frag: &'a FragmentTiles<'_>, d: usize) -> Option<&'a [TileData]
 }
 
 fn run<const COL_MAJOR: bool, const N: usize>(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     loaded: &[FragmentTiles<'_>],
     by_priority: &[usize],
@@ -392,7 +392,7 @@ fn gather_fixed(
 }
 
 fn gather(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     loaded: &[FragmentTiles<'_>],
     locations: &[u64],
@@ -477,7 +477,7 @@ const STREAM_BATCH: usize = 64;
 /// (nothing has been read then). `tiles` are the fragment's tiles the
 /// ranges touch, in stored order.
 pub(crate) fn stream_stored_order(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     fragment: &FragmentMetadata,
     tiles: &[u64],
@@ -526,7 +526,7 @@ pub(crate) fn stream_stored_order(
 
 #[allow(clippy::too_many_arguments)]
 fn stream(
-    array: &Array,
+    array: &Snapshot,
     query: &ReadQuery,
     fragment: &FragmentMetadata,
     tiles: &[u64],

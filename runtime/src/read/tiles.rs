@@ -9,10 +9,10 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::array::{RelPath, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::storage::{RelPath, Storage};
 use crate::tile::{
     parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_tiles, unfilter_tiles_into,
     unfilter_var_string_tile_into, ScatterRun, TileJob,

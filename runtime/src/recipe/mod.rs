@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
-use crate::array::{LocalStorage, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterPipeline};
 use crate::format::generated as stored;
 use crate::schema::ArraySchema;
+use crate::storage::{LocalStorage, Storage};
 use crate::write::{self, Column, FragmentInput, WRITE_VERSION};
 
 use values::{cell_bytes, column_values, datatype_by_name, fill_default};
@@ -222,7 +222,7 @@ fn extend_enumeration(
         .flatten()
         .find(|r| r.name == name.as_bytes())
         .ok_or_else(|| usage(format!("no enumeration {name} to extend")))?;
-    let old_path = crate::array::RelPath::parse(&format!(
+    let old_path = crate::storage::RelPath::parse(&format!(
         "__schema/__enumerations/{}",
         String::from_utf8_lossy(&reference.path)
     ))?;
@@ -243,7 +243,7 @@ fn extend_enumeration(
         }
         extended.data.extend_from_slice(cell);
     }
-    let (label, _) = crate::array::timestamped_name::new_label()?;
+    let (label, _) = crate::directory::timestamped_name::new_label()?;
     extended.path = format!("__{label}_0").into_bytes();
     write::write_enumeration(
         storage,
@@ -366,7 +366,7 @@ fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
             offsets.extend((data.len() as u64).to_le_bytes());
             data.extend_from_slice(c);
         }
-        let (label, _) = crate::array::timestamped_name::new_label()?;
+        let (label, _) = crate::directory::timestamped_name::new_label()?;
         out.push(stored::Enumeration {
             name: name.as_bytes().to_vec(),
             path: format!("__{label}_0").into_bytes(),
@@ -806,7 +806,7 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
     let storage = LocalStorage::new(&root);
     // Enumeration files first: the schema refers to them.
     if !enums.is_empty() {
-        storage.create_dir(&crate::array::RelPath::parse("__schema/__enumerations")?)?;
+        storage.create_dir(&crate::storage::RelPath::parse("__schema/__enumerations")?)?;
         for e in &enums {
             write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
         }
@@ -843,9 +843,9 @@ fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
     let root = out_dir.join(uri);
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
-    storage.create_dir(&crate::array::RelPath::parse("__group")?)?;
-    storage.create_dir(&crate::array::RelPath::parse("__meta")?)?;
-    storage.write(&crate::array::RelPath::parse("__tiledb_group.tdb")?, &[])
+    storage.create_dir(&crate::storage::RelPath::parse("__group")?)?;
+    storage.create_dir(&crate::storage::RelPath::parse("__meta")?)?;
+    storage.write(&crate::storage::RelPath::parse("__tiledb_group.tdb")?, &[])
 }
 
 /// Adds a member and writes the group's details (format 2: every current
@@ -890,10 +890,10 @@ fn group_add(
     };
     let payload = crate::format::io::write_to_vec(&details, (), "GroupDetails")?;
     let tile = crate::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
-    let name = crate::array::TimestampedName::generate(0, 0, Some(2), None)?;
+    let name = crate::directory::TimestampedName::generate(0, 0, Some(2), None)?;
     let storage = LocalStorage::new(out_dir.join(uri));
     storage.write(
-        &crate::array::RelPath::parse("__group")?.join(name.as_str())?,
+        &crate::storage::RelPath::parse("__group")?.join(name.as_str())?,
         &tile,
     )
 }

@@ -5,13 +5,13 @@
 pub mod legacy13;
 pub mod value;
 
-use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
-use crate::array::{RelPath, Storage};
+use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::CURRENT_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
+use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{load_generic_tile, load_generic_tile_file, read_generic_tile};
 
 pub use value::Scalar;
@@ -326,7 +326,7 @@ impl ArraySchema {
                 current_domain = Some(ranges);
             }
         }
-        let timestamp_range = crate::array::TimestampedName::parse(name)
+        let timestamp_range = crate::directory::TimestampedName::parse(name)
             .ok()
             .map(|n| n.timestamp_range());
         Ok(ArraySchema {
@@ -363,7 +363,7 @@ impl ArraySchema {
         let file = storage.describe(path);
         let name = path.file_name().unwrap_or_default().to_string();
         let size = storage.size(path)?;
-        let tile = if name == crate::array::directory::ARRAY_SCHEMA_FILE
+        let tile = if name == crate::directory::ARRAY_SCHEMA_FILE
             && size <= legacy13::MAX_LEGACY_FILE_SIZE
         {
             // The old name, which TileDB 1.3 wrote too: a small file, read
@@ -413,7 +413,7 @@ impl ArraySchema {
     pub fn path_for(name: Option<&str>) -> Result<RelPath> {
         match name {
             Some(name) => RelPath::root().join(SCHEMA_DIR)?.join(name),
-            None => RelPath::root().join(crate::array::directory::ARRAY_SCHEMA_FILE),
+            None => RelPath::root().join(crate::directory::ARRAY_SCHEMA_FILE),
         }
     }
 

@@ -8,14 +8,15 @@
 
 use std::cmp::Ordering;
 
-use crate::array::directory::{COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_METADATA_FILE};
-use crate::array::{Extension, RelPath, Storage, TimestampedName};
+use crate::directory::{Extension, TimestampedName};
+use crate::directory::{COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_METADATA_FILE};
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
 use crate::read::order::GlobalOrder;
 use crate::schema::{dimension_shapes, ArraySchema, Scalar};
+use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
 
