@@ -48,7 +48,7 @@ use crate::directory::{object_type, ArrayDirectory, Extension, ObjectType, Times
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
 use crate::metadata::group_contents::GroupContents;
-use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
+use crate::read::dense::geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
 use crate::snapshot::{OpenOptions, Snapshot};
 use crate::storage::{DirEntry, EntryKind};

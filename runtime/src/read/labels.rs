@@ -4,7 +4,8 @@
 //! cell first.
 
 use crate::error::{Error, Result};
-use crate::read::{encode_scalar, Column, ReadQuery, ReadResult};
+use crate::read::query::{encode_scalar, ReadQuery};
+use crate::read::result::{Column, ReadResult};
 use crate::schema::Scalar;
 use crate::snapshot::Snapshot;
 

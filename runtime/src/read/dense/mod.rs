@@ -1,74 +1,26 @@
 //! Dense reads: every cell of the subarray, taken from the newest fragment
 //! whose non-empty domain holds it, or the fill value where none does.
 
+mod copy;
+mod copy_var;
+mod fragments;
+pub mod geometry;
+mod pieces;
+
 use std::collections::{BTreeSet, HashMap};
 
 use crate::error::{Error, Result};
-use crate::fragment::{Field, FragmentMetadata};
-use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order};
-use crate::read::sparse::{decode_ranges, output_attributes};
+use crate::fragment::Field;
+use crate::read::dense::fragments::fragment_geometry;
+use crate::read::dense::geometry::DenseDimension;
+use crate::read::query::{decode_ranges, encode_scalar, output_attributes, Layout, ReadQuery};
+use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
-use crate::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
 use crate::schema::{CellOrder, Scalar};
 use crate::snapshot::Snapshot;
 
 /// The most cells a dense read materializes.
 pub const MAX_DENSE_CELLS: u128 = 1 << 28;
-
-fn order(o: CellOrder) -> Order {
-    match o {
-        CellOrder::ColMajor => Order::ColMajor,
-        _ => Order::RowMajor,
-    }
-}
-
-/// Where one dense fragment keeps its cells.
-pub(crate) struct Geometry<'a> {
-    pub(crate) fragment: &'a FragmentMetadata,
-    pub(crate) tiling: FragmentTiling,
-    /// The non-empty domain, per dimension.
-    pub(crate) ned: Vec<(i128, i128)>,
-}
-
-/// The dense fragments of `array` that hold cells, oldest first.
-fn fragment_geometry<'a>(
-    array: &'a Snapshot,
-    dims: &[DenseDimension],
-) -> Result<Vec<Geometry<'a>>> {
-    let schema = array.schema();
-    let mut geometry = Vec::new();
-    for fragment in array.fragments() {
-        let fragment: &FragmentMetadata = fragment;
-        if !fragment.dense {
-            continue;
-        }
-        let Some(ned) = &fragment.non_empty_domain else {
-            continue;
-        };
-        let mut spans = Vec::new();
-        for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
-            match (
-                Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int()),
-                Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int()),
-            ) {
-                (Some(lo), Some(hi)) => spans.push((lo, hi)),
-                _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
-            }
-        }
-        let tiling = FragmentTiling::new(
-            dims,
-            &spans,
-            order(schema.tile_order),
-            order(schema.cell_order),
-        );
-        geometry.push(Geometry {
-            fragment,
-            tiling,
-            ned: spans,
-        });
-    }
-    Ok(geometry)
-}
 
 /// Runs a dense read.
 pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
@@ -171,7 +123,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
         && matches!(layout, Layout::RowMajor | Layout::ColMajor)
         && fills_are_cells
     {
-        return crate::read::dense_copy::read_box(
+        return copy::read_box(
             array,
             layout,
             &dims,
