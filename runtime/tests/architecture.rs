@@ -116,7 +116,7 @@ fn code_only(text: &str) -> String {
                 continue;
             }
             let mut close = vec![b'"'];
-            close.extend(std::iter::repeat(b'#').take(hashes));
+            close.extend(std::iter::repeat_n(b'#', hashes));
             let body = start + hashes + 1;
             let end = rest[body..]
                 .windows(close.len())
@@ -300,7 +300,7 @@ fn modules_import_only_the_layers_below_them() {
         let depth = inline_depth(&code);
         let bytes = code.as_bytes();
         let mut at = 0;
-        while let Some(found) = code[at..].find(|c| c == 'c' || c == 's').map(|p| at + p) {
+        while let Some(found) = code[at..].find(['c', 's']).map(|p| at + p) {
             at = found + 1;
             let word = if code[found..].starts_with("crate::") {
                 "crate"
@@ -320,7 +320,7 @@ fn modules_import_only_the_layers_below_them() {
                     // `super` from the module the path is written in: the
                     // file's module, or an inline module inside it.
                     let mut here = module.clone();
-                    here.extend(std::iter::repeat("_".to_string()).take(depth[found] as usize));
+                    here.extend(std::iter::repeat_n("_".to_string(), depth[found] as usize));
                     let supers = path.iter().take_while(|s| *s == "super").count();
                     if supers > here.len() {
                         continue;
