@@ -39,6 +39,7 @@ use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{
     load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
 };
+use crate::schema::Attribute;
 use crate::snapshot::Snapshot;
 
 /// Copies the pieces of one line of fixed-size cells into `line`.
@@ -191,6 +192,31 @@ pub(crate) fn reserve_for_rest(
     }
 }
 
+/// One band of a box read: its spans, the pieces of each of its lines, the
+/// tiles of each fragment those need (with the cells read from each), and
+/// its place in the result.
+struct BandPlan {
+    spans: Vec<Span>,
+    plan: Vec<Vec<Piece>>,
+    needed: Vec<BTreeMap<u64, (u64, u64)>>,
+    /// Cells per line (along the innermost dimension).
+    inner_len: u64,
+    /// The band's cells in the result: `start..end`.
+    start: u64,
+    end: u64,
+}
+
+impl BandPlan {
+    fn cells(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// The band's bytes in a result column of `size`-byte cells.
+    fn range(&self, size: u64) -> std::ops::Range<usize> {
+        (self.start * size) as usize..(self.end * size) as usize
+    }
+}
+
 pub(crate) fn read_box(
     array: &Snapshot,
     layout: Layout,
@@ -201,18 +227,70 @@ pub(crate) fn read_box(
     with_coordinates: bool,
 ) -> Result<ReadResult> {
     let schema = array.schema();
-    let storage = array.storage();
-    let key = array.options().key;
     let n = dims.len();
     // Dimensions from slowest to fastest in the result.
     let order: Vec<usize> = match layout {
         Layout::ColMajor => (0..n).rev().collect(),
         _ => (0..n).collect(),
     };
-    let (outer, inner) = (order[0], order[n - 1]);
+    let outer = order[0];
     let total: u64 = spans.iter().map(|(lo, hi)| (hi - lo + 1) as u64).product();
+    let (mut dim_cols, mut attr_cols) = result_columns(array, attributes, total, with_coordinates);
 
-    let mut dim_cols: Vec<Column> = if with_coordinates {
+    // Tile buffers of the previous band, decoded into again.
+    let mut pool = TilePool::default();
+    // Stored tiles of the bands decoded straight into the result.
+    let stored = StoredBuffers::default();
+    let outer_dim = &dims[outer];
+    let rows = rows_per_band(dims, spans, outer, schema, attributes);
+    let mut band_lo = spans[outer].0;
+    let mut done_cells: u64 = 0;
+    while band_lo <= spans[outer].1 {
+        let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + rows as i128) - 1)
+            .min(spans[outer].1);
+        let mut band_spans: Vec<Span> = spans.to_vec();
+        band_spans[outer] = (band_lo, band_hi);
+        band_lo = band_hi + 1;
+        let band = plan_band(band_spans, &order, dims, geometry, done_cells);
+        done_cells = band.end;
+
+        if with_coordinates {
+            write_coordinates(&mut dim_cols, &band, &order)?;
+        }
+
+        // Every piece reads consecutive cells of its tile: fixed-size cells
+        // are decoded straight into the result.
+        let direct = band
+            .plan
+            .iter()
+            .flatten()
+            .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
+        for (col, &a) in attr_cols.iter_mut().zip(attributes) {
+            let attr = &schema.attributes[a];
+            if direct && scatter_attribute(array, geometry, attr, col, &band, &stored, total)? {
+                continue;
+            }
+            let tiles = decode_band_tiles(array, geometry, attr, &band, &mut pool)?;
+            copy_attribute(attr, col, &band, &tiles, total)?;
+            pool.recycle(tiles.into_values());
+        }
+    }
+    Ok(ReadResult {
+        dimensions: dim_cols,
+        attributes: attr_cols,
+    })
+}
+
+/// The result columns of a box of `total` cells, allocated untouched: the
+/// coordinates (when asked for) and the attributes.
+fn result_columns(
+    array: &Snapshot,
+    attributes: &[usize],
+    total: u64,
+    with_coordinates: bool,
+) -> (Vec<Column>, Vec<Column>) {
+    let schema = array.schema();
+    let dim_cols: Vec<Column> = if with_coordinates {
         schema
             .dimensions
             .iter()
@@ -225,7 +303,7 @@ pub(crate) fn read_box(
     } else {
         Vec::new()
     };
-    let mut attr_cols: Vec<Column> = attributes
+    let attr_cols: Vec<Column> = attributes
         .iter()
         .map(|&a| {
             let a = &schema.attributes[a];
@@ -241,198 +319,225 @@ pub(crate) fn read_box(
             c
         })
         .collect();
+    (dim_cols, attr_cols)
+}
 
-    // Tile buffers of the previous band, decoded into again.
-    let mut pool = TilePool::default();
-    // Stored tiles of the bands decoded straight into the result.
-    let stored = StoredBuffers::default();
-    let outer_dim = &dims[outer];
-    let rows = rows_per_band(dims, spans, outer, schema, attributes);
-    let mut band_lo = spans[outer].0;
-    let mut done_cells: u64 = 0;
-    while band_lo <= spans[outer].1 {
-        let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + rows as i128) - 1)
-            .min(spans[outer].1);
-        let mut band: Vec<Span> = spans.to_vec();
-        band[outer] = (band_lo, band_hi);
-        band_lo = band_hi + 1;
-        let inner_len = (band[inner].1 - band[inner].0 + 1) as u64;
-        let band_cells: u64 = band.iter().map(|(lo, hi)| (hi - lo + 1) as u64).product();
-        let lines = band_cells / inner_len;
+/// Plans the pieces of every line of the band `spans` and the tiles they
+/// need; the band starts at cell `start` of the result.
+fn plan_band(
+    spans: Vec<Span>,
+    order: &[usize],
+    dims: &[DenseDimension],
+    geometry: &[Geometry<'_>],
+    start: u64,
+) -> BandPlan {
+    let inner = order[order.len() - 1];
+    let inner_len = (spans[inner].1 - spans[inner].0 + 1) as u64;
+    let band_cells: u64 = spans.iter().map(|(lo, hi)| (hi - lo + 1) as u64).product();
+    let lines = band_cells / inner_len;
+    let mut needed = vec![BTreeMap::new(); geometry.len()];
+    let mut coords = vec![0i128; dims.len()];
+    let mut plan: Vec<Vec<Piece>> = Vec::with_capacity(lines as usize);
+    for line in 0..lines {
+        line_coords(line, &spans, order, inner, &mut coords);
+        plan.push(line_pieces(
+            &mut coords,
+            spans[inner],
+            inner,
+            dims,
+            geometry,
+            &mut needed,
+        ));
+    }
+    BandPlan {
+        spans,
+        plan,
+        needed,
+        inner_len,
+        start,
+        end: start + band_cells,
+    }
+}
 
-        // Plan the pieces of every line and the tiles they need.
-        let mut needed = vec![BTreeMap::new(); geometry.len()];
-        let mut coords = vec![0i128; n];
-        let mut plan: Vec<Vec<Piece>> = Vec::with_capacity(lines as usize);
-        for line in 0..lines {
-            line_coords(line, &band, &order, inner, &mut coords);
-            plan.push(line_pieces(
-                &mut coords,
-                band[inner],
-                inner,
-                dims,
+/// Writes the coordinates of the band's cells, line by line in parallel.
+fn write_coordinates(dim_cols: &mut [Column], band: &BandPlan, order: &[usize]) -> Result<()> {
+    let n = order.len();
+    let inner = order[n - 1];
+    for (d, col) in dim_cols.iter_mut().enumerate() {
+        let size = col.datatype.size() as usize;
+        let region = col
+            .data
+            .get_mut(band.range(size as u64))
+            .ok_or_else(short_tile)?;
+        region
+            .par_chunks_mut(band.inner_len as usize * size)
+            .enumerate()
+            .for_each(|(line, out)| {
+                let mut c = vec![0i128; n];
+                line_coords(line as u64, &band.spans, order, inner, &mut c);
+                coords_line(out, &c, d, inner, size);
+            });
+    }
+    Ok(())
+}
+
+/// Decodes the band's cells of `attr` straight from the chunks into the
+/// result (fixed-size cells always; var-sized ones where the offsets tiles
+/// allow): `false` when the band's tiles must be decoded whole instead.
+fn scatter_attribute(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &Attribute,
+    col: &mut Column,
+    band: &BandPlan,
+    stored: &StoredBuffers,
+    total: u64,
+) -> Result<bool> {
+    let scatter_validity = |col: &mut Column| -> Result<()> {
+        if let Some(validity) = &mut col.validity {
+            let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
+            scatter_band(
+                array,
                 geometry,
-                &mut needed,
-            ));
+                attr,
+                TilePart::Validity,
+                region,
+                &band.plan,
+                band.inner_len,
+                stored,
+            )?;
         }
-
-        let band_start = done_cells;
-        done_cells += band_cells;
-        let range = |size: u64| (band_start * size) as usize..(done_cells * size) as usize;
-
-        if with_coordinates {
-            for (d, col) in dim_cols.iter_mut().enumerate() {
-                let size = col.datatype.size() as usize;
-                let region = col
-                    .data
-                    .get_mut(range(size as u64))
-                    .ok_or_else(short_tile)?;
-                region
-                    .par_chunks_mut(inner_len as usize * size)
-                    .enumerate()
-                    .for_each(|(line, out)| {
-                        let mut c = vec![0i128; n];
-                        line_coords(line as u64, &band, &order, inner, &mut c);
-                        coords_line(out, &c, d, inner, size);
-                    });
+        Ok(())
+    };
+    match attr.cell_val_num {
+        Some(v) => {
+            let cell_size = v as u64 * attr.datatype.size();
+            if attr.fill.len() as u64 != cell_size {
+                return Err(Error::corrupt(
+                    0,
+                    "fill",
+                    format!("the fill value of {} is not one cell", attr.name),
+                ));
             }
+            let region = col
+                .data
+                .get_mut(band.range(cell_size))
+                .ok_or_else(short_tile)?;
+            scatter_band(
+                array,
+                geometry,
+                attr,
+                TilePart::Cells,
+                region,
+                &band.plan,
+                band.inner_len,
+                stored,
+            )?;
+            scatter_validity(col)?;
+            Ok(true)
         }
-
-        // Every piece reads consecutive cells of its tile: fixed-size cells
-        // are decoded straight into the result.
-        let direct = plan
-            .iter()
-            .flatten()
-            .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
-        for (col, &a) in attr_cols.iter_mut().zip(attributes) {
-            let attr = &schema.attributes[a];
-            if let (true, Some(v)) = (direct, attr.cell_val_num) {
-                let cell_size = v as u64 * attr.datatype.size();
-                if attr.fill.len() as u64 != cell_size {
-                    return Err(Error::corrupt(
-                        0,
-                        "fill",
-                        format!("the fill value of {} is not one cell", attr.name),
-                    ));
-                }
-                let region = col.data.get_mut(range(cell_size)).ok_or_else(short_tile)?;
-                scatter_band(
-                    array,
-                    geometry,
-                    attr,
-                    TilePart::Cells,
-                    region,
-                    &plan,
-                    inner_len,
-                    &stored,
-                )?;
-                if let Some(validity) = &mut col.validity {
-                    let region = validity.get_mut(range(1)).ok_or_else(short_tile)?;
-                    scatter_band(
-                        array,
-                        geometry,
-                        attr,
-                        TilePart::Validity,
-                        region,
-                        &plan,
-                        inner_len,
-                        &stored,
-                    )?;
-                }
-                continue;
-            }
-            if direct && attr.cell_val_num.is_none() {
-                if let Some(added) = scatter_var_band(array, geometry, attr, col, &plan, &stored)? {
-                    if let Some(validity) = &mut col.validity {
-                        let region = validity.get_mut(range(1)).ok_or_else(short_tile)?;
-                        scatter_band(
-                            array,
-                            geometry,
-                            attr,
-                            TilePart::Validity,
-                            region,
-                            &plan,
-                            inner_len,
-                            &stored,
-                        )?;
-                    }
-                    reserve_for_rest(col, added, band_start, band_cells, total);
-                    continue;
-                }
-            }
-            // Decode this band's tiles of the attribute.
-            let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
-            for (gi, g) in geometry.iter().enumerate() {
-                let wanted: Vec<u64> = needed[gi].keys().copied().collect();
-                let wanted_cells: Vec<(u64, u64)> = needed[gi].values().copied().collect();
-                if wanted.is_empty() {
-                    continue;
-                }
-                if let Some(&bad) = wanted.iter().find(|t| **t >= g.fragment.tile_num) {
-                    return Err(Error::corrupt(
-                        0,
-                        "tile offsets",
-                        format!("fragment {} has no tile {bad}", g.fragment.name),
-                    ));
-                }
-                let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) else {
-                    continue;
-                };
-                let data = load_tiles_pooled(
-                    storage,
-                    g.fragment,
-                    Field::Attribute(fa),
-                    TileSelection {
-                        tiles: &wanted,
-                        cells: Some(&wanted_cells),
-                    },
-                    g.tiling.cells_per_tile(),
-                    key.as_ref(),
-                    &mut pool,
-                )?;
-                for (t, d) in wanted.iter().zip(data) {
-                    tiles.insert((gi, *t), d);
-                }
-            }
-            match attr.cell_val_num {
-                Some(v) => {
-                    let cell_size = (v as u64 * attr.datatype.size()) as usize;
-                    if attr.fill.len() != cell_size {
-                        return Err(Error::corrupt(
-                            0,
-                            "fill",
-                            format!("the fill value of {} is not one cell", attr.name),
-                        ));
-                    }
-                    let region = col
-                        .data
-                        .get_mut(range(cell_size as u64))
-                        .ok_or_else(short_tile)?;
-                    region
-                        .par_chunks_mut(inner_len as usize * cell_size)
-                        .zip(&plan)
-                        .try_for_each(|(out, pieces)| {
-                            copy_line(out, pieces, &tiles, cell_size, &attr.fill, false)
-                        })?;
-                }
-                None => {
-                    let added = copy_var_band(col, &plan, &tiles, &attr.fill)?;
-                    reserve_for_rest(col, added, band_start, band_cells, total);
-                }
-            }
-            if let Some(validity) = &mut col.validity {
-                let fill = [u8::from(attr.fill_validity)];
-                let region = validity.get_mut(range(1)).ok_or_else(short_tile)?;
-                region
-                    .par_chunks_mut(inner_len as usize)
-                    .zip(&plan)
-                    .try_for_each(|(out, pieces)| copy_line(out, pieces, &tiles, 1, &fill, true))?;
-            }
-            pool.recycle(tiles.into_values());
+        None => {
+            let Some(added) = scatter_var_band(array, geometry, attr, col, &band.plan, stored)?
+            else {
+                return Ok(false);
+            };
+            scatter_validity(col)?;
+            reserve_for_rest(col, added, band.start, band.cells(), total);
+            Ok(true)
         }
     }
-    Ok(ReadResult {
-        dimensions: dim_cols,
-        attributes: attr_cols,
-    })
+}
+
+/// Decodes the band's tiles of `attr`, of each tile only the chunks holding
+/// cells the band reads, by (fragment, tile).
+fn decode_band_tiles(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &Attribute,
+    band: &BandPlan,
+    pool: &mut TilePool,
+) -> Result<HashMap<(usize, u64), TileData>> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
+    for (gi, g) in geometry.iter().enumerate() {
+        let wanted: Vec<u64> = band.needed[gi].keys().copied().collect();
+        let wanted_cells: Vec<(u64, u64)> = band.needed[gi].values().copied().collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        if let Some(&bad) = wanted.iter().find(|t| **t >= g.fragment.tile_num) {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {bad}", g.fragment.name),
+            ));
+        }
+        let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) else {
+            continue;
+        };
+        let data = load_tiles_pooled(
+            storage,
+            g.fragment,
+            Field::Attribute(fa),
+            TileSelection {
+                tiles: &wanted,
+                cells: Some(&wanted_cells),
+            },
+            g.tiling.cells_per_tile(),
+            key.as_ref(),
+            pool,
+        )?;
+        for (t, d) in wanted.iter().zip(data) {
+            tiles.insert((gi, *t), d);
+        }
+    }
+    Ok(tiles)
+}
+
+/// Copies the band's cells of `attr` from its decoded tiles (fill where no
+/// fragment holds a cell): fixed-size lines in parallel, var-sized cells
+/// sized first, then validity.
+fn copy_attribute(
+    attr: &Attribute,
+    col: &mut Column,
+    band: &BandPlan,
+    tiles: &HashMap<(usize, u64), TileData>,
+    total: u64,
+) -> Result<()> {
+    match attr.cell_val_num {
+        Some(v) => {
+            let cell_size = (v as u64 * attr.datatype.size()) as usize;
+            if attr.fill.len() != cell_size {
+                return Err(Error::corrupt(
+                    0,
+                    "fill",
+                    format!("the fill value of {} is not one cell", attr.name),
+                ));
+            }
+            let region = col
+                .data
+                .get_mut(band.range(cell_size as u64))
+                .ok_or_else(short_tile)?;
+            region
+                .par_chunks_mut(band.inner_len as usize * cell_size)
+                .zip(&band.plan)
+                .try_for_each(|(out, pieces)| {
+                    copy_line(out, pieces, tiles, cell_size, &attr.fill, false)
+                })?;
+        }
+        None => {
+            let added = copy_var_band(col, &band.plan, tiles, &attr.fill)?;
+            reserve_for_rest(col, added, band.start, band.cells(), total);
+        }
+    }
+    if let Some(validity) = &mut col.validity {
+        let fill = [u8::from(attr.fill_validity)];
+        let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
+        region
+            .par_chunks_mut(band.inner_len as usize)
+            .zip(&band.plan)
+            .try_for_each(|(out, pieces)| copy_line(out, pieces, tiles, 1, &fill, true))?;
+    }
+    Ok(())
 }
