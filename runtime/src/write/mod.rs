@@ -9,7 +9,9 @@
 //! `__commits/<name>.wrt`. Readers ignore a fragment folder without a
 //! marker, so a write that stops part way leaves the array as it was.
 
+mod field_tiles;
 pub mod fragment;
+mod fragment_meta;
 pub mod tile_meta;
 
 use crate::directory::{Extension, TimestampedName};
