@@ -11,7 +11,7 @@ use crate::read::order::GlobalOrder;
 use crate::schema::{ArraySchema, Scalar};
 use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
 
-use super::fragment::{usage, Column, FragmentInput};
+use super::fragment_input::{usage, Column, FragmentInput};
 use super::tile_meta::{self, MetaKinds, TileMeta};
 use super::WRITE_VERSION;
 

@@ -13,7 +13,7 @@ use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
 use super::field_tiles::{FieldOut, FieldTiles, TileCells};
-use super::fragment::{usage, FragmentInput};
+use super::fragment_input::{usage, FragmentInput};
 use super::tile_meta;
 use super::WRITE_VERSION;
 

@@ -11,6 +11,7 @@
 
 mod field_tiles;
 pub mod fragment;
+mod fragment_input;
 mod fragment_meta;
 pub mod tile_meta;
 
