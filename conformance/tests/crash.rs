@@ -30,9 +30,9 @@ use std::time::{Duration, Instant};
 
 use tiledb_conformance::adapter::tiledb_py_command;
 use tiledb_conformance::{Adapter, Answer, ProcessAdapter, RuntimeAdapter};
-use tiledb_runtime::array::storage::is_temp_file_name;
-use tiledb_runtime::array::LocalStorage;
 use tiledb_runtime::check::{check_array, CheckOptions};
+use tiledb_runtime::storage::is_temp_file_name;
+use tiledb_runtime::storage::LocalStorage;
 
 /// File-changing system calls (and `openat`, which creates files): a kill lands just before
 /// one of these.

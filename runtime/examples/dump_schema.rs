@@ -1,4 +1,4 @@
-use tiledb_runtime::array::{LocalStorage, RelPath, Storage};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 fn main() {
     let dir = std::env::args().nth(1).unwrap();
     let st = LocalStorage::new(&dir);

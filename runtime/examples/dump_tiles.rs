@@ -1,8 +1,9 @@
 //! Prints every tile of one fixed attribute of each fragment, unfiltered, as
 //! little-endian i64 words (a debugging aid for the writer).
-use tiledb_runtime::array::{Array, OpenOptions, RelPath};
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::FilterContext;
 use tiledb_runtime::fragment::Field;
+use tiledb_runtime::storage::RelPath;
 use tiledb_runtime::tile::unfilter_tile;
 
 fn main() -> tiledb_runtime::Result<()> {

@@ -29,25 +29,46 @@
 //! # Ok::<(), tiledb_runtime::Error>(())
 //! ```
 //!
-//! Modules by format part: [`tile::generic`] (generic tiles), [`schema`]
-//! (array schemas, enumerations, TileDB 1.3 schemas), [`fragment`] (fragment
-//! metadata, loaded lazily), [`query`] (delete conditions), [`read`] (dense
-//! and sparse reads, dimension labels), [`metadata`] (array and group
-//! metadata, group members), [`array`](mod@array) (the folder hierarchy and [`array::Array`]).
+//! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
+//! local files); [`filter`], [`tile`] (generic and data tiles); [`directory`]
+//! (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
+//! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
+//! metadata, loaded lazily), [`metadata`] (array and group metadata, group
+//! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
+//! and sparse reads, dimension labels), [`write`], [`vacuum`],
+//! [`consolidate`], [`check`]; and the façades [`array::Array`] and
+//! [`group::Group`].
 
-pub mod array;
-pub mod check;
-pub mod consolidate;
+// The layers, bottom to top (ARCHITECTURE.md; `tests/architecture.rs`
+// keeps imports pointing down only).
+// 0
 pub mod error;
-pub mod filter;
 pub mod format;
+// 1
+pub mod storage;
+// 2
+pub mod filter;
+pub mod tile;
+// 3
+pub mod condition;
+pub mod directory;
 pub mod fragment;
 pub mod metadata;
-pub mod query;
-pub mod read;
 pub mod schema;
-pub mod tile;
+// 4
+pub mod snapshot;
+// 5
+pub mod check;
+pub mod consolidate;
+pub mod read;
 pub mod vacuum;
 pub mod write;
+// 6
+pub mod array;
+pub mod group;
 
+pub use array::{Array, OpenOptions};
 pub use error::{Error, ErrorClass, Location, Result};
+pub use group::Group;
+pub use snapshot::Snapshot;
+pub use storage::{LocalStorage, RelPath, Storage};

@@ -5,10 +5,11 @@
 
 use std::path::PathBuf;
 
-use tiledb_runtime::array::directory::{CommitSource, TimeTravelRule};
-use tiledb_runtime::array::group::GroupDirectory;
-use tiledb_runtime::array::timestamped_name::NameForm;
-use tiledb_runtime::array::{object_type, ArrayDirectory, LocalStorage, ObjectType, Storage};
+use tiledb_runtime::directory::group::GroupDirectory;
+use tiledb_runtime::directory::timestamped_name::NameForm;
+use tiledb_runtime::directory::{object_type, ArrayDirectory, ObjectType};
+use tiledb_runtime::directory::{CommitSource, TimeTravelRule};
+use tiledb_runtime::storage::{LocalStorage, Storage};
 
 fn shared(sub: &str) -> Option<PathBuf> {
     let base = match std::env::var_os("TILEDB_SHARED_DIR") {

@@ -7,8 +7,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::Value;
-use tiledb_runtime::array::directory::{CommitSource, ConditionKind, TimeTravelRule};
-use tiledb_runtime::array::{ArrayDirectory, LocalStorage, RelPath, Storage};
+use tiledb_runtime::directory::ArrayDirectory;
+use tiledb_runtime::directory::{CommitSource, ConditionKind, TimeTravelRule};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/hierarchy")
@@ -31,7 +32,7 @@ fn strings(v: &Value) -> BTreeSet<String> {
         .collect()
 }
 
-fn names(fragments: &[tiledb_runtime::array::Fragment]) -> Vec<String> {
+fn names(fragments: &[tiledb_runtime::directory::Fragment]) -> Vec<String> {
     fragments
         .iter()
         .map(|f| f.name.as_str().to_owned())
@@ -348,8 +349,8 @@ fn schema_choice_follows_name_order_like_tiledb() {
 
 #[test]
 fn group_details_and_metadata_match_tiledb() {
-    use tiledb_runtime::array::group::GroupDirectory;
-    use tiledb_runtime::array::timestamped_name::NameForm;
+    use tiledb_runtime::directory::group::GroupDirectory;
+    use tiledb_runtime::directory::timestamped_name::NameForm;
     let oracle = oracle();
     let storage = LocalStorage::new(corpus().join("group_v2"));
     let mut previous_members: Option<Vec<Value>> = None;

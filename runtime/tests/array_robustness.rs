@@ -2,10 +2,11 @@
 //! bytes, and the round trip of names we generate.
 
 use proptest::prelude::*;
-use tiledb_runtime::array::text_files::{
+use tiledb_runtime::directory::text_files::{
     parse_consolidated_commits, parse_ignore_file, parse_vacuum_file,
 };
-use tiledb_runtime::array::{Extension, RelPath, TimestampedName};
+use tiledb_runtime::directory::{Extension, TimestampedName};
+use tiledb_runtime::storage::RelPath;
 
 fn name_like() -> impl Strategy<Value = String> {
     // Mostly near-valid names, to reach deep into the parser.
@@ -80,7 +81,7 @@ proptest! {
         let paths: Vec<RelPath> = (0..tiles.len())
             .map(|i| RelPath::parse(&format!("__commits/__{i}_{i}_{label}_22.del")).unwrap())
             .collect();
-        let data = tiledb_runtime::array::text_files::encode_consolidated_commits(
+        let data = tiledb_runtime::directory::text_files::encode_consolidated_commits(
             paths.iter().zip(&tiles).map(|(p, t)| (p, Some(t.as_slice()))),
         );
         let entries = parse_consolidated_commits(&data).unwrap();
@@ -140,11 +141,11 @@ proptest! {
                 std::fs::write(&path, data)
             };
         }
-        let storage = tiledb_runtime::array::LocalStorage::new(tmp.path());
-        if let Ok(dir) = tiledb_runtime::array::ArrayDirectory::open(&storage, start, start + span) {
+        let storage = tiledb_runtime::storage::LocalStorage::new(tmp.path());
+        if let Ok(dir) = tiledb_runtime::directory::ArrayDirectory::open(&storage, start, start + span) {
             for rule in [
-                tiledb_runtime::array::TimeTravelRule::FullContainment,
-                tiledb_runtime::array::TimeTravelRule::SparseRead,
+                tiledb_runtime::directory::TimeTravelRule::FullContainment,
+                tiledb_runtime::directory::TimeTravelRule::SparseRead,
             ] {
                 for f in dir.fragments(rule) {
                     prop_assert!(f.name.overlaps(start, start + span));
@@ -152,7 +153,7 @@ proptest! {
             }
             let _ = dir.latest_schema_for_read();
         }
-        let _ = tiledb_runtime::array::GroupDirectory::open(&storage, start, start + span);
-        let _ = tiledb_runtime::array::object_type(&storage);
+        let _ = tiledb_runtime::directory::GroupDirectory::open(&storage, start, start + span);
+        let _ = tiledb_runtime::directory::object_type(&storage);
     }
 }

@@ -6,12 +6,11 @@
 use std::fs;
 use std::path::Path;
 
-use tiledb_runtime::array::directory::{CommitSource, ConditionKind, TimeTravelRule};
-use tiledb_runtime::array::group::{resolve_member, GroupDirectory, MemberLocation};
-use tiledb_runtime::array::text_files::encode_consolidated_commits;
-use tiledb_runtime::array::{
-    object_type, ArrayDirectory, LocalStorage, ObjectType, RelPath, Storage,
-};
+use tiledb_runtime::directory::group::{resolve_member, GroupDirectory, MemberLocation};
+use tiledb_runtime::directory::text_files::encode_consolidated_commits;
+use tiledb_runtime::directory::{object_type, ArrayDirectory, ObjectType};
+use tiledb_runtime::directory::{CommitSource, ConditionKind, TimeTravelRule};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::{Error, ErrorClass};
 
 /// Distinct 32-hex labels; `n` also orders them.
@@ -84,7 +83,7 @@ impl Folder {
     }
 }
 
-fn paths(fragments: &[tiledb_runtime::array::Fragment]) -> Vec<String> {
+fn paths(fragments: &[tiledb_runtime::directory::Fragment]) -> Vec<String> {
     fragments
         .iter()
         .map(|f| f.path.as_str().to_owned())

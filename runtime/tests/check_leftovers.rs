@@ -13,13 +13,14 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{tiledb_python, workspace};
-use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, RelPath, Storage};
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::check::{check_array, CheckOptions, Report};
 use tiledb_runtime::consolidate::{
     consolidate_commits, consolidate_fragment_meta, consolidate_fragments,
 };
 use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::vacuum::{vacuum_commits, vacuum_fragments};
 use tiledb_runtime::write::{create_array, write_fragment, write_metadata, Column, FragmentInput};
 use tiledb_runtime::{Error, ErrorClass, Result};

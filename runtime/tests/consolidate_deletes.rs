@@ -20,7 +20,11 @@ use common::{tiledb_python, workspace};
 use std::path::Path;
 use std::process::Command;
 
-use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, TimestampedName};
+use tiledb_runtime::array::{Array, OpenOptions};
+
+use tiledb_runtime::storage::LocalStorage;
+
+use tiledb_runtime::directory::TimestampedName;
 use tiledb_runtime::fragment::Field;
 use tiledb_runtime::read::tiles::load_tiles;
 use tiledb_runtime::write::fragment::{write_fragment_named, Column, DeleteMeta, FragmentInput};

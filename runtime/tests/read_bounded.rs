@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, RelPath, Storage};
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::check::{check_storage, CheckOptions, Report};
 use tiledb_runtime::read::ReadQuery;
+use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::{Error, ErrorClass};
 
 /// What a grown file becomes: 10 GiB, a hole after the real bytes.

@@ -8,10 +8,12 @@
 
 use std::path::Path;
 
-use tiledb_runtime::array::{Array, LocalStorage, OpenOptions};
+use tiledb_runtime::array::{Array, OpenOptions};
+
 use tiledb_runtime::format::generated::{ConsolidatedFragmentEntry, ConsolidatedFragmentMetadata};
 use tiledb_runtime::format::io::write_to_vec;
 use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::tile::generic::write_generic_tile;
 
 const FRAGMENTS: u64 = 2000;

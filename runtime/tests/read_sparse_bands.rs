@@ -35,7 +35,7 @@ fn banded_sorted_reads_equal_the_whole_read() {
                 };
                 let whole = array.read(&query).unwrap();
                 assert!(whole.cell_count() > 20, "{order} {layout:?}");
-                let banded = sparse::read_with_band_budget(&array, &query, 30).unwrap();
+                let banded = sparse::read_with_band_budget(array.snapshot(), &query, 30).unwrap();
                 assert_eq!(
                     result_cells(&banded),
                     result_cells(&whole),
@@ -44,7 +44,7 @@ fn banded_sorted_reads_equal_the_whole_read() {
                 );
                 let along_stored_order = (order == "row-major") == (layout == Layout::RowMajor);
                 if along_stored_order {
-                    let (outer, bands) = sparse::sorted_bands(&array, &query, 30)
+                    let (outer, bands) = sparse::sorted_bands(array.snapshot(), &query, 30)
                         .unwrap()
                         .unwrap_or_else(|| panic!("{order} {layout:?}: not cut into bands"));
                     let least = if query.ranges.is_empty() { 3 } else { 2 };

@@ -1,5 +1,5 @@
 //! A global-order or unordered read of one sparse fragment streams its tiles
-//! into the result a batch at a time (`read::sparse_sorted::stream_stored_order`).
+//! into the result a batch at a time (`read::sparse::stream::stream_stored_order`).
 //! Over many batches — several hundred tiles, with and without ranges, with a
 //! nullable attribute and an attribute added by schema evolution (filled) —
 //! it must return exactly what the sorting path returns for a row-major read

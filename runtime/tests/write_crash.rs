@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::array::{Array, LocalStorage, OpenOptions, RelPath, Storage};
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::write::{create_array, write_fragment, Column, FragmentInput};
 use tiledb_runtime::{Error, Result};
 

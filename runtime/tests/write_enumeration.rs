@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tiledb_runtime::array::open::{Array, OpenOptions};
+use tiledb_runtime::array::{Array, OpenOptions};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

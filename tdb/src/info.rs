@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::{json, Map, Value};
-use tiledb_runtime::array::{object_type, Array, LocalStorage, ObjectType, OpenOptions};
-use tiledb_runtime::metadata::group::GroupContents;
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::directory::{object_type, ObjectType};
+use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::schema::{ArraySchema, Scalar};
+use tiledb_runtime::storage::LocalStorage;
 
 use crate::values::scalar_json;
 

@@ -14,11 +14,12 @@ use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tiledb_runtime::array::{Array, LocalStorage};
-use tiledb_runtime::metadata::group::GroupContents;
+use tiledb_runtime::array::Array;
+use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::read::labels::read_by_label;
 use tiledb_runtime::read::Layout;
 use tiledb_runtime::schema::{Scalar, MAX_SUPPORTED_VERSION};
+use tiledb_runtime::storage::LocalStorage;
 
 use super::{Adapter, Answer, Info};
 use crate::canonical;
@@ -288,7 +289,14 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
             };
             let mut query = canonical::query(&array, read).map_err(Failure::Spec)?;
             query.layout = Layout::RowMajor;
-            let result = read_by_label(&array, &label_array, name, &bound(0)?, &bound(1)?, &query)?;
+            let result = read_by_label(
+                array.snapshot(),
+                label_array.snapshot(),
+                name,
+                &bound(0)?,
+                &bound(1)?,
+                &query,
+            )?;
             let (fields, cells) = canonical::cells(&result, "label");
             json!({"fields": fields, "ordered": true, "cells": cells})
         }

@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
-use tiledb_runtime::array::{LocalStorage, Storage};
 use tiledb_runtime::error::{Error, Result};
 use tiledb_runtime::filter::{Datatype, Filter, FilterPipeline};
 use tiledb_runtime::format::generated as stored;
 use tiledb_runtime::schema::ArraySchema;
+use tiledb_runtime::storage::{LocalStorage, Storage};
 use tiledb_runtime::write::{self, Column, FragmentInput, WRITE_VERSION};
 
 use values::{cell_bytes, column_values, datatype_by_name, fill_default};
@@ -222,7 +222,7 @@ fn extend_enumeration(
         .flatten()
         .find(|r| r.name == name.as_bytes())
         .ok_or_else(|| usage(format!("no enumeration {name} to extend")))?;
-    let old_path = tiledb_runtime::array::RelPath::parse(&format!(
+    let old_path = tiledb_runtime::storage::RelPath::parse(&format!(
         "__schema/__enumerations/{}",
         String::from_utf8_lossy(&reference.path)
     ))?;
@@ -243,7 +243,7 @@ fn extend_enumeration(
         }
         extended.data.extend_from_slice(cell);
     }
-    let (label, _) = tiledb_runtime::array::timestamped_name::new_label()?;
+    let (label, _) = tiledb_runtime::directory::timestamped_name::new_label()?;
     extended.path = format!("__{label}_0").into_bytes();
     write::write_enumeration(
         storage,
@@ -366,7 +366,7 @@ fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
             offsets.extend((data.len() as u64).to_le_bytes());
             data.extend_from_slice(c);
         }
-        let (label, _) = tiledb_runtime::array::timestamped_name::new_label()?;
+        let (label, _) = tiledb_runtime::directory::timestamped_name::new_label()?;
         out.push(stored::Enumeration {
             name: name.as_bytes().to_vec(),
             path: format!("__{label}_0").into_bytes(),
@@ -808,7 +808,7 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
     let storage = LocalStorage::new(&root);
     // Enumeration files first: the schema refers to them.
     if !enums.is_empty() {
-        storage.create_dir(&tiledb_runtime::array::RelPath::parse(
+        storage.create_dir(&tiledb_runtime::storage::RelPath::parse(
             "__schema/__enumerations",
         )?)?;
         for e in &enums {
@@ -847,10 +847,10 @@ fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
     let root = out_dir.join(uri);
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
-    storage.create_dir(&tiledb_runtime::array::RelPath::parse("__group")?)?;
-    storage.create_dir(&tiledb_runtime::array::RelPath::parse("__meta")?)?;
+    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__group")?)?;
+    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__meta")?)?;
     storage.write(
-        &tiledb_runtime::array::RelPath::parse("__tiledb_group.tdb")?,
+        &tiledb_runtime::storage::RelPath::parse("__tiledb_group.tdb")?,
         &[],
     )
 }
@@ -897,10 +897,10 @@ fn group_add(
     };
     let payload = tiledb_runtime::format::io::write_to_vec(&details, (), "GroupDetails")?;
     let tile = tiledb_runtime::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
-    let name = tiledb_runtime::array::TimestampedName::generate(0, 0, Some(2), None)?;
+    let name = tiledb_runtime::directory::TimestampedName::generate(0, 0, Some(2), None)?;
     let storage = LocalStorage::new(out_dir.join(uri));
     storage.write(
-        &tiledb_runtime::array::RelPath::parse("__group")?.join(name.as_str())?,
+        &tiledb_runtime::storage::RelPath::parse("__group")?.join(name.as_str())?,
         &tile,
     )
 }

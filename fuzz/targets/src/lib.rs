@@ -15,22 +15,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 
-use tiledb_runtime::array::directory::ConditionKind;
-use tiledb_runtime::array::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::array::{
-    text_files, ArrayDirectory, GroupDirectory, LocalStorage, RelPath, Storage,
-};
+use tiledb_runtime::condition::parse_commit;
+use tiledb_runtime::directory::ConditionKind;
+use tiledb_runtime::directory::{text_files, ArrayDirectory, GroupDirectory};
 use tiledb_runtime::filter::{self, Datatype, Filter, FilterContext, FilterPipeline, WebpFormat};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::read_exact_from;
 use tiledb_runtime::fragment::{
     consolidated_footer_regions, footer_region, parse_footer, parse_metadata_file,
 };
-use tiledb_runtime::metadata::{group::parse_group_details, parse_metadata_tile};
-use tiledb_runtime::query::parse_commit;
+use tiledb_runtime::metadata::{group_contents::parse_group_details, parse_metadata_tile};
 use tiledb_runtime::schema::{
     dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION,
 };
+use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
+use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::tile::generic::{read_generic_tile, read_generic_tile_exact};
 use tiledb_runtime::tile::{
     filter_tile, filter_var_tile, parse_chunks, unfilter_tile, unfilter_tile_scattered,
@@ -745,7 +744,7 @@ pub fn array_directory(data: &[u8]) {
     let _ = GroupDirectory::open(&storage, 0, u64::MAX);
     // The full read: open (schemas, footers, delete conditions), metadata,
     // and every cell of every attribute.
-    let open = tiledb_runtime::array::OpenOptions {
+    let open = tiledb_runtime::snapshot::OpenOptions {
         timestamp_start: 0,
         timestamp_end: u64::MAX,
         key: None,
@@ -760,14 +759,17 @@ pub fn array_directory(data: &[u8]) {
         tiledb_runtime::read::Layout::Global,
         tiledb_runtime::read::Layout::ColMajor,
     ][data.len() % 4];
-    if let Ok(array) =
-        tiledb_runtime::array::Array::open(Box::new(ConfinedStorage::new(&root)), open)
+    if let Ok(snapshot) =
+        tiledb_runtime::snapshot::Snapshot::open(Box::new(ConfinedStorage::new(&root)), open)
     {
-        let _ = array.metadata();
-        let _ = array.read(&tiledb_runtime::read::ReadQuery {
-            layout,
-            ..Default::default()
-        });
+        let _ = snapshot.metadata();
+        let _ = tiledb_runtime::read::read(
+            &snapshot,
+            &tiledb_runtime::read::ReadQuery {
+                layout,
+                ..Default::default()
+            },
+        );
     }
     let options = tiledb_runtime::check::CheckOptions {
         max_tile_size: Some(MAX_FUZZ_TILE),

@@ -1,19 +1,83 @@
-//! The array and group directory hierarchy of every format version: how
-//! files are named ([`timestamped_name`]), where they are stored
-//! ([`storage`]), which of them make up an array or a group at an open range
-//! ([`directory`], [`group`]), and the plain-text commit files
-//! ([`text_files`]).
+//! The façade users call: [`Array`], an array opened at a time range, over
+//! the [`Snapshot`] that holds what was loaded.
 
-pub mod directory;
-pub mod group;
-pub mod storage;
-pub mod text_files;
-pub mod timestamped_name;
+use std::path::Path;
+use std::sync::Arc;
 
-pub use directory::{ArrayDirectory, Fragment, TimeTravelRule};
-pub use group::{object_type, GroupDirectory, ObjectType};
-pub use storage::{LocalStorage, RelPath, Storage};
-pub use timestamped_name::{Extension, NameForm, TimestampedName};
+use crate::condition::DeleteCondition;
+use crate::directory::ArrayDirectory;
+use crate::error::Result;
+use crate::fragment::FragmentMetadata;
+use crate::metadata::Metadata;
+use crate::read::{ReadQuery, ReadResult};
+use crate::schema::{ArraySchema, Scalar};
+use crate::snapshot::Snapshot;
+use crate::storage::{LocalStorage, Storage};
 
-pub mod open;
-pub use open::{Array, OpenOptions};
+pub use crate::snapshot::OpenOptions;
+
+/// An array opened for reading.
+pub struct Array {
+    snapshot: Snapshot,
+}
+
+impl Array {
+    /// Opens the array in the local folder `path`.
+    pub fn open_path(path: impl AsRef<Path>, options: OpenOptions) -> Result<Array> {
+        Self::open(Box::new(LocalStorage::new(path.as_ref())), options)
+    }
+
+    /// Opens the array rooted at `storage` (see [`Snapshot::open`]).
+    pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Array> {
+        Ok(Array {
+            snapshot: Snapshot::open(storage, options)?,
+        })
+    }
+
+    /// What was loaded at open: the state every operation works on.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The schema the array was opened with (the latest at the open time).
+    pub fn schema(&self) -> &ArraySchema {
+        self.snapshot.schema()
+    }
+
+    /// The visible fragments, oldest first.
+    pub fn fragments(&self) -> &[Arc<FragmentMetadata>] {
+        self.snapshot.fragments()
+    }
+
+    pub fn directory(&self) -> &ArrayDirectory {
+        self.snapshot.directory()
+    }
+
+    pub fn storage(&self) -> &dyn Storage {
+        self.snapshot.storage()
+    }
+
+    pub fn options(&self) -> &OpenOptions {
+        self.snapshot.options()
+    }
+
+    pub fn conditions(&self) -> &[DeleteCondition] {
+        self.snapshot.conditions()
+    }
+
+    /// The array's non-empty domain: per dimension the union of the
+    /// fragments' non-empty domains (`None` when no fragment has cells).
+    pub fn non_empty_domain(&self) -> Option<Vec<(Scalar, Scalar)>> {
+        self.snapshot.non_empty_domain()
+    }
+
+    /// Runs a read.
+    pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
+        crate::read::read(&self.snapshot, query)
+    }
+
+    /// The array metadata visible at the open range.
+    pub fn metadata(&self) -> Result<Metadata> {
+        self.snapshot.metadata()
+    }
+}

@@ -13,7 +13,7 @@ impl Checker<'_> {
             }
             let known = match entry.name.as_str() {
                 GROUP_FILE => entry.is_file(),
-                GROUP_DETAILS_DIR | crate::array::directory::METADATA_DIR => entry.is_dir(),
+                GROUP_DETAILS_DIR | crate::directory::METADATA_DIR => entry.is_dir(),
                 _ => entry.is_dir(),
             };
             if !known {
@@ -21,7 +21,7 @@ impl Checker<'_> {
             }
         }
         self.walk(GROUP_DETAILS_DIR);
-        self.walk(crate::array::directory::METADATA_DIR);
+        self.walk(crate::directory::METADATA_DIR);
         for (path, _) in self.files_under(GROUP_DETAILS_DIR) {
             let name = path.rsplit('/').next().unwrap_or_default();
             if is_tmp(name) {

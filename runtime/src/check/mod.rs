@@ -49,24 +49,22 @@ mod tiles;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::array::directory::ConditionKind;
-use crate::array::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
-use crate::array::storage::{DirEntry, EntryKind};
-use crate::array::text_files;
-use crate::array::{
-    object_type, Array, ArrayDirectory, Extension, LocalStorage, ObjectType, OpenOptions, RelPath,
-    Storage, TimestampedName,
-};
+use crate::condition::parse_commit;
+use crate::directory::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
+use crate::directory::text_files;
+use crate::directory::ConditionKind;
+use crate::directory::{object_type, ArrayDirectory, Extension, ObjectType, TimestampedName};
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
 use crate::fragment::{parse_footer, MetadataFile};
-use crate::metadata::group::parse_group_details;
-use crate::metadata::group::GroupContents;
+use crate::metadata::group_contents::{parse_group_details, GroupContents};
 use crate::metadata::parse_metadata_tile;
-use crate::query::parse_commit;
-use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order, Span};
+use crate::read::dense::geometry::{DenseDimension, FragmentTiling, Order, Span};
 use crate::read::ReadQuery;
 use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
+use crate::snapshot::{OpenOptions, Snapshot};
+use crate::storage::{DirEntry, EntryKind};
+use crate::storage::{LocalStorage, RelPath, Storage};
 use crate::tile::generic::read_generic_tile_exact;
 use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
@@ -342,9 +340,9 @@ impl Checker<'_> {
             timestamp_end: u64::MAX,
             key: self.key,
         };
-        let result = Array::open_path(&root, options).and_then(|array| {
-            array.metadata()?;
-            array.read(&ReadQuery::default())
+        let result = Snapshot::open_path(&root, options).and_then(|snapshot| {
+            snapshot.metadata()?;
+            crate::read::read(&snapshot, &ReadQuery::default())
         });
         match result {
             Ok(result) => self.report.cells_read = result.cell_count() as u64,

@@ -33,18 +33,18 @@ use std::path::Path;
 pub use select::ConsolidationConfig;
 use select::{Candidate, IntRect};
 
-use crate::array::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
-use crate::array::text_files::{
+use crate::directory::text_files::{
     encode_consolidated_commits, encode_lines, parse_consolidated_commits,
 };
-use crate::array::{
-    Array, Extension, LocalStorage, OpenOptions, RelPath, Storage, TimestampedName,
-};
+use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
+use crate::directory::{Extension, TimestampedName};
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
 use crate::read::{Layout, ReadQuery};
 use crate::schema::Scalar;
+use crate::snapshot::{OpenOptions, Snapshot};
+use crate::storage::{LocalStorage, RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 use crate::write::fragment::{write_fragment_named, Column, DeleteMeta, FragmentInput};
 use crate::write::WRITE_VERSION;
@@ -221,7 +221,7 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
     if files.len() < 2 {
         return Ok(None);
     }
-    let array = Array::open_path(root, OpenOptions::default())?;
+    let array = Snapshot::open_path(root, OpenOptions::default())?;
     let meta = array.metadata()?;
     let entries = meta
         .entries
@@ -339,7 +339,7 @@ pub fn consolidate_fragments_with(
         array.retain_fragments(|f| chosen.contains(f.name.as_str()));
         let inputs: Vec<_> = array
             .directory()
-            .fragments(crate::array::TimeTravelRule::FullContainment)
+            .fragments(crate::directory::TimeTravelRule::FullContainment)
             .into_iter()
             .filter(|f| chosen.contains(f.name.as_str()))
             .collect();
@@ -376,8 +376,8 @@ pub fn consolidate_fragments_with(
 }
 
 /// The array over all time, as TileDB's consolidation opens it.
-fn open_for_consolidation(root: &Path) -> Result<Array> {
-    Array::open_path(
+fn open_for_consolidation(root: &Path) -> Result<Snapshot> {
+    Snapshot::open_path(
         root,
         OpenOptions {
             timestamp_start: 0,
@@ -390,7 +390,7 @@ fn open_for_consolidation(root: &Path) -> Result<Array> {
 /// A dense fragment's non-empty domain as integers (`None` for sparse
 /// arrays and empty fragments).
 fn int_domain(
-    array: &Array,
+    array: &Snapshot,
     fragment: &crate::fragment::FragmentMetadata,
     root: &Path,
 ) -> Result<Option<IntRect>> {
@@ -460,7 +460,7 @@ fn expand_to_tiles(schema: &crate::schema::ArraySchema, rect: &IntRect) -> IntRe
 /// What the choice needs to know of one fragment.
 fn candidate(
     storage: &dyn Storage,
-    array: &Array,
+    array: &Snapshot,
     fragment: &crate::fragment::FragmentMetadata,
     root: &Path,
 ) -> Result<Candidate> {
@@ -482,8 +482,8 @@ fn candidate(
 /// space tiles within the domain.
 fn consolidate_dense(
     root: &Path,
-    array: &Array,
-    inputs: &[crate::array::Fragment],
+    array: &Snapshot,
+    inputs: &[crate::directory::Fragment],
 ) -> Result<Option<String>> {
     let Some(ned) = array.non_empty_domain() else {
         return Ok(None);
@@ -526,12 +526,15 @@ fn consolidate_dense(
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let result = array.read(&ReadQuery {
-        ranges,
-        layout: Layout::RowMajor,
-        attributes: None,
-        ..Default::default()
-    })?;
+    let result = crate::read::read(
+        array,
+        &ReadQuery {
+            ranges,
+            layout: Layout::RowMajor,
+            attributes: None,
+            ..Default::default()
+        },
+    )?;
     let mut input = FragmentInput {
         subarray: Some(subarray),
         non_empty_domain: Some(union),
@@ -561,8 +564,8 @@ fn consolidate_dense(
 /// refused.
 fn consolidate_sparse(
     root: &Path,
-    array: &Array,
-    inputs: &[crate::array::Fragment],
+    array: &Snapshot,
+    inputs: &[crate::directory::Fragment],
     with_delete_meta: &mut bool,
 ) -> Result<Option<String>> {
     let unsupported = |what: &str| Error::Unsupported {
@@ -636,7 +639,7 @@ fn write_consolidated(
     root: &Path,
     schema: &crate::schema::ArraySchema,
     input: &FragmentInput,
-    inputs: &[crate::array::Fragment],
+    inputs: &[crate::directory::Fragment],
     processed: &[String],
 ) -> Result<Option<String>> {
     let t1 = inputs

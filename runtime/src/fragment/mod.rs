@@ -14,12 +14,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use file::{footer_region, parse_metadata_file, MetadataFile};
 
-use crate::array::{Fragment, RelPath, Storage, TimestampedName};
+use crate::directory::{Fragment, TimestampedName};
+
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::{read_exact_from, read_prefix};
 use crate::schema::legacy13::MAX_LEGACY_FILE_SIZE;
 use crate::schema::{dimension_shapes, split_range, ArraySchema};
+use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{
     load_generic_tile, load_generic_tile_file, load_generic_tile_header, read_generic_tile,
     GenericTile,
@@ -610,9 +612,7 @@ impl FragmentMetadata {
     /// by ranged reads (the file is never read whole; each table is loaded
     /// once and cached by the caller).
     fn metadata_tile(&self, storage: &dyn Storage, offset: u64) -> Result<GenericTile> {
-        let path = self
-            .path
-            .join(crate::array::directory::FRAGMENT_METADATA_FILE)?;
+        let path = self.path.join(crate::directory::FRAGMENT_METADATA_FILE)?;
         let size = match self.file_size.get() {
             Some(size) => *size,
             // Loaded from consolidated metadata: the file is looked up
@@ -638,11 +638,7 @@ impl FragmentMetadata {
         if let Some(t) = self.fields.lock().ok().and_then(|m| m.get(&field).cloned()) {
             return Ok(t);
         }
-        let describe = storage.describe(
-            &self
-                .path
-                .join(crate::array::directory::FRAGMENT_METADATA_FILE)?,
-        );
+        let describe = storage.describe(&self.path.join(crate::directory::FRAGMENT_METADATA_FILE)?);
         let index = self.field_index(field).ok_or_else(|| {
             Error::Usage(format!("fragment {} has no field {field:?}", self.name))
         })?;

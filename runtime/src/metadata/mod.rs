@@ -1,15 +1,15 @@
 //! Array and group metadata (`__meta/`): key → typed values, applied file by
 //! file in time order; a later entry (or deletion) replaces an earlier one.
 
-pub mod group;
+pub mod group_contents;
 
 use std::collections::BTreeMap;
 
-use crate::array::directory::TimestampedFile;
-use crate::array::Storage;
+use crate::directory::TimestampedFile;
 use crate::error::Result;
 use crate::filter::{format_conversion, Datatype};
 use crate::format::generated as stored;
+use crate::storage::Storage;
 use crate::tile::generic::{load_generic_tile_file, GenericTile};
 
 /// One metadata value: its type and the raw little-endian values.

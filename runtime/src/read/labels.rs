@@ -3,17 +3,18 @@
 //! ranges on the labelled dimension; the result carries the label of each
 //! cell first.
 
-use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::read::{encode_scalar, Column, ReadQuery, ReadResult};
+use crate::read::query::{encode_scalar, ReadQuery};
+use crate::read::result::{Column, ReadResult};
 use crate::schema::Scalar;
+use crate::snapshot::Snapshot;
 
 /// Reads the cells of `array` whose label `label_name` lies in `[lo, hi]`;
 /// `label_array` is the opened label array. Returns the label column as the
 /// only "dimension" column, followed by the attributes of `query`.
 pub fn read_by_label(
-    array: &Array,
-    label_array: &Array,
+    array: &Snapshot,
+    label_array: &Snapshot,
     label_name: &str,
     lo: &Scalar,
     hi: &Scalar,
@@ -30,10 +31,13 @@ pub fn read_by_label(
         .dimensions
         .get(dim)
         .ok_or_else(|| Error::corrupt(0, "DimensionLabel.dim_index", "no such dimension"))?;
-    let labels = label_array.read(&ReadQuery {
-        attributes: Some(vec![label.label_attr_name.clone()]),
-        ..ReadQuery::default()
-    })?;
+    let labels = crate::read::read(
+        label_array,
+        &ReadQuery {
+            attributes: Some(vec![label.label_attr_name.clone()]),
+            ..ReadQuery::default()
+        },
+    )?;
     let (Some(index_col), Some(label_col)) = (labels.dimensions.first(), labels.attributes.first())
     else {
         return Err(Error::corrupt(
@@ -73,7 +77,7 @@ pub fn read_by_label(
     let mut q = query.clone();
     q.ranges.resize(schema.dimensions.len(), Vec::new());
     q.ranges[dim] = selected;
-    let result = array.read(&q)?;
+    let result = crate::read::read(array, &q)?;
     let coords = &result.dimensions[dim];
     for i in 0..coords.len() {
         let (index, _) = coords.cell(i);

@@ -5,13 +5,13 @@
 pub mod legacy13;
 pub mod value;
 
-use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
-use crate::array::{RelPath, Storage};
+use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::CURRENT_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
+use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{
     load_generic_tile, load_generic_tile_file, read_generic_tile, read_generic_tile_exact,
     GenericTile,
@@ -246,9 +246,7 @@ impl ArraySchema {
         key: Option<&[u8; 32]>,
         exact: bool,
     ) -> Result<ArraySchema> {
-        if name == crate::array::directory::ARRAY_SCHEMA_FILE
-            && legacy13::is_v13_generic_tile(bytes)
-        {
+        if name == crate::directory::ARRAY_SCHEMA_FILE && legacy13::is_v13_generic_tile(bytes) {
             // Written by TileDB 1.3, before format versions.
             let payload = legacy13::read_generic_tile(bytes)?;
             let stored = legacy13::parse_schema(&payload)?;
@@ -363,7 +361,7 @@ impl ArraySchema {
                 current_domain = Some(ranges);
             }
         }
-        let timestamp_range = crate::array::TimestampedName::parse(name)
+        let timestamp_range = crate::directory::TimestampedName::parse(name)
             .ok()
             .map(|n| n.timestamp_range());
         Ok(ArraySchema {
@@ -400,7 +398,7 @@ impl ArraySchema {
         let file = storage.describe(path);
         let name = path.file_name().unwrap_or_default().to_string();
         let size = storage.size(path)?;
-        let tile = if name == crate::array::directory::ARRAY_SCHEMA_FILE
+        let tile = if name == crate::directory::ARRAY_SCHEMA_FILE
             && size <= legacy13::MAX_LEGACY_FILE_SIZE
         {
             // The old name, which TileDB 1.3 wrote too: a small file, read
@@ -446,7 +444,7 @@ impl ArraySchema {
     pub fn path_for(name: Option<&str>) -> Result<RelPath> {
         match name {
             Some(name) => RelPath::root().join(SCHEMA_DIR)?.join(name),
-            None => RelPath::root().join(crate::array::directory::ARRAY_SCHEMA_FILE),
+            None => RelPath::root().join(crate::directory::ARRAY_SCHEMA_FILE),
         }
     }
 

@@ -2,13 +2,13 @@
 //! filter pipeline) followed by one filtered tile. Schemas, fragment metadata
 //! sections, metadata, commits and group details are all stored this way.
 
-use crate::array::{RelPath, Storage};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, FilterContext};
 use crate::format::generated::{EncryptionType, GenericTileHeader};
 use binrw::BinRead;
 
 use crate::format::io::{read_exact_from, read_prefix, write_to_vec};
+use crate::storage::{RelPath, Storage};
 use crate::tile::{filter_tile, unfilter_tile};
 
 /// Unfiltered generic tiles larger than this are refused before decoding

@@ -4,14 +4,13 @@
 //! `.vac` file goes last. Every mode also removes the temporary files that
 //! killed writes left behind ([`remove_stale_temp_files`]).
 
-use crate::array::directory::{
-    ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR, SCHEMA_DIR,
-};
-use crate::array::storage::{is_temp_file_name, temp_file_started_ms};
-use crate::array::text_files::{encode_lines, parse_consolidated_commits};
-use crate::array::timestamped_name::now_ms;
-use crate::array::{Extension, RelPath, Storage, TimeTravelRule, TimestampedName};
+use crate::directory::text_files::{encode_lines, parse_consolidated_commits};
+use crate::directory::timestamped_name::now_ms;
+use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR, SCHEMA_DIR};
+use crate::directory::{Extension, TimeTravelRule, TimestampedName};
 use crate::error::Result;
+use crate::storage::{is_temp_file_name, temp_file_started_ms};
+use crate::storage::{RelPath, Storage};
 
 fn everything(storage: &dyn Storage) -> Result<ArrayDirectory> {
     ArrayDirectory::open(storage, 0, u64::MAX)
@@ -51,7 +50,7 @@ fn consolidated_commit_paths(storage: &dyn Storage) -> Result<Vec<RelPath>> {
 pub const TEMP_FILE_GRACE_MS: u64 = 60 * 60 * 1000;
 
 /// Removes temporary files that writes killed before their rename left
-/// behind: those of [`crate::array::storage::LocalStorage::write`] in the
+/// behind: those of [`crate::storage::LocalStorage::write`] in the
 /// root started more than `older_than_ms` ago, and any `.tmp` file in the
 /// folders TileDB lists (`__schema/`, `__meta/`, `__fragment_meta/`,
 /// `__commits/`), which an earlier version of this writer left and TileDB
@@ -189,7 +188,7 @@ pub fn vacuum_array_meta(storage: &dyn Storage) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::array::LocalStorage;
+    use crate::storage::LocalStorage;
 
     #[test]
     fn stale_temporary_files_are_removed_and_fresh_ones_kept() {

@@ -9,15 +9,19 @@
 //! `__commits/<name>.wrt`. Readers ignore a fragment folder without a
 //! marker, so a write that stops part way leaves the array as it was.
 
+mod field_tiles;
 pub mod fragment;
+mod fragment_input;
+mod fragment_meta;
 pub mod tile_meta;
 
-use crate::array::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
-use crate::array::{Extension, RelPath, Storage, TimestampedName};
+use crate::directory::{Extension, TimestampedName};
+use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::Result;
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
 use crate::schema::ArraySchema;
+use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 
 pub use fragment::{write_fragment, Column, FragmentInput};

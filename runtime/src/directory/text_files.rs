@@ -6,9 +6,9 @@
 //! checked [`RelPath`]: a line that is absolute, holds `..`, or otherwise
 //! names something outside the array is an error, never a path.
 
-use crate::array::storage::RelPath;
-use crate::array::timestamped_name::{Extension, TimestampedName};
+use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::{Error, Result};
+use crate::storage::RelPath;
 
 /// One line of a text file with the byte offset it starts at.
 struct Line<'a> {

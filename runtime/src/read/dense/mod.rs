@@ -1,80 +1,80 @@
 //! Dense reads: every cell of the subarray, taken from the newest fragment
 //! whose non-empty domain holds it, or the fill value where none does.
 
+mod copy;
+mod copy_var;
+mod fragments;
+pub mod geometry;
+mod pieces;
+
 use std::collections::{BTreeSet, HashMap};
 
-use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::fragment::{Field, FragmentMetadata};
-use crate::read::dense_geometry::{DenseDimension, FragmentTiling, Order};
-use crate::read::sparse::{decode_ranges, output_attributes};
+use crate::fragment::Field;
+use crate::read::dense::fragments::{fragment_geometry, Geometry};
+use crate::read::dense::geometry::{DenseDimension, Span};
+use crate::read::query::{decode_ranges, encode_scalar, output_attributes, Layout, ReadQuery};
+use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
-use crate::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
-use crate::schema::{CellOrder, Scalar};
+use crate::schema::{ArraySchema, CellOrder, Scalar};
+use crate::snapshot::Snapshot;
 
 /// The most cells a dense read materializes.
 pub const MAX_DENSE_CELLS: u128 = 1 << 28;
 
-fn order(o: CellOrder) -> Order {
-    match o {
-        CellOrder::ColMajor => Order::ColMajor,
-        _ => Order::RowMajor,
-    }
-}
-
-/// Where one dense fragment keeps its cells.
-pub(crate) struct Geometry<'a> {
-    pub(crate) fragment: &'a FragmentMetadata,
-    pub(crate) tiling: FragmentTiling,
-    /// The non-empty domain, per dimension.
-    pub(crate) ned: Vec<(i128, i128)>,
-}
-
-/// The dense fragments of `array` that hold cells, oldest first.
-fn fragment_geometry<'a>(array: &'a Array, dims: &[DenseDimension]) -> Result<Vec<Geometry<'a>>> {
-    let schema = array.schema();
-    let mut geometry = Vec::new();
-    for fragment in array.fragments() {
-        let fragment: &FragmentMetadata = fragment;
-        if !fragment.dense {
-            continue;
-        }
-        let Some(ned) = &fragment.non_empty_domain else {
-            continue;
-        };
-        let mut spans = Vec::new();
-        for ((lo, hi), dim) in ned.iter().zip(&fragment.schema.dimensions) {
-            match (
-                Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int()),
-                Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int()),
-            ) {
-                (Some(lo), Some(hi)) => spans.push((lo, hi)),
-                _ => return Err(Error::corrupt(0, "non_empty_domain", "not integral")),
-            }
-        }
-        let tiling = FragmentTiling::new(
-            dims,
-            &spans,
-            order(schema.tile_order),
-            order(schema.cell_order),
-        );
-        geometry.push(Geometry {
-            fragment,
-            tiling,
-            ned: spans,
-        });
-    }
-    Ok(geometry)
-}
+/// Where each cell comes from: a fragment (index into the geometry), a tile
+/// and the cell's position in it; `None` for fill.
+type Owner = Option<(usize, u64, u64)>;
 
 /// Runs a dense read.
-pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
+pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let schema = array.schema();
-    let storage = array.storage();
-    let key = array.options().key;
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
+    let dims = dense_dimensions(schema)?;
+    let (all_spans, boxed, total) = query_spans(schema, &dims, &ranges)?;
+    let geometry = fragment_geometry(array, &dims)?;
 
+    // One box in row- or column-major order: copied tile by tile.
+    let fills_are_cells = attributes.iter().all(|&a| {
+        let a = &schema.attributes[a];
+        a.cell_val_num
+            .is_none_or(|v| a.fill.len() as u64 == v as u64 * a.datatype.size())
+    });
+    // With one dimension the global order is the row-major one.
+    let layout = match query.layout {
+        Layout::Global | Layout::Unordered if dims.len() == 1 => Layout::RowMajor,
+        other => other,
+    };
+    if boxed.len() == dims.len()
+        && matches!(layout, Layout::RowMajor | Layout::ColMajor)
+        && fills_are_cells
+    {
+        return copy::read_box(
+            array,
+            layout,
+            &dims,
+            &boxed,
+            &geometry,
+            &attributes,
+            !query.skip_coordinates,
+        );
+    }
+    let cells = cells_in_order(schema, &dims, &all_spans, query.layout, total);
+    let (owner, needed) = owners(&cells, dims.len(), &geometry);
+    let decoded = decode_owned_tiles(array, &attributes, &geometry, &needed)?;
+    Ok(gather(
+        schema,
+        &attributes,
+        &cells,
+        dims.len(),
+        &owner,
+        &decoded,
+    ))
+}
+
+/// The schema's dimensions as dense dimensions (integral, with a domain).
+fn dense_dimensions(schema: &ArraySchema) -> Result<Vec<DenseDimension>> {
     let mut dims = Vec::new();
     for dim in &schema.dimensions {
         let (lo, hi) = dim.domain_scalars().ok_or_else(|| {
@@ -101,8 +101,21 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             extent,
         });
     }
-    // The coordinates of each dimension, in query order.
-    let mut axes: Vec<Vec<i128>> = Vec::new();
+    Ok(dims)
+}
+
+/// Per dimension the spans read; the box (one span per dimension) when
+/// there is one; the number of cells.
+type QuerySpans = (Vec<Vec<Span>>, Vec<Span>, u128);
+
+/// The spans the query reads per dimension (the current domain, else the
+/// whole domain, where it gives none), the box when every dimension has
+/// one span, and the number of cells.
+fn query_spans(
+    schema: &ArraySchema,
+    dims: &[DenseDimension],
+    ranges: &[Vec<(Scalar, Scalar)>],
+) -> Result<QuerySpans> {
     let mut boxed: Vec<(i128, i128)> = Vec::new();
     let mut all_spans: Vec<Vec<(i128, i128)>> = Vec::new();
     let mut total: u128 = 1;
@@ -151,34 +164,21 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         all_spans.push(spans);
     }
-    let geometry = fragment_geometry(array, &dims)?;
+    Ok((all_spans, boxed, total))
+}
 
-    // One box in row- or column-major order: copied tile by tile.
-    let fills_are_cells = attributes.iter().all(|&a| {
-        let a = &schema.attributes[a];
-        a.cell_val_num
-            .is_none_or(|v| a.fill.len() as u64 == v as u64 * a.datatype.size())
-    });
-    // With one dimension the global order is the row-major one.
-    let layout = match query.layout {
-        Layout::Global | Layout::Unordered if dims.len() == 1 => Layout::RowMajor,
-        other => other,
-    };
-    if boxed.len() == dims.len()
-        && matches!(layout, Layout::RowMajor | Layout::ColMajor)
-        && fills_are_cells
-    {
-        return crate::read::dense_copy::read_box(
-            array,
-            layout,
-            &dims,
-            &boxed,
-            &geometry,
-            &attributes,
-            !query.skip_coordinates,
-        );
-    }
-    for spans in &all_spans {
+/// The coordinates of every cell of the spans (`n` per cell, flat), in the
+/// layout's order.
+fn cells_in_order(
+    schema: &ArraySchema,
+    dims: &[DenseDimension],
+    all_spans: &[Vec<Span>],
+    layout: Layout,
+    total: u128,
+) -> Vec<i128> {
+    // The coordinates of each dimension, in query order.
+    let mut axes: Vec<Vec<i128>> = Vec::new();
+    for spans in all_spans {
         let mut axis = Vec::new();
         for &(lo, hi) in spans {
             axis.extend(lo..=hi);
@@ -192,7 +192,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
     let mut cells: Vec<i128> = Vec::with_capacity(total as usize * n);
     let mut index = vec![0usize; n];
     if n > 0 && axes.iter().all(|a| !a.is_empty()) {
-        let step: Vec<usize> = if query.layout == Layout::ColMajor {
+        let step: Vec<usize> = if layout == Layout::ColMajor {
             (0..n).collect()
         } else {
             (0..n).rev().collect()
@@ -209,7 +209,7 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             break;
         }
     }
-    if n > 0 && matches!(query.layout, Layout::Global | Layout::Unordered) {
+    if n > 0 && matches!(layout, Layout::Global | Layout::Unordered) {
         // Global order: the space tile's position in tile order, then the
         // cell's position inside its tile in cell order.
         let linear = |values: &mut dyn Iterator<Item = (i128, i128)>, col: bool| -> i128 {
@@ -227,14 +227,14 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             let tile = linear(
                 &mut c
                     .iter()
-                    .zip(&dims)
+                    .zip(dims)
                     .map(|(x, d)| (d.tile_index(*x), d.tile_index(d.high) + 1)),
                 tile_col,
             );
             let cell = linear(
                 &mut c
                     .iter()
-                    .zip(&dims)
+                    .zip(dims)
                     .map(|(x, d)| ((x - d.low).rem_euclid(d.extent), d.extent)),
                 cell_col,
             );
@@ -248,9 +248,14 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
         }
         cells = sorted;
     }
+    cells
+}
 
+/// Which fragment holds each cell (the newest whose non-empty domain holds
+/// it), and the tiles each fragment must decode.
+fn owners(cells: &[i128], n: usize, geometry: &[Geometry<'_>]) -> (Vec<Owner>, Vec<BTreeSet<u64>>) {
     // Which fragment holds each cell.
-    let mut owner: Vec<Option<(usize, u64, u64)>> = Vec::with_capacity(cells.len());
+    let mut owner: Vec<Owner> = Vec::with_capacity(cells.len());
     let mut needed: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); geometry.len()];
     for c in cells.chunks_exact(n.max(1)) {
         let hit = geometry
@@ -264,6 +269,20 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             (gi, tile, g.tiling.cell_position(c))
         }));
     }
+    (owner, needed)
+}
+
+/// Decodes the tiles each fragment contributes, per output attribute, by
+/// (fragment, tile).
+fn decode_owned_tiles(
+    array: &Snapshot,
+    attributes: &[usize],
+    geometry: &[Geometry<'_>],
+    needed: &[BTreeSet<u64>],
+) -> Result<Vec<HashMap<(usize, u64), TileData>>> {
+    let schema = array.schema();
+    let storage = array.storage();
+    let key = array.options().key;
     // Decode the tiles each fragment contributes.
     let mut decoded: Vec<HashMap<(usize, u64), TileData>> = vec![HashMap::new(); attributes.len()];
     for (gi, g) in geometry.iter().enumerate() {
@@ -296,7 +315,19 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             }
         }
     }
+    Ok(decoded)
+}
 
+/// The result columns: each cell's coordinates, and its attribute values
+/// from its owner's tile or the fill value.
+fn gather(
+    schema: &ArraySchema,
+    attributes: &[usize],
+    cells: &[i128],
+    n: usize,
+    owner: &[Owner],
+    decoded: &[HashMap<(usize, u64), TileData>],
+) -> ReadResult {
     let mut dim_cols: Vec<Column> = schema
         .dimensions
         .iter()
@@ -309,12 +340,12 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
         })
         .collect();
-    for (c, own) in cells.chunks_exact(n.max(1)).zip(&owner) {
+    for (c, own) in cells.chunks_exact(n.max(1)).zip(owner) {
         for ((col, x), dim) in dim_cols.iter_mut().zip(c).zip(&schema.dimensions) {
             let bytes = encode_scalar(dim.datatype, &Scalar::Int(*x)).unwrap_or_default();
             col.push(&bytes, true);
         }
-        for (ai, (col, &a)) in attr_cols.iter_mut().zip(&attributes).enumerate() {
+        for (ai, (col, &a)) in attr_cols.iter_mut().zip(attributes).enumerate() {
             let attr = &schema.attributes[a];
             match own.and_then(|(gi, t, pos)| decoded[ai].get(&(gi, t)).map(|d| (d, pos))) {
                 Some((tile, pos)) => col.push(tile.cell(pos), tile.valid(pos)),
@@ -322,8 +353,8 @@ pub fn read(array: &Array, query: &ReadQuery) -> Result<ReadResult> {
             }
         }
     }
-    Ok(ReadResult {
+    ReadResult {
         dimensions: dim_cols,
         attributes: attr_cols,
-    })
+    }
 }

@@ -23,159 +23,14 @@
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
-use crate::array::storage::{DirEntry, RelPath, Storage};
-use crate::array::text_files::{self, EmbeddedTile};
-use crate::array::timestamped_name::{Extension, TimestampedName};
+use crate::directory::files::*;
+use crate::directory::listing::{
+    in_file, list_checked, parse_listed, sort_by_time, TimestampedSet,
+};
+use crate::directory::text_files::{self, EmbeddedTile};
+use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::{Error, Result};
-
-pub const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
-pub const SCHEMA_DIR: &str = "__schema";
-pub const ENUMERATIONS_DIR: &str = "__enumerations";
-pub const FRAGMENTS_DIR: &str = "__fragments";
-pub const COMMITS_DIR: &str = "__commits";
-pub const FRAGMENT_META_DIR: &str = "__fragment_meta";
-pub const METADATA_DIR: &str = "__meta";
-pub const LABELS_DIR: &str = "__labels";
-pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
-
-/// The folder names an array owns; a zero-byte file by one of these names
-/// would hide the folder on object stores, so it is an error.
-pub const ARRAY_DIR_NAMES: [&str; 6] = [
-    SCHEMA_DIR,
-    METADATA_DIR,
-    FRAGMENT_META_DIR,
-    FRAGMENTS_DIR,
-    COMMITS_DIR,
-    LABELS_DIR,
-];
-
-/// First format version whose fragments live in `__fragments/` with their
-/// commits in `__commits/`.
-pub const FRAGMENTS_DIR_MIN_VERSION: u32 = 12;
-/// Below this version a root fragment needs no commit marker: its
-/// `__fragment_metadata.tdb` commits it.
-pub const OK_FILE_MIN_VERSION: u32 = 5;
-/// From this version a sparse read sees fragments that only overlap the
-/// open range (their cells carry timestamps).
-pub const PARTIAL_OVERLAP_MIN_VERSION: u32 = 15;
-
-/// Which fragments a time-travelling open sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeTravelRule {
-    /// A fragment is visible iff `[t1, t2] ⊆ [start, end]`: dense reads, and
-    /// every mode other than reading.
-    FullContainment,
-    /// Reading a sparse array: as above, but a fragment (or vacuum file) of
-    /// format v15+ needs only to overlap `[start, end]`; the reader then
-    /// filters its cells by their timestamps.
-    SparseRead,
-}
-
-impl TimeTravelRule {
-    /// The rule for reading an array of the given kind.
-    pub fn for_read(sparse: bool) -> Self {
-        if sparse {
-            TimeTravelRule::SparseRead
-        } else {
-            TimeTravelRule::FullContainment
-        }
-    }
-
-    pub fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
-        name.contained_in(start, end)
-            || (self == TimeTravelRule::SparseRead
-                && name.format_version() >= PARTIAL_OVERLAP_MIN_VERSION
-                && name.overlaps(start, end))
-    }
-}
-
-/// What committed a fragment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommitSource {
-    /// `<fragment>.ok` in the root (v5–v11).
-    OkFile,
-    /// `__commits/<fragment>.wrt` (v12+).
-    WrtFile,
-    /// A line of this `.con` file.
-    Consolidated(RelPath),
-    /// Format v1–v4: the presence of `<fragment>/__fragment_metadata.tdb`.
-    FragmentMetadata,
-}
-
-/// A committed fragment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fragment {
-    /// The fragment folder, relative to the array.
-    pub path: RelPath,
-    pub name: TimestampedName,
-    pub commit: CommitSource,
-}
-
-impl Fragment {
-    /// The format version its name states (2 for `__<uuid>_<t>`, 4 for
-    /// `__<t1>_<t2>_<label>`).
-    pub fn format_version(&self) -> u32 {
-        self.name.format_version()
-    }
-
-    /// Its `__fragment_metadata.tdb`.
-    pub fn metadata_path(&self) -> Result<RelPath> {
-        self.path.join(FRAGMENT_METADATA_FILE)
-    }
-}
-
-/// A folder or file that looks like a fragment but is not committed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UncommittedEntry {
-    pub path: RelPath,
-    pub name: TimestampedName,
-}
-
-/// A schema file. `name` is `None` for the legacy `__array_schema.tdb`,
-/// which has no timestamps and counts as older than every other schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SchemaFile {
-    pub path: RelPath,
-    pub name: Option<TimestampedName>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConditionKind {
-    Delete,
-    Update,
-}
-
-/// A delete or update commit and where its condition tile is stored: a
-/// standalone `__commits/*.del|.upd` file (offset 0), or inside a `.con`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConditionCommit {
-    pub kind: ConditionKind,
-    /// The commit's own name (`__T_T_<label>_<v>.del`).
-    pub name: TimestampedName,
-    /// The file holding the tile.
-    pub file: RelPath,
-    /// Where the generic tile starts in `file`.
-    pub offset: u64,
-    /// Its size in bytes.
-    pub size: u64,
-}
-
-/// A timestamped file that is part of a set read in time order (array and
-/// group metadata, group details).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TimestampedFile {
-    pub path: RelPath,
-    pub name: TimestampedName,
-}
-
-/// A `.vac` file of fragments, with its lines if it overlaps the open range
-/// (only those can apply, under either rule).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VacuumFile {
-    pub path: RelPath,
-    pub name: TimestampedName,
-    pub entries: Option<Vec<RelPath>>,
-}
+use crate::storage::{DirEntry, RelPath, Storage};
 
 /// The files of an array, as seen from one open range.
 #[derive(Debug, Clone)]
@@ -195,131 +50,6 @@ pub struct ArrayDirectory {
     consolidated_commit_files: Vec<RelPath>,
     ignore_files: Vec<RelPath>,
     commit_versions: Vec<u32>,
-}
-
-fn in_file(storage: &dyn Storage, path: &RelPath) -> impl Fn(Error) -> Error {
-    let file = storage.describe(path);
-    move |e: Error| e.in_file(&file)
-}
-
-/// Lists `dir`, refusing a zero-byte file named like one of `owned_dirs`
-/// (on object stores such a file masks the folder of that name).
-pub(crate) fn list_checked(
-    storage: &dyn Storage,
-    dir: &RelPath,
-    owned_dirs: &[&str],
-) -> Result<Option<Vec<DirEntry>>> {
-    // Sizes are looked up only where they matter (below, and for the
-    // condition files the caller reads): not for thousands of commit files.
-    let Some(entries) = storage.list_names(dir)? else {
-        return Ok(None);
-    };
-    for entry in &entries {
-        if !entry.is_file() || !owned_dirs.contains(&entry.name.as_str()) {
-            continue;
-        }
-        let path = dir.join(&entry.name)?;
-        let size = match entry.size {
-            Some(size) => size,
-            None => storage.size(&path)?,
-        };
-        if size == 0 {
-            return Err(Error::corrupt(
-                0,
-                "directory listing",
-                format!(
-                    "a zero-byte file named {:?} masks the folder of that name",
-                    entry.name
-                ),
-            )
-            .in_file(storage.describe(&path)));
-        }
-    }
-    Ok(Some(entries))
-}
-
-fn parse_listed(storage: &dyn Storage, dir: &RelPath, name: &str) -> Result<TimestampedName> {
-    let path = dir.join(name)?;
-    TimestampedName::parse(name).map_err(in_file(storage, &path))
-}
-
-/// Files in one folder named by timestamps (array metadata, group metadata,
-/// group details), with `.vac` files applied: the ones fully inside the open
-/// range, in time order.
-#[derive(Debug, Clone, Default)]
-pub struct TimestampedSet {
-    /// Visible files, by `t1` then name.
-    pub files: Vec<TimestampedFile>,
-    /// Files removed by an applicable `.vac` file.
-    pub vacuumed: Vec<TimestampedFile>,
-    /// The `.vac` files that apply.
-    pub vacuum_files: Vec<TimestampedFile>,
-}
-
-impl TimestampedSet {
-    /// Loads `dir` (absent → empty). Names without an extension are members;
-    /// `.vac` files fully inside the range are read and applied, their lines
-    /// normalized with `kept_dirs`; `.tmp` files are partial writes and
-    /// skipped; other names are ignored.
-    pub(crate) fn load(
-        storage: &dyn Storage,
-        dir: &RelPath,
-        owned_dirs: &[&str],
-        kept_dirs: &[&str],
-        start: u64,
-        end: u64,
-    ) -> Result<Self> {
-        let mut set = TimestampedSet::default();
-        let Some(entries) = list_checked(storage, dir, owned_dirs)? else {
-            return Ok(set);
-        };
-        let mut members = Vec::new();
-        for entry in entries.iter().filter(|e| e.is_file()) {
-            let is_vac = entry.name.ends_with(Extension::Vac.suffix());
-            if !is_vac && entry.name.contains('.') {
-                continue;
-            }
-            let name = parse_listed(storage, dir, &entry.name)?;
-            let file = TimestampedFile {
-                path: dir.join(&entry.name)?,
-                name,
-            };
-            if !file.name.contained_in(start, end) {
-                continue;
-            }
-            if is_vac {
-                set.vacuum_files.push(file);
-            } else {
-                members.push(file);
-            }
-        }
-        let mut removed: HashSet<RelPath> = HashSet::new();
-        for vac in &set.vacuum_files {
-            let data = storage.read(&vac.path)?;
-            let lines = text_files::parse_vacuum_file(&data, kept_dirs)
-                .map_err(in_file(storage, &vac.path))?;
-            removed.extend(lines);
-        }
-        for file in members {
-            if removed.contains(&file.path) {
-                set.vacuumed.push(file);
-            } else {
-                set.files.push(file);
-            }
-        }
-        sort_by_time(&mut set.files, |f| &f.name);
-        sort_by_time(&mut set.vacuumed, |f| &f.name);
-        Ok(set)
-    }
-}
-
-/// TileDB sorts by `t1` alone with an unstable sort; the name breaks ties
-/// here so that the order is deterministic.
-fn sort_by_time<T>(items: &mut [T], name: impl Fn(&T) -> &TimestampedName) {
-    items.sort_by(|a, b| {
-        let (a, b) = (name(a), name(b));
-        (a.timestamp_start(), a.as_str()).cmp(&(b.timestamp_start(), b.as_str()))
-    });
 }
 
 /// What the root listing says about one candidate root fragment.
@@ -553,7 +283,7 @@ impl ArrayDirectory {
                 Some(CommitSource::Consolidated(con.clone()))
             } else if candidate.name.format_version() < OK_FILE_MIN_VERSION {
                 let metadata = candidate.path.join(FRAGMENT_METADATA_FILE)?;
-                (storage.kind(&metadata)? == Some(crate::array::storage::EntryKind::File))
+                (storage.kind(&metadata)? == Some(crate::storage::EntryKind::File))
                     .then_some(CommitSource::FragmentMetadata)
             } else {
                 None
@@ -845,27 +575,4 @@ struct Consolidated {
     sources: HashMap<RelPath, RelPath>,
     /// In file order: (`.con` path, entry).
     entries: Vec<(RelPath, text_files::ConsolidatedCommit)>,
-}
-
-/// The commit marker of a fragment folder: `<fragment>.ok` in the root before
-/// v12, `__commits/<name>.wrt` after.
-pub fn commit_path(name: &TimestampedName) -> Result<RelPath> {
-    if name.format_version() < FRAGMENTS_DIR_MIN_VERSION {
-        RelPath::root().join(name.with_extension(Some(Extension::Ok)).as_str())
-    } else {
-        RelPath::root()
-            .join(COMMITS_DIR)?
-            .join(name.with_extension(Some(Extension::Wrt)).as_str())
-    }
-}
-
-/// The `.vac` path of a consolidated fragment, by the same rule.
-pub fn vacuum_path(name: &TimestampedName) -> Result<RelPath> {
-    if name.format_version() < FRAGMENTS_DIR_MIN_VERSION {
-        RelPath::root().join(name.with_extension(Some(Extension::Vac)).as_str())
-    } else {
-        RelPath::root()
-            .join(COMMITS_DIR)?
-            .join(name.with_extension(Some(Extension::Vac)).as_str())
-    }
 }

@@ -1,19 +1,20 @@
-//! An array opened for reading at a time range: its schema, its fragments'
-//! metadata (footers only, until a read needs more), and its delete
-//! conditions.
+//! An array opened at a time range: its directory, its schema, its
+//! fragments' metadata (footers only, until a read needs more), and its
+//! delete conditions, loaded once. Reading, consolidation and `check` work
+//! on a [`Snapshot`]; [`crate::array::Array`] is the façade over one.
 
 use rayon::prelude::*;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::array::directory::SchemaFile;
-use crate::array::{ArrayDirectory, LocalStorage, Storage, TimeTravelRule};
+use crate::condition::{load_condition, DeleteCondition};
+use crate::directory::SchemaFile;
+use crate::directory::{ArrayDirectory, TimeTravelRule};
 use crate::error::Result;
 use crate::fragment::{load_consolidated_footers, FragmentMetadata, SchemaCache};
 use crate::metadata::Metadata;
-use crate::query::{load_condition, DeleteCondition};
-use crate::read::{ReadQuery, ReadResult};
 use crate::schema::ArraySchema;
+use crate::storage::{LocalStorage, Storage};
 
 /// How to open an array.
 #[derive(Debug, Clone, Copy)]
@@ -30,14 +31,14 @@ impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
             timestamp_start: 0,
-            timestamp_end: crate::array::timestamped_name::now_ms(),
+            timestamp_end: crate::directory::timestamped_name::now_ms(),
             key: None,
         }
     }
 }
 
-/// An array opened for reading.
-pub struct Array {
+/// An array opened at a time range.
+pub struct Snapshot {
     storage: Box<dyn Storage>,
     directory: ArrayDirectory,
     schema: Arc<ArraySchema>,
@@ -46,9 +47,9 @@ pub struct Array {
     options: OpenOptions,
 }
 
-impl Array {
+impl Snapshot {
     /// Opens the array in the local folder `path`.
-    pub fn open_path(path: impl AsRef<Path>, options: OpenOptions) -> Result<Array> {
+    pub fn open_path(path: impl AsRef<Path>, options: OpenOptions) -> Result<Snapshot> {
         Self::open(Box::new(LocalStorage::new(path.as_ref())), options)
     }
 
@@ -56,7 +57,7 @@ impl Array {
     /// latest schema (and the fragments' schemas), consolidated fragment
     /// metadata, and each fragment's footer (only the footer: from a
     /// consolidated `.meta` file when it holds it), and the delete commits.
-    pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Array> {
+    pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
         let directory = ArrayDirectory::open(
             storage.as_ref(),
             options.timestamp_start,
@@ -104,7 +105,7 @@ impl Array {
             }
             conditions.sort_by_key(|c| c.timestamp);
         }
-        Ok(Array {
+        Ok(Snapshot {
             storage,
             directory,
             schema,
@@ -179,19 +180,6 @@ impl Array {
             });
         }
         out
-    }
-
-    /// Runs a read.
-    pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
-        let mut result = if self.schema.is_dense() {
-            crate::read::dense::read(self, query)?
-        } else {
-            crate::read::sparse::read(self, query)?
-        };
-        if query.skip_coordinates {
-            result.dimensions.clear();
-        }
-        Ok(result)
     }
 
     /// The array metadata visible at the open range.

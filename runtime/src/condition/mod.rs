@@ -5,12 +5,12 @@
 
 use std::cmp::Ordering;
 
-use crate::array::directory::{ConditionCommit, ConditionKind};
-use crate::array::Storage;
+use crate::directory::{ConditionCommit, ConditionKind};
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::format::generated as stored;
 use crate::schema::Scalar;
+use crate::storage::Storage;
 use crate::tile::generic::{load_generic_tile, GenericTile};
 
 /// A condition tree.
@@ -106,11 +106,7 @@ pub fn load_condition(
     let (ast, _) = parse_commit(&tile, commit.kind).map_err(|e| e.in_file(&describe))?;
     Ok(DeleteCondition {
         timestamp: commit.name.timestamp_start(),
-        marker: format!(
-            "{}/{}",
-            crate::array::directory::COMMITS_DIR,
-            commit.name.as_str()
-        ),
+        marker: format!("{}/{}", crate::directory::COMMITS_DIR, commit.name.as_str()),
         keep: convert(&ast)?,
         kind: commit.kind,
     })

@@ -12,12 +12,13 @@
 //! every details file in the open range is applied in time order (later files
 //! add members or mark them deleted).
 
-use crate::array::directory::{
-    list_checked, TimestampedFile, TimestampedSet, ARRAY_SCHEMA_FILE, METADATA_DIR, SCHEMA_DIR,
+use crate::directory::listing::list_checked;
+use crate::directory::timestamped_name::NameForm;
+use crate::directory::{
+    TimestampedFile, TimestampedSet, ARRAY_SCHEMA_FILE, METADATA_DIR, SCHEMA_DIR,
 };
-use crate::array::storage::{EntryKind, RelPath, Storage};
-use crate::array::timestamped_name::NameForm;
 use crate::error::{Error, Result};
+use crate::storage::{EntryKind, RelPath, Storage};
 
 pub const GROUP_FILE: &str = "__tiledb_group.tdb";
 pub const GROUP_DETAILS_DIR: &str = "__group";

@@ -1,9 +1,11 @@
 //! A group's members and metadata at an open range.
 
-use crate::array::{GroupDirectory, Storage};
+use crate::directory::GroupDirectory;
+
 use crate::error::Result;
 use crate::format::generated as stored;
 use crate::metadata::Metadata;
+use crate::storage::Storage;
 use crate::tile::generic::{load_generic_tile_file, GenericTile};
 
 /// A member of a group.

@@ -1,0 +1,543 @@
+//! Dense reads of one box (one range per dimension) in row- or column-major
+//! order, without a per-cell plan.
+//!
+//! The result is cut into bands: the cells whose outermost coordinate (in
+//! the result order) falls in one row of space tiles, or in a few rows when
+//! a row holds too few tiles to keep every thread busy (see
+//! [`rows_per_band`]). A band is a contiguous part of every result column
+//! and needs only the tiles that meet it. Inside a band the result is a run
+//! of lines (the cells along the innermost dimension); each line is cut
+//! into pieces that come from one tile of one fragment, or are fill.
+//!
+//! When every piece reads consecutive cells of its tile (the result order
+//! is the tiles' cell order along the line), the band is decoded straight
+//! into the result: each piece's place is cut out of the result column and
+//! handed to its tile, and each tile's chunks are decoded into a small
+//! buffer and copied to those places ([`scatter_band`]; var-sized cells are
+//! sized and placed from the band's offsets tiles first,
+//! [`scatter_var_band`]). No decoded tile is assembled, and memory holds
+//! the result plus one stored tile per thread.
+//!
+//! Otherwise (a column-major result of row-major tiles, strings encoded
+//! whole) the band's tiles are decoded whole, all tiles and chunks in one
+//! parallel batch and of each tile only the chunks holding cells the band
+//! reads; fixed-size pieces are then copied line by line in parallel, and
+//! var-sized ones sized first, then copied in parallel into their places.
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::fragment::Field;
+use crate::read::dense::copy_var::*;
+use crate::read::dense::fragments::Geometry;
+use crate::read::dense::geometry::{DenseDimension, Span};
+use crate::read::dense::pieces::*;
+use crate::read::memory;
+use crate::read::query::Layout;
+use crate::read::result::{Column, ReadResult};
+use crate::read::tiles::{
+    load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
+};
+use crate::schema::Attribute;
+use crate::snapshot::Snapshot;
+
+/// Copies the pieces of one line of fixed-size cells into `line`.
+pub(crate) fn copy_line(
+    line: &mut [u8],
+    pieces: &[Piece],
+    tiles: &HashMap<(usize, u64), TileData>,
+    cell_size: usize,
+    fill: &[u8],
+    validity: bool,
+) -> Result<()> {
+    for p in pieces {
+        let dst = line
+            .get_mut(p.start as usize * cell_size..(p.start + p.count) as usize * cell_size)
+            .ok_or_else(short_tile)?;
+        let tile = p
+            .source
+            .and_then(|(gi, t, pos, stride)| tiles.get(&(gi, t)).map(|d| (d, pos, stride)));
+        let Some((tile, pos, stride)) = tile else {
+            for cell in dst.chunks_exact_mut(cell_size) {
+                cell.copy_from_slice(fill);
+            }
+            continue;
+        };
+        let src: &[u8] = if validity {
+            match &tile.validity {
+                Some(v) => v,
+                None => {
+                    dst.fill(1);
+                    continue;
+                }
+            }
+        } else {
+            &tile.data
+        };
+        if stride == 1 {
+            let from = pos as usize * cell_size;
+            dst.copy_from_slice(src.get(from..from + dst.len()).ok_or_else(short_tile)?);
+        } else {
+            for (i, cell) in dst.chunks_exact_mut(cell_size).enumerate() {
+                let from = (pos + i as u64 * stride) as usize * cell_size;
+                cell.copy_from_slice(src.get(from..from + cell_size).ok_or_else(short_tile)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the coordinates of dimension `d` for one line.
+pub(crate) fn coords_line(line: &mut [u8], coords: &[i128], d: usize, inner: usize, size: usize) {
+    for (i, cell) in line.chunks_exact_mut(size).enumerate() {
+        let x = if d == inner {
+            coords[d] + i as i128
+        } else {
+            coords[d]
+        };
+        // Little-endian two's complement, cut to the coordinate's width,
+        // is the value's encoding for every integral datatype.
+        cell.copy_from_slice(&x.to_le_bytes()[..size]);
+    }
+}
+
+/// Decodes one band of a fixed-size attribute (its cells, or its
+/// validity bytes) straight into the result: every tile's chunks are
+/// decoded into a small buffer and their cells copied to where the result
+/// wants them, without assembling the tile (see
+/// [`crate::tile::unfilter_tile_scattered`]). Needs every piece of the band
+/// to read consecutive cells of its tile (stride 1).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter_band(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &crate::schema::Attribute,
+    part: TilePart,
+    region: &mut [u8],
+    plan: &[Vec<Piece>],
+    line_len: u64,
+    buffers: &StoredBuffers,
+) -> Result<()> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let (cell_size, fill) = match part {
+        TilePart::Cells => (attr.fill.len(), attr.fill.clone()),
+        TilePart::Validity => (1, vec![u8::from(attr.fill_validity)]),
+        TilePart::VarData => {
+            return Err(Error::Usage(
+                "var-sized cells are scattered by scatter_var_band".into(),
+            ))
+        }
+    };
+    let (per_tile, fills) = band_runs(region, plan, line_len, cell_size, geometry.len())?;
+    fill_cells(fills, &fill);
+    let mut jobs = Vec::new();
+    for (g, tiles) in geometry.iter().zip(per_tile) {
+        if tiles.is_empty() {
+            continue;
+        }
+        let source = match g.fragment.schema.attribute(&attr.name) {
+            Some((fa, _)) => TileSource::new(
+                storage,
+                g.fragment,
+                Field::Attribute(fa),
+                part,
+                g.tiling.cells_per_tile(),
+                key.as_ref(),
+            )?,
+            None => None,
+        };
+        match source {
+            Some(source) => {
+                let source = std::sync::Arc::new(source);
+                jobs.extend(
+                    tiles
+                        .into_iter()
+                        .map(|(tile, runs)| (source.clone(), tile, runs)),
+                );
+            }
+            None => {
+                // A fragment without the attribute (written before it was
+                // added) holds its fill; one without validity, valid cells.
+                let value = match part {
+                    TilePart::Cells | TilePart::VarData => fill.clone(),
+                    TilePart::Validity if g.fragment.schema.attribute(&attr.name).is_some() => {
+                        vec![1]
+                    }
+                    TilePart::Validity => fill.clone(),
+                };
+                let places = tiles.into_values().flatten().map(|r| r.dest).collect();
+                fill_cells(places, &value);
+            }
+        }
+    }
+    jobs.into_par_iter()
+        .try_for_each(|(source, tile, runs)| source.scatter(storage, tile, runs, buffers))
+}
+
+/// After the first band of a var-sized column, room for the rest of its
+/// data, estimated from that band (reserved, not touched: see `memory`).
+pub(crate) fn reserve_for_rest(
+    col: &mut Column,
+    added: u64,
+    band_start: u64,
+    band_cells: u64,
+    total: u64,
+) {
+    if band_start == 0 && band_cells < total {
+        let estimate = (added as u128 * (total - band_cells) as u128 / band_cells.max(1) as u128)
+            .min(usize::MAX as u128) as usize;
+        memory::reserve_hint(&mut col.data, estimate);
+    }
+}
+
+/// One band of a box read: its spans, the pieces of each of its lines, the
+/// tiles of each fragment those need (with the cells read from each), and
+/// its place in the result.
+struct BandPlan {
+    spans: Vec<Span>,
+    plan: Vec<Vec<Piece>>,
+    needed: Vec<BTreeMap<u64, (u64, u64)>>,
+    /// Cells per line (along the innermost dimension).
+    inner_len: u64,
+    /// The band's cells in the result: `start..end`.
+    start: u64,
+    end: u64,
+}
+
+impl BandPlan {
+    fn cells(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// The band's bytes in a result column of `size`-byte cells.
+    fn range(&self, size: u64) -> std::ops::Range<usize> {
+        (self.start * size) as usize..(self.end * size) as usize
+    }
+}
+
+pub(crate) fn read_box(
+    array: &Snapshot,
+    layout: Layout,
+    dims: &[DenseDimension],
+    spans: &[Span],
+    geometry: &[Geometry<'_>],
+    attributes: &[usize],
+    with_coordinates: bool,
+) -> Result<ReadResult> {
+    let schema = array.schema();
+    let n = dims.len();
+    // Dimensions from slowest to fastest in the result.
+    let order: Vec<usize> = match layout {
+        Layout::ColMajor => (0..n).rev().collect(),
+        _ => (0..n).collect(),
+    };
+    let outer = order[0];
+    let total: u64 = spans.iter().map(|(lo, hi)| (hi - lo + 1) as u64).product();
+    let (mut dim_cols, mut attr_cols) = result_columns(array, attributes, total, with_coordinates);
+
+    // Tile buffers of the previous band, decoded into again.
+    let mut pool = TilePool::default();
+    // Stored tiles of the bands decoded straight into the result.
+    let stored = StoredBuffers::default();
+    let outer_dim = &dims[outer];
+    let rows = rows_per_band(dims, spans, outer, schema, attributes);
+    let mut band_lo = spans[outer].0;
+    let mut done_cells: u64 = 0;
+    while band_lo <= spans[outer].1 {
+        let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + rows as i128) - 1)
+            .min(spans[outer].1);
+        let mut band_spans: Vec<Span> = spans.to_vec();
+        band_spans[outer] = (band_lo, band_hi);
+        band_lo = band_hi + 1;
+        let band = plan_band(band_spans, &order, dims, geometry, done_cells);
+        done_cells = band.end;
+
+        if with_coordinates {
+            write_coordinates(&mut dim_cols, &band, &order)?;
+        }
+
+        // Every piece reads consecutive cells of its tile: fixed-size cells
+        // are decoded straight into the result.
+        let direct = band
+            .plan
+            .iter()
+            .flatten()
+            .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
+        for (col, &a) in attr_cols.iter_mut().zip(attributes) {
+            let attr = &schema.attributes[a];
+            if direct && scatter_attribute(array, geometry, attr, col, &band, &stored, total)? {
+                continue;
+            }
+            let tiles = decode_band_tiles(array, geometry, attr, &band, &mut pool)?;
+            copy_attribute(attr, col, &band, &tiles, total)?;
+            pool.recycle(tiles.into_values());
+        }
+    }
+    Ok(ReadResult {
+        dimensions: dim_cols,
+        attributes: attr_cols,
+    })
+}
+
+/// The result columns of a box of `total` cells, allocated untouched: the
+/// coordinates (when asked for) and the attributes.
+fn result_columns(
+    array: &Snapshot,
+    attributes: &[usize],
+    total: u64,
+    with_coordinates: bool,
+) -> (Vec<Column>, Vec<Column>) {
+    let schema = array.schema();
+    let dim_cols: Vec<Column> = if with_coordinates {
+        schema
+            .dimensions
+            .iter()
+            .map(|d| {
+                let mut c = Column::new(&d.name, d.datatype, Some(1), false);
+                c.data = memory::zeroed_bytes((total * d.datatype.size()) as usize);
+                c
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let attr_cols: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            let mut c = Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable);
+            if let Some(v) = a.cell_val_num {
+                c.data = memory::zeroed_bytes((total * v as u64 * a.datatype.size()) as usize);
+            } else if let Some(o) = &mut c.offsets {
+                memory::reserve(o, total as usize);
+            }
+            if let Some(v) = &mut c.validity {
+                *v = memory::zeroed_bytes(total as usize);
+            }
+            c
+        })
+        .collect();
+    (dim_cols, attr_cols)
+}
+
+/// Plans the pieces of every line of the band `spans` and the tiles they
+/// need; the band starts at cell `start` of the result.
+fn plan_band(
+    spans: Vec<Span>,
+    order: &[usize],
+    dims: &[DenseDimension],
+    geometry: &[Geometry<'_>],
+    start: u64,
+) -> BandPlan {
+    let inner = order[order.len() - 1];
+    let inner_len = (spans[inner].1 - spans[inner].0 + 1) as u64;
+    let band_cells: u64 = spans.iter().map(|(lo, hi)| (hi - lo + 1) as u64).product();
+    let lines = band_cells / inner_len;
+    let mut needed = vec![BTreeMap::new(); geometry.len()];
+    let mut coords = vec![0i128; dims.len()];
+    let mut plan: Vec<Vec<Piece>> = Vec::with_capacity(lines as usize);
+    for line in 0..lines {
+        line_coords(line, &spans, order, inner, &mut coords);
+        plan.push(line_pieces(
+            &mut coords,
+            spans[inner],
+            inner,
+            dims,
+            geometry,
+            &mut needed,
+        ));
+    }
+    BandPlan {
+        spans,
+        plan,
+        needed,
+        inner_len,
+        start,
+        end: start + band_cells,
+    }
+}
+
+/// Writes the coordinates of the band's cells, line by line in parallel.
+fn write_coordinates(dim_cols: &mut [Column], band: &BandPlan, order: &[usize]) -> Result<()> {
+    let n = order.len();
+    let inner = order[n - 1];
+    for (d, col) in dim_cols.iter_mut().enumerate() {
+        let size = col.datatype.size() as usize;
+        let region = col
+            .data
+            .get_mut(band.range(size as u64))
+            .ok_or_else(short_tile)?;
+        region
+            .par_chunks_mut(band.inner_len as usize * size)
+            .enumerate()
+            .for_each(|(line, out)| {
+                let mut c = vec![0i128; n];
+                line_coords(line as u64, &band.spans, order, inner, &mut c);
+                coords_line(out, &c, d, inner, size);
+            });
+    }
+    Ok(())
+}
+
+/// Decodes the band's cells of `attr` straight from the chunks into the
+/// result (fixed-size cells always; var-sized ones where the offsets tiles
+/// allow): `false` when the band's tiles must be decoded whole instead.
+fn scatter_attribute(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &Attribute,
+    col: &mut Column,
+    band: &BandPlan,
+    stored: &StoredBuffers,
+    total: u64,
+) -> Result<bool> {
+    let scatter_validity = |col: &mut Column| -> Result<()> {
+        if let Some(validity) = &mut col.validity {
+            let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
+            scatter_band(
+                array,
+                geometry,
+                attr,
+                TilePart::Validity,
+                region,
+                &band.plan,
+                band.inner_len,
+                stored,
+            )?;
+        }
+        Ok(())
+    };
+    match attr.cell_val_num {
+        Some(v) => {
+            let cell_size = v as u64 * attr.datatype.size();
+            if attr.fill.len() as u64 != cell_size {
+                return Err(Error::corrupt(
+                    0,
+                    "fill",
+                    format!("the fill value of {} is not one cell", attr.name),
+                ));
+            }
+            let region = col
+                .data
+                .get_mut(band.range(cell_size))
+                .ok_or_else(short_tile)?;
+            scatter_band(
+                array,
+                geometry,
+                attr,
+                TilePart::Cells,
+                region,
+                &band.plan,
+                band.inner_len,
+                stored,
+            )?;
+            scatter_validity(col)?;
+            Ok(true)
+        }
+        None => {
+            let Some(added) = scatter_var_band(array, geometry, attr, col, &band.plan, stored)?
+            else {
+                return Ok(false);
+            };
+            scatter_validity(col)?;
+            reserve_for_rest(col, added, band.start, band.cells(), total);
+            Ok(true)
+        }
+    }
+}
+
+/// Decodes the band's tiles of `attr`, of each tile only the chunks holding
+/// cells the band reads, by (fragment, tile).
+fn decode_band_tiles(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &Attribute,
+    band: &BandPlan,
+    pool: &mut TilePool,
+) -> Result<HashMap<(usize, u64), TileData>> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
+    for (gi, g) in geometry.iter().enumerate() {
+        let wanted: Vec<u64> = band.needed[gi].keys().copied().collect();
+        let wanted_cells: Vec<(u64, u64)> = band.needed[gi].values().copied().collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        if let Some(&bad) = wanted.iter().find(|t| **t >= g.fragment.tile_num) {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {bad}", g.fragment.name),
+            ));
+        }
+        let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) else {
+            continue;
+        };
+        let data = load_tiles_pooled(
+            storage,
+            g.fragment,
+            Field::Attribute(fa),
+            TileSelection {
+                tiles: &wanted,
+                cells: Some(&wanted_cells),
+            },
+            g.tiling.cells_per_tile(),
+            key.as_ref(),
+            pool,
+        )?;
+        for (t, d) in wanted.iter().zip(data) {
+            tiles.insert((gi, *t), d);
+        }
+    }
+    Ok(tiles)
+}
+
+/// Copies the band's cells of `attr` from its decoded tiles (fill where no
+/// fragment holds a cell): fixed-size lines in parallel, var-sized cells
+/// sized first, then validity.
+fn copy_attribute(
+    attr: &Attribute,
+    col: &mut Column,
+    band: &BandPlan,
+    tiles: &HashMap<(usize, u64), TileData>,
+    total: u64,
+) -> Result<()> {
+    match attr.cell_val_num {
+        Some(v) => {
+            let cell_size = (v as u64 * attr.datatype.size()) as usize;
+            if attr.fill.len() != cell_size {
+                return Err(Error::corrupt(
+                    0,
+                    "fill",
+                    format!("the fill value of {} is not one cell", attr.name),
+                ));
+            }
+            let region = col
+                .data
+                .get_mut(band.range(cell_size as u64))
+                .ok_or_else(short_tile)?;
+            region
+                .par_chunks_mut(band.inner_len as usize * cell_size)
+                .zip(&band.plan)
+                .try_for_each(|(out, pieces)| {
+                    copy_line(out, pieces, tiles, cell_size, &attr.fill, false)
+                })?;
+        }
+        None => {
+            let added = copy_var_band(col, &band.plan, tiles, &attr.fill)?;
+            reserve_for_rest(col, added, band.start, band.cells(), total);
+        }
+    }
+    if let Some(validity) = &mut col.validity {
+        let fill = [u8::from(attr.fill_validity)];
+        let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
+        region
+            .par_chunks_mut(band.inner_len as usize)
+            .zip(&band.plan)
+            .try_for_each(|(out, pieces)| copy_line(out, pieces, tiles, 1, &fill, true))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! The decoded tiles of the fragments a sparse read touches, per field.
+
+use crate::fragment::{Field, FragmentMetadata};
+use crate::read::tiles::TileData;
+
+/// The decoded tiles of one fragment, per field, indexed by slot.
+pub(crate) struct FragmentTiles<'a> {
+    pub(crate) fragment: &'a FragmentMetadata,
+    /// The tiles read, in stored order (a slot is an index into this).
+    pub(crate) tiles: Vec<u64>,
+    pub(crate) fields: FieldTiles,
+}
+
+/// The decoded tiles of each loaded field of a fragment, looked up by
+/// field without hashing: the general read path asks for a cell's field
+/// once per cell, and a hashed lookup there cost as much as the work.
+#[derive(Default)]
+pub(crate) struct FieldTiles {
+    pub(crate) attributes: Vec<Option<Vec<TileData>>>,
+    pub(crate) dimensions: Vec<Option<Vec<TileData>>>,
+    pub(crate) coords: Option<Vec<TileData>>,
+    pub(crate) timestamps: Option<Vec<TileData>>,
+    pub(crate) delete_timestamps: Option<Vec<TileData>>,
+    pub(crate) delete_condition_index: Option<Vec<TileData>>,
+}
+
+impl FieldTiles {
+    fn slot(&self, field: Field) -> Option<&Option<Vec<TileData>>> {
+        match field {
+            Field::Attribute(i) => self.attributes.get(i),
+            Field::Dimension(d) => self.dimensions.get(d),
+            Field::Coords => Some(&self.coords),
+            Field::Timestamps => Some(&self.timestamps),
+            Field::DeleteTimestamps => Some(&self.delete_timestamps),
+            Field::DeleteConditionIndex => Some(&self.delete_condition_index),
+        }
+    }
+
+    /// The tiles of `field`, one per slot, if it was loaded.
+    pub(crate) fn get(&self, field: &Field) -> Option<&Vec<TileData>> {
+        self.slot(*field)?.as_ref()
+    }
+
+    pub(crate) fn contains_key(&self, field: &Field) -> bool {
+        self.get(field).is_some()
+    }
+
+    pub(crate) fn insert(&mut self, field: Field, tiles: Vec<TileData>) {
+        let grow = |slots: &mut Vec<Option<Vec<TileData>>>, i: usize| {
+            if slots.len() <= i {
+                slots.resize_with(i + 1, || None);
+            }
+        };
+        let slot = match field {
+            Field::Attribute(i) => {
+                grow(&mut self.attributes, i);
+                &mut self.attributes[i]
+            }
+            Field::Dimension(d) => {
+                grow(&mut self.dimensions, d);
+                &mut self.dimensions[d]
+            }
+            Field::Coords => &mut self.coords,
+            Field::Timestamps => &mut self.timestamps,
+            Field::DeleteTimestamps => &mut self.delete_timestamps,
+            Field::DeleteConditionIndex => &mut self.delete_condition_index,
+        };
+        *slot = Some(tiles);
+    }
+}

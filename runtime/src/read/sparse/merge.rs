@@ -1,0 +1,467 @@
+//! The general sparse path: every touched cell becomes a candidate, kept
+//! when inside the ranges, the open time range and no delete removes it,
+//! merged across fragments in the result order with duplicates resolved.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::fragment::{Field, FragmentMetadata};
+use crate::read::order::{compare_coords, GlobalOrder};
+use crate::read::query::{decode_ranges, output_attributes, Layout, ReadQuery};
+use crate::read::result::{Column, ReadResult};
+use crate::read::sparse::cells::*;
+use crate::read::sparse::fragment_tiles::{FieldTiles, FragmentTiles};
+use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
+use crate::read::tiles::load_tiles;
+use crate::schema::{ArraySchema, Scalar};
+use crate::snapshot::Snapshot;
+
+/// Consolidation: one cell's timestamp and the delete that removed it.
+pub(crate) type CellHistory = (u64, Option<(u64, u64)>);
+
+/// A fragment a sparse read touches: the tiles its ranges meet and the
+/// fields to load from them.
+type Planned<'a> = (&'a FragmentMetadata, Vec<u64>, Vec<Field>);
+
+/// A sparse read; with `consolidating`, the cells of every fragment without
+/// deduplication or deletes, each with its timestamp and the delete that
+/// removed it.
+pub(crate) fn run(
+    array: &Snapshot,
+    query: &ReadQuery,
+    consolidating: bool,
+) -> Result<(ReadResult, Vec<CellHistory>)> {
+    let schema = array.schema();
+    let ranges = decode_ranges(schema, query)?;
+    let attributes = output_attributes(schema, query)?;
+    let planned = plan(array, &ranges, &attributes, consolidating)?;
+
+    // A stored-order read of one fragment streams its tiles into the result
+    // instead of holding them all.
+    if !consolidating {
+        let mut touched = planned.iter().filter(|(_, tiles, _)| !tiles.is_empty());
+        if let (Some((fragment, tiles, _)), None) = (touched.next(), touched.next()) {
+            if let Some(result) = crate::read::sparse::stream::stream_stored_order(
+                array,
+                query,
+                fragment,
+                tiles,
+                &attributes,
+            ) {
+                return result.map(|r| (r, Vec::new()));
+            }
+        }
+    }
+
+    let loaded = load(array, planned)?;
+
+    if !consolidating {
+        if let Some(result) =
+            crate::read::sparse::sorted::try_read(array, query, &loaded, &attributes)
+        {
+            return result.map(|r| (r, Vec::new()));
+        }
+    }
+
+    // Candidates inside the ranges and the open time range, marked when a
+    // delete removes them.
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (fi, frag) in loaded.iter().enumerate() {
+        fragment_candidates(array, fi, frag, &ranges, consolidating, &mut candidates)?;
+    }
+
+    // Duplicates: the latest (timestamp, fragment index) wins.
+    if !schema.allows_dups && !consolidating {
+        candidates = latest_of_duplicates(candidates);
+    }
+    // TileDB decides between range order and coordinate order (below) on the
+    // results before it applies deletes (query/legacy/reader.cc: conditions
+    // run on the result cell slabs, after the result coordinates are sorted).
+    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag);
+    candidates.retain(|c| !c.deleted);
+
+    sort_candidates(schema, query.layout, &mut candidates);
+    let order = result_order(query.layout, &ranges, &candidates, one_fragment);
+    let result = gather(schema, &attributes, &loaded, &candidates, &order);
+    let history = if consolidating {
+        order
+            .iter()
+            .map(|&i| (candidates[i].timestamp, candidates[i].deleted_by))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok((result, history))
+}
+
+/// Per visible sparse fragment with cells: the tiles the ranges touch and
+/// the fields to load (coordinates, timestamps, delete metadata, condition
+/// fields and the output attributes).
+fn plan<'a>(
+    array: &'a Snapshot,
+    ranges: &[Vec<(Scalar, Scalar)>],
+    attributes: &[usize],
+    consolidating: bool,
+) -> Result<Vec<Planned<'a>>> {
+    let schema = array.schema();
+    let mut planned: Vec<Planned<'a>> = Vec::new();
+    for fragment in array.fragments() {
+        let fragment: &FragmentMetadata = fragment;
+        if fragment.dense || fragment.non_empty_domain.is_none() {
+            continue;
+        }
+        let fschema = &fragment.schema;
+        let tiles = touched_tiles(array, fragment, ranges)?;
+        // Fields: coordinates, timestamps, delete metadata, condition
+        // fields and the output attributes.
+        let mut fields: Vec<Field> = if fragment.version >= 5 {
+            (0..fschema.dimensions.len())
+                .map(Field::Dimension)
+                .collect()
+        } else {
+            vec![Field::Coords]
+        };
+        if fragment.has_timestamps {
+            fields.push(Field::Timestamps);
+        }
+        if fragment.has_delete_meta {
+            fields.push(Field::DeleteTimestamps);
+            if consolidating {
+                fields.push(Field::DeleteConditionIndex);
+            }
+        }
+        let mut names = HashSet::new();
+        for c in array.conditions() {
+            condition_fields(&c.keep, &mut names);
+        }
+        for &a in attributes {
+            names.insert(schema.attributes[a].name.clone());
+        }
+        for name in names {
+            if let Some((i, _)) = fschema.attribute(&name) {
+                fields.push(Field::Attribute(i));
+            }
+        }
+        planned.push((fragment, tiles, fields));
+    }
+
+    Ok(planned)
+}
+
+/// Decodes the planned tiles of each fragment.
+fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentTiles<'a>>> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
+    for (fragment, tiles, fields) in planned {
+        let mut map = FieldTiles::default();
+        if !tiles.is_empty() {
+            for field in fields {
+                if map.contains_key(&field) {
+                    continue;
+                }
+                let data = load_tiles(storage, fragment, field, &tiles, 0, key.as_ref())?;
+                map.insert(field, data);
+            }
+        }
+        loaded.push(FragmentTiles {
+            fragment,
+            tiles,
+            fields: map,
+        });
+    }
+    Ok(loaded)
+}
+
+/// The cells of one fragment inside the ranges and the open time range,
+/// marked when a delete removes them (with `consolidating`, each with the
+/// delete that removed it instead).
+fn fragment_candidates(
+    array: &Snapshot,
+    fi: usize,
+    frag: &FragmentTiles<'_>,
+    ranges: &[Vec<(Scalar, Scalar)>],
+    consolidating: bool,
+    candidates: &mut Vec<Candidate>,
+) -> Result<()> {
+    let schema = array.schema();
+    let storage = array.storage();
+    let (open_start, open_end) = (
+        array.options().timestamp_start,
+        array.options().timestamp_end,
+    );
+    let f = frag.fragment;
+    let (t1, t2) = f.name.timestamp_range();
+    let processed: Vec<String> = if f.has_delete_meta {
+        f.processed_conditions(storage)?
+    } else {
+        Vec::new()
+    };
+    let applicable: Vec<_> = array
+        .conditions()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !(f.has_delete_meta && processed.iter().any(|p| p == &c.marker)))
+        .filter(|(_, c)| c.timestamp >= t1)
+        .collect();
+    for (slot, &tile) in frag.tiles.iter().enumerate() {
+        let cells = f.cell_num(tile, 0);
+        for cell in 0..cells {
+            let mut coords = Vec::with_capacity(schema.dimensions.len());
+            for (d, dim) in f.schema.dimensions.iter().enumerate() {
+                let bytes = coord_bytes(frag, d, slot, cell).ok_or_else(|| {
+                    Error::corrupt(
+                        0,
+                        "coordinates",
+                        format!("tile {tile} of {} is short", f.name),
+                    )
+                })?;
+                coords.push(Scalar::decode(dim.datatype, bytes).ok_or_else(|| {
+                    Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
+                })?);
+            }
+            let copies: usize = coords
+                .iter()
+                .zip(ranges)
+                .map(|(c, r)| range_hits(c, r))
+                .product();
+            if copies == 0 {
+                continue;
+            }
+            let cell_t = u64_at(
+                frag.fields
+                    .get(&Field::Timestamps)
+                    .and_then(|t| t.get(slot)),
+                cell,
+            );
+            let timestamp = cell_t.unwrap_or(t1);
+            if timestamp < open_start || timestamp > open_end {
+                continue;
+            }
+            // The first delete (in timestamp order) that removes the cell.
+            let view = CellRef { frag, slot, cell };
+            let deleted_by = applicable
+                .iter()
+                .find(|(_, c)| {
+                    let keep = if cell_t.is_none() || c.timestamp > t2 {
+                        c.keep.eval(&view)
+                    } else {
+                        c.keep.eval(&view) || timestamp > c.timestamp
+                    };
+                    !keep
+                })
+                .map(|(i, c)| (c.timestamp, *i as u64));
+            let mut kept = deleted_by.is_none();
+            if consolidating {
+                // Deletes recorded in the fragment's own metadata win
+                // unless an unprocessed one came strictly earlier.
+                let stored = if f.has_delete_meta {
+                    stored_delete(frag, &processed, array.conditions(), slot, cell)?
+                } else {
+                    None
+                };
+                let deleted_by = match (deleted_by, stored) {
+                    (Some(new), Some(old)) if new.0 < old.0 => Some(new),
+                    (new, None) => new,
+                    (_, old) => old,
+                };
+                candidates.push(Candidate {
+                    frag: fi,
+                    slot,
+                    cell,
+                    coords,
+                    timestamp,
+                    deleted: false,
+                    deleted_by,
+                    copies,
+                });
+                continue;
+            }
+            if kept && f.has_delete_meta {
+                if let Some(dt) = u64_at(
+                    frag.fields
+                        .get(&Field::DeleteTimestamps)
+                        .and_then(|t| t.get(slot)),
+                    cell,
+                ) {
+                    let deleted = if open_end == u64::MAX {
+                        dt < open_end
+                    } else {
+                        dt <= open_end
+                    };
+                    if deleted {
+                        kept = false;
+                    }
+                }
+            }
+            candidates.push(Candidate {
+                frag: fi,
+                slot,
+                cell,
+                coords,
+                timestamp,
+                deleted: !kept,
+                deleted_by: None,
+                copies,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Of the candidates with equal coordinates, the latest (timestamp,
+/// fragment index).
+fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
+    candidates.sort_by(|a, b| {
+        compare_coords(&a.coords, &b.coords, false)
+            .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
+    });
+    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        if let Some(last) = kept.last_mut() {
+            if compare_coords(&last.coords, &c.coords, false).is_eq() {
+                *last = c;
+                continue;
+            }
+        }
+        kept.push(c);
+    }
+    kept
+}
+
+/// Sorts the candidates into the result order.
+fn sort_candidates(schema: &ArraySchema, layout: Layout, candidates: &mut Vec<Candidate>) {
+    // Cells with equal coordinates (duplicates) come newest fragment first,
+    // then in their stored order, as TileDB returns them.
+    let tie = |a: &Candidate, b: &Candidate| {
+        (b.timestamp, b.frag)
+            .cmp(&(a.timestamp, a.frag))
+            .then_with(|| (a.slot, a.cell).cmp(&(b.slot, b.cell)))
+    };
+    match layout {
+        Layout::RowMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, false).then_with(|| tie(a, b))),
+        Layout::ColMajor => candidates
+            .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
+        Layout::Global | Layout::Unordered => {
+            let order = GlobalOrder::new(schema);
+            let mut keyed: Vec<_> = std::mem::take(candidates)
+                .into_iter()
+                .map(|c| (order.key(&c.coords), c))
+                .collect();
+            keyed.sort_by(|(ka, a), (kb, b)| {
+                order
+                    .compare(ka, &a.coords, kb, &b.coords)
+                    .then_with(|| tie(a, b))
+            });
+            *candidates = keyed.into_iter().map(|(_, c)| c).collect();
+        }
+    }
+}
+
+/// The candidates in result order, by index, repeated per range
+/// combination where the layout asks for it.
+fn result_order(
+    layout: Layout,
+    ranges: &[Vec<(Scalar, Scalar)>],
+    candidates: &[Candidate],
+    one_fragment: bool,
+) -> Vec<usize> {
+    // Several ranges (checked against TileDB 2.30): global and unordered
+    // reads merge overlapping ranges, so every cell comes once; row- and
+    // column-major reads return a cell once per range combination holding
+    // it. TileDB's row/col-major sparse reader (query/legacy/reader.cc,
+    // compute_subarray_coords) collects results range by range and sorts
+    // them all by coordinate, except on a one-dimensional array whose
+    // results (deleted cells included) all come from one fragment: those
+    // stay in range order (the
+    // ranges as given, contiguous integer ranges coalesced), each range in
+    // coordinate order.
+    let ordered = matches!(layout, Layout::RowMajor | Layout::ColMajor);
+    let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
+    match (ordered, ranges) {
+        (true, [only]) if one_fragment && only.len() > 1 => {
+            for (lo, hi) in coalesce(only) {
+                order.extend(candidates.iter().enumerate().filter_map(|(i, c)| {
+                    let v = &c.coords[0];
+                    (!v.compare(&lo).is_lt() && !v.compare(&hi).is_gt()).then_some(i)
+                }));
+            }
+        }
+        _ => {
+            for (i, c) in candidates.iter().enumerate() {
+                order.extend(std::iter::repeat_n(i, if ordered { c.copies } else { 1 }));
+            }
+        }
+    }
+    order
+}
+
+/// The result columns of the candidates in `order`.
+fn gather(
+    schema: &ArraySchema,
+    attributes: &[usize],
+    loaded: &[FragmentTiles<'_>],
+    candidates: &[Candidate],
+    order: &[usize],
+) -> ReadResult {
+    // Gather.
+    let mut dims: Vec<Column> = schema
+        .dimensions
+        .iter()
+        .map(|d| {
+            Column::new(
+                &d.name,
+                d.datatype,
+                if d.var { None } else { Some(1) },
+                false,
+            )
+        })
+        .collect();
+    let mut attrs: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let a = &schema.attributes[a];
+            Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable)
+        })
+        .collect();
+    // Each output attribute's index in each fragment's own schema (found by
+    // name once, not per cell: schemas evolve, so indices may differ).
+    let fragment_attributes: Vec<Vec<Option<usize>>> = loaded
+        .iter()
+        .map(|frag| {
+            attributes
+                .iter()
+                .map(|&a| {
+                    let name = &schema.attributes[a].name;
+                    frag.fragment.schema.attribute(name).map(|(i, _)| i)
+                })
+                .collect()
+        })
+        .collect();
+    for c in order.iter().map(|&i| &candidates[i]) {
+        let frag = &loaded[c.frag];
+        for (d, col) in dims.iter_mut().enumerate() {
+            col.push(
+                coord_bytes(frag, d, c.slot, c.cell).unwrap_or_default(),
+                true,
+            );
+        }
+        for ((col, &a), index) in attrs
+            .iter_mut()
+            .zip(attributes)
+            .zip(&fragment_attributes[c.frag])
+        {
+            let attr = &schema.attributes[a];
+            let tile = index.and_then(|i| frag.fields.get(&Field::Attribute(i))?.get(c.slot));
+            match tile {
+                Some(tile) => col.push(tile.cell(c.cell), tile.valid(c.cell)),
+                None => col.push(&attr.fill, attr.fill_validity),
+            }
+        }
+    }
+    ReadResult {
+        dimensions: dims,
+        attributes: attrs,
+    }
+}

@@ -1,0 +1,87 @@
+//! Sparse reads: find the tiles whose MBR meets the query, decode them,
+//! keep the cells inside the ranges, the open time range and every delete
+//! condition, resolve duplicates (unless the array allows them) and sort.
+//!
+//! Fragment consolidation reads through the same path
+//! (`read_for_consolidation`): no deduplication and no cell dropped;
+//! instead each cell comes with its timestamp and the first delete that
+//! removed it, merged with the fragment's own delete metadata.
+
+mod bands;
+mod cells;
+pub(crate) mod fragment_tiles;
+mod merge;
+mod ranges;
+mod sorted;
+mod stream;
+
+use crate::error::Result;
+use crate::read::query::{Layout, ReadQuery};
+use crate::read::result::ReadResult;
+use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
+pub use crate::read::sparse::bands::{sorted_bands, Band};
+use crate::read::sparse::merge::run;
+use crate::read::sparse::ranges::merge_string_ranges;
+use crate::snapshot::Snapshot;
+
+/// Every cell of every visible fragment as fragment consolidation reads
+/// them (TileDB's reader "with timestamps" and without purging deletes): no
+/// deduplication, no cell dropped by a delete; instead each cell carries its
+/// timestamp and the delete that removed it.
+pub(crate) struct TimedCells {
+    /// The cells, in global order (equal coordinates newest first).
+    pub(crate) result: ReadResult,
+    /// Each cell's write timestamp (its `t`, else its fragment's t1).
+    pub(crate) timestamps: Vec<u64>,
+    /// The delete that removed each cell: its timestamp and its index in
+    /// [`Snapshot::conditions`].
+    pub(crate) deleted_by: Vec<Option<(u64, u64)>>,
+}
+
+/// Runs a sparse read.
+pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    let merged;
+    let query = if matches!(query.layout, Layout::Global | Layout::Unordered)
+        && query.ranges.iter().any(|r| r.len() > 1)
+    {
+        let mut q = query.clone();
+        for (ranges, dim) in q.ranges.iter_mut().zip(&array.schema().dimensions) {
+            if dim.var {
+                *ranges = merge_string_ranges(ranges);
+            }
+        }
+        merged = q;
+        &merged
+    } else {
+        query
+    };
+    read_with_band_budget(array, query, BAND_CELLS)
+}
+
+/// [`read`] with bands of about `budget` cells instead of the built-in size
+/// (see [`sorted_bands`]): the same result, cut where the budget says.
+/// Public so that tests can cut a small array into several bands.
+pub fn read_with_band_budget(
+    array: &Snapshot,
+    query: &ReadQuery,
+    budget: u64,
+) -> Result<ReadResult> {
+    if let Some((outer, bands)) = sorted_bands(array, query, budget)? {
+        return read_in_bands(array, query, outer, &bands);
+    }
+    run(array, query, false).map(|(result, _)| result)
+}
+
+/// Reads every cell for consolidation (see [`TimedCells`]).
+pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
+    let query = ReadQuery {
+        layout: Layout::Global,
+        ..Default::default()
+    };
+    let (result, cells) = run(array, &query, true)?;
+    Ok(TimedCells {
+        result,
+        timestamps: cells.iter().map(|c| c.0).collect(),
+        deleted_by: cells.into_iter().map(|c| c.1).collect(),
+    })
+}

@@ -1,0 +1,91 @@
+//! The query's ranges as the sparse reader applies them: which tiles they
+//! touch, how many a value falls in, and how TileDB coalesces and merges
+//! them.
+
+use crate::error::Result;
+use crate::fragment::FragmentMetadata;
+use crate::read::query::Range;
+use crate::schema::Scalar;
+use crate::snapshot::Snapshot;
+
+pub(crate) fn overlaps(lo: &Scalar, hi: &Scalar, ranges: &[(Scalar, Scalar)]) -> bool {
+    ranges.is_empty()
+        || ranges
+            .iter()
+            .any(|(a, b)| !hi.compare(a).is_lt() && !lo.compare(b).is_gt())
+}
+
+pub(crate) fn range_hits(value: &Scalar, ranges: &[(Scalar, Scalar)]) -> usize {
+    if ranges.is_empty() {
+        return 1;
+    }
+    ranges
+        .iter()
+        .filter(|(lo, hi)| !value.compare(lo).is_lt() && !value.compare(hi).is_gt())
+        .count()
+}
+
+/// The ranges of one dimension as TileDB keeps them when they are added
+/// (subarray/range_subset.h, AddStrategy): an integer range starting right
+/// after the previous one's end extends it.
+pub(crate) fn coalesce(ranges: &[(Scalar, Scalar)]) -> Vec<(Scalar, Scalar)> {
+    let mut out: Vec<(Scalar, Scalar)> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges {
+        if let (Some((_, Scalar::Int(end))), Scalar::Int(start)) = (out.last_mut(), lo) {
+            if end.checked_add(1) == Some(*start) {
+                out.last_mut().expect("just matched").1 = hi.clone();
+                continue;
+            }
+        }
+        out.push((lo.clone(), hi.clone()));
+    }
+    out
+}
+
+/// The ranges of a string dimension as TileDB's global-order and unordered
+/// readers use them (subarray/range_subset.h): sorted by start then end,
+/// and a range starting at or before the previous one's end merged into it
+/// with the later range's end, even when that end is smaller. That last
+/// step narrows the union (TileDB 2.30 behaviour, reproduced so that the
+/// same read returns the same cells).
+pub(crate) fn merge_string_ranges(ranges: &[Range]) -> Vec<Range> {
+    let mut sorted = ranges.to_vec();
+    sorted.sort();
+    let mut out: Vec<Range> = Vec::with_capacity(sorted.len());
+    for (lo, hi) in sorted {
+        match out.last_mut() {
+            Some(head) if lo <= head.1 => head.1 = hi,
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+/// The tiles of a sparse fragment whose MBR meets `ranges`, in stored order.
+pub(crate) fn touched_tiles(
+    array: &Snapshot,
+    fragment: &FragmentMetadata,
+    ranges: &[Vec<(Scalar, Scalar)>],
+) -> Result<Vec<u64>> {
+    let mbrs = fragment.mbrs(array.storage())?;
+    let mut tiles = Vec::new();
+    for (t, mbr) in mbrs.iter().enumerate() {
+        let hit =
+            mbr.iter()
+                .zip(&fragment.schema.dimensions)
+                .zip(ranges)
+                .all(|(((lo, hi), dim), r)| {
+                    match (
+                        Scalar::decode(dim.datatype, lo),
+                        Scalar::decode(dim.datatype, hi),
+                    ) {
+                        (Some(lo), Some(hi)) => overlaps(&lo, &hi, r),
+                        _ => true,
+                    }
+                });
+        if hit && (t as u64) < fragment.tile_num {
+            tiles.push(t as u64);
+        }
+    }
+    Ok(tiles)
+}

@@ -1,0 +1,299 @@
+//! Decoding a tile's cells straight into the places a result wants them,
+//! chunk by chunk, without assembling the tile ([`TileSource`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::filter::{Datatype, FilterContext, FilterPipeline};
+use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::storage::{RelPath, Storage};
+use crate::tile::{unfilter_tile, unfilter_tile_scattered, ScatterRun, TileJob};
+
+use crate::read::tiles::data::*;
+use crate::read::tiles::stored::*;
+
+/// Which file of a field a scattered read decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TilePart {
+    /// The cells of a fixed-size field (its main file).
+    Cells,
+    /// The validity bytes of a nullable field.
+    Validity,
+    /// The cells' bytes of a var-sized field (its `_var` file) whose
+    /// offsets are stored (not a pipeline that encodes whole strings).
+    VarData,
+}
+
+/// Buffers for stored tile bytes, shared by the threads of one read: a tile
+/// job takes one and gives it back, so a read holds about one stored tile
+/// per thread, and pages once faulted in are used again.
+#[derive(Debug, Default)]
+pub struct StoredBuffers(std::sync::Mutex<Vec<Vec<u8>>>);
+
+impl StoredBuffers {
+    fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .map(|mut b| b.pop().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    fn give_back(&self, buffer: Vec<u8>) {
+        if let Ok(mut b) = self.0.lock() {
+            b.push(buffer);
+        }
+    }
+}
+
+/// One file of one fragment field, ready to decode tiles of straight into
+/// a result ([`TileSource::scatter`]): what every tile job of a read
+/// shares, worked out once.
+pub struct TileSource<'f> {
+    fragment: &'f FragmentMetadata,
+    field: Field,
+    part: TilePart,
+    /// The file's name suffix (`""`, `"_var"`, `"_validity"`).
+    suffix: &'static str,
+    path: RelPath,
+    describe: PathBuf,
+    tables: Arc<FieldTiles>,
+    file_size: u64,
+    pipeline: FilterPipeline,
+    ctx: FilterContext,
+    cell_size: u64,
+    cells_per_dense_tile: u64,
+    key: Option<[u8; 32]>,
+}
+
+impl<'f> TileSource<'f> {
+    /// `None` when the fragment stores no such file, or not in the form
+    /// asked: the field is var-sized (for [`TilePart::Cells`]), fixed-size
+    /// or encoded as whole strings (for [`TilePart::VarData`]), not
+    /// nullable, or the fragment predates validity files (for
+    /// [`TilePart::Validity`]).
+    pub fn new(
+        storage: &dyn Storage,
+        fragment: &'f FragmentMetadata,
+        field: Field,
+        part: TilePart,
+        cells_per_dense_tile: u64,
+        key: Option<&[u8; 32]>,
+    ) -> Result<Option<Self>> {
+        let shape = FieldShape::of(fragment, field).ok_or_else(|| {
+            Error::Usage(format!("no field {field:?} in fragment {}", fragment.name))
+        })?;
+        let version = fragment.version;
+        let (files, var_size, validity_size) = fragment.file_sizes(field);
+        let (suffix, file_size, pipeline, ctx, cell_size) = match part {
+            TilePart::Cells => {
+                let Some(n) = shape.cell_val_num else {
+                    return Ok(None);
+                };
+                let cell_size = shape.datatype.size() * n as u64;
+                (
+                    "",
+                    files,
+                    with_key(&shape.filters, key),
+                    context(shape.datatype, cell_size, version, key),
+                    cell_size,
+                )
+            }
+            TilePart::VarData => {
+                if shape.cell_val_num.is_some()
+                    || shape.filters.skips_offsets(shape.datatype, version)
+                {
+                    return Ok(None);
+                }
+                let type_size = shape.datatype.size();
+                (
+                    "_var",
+                    var_size,
+                    with_key(&shape.filters, key),
+                    context(shape.datatype, type_size, version, key),
+                    type_size,
+                )
+            }
+            TilePart::Validity => {
+                if !shape.nullable || version < 7 {
+                    return Ok(None);
+                }
+                (
+                    "_validity",
+                    validity_size,
+                    with_key(&fragment.schema.validity_filters, key),
+                    context(Datatype::Uint8, 1, version, key),
+                    1,
+                )
+            }
+        };
+        let path = fragment.data_path(field, suffix)?;
+        Ok(Some(TileSource {
+            fragment,
+            field,
+            part,
+            suffix,
+            describe: storage.describe(&path),
+            path,
+            tables: fragment.field_tiles(storage, field)?,
+            file_size,
+            pipeline,
+            ctx,
+            cell_size,
+            cells_per_dense_tile,
+            key: key.copied(),
+        }))
+    }
+
+    /// The bytes of one cell (one byte for validity; the type's size for
+    /// var data).
+    pub fn cell_size(&self) -> u64 {
+        self.cell_size
+    }
+
+    /// An error unless the fragment has tile `tile`.
+    fn check_tile(&self, tile: u64) -> Result<()> {
+        if tile >= self.fragment.tile_num {
+            return Err(Error::corrupt(
+                0,
+                "tile offsets",
+                format!("fragment {} has no tile {tile}", self.fragment.name),
+            )
+            .in_file(&self.describe));
+        }
+        Ok(())
+    }
+
+    /// The unfiltered size of var data tile `tile`, from the fragment
+    /// metadata.
+    fn var_size(&self, tile: u64) -> Result<u64> {
+        self.tables
+            .var_sizes
+            .get(tile as usize)
+            .copied()
+            .ok_or_else(|| {
+                Error::corrupt(0, "tile var sizes", format!("no size for tile {tile}"))
+                    .in_file(&self.describe)
+            })
+    }
+
+    /// The start of every cell of var-sized tile `tile` in its data, and
+    /// the data's size after them: the tile's offsets, decoded (from the
+    /// field's main file) and checked to rise and end within the data.
+    pub fn var_starts(
+        &self,
+        storage: &dyn Storage,
+        tile: u64,
+        buffers: &StoredBuffers,
+    ) -> Result<Vec<u64>> {
+        if self.part != TilePart::VarData {
+            return Err(Error::Usage(
+                "cell starts come from var data sources".into(),
+            ));
+        }
+        self.check_tile(tile)?;
+        let path = self.fragment.data_path(self.field, "")?;
+        let describe = storage.describe(&path);
+        let (file_size, _, _) = self.fragment.file_sizes(self.field);
+        let file = StoredFile {
+            suffix: "",
+            offsets: &self.tables.offsets,
+            size: file_size,
+        };
+        let cells = self.fragment.cell_num(tile, self.cells_per_dense_tile);
+        let version = self.fragment.version;
+        let mut bytes = buffers.take();
+        let decoded = read_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            &file,
+            (&path, &describe),
+            tile,
+            &mut bytes,
+        )
+        .and_then(|start| {
+            // The framing is checked before anything is allocated for it.
+            unfilter_tile(
+                &bytes,
+                &with_key(&self.fragment.schema.offsets_filters, self.key.as_ref()),
+                &context(Datatype::Uint64, 8, version, self.key.as_ref()),
+                cells.saturating_mul(8),
+            )
+            .map_err(|e| {
+                e.within(format!("tile {tile}"))
+                    .at_base(start)
+                    .in_file(&describe)
+            })
+        });
+        buffers.give_back(bytes);
+        let raw = decoded?;
+        let data_size = self.var_size(tile)?;
+        let mut starts: Vec<u64> = raw
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            .collect();
+        starts.push(data_size);
+        if starts.windows(2).any(|w| w[0] > w[1]) {
+            return Err(Error::corrupt(
+                0,
+                format!("tile {tile}"),
+                "var offsets out of order or past the data",
+            )
+            .in_file(&describe));
+        }
+        Ok(starts)
+    }
+
+    /// Reads tile `tile` and decodes the bytes of `runs` into them (see
+    /// [`unfilter_tile_scattered`]); only the chunks holding those bytes are
+    /// decoded. Safe to call for many tiles at once.
+    pub fn scatter(
+        &self,
+        storage: &dyn Storage,
+        tile: u64,
+        runs: Vec<ScatterRun<'_>>,
+        buffers: &StoredBuffers,
+    ) -> Result<()> {
+        self.check_tile(tile)?;
+        let file = StoredFile {
+            suffix: self.suffix,
+            offsets: match self.part {
+                TilePart::Cells => &self.tables.offsets,
+                TilePart::Validity => &self.tables.validity_offsets,
+                TilePart::VarData => &self.tables.var_offsets,
+            },
+            size: self.file_size,
+        };
+        let expected_len = match self.part {
+            TilePart::VarData => self.var_size(tile)?,
+            _ => self
+                .fragment
+                .cell_num(tile, self.cells_per_dense_tile)
+                .saturating_mul(self.cell_size),
+        };
+        let mut bytes = buffers.take();
+        let decoded = read_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            &file,
+            (&self.path, &self.describe),
+            tile,
+            &mut bytes,
+        )
+        .and_then(|start| {
+            let job = TileJob {
+                bytes: &bytes,
+                file_offset: start,
+                index: tile,
+                expected_len,
+                wanted: None,
+            };
+            unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
+                .map_err(|e| e.in_file(&self.describe))
+        });
+        buffers.give_back(bytes);
+        decoded
+    }
+}

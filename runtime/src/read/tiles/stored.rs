@@ -1,0 +1,132 @@
+//! The persisted bytes of a field's tiles, and the pipelines and contexts
+//! that unfilter them.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
+use crate::fragment::{Field, FragmentMetadata};
+use crate::storage::{RelPath, Storage};
+use crate::tile::TileJob;
+
+use crate::read::tiles::data::*;
+
+pub(crate) fn with_key(pipeline: &FilterPipeline, key: Option<&[u8; 32]>) -> FilterPipeline {
+    let mut p = pipeline.clone();
+    if key.is_some() && !p.has(crate::filter::FilterType::Aes256Gcm) {
+        p.filters.push(Filter::Aes256Gcm);
+    }
+    p
+}
+
+pub(crate) fn context(
+    datatype: Datatype,
+    cell_size: u64,
+    version: u32,
+    key: Option<&[u8; 32]>,
+) -> FilterContext {
+    let ctx = FilterContext::new(datatype, cell_size.max(1), version);
+    match key {
+        Some(k) => ctx.with_key(*k),
+        None => ctx,
+    }
+}
+
+/// Reads the persisted bytes of tiles `tiles` of a file whose tiles start at
+/// `offsets` (the last one ends at `file_size`).
+/// One decode job per tile: its persisted bytes and where they start in the
+/// file, and the unfiltered size its cell count implies.
+pub(crate) fn tile_jobs<'a>(
+    raw: &'a [(Vec<u8>, u64)],
+    tiles: &[u64],
+    cells: &[u64],
+    cell_size: u64,
+) -> Vec<TileJob<'a>> {
+    raw.iter()
+        .zip(tiles)
+        .zip(cells)
+        .map(|(((bytes, at), t), c)| TileJob {
+            bytes,
+            file_offset: *at,
+            index: *t,
+            expected_len: c * cell_size,
+            wanted: None,
+        })
+        .collect()
+}
+
+/// One of a field's data files: its name suffix (`""`, `"_var"`,
+/// `"_validity"`), where each tile starts, and its size.
+pub(crate) struct StoredFile<'a> {
+    pub(crate) suffix: &'a str,
+    pub(crate) offsets: &'a [u64],
+    pub(crate) size: u64,
+}
+
+/// Reads the stored bytes of tile `t` of one of a field's files into
+/// `bytes` (TileDB 1.3's own chunk framing turned into the chunked one).
+/// Returns where they start in the file.
+pub(crate) fn read_stored_tile(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    (path, describe): (&RelPath, &Path),
+    t: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<u64> {
+    let start = *file.offsets.get(t as usize).ok_or_else(|| {
+        Error::corrupt(0, "tile offsets", format!("no offset for tile {t}")).in_file(describe)
+    })?;
+    let end = file
+        .offsets
+        .get(t as usize + 1)
+        .copied()
+        .unwrap_or(file.size);
+    if end < start {
+        return Err(
+            Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(describe),
+        );
+    }
+    storage.read_range_into(path, start, end - start, bytes)?;
+    if fragment.version == 0 {
+        // TileDB 1.3: raw, or its own chunk framing when compressed.
+        let shape = FieldShape::of(fragment, field);
+        let compressed = match file.suffix {
+            "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+                !fragment.schema.offsets_filters.filters.is_empty()
+            }
+            _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+        };
+        *bytes = crate::schema::legacy13::reframe(bytes, compressed)
+            .map_err(|e| e.at_base(start).in_file(describe))?;
+    }
+    Ok(start)
+}
+
+pub(crate) fn persisted(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: StoredFile<'_>,
+    tiles: &[u64],
+    buffers: &mut Vec<Vec<u8>>,
+) -> Result<Vec<(Vec<u8>, u64)>> {
+    let path = fragment.data_path(field, file.suffix)?;
+    let describe = storage.describe(&path);
+    let mut out = Vec::with_capacity(tiles.len());
+    for &t in tiles {
+        let mut bytes = buffers.pop().unwrap_or_default();
+        let start = read_stored_tile(
+            storage,
+            fragment,
+            field,
+            &file,
+            (&path, &describe),
+            t,
+            &mut bytes,
+        )?;
+        out.push((bytes, start));
+    }
+    Ok(out)
+}

@@ -1,0 +1,230 @@
+//! Where an array's files live: a small storage interface rooted at one
+//! array (or group) folder, and its local-filesystem implementation.
+//!
+//! Every path handed to storage is a [`RelPath`]: a path relative to the
+//! folder, built from checked components. Names read from files (vacuum
+//! lines, consolidated-commit lines, group members) become `RelPath`s through
+//! [`RelPath::parse`], which refuses absolute paths and `..`; the local
+//! implementation also refuses any path whose real location (after symbolic
+//! links) lies outside the folder. So no file can make us touch another.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+
+pub mod label;
+mod local;
+mod temp;
+#[cfg(test)]
+mod tests;
+
+pub use local::LocalStorage;
+pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
+
+/// A path inside the storage root: zero or more components joined by `/`.
+/// The empty path is the root itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct RelPath(String);
+
+fn check_component(component: &str) -> std::result::Result<(), String> {
+    if component.is_empty() {
+        return Err("empty path component".into());
+    }
+    if component == "." || component == ".." {
+        return Err(format!("path component {component:?} is not allowed"));
+    }
+    // Bytes, not chars: none of these is part of a longer UTF-8 sequence.
+    if let Some(bad) = component
+        .bytes()
+        .find(|b| matches!(b, b'/' | b'\\' | b':' | b'\0'))
+    {
+        return Err(format!(
+            "path component {component:?} contains {:?}",
+            bad as char
+        ));
+    }
+    Ok(())
+}
+
+impl RelPath {
+    /// The storage root.
+    pub fn root() -> Self {
+        RelPath(String::new())
+    }
+
+    /// Parses a relative path such as `__commits/__1_1_<label>_22.wrt`.
+    /// Refuses (class corrupt, field `path`) absolute paths, URIs, `.`, `..`,
+    /// empty components and backslashes: the caller adds the file and offset
+    /// the text came from.
+    pub fn parse(text: &str) -> Result<Self> {
+        if text.is_empty() {
+            return Err(Error::corrupt(0, "path", "empty path"));
+        }
+        if text.starts_with('/') {
+            return Err(Error::corrupt(0, "path", format!("{text:?} is absolute")));
+        }
+        for component in text.split('/') {
+            check_component(component)
+                .map_err(|reason| Error::corrupt(0, "path", format!("{text:?}: {reason}")))?;
+        }
+        Ok(RelPath(text.to_owned()))
+    }
+
+    /// This path with one more component.
+    pub fn join(&self, component: &str) -> Result<Self> {
+        check_component(component).map_err(|reason| Error::corrupt(0, "path", reason))?;
+        Ok(if self.0.is_empty() {
+            RelPath(component.to_owned())
+        } else {
+            RelPath(format!("{}/{component}", self.0))
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/').filter(|c| !c.is_empty())
+    }
+
+    /// The last component, or `None` for the root.
+    pub fn file_name(&self) -> Option<&str> {
+        if self.0.is_empty() {
+            None
+        } else {
+            self.0.rsplit('/').next()
+        }
+    }
+
+    /// The path without its last component (the root's parent is the root).
+    pub fn parent(&self) -> RelPath {
+        match self.0.rfind('/') {
+            Some(slash) => RelPath(self.0[..slash].to_owned()),
+            None => RelPath::root(),
+        }
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            f.write_str(".")
+        } else {
+            f.write_str(&self.0)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+}
+
+/// One entry of a folder listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub name: String,
+    pub kind: EntryKind,
+    /// Size in bytes, 0 for folders; `None` for a file when the listing
+    /// did not look it up ([`Storage::list_names`]).
+    pub size: Option<u64>,
+}
+
+impl DirEntry {
+    pub fn is_dir(&self) -> bool {
+        self.kind == EntryKind::Dir
+    }
+    pub fn is_file(&self) -> bool {
+        self.kind == EntryKind::File
+    }
+}
+
+/// How much work storage has done, for tests that check we touch only the
+/// files we must.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IoCounters {
+    /// Folder listings.
+    pub listings: u64,
+    /// Existence, kind or size queries that open nothing.
+    pub probes: u64,
+    /// Files opened for reading.
+    pub files_opened: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Files created or overwritten.
+    pub files_written: u64,
+    pub bytes_written: u64,
+    /// Renames and removals.
+    pub changes: u64,
+}
+
+/// A folder of files: listing, reading and (for writers) changing.
+pub trait Storage: Send + Sync {
+    /// A human-readable name of the root, for error messages.
+    fn describe(&self, path: &RelPath) -> PathBuf;
+
+    /// The entries of a folder sorted by name, or `None` if there is no such
+    /// folder. Names that are not UTF-8 are skipped: no rule can match them.
+    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>>;
+
+    /// [`Storage::list`], but files' sizes may be left out (`None`): on a
+    /// local disk a folder of thousands of commit files then costs no call
+    /// per file. Ask [`Storage::size`] for the few that are needed.
+    fn list_names(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        self.list(dir)
+    }
+
+    /// The kind of the entry at `path`, or `None` if nothing is there.
+    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>>;
+
+    fn size(&self, file: &RelPath) -> Result<u64>;
+
+    /// The whole file.
+    fn read(&self, file: &RelPath) -> Result<Vec<u8>>;
+
+    /// `len` bytes from `offset`; an error (class corrupt) if the file is
+    /// shorter, checked before anything is allocated.
+    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>>;
+
+    /// [`Storage::read_range`] into `buffer`, replacing its contents; an
+    /// implementation may reuse the buffer's memory.
+    fn read_range_into(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<()> {
+        *buffer = self.read_range(file, offset, len)?;
+        Ok(())
+    }
+
+    /// Creates a folder and its missing parents.
+    fn create_dir(&self, dir: &RelPath) -> Result<()>;
+
+    /// Creates or replaces a file with `data`, atomically: whatever moment
+    /// the process dies at, a reader finds the old file (or none) or the
+    /// whole new one, never a part. Writers rely on this for every file they
+    /// make visible (commit markers, metadata, delete commits, consolidated
+    /// files); an implementation without an atomic replace must not make
+    /// the name visible before its last byte (an object store's PUT).
+    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()>;
+
+    /// Moves `from` to `to`, replacing `to` atomically.
+    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()>;
+
+    fn remove_file(&self, file: &RelPath) -> Result<()>;
+
+    /// Removes a folder and everything in it.
+    fn remove_dir(&self, dir: &RelPath) -> Result<()>;
+
+    /// Work done so far.
+    fn counters(&self) -> IoCounters;
+}
