@@ -247,7 +247,7 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
     }
     seeds.add("array_directory", &entries);
 
-    let mut schemas: Vec<(String, Vec<u8>, g::ArraySchema)> = Vec::new();
+    let mut schemas: Vec<(String, Vec<u8>, ArraySchema)> = Vec::new();
     for file in &files {
         let path = rel(file);
         let Ok(bytes) = std::fs::read(file) else {
