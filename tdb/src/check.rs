@@ -2,57 +2,43 @@
 //! problem with its file, byte offset and field. Exit code 0 when clean, 1
 //! when there are findings, 2 for usage errors.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tiledb_runtime::check::{check_array, CheckOptions};
 
+use crate::key::KeyArgs;
+use crate::{output_error, Failure};
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The array folder.
     pub array: PathBuf,
-    /// The AES-256-GCM key of an encrypted array, as 32 characters or 64
-    /// hexadecimal digits.
-    #[arg(long)]
-    pub key: Option<String>,
+    #[command(flatten)]
+    pub key: KeyArgs,
     /// Print one JSON object per finding instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
-fn parse_key(text: &str) -> Result<[u8; 32], String> {
-    let bytes = text.as_bytes();
-    if bytes.len() == 32 {
-        let mut key = [0u8; 32];
-        key.copy_from_slice(bytes);
-        return Ok(key);
-    }
-    if bytes.len() == 64 {
-        let mut key = [0u8; 32];
-        for (i, pair) in bytes.chunks_exact(2).enumerate() {
-            let hex = std::str::from_utf8(pair).map_err(|_| "the key is not hexadecimal")?;
-            key[i] = u8::from_str_radix(hex, 16).map_err(|_| "the key is not hexadecimal")?;
-        }
-        return Ok(key);
-    }
-    Err(format!(
-        "the key must be 32 characters or 64 hexadecimal digits, not {}",
-        bytes.len()
-    ))
-}
-
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if !args.array.is_dir() {
-        return Err(format!("{} is not a folder", args.array.display()));
+        return Err(Failure::Message(format!(
+            "{} is not a folder",
+            args.array.display()
+        )));
     }
     let options = CheckOptions {
-        encryption_key: args.key.as_deref().map(parse_key).transpose()?,
+        encryption_key: args.key.resolve()?,
         ..Default::default()
     };
     let report = check_array(&args.array, &options);
+    let mut out = std::io::stdout().lock();
     for finding in &report.findings {
         if args.json {
-            println!(
+            writeln!(
+                out,
                 "{}",
                 serde_json::json!({
                     "class": finding.class.name(),
@@ -61,15 +47,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                     "field": finding.field,
                     "message": finding.message,
                 })
-            );
+            )
+            .map_err(output_error)?;
         } else {
-            println!("{finding}");
+            writeln!(out, "{finding}").map_err(output_error)?;
         }
     }
     for note in &report.notes {
-        eprintln!("note: {}: {}: {}", note.file, note.field, note.message);
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {}: {}: {}",
+            note.file,
+            note.field,
+            note.message
+        );
     }
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "{}: {} file(s), {} tile(s) checked ({} with their min/max/sum/null count), {} cell(s) read, {} finding(s)",
         args.array.display(),
         report.files_checked,

@@ -10,6 +10,8 @@ use tiledb_conformance::adapter::tiledb_py_command;
 use tiledb_conformance::case::Level;
 use tiledb_conformance::{Adapter, ProcessAdapter, Progress, RunConfig, RuntimeAdapter, Selection};
 
+use crate::{output_error, Failure};
+
 /// The oracle: TileDB through tiledb-py.
 const DEFAULT_ORACLE: &str = "tiledb-py";
 
@@ -90,7 +92,7 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let args = *args.options;
     let root = workspace_root();
     let conformance_dir = root.join("conformance");
@@ -198,7 +200,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     notes.append(&mut report.notes);
     report.notes = notes;
 
-    print!("{}", report.render_text());
+    std::io::stdout()
+        .write_all(report.render_text().as_bytes())
+        .map_err(output_error)?;
     if let Some(path) = &args.json {
         std::fs::write(path, report.to_json())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;

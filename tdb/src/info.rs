@@ -1,6 +1,7 @@
 //! `tdb info`: the schema, fragments and metadata of an array, or the
 //! members and metadata of a group.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,7 +13,9 @@ use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::schema::{ArraySchema, Scalar};
 use tiledb_runtime::storage::LocalStorage;
 
+use crate::key::KeyArgs;
 use crate::values::scalar_json;
+use crate::{output_error, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,12 +24,12 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// Open at this time (milliseconds since the epoch).
-    #[arg(long)]
-    at: Option<u64>,
-    /// The 32-byte AES-256-GCM key of an encrypted array.
-    #[arg(long)]
-    key: Option<String>,
+    /// Open at time T, or over the range START..END (inclusive):
+    /// milliseconds since the epoch or ISO-8601 text (UTC).
+    #[arg(long, value_name = "T|START..END")]
+    at: Option<String>,
+    #[command(flatten)]
+    key: KeyArgs,
 }
 
 fn bound(dt: tiledb_runtime::filter::Datatype, bytes: &[u8]) -> Value {
@@ -157,20 +160,22 @@ fn array_json(array: &Array) -> Value {
     json!({"type": "array", "schema": schema_json(schema), "fragments": fragments, "metadata": metadata})
 }
 
-fn print_text(doc: &Value) {
+fn print_text(out: &mut impl Write, doc: &Value) -> std::io::Result<()> {
     if doc["type"] == "group" {
-        println!("group");
+        writeln!(out, "group")?;
         for m in doc["members"].as_array().into_iter().flatten() {
-            println!(
+            writeln!(
+                out,
                 "  member {} ({}) -> {}",
                 m["name"].as_str().unwrap_or(""),
                 m["type"].as_str().unwrap_or(""),
                 m["uri"].as_str().unwrap_or("")
-            );
+            )?;
         }
     } else {
         let s = &doc["schema"];
-        println!(
+        writeln!(
+            out,
             "{} array, schema {} (format {}), cell order {}, tile order {}, capacity {}, duplicates {}",
             s["array_type"].as_str().unwrap_or(""),
             s["name"].as_str().unwrap_or(""),
@@ -179,31 +184,34 @@ fn print_text(doc: &Value) {
             s["tile_order"].as_str().unwrap_or(""),
             s["capacity"],
             s["allows_duplicates"]
-        );
+        )?;
         for d in s["dimensions"].as_array().into_iter().flatten() {
-            println!(
+            writeln!(
+                out,
                 "  dimension {} {} domain {} extent {} filters {}",
                 d["name"].as_str().unwrap_or(""),
                 d["type"].as_str().unwrap_or(""),
                 d["domain"],
                 d["tile_extent"],
                 d["filters"]
-            );
+            )?;
         }
         for a in s["attributes"].as_array().into_iter().flatten() {
-            println!(
+            writeln!(
+                out,
                 "  attribute {} {} x{} nullable {} filters {}",
                 a["name"].as_str().unwrap_or(""),
                 a["type"].as_str().unwrap_or(""),
                 a["cell_val_num"],
                 a["nullable"],
                 a["filters"]
-            );
+            )?;
         }
         let frags = doc["fragments"].as_array().cloned().unwrap_or_default();
-        println!("{} fragment(s)", frags.len());
+        writeln!(out, "{} fragment(s)", frags.len())?;
         for f in frags {
-            println!(
+            writeln!(
+                out,
                 "  {} t={} v{} {} cells {} non-empty {}",
                 f["name"].as_str().unwrap_or(""),
                 f["timestamps"],
@@ -211,32 +219,37 @@ fn print_text(doc: &Value) {
                 f["type"].as_str().unwrap_or(""),
                 f["cell_count"],
                 f["non_empty_domain"]
-            );
+            )?;
         }
     }
     let meta = doc["metadata"].as_object().cloned().unwrap_or_default();
-    println!("{} metadata key(s)", meta.len());
+    writeln!(out, "{} metadata key(s)", meta.len())?;
     for (k, v) in meta {
-        println!(
+        writeln!(
+            out,
             "  {k} ({}) = {}",
             v["type"].as_str().unwrap_or(""),
             v["value"]
-        );
+        )?;
     }
+    Ok(())
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
-    let key = crate::read::key(&args.key)?;
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let key = args.key.resolve()?;
     let mut options = OpenOptions {
         key,
         ..OpenOptions::default()
     };
-    if let Some(at) = args.at {
-        options.timestamp_end = at;
+    if let Some(at) = &args.at {
+        (options.timestamp_start, options.timestamp_end) = crate::read::open_range(at)?;
     }
     let where_ = |e: tiledb_runtime::Error| format!("{}: {e}", args.path.display());
     if !args.path.is_dir() {
-        return Err(format!("{}: not a folder", args.path.display()));
+        return Err(Failure::Message(format!(
+            "{}: not a folder",
+            args.path.display()
+        )));
     }
     let storage = LocalStorage::new(&args.path);
     let doc = match object_type(&storage).map_err(where_)? {
@@ -256,16 +269,17 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
         ObjectType::Array => array_json(&Array::open_path(&args.path, options).map_err(where_)?),
         _ => {
-            return Err(format!(
+            return Err(Failure::Message(format!(
                 "{}: neither a TileDB array nor a group",
                 args.path.display()
-            ))
+            )))
         }
     };
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!("{doc}");
+        writeln!(out, "{doc}").map_err(output_error)?;
     } else {
-        print_text(&doc);
+        print_text(&mut out, &doc).map_err(output_error)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,17 +2,51 @@
 //!
 //! Every subcommand lives in its own module; this file only parses the
 //! command line and maps errors to exit codes (0 success, 1 a finding or a
-//! failed run, 2 bad input or bad usage).
+//! failed run, 2 bad input or bad usage). Output into a pipe that closes
+//! early (`tdb read … | head`) ends the command quietly with 0.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 mod check;
 mod conformance;
+mod datetime;
 mod info;
+mod key;
 mod read;
 mod values;
+
+/// Why a command stopped early.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input or usage: the message names what is wrong (exit 2).
+    Message(String),
+    /// The reader of our standard output went away; nothing more to say.
+    ClosedPipe,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Message(message)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        Failure::Message(message.to_string())
+    }
+}
+
+/// A failed write to standard output: a closed pipe ends quietly.
+pub fn output_error(e: std::io::Error) -> Failure {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Failure::ClosedPipe
+    } else {
+        Failure::Message(format!("writing the output: {e}"))
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -47,8 +81,10 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
-        Err(message) => {
-            eprintln!("tdb: {message}");
+        Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Failure::Message(message)) => {
+            // Standard error may be the closed pipe too (`2>&1 | head`).
+            let _ = writeln!(std::io::stderr(), "tdb: {message}");
             ExitCode::from(2)
         }
     }

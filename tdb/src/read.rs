@@ -7,27 +7,65 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Layout, ReadQuery, ReadResult};
+use tiledb_runtime::read::{Column, Layout, ReadQuery, ReadResult};
 
-use crate::values::{cell_json, cell_text, parse_bound};
+use crate::datetime;
+use crate::key::KeyArgs;
+use crate::values::{parse_bound, Render};
+use crate::{output_error, Failure};
+
+/// What `tdb read` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// One JSON object: fields in schema order, one value per cell.
+    Json,
+    /// A header line, then one line per cell; null is an empty field.
+    Csv,
+    /// Aligned columns for a person.
+    Table,
+    /// Decode everything, print only the number of cells.
+    Null,
+}
+
+/// The order of the result cells.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayoutArg {
+    RowMajor,
+    ColMajor,
+    /// Tile order, then cell order (Hilbert order on Hilbert arrays).
+    Global,
+    Unordered,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(layout: LayoutArg) -> Self {
+        match layout {
+            LayoutArg::RowMajor => Layout::RowMajor,
+            LayoutArg::ColMajor => Layout::ColMajor,
+            LayoutArg::Global => Layout::Global,
+            LayoutArg::Unordered => Layout::Unordered,
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The array folder.
     array: PathBuf,
-    /// Output: json, csv, table (default) or null (decode everything, print the count).
-    #[arg(long, default_value = "table")]
-    format: String,
-    /// Result order: row-major (default), col-major, global or unordered.
-    #[arg(long, default_value = "row-major")]
-    layout: String,
-    /// A range `DIM=LO:HI` (inclusive); repeat it, several for one dimension
-    /// make a multi-range read.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+    #[arg(long, value_enum, default_value_t = LayoutArg::RowMajor)]
+    layout: LayoutArg,
+    /// A range `DIM=LO:HI` or `DIM=LO..HI` (inclusive; `..` where a bound
+    /// holds `:`); repeat it, several for one dimension make a multi-range
+    /// read. Date and time dimensions take ISO-8601 bounds (`2020-01-01`,
+    /// `2020-01-01T12:00:00.5`) or the stored integers.
     #[arg(long = "subarray", value_name = "DIM=LO:HI")]
     subarray: Vec<String>,
-    /// Open the array at this time (milliseconds since the epoch).
-    #[arg(long)]
-    at: Option<u64>,
+    /// Open the array at time T, or over the range START..END (inclusive):
+    /// milliseconds since the epoch or ISO-8601 text (UTC).
+    #[arg(long, value_name = "T|START..END")]
+    at: Option<String>,
     /// The attributes to read, comma-separated (default: all).
     #[arg(long)]
     attrs: Option<String>,
@@ -35,41 +73,40 @@ pub struct Args {
     /// (what tiledb-py returns for a dense `A[...]`; the benchmark's reads).
     #[arg(long)]
     no_coordinates: bool,
-    /// The 32-byte AES-256-GCM key of an encrypted array.
+    /// Print at most N cells (the first N of the result order).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Print stored values: dates and times as integers, enumerated
+    /// attributes as their indexes.
     #[arg(long)]
-    key: Option<String>,
+    raw: bool,
+    #[command(flatten)]
+    key: KeyArgs,
 }
 
-pub fn key(text: &Option<String>) -> Result<Option<[u8; 32]>, String> {
-    match text {
-        None => Ok(None),
-        Some(k) => k
-            .as_bytes()
-            .try_into()
-            .map(Some)
-            .map_err(|_| format!("--key must be exactly 32 bytes, got {}", k.len())),
+/// `--at`: `T` opens at time T (from 0), `START..END` over that range.
+pub fn open_range(text: &str) -> Result<(u64, u64), String> {
+    let at = |t: &str| datetime::parse_timestamp_ms(t).map_err(|e| format!("--at: {e}"));
+    match text.split_once("..") {
+        Some((start, end)) => {
+            let (start, end) = (at(start)?, at(end)?);
+            if start > end {
+                return Err(format!("--at {text:?}: the start is after the end"));
+            }
+            Ok((start, end))
+        }
+        None => Ok((0, at(text)?)),
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, String> {
-    let layout = Layout::parse(&args.layout).ok_or_else(|| {
-        format!(
-            "--layout {:?}: use row-major, col-major, global or unordered",
-            args.layout
-        )
-    })?;
-    if !["json", "csv", "table", "null"].contains(&args.format.as_str()) {
-        return Err(format!(
-            "--format {:?}: use json, csv, table or null",
-            args.format
-        ));
-    }
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    let layout = Layout::from(args.layout);
     let mut options = OpenOptions {
-        key: key(&args.key)?,
+        key: args.key.resolve()?,
         ..OpenOptions::default()
     };
-    if let Some(at) = args.at {
-        options.timestamp_end = at;
+    if let Some(at) = &args.at {
+        (options.timestamp_start, options.timestamp_end) = open_range(at)?;
     }
     let array = Array::open_path(&args.array, options)
         .map_err(|e| format!("{}: {e}", args.array.display()))?;
@@ -88,7 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(names) = &query.attributes {
         for n in names {
             if schema.attribute(n).is_none() {
-                return Err(format!("--attrs: the array has no attribute {n:?}"));
+                return Err(format!("--attrs: the array has no attribute {n:?}").into());
             }
         }
     }
@@ -96,9 +133,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let (dim, range) = spec
             .split_once('=')
             .ok_or_else(|| format!("--subarray {spec:?}: expected DIM=LO:HI"))?;
+        // `LO..HI` where a bound holds `:` itself (ISO-8601 times).
         let (lo, hi) = range
-            .split_once(':')
-            .ok_or_else(|| format!("--subarray {spec:?}: expected DIM=LO:HI"))?;
+            .split_once("..")
+            .or_else(|| range.split_once(':'))
+            .ok_or_else(|| format!("--subarray {spec:?}: expected DIM=LO:HI or DIM=LO..HI"))?;
         let (d, dimension) = schema
             .dimension(dim)
             .ok_or_else(|| format!("--subarray {spec:?}: the array has no dimension {dim:?}"))?;
@@ -119,17 +158,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 }
             }
         } else {
-            return print(&args.format, &empty_result(&array, &query));
+            return print(&args, &array, &empty_result(&array, &query));
         }
     }
     let result = array
         .read(&query)
         .map_err(|e| format!("{}: {e}", args.array.display()))?;
-    print(&args.format, &result)
+    print(&args, &array, &result)
 }
 
 fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
-    use tiledb_runtime::read::Column;
     let schema = array.schema();
     ReadResult {
         dimensions: schema
@@ -159,95 +197,110 @@ fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
     }
 }
 
-fn print(format: &str, result: &ReadResult) -> Result<ExitCode, String> {
+fn print(args: &Args, array: &Array, result: &ReadResult) -> Result<ExitCode, Failure> {
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::BufWriter::new(stdout.lock());
     let columns: Vec<_> = result.dimensions.iter().chain(&result.attributes).collect();
-    let n = result.cell_count();
-    let io = |e: std::io::Error| format!("writing the output: {e}");
-    match format {
-        "null" => {
+    let total = result.cell_count();
+    let n = args.limit.map_or(total, |limit| limit.min(total));
+    let render = Render::new(array.schema(), args.raw);
+    match args.format {
+        OutputFormat::Null => {
             // The read has decoded every tile and gathered every cell into
             // the result columns; print only the count, so that timing this
             // command times the read (no text formatting).
             std::hint::black_box(&columns);
-            writeln!(out, "{n}").map_err(io)?;
+            writeln!(out, "{n}").map_err(output_error)?;
         }
-        "json" => {
+        OutputFormat::Json => {
             // Written by hand so that fields keep the schema's order.
-            let group = |cols: &[tiledb_runtime::read::Column]| -> Result<String, String> {
-                let mut parts = Vec::new();
-                for c in cols {
-                    let values = Value::Array((0..n).map(|i| cell_json(c, i)).collect());
-                    let name = serde_json::to_string(&c.name).map_err(|e| e.to_string())?;
-                    parts.push(format!("{name}:{values}"));
-                }
-                Ok(format!("{{{}}}", parts.join(",")))
+            let group = |cols: &[Column]| -> String {
+                let parts: Vec<String> = cols
+                    .iter()
+                    .map(|c| {
+                        let values = Value::Array((0..n).map(|i| render.cell_json(c, i)).collect());
+                        format!("{}:{values}", Value::String(c.name.clone()))
+                    })
+                    .collect();
+                format!("{{{}}}", parts.join(","))
             };
             writeln!(
                 out,
                 "{{\"dimensions\":{},\"attributes\":{}}}",
-                group(&result.dimensions)?,
-                group(&result.attributes)?
+                group(&result.dimensions),
+                group(&result.attributes)
             )
-            .map_err(io)?;
+            .map_err(output_error)?;
         }
-        "csv" => {
-            let quote = |s: &str| {
-                if s.contains([',', '"', '\n', '\r']) {
-                    format!("\"{}\"", s.replace('"', "\"\""))
-                } else {
-                    s.to_string()
-                }
+        OutputFormat::Csv => {
+            let mut csv = csv::Writer::from_writer(&mut out);
+            let csv_error = |e: csv::Error| match e.into_kind() {
+                csv::ErrorKind::Io(e) => output_error(e),
+                other => Failure::Message(format!("writing CSV: {other:?}")),
             };
-            let header: Vec<String> = columns.iter().map(|c| quote(&c.name)).collect();
-            writeln!(out, "{}", header.join(",")).map_err(io)?;
+            csv.write_record(columns.iter().map(|c| c.name.as_str()))
+                .map_err(csv_error)?;
             for i in 0..n {
-                let row: Vec<String> = columns.iter().map(|c| quote(&cell_text(c, i))).collect();
-                writeln!(out, "{}", row.join(",")).map_err(io)?;
+                let row = columns
+                    .iter()
+                    .map(|c| render.cell_text(c, i).unwrap_or_default());
+                csv.write_record(row).map_err(csv_error)?;
             }
+            csv.flush().map_err(output_error)?;
         }
-        _ => {
-            let rows: Vec<Vec<String>> = (0..n)
-                .map(|i| columns.iter().map(|c| cell_text(c, i)).collect())
-                .collect();
-            let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
-            for row in &rows {
-                for (w, v) in widths.iter_mut().zip(row) {
-                    *w = (*w).max(v.chars().count());
-                }
-            }
-            let line = |cells: Vec<&str>| -> String {
-                cells
-                    .iter()
-                    .zip(&widths)
-                    .map(|(c, w)| format!("{c:<w$}"))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-                    .trim_end()
-                    .to_string()
-            };
-            writeln!(
-                out,
-                "{}",
-                line(columns.iter().map(|c| c.name.as_str()).collect())
-            )
-            .map_err(io)?;
-            writeln!(
-                out,
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("-+-")
-            )
-            .map_err(io)?;
-            for row in &rows {
-                writeln!(out, "{}", line(row.iter().map(String::as_str).collect())).map_err(io)?;
-            }
-            writeln!(out, "({n} cells)").map_err(io)?;
+        OutputFormat::Table => print_table(&mut out, &columns, &render, n, total)?,
+    }
+    out.flush().map_err(output_error)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Aligned columns, a rule under the header, and the cell count.
+fn print_table(
+    out: &mut impl Write,
+    columns: &[&Column],
+    render: &Render,
+    n: usize,
+    total: usize,
+) -> Result<(), Failure> {
+    let rows: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            columns
+                .iter()
+                .map(|c| render.cell_text(c, i).unwrap_or_else(|| "null".to_string()))
+                .collect()
+        })
+        .collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
+    for row in &rows {
+        for (w, v) in widths.iter_mut().zip(row) {
+            *w = (*w).max(v.chars().count());
         }
     }
-    Ok(ExitCode::SUCCESS)
+    let line = |cells: Vec<&str>| -> String {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+            .trim_end()
+            .to_string()
+    };
+    let header = line(columns.iter().map(|c| c.name.as_str()).collect());
+    let rule = widths
+        .iter()
+        .map(|w| "-".repeat(*w))
+        .collect::<Vec<_>>()
+        .join("-+-");
+    writeln!(out, "{header}\n{rule}").map_err(output_error)?;
+    for row in &rows {
+        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))
+            .map_err(output_error)?;
+    }
+    if n < total {
+        writeln!(out, "(first {n} of {total} cells)").map_err(output_error)?;
+    } else {
+        writeln!(out, "({n} cells)").map_err(output_error)?;
+    }
+    Ok(())
 }
