@@ -108,6 +108,10 @@ pub struct ProducerSummary {
 pub struct CaseSummary {
     pub level: String,
     pub features: Vec<String>,
+    /// Every tag of the case (array kind, features, datatypes, filters, level), as
+    /// `--tag` selects them; the web page filters by them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

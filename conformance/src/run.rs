@@ -267,6 +267,7 @@ pub fn run(
                     CaseSummary {
                         level: c.level.name().to_string(),
                         features: c.feature_rows(),
+                        tags: c.all_tags().into_iter().collect(),
                     },
                 )
             })

@@ -51,6 +51,11 @@ struct Options {
     /// Also write the report as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the matrix as a self-contained web page to FILE: filters by status,
+    /// level, tag, producer and implementation; each failing check with its diff, reason
+    /// and repro.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// Another implementation: an executable speaking the adapter contract, with its leading
     /// arguments separated by spaces, optionally named: [NAME=]COMMAND (repeatable), e.g.
     /// "tiledb-2.13=/work/.venv-tiledb-0.19/bin/python conformance/adapters/tiledb_py_adapter.py".
@@ -203,6 +208,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     std::io::stdout()
         .write_all(report.render_text().as_bytes())
         .map_err(output_error)?;
+    if let Some(path) = &args.html {
+        std::fs::write(path, report.render_html())
+            .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    }
     if let Some(path) = &args.json {
         std::fs::write(path, report.to_json())
             .map_err(|e| format!("writing {}: {e}", path.display()))?;
