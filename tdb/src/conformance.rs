@@ -163,6 +163,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     // TileDB's legacy test arrays join the matrix when they are beside the
     // workspace (or under $TILEDB_SHARED_DIR).
     let legacy_arrays = tiledb_conformance::corpus::legacy_arrays_dir(&root);
+    if legacy_arrays.is_none() {
+        notes.push(
+            "TileDB's legacy test arrays are not in this run: no tiledb-test-arrays/ in \
+             ../shared beside the workspace or in $TILEDB_SHARED_DIR (the legacy.* producers, \
+             arrays of TileDB 1.x and 2.x releases, are missing from the matrix)"
+                .to_string(),
+        );
+    }
     let config = RunConfig {
         conformance_dir,
         corpus_dir,
