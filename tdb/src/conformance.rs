@@ -118,7 +118,8 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         },
         None => notes.push(
             "TileDB is not in this run: no .venv-tiledb/bin/python in the workspace and no \
-             $TILEDB_PY (see README.md, Conformance)"
+             $TILEDB_PY; run scripts/test once (it installs tiledb-py 0.36.1 there) to add the \
+             tiledb-py reader and the live producers (README.md, Conformance)"
                 .to_string(),
         ),
     }
