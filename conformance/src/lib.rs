@@ -10,6 +10,7 @@ pub mod canonical;
 pub mod case;
 pub mod compare;
 pub mod corpus;
+pub mod differential;
 pub mod html;
 pub mod known_failures;
 pub mod recipe;

@@ -92,7 +92,7 @@ fn split_adapter_arg(text: &str) -> (Option<String>, Vec<String>) {
     (name, command)
 }
 
-fn workspace_root() -> PathBuf {
+pub fn workspace_root() -> PathBuf {
     // tdb → the workspace root.
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }

@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 mod check;
 mod conformance;
 mod datetime;
+mod differential;
 mod info;
 mod key;
 mod read;
@@ -69,6 +70,9 @@ enum Command {
     Check(check::Args),
     /// Run the conformance matrix (with no arguments: the shipped corpus).
     Conformance(conformance::Args),
+    /// Differential fuzzing: mutated case recipes written by either side, read by our
+    /// runtime and by TileDB, which must agree.
+    Differential(differential::Args),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +82,7 @@ fn main() -> ExitCode {
         Command::Read(args) => read::run(args),
         Command::Check(args) => check::run(args),
         Command::Conformance(args) => conformance::run(args),
+        Command::Differential(args) => differential::run(args),
     };
     match outcome {
         Ok(code) => code,
