@@ -26,20 +26,38 @@ use crate::case::Case;
 use crate::compare::compare_duplicates_unordered;
 
 /// Filter pipelines that apply to every datatype of the cases (compressors, shuffles and
-/// checksums), as the recipe vocabulary names them.
-const PIPELINES: &[&[&str]] = &[
-    &[],
-    &["ZSTD"],
-    &["GZIP"],
-    &["LZ4"],
-    &["BZIP2"],
-    &["RLE"],
-    &["BYTESHUFFLE", "LZ4"],
-    &["BITSHUFFLE", "ZSTD"],
-    &["CHECKSUM_MD5"],
-    &["CHECKSUM_SHA256"],
-    &["ZSTD", "CHECKSUM_SHA256"],
-    &["BYTESHUFFLE", "BITSHUFFLE", "GZIP"],
+/// checksums), in the recipe vocabulary.
+const PIPELINES: &[&str] = &[
+    "[]",
+    r#"[{ name = "ZSTD" }]"#,
+    r#"[{ name = "ZSTD", level = 19 }]"#,
+    r#"[{ name = "GZIP", level = 9 }]"#,
+    r#"[{ name = "LZ4" }]"#,
+    r#"[{ name = "BZIP2" }]"#,
+    r#"[{ name = "RLE" }]"#,
+    r#"[{ name = "BYTESHUFFLE" }, { name = "LZ4" }]"#,
+    r#"[{ name = "BITSHUFFLE" }, { name = "ZSTD" }]"#,
+    r#"[{ name = "CHECKSUM_MD5" }]"#,
+    r#"[{ name = "CHECKSUM_SHA256" }]"#,
+    r#"[{ name = "ZSTD" }, { name = "CHECKSUM_SHA256" }]"#,
+    r#"[{ name = "BYTESHUFFLE" }, { name = "BITSHUFFLE" }, { name = "GZIP" }]"#,
+];
+
+/// More pipelines for fixed-size integer attributes: the delta and bit-width filters.
+const INTEGER_PIPELINES: &[&str] = &[
+    r#"[{ name = "DELTA" }]"#,
+    r#"[{ name = "DOUBLE_DELTA" }]"#,
+    r#"[{ name = "DOUBLE_DELTA" }, { name = "BITSHUFFLE" }, { name = "ZSTD" }]"#,
+    r#"[{ name = "BIT_WIDTH_REDUCTION", max_window = 8 }]"#,
+    r#"[{ name = "POSITIVE_DELTA", max_window = 16 }, { name = "ZSTD" }]"#,
+    r#"[{ name = "XOR" }, { name = "LZ4" }]"#,
+];
+
+/// More pipelines for var-sized string attributes.
+const STRING_PIPELINES: &[&str] = &[
+    r#"[{ name = "DICTIONARY" }]"#,
+    r#"[{ name = "DICTIONARY" }, { name = "ZSTD" }]"#,
+    r#"[{ name = "RLE" }, { name = "GZIP" }]"#,
 ];
 
 const CAPACITIES: &[i64] = &[1, 2, 3, 5, 64, 10_000];
@@ -119,25 +137,73 @@ impl Rng {
     }
 }
 
-fn pipeline_value(names: &[&str]) -> toml::Value {
-    toml::Value::Array(
-        names
-            .iter()
-            .map(|n| {
-                let mut t = toml::map::Map::new();
-                t.insert("name".into(), toml::Value::String((*n).to_string()));
-                toml::Value::Table(t)
-            })
-            .collect(),
-    )
+/// A pipeline of the tables above as a recipe value.
+fn pipeline_value(text: &str) -> toml::Value {
+    toml::from_str::<toml::Value>(&format!("f = {text}"))
+        .ok()
+        .and_then(|t| t.get("f").cloned())
+        .unwrap_or(toml::Value::Array(Vec::new()))
 }
 
-fn pipeline_text(names: &[&str]) -> String {
+/// A pipeline as a change note: `ZSTD+CHECKSUM_SHA256`, or `no filter`.
+fn pipeline_text(text: &str) -> String {
+    let names: Vec<String> = pipeline_value(text)
+        .as_array()
+        .map(|stages| {
+            stages
+                .iter()
+                .filter_map(|s| s.get("name").and_then(toml::Value::as_str))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
     if names.is_empty() {
         "no filter".into()
     } else {
         names.join("+")
     }
+}
+
+/// The pipelines that apply to an attribute of the recipe: every datatype's, and the
+/// integer or string ones where they fit.
+fn pipelines_for(attr: &toml::map::Map<String, toml::Value>) -> Vec<&'static str> {
+    let datatype = attr.get("type").and_then(toml::Value::as_str).unwrap_or("");
+    let var = attr.get("cell_val_num").and_then(toml::Value::as_str) == Some("var");
+    let mut out = PIPELINES.to_vec();
+    if !var && (datatype.starts_with("INT") || datatype.starts_with("UINT")) {
+        out.extend_from_slice(INTEGER_PIPELINES);
+    }
+    if var && matches!(datatype, "STRING_ASCII" | "STRING_UTF8") {
+        out.extend_from_slice(STRING_PIPELINES);
+    }
+    out
+}
+
+/// Appends a copy of one write step at a later timestamp: a newer fragment over the same
+/// cells (overwritten in a dense array, duplicated or superseded in a sparse one).
+fn repeat_a_write(recipe: &mut toml::Value, rng: &mut Rng, changes: &mut Vec<String>) {
+    let Some(steps) = recipe.get_mut("steps").and_then(toml::Value::as_array_mut) else {
+        return;
+    };
+    let writes: Vec<usize> = (0..steps.len())
+        .filter(|&i| steps[i].get("op").and_then(toml::Value::as_str) == Some("write"))
+        .collect();
+    let latest = steps
+        .iter()
+        .filter_map(|s| s.get("timestamp").and_then(toml::Value::as_integer))
+        .max();
+    let (Some(latest), false) = (latest, writes.is_empty()) else {
+        return;
+    };
+    let i = *rng.pick(&writes);
+    let mut copy = steps[i].clone();
+    let Some(table) = copy.as_table_mut() else {
+        return;
+    };
+    let timestamp = latest + 1 + rng.below(5) as i64;
+    table.insert("timestamp".into(), toml::Value::Integer(timestamp));
+    steps.push(copy);
+    changes.push(format!("write step {i} repeated at timestamp {timestamp}"));
 }
 
 /// Mutates a case recipe: returns the new recipe and what was changed (at least one change
@@ -152,7 +218,7 @@ pub fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>),
     let mut knobs = 0;
     while changes.is_empty() && knobs < 8 {
         knobs += 1;
-        match rng.below(5) {
+        match rng.below(6) {
             0 if sparse => {
                 let capacity = *rng.pick(CAPACITIES);
                 schema.insert("capacity".into(), toml::Value::Integer(capacity));
@@ -178,8 +244,8 @@ pub fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>),
                 if let Some(attrs) = schema.get_mut("attrs").and_then(toml::Value::as_array_mut) {
                     if !attrs.is_empty() {
                         let i = rng.below(attrs.len());
-                        let pipeline = *rng.pick(PIPELINES);
                         if let Some(attr) = attrs[i].as_table_mut() {
+                            let pipeline = *rng.pick(&pipelines_for(attr));
                             let name = attr
                                 .get("name")
                                 .and_then(toml::Value::as_str)
@@ -191,13 +257,18 @@ pub fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>),
                     }
                 }
             }
-            _ => {
+            4 => {
                 let which = *rng.pick(&["coords_filters", "offsets_filters", "validity_filters"]);
                 let pipeline = *rng.pick(PIPELINES);
                 schema.insert(which.into(), pipeline_value(pipeline));
                 changes.push(format!("{which}: {}", pipeline_text(pipeline)));
             }
+            _ => {}
         }
+    }
+    // Sometimes also a newer fragment over older cells.
+    if rng.one_in(3) {
+        repeat_a_write(&mut recipe, rng, &mut changes);
     }
     let text = toml::to_string(&recipe).map_err(|e| e.to_string())?;
     Ok((text, changes))
