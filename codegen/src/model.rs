@@ -285,6 +285,9 @@ pub struct Switch<E = Checked> {
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
     pub default: Option<String>,
+    /// Why the enum variants no case names take the default (required when
+    /// a switch over an enum leaves variants out).
+    pub default_reason: Option<String>,
     /// Selector values that are read errors (spec key, reason).
     pub errors: Vec<(String, String)>,
 }

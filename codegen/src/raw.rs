@@ -136,6 +136,10 @@ pub struct RawStruct {
     pub params: Vec<RawNamed>,
     #[serde(default)]
     pub version: Option<String>,
+    /// The stored length of the struct in bytes, as upstream documents it;
+    /// the codegen checks it against the sum of its fields.
+    #[serde(default)]
+    pub fixed_size: Option<u64>,
     #[serde(default, rename = "field", alias = "fields")]
     pub fields: Vec<RawField>,
 }
@@ -173,6 +177,10 @@ pub struct RawSwitch {
     pub cases: BTreeMap<String, String>,
     #[serde(default)]
     pub default: Option<String>,
+    /// Why the variants of the switched enum that no case names may take
+    /// the default: without it, a switch over an enum must list every variant.
+    #[serde(default)]
+    pub default_reason: Option<String>,
     /// Selector values that are read errors, with the reason.
     #[serde(default)]
     pub errors: BTreeMap<String, String>,

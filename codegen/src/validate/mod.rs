@@ -10,6 +10,7 @@
 
 mod enums;
 mod exprs;
+mod sizes;
 mod structs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -135,6 +136,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         }
     }
     structs::check_across(&shells, &table)?;
+    sizes::check_fixed_sizes(&shells, &table)?;
     let (files, checked_table) = exprs::check_files(shells, &table)?;
 
     let spec = Spec {
@@ -216,6 +218,27 @@ fn load_format(
                 },
             ));
         }
+    }
+    // Every version from the oldest to `current` says what it changed, so
+    // raising `current` without a history entry cannot go unnoticed.
+    for version in raw_format.oldest..=raw_format.current {
+        if !seen_versions.contains(&version) {
+            let key = if version == raw_format.current {
+                "current"
+            } else {
+                "version"
+            };
+            return Err(format_ctx.err(key, SpecErrorKind::MissingVersionEntry { key, version }));
+        }
+    }
+    if let Some(above) = seen_versions.range(raw_format.current + 1..).next() {
+        return Err(format_ctx.err(
+            format!("version {above}"),
+            SpecErrorKind::Invalid(format!(
+                "a history entry above current = {}",
+                raw_format.current
+            )),
+        ));
     }
     Ok(raw_format)
 }

@@ -470,6 +470,14 @@ fn build_switch(
             _ => return Err(ctx.err(fpath, SpecErrorKind::UnknownType((*ty).clone()))),
         }
     }
+    if raw.default_reason.is_some() && raw.default.is_none() {
+        return Err(ctx.err(
+            fpath,
+            SpecErrorKind::Invalid(
+                "type.default_reason: there is no default for it to explain".into(),
+            ),
+        ));
+    }
     if let Some(key) = raw.errors.keys().find(|k| raw.cases.contains_key(*k)) {
         return Err(ctx.err(
             fpath,
@@ -492,6 +500,7 @@ fn build_switch(
         on,
         cases,
         default: raw.default.clone(),
+        default_reason: raw.default_reason.clone(),
         errors: raw
             .errors
             .iter()
