@@ -58,6 +58,10 @@ impl<E> TypeTable<E> {
 pub struct Spec {
     pub current: u32,
     pub oldest: u32,
+    /// The newest version the runtime reads.
+    pub reads: u32,
+    /// The version the runtime writes.
+    pub writes: u32,
     pub format_title: String,
     /// The generated module of `format.toml`.
     pub format_module: String,

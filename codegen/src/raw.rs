@@ -10,6 +10,10 @@ use serde::Deserialize;
 pub struct RawFormat {
     pub current: u32,
     pub oldest: u32,
+    /// The newest version this implementation reads (not implied by `current`).
+    pub reads: u32,
+    /// The version this implementation writes.
+    pub writes: u32,
     pub file: RawFileHeader,
     #[serde(default, rename = "version")]
     pub versions: Vec<RawVersion>,

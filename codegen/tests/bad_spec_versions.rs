@@ -4,7 +4,12 @@
 
 mod spec_fixture;
 
+use std::path::Path;
+
 use spec_fixture::{run, run_with_format, spec};
+
+/// What the implementation reads and writes, as the fixture states it.
+const SUPPORT: &str = "reads = 23\nwrites = 22";
 
 fn format_error(format_toml: &str) -> String {
     match run_with_format(format_toml, &spec("")) {
@@ -22,7 +27,7 @@ fn the_fixture_is_accepted() {
 /// unnoticed and silently raised the newest version the runtime accepts.
 #[test]
 fn current_without_a_history_entry() {
-    let format = spec_fixture::format_toml(24, "", 1..=23);
+    let format = spec_fixture::format_toml(24, SUPPORT, 1..=23);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: current: version 24 has no [[version]] entry in the history; add one saying what it changed"
@@ -31,7 +36,7 @@ fn current_without_a_history_entry() {
 
 #[test]
 fn a_gap_in_the_history() {
-    let format = spec_fixture::format_toml(23, "", (1..=23).filter(|v| *v != 7));
+    let format = spec_fixture::format_toml(23, SUPPORT, (1..=23).filter(|v| *v != 7));
     assert_eq!(
         format_error(&format),
         "spec/format.toml: version: version 7 has no [[version]] entry in the history; add one saying what it changed"
@@ -40,9 +45,70 @@ fn a_gap_in_the_history() {
 
 #[test]
 fn a_history_entry_above_current() {
-    let format = spec_fixture::format_toml(23, "", 1..=24);
+    let format = spec_fixture::format_toml(23, SUPPORT, 1..=24);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: version 24: a history entry above current = 23"
+    );
+}
+
+#[test]
+fn reads_above_current() {
+    let format = spec_fixture::format_toml(23, "reads = 24\nwrites = 22", 1..=23);
+    assert_eq!(
+        format_error(&format),
+        "spec/format.toml: reads: reads = 24 is outside 1..=23 (oldest..=current)"
+    );
+}
+
+#[test]
+fn writes_above_reads() {
+    let format = spec_fixture::format_toml(23, "reads = 21\nwrites = 22", 1..=23);
+    assert_eq!(
+        format_error(&format),
+        "spec/format.toml: writes: writes = 22 is outside 1..=21 (oldest..=reads)"
+    );
+}
+
+/// The supported versions are stated, never implied by `current`.
+#[test]
+fn reads_and_writes_are_required() {
+    let format = spec_fixture::format_toml(23, "", 1..=23);
+    let message = format_error(&format);
+    assert!(
+        message.starts_with("spec/format.toml: ") && message.contains("missing field `reads`"),
+        "{message}"
+    );
+}
+
+fn copy_spec(to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");
+    for entry in std::fs::read_dir(from).expect("spec/").flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+/// The real spec: bumping `current` alone (no history entry) fails, and
+/// leaves what the runtime reads and writes where `reads`/`writes` put them.
+#[test]
+fn bumping_current_in_the_real_spec_without_history_fails() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_spec(dir.path());
+    tiledb_codegen::generate(dir.path()).expect("the checked-in spec is valid");
+    let format_path = dir.path().join("format.toml");
+    let text = std::fs::read_to_string(&format_path).expect("format.toml");
+    let mut format: toml::Table = text.parse().expect("TOML");
+    let current = format["current"].as_integer().expect("current");
+    format.insert("current".into(), toml::Value::Integer(current + 1));
+    std::fs::write(&format_path, toml::to_string(&format).expect("TOML")).expect("write");
+    let err = tiledb_codegen::generate(dir.path()).expect_err("current without history");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "spec/format.toml: current: version {} has no [[version]] entry in the history; add one saying what it changed",
+            current + 1
+        )
     );
 }

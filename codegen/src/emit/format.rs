@@ -12,6 +12,8 @@ use crate::naming::ident;
 pub fn emit_format(spec: &Spec) -> String {
     let current = spec.current;
     let oldest = spec.oldest;
+    let reads = spec.reads;
+    let writes = spec.writes;
     let versions: Vec<TokenStream> = spec
         .versions
         .iter()
@@ -25,11 +27,20 @@ pub fn emit_format(spec: &Spec) -> String {
     let tokens = quote! {
         //! The format versions the spec describes.
 
-        /// The newest layout described in `spec/` (and written by default).
+        /// The newest layout described in `spec/` (upstream's newest); not
+        /// what this implementation supports: see the two below.
         pub const CURRENT_FORMAT_VERSION: u32 = #current;
 
         /// The oldest layout accepted.
         pub const OLDEST_FORMAT_VERSION: u32 = #oldest;
+
+        /// The newest format version this implementation reads (`reads` in
+        /// `spec/format.toml`); newer files are unsupported.
+        pub const NEWEST_READ_FORMAT_VERSION: u32 = #reads;
+
+        /// The format version this implementation writes (`writes` in
+        /// `spec/format.toml`).
+        pub const WRITE_FORMAT_VERSION: u32 = #writes;
 
         /// One version of the format and what it changed.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -254,8 +254,8 @@ pub fn render_format(spec: &Spec) -> String {
     }
     let _ = writeln!(
         out,
-        "Newest layout described: **{}**. Oldest accepted: **{}**.\n",
-        spec.current, spec.oldest
+        "Newest layout described: **{}**. Oldest accepted: **{}**. This implementation reads up to **{}** and writes **{}**.\n",
+        spec.current, spec.oldest, spec.reads, spec.writes
     );
     let _ = writeln!(out, "| Version | Release | Changes |");
     let _ = writeln!(out, "| --- | --- | --- |");

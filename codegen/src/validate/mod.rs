@@ -142,6 +142,8 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     let spec = Spec {
         current: raw_format.current,
         oldest: raw_format.oldest,
+        reads: raw_format.reads,
+        writes: raw_format.writes,
         format_title: raw_format.file.title.clone(),
         format_module: raw_format.file.module.clone(),
         format_source: raw_format.file.source.clone(),
@@ -206,6 +208,31 @@ fn load_format(
                 raw_format.oldest, raw_format.current
             )),
         ));
+    }
+    // What the implementation supports is stated, never implied by `current`.
+    for (key, value, low, high) in [
+        (
+            "reads",
+            raw_format.reads,
+            raw_format.oldest,
+            raw_format.current,
+        ),
+        (
+            "writes",
+            raw_format.writes,
+            raw_format.oldest,
+            raw_format.reads,
+        ),
+    ] {
+        if value < low || value > high {
+            return Err(format_ctx.err(
+                key,
+                SpecErrorKind::Invalid(format!(
+                    "{key} = {value} is outside {low}..={high} (oldest..={})",
+                    if key == "reads" { "current" } else { "reads" }
+                )),
+            ));
+        }
     }
     let mut seen_versions = BTreeSet::new();
     for version in &raw_format.versions {

@@ -24,7 +24,7 @@ pub fn format_toml(current: u32, extra: &str, history: impl IntoIterator<Item = 
 
 /// The format.toml of most tests: current = 23, oldest = 1, a full history.
 pub fn format() -> String {
-    format_toml(23, "", 1..=23)
+    format_toml(23, "reads = 23\nwrites = 22", 1..=23)
 }
 
 pub const ENUMS: &str = r#"

@@ -9,7 +9,7 @@ use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
-use crate::format::generated::CURRENT_FORMAT_VERSION;
+use crate::format::generated::NEWEST_READ_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{
@@ -19,8 +19,10 @@ use crate::tile::generic::{
 
 pub use value::Scalar;
 
-/// The newest schema format version this runtime reads.
-pub const MAX_SUPPORTED_VERSION: u32 = CURRENT_FORMAT_VERSION;
+/// The newest format version this runtime reads: `reads` in
+/// `spec/format.toml`, stated there apart from the newest layout the spec
+/// describes (`current`).
+pub const MAX_SUPPORTED_VERSION: u32 = NEWEST_READ_FORMAT_VERSION;
 
 /// Dense or sparse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
