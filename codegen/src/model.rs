@@ -67,7 +67,32 @@ pub struct Spec {
     pub format_module: String,
     pub format_source: Option<String>,
     pub versions: Vec<Version>,
+    pub upstream: Upstream,
+    pub facts: Vec<Fact>,
     pub files: Vec<SpecFile>,
+}
+
+/// Which TileDB-Inc/TileDB commits spec/ follows.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    pub repository: String,
+    pub format_spec_commit: String,
+    pub format_spec_date: Option<String>,
+    pub release_tag: String,
+    pub release_commit: String,
+    pub doc: Option<String>,
+}
+
+/// A fact upstream's documents lack or get wrong.
+#[derive(Debug, Clone)]
+pub struct Fact {
+    pub name: String,
+    /// `true`: upstream's document is wrong; `false`: it says nothing.
+    pub erratum: bool,
+    pub statement: String,
+    pub source: String,
+    pub upstream: Option<String>,
+    pub value: Option<u64>,
 }
 
 #[derive(Debug, Clone)]

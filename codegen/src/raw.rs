@@ -15,8 +15,48 @@ pub struct RawFormat {
     /// The version this implementation writes.
     pub writes: u32,
     pub file: RawFileHeader,
+    /// The upstream commits these tables follow.
+    pub upstream: RawUpstream,
     #[serde(default, rename = "version")]
     pub versions: Vec<RawVersion>,
+    /// Facts upstream's documents lack or get wrong, beyond the `erratum`
+    /// keys on the items they concern.
+    #[serde(default, rename = "fact")]
+    pub facts: Vec<RawFact>,
+}
+
+/// Which TileDB-Inc/TileDB commits spec/ follows.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstream {
+    pub repository: String,
+    /// The newest commit touching `format_spec/` that spec/ was checked against.
+    pub format_spec_commit: String,
+    #[serde(default)]
+    pub format_spec_date: Option<String>,
+    /// The release whose behaviour the runtime matches, and its commit.
+    pub release_tag: String,
+    pub release_commit: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+/// A fact upstream's documents lack (`kind = "missing"`) or get wrong
+/// (`kind = "erratum"`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFact {
+    /// snake_case; a fact with a `value` becomes the constant of this name in upper case.
+    pub name: String,
+    pub kind: String,
+    pub statement: String,
+    pub source: String,
+    /// The upstream document concerned.
+    #[serde(default)]
+    pub upstream: Option<String>,
+    /// A number the runtime uses (generated as a `u64` constant).
+    #[serde(default)]
+    pub value: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

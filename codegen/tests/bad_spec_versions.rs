@@ -112,3 +112,25 @@ fn bumping_current_in_the_real_spec_without_history_fails() {
         )
     );
 }
+
+#[test]
+fn an_upstream_commit_that_is_not_a_commit_id() {
+    let format = spec_fixture::format_toml(23, SUPPORT, 1..=23)
+        .replace("797cf85be7cf88f54832b8accae657a46795689d", "main");
+    assert_eq!(
+        format_error(&format),
+        "spec/format.toml: upstream.format_spec_commit: \"main\" is not a full 40-digit commit id"
+    );
+}
+
+#[test]
+fn a_fact_of_an_unknown_kind() {
+    let format = format!(
+        "{}\n[[fact]]\nname = \"block\"\nkind = \"trivia\"\nstatement = \"s\"\nsource = \"f.cc\"\n",
+        spec_fixture::format_toml(23, SUPPORT, 1..=23)
+    );
+    assert_eq!(
+        format_error(&format),
+        "spec/format.toml: fact block: kind = \"trivia\": a fact is an \"erratum\" (upstream is wrong) or \"missing\" (upstream says nothing)"
+    );
+}

@@ -158,6 +158,26 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
                 changes: v.changes.clone(),
             })
             .collect(),
+        upstream: Upstream {
+            repository: raw_format.upstream.repository.clone(),
+            format_spec_commit: raw_format.upstream.format_spec_commit.clone(),
+            format_spec_date: raw_format.upstream.format_spec_date.clone(),
+            release_tag: raw_format.upstream.release_tag.clone(),
+            release_commit: raw_format.upstream.release_commit.clone(),
+            doc: raw_format.upstream.doc.clone(),
+        },
+        facts: raw_format
+            .facts
+            .iter()
+            .map(|f| Fact {
+                name: f.name.clone(),
+                erratum: f.kind == "erratum",
+                statement: f.statement.clone(),
+                source: f.source.clone(),
+                upstream: f.upstream.clone(),
+                value: f.value,
+            })
+            .collect(),
         files,
     };
     Ok((spec, checked_table))
@@ -230,6 +250,46 @@ fn load_format(
                 SpecErrorKind::Invalid(format!(
                     "{key} = {value} is outside {low}..={high} (oldest..={})",
                     if key == "reads" { "current" } else { "reads" }
+                )),
+            ));
+        }
+    }
+    let upstream = &raw_format.upstream;
+    for (key, commit) in [
+        ("upstream.format_spec_commit", &upstream.format_spec_commit),
+        ("upstream.release_commit", &upstream.release_commit),
+    ] {
+        if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format_ctx.err(
+                key,
+                SpecErrorKind::Invalid(format!("\"{commit}\" is not a full 40-digit commit id")),
+            ));
+        }
+    }
+    let mut seen_facts = BTreeSet::new();
+    for fact in &raw_format.facts {
+        let path = format!("fact {}", fact.name);
+        if !is_snake(&fact.name) {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::Invalid(format!("\"{}\" is not a snake_case name", fact.name)),
+            ));
+        }
+        if !seen_facts.insert(fact.name.clone()) {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::DuplicateName {
+                    what: "fact".into(),
+                    name: fact.name.clone(),
+                },
+            ));
+        }
+        if fact.kind != "erratum" && fact.kind != "missing" {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::Invalid(format!(
+                    "kind = \"{}\": a fact is an \"erratum\" (upstream is wrong) or \"missing\" (upstream says nothing)",
+                    fact.kind
                 )),
             ));
         }

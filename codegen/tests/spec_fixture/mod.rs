@@ -8,11 +8,20 @@ use std::path::Path;
 
 use tiledb_codegen::{generate, SpecError};
 
+/// The `[upstream]` table every format.toml has.
+pub const UPSTREAM: &str = r#"
+[upstream]
+repository = "TileDB-Inc/TileDB"
+format_spec_commit = "797cf85be7cf88f54832b8accae657a46795689d"
+release_tag = "2.30.0"
+release_commit = "9b5305d3c8e159f0eeb4e14560e4ca24699ada95"
+"#;
+
 /// `format.toml` with `current`, `oldest` and one history entry for each of
 /// `history` (the versions `oldest..=current` unless a test leaves one out).
 pub fn format_toml(current: u32, extra: &str, history: impl IntoIterator<Item = u32>) -> String {
     let mut text = format!(
-        "current = {current}\noldest = 1\n{extra}\n[file]\ntitle = \"Format versions\"\nmodule = \"format\"\n"
+        "current = {current}\noldest = 1\n{extra}\n[file]\ntitle = \"Format versions\"\nmodule = \"format\"\n{UPSTREAM}"
     );
     for number in history {
         text.push_str(&format!(
