@@ -117,6 +117,24 @@ pub struct SpecFile {
     pub enums: Vec<Enum>,
     pub contexts: Vec<Context>,
     pub structs: Vec<Struct>,
+    pub folders: Vec<Folder>,
+}
+
+/// A folder of an array or a group.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    pub path: String,
+    pub in_array: bool,
+    pub in_group: bool,
+    pub since: Option<u32>,
+    pub doc: Option<String>,
+    pub listed_whole: bool,
+    /// Set when `listed_whole`.
+    pub loaded_as: String,
+    /// Set when `listed_whole`.
+    pub refusal: String,
+    pub reason: String,
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -84,6 +84,37 @@ pub struct RawFile {
     pub contexts: Vec<RawContext>,
     #[serde(default, rename = "struct")]
     pub structs: Vec<RawStruct>,
+    /// The folders of arrays and groups (one file holds them all).
+    #[serde(default, rename = "folder")]
+    pub folders: Vec<RawFolder>,
+}
+
+/// A folder of an array or a group, and whether TileDB lists it whole.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFolder {
+    /// Relative to the array or group, e.g. `__schema/__enumerations`.
+    pub path: String,
+    /// `array`, `group` or both.
+    #[serde(rename = "in")]
+    pub objects: Vec<String>,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub doc: Option<String>,
+    /// TileDB loads every file in it and fails on any name it does not expect.
+    #[serde(default)]
+    pub listed_whole: bool,
+    /// For a folder listed whole: what TileDB loads each file as.
+    #[serde(default)]
+    pub loaded_as: Option<String>,
+    /// For a folder listed whole: what TileDB cannot do beside an unexpected file.
+    #[serde(default)]
+    pub refusal: Option<String>,
+    /// Why: where upstream's code shows it, or how it was measured.
+    pub reason: String,
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

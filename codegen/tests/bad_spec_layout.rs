@@ -277,3 +277,21 @@ fn a_fixed_size_on_a_struct_with_a_gated_field() {
         "spec/test.toml: struct Options, fixed_size: fixed_size = 9, but the fields take no fixed number of bytes (field window is gated or conditional)"
     );
 }
+
+#[test]
+fn a_folder_listed_whole_without_what_fails() {
+    let body = spec(
+        r#"
+[[folder]]
+path = "__schema"
+in = ["array"]
+listed_whole = true
+loaded_as = "a schema"
+reason = "every file is loaded"
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: folder \"__schema\": listed_whole needs loaded_as and refusal (what TileDB loads each file as, what fails beside an unexpected one)"
+    );
+}

@@ -126,6 +126,7 @@ pub fn emit_mod(spec: &Spec) -> String {
                     && f.enums.is_empty()
                     && f.contexts.is_empty()
                     && f.structs.is_empty()
+                    && f.folders.is_empty()
             })
         })
         .map(|m| ident(m))

@@ -56,6 +56,7 @@ pub(super) fn check_files(
             enums: shell.enums,
             contexts,
             structs,
+            folders: shell.folders,
         });
     }
     Ok((files, checked_table))

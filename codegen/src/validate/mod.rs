@@ -69,6 +69,7 @@ struct FileShell {
     enums: Vec<Enum>,
     contexts: Vec<Context<Parsed>>,
     structs: Vec<Struct<Parsed>>,
+    folders: Vec<Folder>,
 }
 
 /// Names the generated code uses for itself (the switch value passed to a
@@ -101,6 +102,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
             enums: Vec::new(),
             contexts: Vec::new(),
             structs: Vec::new(),
+            folders: Vec::new(),
         });
     }
     let gates = GateRange {
@@ -108,6 +110,23 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         newest: raw_format.current + 1,
     };
     let declared = declare_names(&raw_format, &shells)?;
+    let mut folder_file: Option<String> = None;
+    for shell in &mut shells {
+        if shell.raw.folders.is_empty() {
+            continue;
+        }
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        if let Some(first) = &folder_file {
+            return Err(ctx.err(
+                "folder",
+                SpecErrorKind::Invalid(format!("folders are already declared in {first}")),
+            ));
+        }
+        folder_file = Some(shell.display.clone());
+        shell.folders = build_folders(&ctx, &shell.raw.folders, gates)?;
+    }
 
     let mut table: TypeTable<Parsed> = TypeTable::default();
     for shell in &mut shells {
@@ -465,6 +484,82 @@ fn build_context(
         from: raw_context.from.clone(),
         fields,
     })
+}
+
+/// The folder table: each path once per kind of object; a folder listed
+/// whole says what TileDB loads its files as and what fails beside an
+/// unexpected one, any other says neither.
+fn build_folders(ctx: &Ctx, raw: &[RawFolder], gates: GateRange) -> Result<Vec<Folder>, SpecError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for folder in raw {
+        let path = format!("folder {:?}", folder.path);
+        let mut in_array = false;
+        let mut in_group = false;
+        for object in &folder.objects {
+            match object.as_str() {
+                "array" => in_array = true,
+                "group" => in_group = true,
+                other => {
+                    return Err(ctx.err(
+                        path,
+                        SpecErrorKind::Invalid(format!(
+                            "in: \"{other}\" is neither \"array\" nor \"group\""
+                        )),
+                    ))
+                }
+            }
+            if !seen.insert((object.clone(), folder.path.clone())) {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::DuplicateName {
+                        what: format!("{object} folder"),
+                        name: folder.path.clone(),
+                    },
+                ));
+            }
+        }
+        if !in_array && !in_group {
+            return Err(ctx.err(
+                path,
+                SpecErrorKind::Invalid("in: name \"array\", \"group\" or both".into()),
+            ));
+        }
+        check_gates(ctx, &path, folder.since, None, gates)?;
+        let (loaded_as, refusal) = match (folder.listed_whole, &folder.loaded_as, &folder.refusal) {
+            (true, Some(loaded_as), Some(refusal)) => (loaded_as.clone(), refusal.clone()),
+            (true, _, _) => {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::Invalid(
+                        "listed_whole needs loaded_as and refusal (what TileDB loads each file as, what fails beside an unexpected one)".into(),
+                    ),
+                ))
+            }
+            (false, None, None) => (String::new(), String::new()),
+            (false, _, _) => {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::Invalid(
+                        "loaded_as and refusal describe a folder listed whole; set listed_whole = true or remove them".into(),
+                    ),
+                ))
+            }
+        };
+        out.push(Folder {
+            path: folder.path.clone(),
+            in_array,
+            in_group,
+            since: folder.since,
+            doc: folder.doc.clone(),
+            listed_whole: folder.listed_whole,
+            loaded_as,
+            refusal,
+            reason: folder.reason.clone(),
+            source: folder.source.clone(),
+        });
+    }
+    Ok(out)
 }
 
 fn syntax_message(err: &toml::de::Error) -> String {
