@@ -140,6 +140,8 @@ pub struct Folder {
 #[derive(Debug, Clone)]
 pub struct Enum {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub repr: Prim,
     pub doc: Option<String>,
     pub source: Option<String>,
@@ -180,6 +182,8 @@ pub struct Variant {
 #[derive(Debug, Clone)]
 pub struct Context<E = Checked> {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub doc: Option<String>,
     pub source: Option<String>,
     /// The struct this context is computed from, if any.
@@ -200,6 +204,8 @@ pub struct Named<E = Checked> {
 #[derive(Debug, Clone)]
 pub struct Struct<E = Checked> {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub doc: Option<String>,
     pub source: Option<String>,
     pub erratum: Option<String>,

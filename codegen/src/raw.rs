@@ -132,6 +132,9 @@ pub struct RawFileHeader {
 #[serde(deny_unknown_fields)]
 pub struct RawEnum {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     pub repr: String,
     #[serde(default)]
     pub doc: Option<String>,
@@ -170,6 +173,9 @@ pub struct RawVariant {
 #[serde(deny_unknown_fields)]
 pub struct RawContext {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     #[serde(default)]
     pub doc: Option<String>,
     #[serde(default)]
@@ -199,6 +205,9 @@ pub struct RawNamed {
 #[serde(deny_unknown_fields)]
 pub struct RawStruct {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     #[serde(default)]
     pub doc: Option<String>,
     #[serde(default)]

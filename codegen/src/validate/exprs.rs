@@ -193,6 +193,7 @@ fn check_derived_context(
     }
     Ok(Context {
         name: context.name.clone(),
+        unused_reason: context.unused_reason.clone(),
         doc: context.doc.clone(),
         source: context.source.clone(),
         from: context.from.clone(),
@@ -229,6 +230,7 @@ fn check_struct(
         .collect();
     Ok(Struct {
         name: structure.name.clone(),
+        unused_reason: structure.unused_reason.clone(),
         doc: structure.doc.clone(),
         source: structure.source.clone(),
         erratum: structure.erratum.clone(),

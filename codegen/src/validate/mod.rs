@@ -479,6 +479,7 @@ fn build_context(
     }
     Ok(Context {
         name: raw_context.name.clone(),
+        unused_reason: raw_context.unused_reason.clone(),
         doc: raw_context.doc.clone(),
         source: raw_context.source.clone(),
         from: raw_context.from.clone(),

@@ -40,6 +40,7 @@ pub(super) fn build_struct(
     }
     Ok(Struct {
         name: raw.name.clone(),
+        unused_reason: raw.unused_reason.clone(),
         doc: raw.doc.clone(),
         source: raw.source.clone(),
         erratum: raw.erratum.clone(),
