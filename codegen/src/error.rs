@@ -57,6 +57,18 @@ pub enum SpecErrorKind {
     },
     /// A switch case that names a variant its enum does not have.
     UnknownVariant { enum_name: String, variant: String },
+    /// A switch over an enum that leaves variants out without saying why
+    /// they take the default.
+    NonExhaustiveSwitch {
+        enum_name: String,
+        unlisted: Vec<String>,
+        has_default: bool,
+    },
+    /// `format.toml` sets a version (`current`, `reads`, `writes`) or spans
+    /// one (`oldest..=current`) that has no `[[version]]` history entry.
+    MissingVersionEntry { key: &'static str, version: u32 },
+    /// A struct's declared `fixed_size` disagrees with its fields.
+    FixedSizeMismatch { declared: u64, computed: String },
     /// Anything else that makes the spec inconsistent.
     Invalid(String),
 }
@@ -107,6 +119,32 @@ impl fmt::Display for SpecErrorKind {
             SpecErrorKind::UnknownVariant { enum_name, variant } => {
                 write!(f, "switch case \"{variant}\" is not a variant of {enum_name}")
             }
+            SpecErrorKind::NonExhaustiveSwitch {
+                enum_name,
+                unlisted,
+                has_default,
+            } => {
+                let unlisted = unlisted.join(", ");
+                if *has_default {
+                    write!(
+                        f,
+                        "type.cases: the switch over {enum_name} sends {unlisted} to its default without saying why; list them in cases or errors, or give default_reason"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "type.cases: the switch over {enum_name} does not list {unlisted}; list them in cases or errors, or give a default with default_reason"
+                    )
+                }
+            }
+            SpecErrorKind::MissingVersionEntry { version, .. } => write!(
+                f,
+                "version {version} has no [[version]] entry in the history; add one saying what it changed"
+            ),
+            SpecErrorKind::FixedSizeMismatch { declared, computed } => write!(
+                f,
+                "fixed_size = {declared}, but the fields take {computed}"
+            ),
             SpecErrorKind::Invalid(message) => write!(f, "{message}"),
         }
     }

@@ -11,6 +11,7 @@ pub mod expr;
 pub mod model;
 pub mod naming;
 pub mod raw;
+pub mod unused;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
@@ -37,6 +38,11 @@ impl GeneratedFiles {
             .find(|(path, _)| path == relative.as_ref())
             .map(|(_, text)| text.as_str())
     }
+}
+
+/// Reads and validates `spec_dir` into the model.
+pub fn load_spec(spec_dir: &Path) -> Result<model::Spec, SpecError> {
+    validate::load(spec_dir).map(|(spec, _)| spec)
 }
 
 /// Reads and validates `spec_dir`, then renders every output in memory.

@@ -1,10 +1,11 @@
-//! `cargo run -p tiledb-codegen [-- --check]`: regenerate (or check) the
-//! binrw structures in runtime/src/format/generated/ and the tables in spec/tables/.
+//! `cargo run -p tiledb-codegen [-- --check | --unused]`: regenerate (or
+//! check) the binrw structures in runtime/src/format/generated/ and the
+//! tables in spec/tables/; or list the generated types no runtime code uses.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: tiledb-codegen [--check] [--spec DIR] [--root DIR]";
+const USAGE: &str = "usage: tiledb-codegen [--check | --unused] [--spec DIR] [--root DIR]";
 
 fn main() -> ExitCode {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -14,10 +15,12 @@ fn main() -> ExitCode {
     let mut root = workspace;
     let mut spec_dir = None;
     let mut check = false;
+    let mut unused = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--check" => check = true,
+            "--unused" => unused = true,
             "--spec" => spec_dir = args.next().map(PathBuf::from),
             "--root" => root = args.next().map(PathBuf::from).unwrap_or(root),
             "-h" | "--help" => {
@@ -31,6 +34,9 @@ fn main() -> ExitCode {
         }
     }
     let spec_dir = spec_dir.unwrap_or_else(|| root.join("spec"));
+    if unused {
+        return report_unused(&root, &spec_dir);
+    }
     let generated = match tiledb_codegen::generate(&spec_dir) {
         Ok(generated) => generated,
         Err(err) => {
@@ -72,5 +78,52 @@ fn main() -> ExitCode {
             eprintln!("error: cannot write the generated files: {err}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `--unused`: every generated type no runtime code names, with its reason;
+/// fails when one has no `unused_reason` or a used one keeps it.
+fn report_unused(root: &std::path::Path, spec_dir: &std::path::Path) -> ExitCode {
+    let spec = match tiledb_codegen::load_spec(spec_dir) {
+        Ok(spec) => spec,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let uses = match tiledb_codegen::unused::scan(&spec, &root.join("runtime/src")) {
+        Ok(uses) => uses,
+        Err(err) => {
+            eprintln!("error: cannot read runtime/src: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let unused: Vec<_> = uses.iter().filter(|u| !u.used).collect();
+    println!(
+        "{} of {} generated types are used by no runtime code outside format/generated/:",
+        unused.len(),
+        uses.len()
+    );
+    for u in &unused {
+        println!(
+            "  {} ({} {}): {}",
+            u.name,
+            u.file,
+            u.kind,
+            u.reason.as_deref().unwrap_or("NO REASON")
+        );
+    }
+    let problems: Vec<String> = uses.iter().filter_map(|u| u.problem()).collect();
+    for problem in &problems {
+        eprintln!("error: {problem}");
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "error: {} generated type(s) need an unused_reason in spec/ (or to lose one)",
+            problems.len()
+        );
+        ExitCode::FAILURE
     }
 }

@@ -58,12 +58,41 @@ impl<E> TypeTable<E> {
 pub struct Spec {
     pub current: u32,
     pub oldest: u32,
+    /// The newest version the runtime reads.
+    pub reads: u32,
+    /// The version the runtime writes.
+    pub writes: u32,
     pub format_title: String,
     /// The generated module of `format.toml`.
     pub format_module: String,
     pub format_source: Option<String>,
     pub versions: Vec<Version>,
+    pub upstream: Upstream,
+    pub facts: Vec<Fact>,
     pub files: Vec<SpecFile>,
+}
+
+/// Which TileDB-Inc/TileDB commits spec/ follows.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    pub repository: String,
+    pub format_spec_commit: String,
+    pub format_spec_date: Option<String>,
+    pub release_tag: String,
+    pub release_commit: String,
+    pub doc: Option<String>,
+}
+
+/// A fact upstream's documents lack or get wrong.
+#[derive(Debug, Clone)]
+pub struct Fact {
+    pub name: String,
+    /// `true`: upstream's document is wrong; `false`: it says nothing.
+    pub erratum: bool,
+    pub statement: String,
+    pub source: String,
+    pub upstream: Option<String>,
+    pub value: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -88,11 +117,31 @@ pub struct SpecFile {
     pub enums: Vec<Enum>,
     pub contexts: Vec<Context>,
     pub structs: Vec<Struct>,
+    pub folders: Vec<Folder>,
+}
+
+/// A folder of an array or a group.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    pub path: String,
+    pub in_array: bool,
+    pub in_group: bool,
+    pub since: Option<u32>,
+    pub doc: Option<String>,
+    pub listed_whole: bool,
+    /// Set when `listed_whole`.
+    pub loaded_as: String,
+    /// Set when `listed_whole`.
+    pub refusal: String,
+    pub reason: String,
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Enum {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub repr: Prim,
     pub doc: Option<String>,
     pub source: Option<String>,
@@ -133,6 +182,8 @@ pub struct Variant {
 #[derive(Debug, Clone)]
 pub struct Context<E = Checked> {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub doc: Option<String>,
     pub source: Option<String>,
     /// The struct this context is computed from, if any.
@@ -153,6 +204,8 @@ pub struct Named<E = Checked> {
 #[derive(Debug, Clone)]
 pub struct Struct<E = Checked> {
     pub name: String,
+    /// Why no runtime code uses the generated type.
+    pub unused_reason: Option<String>,
     pub doc: Option<String>,
     pub source: Option<String>,
     pub erratum: Option<String>,
@@ -285,6 +338,9 @@ pub struct Switch<E = Checked> {
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
     pub default: Option<String>,
+    /// Why the enum variants no case names take the default (required when
+    /// a switch over an enum leaves variants out).
+    pub default_reason: Option<String>,
     /// Selector values that are read errors (spec key, reason).
     pub errors: Vec<(String, String)>,
 }

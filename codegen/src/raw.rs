@@ -10,9 +10,53 @@ use serde::Deserialize;
 pub struct RawFormat {
     pub current: u32,
     pub oldest: u32,
+    /// The newest version this implementation reads (not implied by `current`).
+    pub reads: u32,
+    /// The version this implementation writes.
+    pub writes: u32,
     pub file: RawFileHeader,
+    /// The upstream commits these tables follow.
+    pub upstream: RawUpstream,
     #[serde(default, rename = "version")]
     pub versions: Vec<RawVersion>,
+    /// Facts upstream's documents lack or get wrong, beyond the `erratum`
+    /// keys on the items they concern.
+    #[serde(default, rename = "fact")]
+    pub facts: Vec<RawFact>,
+}
+
+/// Which TileDB-Inc/TileDB commits spec/ follows.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUpstream {
+    pub repository: String,
+    /// The newest commit touching `format_spec/` that spec/ was checked against.
+    pub format_spec_commit: String,
+    #[serde(default)]
+    pub format_spec_date: Option<String>,
+    /// The release whose behaviour the runtime matches, and its commit.
+    pub release_tag: String,
+    pub release_commit: String,
+    #[serde(default)]
+    pub doc: Option<String>,
+}
+
+/// A fact upstream's documents lack (`kind = "missing"`) or get wrong
+/// (`kind = "erratum"`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFact {
+    /// snake_case; a fact with a `value` becomes the constant of this name in upper case.
+    pub name: String,
+    pub kind: String,
+    pub statement: String,
+    pub source: String,
+    /// The upstream document concerned.
+    #[serde(default)]
+    pub upstream: Option<String>,
+    /// A number the runtime uses (generated as a `u64` constant).
+    #[serde(default)]
+    pub value: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -40,6 +84,37 @@ pub struct RawFile {
     pub contexts: Vec<RawContext>,
     #[serde(default, rename = "struct")]
     pub structs: Vec<RawStruct>,
+    /// The folders of arrays and groups (one file holds them all).
+    #[serde(default, rename = "folder")]
+    pub folders: Vec<RawFolder>,
+}
+
+/// A folder of an array or a group, and whether TileDB lists it whole.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFolder {
+    /// Relative to the array or group, e.g. `__schema/__enumerations`.
+    pub path: String,
+    /// `array`, `group` or both.
+    #[serde(rename = "in")]
+    pub objects: Vec<String>,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub doc: Option<String>,
+    /// TileDB loads every file in it and fails on any name it does not expect.
+    #[serde(default)]
+    pub listed_whole: bool,
+    /// For a folder listed whole: what TileDB loads each file as.
+    #[serde(default)]
+    pub loaded_as: Option<String>,
+    /// For a folder listed whole: what TileDB cannot do beside an unexpected file.
+    #[serde(default)]
+    pub refusal: Option<String>,
+    /// Why: where upstream's code shows it, or how it was measured.
+    pub reason: String,
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,6 +132,9 @@ pub struct RawFileHeader {
 #[serde(deny_unknown_fields)]
 pub struct RawEnum {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     pub repr: String,
     #[serde(default)]
     pub doc: Option<String>,
@@ -95,6 +173,9 @@ pub struct RawVariant {
 #[serde(deny_unknown_fields)]
 pub struct RawContext {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     #[serde(default)]
     pub doc: Option<String>,
     #[serde(default)]
@@ -124,6 +205,9 @@ pub struct RawNamed {
 #[serde(deny_unknown_fields)]
 pub struct RawStruct {
     pub name: String,
+    /// Why no runtime code uses the generated type (`--unused` reports it).
+    #[serde(default)]
+    pub unused_reason: Option<String>,
     #[serde(default)]
     pub doc: Option<String>,
     #[serde(default)]
@@ -136,6 +220,10 @@ pub struct RawStruct {
     pub params: Vec<RawNamed>,
     #[serde(default)]
     pub version: Option<String>,
+    /// The stored length of the struct in bytes, as upstream documents it;
+    /// the codegen checks it against the sum of its fields.
+    #[serde(default)]
+    pub fixed_size: Option<u64>,
     #[serde(default, rename = "field", alias = "fields")]
     pub fields: Vec<RawField>,
 }
@@ -173,6 +261,10 @@ pub struct RawSwitch {
     pub cases: BTreeMap<String, String>,
     #[serde(default)]
     pub default: Option<String>,
+    /// Why the variants of the switched enum that no case names may take
+    /// the default: without it, a switch over an enum must list every variant.
+    #[serde(default)]
+    pub default_reason: Option<String>,
     /// Selector values that are read errors, with the reason.
     #[serde(default)]
     pub errors: BTreeMap<String, String>,

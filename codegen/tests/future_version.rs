@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 
 use support::{literal, run_generated_crate, shared_dir, workspace, GZIP_PAYLOAD};
 
-/// Adds `future_flag: u32` (since 24) after `capacity` in the array schema, and sets current = 24.
+/// Adds `future_flag: u32` (since 24) after `capacity` in the array schema,
+/// sets current = 24 and adds version 24 to the history.
 fn evolve_spec(spec: &Path) {
     let schema_path = spec.join("array_schema.toml");
     let mut schema: toml::Table = std::fs::read_to_string(&schema_path)
@@ -97,6 +98,19 @@ doc = "A field of the next format version (added by the future-version test)."
         .parse()
         .expect("valid TOML");
     format.insert("current".into(), toml::Value::Integer(24));
+    // A new version says what it changed: `current` without a history entry
+    // is a validation error.
+    let entry: toml::Table = r#"
+number = 24
+changes = ["ArraySchema gains future_flag (added by the future-version test)."]
+"#
+    .parse()
+    .expect("version TOML");
+    format
+        .get_mut("version")
+        .and_then(|v| v.as_array_mut())
+        .expect("[[version]]")
+        .push(toml::Value::Table(entry));
     std::fs::write(&format_path, toml::to_string(&format).expect("serialize")).expect("write");
 }
 

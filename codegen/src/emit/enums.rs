@@ -132,6 +132,21 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
                 #until
             }
 
+            /// Whether this value is valid in format `version` (within its
+            /// `since`/`until`). A file of another version holding it is
+            /// unsupported, not corrupt.
+            pub const fn exists_in(self, version: u32) -> bool {
+                let from = match self.since() {
+                    Some(since) => version >= since,
+                    None => true,
+                };
+                let before = match self.until() {
+                    Some(until) => version < until,
+                    None => true,
+                };
+                from && before
+            }
+
             #property_methods
         }
 

@@ -12,6 +12,8 @@ use crate::naming::ident;
 pub fn emit_format(spec: &Spec) -> String {
     let current = spec.current;
     let oldest = spec.oldest;
+    let reads = spec.reads;
+    let writes = spec.writes;
     let versions: Vec<TokenStream> = spec
         .versions
         .iter()
@@ -22,14 +24,78 @@ pub fn emit_format(spec: &Spec) -> String {
             quote!(FormatVersion { number: #number, release: #release, changes: &[#(#changes),*] })
         })
         .collect();
+    let upstream = &spec.upstream;
+    let repository = &upstream.repository;
+    let format_spec_commit = &upstream.format_spec_commit;
+    let release_tag = &upstream.release_tag;
+    let release_commit = &upstream.release_commit;
+    let facts: Vec<TokenStream> = spec
+        .facts
+        .iter()
+        .map(|f| {
+            let name = &f.name;
+            let erratum = f.erratum;
+            let statement = &f.statement;
+            let source = &f.source;
+            quote!(FormatFact { name: #name, erratum: #erratum, statement: #statement, source: #source })
+        })
+        .collect();
+    let fact_values: Vec<TokenStream> = spec
+        .facts
+        .iter()
+        .filter_map(|f| {
+            let value = f.value?;
+            let id = quote::format_ident!("{}", f.name.to_uppercase());
+            let doc = format!("{} Source: `{}`.", f.statement, f.source);
+            Some(quote!(#[doc = #doc] pub const #id: u64 = #value;))
+        })
+        .collect();
     let tokens = quote! {
-        //! The format versions the spec describes.
+        //! The format versions the spec describes, the upstream commits it
+        //! follows, and the facts upstream's documents lack or get wrong.
 
-        /// The newest layout described in `spec/` (and written by default).
+        /// The upstream repository whose `format_spec/` spec/ follows.
+        pub const UPSTREAM_REPOSITORY: &str = #repository;
+
+        /// The newest commit touching `format_spec/` that spec/ was checked against.
+        pub const UPSTREAM_FORMAT_SPEC_COMMIT: &str = #format_spec_commit;
+
+        /// The release whose behaviour this implementation matches.
+        pub const UPSTREAM_RELEASE_TAG: &str = #release_tag;
+
+        /// The commit of [`UPSTREAM_RELEASE_TAG`].
+        pub const UPSTREAM_RELEASE_COMMIT: &str = #release_commit;
+
+        /// A fact upstream's documents lack or get wrong (`[[fact]]` in `spec/format.toml`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct FormatFact {
+            pub name: &'static str,
+            /// Upstream's document says otherwise (else: it says nothing).
+            pub erratum: bool,
+            pub statement: &'static str,
+            /// Where in upstream's code the fact comes from.
+            pub source: &'static str,
+        }
+
+        /// Every fact of `spec/format.toml`.
+        pub const FORMAT_FACTS: &[FormatFact] = &[#(#facts),*];
+
+        #(#fact_values)*
+
+        /// The newest layout described in `spec/` (upstream's newest); not
+        /// what this implementation supports: see the two below.
         pub const CURRENT_FORMAT_VERSION: u32 = #current;
 
         /// The oldest layout accepted.
         pub const OLDEST_FORMAT_VERSION: u32 = #oldest;
+
+        /// The newest format version this implementation reads (`reads` in
+        /// `spec/format.toml`); newer files are unsupported.
+        pub const NEWEST_READ_FORMAT_VERSION: u32 = #reads;
+
+        /// The format version this implementation writes (`writes` in
+        /// `spec/format.toml`).
+        pub const WRITE_FORMAT_VERSION: u32 = #writes;
 
         /// One version of the format and what it changed.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +126,7 @@ pub fn emit_mod(spec: &Spec) -> String {
                     && f.enums.is_empty()
                     && f.contexts.is_empty()
                     && f.structs.is_empty()
+                    && f.folders.is_empty()
             })
         })
         .map(|m| ident(m))

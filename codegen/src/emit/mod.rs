@@ -32,6 +32,77 @@ pub use context::Emitter;
 use docs::doc_lines;
 pub use render::{bare, header, render};
 
+/// The folder table: `FOLDERS`, and the folders TileDB lists whole.
+fn emit_folders(folders: &[Folder]) -> TokenStream {
+    let rows: Vec<TokenStream> = folders
+        .iter()
+        .map(|f| {
+            let path = &f.path;
+            let in_array = f.in_array;
+            let in_group = f.in_group;
+            let since = match f.since {
+                Some(v) => quote!(Some(#v)),
+                None => quote!(None),
+            };
+            let listed_whole = f.listed_whole;
+            let loaded_as = &f.loaded_as;
+            let refusal = &f.refusal;
+            let reason = &f.reason;
+            quote!(Folder {
+                path: #path,
+                in_array: #in_array,
+                in_group: #in_group,
+                since: #since,
+                listed_whole: #listed_whole,
+                loaded_as: #loaded_as,
+                refusal: #refusal,
+                reason: #reason,
+            })
+        })
+        .collect();
+    let mut whole: Vec<&String> = Vec::new();
+    for f in folders.iter().filter(|f| f.listed_whole) {
+        if !whole.contains(&&f.path) {
+            whole.push(&f.path);
+        }
+    }
+    quote! {
+        /// A folder of an array or a group (`[[folder]]` in spec/).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Folder {
+            /// Relative to the array or group.
+            pub path: &'static str,
+            pub in_array: bool,
+            pub in_group: bool,
+            /// The format version it appeared in, if not always there.
+            pub since: Option<u32>,
+            /// TileDB lists it whole: it loads every file in it and fails
+            /// on any name it does not expect (an unknown file elsewhere is ignored).
+            pub listed_whole: bool,
+            /// For a folder listed whole: what TileDB loads each file as.
+            pub loaded_as: &'static str,
+            /// For a folder listed whole: what TileDB cannot do beside an unexpected file.
+            pub refusal: &'static str,
+            /// Why (upstream's code, or how it was measured).
+            pub reason: &'static str,
+        }
+
+        /// Every folder of spec/, in the order listed there.
+        pub const FOLDERS: &[Folder] = &[#(#rows),*];
+
+        /// The folders TileDB lists whole, in an array or a group.
+        pub const LISTED_WHOLE_FOLDERS: &[&str] = &[#(#whole),*];
+
+        /// The folder at `path` of an array (`in_group == false`) or a
+        /// group, if TileDB lists it whole.
+        pub fn listed_whole_folder(path: &str, in_group: bool) -> Option<&'static Folder> {
+            FOLDERS.iter().find(|f| {
+                f.listed_whole && f.path == path && if in_group { f.in_group } else { f.in_array }
+            })
+        }
+    }
+}
+
 impl Emitter<'_> {
     /// The Rust source of one spec file's module.
     pub fn emit_file(&mut self, file: &SpecFile) -> String {
@@ -47,6 +118,9 @@ impl Emitter<'_> {
         }
         for structure in &file.structs {
             items.extend(self.emit_struct(structure));
+        }
+        if !file.folders.is_empty() {
+            items.extend(emit_folders(&file.folders));
         }
         let mut module_doc = vec![file.title.clone()];
         if let Some(doc) = &file.doc {

@@ -130,6 +130,48 @@ pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
     if let Some(doc) = &file.doc {
         let _ = writeln!(out, "{doc}\n");
     }
+    if !file.folders.is_empty() {
+        let _ = writeln!(
+            out,
+            "| Folder | In | Since | Listed whole | Beside an unexpected file | Why |"
+        );
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- |");
+        for f in &file.folders {
+            let objects = match (f.in_array, f.in_group) {
+                (true, true) => "array, group",
+                (true, false) => "array",
+                _ => "group",
+            };
+            let path = if f.path.is_empty() {
+                "(root)".to_string()
+            } else {
+                format!("`{}/`", f.path)
+            };
+            let fails = if f.listed_whole {
+                format!(
+                    "every file is loaded as {}: TileDB cannot {}",
+                    f.loaded_as, f.refusal
+                )
+            } else {
+                "ignored".to_string()
+            };
+            let mut why = f.reason.clone();
+            if let Some(source) = &f.source {
+                why.push_str(&format!(" (`{source}`)"));
+            }
+            let _ = writeln!(
+                out,
+                "| {path} | {objects} | {} | {} | {} | {} |",
+                f.since
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "all".into()),
+                if f.listed_whole { "yes" } else { "no" },
+                cell(&fails),
+                cell(&why)
+            );
+        }
+        let _ = writeln!(out);
+    }
     for structure in &file.structs {
         let _ = writeln!(out, "## {}\n", structure.name);
         if let Some(doc) = &structure.doc {
@@ -254,9 +296,26 @@ pub fn render_format(spec: &Spec) -> String {
     }
     let _ = writeln!(
         out,
-        "Newest layout described: **{}**. Oldest accepted: **{}**.\n",
-        spec.current, spec.oldest
+        "Newest layout described: **{}**. Oldest accepted: **{}**. This implementation reads up to **{}** and writes **{}**.\n",
+        spec.current, spec.oldest, spec.reads, spec.writes
     );
+    let upstream = &spec.upstream;
+    let _ = writeln!(
+        out,
+        "Follows `{}` `format_spec/` at commit `{}`{}; behaviour matches release {} (commit `{}`).\n",
+        upstream.repository,
+        upstream.format_spec_commit,
+        upstream
+            .format_spec_date
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        upstream.release_tag,
+        upstream.release_commit
+    );
+    if let Some(doc) = &upstream.doc {
+        let _ = writeln!(out, "{doc}\n");
+    }
     let _ = writeln!(out, "| Version | Release | Changes |");
     let _ = writeln!(out, "| --- | --- | --- |");
     for version in &spec.versions {
@@ -271,6 +330,62 @@ pub fn render_format(spec: &Spec) -> String {
             version.release.as_deref().unwrap_or(""),
             cell(&changes)
         );
+    }
+    let _ = writeln!(out, "\n## Facts upstream's documents lack or get wrong\n");
+    let _ = writeln!(
+        out,
+        "| Fact | Kind | Statement | Upstream document | Source |"
+    );
+    let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
+    for fact in &spec.facts {
+        let mut statement = fact.statement.clone();
+        if let Some(value) = fact.value {
+            statement.push_str(&format!(" (`{}` = {value})", fact.name.to_uppercase()));
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | `{}` |",
+            fact.name,
+            if fact.erratum { "erratum" } else { "missing" },
+            cell(&statement),
+            fact.upstream
+                .as_deref()
+                .map(|u| format!("`{u}`"))
+                .unwrap_or_default(),
+            fact.source
+        );
+    }
+    let _ = writeln!(out, "\n## Every `erratum` key in spec/\n");
+    let _ = writeln!(out, "| Where | Erratum |");
+    let _ = writeln!(out, "| --- | --- |");
+    for version in &spec.versions {
+        if let Some(erratum) = &version.erratum {
+            let _ = writeln!(
+                out,
+                "| spec/format.toml: version {} | {} |",
+                version.number,
+                cell(erratum)
+            );
+        }
+    }
+    for file in &spec.files {
+        let mut row = |place: String, erratum: &Option<String>| {
+            if let Some(erratum) = erratum {
+                let _ = writeln!(out, "| {}: {place} | {} |", file.display, cell(erratum));
+            }
+        };
+        for e in &file.enums {
+            row(format!("enum {}", e.name), &e.erratum);
+            for v in &e.variants {
+                row(format!("enum {}, variant {}", e.name, v.name), &v.erratum);
+            }
+        }
+        for s in &file.structs {
+            row(format!("struct {}", s.name), &s.erratum);
+            for f in &s.fields {
+                row(format!("struct {}, field {}", s.name, f.name), &f.erratum);
+            }
+        }
     }
     out
 }

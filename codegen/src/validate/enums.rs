@@ -108,6 +108,7 @@ pub(super) fn build_enum(ctx: &Ctx, raw: &RawEnum, gates: GateRange) -> Result<E
     }
     Ok(Enum {
         name: raw.name.clone(),
+        unused_reason: raw.unused_reason.clone(),
         repr,
         doc: raw.doc.clone(),
         source: raw.source.clone(),

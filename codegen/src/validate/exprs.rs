@@ -56,6 +56,7 @@ pub(super) fn check_files(
             enums: shell.enums,
             contexts,
             structs,
+            folders: shell.folders,
         });
     }
     Ok((files, checked_table))
@@ -192,6 +193,7 @@ fn check_derived_context(
     }
     Ok(Context {
         name: context.name.clone(),
+        unused_reason: context.unused_reason.clone(),
         doc: context.doc.clone(),
         source: context.source.clone(),
         from: context.from.clone(),
@@ -228,6 +230,7 @@ fn check_struct(
         .collect();
     Ok(Struct {
         name: structure.name.clone(),
+        unused_reason: structure.unused_reason.clone(),
         doc: structure.doc.clone(),
         source: structure.source.clone(),
         erratum: structure.erratum.clone(),
@@ -347,6 +350,7 @@ fn check_field(
                 on: checked(&switch.on, on),
                 cases: switch.cases.clone(),
                 default: switch.default.clone(),
+                default_reason: switch.default_reason.clone(),
                 errors: switch.errors.clone(),
             };
             (Layout::Switch(switch), args)
@@ -391,19 +395,44 @@ fn check_switch_keys(
             let Some(spec_enum) = table.enums.get(name) else {
                 return Err(at("type.switch_on", ExprError::UnknownName(name.clone())));
             };
-            for key in keys {
+            let keys: Vec<&String> = keys.collect();
+            for key in &keys {
                 if spec_enum.variant(key).is_none() {
                     return Err(ctx.err(
                         path,
                         SpecErrorKind::UnknownVariant {
                             enum_name: name.clone(),
-                            variant: key.clone(),
+                            variant: (*key).clone(),
                         },
                     ));
                 }
             }
+            let unlisted: Vec<String> = spec_enum
+                .variants
+                .iter()
+                .filter(|v| !keys.iter().any(|k| **k == v.name))
+                .map(|v| v.name.clone())
+                .collect();
+            if !unlisted.is_empty() && switch.default_reason.is_none() {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::NonExhaustiveSwitch {
+                        enum_name: name.clone(),
+                        unlisted,
+                        has_default: switch.default.is_some(),
+                    },
+                ));
+            }
         }
         ty if ty.is_integer() => {
+            if switch.default_reason.is_some() {
+                return Err(at(
+                    "type.default_reason",
+                    ExprError::Bad(
+                        "only a switch over an enum can leave variants to the default".into(),
+                    ),
+                ));
+            }
             for key in keys {
                 if key.parse::<i128>().is_err() {
                     return Err(at(

@@ -10,6 +10,7 @@
 
 mod enums;
 mod exprs;
+mod sizes;
 mod structs;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -68,6 +69,7 @@ struct FileShell {
     enums: Vec<Enum>,
     contexts: Vec<Context<Parsed>>,
     structs: Vec<Struct<Parsed>>,
+    folders: Vec<Folder>,
 }
 
 /// Names the generated code uses for itself (the switch value passed to a
@@ -100,6 +102,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
             enums: Vec::new(),
             contexts: Vec::new(),
             structs: Vec::new(),
+            folders: Vec::new(),
         });
     }
     let gates = GateRange {
@@ -107,6 +110,23 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         newest: raw_format.current + 1,
     };
     let declared = declare_names(&raw_format, &shells)?;
+    let mut folder_file: Option<String> = None;
+    for shell in &mut shells {
+        if shell.raw.folders.is_empty() {
+            continue;
+        }
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        if let Some(first) = &folder_file {
+            return Err(ctx.err(
+                "folder",
+                SpecErrorKind::Invalid(format!("folders are already declared in {first}")),
+            ));
+        }
+        folder_file = Some(shell.display.clone());
+        shell.folders = build_folders(&ctx, &shell.raw.folders, gates)?;
+    }
 
     let mut table: TypeTable<Parsed> = TypeTable::default();
     for shell in &mut shells {
@@ -135,11 +155,14 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         }
     }
     structs::check_across(&shells, &table)?;
+    sizes::check_fixed_sizes(&shells, &table)?;
     let (files, checked_table) = exprs::check_files(shells, &table)?;
 
     let spec = Spec {
         current: raw_format.current,
         oldest: raw_format.oldest,
+        reads: raw_format.reads,
+        writes: raw_format.writes,
         format_title: raw_format.file.title.clone(),
         format_module: raw_format.file.module.clone(),
         format_source: raw_format.file.source.clone(),
@@ -152,6 +175,26 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
                 source: v.source.clone(),
                 erratum: v.erratum.clone(),
                 changes: v.changes.clone(),
+            })
+            .collect(),
+        upstream: Upstream {
+            repository: raw_format.upstream.repository.clone(),
+            format_spec_commit: raw_format.upstream.format_spec_commit.clone(),
+            format_spec_date: raw_format.upstream.format_spec_date.clone(),
+            release_tag: raw_format.upstream.release_tag.clone(),
+            release_commit: raw_format.upstream.release_commit.clone(),
+            doc: raw_format.upstream.doc.clone(),
+        },
+        facts: raw_format
+            .facts
+            .iter()
+            .map(|f| Fact {
+                name: f.name.clone(),
+                erratum: f.kind == "erratum",
+                statement: f.statement.clone(),
+                source: f.source.clone(),
+                upstream: f.upstream.clone(),
+                value: f.value,
             })
             .collect(),
         files,
@@ -205,6 +248,71 @@ fn load_format(
             )),
         ));
     }
+    // What the implementation supports is stated, never implied by `current`.
+    for (key, value, low, high) in [
+        (
+            "reads",
+            raw_format.reads,
+            raw_format.oldest,
+            raw_format.current,
+        ),
+        (
+            "writes",
+            raw_format.writes,
+            raw_format.oldest,
+            raw_format.reads,
+        ),
+    ] {
+        if value < low || value > high {
+            return Err(format_ctx.err(
+                key,
+                SpecErrorKind::Invalid(format!(
+                    "{key} = {value} is outside {low}..={high} (oldest..={})",
+                    if key == "reads" { "current" } else { "reads" }
+                )),
+            ));
+        }
+    }
+    let upstream = &raw_format.upstream;
+    for (key, commit) in [
+        ("upstream.format_spec_commit", &upstream.format_spec_commit),
+        ("upstream.release_commit", &upstream.release_commit),
+    ] {
+        if commit.len() != 40 || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format_ctx.err(
+                key,
+                SpecErrorKind::Invalid(format!("\"{commit}\" is not a full 40-digit commit id")),
+            ));
+        }
+    }
+    let mut seen_facts = BTreeSet::new();
+    for fact in &raw_format.facts {
+        let path = format!("fact {}", fact.name);
+        if !is_snake(&fact.name) {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::Invalid(format!("\"{}\" is not a snake_case name", fact.name)),
+            ));
+        }
+        if !seen_facts.insert(fact.name.clone()) {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::DuplicateName {
+                    what: "fact".into(),
+                    name: fact.name.clone(),
+                },
+            ));
+        }
+        if fact.kind != "erratum" && fact.kind != "missing" {
+            return Err(format_ctx.err(
+                path,
+                SpecErrorKind::Invalid(format!(
+                    "kind = \"{}\": a fact is an \"erratum\" (upstream is wrong) or \"missing\" (upstream says nothing)",
+                    fact.kind
+                )),
+            ));
+        }
+    }
     let mut seen_versions = BTreeSet::new();
     for version in &raw_format.versions {
         if !seen_versions.insert(version.number) {
@@ -216,6 +324,27 @@ fn load_format(
                 },
             ));
         }
+    }
+    // Every version from the oldest to `current` says what it changed, so
+    // raising `current` without a history entry cannot go unnoticed.
+    for version in raw_format.oldest..=raw_format.current {
+        if !seen_versions.contains(&version) {
+            let key = if version == raw_format.current {
+                "current"
+            } else {
+                "version"
+            };
+            return Err(format_ctx.err(key, SpecErrorKind::MissingVersionEntry { key, version }));
+        }
+    }
+    if let Some(above) = seen_versions.range(raw_format.current + 1..).next() {
+        return Err(format_ctx.err(
+            format!("version {above}"),
+            SpecErrorKind::Invalid(format!(
+                "a history entry above current = {}",
+                raw_format.current
+            )),
+        ));
     }
     Ok(raw_format)
 }
@@ -350,11 +479,88 @@ fn build_context(
     }
     Ok(Context {
         name: raw_context.name.clone(),
+        unused_reason: raw_context.unused_reason.clone(),
         doc: raw_context.doc.clone(),
         source: raw_context.source.clone(),
         from: raw_context.from.clone(),
         fields,
     })
+}
+
+/// The folder table: each path once per kind of object; a folder listed
+/// whole says what TileDB loads its files as and what fails beside an
+/// unexpected one, any other says neither.
+fn build_folders(ctx: &Ctx, raw: &[RawFolder], gates: GateRange) -> Result<Vec<Folder>, SpecError> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for folder in raw {
+        let path = format!("folder {:?}", folder.path);
+        let mut in_array = false;
+        let mut in_group = false;
+        for object in &folder.objects {
+            match object.as_str() {
+                "array" => in_array = true,
+                "group" => in_group = true,
+                other => {
+                    return Err(ctx.err(
+                        path,
+                        SpecErrorKind::Invalid(format!(
+                            "in: \"{other}\" is neither \"array\" nor \"group\""
+                        )),
+                    ))
+                }
+            }
+            if !seen.insert((object.clone(), folder.path.clone())) {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::DuplicateName {
+                        what: format!("{object} folder"),
+                        name: folder.path.clone(),
+                    },
+                ));
+            }
+        }
+        if !in_array && !in_group {
+            return Err(ctx.err(
+                path,
+                SpecErrorKind::Invalid("in: name \"array\", \"group\" or both".into()),
+            ));
+        }
+        check_gates(ctx, &path, folder.since, None, gates)?;
+        let (loaded_as, refusal) = match (folder.listed_whole, &folder.loaded_as, &folder.refusal) {
+            (true, Some(loaded_as), Some(refusal)) => (loaded_as.clone(), refusal.clone()),
+            (true, _, _) => {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::Invalid(
+                        "listed_whole needs loaded_as and refusal (what TileDB loads each file as, what fails beside an unexpected one)".into(),
+                    ),
+                ))
+            }
+            (false, None, None) => (String::new(), String::new()),
+            (false, _, _) => {
+                return Err(ctx.err(
+                    path,
+                    SpecErrorKind::Invalid(
+                        "loaded_as and refusal describe a folder listed whole; set listed_whole = true or remove them".into(),
+                    ),
+                ))
+            }
+        };
+        out.push(Folder {
+            path: folder.path.clone(),
+            in_array,
+            in_group,
+            since: folder.since,
+            doc: folder.doc.clone(),
+            listed_whole: folder.listed_whole,
+            loaded_as,
+            refusal,
+            reason: folder.reason.clone(),
+            source: folder.source.clone(),
+        });
+    }
+    Ok(out)
 }
 
 fn syntax_message(err: &toml::de::Error) -> String {

@@ -40,6 +40,7 @@ pub(super) fn build_struct(
     }
     Ok(Struct {
         name: raw.name.clone(),
+        unused_reason: raw.unused_reason.clone(),
         doc: raw.doc.clone(),
         source: raw.source.clone(),
         erratum: raw.erratum.clone(),
@@ -470,6 +471,14 @@ fn build_switch(
             _ => return Err(ctx.err(fpath, SpecErrorKind::UnknownType((*ty).clone()))),
         }
     }
+    if raw.default_reason.is_some() && raw.default.is_none() {
+        return Err(ctx.err(
+            fpath,
+            SpecErrorKind::Invalid(
+                "type.default_reason: there is no default for it to explain".into(),
+            ),
+        ));
+    }
     if let Some(key) = raw.errors.keys().find(|k| raw.cases.contains_key(*k)) {
         return Err(ctx.err(
             fpath,
@@ -492,6 +501,7 @@ fn build_switch(
         on,
         cases,
         default: raw.default.clone(),
+        default_reason: raw.default_reason.clone(),
         errors: raw
             .errors
             .iter()

@@ -25,17 +25,18 @@ impl Checker<'_> {
         for (path, _) in self.files_under(GROUP_DETAILS_DIR) {
             let name = path.rsplit('/').next().unwrap_or_default();
             if is_tmp(name) {
-                // TileDB 2.30 loads every file of `__group/` as group details and cannot
-                // open the group beside one (tried with tiledb-py).
-                self.find(
-                    &path,
-                    0,
-                    "file name",
-                    "a temporary file left by an interrupted write, where TileDB 2.30 loads \
-                     every file as group details: TileDB cannot open the group until it is \
-                     removed",
-                );
-                continue;
+                // TileDB 2.30 lists `__group/` whole (spec/directory.toml).
+                if let Some(folder) =
+                    crate::format::generated::listed_whole_folder(GROUP_DETAILS_DIR, true)
+                {
+                    self.find(
+                        &path,
+                        0,
+                        "file name",
+                        names::leftover_in_listed_folder(folder),
+                    );
+                    continue;
+                }
             }
             let vacuum = match TimestampedName::parse(name) {
                 Ok(n) if n.extension() == Some(Extension::Vac) => true,

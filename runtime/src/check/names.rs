@@ -1,4 +1,5 @@
 use super::*;
+use crate::format::generated::{listed_whole_folder, Folder};
 
 impl Checker<'_> {
     /// Every name is one the format allows where it sits.
@@ -61,16 +62,13 @@ pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
         return None;
     }
     let parts: Vec<&str> = path.split('/').collect();
-    let refused = |what: &str, fails: &str| {
-        Err(format!(
-            "a temporary file left by an interrupted write, where TileDB 2.30 loads every \
-             file as {what}: TileDB cannot {fails} until it is removed"
-        ))
-    };
+    // The folders TileDB lists whole come from spec/directory.toml.
+    if let [dir, _] = parts.as_slice() {
+        if let Some(folder) = listed_whole_folder(dir, false) {
+            return Some(Err(leftover_in_listed_folder(folder)));
+        }
+    }
     Some(match parts.as_slice() {
-        ["__schema", _] => refused("a schema", "open the array"),
-        ["__meta", _] => refused("array metadata", "read the array's metadata"),
-        ["__fragment_meta", _] => refused("consolidated fragment metadata", "open the array"),
         [_]
         | ["__commits", _]
         | ["__fragments", _]
@@ -80,6 +78,16 @@ pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
         [fragment, _] if TimestampedName::parse(fragment).is_ok() => Ok(()),
         _ => return None,
     })
+}
+
+/// The problem with a temporary file in a folder TileDB lists whole
+/// (`listed_whole` in spec/directory.toml).
+pub(super) fn leftover_in_listed_folder(folder: &Folder) -> String {
+    format!(
+        "a temporary file left by an interrupted write, where TileDB 2.30 loads every \
+         file as {}: TileDB cannot {} until it is removed",
+        folder.loaded_as, folder.refusal
+    )
 }
 
 /// Why a file's name is not one the format allows where it sits.

@@ -15,7 +15,8 @@
 use super::byteshuffle::{part_sizes_metadata, read_part_sizes};
 use super::stage::{prepend_metadata, Cursor, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
 
-const BLOCK: usize = 8192;
+/// `bitshuffle_block_bytes` in spec/format.toml (a fact upstream's documents lack).
+const BLOCK: usize = crate::format::generated::BITSHUFFLE_BLOCK_BYTES as usize;
 
 /// Transposes the 8×8 bit matrix held in `x` (byte r, bit c → byte c, bit r).
 #[inline]

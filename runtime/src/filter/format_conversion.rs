@@ -17,6 +17,12 @@ pub fn from_stored(pipeline: &stored::FilterPipeline) -> Result<FilterPipeline> 
     FilterPipeline::from_stored(pipeline)
 }
 
+/// The runtime pipeline of a stored pipeline read from a file of format
+/// `version`: filter types that do not exist in that version are unsupported.
+pub fn from_stored_at(pipeline: &stored::FilterPipeline, version: u32) -> Result<FilterPipeline> {
+    FilterPipeline::from_stored_at(pipeline, version)
+}
+
 /// The stored form of a runtime pipeline.
 pub fn to_stored(pipeline: &FilterPipeline) -> Result<stored::FilterPipeline> {
     Ok(pipeline.to_stored())

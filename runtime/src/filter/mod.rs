@@ -20,6 +20,7 @@ pub(crate) mod byteshuffle;
 pub(crate) mod checksum;
 pub(crate) mod compression;
 mod convert;
+pub use convert::is_implemented;
 pub(crate) mod delta;
 pub(crate) mod double_delta;
 pub(crate) mod encryption;

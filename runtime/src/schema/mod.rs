@@ -9,7 +9,7 @@ use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
 use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
-use crate::format::generated::CURRENT_FORMAT_VERSION;
+use crate::format::generated::NEWEST_READ_FORMAT_VERSION;
 use crate::format::io::read_exact_from;
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{
@@ -19,8 +19,10 @@ use crate::tile::generic::{
 
 pub use value::Scalar;
 
-/// The newest schema format version this runtime reads.
-pub const MAX_SUPPORTED_VERSION: u32 = CURRENT_FORMAT_VERSION;
+/// The newest format version this runtime reads: `reads` in
+/// `spec/format.toml`, stated there apart from the newest layout the spec
+/// describes (`current`).
+pub const MAX_SUPPORTED_VERSION: u32 = NEWEST_READ_FORMAT_VERSION;
 
 /// Dense or sparse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,10 +263,10 @@ impl ArraySchema {
     }
 
     fn from_stored(name: &str, s: stored::ArraySchema) -> Result<ArraySchema> {
-        let coords_filters = format_conversion::from_stored(&s.coords_filters)?;
-        let offsets_filters = format_conversion::from_stored(&s.offsets_filters)?;
+        let coords_filters = format_conversion::from_stored_at(&s.coords_filters, s.version)?;
+        let offsets_filters = format_conversion::from_stored_at(&s.offsets_filters, s.version)?;
         let validity_filters = match &s.validity_filters {
-            Some(p) => format_conversion::from_stored(p)?,
+            Some(p) => format_conversion::from_stored_at(p, s.version)?,
             None => FilterPipeline::new(Vec::new()),
         };
         let mut dimensions = Vec::new();
@@ -272,7 +274,9 @@ impl ArraySchema {
             let datatype = format_conversion::datatype(d.datatype)?;
             let var = d.cell_val_num == u32::MAX;
             let filters = match &d.filters {
-                Some(p) if !p.filters.is_empty() => format_conversion::from_stored(p)?,
+                Some(p) if !p.filters.is_empty() => {
+                    format_conversion::from_stored_at(p, s.version)?
+                }
                 _ => coords_filters.clone(),
             };
             let domain = if var || d.domain.is_empty() {
@@ -323,7 +327,7 @@ impl ArraySchema {
                 nullable: a.nullable,
                 fill,
                 fill_validity: a.fill_validity != 0,
-                filters: format_conversion::from_stored(&a.filters)?,
+                filters: format_conversion::from_stored_at(&a.filters, s.version)?,
                 enumeration: match &a.enumeration_name {
                     Some(n) if !n.is_empty() => Some(utf8(n, "Attribute.enumeration_name")?),
                     _ => None,

@@ -89,13 +89,20 @@ impl LocalStorage {
     }
 
     /// Writes `data` to a new temporary file at the storage root and
-    /// returns its path. The root, because TileDB lists `__meta/`,
-    /// `__fragment_meta/`, `__schema/` and `__group/` and fails on any name
-    /// it does not expect there, while it ignores unknown files in the root
-    /// of arrays and groups (tried with TileDB 2.30); a rename within one
+    /// returns its path. The root, because TileDB lists some folders whole
+    /// (`__meta/`, `__fragment_meta/`, `__schema/`, `__group/`:
+    /// `listed_whole` in spec/directory.toml) and fails on any name it does
+    /// not expect there, while it ignores unknown files in the root of
+    /// arrays and groups (tried with TileDB 2.30); a rename within one
     /// filesystem is atomic wherever the two folders are.
     fn write_temp(&self, final_name: &str, data: &[u8]) -> Result<PathBuf> {
         use std::io::Write;
+        const TEMP_DIR: &str = "";
+        debug_assert!(
+            crate::format::generated::listed_whole_folder(TEMP_DIR, false).is_none()
+                && crate::format::generated::listed_whole_folder(TEMP_DIR, true).is_none(),
+            "temporary files must stay out of the folders TileDB lists whole"
+        );
         let root = self.resolve(&RelPath::root())?;
         let (label, now) = crate::storage::label::new_label()?;
         // The final name makes a leftover recognizable; cut so that the

@@ -227,3 +227,28 @@ fn confirmed_folders_never_let_a_link_escape() {
     assert!(err.to_string().contains("outside"), "{err}");
     assert!(storage.list(&dir).is_err());
 }
+
+/// Temporary files go to the root because spec/directory.toml says TileDB
+/// does not list it whole, for arrays and groups alike; the folders it does
+/// list whole are the ones `tdb check` and vacuum treat as such.
+#[test]
+fn temporary_files_stay_out_of_the_folders_tiledb_lists_whole() {
+    use crate::format::generated::{listed_whole_folder, FOLDERS, LISTED_WHOLE_FOLDERS};
+    assert!(listed_whole_folder("", false).is_none() && listed_whole_folder("", true).is_none());
+    for folder in FOLDERS.iter().filter(|f| f.listed_whole) {
+        assert!(LISTED_WHOLE_FOLDERS.contains(&folder.path), "{folder:?}");
+        assert!(!folder.loaded_as.is_empty() && !folder.refusal.is_empty());
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let storage = LocalStorage::new(tmp.path());
+    for dir in LISTED_WHOLE_FOLDERS {
+        storage.create_dir(&RelPath::parse(dir).unwrap()).unwrap();
+        let file = RelPath::parse(dir).unwrap().join("x.tdb").unwrap();
+        storage.write(&file, b"data").unwrap();
+        let names: Vec<String> = std::fs::read_dir(tmp.path().join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["x.tdb"], "{dir}");
+    }
+}

@@ -89,7 +89,7 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
         }
         (false, None) => {}
     }
-    let pipeline = format_conversion::from_stored(&header.pipeline)
+    let pipeline = format_conversion::from_stored_at(&header.pipeline, header.version)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
     let body_start = offset + header_len;
     let body_end =

@@ -6,7 +6,7 @@
 
 use crate::directory::text_files::{encode_lines, parse_consolidated_commits};
 use crate::directory::timestamped_name::now_ms;
-use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR, SCHEMA_DIR};
+use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
 use crate::directory::{Extension, TimeTravelRule, TimestampedName};
 use crate::error::Result;
 use crate::storage::{is_temp_file_name, temp_file_started_ms};
@@ -52,9 +52,10 @@ pub const TEMP_FILE_GRACE_MS: u64 = 60 * 60 * 1000;
 /// Removes temporary files that writes killed before their rename left
 /// behind: those of [`crate::storage::LocalStorage::write`] in the
 /// root started more than `older_than_ms` ago, and any `.tmp` file in the
-/// folders TileDB lists (`__schema/`, `__meta/`, `__fragment_meta/`,
-/// `__commits/`), which an earlier version of this writer left and TileDB
-/// cannot open an array beside. Returns how many were removed.
+/// folders TileDB lists whole (`listed_whole` in spec/directory.toml:
+/// `__schema/`, `__meta/`, `__fragment_meta/`), which an earlier version of
+/// this writer left and TileDB cannot open an array beside, and in
+/// `__commits/`, where that writer left them too. Returns how many were removed.
 pub fn remove_stale_temp_files(storage: &dyn Storage, older_than_ms: u64) -> Result<usize> {
     let now = now_ms();
     let mut removed = 0;
@@ -66,7 +67,11 @@ pub fn remove_stale_temp_files(storage: &dyn Storage, older_than_ms: u64) -> Res
             removed += 1;
         }
     }
-    for dir in [SCHEMA_DIR, METADATA_DIR, FRAGMENT_META_DIR, COMMITS_DIR] {
+    let listed_whole = crate::format::generated::FOLDERS
+        .iter()
+        .filter(|f| f.listed_whole && f.in_array)
+        .map(|f| f.path);
+    for dir in listed_whole.chain([COMMITS_DIR]) {
         let dir = RelPath::parse(dir)?;
         for name in files_in(storage, &dir)? {
             if is_temp_file_name(&name) {
@@ -188,6 +193,7 @@ pub fn vacuum_array_meta(storage: &dyn Storage) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::directory::SCHEMA_DIR;
     use crate::storage::LocalStorage;
 
     #[test]

@@ -26,8 +26,8 @@ use crate::tile::generic::write_generic_tile;
 
 pub use fragment::{write_fragment, Column, FragmentInput};
 
-/// The format version this writer produces (TileDB 2.30's).
-pub const WRITE_VERSION: u32 = 22;
+/// The format version this writer produces (TileDB 2.30's): `writes` in `spec/format.toml`.
+pub const WRITE_VERSION: u32 = crate::format::generated::WRITE_FORMAT_VERSION;
 
 /// The folders of an array (format 12 and later).
 pub const ARRAY_DIRS: [&str; 6] = [

@@ -278,6 +278,20 @@ impl Datatype {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
     /// The `is_string` of this value, as the spec lists it.
     pub const fn is_string(self) -> bool {
         match self {
@@ -427,18 +441,48 @@ pub enum FilterType {
     /// `CHECKSUM_SHA256` = 13: SHA-256 checksum of every chunk part.
     ChecksumSha256 = 13,
     /// `DICTIONARY` = 14: Dictionary encoding (var-sized strings).
+    ///
+    /// Valid in versions 13 and later.
+    ///
+    /// Source: `tiledb/sm/enums/filter_type.h`.
+    ///
+    /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.9.0, whose format_version (tiledb/sm/misc/constants.cc) is 13; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Dictionary = 14,
     /// `SCALE_FLOAT` = 15: Float scaling to a narrower integer.
+    ///
+    /// Valid in versions 15 and later.
+    ///
+    /// Source: `tiledb/sm/enums/filter_type.h`.
+    ///
+    /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.11.0, whose format_version (tiledb/sm/misc/constants.cc) is 15; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     ScaleFloat = 15,
     /// `XOR` = 16: XOR of each value with its predecessor.
+    ///
+    /// Valid in versions 16 and later.
+    ///
+    /// Source: `tiledb/sm/enums/filter_type.h`.
+    ///
+    /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.12.0, whose format_version (tiledb/sm/misc/constants.cc) is 16; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Xor = 16,
     /// `DEPRECATED` = 17: Retired filter id (FILTER_DEPRECATED); TileDB rejects it when reading a pipeline.
     ///
     /// Deprecated.
     Deprecated = 17,
     /// `WEBP` = 18: WebP image compression of 2-D UINT8 tiles.
+    ///
+    /// Valid in versions 16 and later.
+    ///
+    /// Source: `tiledb/sm/enums/filter_type.h`.
+    ///
+    /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.13.0, whose format_version (tiledb/sm/misc/constants.cc) is 16; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Webp = 18,
     /// `DELTA` = 19: Delta encoding.
+    ///
+    /// Valid in versions 19 and later.
+    ///
+    /// Source: `tiledb/sm/enums/filter_type.h`.
+    ///
+    /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.16.0, whose format_version (tiledb/sm/misc/constants.cc) is 19; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Delta = 19,
 }
 
@@ -527,11 +571,32 @@ impl FilterType {
     }
     /// The first format version in which this value is valid, if limited.
     pub const fn since(self) -> Option<u32> {
-        None
+        match self {
+            FilterType::Dictionary => Some(13u32),
+            FilterType::ScaleFloat => Some(15u32),
+            FilterType::Xor => Some(16u32),
+            FilterType::Webp => Some(16u32),
+            FilterType::Delta => Some(19u32),
+            _ => None,
+        }
     }
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -631,6 +696,20 @@ impl Compressor {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for Compressor {
@@ -688,6 +767,20 @@ impl ArrayType {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -765,6 +858,20 @@ impl Layout {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for Layout {
@@ -825,6 +932,20 @@ impl EncryptionType {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -891,6 +1012,20 @@ impl DataOrder {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -993,6 +1128,20 @@ impl QueryConditionOp {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for QueryConditionOp {
@@ -1059,6 +1208,20 @@ impl CombinationOp {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for CombinationOp {
@@ -1112,6 +1275,20 @@ impl CurrentDomainType {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -1178,6 +1355,20 @@ impl ObjectType {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -1255,6 +1446,20 @@ impl WebpFormat {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for WebpFormat {
@@ -1314,6 +1519,20 @@ impl FragmentSectionId {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 
@@ -1376,6 +1595,20 @@ impl AstNodeType {
     pub const fn until(self) -> Option<u32> {
         None
     }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
+    }
 }
 
 impl core::fmt::Display for AstNodeType {
@@ -1433,6 +1666,20 @@ impl Bool {
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
         None
+    }
+    /// Whether this value is valid in format `version` (within its
+    /// `since`/`until`). A file of another version holding it is
+    /// unsupported, not corrupt.
+    pub const fn exists_in(self, version: u32) -> bool {
+        let from = match self.since() {
+            Some(since) => version >= since,
+            None => true,
+        };
+        let before = match self.until() {
+            Some(until) => version < until,
+            None => true,
+        };
+        from && before
     }
 }
 

@@ -81,6 +81,11 @@ impl Filter {
 #[brw(little, import { switch_selector: FilterType, version: u32 })]
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub enum FilterOptions {
+    /// When the selector is NONE, BITSHUFFLE, BYTESHUFFLE, AES_256_GCM, CHECKSUM_MD5, CHECKSUM_SHA256, XOR.
+    #[br(
+        pre_assert(matches!(switch_selector, FilterType::None | FilterType::Bitshuffle | FilterType::Byteshuffle | FilterType::Aes256Gcm | FilterType::ChecksumMd5 | FilterType::ChecksumSha256 | FilterType::Xor)),
+    )]
+    NoOptions(#[br(args_raw = NoOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = NoOptionsBinWriteArgs::builder().version(version).finalize())] NoOptions),
     /// When the selector is GZIP, ZSTD, LZ4, RLE, BZIP2, DICTIONARY.
     #[br(
         pre_assert(matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary)),
@@ -117,11 +122,6 @@ pub enum FilterOptions {
     /// When the selector is DELTA.
     #[br(pre_assert(matches!(switch_selector, FilterType::Delta)))]
     DeltaOptions(#[br(args_raw = DeltaOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = DeltaOptionsBinWriteArgs::builder().version(version).finalize())] DeltaOptions),
-    /// For every other selector.
-    #[br(
-        pre_assert(!matches!(switch_selector, FilterType::Gzip | FilterType::Zstd | FilterType::Lz4 | FilterType::Rle | FilterType::Bzip2 | FilterType::Dictionary | FilterType::DoubleDelta | FilterType::BitWidthReduction | FilterType::PositiveDelta | FilterType::ScaleFloat | FilterType::Deprecated | FilterType::Webp | FilterType::Delta)),
-    )]
-    NoOptions(#[br(args_raw = NoOptionsBinReadArgs::builder().version(version).finalize())] #[bw(args_raw = NoOptionsBinWriteArgs::builder().version(version).finalize())] NoOptions),
 }
 
 impl FilterOptions {

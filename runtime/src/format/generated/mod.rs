@@ -4,6 +4,8 @@ pub mod array_schema;
 
 pub mod commits;
 
+pub mod directory;
+
 pub mod enumeration;
 
 pub mod enums;
@@ -27,6 +29,8 @@ pub mod text_files;
 pub use array_schema::*;
 
 pub use commits::*;
+
+pub use directory::*;
 
 pub use enumeration::*;
 
