@@ -30,7 +30,7 @@
 //! ```
 //!
 //! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
-//! local files); [`filter`], [`tile`] (generic and data tiles); [`directory`]
+//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`] (the cells of a field, read or written); [`directory`]
 //! (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
@@ -47,6 +47,7 @@ pub mod format;
 // 1
 pub mod storage;
 // 2
+pub mod column;
 pub mod filter;
 pub mod tile;
 // 3
@@ -68,7 +69,8 @@ pub mod array;
 pub mod group;
 
 pub use array::{Array, OpenOptions};
-pub use error::{Error, ErrorClass, Location, Result};
+pub use column::Column;
+pub use error::{Cause, Error, ErrorClass, Location, Result};
 pub use group::Group;
 pub use snapshot::Snapshot;
 pub use storage::{LocalStorage, RelPath, Storage};
