@@ -12,7 +12,7 @@ mod file;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use file::{footer_region, parse_metadata_file, MetadataFile};
+pub use file::{footer_region, parse_metadata_file, FragmentMetadataFile};
 
 use crate::directory::{Fragment, TimestampedName};
 
@@ -62,14 +62,19 @@ pub struct FieldTiles {
     pub validity_offsets: Vec<u64>,
 }
 
-/// The footer facts, from either metadata generation.
+/// The footer as stored, in either metadata generation: the footer of
+/// format 3 and later, or the single generic tile of format 1-2.
 #[derive(Debug, Clone)]
-enum Layout {
+enum StoredFooter {
     Footer(Box<stored::FragmentFooter>),
     Legacy(Box<stored::FragmentMetadataV1V2>),
 }
 
-/// One fragment's metadata.
+/// One fragment's metadata as readers hold it: the footer, parsed when
+/// loaded, and the per-field tile tables, the R-tree and the processed
+/// conditions, each loaded from the file on first use. The same file loaded
+/// whole, as `tdb check` and the fuzz targets want it, is a
+/// [`FragmentMetadataFile`].
 #[derive(Debug)]
 pub struct FragmentMetadata {
     pub path: RelPath,
@@ -83,7 +88,7 @@ pub struct FragmentMetadata {
     pub last_tile_cell_num: u64,
     pub has_timestamps: bool,
     pub has_delete_meta: bool,
-    layout: Layout,
+    footer: StoredFooter,
     key: Option<[u8; 32]>,
     /// The size of `__fragment_metadata.tdb`, once looked up: its generic
     /// tiles are read by ranged reads, judged against it.
@@ -439,7 +444,7 @@ impl FragmentMetadata {
             has_timestamps: footer.has_timestamps,
             has_delete_meta: footer.has_delete_meta,
             schema,
-            layout: Layout::Footer(Box::new(footer)),
+            footer: StoredFooter::Footer(Box::new(footer)),
             key: key.copied(),
             file_size: OnceLock::new(),
             fields: Mutex::new(HashMap::new()),
@@ -453,9 +458,9 @@ impl FragmentMetadata {
         meta.tile_num = if meta.dense {
             meta.dense_tile_num()?
         } else {
-            match &meta.layout {
-                Layout::Footer(f) => f.sparse_tile_num,
-                Layout::Legacy(_) => 0,
+            match &meta.footer {
+                StoredFooter::Footer(f) => f.sparse_tile_num,
+                StoredFooter::Legacy(_) => 0,
             }
         };
         Ok(meta)
@@ -503,7 +508,7 @@ impl FragmentMetadata {
             has_timestamps: false,
             has_delete_meta: false,
             schema,
-            layout: Layout::Legacy(Box::new(legacy)),
+            footer: StoredFooter::Legacy(Box::new(legacy)),
             key: key.copied(),
             file_size: OnceLock::new(),
             fields: Mutex::new(HashMap::new()),
@@ -643,8 +648,8 @@ impl FragmentMetadata {
             Error::Usage(format!("fragment {} has no field {field:?}", self.name))
         })?;
         let mut tiles = FieldTiles::default();
-        match &self.layout {
-            Layout::Footer(f) => {
+        match &self.footer {
+            StoredFooter::Footer(f) => {
                 let pick = |list: &Vec<u64>| list.get(index).copied();
                 if let Some(o) = pick(&f.tile_offsets_offsets) {
                     tiles.offsets = self.u64_tile(storage, o, "tile offsets")?;
@@ -659,7 +664,7 @@ impl FragmentMetadata {
                     tiles.validity_offsets = self.u64_tile(storage, o, "tile validity offsets")?;
                 }
             }
-            Layout::Legacy(l) => {
+            StoredFooter::Legacy(l) => {
                 let get = |lists: &Vec<stored::LegacyU64List>| {
                     lists
                         .get(index)
@@ -684,11 +689,11 @@ impl FragmentMetadata {
     /// fragment size TileDB's consolidation weighs.
     pub fn data_file_bytes(&self) -> u64 {
         let sum = |v: &[u64]| v.iter().fold(0u64, |a, b| a.saturating_add(*b));
-        match &self.layout {
-            Layout::Footer(f) => sum(&f.file_sizes)
+        match &self.footer {
+            StoredFooter::Footer(f) => sum(&f.file_sizes)
                 .saturating_add(sum(&f.file_var_sizes))
                 .saturating_add(f.file_validity_sizes.as_deref().map_or(0, sum)),
-            Layout::Legacy(l) => sum(&l.file_sizes).saturating_add(sum(&l.file_var_sizes)),
+            StoredFooter::Legacy(l) => sum(&l.file_sizes).saturating_add(sum(&l.file_var_sizes)),
         }
     }
 
@@ -697,8 +702,8 @@ impl FragmentMetadata {
         let Some(index) = self.field_index(field) else {
             return (0, 0, 0);
         };
-        match &self.layout {
-            Layout::Footer(f) => (
+        match &self.footer {
+            StoredFooter::Footer(f) => (
                 f.file_sizes.get(index).copied().unwrap_or(0),
                 f.file_var_sizes.get(index).copied().unwrap_or(0),
                 f.file_validity_sizes
@@ -706,7 +711,7 @@ impl FragmentMetadata {
                     .and_then(|v| v.get(index).copied())
                     .unwrap_or(0),
             ),
-            Layout::Legacy(l) => (
+            StoredFooter::Legacy(l) => (
                 l.file_sizes.get(index).copied().unwrap_or(0),
                 l.file_var_sizes.get(index).copied().unwrap_or(0),
                 0,
@@ -734,8 +739,8 @@ impl FragmentMetadata {
         if let Some(m) = self.mbrs.get() {
             return Ok(m.clone());
         }
-        let rects: Vec<Rectangle> = match &self.layout {
-            Layout::Footer(f) => {
+        let rects: Vec<Rectangle> = match &self.footer {
+            StoredFooter::Footer(f) => {
                 let tile = self.metadata_tile(storage, f.rtree_offset)?;
                 let rtree = parse_rtree(&tile, self.version, &self.schema.stored)
                     .map_err(|e| e.within("R-tree"))?;
@@ -748,7 +753,7 @@ impl FragmentMetadata {
                     None => Vec::new(),
                 }
             }
-            Layout::Legacy(l) => l
+            StoredFooter::Legacy(l) => l
                 .mbrs
                 .iter()
                 .map(|r| rect_from_stored(r, &self.schema))
@@ -765,8 +770,8 @@ impl FragmentMetadata {
         if let Some(p) = self.processed.get() {
             return Ok(p.clone());
         }
-        let list = match &self.layout {
-            Layout::Footer(f) => match f.processed_conditions_offset {
+        let list = match &self.footer {
+            StoredFooter::Footer(f) => match f.processed_conditions_offset {
                 Some(offset) if self.version >= 16 => {
                     let tile = self.metadata_tile(storage, offset)?;
                     let pc = parse_processed_conditions(&tile)?;
@@ -777,7 +782,7 @@ impl FragmentMetadata {
                 }
                 _ => Vec::new(),
             },
-            Layout::Legacy(_) => Vec::new(),
+            StoredFooter::Legacy(_) => Vec::new(),
         };
         let _ = self.processed.set(list.clone());
         Ok(list)
