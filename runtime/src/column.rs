@@ -153,6 +153,7 @@ impl Column {
     }
 
     /// The bytes of cell `i` (empty past the end).
+    #[inline]
     pub fn cell_bytes(&self, i: usize) -> &[u8] {
         match (&self.offsets, self.cell_val_num) {
             (Some(o), _) => {
@@ -169,6 +170,7 @@ impl Column {
     }
 
     /// Whether cell `i` is valid (always, for a column without validity).
+    #[inline]
     pub fn is_valid(&self, i: usize) -> bool {
         self.validity
             .as_ref()

@@ -30,8 +30,9 @@
 //! ```
 //!
 //! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
-//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`] (the cells of a field, read or written); [`directory`]
-//! (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
+//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`]
+//! (the cells of one field, as reads return them and writes take them);
+//! [`directory`] (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
 //! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
