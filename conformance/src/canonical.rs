@@ -10,7 +10,7 @@ use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
-use tiledb_runtime::schema::{ArraySchema, CellOrder, Scalar};
+use tiledb_runtime::schema::{ArraySchema, Scalar, SchemaOrder};
 
 fn is_byte_type(dt: Datatype) -> bool {
     use Datatype::*;
@@ -123,7 +123,7 @@ pub fn schema(s: &ArraySchema) -> Value {
         "cell_order": s.cell_order.name(),
         // TileDB reports no tile order for a Hilbert cell order (it has none: Hilbert
         // orders cells across the whole domain).
-        "tile_order": if s.cell_order == CellOrder::Hilbert { Value::Null } else { json!(s.tile_order.name()) },
+        "tile_order": if s.cell_order == SchemaOrder::Hilbert { Value::Null } else { json!(s.tile_order.name()) },
         "capacity": s.capacity,
         "allows_duplicates": s.allows_dups,
         "dims": s.dimensions.iter().map(|d| json!({"name": d.name, "type": d.datatype.name(),

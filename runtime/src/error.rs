@@ -3,7 +3,8 @@
 //! A conformance runner, and any careful caller, must tell a valid file we do
 //! not handle ([`Error::Unsupported`]) from an invalid one ([`Error::Corrupt`]);
 //! so the class is part of the type, and every corrupt-input error locates the
-//! fault: the file, the byte offset in it, and the structure/field path.
+//! fault: the file, the byte offset in it, and the structure/field path; and
+//! says what was wrong as data ([`Cause`]), so that tests assert exact errors.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,13 +38,92 @@ impl fmt::Display for Location {
     }
 }
 
+/// What is wrong with a corrupt input, as data. `Display` gives the human
+/// message; [`Cause::Text`] holds the causes not (yet) given a structure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Cause {
+    /// `needed` bytes are needed at the offset, but only `available` remain.
+    Truncated { needed: u64, available: u64 },
+    /// The data ends inside a structure (the binary reader ran out; how
+    /// much more it wanted is not known).
+    EndsEarly,
+    /// A stored value beyond its limit (`value > limit`).
+    OutOfRange { value: u64, limit: u64 },
+    /// A stored value that names no variant of the enumeration `enum_name`
+    /// (`"boolean"` for a flag that must be 0 or 1).
+    BadEnumValue { enum_name: &'static str, value: u64 },
+    /// A checksum (`algorithm`) that does not match the bytes it covers;
+    /// the digests in hexadecimal.
+    ChecksumMismatch {
+        algorithm: &'static str,
+        expected: String,
+        actual: String,
+    },
+    /// Two stored facts that must agree do not: `what` is `found`, the rest
+    /// of the file says `expected`.
+    Inconsistent {
+        what: &'static str,
+        expected: u64,
+        found: u64,
+    },
+    /// `count` bytes after the end of the structure.
+    TrailingBytes { count: u64 },
+    /// Any other cause, as text.
+    Text(String),
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::Truncated { needed, available } => {
+                write!(f, "needs {needed} bytes, but only {available} remain")
+            }
+            Cause::EndsEarly => f.write_str("the data ends early"),
+            Cause::OutOfRange { value, limit } => {
+                write!(f, "{value} exceeds the maximum {limit}")
+            }
+            Cause::BadEnumValue { enum_name, value } => {
+                write!(f, "{value} is not a valid {enum_name}")
+            }
+            Cause::ChecksumMismatch {
+                algorithm,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "{algorithm} mismatch: stored {expected}, computed {actual}"
+            ),
+            Cause::Inconsistent {
+                what,
+                expected,
+                found,
+            } => write!(f, "{what} is {found}, expected {expected}"),
+            Cause::TrailingBytes { count } => write!(f, "{count} unexpected trailing byte(s)"),
+            Cause::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl From<String> for Cause {
+    fn from(text: String) -> Cause {
+        Cause::Text(text)
+    }
+}
+
+impl From<&str> for Cause {
+    fn from(text: &str) -> Cause {
+        Cause::Text(text.to_string())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The input breaks the format: truncated, out of range, inconsistent,
     /// a failed checksum, a path that escapes the array's folder.
-    #[error("corrupt: {at}: {reason}")]
-    Corrupt { at: Location, reason: String },
+    #[error("corrupt: {at}: {cause}")]
+    Corrupt { at: Location, cause: Cause },
     /// A valid input that this implementation does not handle (a format
     /// version newer than ours, a filter we lack, a missing key).
     #[error("unsupported: {}{what}", file_prefix(.file))]
@@ -91,15 +171,24 @@ impl ErrorClass {
 
 impl Error {
     /// A corrupt-input error raised while working on a buffer; the caller
-    /// that knows the file adds it with [`Error::in_file`].
-    pub fn corrupt(offset: u64, field: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// that knows the file adds it with [`Error::in_file`]. `cause` is a
+    /// [`Cause`], or text (which becomes [`Cause::Text`]).
+    pub fn corrupt(offset: u64, field: impl Into<String>, cause: impl Into<Cause>) -> Self {
         Error::Corrupt {
             at: Location {
                 file: PathBuf::new(),
                 offset,
                 field: field.into(),
             },
-            reason: reason.into(),
+            cause: cause.into(),
+        }
+    }
+
+    /// The cause of a corrupt-input error.
+    pub fn cause(&self) -> Option<&Cause> {
+        match self {
+            Error::Corrupt { cause, .. } => Some(cause),
+            _ => None,
         }
     }
 

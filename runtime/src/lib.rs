@@ -30,8 +30,9 @@
 //! ```
 //!
 //! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
-//! local files); [`filter`], [`tile`] (generic and data tiles); [`directory`]
-//! (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
+//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`]
+//! (the cells of one field, as reads return them and writes take them);
+//! [`directory`] (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
 //! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
@@ -47,6 +48,7 @@ pub mod format;
 // 1
 pub mod storage;
 // 2
+pub mod column;
 pub mod filter;
 pub mod tile;
 // 3
@@ -68,7 +70,8 @@ pub mod array;
 pub mod group;
 
 pub use array::{Array, OpenOptions};
-pub use error::{Error, ErrorClass, Location, Result};
+pub use column::Column;
+pub use error::{Cause, Error, ErrorClass, Location, Result};
 pub use group::Group;
 pub use snapshot::Snapshot;
 pub use storage::{LocalStorage, RelPath, Storage};

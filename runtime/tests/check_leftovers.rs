@@ -18,6 +18,7 @@ use tiledb_runtime::check::{check_array, CheckOptions, Report};
 use tiledb_runtime::consolidate::{
     consolidate_commits, consolidate_fragment_meta, consolidate_fragments,
 };
+use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::read::{Layout, ReadQuery};
 use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
 use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
@@ -36,26 +37,14 @@ attrs = [
 "#;
 
 fn input(timestamp: u64, coords: &[i32], values: &[i32]) -> FragmentInput {
-    let bytes =
-        |v: &[i32]| -> Vec<Vec<u8>> { v.iter().map(|x| x.to_le_bytes().to_vec()).collect() };
+    let strings: Vec<String> = values.iter().map(|v| format!("v{v}")).collect();
+    let valid: Vec<bool> = values.iter().map(|v| v % 20 == 0).collect();
     FragmentInput {
         timestamp,
-        dims: vec![Column {
-            cells: bytes(coords),
-            validity: None,
-        }],
+        dims: vec![Column::from_values("d", coords)],
         attrs: vec![
-            Column {
-                cells: bytes(values),
-                validity: None,
-            },
-            Column {
-                cells: values
-                    .iter()
-                    .map(|v| format!("v{v}").into_bytes())
-                    .collect(),
-                validity: Some(values.iter().map(|v| v % 20 == 0).collect()),
-            },
+            Column::from_values("a", values),
+            Column::from_strings("s", Datatype::StringUtf8, &strings).with_validity(&valid),
         ],
         ..Default::default()
     }

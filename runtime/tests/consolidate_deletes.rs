@@ -233,14 +233,8 @@ fn one_write() -> (tempfile::TempDir, tiledb_runtime::schema::ArraySchema) {
 
 fn two_cells(dt: Vec<u64>, dci: Vec<u64>) -> FragmentInput {
     FragmentInput {
-        dims: vec![Column {
-            cells: vec![40i32.to_le_bytes().to_vec(), 41i32.to_le_bytes().to_vec()],
-            validity: None,
-        }],
-        attrs: vec![Column {
-            cells: vec![40f64.to_le_bytes().to_vec(), 41f64.to_le_bytes().to_vec()],
-            validity: None,
-        }],
+        dims: vec![Column::from_values("d", &[40i32, 41])],
+        attrs: vec![Column::from_values("a", &[40f64, 41.0])],
         timestamps: Some(vec![40, 41]),
         delete_meta: Some(DeleteMeta {
             timestamps: dt,

@@ -12,6 +12,7 @@ use crate::naming::ident;
 pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
     let name = ident(&spec_enum.name);
     let repr = prim_tokens(spec_enum.repr);
+    let enum_name = spec_enum.name.as_str();
     let mut doc = spec_enum.doc.as_deref().map(doc_lines).unwrap_or_default();
     if let Some(source) = &spec_enum.source {
         doc.push(String::new());
@@ -90,12 +91,30 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
         .collect();
     quote! {
         #doc
-        #[binrw]
-        #[brw(little, repr = #repr)]
+        #[binrw::binwrite]
+        #[bw(little, repr = #repr)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
         #[repr(#repr)]
         pub enum #name {
             #variants
+        }
+
+        /// Reads the stored number; one that names no value is corrupt
+        /// (`Cause::BadEnumValue`, naming this enum).
+        impl binrw::BinRead for #name {
+            type Args<'a> = ();
+
+            fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+                reader: &mut R,
+                _endian: binrw::Endian,
+                _args: (),
+            ) -> binrw::BinResult<Self> {
+                let pos = binrw::io::Seek::stream_position(reader)?;
+                let value = <#repr as binrw::BinRead>::read_options(reader, binrw::Endian::Little, ())?;
+                Self::from_value(value).ok_or_else(|| {
+                    crate::format::io::bad_enum_value(pos, #enum_name, value)
+                })
+            }
         }
 
         impl #name {

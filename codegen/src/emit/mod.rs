@@ -143,7 +143,7 @@ impl Emitter<'_> {
             })
             .collect();
         let mut uses = TokenStream::new();
-        let needs_binrw = !file.structs.is_empty() || !file.enums.is_empty();
+        let needs_binrw = !file.structs.is_empty();
         if needs_binrw {
             uses.extend(quote!(
                 use binrw::binrw;

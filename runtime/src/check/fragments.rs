@@ -160,7 +160,7 @@ impl Checker<'_> {
         dir: &str,
         meta: &str,
         schema: &g::ArraySchema,
-        fm: &MetadataFile,
+        fm: &FragmentMetadataFile,
     ) {
         let footer = &fm.footer;
         let version = footer.version;

@@ -56,7 +56,7 @@ use crate::directory::ConditionKind;
 use crate::directory::{object_type, ArrayDirectory, Extension, ObjectType, TimestampedName};
 use crate::filter::{self, FilterContext, FilterPipeline};
 use crate::format::generated as g;
-use crate::fragment::{parse_footer, MetadataFile};
+use crate::fragment::{parse_footer, FragmentMetadataFile};
 use crate::metadata::group_contents::{parse_group_details, GroupContents};
 use crate::metadata::parse_metadata_tile;
 use crate::read::dense::geometry::{DenseDimension, FragmentTiling, Order, Span};
@@ -221,7 +221,7 @@ impl Checker<'_> {
         } else {
             load_generic_tile_header(self.storage, &path, size, 0)
                 .and_then(|(header, header_len, _)| {
-                    check_generic_tile_sizes(&header, 0, header_len, size, "file")
+                    check_generic_tile_sizes(&header, 0, header_len, size)
                 })
                 .and_then(|end| {
                     if end < size {

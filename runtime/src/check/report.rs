@@ -69,12 +69,12 @@ pub struct CheckOptions {
 
 pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
     match err {
-        Error::Corrupt { at, reason } => Finding {
+        Error::Corrupt { at, cause } => Finding {
             class: ErrorClass::Corrupt,
             file: file.to_string(),
             offset: at.offset,
             field: at.field.clone(),
-            message: reason.clone(),
+            message: cause.to_string(),
         },
         Error::Unsupported { what, .. } => Finding {
             class: ErrorClass::Unsupported,

@@ -107,7 +107,7 @@ impl TileMetaCheck {
     /// The first disagreement for tile `t`: (file, offset, field, reason).
     pub(super) fn compare(
         &self,
-        fm: &MetadataFile,
+        fm: &FragmentMetadataFile,
         t: usize,
         cells: &[&[u8]],
         validity: Option<&[bool]>,
@@ -232,7 +232,7 @@ impl TileMetaCheck {
 
     pub(super) fn compare_cells(
         &self,
-        fm: &MetadataFile,
+        fm: &FragmentMetadataFile,
         t: usize,
         cells: &[&[u8]],
         validity: Option<&[bool]>,
@@ -355,7 +355,7 @@ impl TileMetaCheck {
     /// its cells: always, but for a lossy field ([`lossy`]) only when the
     /// recorded min and max show that every cell fitted the filter's
     /// integers.
-    pub(super) fn values_comparable(&self, fm: &MetadataFile, t: usize) -> bool {
+    pub(super) fn values_comparable(&self, fm: &FragmentMetadataFile, t: usize) -> bool {
         let scale = match self.lossy {
             None => return true,
             Some(lossy::Lossy::Unchecked(_)) => return false,

@@ -4,7 +4,7 @@ use super::*;
 pub(super) struct FieldPass<'f> {
     dir: &'f str,
     meta: &'f str,
-    fm: &'f MetadataFile,
+    fm: &'f FragmentMetadataFile,
     field: &'f Field,
     version: u32,
     cells_of: &'f dyn Fn(u64) -> u64,
@@ -35,7 +35,7 @@ impl Checker<'_> {
         dir: &str,
         meta: &str,
         schema: &g::ArraySchema,
-        fm: &MetadataFile,
+        fm: &FragmentMetadataFile,
         field: &Field,
         version: u32,
         validity_filters: &g::FilterPipeline,

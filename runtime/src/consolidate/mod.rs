@@ -46,7 +46,7 @@ use crate::schema::Scalar;
 use crate::snapshot::{OpenOptions, Snapshot};
 use crate::storage::{LocalStorage, RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
-use crate::write::fragment::{write_fragment_named, Column, DeleteMeta, FragmentInput};
+use crate::write::fragment::{write_fragment_named, DeleteMeta, FragmentInput};
 use crate::write::WRITE_VERSION;
 
 fn everything(storage: &dyn Storage) -> Result<ArrayDirectory> {
@@ -535,18 +535,13 @@ fn consolidate_dense(
             ..Default::default()
         },
     )?;
-    let mut input = FragmentInput {
+    // The columns read are the columns written: no cell is copied.
+    let input = FragmentInput {
         subarray: Some(subarray),
         non_empty_domain: Some(union),
+        attrs: result.attributes,
         ..Default::default()
     };
-    for (attr, col) in schema.attributes.iter().zip(&result.attributes) {
-        let cells = (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect();
-        let validity = attr
-            .nullable
-            .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
-        input.attrs.push(Column { cells, validity });
-    }
     write_consolidated(root, schema, &input, inputs, &[])
 }
 
@@ -591,19 +586,12 @@ fn consolidate_sparse(
     let with_delete_meta = *with_delete_meta;
 
     let cells = crate::read::sparse::read_for_consolidation(array)?;
-    let result = &cells.result;
     let schema = array.schema();
-    let mut input = FragmentInput {
-        dims: result
-            .dimensions
-            .iter()
-            .map(|col| Column {
-                cells: (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect(),
-                validity: None,
-            })
-            .collect(),
-        attrs: Vec::new(),
-        timestamps: Some(cells.timestamps.clone()),
+    // The columns read are the columns written: no cell is copied.
+    let input = FragmentInput {
+        dims: cells.result.dimensions,
+        attrs: cells.result.attributes,
+        timestamps: Some(cells.timestamps),
         delete_meta: with_delete_meta.then(|| DeleteMeta {
             timestamps: cells
                 .deleted_by
@@ -618,13 +606,6 @@ fn consolidate_sparse(
         }),
         ..Default::default()
     };
-    for (attr, col) in schema.attributes.iter().zip(&result.attributes) {
-        let cells = (0..col.len()).map(|i| col.cell(i).0.to_vec()).collect();
-        let validity = attr
-            .nullable
-            .then(|| (0..col.len()).map(|i| col.cell(i).1).collect());
-        input.attrs.push(Column { cells, validity });
-    }
     let processed: Vec<String> = array
         .conditions()
         .iter()

@@ -10,10 +10,9 @@
 use md5::Md5;
 use sha2::{Digest, Sha256};
 
-use super::stage::{
-    corrupt, view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
-};
+use super::stage::{view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
 use super::Filter;
+use crate::error::Cause;
 
 fn digest(filter: &Filter, bytes: &[u8]) -> Vec<u8> {
     match filter {
@@ -62,30 +61,35 @@ pub(crate) fn reverse(
     let (mut md_pos, mut data_pos) = (0usize, 0usize);
     for (i, record) in records.chunks_exact(8 + len).enumerate() {
         let (size, expected) = record.split_at(8);
-        let size = u64::from_le_bytes(
-            size.try_into()
-                .map_err(|_| Fault::Corrupt("record".into()))?,
-        );
+        let size = u64::from_le_bytes(size.try_into().map_err(|_| Fault::corrupt("record"))?);
         let (source, pos, what) = if i < n_metadata {
             (covered_metadata, &mut md_pos, "metadata")
         } else {
             (data, &mut data_pos, "data")
         };
         let size = usize::try_from(size).unwrap_or(usize::MAX);
+        let part = || {
+            let index = if i < n_metadata { i } else { i - n_metadata };
+            format!("{what} part {index}")
+        };
         if size > source.len() - *pos {
-            return corrupt(format!(
-                "{name} covers {size} {what} bytes at {} but only {} remain",
-                *pos,
-                source.len() - *pos
+            return Err(Fault::CorruptPart(
+                part(),
+                Cause::Truncated {
+                    needed: size as u64,
+                    available: (source.len() - *pos) as u64,
+                },
             ));
         }
         let actual = digest(env.filter, &source[*pos..*pos + size]);
         if actual != expected {
-            return corrupt(format!(
-                "{name} mismatch on {what} part {}: stored {}, computed {}",
-                if i < n_metadata { i } else { i - n_metadata },
-                hex(expected),
-                hex(&actual)
+            return Err(Fault::CorruptPart(
+                part(),
+                Cause::ChecksumMismatch {
+                    algorithm: name,
+                    expected: hex(expected),
+                    actual: hex(&actual),
+                },
             ));
         }
         *pos += size;

@@ -143,7 +143,7 @@ pub(crate) fn reverse(
     let sizes = md.take(
         n_total
             .checked_mul(8)
-            .ok_or_else(|| Fault::Corrupt("part count overflows".into()))?,
+            .ok_or_else(|| Fault::corrupt("part count overflows"))?,
     )?;
     let size_at = |i: usize| {
         let entry = &sizes[8 * i..8 * i + 8];
@@ -224,7 +224,7 @@ fn gzip_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let mut z = flate2::Decompress::new(true);
     let status = z
         .decompress(input, out, flate2::FlushDecompress::Finish)
-        .map_err(|e| Fault::Corrupt(format!("zlib stream: {e}")))?;
+        .map_err(|e| Fault::corrupt(format!("zlib stream: {e}")))?;
     if status != flate2::Status::StreamEnd {
         return corrupt(format!(
             "zlib stream does not end within the declared {} bytes",
@@ -264,7 +264,7 @@ fn zstd_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let n = CONTEXT
         .with(|c| c.borrow_mut().decompress(out, input))
         .map_err(|code| {
-            Fault::Corrupt(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
+            Fault::corrupt(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
         })?;
     if n != out.len() {
         return corrupt(format!(
@@ -357,7 +357,7 @@ fn bzip2_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let mut z = bzip2::Decompress::new(false);
     let status = z
         .decompress(input, out)
-        .map_err(|e| Fault::Corrupt(format!("bzip2 stream: {e}")))?;
+        .map_err(|e| Fault::corrupt(format!("bzip2 stream: {e}")))?;
     if status != bzip2::Status::StreamEnd {
         return corrupt(format!(
             "bzip2 stream does not end within the declared {} bytes",

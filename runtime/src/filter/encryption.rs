@@ -105,7 +105,7 @@ pub(crate) fn reverse(
         cipher
             .decrypt_in_place_detached(nonce, b"", target, tag)
             .map_err(|_| {
-                Fault::Corrupt(format!(
+                Fault::corrupt(format!(
                     "AES-256-GCM authentication failed on part {i} (wrong key or corrupt data)"
                 ))
             })?;

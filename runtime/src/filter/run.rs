@@ -62,8 +62,8 @@ fn reverse_stage(
             out.put(data)?;
             Ok(MetadataOut::Rest)
         }
-        Filter::Dictionary { .. } => Err(Fault::Corrupt(
-            "dictionary encoding applies only to var-sized ASCII/UTF8 strings".into(),
+        Filter::Dictionary { .. } => Err(Fault::corrupt(
+            "dictionary encoding applies only to var-sized ASCII/UTF8 strings",
         )),
         Filter::BitWidthReduction { .. } => bit_width_reduction::reverse(env, md, data, out),
         Filter::PositiveDelta { .. } => positive_delta::reverse(env, md, data, out),
@@ -74,7 +74,7 @@ fn reverse_stage(
         Filter::Xor => xor::reverse(env, md, data, out),
         Filter::Webp { .. } => webp::reverse(env, md, data, out),
         Filter::Aes256Gcm => encryption::reverse(env, md, data, out),
-        _ => Err(Fault::Corrupt(format!(
+        _ => Err(Fault::corrupt(format!(
             "{} has no reverse stage",
             env.filter.name()
         ))),
@@ -193,7 +193,7 @@ pub(crate) fn unfilter_chunk(
         if data.len() != dest.len() {
             return Err((
                 0,
-                Fault::Corrupt(format!(
+                Fault::corrupt(format!(
                     "unfiltered chunk holds {} bytes, {} declared",
                     data.len(),
                     dest.len()

@@ -104,7 +104,7 @@ pub(crate) fn reverse(
     data: &[u8],
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
-    let p = params(env).map_err(Fault::Corrupt)?;
+    let p = params(env).map_err(Fault::corrupt)?;
     let n = md.count(4)?;
     let mut sizes = Vec::with_capacity(n);
     let mut total_in = 0usize;

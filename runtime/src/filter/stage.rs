@@ -5,13 +5,17 @@
 use std::borrow::Cow;
 
 use super::{Datatype, Filter, FilterContext};
+use crate::error::Cause;
 
 /// Why a filter stage failed. The tile code turns it into an [`crate::Error`]
 /// that names the tile, chunk and filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fault {
     /// The stored bytes are inconsistent.
-    Corrupt(String),
+    Corrupt(Cause),
+    /// The stored bytes are inconsistent in one part of the chunk (e.g.
+    /// `DELTA metadata byte 4`), named after the filter in the error's field.
+    CorruptPart(String, Cause),
     /// Valid, but not something we handle (e.g. lossy WebP encoding).
     #[cfg_attr(feature = "libwebp", allow(dead_code))]
     Unsupported(String),
@@ -22,8 +26,14 @@ pub(crate) enum Fault {
 
 pub(crate) type StageResult<T> = Result<T, Fault>;
 
-pub(crate) fn corrupt<T>(reason: impl Into<String>) -> StageResult<T> {
-    Err(Fault::Corrupt(reason.into()))
+pub(crate) fn corrupt<T>(cause: impl Into<Cause>) -> StageResult<T> {
+    Err(Fault::Corrupt(cause.into()))
+}
+
+impl Fault {
+    pub(crate) fn corrupt(cause: impl Into<Cause>) -> Fault {
+        Fault::Corrupt(cause.into())
+    }
 }
 
 /// A chunk on the way forward: its metadata parts and data parts, in order.
@@ -111,12 +121,7 @@ impl<'a> Cursor<'a> {
 
     pub fn take(&mut self, n: usize) -> StageResult<&'a [u8]> {
         if n > self.remaining() {
-            return corrupt(format!(
-                "{} truncated: need {n} bytes at offset {}, {} left",
-                self.what,
-                self.pos,
-                self.remaining()
-            ));
+            return Err(self.truncated(n));
         }
         let out = &self.bytes[self.pos..self.pos + n];
         self.pos += n;
@@ -140,13 +145,20 @@ impl<'a> Cursor<'a> {
     pub fn count(&mut self, item_size: usize) -> StageResult<usize> {
         let n = self.u32()? as usize;
         if n.saturating_mul(item_size) > self.remaining() {
-            return corrupt(format!(
-                "{} declares {n} entries of {item_size} bytes but only {} bytes follow",
-                self.what,
-                self.remaining()
-            ));
+            return Err(self.truncated(n.saturating_mul(item_size)));
         }
         Ok(n)
+    }
+
+    /// `needed` bytes at the current position, beyond the end.
+    fn truncated(&self, needed: usize) -> Fault {
+        Fault::CorruptPart(
+            format!("{} byte {}", self.what, self.pos),
+            Cause::Truncated {
+                needed: needed as u64,
+                available: self.remaining() as u64,
+            },
+        )
     }
 }
 
@@ -175,10 +187,11 @@ impl<'o> OutBuf<'o> {
         match self {
             OutBuf::Fixed(buf) => {
                 if buf.len() != len {
-                    return corrupt(format!(
-                        "filter output is {len} bytes but the chunk's original size is {}",
-                        buf.len()
-                    ));
+                    return corrupt(Cause::Inconsistent {
+                        what: "the filter output size",
+                        expected: buf.len() as u64,
+                        found: len as u64,
+                    });
                 }
                 Ok(&mut buf[..])
             }
@@ -188,9 +201,10 @@ impl<'o> OutBuf<'o> {
                 allocated,
             } => {
                 if len > *limit {
-                    return corrupt(format!(
-                        "declared size {len} exceeds what this chunk can hold ({limit} bytes)"
-                    ));
+                    return corrupt(Cause::OutOfRange {
+                        value: len as u64,
+                        limit: *limit as u64,
+                    });
                 }
                 // Only growth is zeroed: rewriting bytes every stage
                 // overwrites anyway costs a pass over each chunk.

@@ -175,7 +175,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
 
 fn decode(img: &Image, bytes: &[u8], limit: usize) -> StageResult<Vec<u8>> {
     let mut decoder =
-        WebPDecoder::new(IoCursor::new(bytes)).map_err(|e| Fault::Corrupt(format!("WebP: {e}")))?;
+        WebPDecoder::new(IoCursor::new(bytes)).map_err(|e| Fault::corrupt(format!("WebP: {e}")))?;
     let (w, h) = decoder.dimensions();
     let (w, h) = (w as usize, h as usize);
     let channels = if decoder.has_alpha() { 4 } else { 3 };
@@ -185,7 +185,7 @@ fn decode(img: &Image, bytes: &[u8], limit: usize) -> StageResult<Vec<u8>> {
     let mut decoded = vec![0u8; w * h * channels];
     decoder
         .read_image(&mut decoded)
-        .map_err(|e| Fault::Corrupt(format!("WebP: {e}")))?;
+        .map_err(|e| Fault::corrupt(format!("WebP: {e}")))?;
     // Convert to the stored layout, as libwebp's WebPDecodeRGB/RGBA/BGR/BGRA do.
     let mut pixels = Vec::with_capacity(w * h * img.depth);
     for px in decoded.chunks_exact(channels) {
@@ -206,7 +206,7 @@ pub(crate) fn reverse(
     data: &[u8],
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
-    let img = image(env).map_err(Fault::Corrupt)?;
+    let img = image(env).map_err(Fault::corrupt)?;
     let n = md.count(4)?;
     let mut images = Vec::with_capacity(n);
     let mut pos = 0usize;

@@ -63,7 +63,7 @@ pub(crate) fn reverse(
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
     let w = width(env).map_err(|f| match f {
-        Fault::Usage(m) => Fault::Corrupt(m),
+        Fault::Usage(m) => Fault::corrupt(m),
         other => other,
     })?;
     let sizes = read_part_sizes(md, data.len())?;

@@ -8,6 +8,8 @@
 use binrw::io::{Read, Seek, SeekFrom, Write};
 use binrw::{BinRead, BinResult, BinWrite, Endian};
 
+use crate::error::Cause;
+
 /// Grow a list by at most this many elements before they have been read.
 const LIST_RESERVE_LIMIT: usize = 4096;
 
@@ -54,10 +56,28 @@ pub fn remaining<R: Read + Seek>(reader: &mut R) -> BinResult<u64> {
     Ok(end.saturating_sub(pos))
 }
 
-fn fail(pos: u64, field: &str, message: String) -> binrw::Error {
-    binrw::Error::AssertFail {
+/// A bounded reader's refusal: the field (`Structure.field`) and the cause,
+/// carried through binrw as its custom error and taken back out by
+/// [`to_error`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FieldFault {
+    field: String,
+    cause: crate::error::Cause,
+}
+
+impl std::fmt::Display for FieldFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.cause)
+    }
+}
+
+fn fail(pos: u64, field: &str, cause: impl Into<crate::error::Cause>) -> binrw::Error {
+    binrw::Error::Custom {
         pos,
-        message: format!("{field}: {message}"),
+        err: Box::new(FieldFault {
+            field: field.to_string(),
+            cause: cause.into(),
+        }),
     }
 }
 
@@ -75,7 +95,10 @@ fn check_fits<R: Read + Seek>(
         return Err(fail(
             pos,
             field,
-            format!("length {count} exceeds the maximum {max}"),
+            Cause::OutOfRange {
+                value: count,
+                limit: max,
+            },
         ));
     }
     let left = remaining(reader)?;
@@ -84,9 +107,10 @@ fn check_fits<R: Read + Seek>(
         return Err(fail(
             pos,
             field,
-            format!(
-                "{count} element(s) of at least {min_size} byte(s) need {needed} bytes, but only {left} remain"
-            ),
+            Cause::Truncated {
+                needed,
+                available: left,
+            },
         ));
     }
     Ok(())
@@ -200,7 +224,7 @@ where
         items.push(E::read_options(reader, endian, args.clone())?);
         if reader.stream_position()? == before && min_size == 0 {
             // An element that reads nothing would loop forever.
-            return Err(fail(before, field, "an element read no bytes".into()));
+            return Err(fail(before, field, "an element read no bytes"));
         }
     }
     Ok(T::from(items))
@@ -378,11 +402,26 @@ pub fn saturating_size<P: LengthInt>(size: BinResult<u64>) -> P {
     size.ok().and_then(P::from_u64).unwrap_or(P::MAX)
 }
 
-/// Converts a binrw error into the runtime's error, locating it at its byte offset.
+/// The error of a generated enum read: `value` names no variant of
+/// `enum_name` (the stored number was read at `pos`).
+pub fn bad_enum_value(pos: u64, enum_name: &'static str, value: impl Into<u64>) -> binrw::Error {
+    let value = value.into();
+    fail(pos, enum_name, Cause::BadEnumValue { enum_name, value })
+}
+
+/// Converts a binrw error into the runtime's error, locating it at its byte
+/// offset. A bounded reader's refusal keeps its field path and structured
+/// cause; the end of the data is [`Cause::EndsEarly`]; anything else is
+/// text under `what`.
 pub fn to_error(err: binrw::Error, what: &str) -> crate::Error {
     let offset = binrw_pos(innermost(&err))
         .or_else(|| binrw_pos(&err))
         .unwrap_or(0);
+    if let binrw::Error::Custom { err: custom, .. } = innermost(&err) {
+        if let Some(fault) = custom.downcast_ref::<FieldFault>() {
+            return crate::Error::corrupt(offset, fault.field.clone(), fault.cause.clone());
+        }
+    }
     crate::Error::corrupt(offset, what, flatten_message(&err))
 }
 
@@ -417,17 +456,17 @@ fn innermost(err: &binrw::Error) -> &binrw::Error {
     }
 }
 
-fn flatten_message(err: &binrw::Error) -> String {
+fn flatten_message(err: &binrw::Error) -> Cause {
     match innermost(err) {
-        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
-            "the data ends early".to_string()
-        }
-        other => other
-            .to_string()
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string(),
+        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => Cause::EndsEarly,
+        other => Cause::Text(
+            other
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+        ),
     }
 }
 
@@ -444,7 +483,9 @@ where
         return Err(crate::Error::corrupt(
             end,
             what,
-            format!("{} unexpected trailing byte(s)", bytes.len() as u64 - end),
+            Cause::TrailingBytes {
+                count: bytes.len() as u64 - end,
+            },
         ));
     }
     Ok(value)
@@ -494,7 +535,10 @@ where
         other => Err(fail(
             pos,
             field,
-            format!("a boolean must be 0 or 1, not {other}"),
+            Cause::BadEnumValue {
+                enum_name: "boolean",
+                value: other.into(),
+            },
         )),
     }
 }
@@ -679,7 +723,7 @@ pub fn reject_write<W: Write + Seek>(
     (field,): (&'static str,),
 ) -> BinResult<()> {
     let pos = writer.stream_position()?;
-    Err(fail(pos, field, "a refused value cannot be written".into()))
+    Err(fail(pos, field, "a refused value cannot be written"))
 }
 
 /// A fixed-size little-endian number, for bulk list reads.

@@ -13,9 +13,10 @@ use crate::tile::generic::{read_generic_tile, GenericTile};
 
 use super::{parse_footer, parse_processed_conditions, parse_rtree, parse_tile_offsets};
 
-/// A fragment's metadata file: the footer and the tiles it points at.
+/// A fragment's metadata file loaded whole: the footer and every tile it
+/// points at (the lazy view readers use is [`super::FragmentMetadata`]).
 #[derive(Debug, Clone)]
-pub struct MetadataFile {
+pub struct FragmentMetadataFile {
     pub footer: stored::FragmentFooter,
     /// Offset of the footer in the file.
     pub footer_offset: u64,
@@ -108,7 +109,7 @@ pub fn parse_metadata_file(
     bytes: &[u8],
     schema: &ArraySchema,
     key: Option<&[u8; 32]>,
-) -> Result<MetadataFile> {
+) -> Result<FragmentMetadataFile> {
     let (head, start) = footer_region(bytes)?;
     if head.version > MAX_SUPPORTED_VERSION {
         return Err(Error::unsupported(format!(
@@ -185,7 +186,7 @@ pub fn parse_metadata_file(
         let tile = tile_at(bytes, offset, "processed_conditions", key)?;
         parse_processed_conditions(&tile)?;
     }
-    Ok(MetadataFile {
+    Ok(FragmentMetadataFile {
         footer,
         footer_offset: start,
         rtree,

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::read::hilbert;
-use crate::schema::{ArraySchema, CellOrder, Scalar};
+use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 
 /// Compares two coordinate tuples dimension by dimension, in `order`.
 pub fn compare_coords(a: &[Scalar], b: &[Scalar], col_major: bool) -> Ordering {
@@ -27,7 +27,7 @@ pub struct GlobalOrder {
     /// Per dimension: `(domain low, extent)` when the dimension has tiles.
     tiles: Vec<Option<(Scalar, Scalar)>>,
     tile_col_major: bool,
-    cell_order: CellOrder,
+    cell_order: SchemaOrder,
     /// Per dimension, the numeric domain for Hilbert mapping.
     hilbert_domains: Vec<Option<(f64, f64)>>,
 }
@@ -62,14 +62,14 @@ impl GlobalOrder {
             .collect();
         GlobalOrder {
             tiles,
-            tile_col_major: schema.tile_order == CellOrder::ColMajor,
+            tile_col_major: schema.tile_order == SchemaOrder::ColMajor,
             cell_order: schema.cell_order,
             hilbert_domains,
         }
     }
 
     pub fn key(&self, coords: &[Scalar]) -> GlobalKey {
-        if self.cell_order == CellOrder::Hilbert {
+        if self.cell_order == SchemaOrder::Hilbert {
             let bits = hilbert::bits_per_dim(coords.len());
             let max = hilbert::max_bucket(bits);
             let mut mapped: Vec<u64> = coords
@@ -121,7 +121,7 @@ impl GlobalOrder {
 
     /// Compares two cells given their keys and coordinates.
     pub fn compare(&self, ka: &GlobalKey, a: &[Scalar], kb: &GlobalKey, b: &[Scalar]) -> Ordering {
-        if self.cell_order == CellOrder::Hilbert {
+        if self.cell_order == SchemaOrder::Hilbert {
             return ka
                 .hilbert
                 .cmp(&kb.hilbert)
@@ -129,6 +129,6 @@ impl GlobalOrder {
         }
         ka.tile
             .cmp(&kb.tile)
-            .then_with(|| compare_coords(a, b, self.cell_order == CellOrder::ColMajor))
+            .then_with(|| compare_coords(a, b, self.cell_order == SchemaOrder::ColMajor))
     }
 }

@@ -7,7 +7,7 @@
 //! the schema is mapped onto the stored schema model with one compression
 //! filter per field, and 1.3 tiles are re-framed as modern tiles.
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 
 /// The size of a TileDB 1.3 generic tile header.
@@ -90,7 +90,14 @@ impl Reader<'_> {
             .checked_add(n)
             .and_then(|end| self.bytes.get(self.at..end))
             .ok_or_else(|| {
-                Error::corrupt(self.at as u64, field.to_string(), "the data ends early")
+                Error::corrupt(
+                    self.at as u64,
+                    field.to_string(),
+                    Cause::Truncated {
+                        needed: n as u64,
+                        available: self.bytes.len().saturating_sub(self.at) as u64,
+                    },
+                )
             })?;
         self.at += n;
         Ok(out)
@@ -117,12 +124,18 @@ impl Reader<'_> {
 
 fn datatype(v: u8) -> Result<stored::Datatype> {
     stored::Datatype::from_value(v)
-        .ok_or_else(|| Error::corrupt(0, "datatype", format!("unknown datatype {v}")))
+        .ok_or_else(|| Error::corrupt(0, "datatype", bad_value("Datatype", v)))
 }
 
 fn layout(v: u8) -> Result<stored::Layout> {
-    stored::Layout::from_value(v)
-        .ok_or_else(|| Error::corrupt(0, "layout", format!("unknown layout {v}")))
+    stored::Layout::from_value(v).ok_or_else(|| Error::corrupt(0, "layout", bad_value("Layout", v)))
+}
+
+fn bad_value(enum_name: &'static str, value: u8) -> Cause {
+    Cause::BadEnumValue {
+        enum_name,
+        value: value.into(),
+    }
 }
 
 /// Decodes a TileDB 1.3 schema payload into the stored schema model

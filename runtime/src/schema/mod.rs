@@ -24,28 +24,53 @@ pub use value::Scalar;
 /// describes (`current`).
 pub const MAX_SUPPORTED_VERSION: u32 = NEWEST_READ_FORMAT_VERSION;
 
-/// Dense or sparse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArrayType {
-    Dense,
-    Sparse,
-}
+/// Dense or sparse: the generated enum, which has exactly these two values.
+pub use crate::format::generated::ArrayType;
+use crate::format::generated::Layout;
 
-/// The order of tiles or of the cells inside a tile.
+/// The order of tiles, or of the cells inside a tile, that a schema holds:
+/// the subset of [`Layout`] that is valid there (row-major, column-major,
+/// and for the cells of a sparse array Hilbert), checked when the schema is
+/// loaded ([`TryFrom<Layout>`]); `GLOBAL_ORDER` and `UNORDERED` are query
+/// layouts only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellOrder {
+pub enum SchemaOrder {
     RowMajor,
     ColMajor,
     /// Sparse cell order only.
     Hilbert,
 }
 
-impl CellOrder {
+impl SchemaOrder {
     pub fn name(self) -> &'static str {
         match self {
-            CellOrder::RowMajor => "row-major",
-            CellOrder::ColMajor => "col-major",
-            CellOrder::Hilbert => "hilbert",
+            SchemaOrder::RowMajor => "row-major",
+            SchemaOrder::ColMajor => "col-major",
+            SchemaOrder::Hilbert => "hilbert",
+        }
+    }
+}
+
+impl TryFrom<Layout> for SchemaOrder {
+    /// The layout given, which is no tile or cell order.
+    type Error = Layout;
+
+    fn try_from(layout: Layout) -> Result<Self, Layout> {
+        match layout {
+            Layout::RowMajor => Ok(SchemaOrder::RowMajor),
+            Layout::ColMajor => Ok(SchemaOrder::ColMajor),
+            Layout::Hilbert => Ok(SchemaOrder::Hilbert),
+            other => Err(other),
+        }
+    }
+}
+
+impl From<SchemaOrder> for Layout {
+    fn from(order: SchemaOrder) -> Layout {
+        match order {
+            SchemaOrder::RowMajor => Layout::RowMajor,
+            SchemaOrder::ColMajor => Layout::ColMajor,
+            SchemaOrder::Hilbert => Layout::Hilbert,
         }
     }
 }
@@ -141,8 +166,8 @@ pub struct ArraySchema {
     pub timestamp_range: Option<(u64, u64)>,
     pub version: u32,
     pub array_type: ArrayType,
-    pub tile_order: CellOrder,
-    pub cell_order: CellOrder,
+    pub tile_order: SchemaOrder,
+    pub cell_order: SchemaOrder,
     pub capacity: u64,
     pub allows_dups: bool,
     pub coords_filters: FilterPipeline,
@@ -163,17 +188,14 @@ fn utf8(bytes: &[u8], field: &str) -> Result<String> {
         .map_err(|_| Error::corrupt(0, field.to_string(), "a name that is not UTF-8"))
 }
 
-fn order(layout: stored::Layout, field: &str) -> Result<CellOrder> {
-    match layout {
-        stored::Layout::RowMajor => Ok(CellOrder::RowMajor),
-        stored::Layout::ColMajor => Ok(CellOrder::ColMajor),
-        stored::Layout::Hilbert => Ok(CellOrder::Hilbert),
-        other => Err(Error::corrupt(
+fn order(layout: stored::Layout, field: &str) -> Result<SchemaOrder> {
+    SchemaOrder::try_from(layout).map_err(|other| {
+        Error::corrupt(
             0,
             field.to_string(),
             format!("{other} is not a cell or tile order"),
-        )),
-    }
+        )
+    })
 }
 
 fn cell_val_num(n: u32) -> Option<u32> {
@@ -372,10 +394,7 @@ impl ArraySchema {
             name: name.to_string(),
             timestamp_range,
             version: s.version,
-            array_type: match s.array_type {
-                stored::ArrayType::Dense => ArrayType::Dense,
-                _ => ArrayType::Sparse,
-            },
+            array_type: s.array_type,
             tile_order: order(s.tile_order, "ArraySchema.tile_order")?,
             cell_order: order(s.cell_order, "ArraySchema.cell_order")?,
             capacity: s.capacity,

@@ -145,11 +145,12 @@ impl LocalStorage {
                 offset: 0,
                 field: "path".into(),
             },
-            reason: format!(
+            cause: format!(
                 "resolves to {} outside {}",
                 real.display(),
                 self.root.display()
-            ),
+            )
+            .into(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! filter pipeline) followed by one filtered tile. Schemas, fragment metadata
 //! sections, metadata, commits and group details are all stored this way.
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::{format_conversion, FilterContext};
 use crate::format::generated::{EncryptionType, GenericTileHeader};
 use binrw::BinRead;
@@ -63,7 +63,10 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
             Error::corrupt(
                 offset,
                 "GenericTileHeader",
-                format!("generic tile offset past the end ({} bytes)", bytes.len()),
+                Cause::OutOfRange {
+                    value: offset,
+                    limit: bytes.len() as u64,
+                },
             )
         })?;
     let rest = &bytes[start..];
@@ -92,8 +95,7 @@ pub fn read_generic_tile(bytes: &[u8], offset: u64, key: Option<&[u8; 32]>) -> R
     let pipeline = format_conversion::from_stored_at(&header.pipeline, header.version)
         .map_err(|e| e.within("GenericTileHeader.pipeline").at_base(offset))?;
     let body_start = offset + header_len;
-    let body_end =
-        check_generic_tile_sizes(&header, offset, header_len, bytes.len() as u64, "data")?;
+    let body_end = check_generic_tile_sizes(&header, offset, header_len, bytes.len() as u64)?;
     let body = &bytes[body_start as usize..body_end as usize];
     let payload = unfilter_tile(body, &pipeline, &ctx, header.tile_size)
         .map_err(|e| e.within("generic tile").at_base(body_start))?;
@@ -116,10 +118,9 @@ pub fn read_generic_tile_exact(bytes: &[u8], key: Option<&[u8; 32]>) -> Result<G
         return Err(Error::corrupt(
             tile.end,
             "file",
-            format!(
-                "{} byte(s) after the generic tile",
-                bytes.len() as u64 - tile.end
-            ),
+            Cause::TrailingBytes {
+                count: bytes.len() as u64 - tile.end,
+            },
         ));
     }
     Ok(tile)
@@ -154,15 +155,14 @@ impl GenericTile {
 
 /// Judges a header's sizes before its body is read or decoded: the tile
 /// must unfilter to at most [`MAX_GENERIC_TILE_SIZE`] bytes and its body
-/// must lie within the first `available` bytes (of the data, or the file:
-/// `what`) and be at most [`MAX_GENERIC_TILE_PERSISTED_SIZE`]. Returns the
+/// must lie within the first `available` bytes (of the data or the file)
+/// and be at most [`MAX_GENERIC_TILE_PERSISTED_SIZE`]. Returns the
 /// offset just past the tile.
 pub fn check_generic_tile_sizes(
     header: &GenericTileHeader,
     offset: u64,
     header_len: u64,
     available: u64,
-    what: &str,
 ) -> Result<u64> {
     if header.tile_size > MAX_GENERIC_TILE_SIZE {
         // Refused as too large rather than as corrupt: TileDB sets no such
@@ -181,10 +181,10 @@ pub fn check_generic_tile_sizes(
             Error::corrupt(
                 offset + 4,
                 "GenericTileHeader.persisted_size",
-                format!(
-                    "the tile's {} bytes run past the end of the {what} ({available} bytes)",
-                    header.persisted_size,
-                ),
+                Cause::Truncated {
+                    needed: header.persisted_size,
+                    available: available.saturating_sub(offset + header_len),
+                },
             )
         })?;
     if header.persisted_size > MAX_GENERIC_TILE_PERSISTED_SIZE {
@@ -213,7 +213,7 @@ pub fn load_generic_tile(
 ) -> Result<GenericTile> {
     let (header, header_len, mut bytes) =
         load_generic_tile_header(storage, file, file_size, offset)?;
-    let end = check_generic_tile_sizes(&header, offset, header_len, file_size, "file")?;
+    let end = check_generic_tile_sizes(&header, offset, header_len, file_size)?;
     let len = end - offset;
     let have = bytes.len() as u64;
     if have >= len {
@@ -243,7 +243,10 @@ pub fn load_generic_tile_header(
         Error::corrupt(
             offset,
             "GenericTileHeader",
-            format!("generic tile offset past the end of the file ({file_size} bytes)"),
+            Cause::OutOfRange {
+                value: offset,
+                limit: file_size,
+            },
         )
     })?;
     let mut bytes = storage.read_range(file, offset, remaining.min(FIRST_READ))?;

@@ -28,6 +28,7 @@ pub mod generic;
 
 use rayon::prelude::*;
 
+use crate::error::Cause;
 use crate::filter::run::{self, StringCells};
 use crate::filter::stage::{Fault, Parts};
 use crate::filter::{FilterContext, FilterPipeline};
@@ -60,7 +61,10 @@ pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
         return Err(Error::corrupt(
             0,
             "n_chunks",
-            format!("tile of {} bytes has no chunk count", tile.len()),
+            Cause::Truncated {
+                needed: 8,
+                available: tile.len() as u64,
+            },
         ));
     };
     let count = u64::from_le_bytes(*count);
@@ -69,10 +73,10 @@ pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
         return Err(Error::corrupt(
             0,
             "n_chunks",
-            format!(
-                "{count} chunks cannot fit in the {} bytes that follow",
-                rest.len()
-            ),
+            Cause::OutOfRange {
+                value: count,
+                limit: (rest.len() / CHUNK_HEADER) as u64,
+            },
         ));
     }
     let mut chunks = Vec::with_capacity(count as usize);
@@ -83,7 +87,10 @@ pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
             return Err(Error::corrupt(
                 offset as u64,
                 field(),
-                "chunk header truncated",
+                Cause::Truncated {
+                    needed: CHUNK_HEADER as u64,
+                    available: rest.len() as u64,
+                },
             ));
         };
         let word =
@@ -94,10 +101,10 @@ pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
             return Err(Error::corrupt(
                 offset as u64,
                 field(),
-                format!(
-                    "chunk declares {metadata_len} metadata and {data_len} data bytes but only {} bytes remain",
-                    body.len()
-                ),
+                Cause::Truncated {
+                    needed: body_len as u64,
+                    available: body.len() as u64,
+                },
             ));
         }
         let (metadata, tail) = body.split_at(metadata_len as usize);
@@ -124,7 +131,11 @@ fn check_total(chunks: &[Chunk<'_>], expected_len: u64) -> Result<()> {
         return Err(Error::corrupt(
             0,
             "chunks",
-            format!("chunks unfilter to {total} bytes but the tile should hold {expected_len}"),
+            Cause::Inconsistent {
+                what: "the chunks' total original size",
+                expected: expected_len,
+                found: total,
+            },
         ));
     }
     Ok(())
@@ -140,7 +151,10 @@ fn stage_error(
     let name = pipeline.filters.get(index).map_or("NONE", |f| f.name());
     let field = format!("chunk {chunk_index}, {name}");
     match fault {
-        Fault::Corrupt(reason) => Error::corrupt(chunk_offset as u64, field, reason),
+        Fault::Corrupt(cause) => Error::corrupt(chunk_offset as u64, field, cause),
+        Fault::CorruptPart(part, cause) => {
+            Error::corrupt(chunk_offset as u64, format!("{field}, {part}"), cause)
+        }
         Fault::Unsupported(reason) => Error::unsupported(format!("{field}: {reason}")),
         Fault::Usage(reason) => Error::Usage(format!("{field}: {reason}")),
     }
@@ -272,7 +286,11 @@ pub fn unfilter_var_string_tile_into(
         return Err(Error::corrupt(
             0,
             "n_chunks",
-            format!("a string-encoded tile is one chunk, found {}", chunks.len()),
+            Cause::Inconsistent {
+                what: "the chunk count of a string-encoded tile",
+                expected: 1,
+                found: chunks.len() as u64,
+            },
         ));
     };
     // Every byte is written by the decode (it fails unless the strings
@@ -455,11 +473,11 @@ pub fn unfilter_tile_scattered(
             if chunk.data.len() != chunk.original_len as usize {
                 return Err(fault((
                     0,
-                    Fault::Corrupt(format!(
-                        "unfiltered chunk holds {} bytes, {} declared",
-                        chunk.data.len(),
-                        chunk.original_len
-                    )),
+                    Fault::Corrupt(Cause::Inconsistent {
+                        what: "the unfiltered chunk's size",
+                        expected: chunk.original_len.into(),
+                        found: chunk.data.len() as u64,
+                    }),
                 )));
             }
             copy_out(chunk.data, runs);

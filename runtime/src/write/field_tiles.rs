@@ -97,8 +97,8 @@ pub(crate) fn dense_tiles(
         }
     }
     let tile_ranges: Vec<(i128, i128)> = geometry.iter().map(|g| (g.2, g.3)).collect();
-    let tile_col = schema.tile_order == crate::schema::CellOrder::ColMajor;
-    let cell_col = schema.cell_order == crate::schema::CellOrder::ColMajor;
+    let tile_col = schema.tile_order == crate::schema::SchemaOrder::ColMajor;
+    let cell_col = schema.cell_order == crate::schema::SchemaOrder::ColMajor;
     let mut tiles = Vec::new();
     let cells_per_tile: i128 = geometry.iter().map(|g| g.1).product();
     for_each_index(&tile_ranges, tile_col, &mut |t| {
@@ -138,7 +138,7 @@ pub(crate) fn sparse_tiles(
     for i in 0..n {
         let mut c = Vec::with_capacity(dims.len());
         for (dim, col) in schema.dimensions.iter().zip(dims) {
-            let bytes = &col.cells[i];
+            let bytes = col.cell_bytes(i);
             c.push(
                 Scalar::decode(dim.datatype, bytes)
                     .ok_or_else(|| usage(format!("bad coordinate of {}", dim.name)))?,
@@ -165,7 +165,7 @@ pub(crate) fn sparse_tiles(
 }
 
 /// One field being written: its files and per-tile metadata.
-pub(crate) struct FieldOut {
+pub(crate) struct FieldFiles {
     pub(crate) fixed: Vec<u8>,
     pub(crate) var: Vec<u8>,
     pub(crate) validity: Vec<u8>,
@@ -186,7 +186,7 @@ pub(crate) struct FieldOut {
 /// The `__coords` slot: TileDB keeps it (typed as the first dimension, one
 /// value per cell, `dim_num` coordinates wide) with zero-filled tile minima,
 /// maxima and sums though it writes no file for it.
-fn coords_slot(schema: &ArraySchema, tile_num: usize) -> Option<FieldOut> {
+fn coords_slot(schema: &ArraySchema, tile_num: usize) -> Option<FieldFiles> {
     let dim0 = schema.dimensions.first()?;
     let datatype = dim0.datatype;
     let cell_size = schema.dimensions.len() * datatype.size() as usize;
@@ -198,7 +198,7 @@ fn coords_slot(schema: &ArraySchema, tile_num: usize) -> Option<FieldOut> {
         sum: [0; 8],
         null_count: 0,
     };
-    Some(FieldOut {
+    Some(FieldFiles {
         fixed: Vec::new(),
         var: Vec::new(),
         validity: Vec::new(),
@@ -243,7 +243,7 @@ fn write_field(
     column: &Column,
     tiles: &[TileCells],
     schema: &ArraySchema,
-) -> Result<FieldOut> {
+) -> Result<FieldFiles> {
     let var_sized = spec.cell_val_num.is_none();
     let type_size = spec.datatype.size();
     let cell_size = spec
@@ -256,7 +256,7 @@ fn write_field(
         var_sized,
         spec.cell_val_num.unwrap_or(u32::MAX),
     );
-    let mut out = FieldOut {
+    let mut out = FieldFiles {
         fixed: Vec::new(),
         var: Vec::new(),
         validity: Vec::new(),
@@ -286,16 +286,15 @@ fn write_field(
         let cells: Vec<&[u8]> = tile
             .iter()
             .map(|c| match c {
-                Some(i) => column.cells[*i].as_slice(),
+                Some(i) => column.cell_bytes(*i),
                 None => spec.fill.as_slice(),
             })
             .collect();
         let validity: Vec<bool> = tile
             .iter()
-            .map(|c| match (c, &column.validity) {
-                (Some(i), Some(v)) => v[*i],
-                (Some(_), None) => true,
-                (None, _) => spec.fill_validity,
+            .map(|c| match c {
+                Some(i) => column.is_valid(*i),
+                None => spec.fill_validity,
             })
             .collect();
         // Tile metadata covers the written cells only, never dense padding.
@@ -373,8 +372,8 @@ fn write_field(
 /// The fields of a fragment, in footer order (attributes, the `__coords`
 /// slot, dimensions, then `t`, `dt`, `dci`; `None` where a field has no
 /// data), and which special fields it has.
-pub(crate) struct FieldTiles {
-    pub(crate) fields: Vec<Option<FieldOut>>,
+pub(crate) struct FragmentFields {
+    pub(crate) fields: Vec<Option<FieldFiles>>,
     pub(crate) has_timestamps: bool,
     pub(crate) has_delete_meta: bool,
 }
@@ -386,10 +385,10 @@ pub(crate) fn field_tiles(
     tiles: &[TileCells],
     n: usize,
     processed: &[String],
-) -> Result<FieldTiles> {
+) -> Result<FragmentFields> {
     let dense = input.subarray.is_some();
     // Field data.
-    let mut fields: Vec<Option<FieldOut>> = Vec::new();
+    let mut fields: Vec<Option<FieldFiles>> = Vec::new();
     for (i, (a, col)) in schema.attributes.iter().zip(&input.attrs).enumerate() {
         let spec = FieldSpec {
             datatype: a.datatype,
@@ -431,14 +430,11 @@ pub(crate) fn field_tiles(
     // The special fields of a consolidated sparse fragment, after the
     // dimensions: `t`, then `dt` and `dci`, all u64 cells filtered with the
     // coordinates pipeline.
-    let u64_field = |stem: &str, values: &[u64]| -> Result<FieldOut> {
+    let u64_field = |stem: &str, values: &[u64]| -> Result<FieldFiles> {
         if values.len() != n {
             return Err(usage(format!("one {stem} value per cell is needed")));
         }
-        let column = Column {
-            cells: values.iter().map(|x| x.to_le_bytes().to_vec()).collect(),
-            validity: None,
-        };
+        let column = Column::from_values(stem, values);
         let spec = FieldSpec {
             datatype: Datatype::Uint64,
             cell_val_num: Some(1),
@@ -479,7 +475,7 @@ pub(crate) fn field_tiles(
         Some(_) => return Err(usage("dense fragments carry no delete metadata")),
         None => false,
     };
-    Ok(FieldTiles {
+    Ok(FragmentFields {
         fields,
         has_timestamps,
         has_delete_meta,

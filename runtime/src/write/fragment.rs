@@ -91,24 +91,34 @@ pub fn write_fragment_named(
     Ok(name.as_str().to_string())
 }
 
-/// Checks the input against the schema: the number of cells.
+/// Checks the input against the schema: each column well formed and of its
+/// field's shape, and the number of cells.
 fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
     if input.attrs.len() != schema.attributes.len() {
         return Err(usage("one column per attribute is needed"));
     }
-    let n = input.attrs.first().map(|c| c.cells.len()).unwrap_or(0);
     let dense = input.subarray.is_some();
     if !dense && input.dims.len() != schema.dimensions.len() {
         return Err(usage("a sparse write needs one column per dimension"));
     }
-    for c in input.attrs.iter().chain(&input.dims) {
-        if c.cells.len() != n || c.validity.as_ref().is_some_and(|v| v.len() != n) {
-            return Err(usage("columns of different lengths"));
-        }
-    }
     for (a, c) in schema.attributes.iter().zip(&input.attrs) {
         if a.nullable != c.validity.is_some() {
             return Err(usage(format!("validity of {} missing or extra", a.name)));
+        }
+        check_shape(c, &a.name, a.datatype, a.cell_val_num)?;
+    }
+    if !dense {
+        for (d, c) in schema.dimensions.iter().zip(&input.dims) {
+            if c.validity.is_some() {
+                return Err(usage(format!("dimension {} has no validity", d.name)));
+            }
+            check_shape(c, &d.name, d.datatype, (!d.var).then_some(1))?;
+        }
+    }
+    let n = input.attrs.first().map(Column::len).unwrap_or(0);
+    for c in input.attrs.iter().chain(&input.dims) {
+        if c.len() != n {
+            return Err(usage("columns of different lengths"));
         }
     }
     if n == 0 {
@@ -118,6 +128,39 @@ fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
         return Err(usage("one timestamp per cell is needed"));
     }
     Ok(n)
+}
+
+/// A column fits its field: well formed, var-sized when the field is, and
+/// of the field's cell size (its datatype may be another of the same size,
+/// e.g. `INT64` values for a `DATETIME_MS` field).
+fn check_shape(
+    column: &Column,
+    field: &str,
+    datatype: crate::filter::Datatype,
+    cell_val_num: Option<u32>,
+) -> Result<()> {
+    if let Some(why) = column.shape_error() {
+        return Err(usage(why));
+    }
+    let cell_size = cell_val_num.map(|n| (n as u64 * datatype.size()) as usize);
+    if column.cell_size() != cell_size
+        || (cell_size.is_none() && column.datatype.size() != datatype.size())
+    {
+        return Err(usage(format!(
+            "the column for {field} ({} {}) does not fit the field ({datatype} {})",
+            column.datatype,
+            shape_name(column.cell_val_num),
+            shape_name(cell_val_num),
+        )));
+    }
+    Ok(())
+}
+
+fn shape_name(cell_val_num: Option<u32>) -> String {
+    match cell_val_num {
+        Some(n) => format!("x{n}"),
+        None => "var".to_string(),
+    }
 }
 
 /// The cells of each tile (dense: the subarray's cells by space tile, with

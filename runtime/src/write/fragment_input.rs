@@ -1,16 +1,8 @@
 //! What one write puts in a fragment: its columns of cells, and for
 //! consolidation their timestamps and delete metadata.
 
+pub use crate::column::Column;
 use crate::error::Error;
-
-/// The values of one field, one entry per cell, in the write's cell order.
-#[derive(Debug, Clone, Default)]
-pub struct Column {
-    /// Each cell's bytes (a fixed cell, or a var cell's values).
-    pub cells: Vec<Vec<u8>>,
-    /// Nullable attributes: one flag per cell (true = valid).
-    pub validity: Option<Vec<bool>>,
-}
 
 /// What one write puts in a fragment.
 #[derive(Debug, Clone, Default)]
@@ -19,7 +11,8 @@ pub struct FragmentInput {
     pub timestamp: u64,
     /// Sparse: one column per dimension, cells in any order.
     pub dims: Vec<Column>,
-    /// One column per attribute of the schema, in schema order.
+    /// One column per attribute of the schema, in schema order, each of
+    /// the attribute's shape (a nullable attribute's column has validity).
     pub attrs: Vec<Column>,
     /// Dense: the inclusive `[lo, hi]` written, per dimension.
     pub subarray: Option<Vec<(i128, i128)>>,

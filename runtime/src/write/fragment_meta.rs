@@ -12,7 +12,7 @@ use crate::format::io::write_to_vec;
 use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
-use super::field_tiles::{FieldOut, FieldTiles, TileCells};
+use super::field_tiles::{FieldFiles, FragmentFields, TileCells};
 use super::fragment_input::{usage, FragmentInput};
 use super::tile_meta;
 use super::WRITE_VERSION;
@@ -21,7 +21,7 @@ use super::WRITE_VERSION;
 pub(crate) struct FragmentParts<'a> {
     pub(crate) schema: &'a ArraySchema,
     pub(crate) key: Option<&'a [u8; 32]>,
-    pub(crate) fields: &'a FieldTiles,
+    pub(crate) fields: &'a FragmentFields,
     pub(crate) tiles: &'a [TileCells],
     /// Dense: the cells of a space tile.
     pub(crate) cells_per_tile: u64,
@@ -57,7 +57,7 @@ pub(crate) fn bounds(
             for (d, dim) in schema.dimensions.iter().enumerate() {
                 let mut r: Option<(Scalar, Scalar)> = None;
                 for i in tile.iter().flatten() {
-                    let s = Scalar::decode(dim.datatype, &input.dims[d].cells[*i])
+                    let s = Scalar::decode(dim.datatype, input.dims[d].cell_bytes(*i))
                         .ok_or_else(|| usage("bad coordinate"))?;
                     let p = (s.clone(), s);
                     r = Some(match r {
@@ -167,7 +167,7 @@ fn tile_sections(parts: &FragmentParts<'_>, meta: &mut Vec<u8>) -> Result<Sectio
     let tile_num = parts.tiles.len() as u64;
     let zeros = vec![0u64; tile_num as usize];
     let list_section = |meta: &mut Vec<u8>,
-                        pick: &dyn Fn(&FieldOut) -> Vec<u64>,
+                        pick: &dyn Fn(&FieldFiles) -> Vec<u64>,
                         unused: &[u64]|
      -> Result<Vec<u64>> {
         let mut offs = Vec::new();
@@ -189,7 +189,7 @@ fn tile_sections(parts: &FragmentParts<'_>, meta: &mut Vec<u8>) -> Result<Sectio
     let var_sizes_offsets = list_section(meta, &|f| f.var_sizes.clone(), &zeros)?;
     let validity_offsets_offsets = list_section(meta, &|f| f.validity_offsets.clone(), &zeros)?;
 
-    let min_max = |f: &FieldOut, want_min: bool| -> stored::TileMinMax {
+    let min_max = |f: &FieldFiles, want_min: bool| -> stored::TileMinMax {
         if !f.kinds.min_max {
             return stored::TileMinMax {
                 fixed: Vec::new(),
@@ -417,7 +417,7 @@ fn gt(key: Option<&[u8; 32]>, payload: Vec<u8>) -> Result<Vec<u8>> {
     write_generic_tile(&payload, WRITE_VERSION, key)
 }
 
-fn fragment_mmsn(f: Option<&FieldOut>, cell_num: &dyn Fn(usize) -> u64) -> stored::FieldMmsn {
+fn fragment_mmsn(f: Option<&FieldFiles>, cell_num: &dyn Fn(usize) -> u64) -> stored::FieldMmsn {
     let empty = stored::FieldMmsn {
         min: Vec::new(),
         max: Vec::new(),

@@ -2,15 +2,13 @@
 //! Enumerations
 //!
 //! Upstream: `tiledb/sm/enums/`.
-use binrw::binrw;
-
 /// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum Datatype {
@@ -110,6 +108,26 @@ pub enum Datatype {
     GeomWkb = 42,
     /// `GEOM_WKT` = 43: geometry in well-known text, as bytes
     GeomWkt = 43,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for Datatype {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| { crate::format::io::bad_enum_value(pos, "Datatype", value) })
+    }
 }
 
 impl Datatype {
@@ -405,8 +423,8 @@ impl core::fmt::Display for Datatype {
 /// Erratum: The spec's filter list omits the internal AES-256-GCM filter (11), which does appear on disk in the pipeline of every generic tile header of an encrypted array, and the retired value 17.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum FilterType {
@@ -484,6 +502,28 @@ pub enum FilterType {
     ///
     /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.16.0, whose format_version (tiledb/sm/misc/constants.cc) is 19; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Delta = 19,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for FilterType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "FilterType", value)
+            })
+    }
 }
 
 impl FilterType {
@@ -613,8 +653,8 @@ impl core::fmt::Display for FilterType {
 /// Erratum: format_spec/filter_pipeline.md says the compressor byte holds a filter type (e.g. TILEDB_FILTER_BZIP2); it holds this Compressor value, which differs for dictionary (7 vs 14) and delta (8 vs 19).
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum Compressor {
@@ -636,6 +676,28 @@ pub enum Compressor {
     Dictionary = 7,
     /// `DELTA` = 8: Delta encoding.
     Delta = 8,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for Compressor {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "Compressor", value)
+            })
+    }
 }
 
 impl Compressor {
@@ -723,8 +785,8 @@ impl core::fmt::Display for Compressor {
 /// Source: `tiledb/api/c_api/array_schema/array_type_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum ArrayType {
@@ -732,6 +794,28 @@ pub enum ArrayType {
     Dense = 0,
     /// `SPARSE` = 1: Sparse array: only written cells exist, located by their coordinates.
     Sparse = 1,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for ArrayType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "ArrayType", value)
+            })
+    }
 }
 
 impl ArrayType {
@@ -795,8 +879,8 @@ impl core::fmt::Display for ArrayType {
 /// Source: `tiledb/api/c_api/array_schema/layout_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum Layout {
@@ -810,6 +894,26 @@ pub enum Layout {
     Unordered = 3,
     /// `HILBERT` = 4: Hilbert curve order (cell order of sparse arrays).
     Hilbert = 4,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for Layout {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| { crate::format::io::bad_enum_value(pos, "Layout", value) })
+    }
 }
 
 impl Layout {
@@ -885,8 +989,8 @@ impl core::fmt::Display for Layout {
 /// Source: `tiledb/api/c_api/array/encryption_type_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum EncryptionType {
@@ -894,6 +998,28 @@ pub enum EncryptionType {
     NoEncryption = 0,
     /// `AES_256_GCM` = 1: AES-256-GCM with a 32-byte key.
     Aes256Gcm = 1,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for EncryptionType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "EncryptionType", value)
+            })
+    }
 }
 
 impl EncryptionType {
@@ -960,8 +1086,8 @@ impl core::fmt::Display for EncryptionType {
 /// Source: `tiledb/api/c_api/data_order/data_order_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum DataOrder {
@@ -971,6 +1097,28 @@ pub enum DataOrder {
     Increasing = 1,
     /// `DECREASING` = 2: Values decrease with the cell order (DECREASING_DATA).
     Decreasing = 2,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for DataOrder {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "DataOrder", value)
+            })
+    }
 }
 
 impl DataOrder {
@@ -1040,8 +1188,8 @@ impl core::fmt::Display for DataOrder {
 /// Source: `tiledb/sm/c_api/tiledb_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum QueryConditionOp {
@@ -1065,6 +1213,28 @@ pub enum QueryConditionOp {
     AlwaysTrue = 253,
     /// `ALWAYS_FALSE` = 254: Internal: a condition known not to hold; never persisted.
     AlwaysFalse = 254,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for QueryConditionOp {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "QueryConditionOp", value)
+            })
+    }
 }
 
 impl QueryConditionOp {
@@ -1155,8 +1325,8 @@ impl core::fmt::Display for QueryConditionOp {
 /// Source: `tiledb/sm/c_api/tiledb_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum CombinationOp {
@@ -1166,6 +1336,28 @@ pub enum CombinationOp {
     Or = 1,
     /// `NOT` = 2: the single child does not hold; cannot be negated, so delete conditions on disk use only AND and OR
     Not = 2,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for CombinationOp {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "CombinationOp", value)
+            })
+    }
 }
 
 impl CombinationOp {
@@ -1235,13 +1427,35 @@ impl core::fmt::Display for CombinationOp {
 /// Source: `tiledb/api/c_api/current_domain/current_domain_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum CurrentDomainType {
     /// `NDRECTANGLE` = 0: A hyperrectangle: one range per dimension.
     Ndrectangle = 0,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for CurrentDomainType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "CurrentDomainType", value)
+            })
+    }
 }
 
 impl CurrentDomainType {
@@ -1303,8 +1517,8 @@ impl core::fmt::Display for CurrentDomainType {
 /// Source: `tiledb/api/c_api/object/object_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum ObjectType {
@@ -1314,6 +1528,28 @@ pub enum ObjectType {
     Group = 1,
     /// `ARRAY` = 2: An array.
     Array = 2,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for ObjectType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "ObjectType", value)
+            })
+    }
 }
 
 impl ObjectType {
@@ -1383,8 +1619,8 @@ impl core::fmt::Display for ObjectType {
 /// Source: `tiledb/api/c_api/filter/filter_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum WebpFormat {
@@ -1398,6 +1634,28 @@ pub enum WebpFormat {
     Rgba = 3,
     /// `BGRA` = 4: 4 bytes per pixel: blue, green, red, alpha
     Bgra = 4,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for WebpFormat {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "WebpFormat", value)
+            })
+    }
 }
 
 impl WebpFormat {
@@ -1473,8 +1731,8 @@ impl core::fmt::Display for WebpFormat {
 /// Source: `tiledb/sm/fragment/fragment_metadata.h`.
 ///
 /// Stored as a `u64`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u64)]
+#[binrw::binwrite]
+#[bw(little, repr = u64)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u64)]
 pub enum FragmentSectionId {
@@ -1482,6 +1740,28 @@ pub enum FragmentSectionId {
     ///
     /// Valid in versions 23 and later.
     TileGlobalOrderBounds = 0,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for FragmentSectionId {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u64 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "FragmentSectionId", value)
+            })
+    }
 }
 
 impl FragmentSectionId {
@@ -1547,8 +1827,8 @@ impl core::fmt::Display for FragmentSectionId {
 /// Source: `tiledb/sm/query/deletes_and_updates/serialization.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum AstNodeType {
@@ -1556,6 +1836,28 @@ pub enum AstNodeType {
     Expression = 0,
     /// `VALUE` = 1: A value: a field compared with a constant.
     Value = 1,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for AstNodeType {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| {
+                crate::format::io::bad_enum_value(pos, "AstNodeType", value)
+            })
+    }
 }
 
 impl AstNodeType {
@@ -1622,8 +1924,8 @@ impl core::fmt::Display for AstNodeType {
 /// Source: `tiledb/storage_format/serialization/serializers.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
-#[binrw]
-#[brw(little, repr = u8)]
+#[binrw::binwrite]
+#[bw(little, repr = u8)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[repr(u8)]
 pub enum Bool {
@@ -1631,6 +1933,26 @@ pub enum Bool {
     False = 0,
     /// `TRUE` = 1: true
     True = 1,
+}
+
+/// Reads the stored number; one that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming this enum).
+impl binrw::BinRead for Bool {
+    type Args<'a> = ();
+    fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+        reader: &mut R,
+        _endian: binrw::Endian,
+        _args: (),
+    ) -> binrw::BinResult<Self> {
+        let pos = binrw::io::Seek::stream_position(reader)?;
+        let value = <u8 as binrw::BinRead>::read_options(
+            reader,
+            binrw::Endian::Little,
+            (),
+        )?;
+        Self::from_value(value)
+            .ok_or_else(|| { crate::format::io::bad_enum_value(pos, "Bool", value) })
+    }
 }
 
 impl Bool {

@@ -3,12 +3,12 @@
 use crate::error::{Error, Result};
 use crate::fragment::FragmentMetadata;
 use crate::read::dense::geometry::{DenseDimension, FragmentTiling, Order};
-use crate::schema::{CellOrder, Scalar};
+use crate::schema::{Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
-pub(crate) fn order(o: CellOrder) -> Order {
+pub(crate) fn order(o: SchemaOrder) -> Order {
     match o {
-        CellOrder::ColMajor => Order::ColMajor,
+        SchemaOrder::ColMajor => Order::ColMajor,
         _ => Order::RowMajor,
     }
 }

@@ -16,7 +16,7 @@ use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::query::{decode_ranges, encode_scalar, output_attributes, Layout, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
-use crate::schema::{ArraySchema, CellOrder, Scalar};
+use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
 /// The most cells a dense read materializes.
@@ -221,8 +221,8 @@ fn cells_in_order(
                 acc.saturating_mul(*len).saturating_add(*i)
             })
         };
-        let tile_col = schema.tile_order == CellOrder::ColMajor;
-        let cell_col = schema.cell_order == CellOrder::ColMajor;
+        let tile_col = schema.tile_order == SchemaOrder::ColMajor;
+        let cell_col = schema.cell_order == SchemaOrder::ColMajor;
         let key = |c: &[i128]| -> (i128, i128) {
             let tile = linear(
                 &mut c

@@ -1,0 +1,340 @@
+//! Loading a fragment's metadata: the footer (from a consolidated `.meta`
+//! file, or found from the end of `__fragment_metadata.tdb` by ranged
+//! reads), or the whole legacy tile of format 1-2.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::directory::Fragment;
+use crate::error::{Cause, Error, Result};
+use crate::format::generated as stored;
+use crate::format::io::read_exact_from;
+use crate::schema::legacy13::MAX_LEGACY_FILE_SIZE;
+use crate::schema::{dimension_shapes, ArraySchema};
+use crate::storage::{RelPath, Storage};
+use crate::tile::generic::{load_generic_tile_header, read_generic_tile};
+
+use super::parse::{footer_schema_name, legacy_rect, parse_footer, rect_from_stored, SchemaCache};
+use super::{FragmentMetadata, StoredFooter, MAX_FRAGMENT_FOOTER_SIZE};
+
+impl FragmentMetadata {
+    /// Loads the metadata of `fragment`: its footer from `consolidated`
+    /// when present there, else from its own metadata file (v3+), or the
+    /// whole legacy metadata tile (v1–v2).
+    pub fn load(
+        storage: &dyn Storage,
+        fragment: &Fragment,
+        schemas: &SchemaCache<'_>,
+        consolidated: &HashMap<String, Vec<u8>>,
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        let path = fragment.metadata_path()?;
+        let describe = storage.describe(&path);
+        let folder = fragment.path.file_name().unwrap_or_default().to_string();
+        if let Some(bytes) = consolidated.get(&folder) {
+            let schema = schemas.get(footer_schema_name(bytes)?.as_deref())?;
+            let (footer, _) = parse_footer(bytes, &schema)?;
+            return Self::from_footer(fragment, schema, footer, None, key);
+        }
+        let size = storage.size(&path)?;
+        let named_version = fragment.name.version();
+        // Formats 1-2 and TileDB 1.3: the whole file is one generic tile,
+        // read whole, but only when small (see MAX_LEGACY_FILE_SIZE).
+        if named_version.is_none_or(|v| v <= 2) && size <= MAX_LEGACY_FILE_SIZE {
+            let bytes = storage.read(&path)?;
+            if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
+                if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
+                    let schema = schemas.get(None)?;
+                    let mut meta = Self::from_legacy(fragment, schema, &tile.payload, key)
+                        .map_err(|e| e.in_file(&describe))?;
+                    meta.set_legacy_density(storage)?;
+                    return Ok(meta);
+                }
+            }
+            if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
+                // TileDB 1.3: the v1-v2 layout behind a 12-byte library
+                // version (major, minor, revision) instead of the format
+                // version.
+                let schema = schemas.get(None)?;
+                let payload = crate::schema::legacy13::read_generic_tile(&bytes)
+                    .map_err(|e| e.in_file(&describe))?;
+                let rest = payload.get(8..).ok_or_else(|| {
+                    Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+                })?;
+                let mut meta = Self::from_legacy(fragment, schema, rest, key)
+                    .map_err(|e| e.in_file(&describe))?;
+                meta.version = 0;
+                meta.set_legacy_density(storage)?;
+                return Ok(meta);
+            }
+        }
+        let (footer, schema) = Self::locate_footer(storage, &path, size, schemas, named_version)
+            .map_err(|e| e.in_file(&describe))?;
+        Self::from_footer(fragment, schema, footer, Some(size), key)
+            .map_err(|e| e.in_file(&describe))
+    }
+
+    /// Finds the footer of the metadata file `path` (of `len` bytes) from
+    /// its end, by ranged reads: the footer length in the last 8 bytes
+    /// (v10+, and v3-9 with var dimensions), then the footer it measures;
+    /// else (v3-9) the footer that follows the last generic tile, found by
+    /// reading the tiles' headers only. At most
+    /// [`MAX_FRAGMENT_FOOTER_SIZE`] bytes of footer are read.
+    fn locate_footer(
+        storage: &dyn Storage,
+        path: &RelPath,
+        len: u64,
+        schemas: &SchemaCache<'_>,
+        named_version: Option<u32>,
+    ) -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
+        let try_at =
+            |start: u64, region: &[u8]| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
+                let schema = schemas.get(
+                    footer_schema_name(region)
+                        .map_err(|e| e.at_base(start))?
+                        .as_deref(),
+                )?;
+                let (footer, used) = parse_footer(region, &schema).map_err(|e| e.at_base(start))?;
+                if used != region.len() as u64 {
+                    return Err(Error::corrupt(
+                        start + used,
+                        "FragmentFooter",
+                        "the footer does not fill its region",
+                    ));
+                }
+                Ok((footer, schema))
+            };
+        let trailer = match len.checked_sub(8) {
+            Some(at) => {
+                let bytes = storage.read_range(path, at, 8)?;
+                bytes.try_into().ok().map(u64::from_le_bytes)
+            }
+            None => None,
+        };
+        let with_trailer =
+            trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
+        if named_version.is_some_and(|v| v >= 10) {
+            let (start, end) = with_trailer.ok_or_else(|| {
+                Error::corrupt(
+                    len.saturating_sub(8),
+                    "FooterLength",
+                    "footer length past the start of the file",
+                )
+            })?;
+            if end - start > MAX_FRAGMENT_FOOTER_SIZE {
+                return Err(Error::unsupported(format!(
+                    "the fragment footer is {} bytes (FooterLength at byte {end}), more than \
+                     the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts",
+                    end - start
+                )));
+            }
+            let region = storage.read_range(path, start, end - start)?;
+            return try_at(start, &region);
+        }
+        if let Some((start, end)) =
+            with_trailer.filter(|(start, end)| end - start <= MAX_FRAGMENT_FOOTER_SIZE)
+        {
+            let region = storage.read_range(path, start, end - start)?;
+            if let Ok(found) = try_at(start, &region) {
+                return Ok(found);
+            }
+        }
+        // Versions 3-9 without var dimensions: no trailer; the footer follows
+        // the last generic tile. Only a position within the file's last
+        // MAX_FRAGMENT_FOOTER_SIZE bytes can start it: that tail is read
+        // once, the tiles before it are skipped by their headers.
+        let tail_start = len.saturating_sub(MAX_FRAGMENT_FOOTER_SIZE);
+        let mut tail: Option<Vec<u8>> = None;
+        let mut at = 0u64;
+        while at < len {
+            if at >= tail_start {
+                let tail = match &mut tail {
+                    Some(tail) => tail,
+                    None => tail.insert(storage.read_range(path, tail_start, len - tail_start)?),
+                };
+                if let Ok(found) = try_at(at, &tail[(at - tail_start) as usize..]) {
+                    return Ok(found);
+                }
+            }
+            at = generic_tile_end(storage, path, len, at)?;
+        }
+        Err(Error::corrupt(len, "FragmentFooter", "no footer found"))
+    }
+
+    fn from_footer(
+        fragment: &Fragment,
+        schema: Arc<ArraySchema>,
+        footer: stored::FragmentFooter,
+        file_size: Option<u64>,
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        if footer.version > crate::schema::MAX_SUPPORTED_VERSION {
+            return Err(Error::unsupported(format!(
+                "unsupported format version {} (fragment)",
+                footer.version
+            )));
+        }
+        let non_empty_domain = if footer.null_non_empty_domain {
+            None
+        } else if footer.version <= 4 {
+            // v3-v4: fixed pairs, already split by the generated layout.
+            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
+        } else {
+            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
+        };
+        let tile_num = footer.tile_offsets_offsets.len();
+        let mut meta = FragmentMetadata {
+            path: fragment.path.clone(),
+            name: fragment.name.clone(),
+            version: footer.version,
+            dense: footer.dense,
+            non_empty_domain,
+            tile_num: 0,
+            last_tile_cell_num: footer.last_tile_cell_num,
+            has_timestamps: footer.has_timestamps,
+            has_delete_meta: footer.has_delete_meta,
+            schema,
+            footer: StoredFooter::Footer(Box::new(footer)),
+            key: key.copied(),
+            file_size: OnceLock::new(),
+            fields: Mutex::new(HashMap::new()),
+            mbrs: OnceLock::new(),
+            processed: OnceLock::new(),
+        };
+        let _ = tile_num;
+        if let Some(size) = file_size {
+            let _ = meta.file_size.set(size);
+        }
+        meta.tile_num = if meta.dense {
+            meta.dense_tile_num()?
+        } else {
+            match &meta.footer {
+                StoredFooter::Footer(f) => f.sparse_tile_num,
+                StoredFooter::Legacy(_) => 0,
+            }
+        };
+        Ok(meta)
+    }
+
+    fn from_legacy(
+        fragment: &Fragment,
+        schema: Arc<ArraySchema>,
+        payload: &[u8],
+        key: Option<&[u8; 32]>,
+    ) -> Result<FragmentMetadata> {
+        let dims = dimension_shapes(&schema.stored);
+        let legacy: stored::FragmentMetadataV1V2 = read_exact_from(
+            payload,
+            stored::FragmentMetadataV1V2BinReadArgs::builder()
+                .num_attributes(schema.attributes.len() as u64)
+                .dims(dims)
+                .finalize(),
+            "FragmentMetadataV1V2",
+        )?;
+        let non_empty_domain = if legacy.non_empty_domain.is_empty() {
+            None
+        } else {
+            Some(legacy_rect(&legacy.non_empty_domain, &schema)?)
+        };
+        let coords_tiles = legacy
+            .tile_offsets
+            .get(schema.attributes.len())
+            .map(|l| l.values.len())
+            .unwrap_or(0);
+        let dense = legacy.mbrs.is_empty() && coords_tiles == 0;
+        let tile_num = legacy
+            .tile_offsets
+            .first()
+            .map(|l| l.values.len() as u64)
+            .unwrap_or(0);
+        let meta = FragmentMetadata {
+            path: fragment.path.clone(),
+            name: fragment.name.clone(),
+            version: legacy.version,
+            dense,
+            non_empty_domain,
+            tile_num,
+            last_tile_cell_num: legacy.last_tile_cell_num,
+            has_timestamps: false,
+            has_delete_meta: false,
+            schema,
+            footer: StoredFooter::Legacy(Box::new(legacy)),
+            key: key.copied(),
+            file_size: OnceLock::new(),
+            fields: Mutex::new(HashMap::new()),
+            mbrs: OnceLock::new(),
+            processed: OnceLock::new(),
+        };
+        Ok(meta)
+    }
+
+    /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when
+    /// it has no `__coords.tdb`.
+    fn set_legacy_density(&mut self, storage: &dyn Storage) -> Result<()> {
+        let coords = self.path.join("__coords.tdb")?;
+        self.dense = storage.kind(&coords)?.is_none();
+        if self.dense {
+            self.tile_num = self.dense_tile_num()?;
+        }
+        Ok(())
+    }
+
+    fn dense_tile_num(&self) -> Result<u64> {
+        let Some(ned) = &self.non_empty_domain else {
+            return Ok(0);
+        };
+        let mut n: u64 = 1;
+        for (dim, (lo, hi)) in self.schema.dimensions.iter().zip(ned) {
+            let (dlo, _) = dim
+                .domain_scalars()
+                .ok_or_else(|| Error::corrupt(0, "domain", "dense dimension without domain"))?;
+            let ext = dim
+                .extent_scalar()
+                .and_then(|e| e.as_int())
+                .unwrap_or(1)
+                .max(1);
+            let lo = crate::schema::Scalar::decode(dim.datatype, lo).and_then(|s| s.as_int());
+            let hi = crate::schema::Scalar::decode(dim.datatype, hi).and_then(|s| s.as_int());
+            let dlo = dlo.as_int();
+            match (lo, hi, dlo) {
+                (Some(lo), Some(hi), Some(dlo)) => {
+                    let tiles = (hi - dlo).div_euclid(ext) - (lo - dlo).div_euclid(ext) + 1;
+                    n = n.saturating_mul(tiles.max(0) as u64);
+                }
+                _ => {
+                    return Err(Error::corrupt(
+                        0,
+                        "non_empty_domain",
+                        "not an integer domain",
+                    ))
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// The offset just past the generic tile at `offset` of `file` (of
+/// `file_size` bytes), from its header alone: the body is neither read nor
+/// decoded.
+fn generic_tile_end(
+    storage: &dyn Storage,
+    file: &RelPath,
+    file_size: u64,
+    offset: u64,
+) -> Result<u64> {
+    let (header, header_len, _) = load_generic_tile_header(storage, file, file_size, offset)?;
+    (offset + header_len)
+        .checked_add(header.persisted_size)
+        .filter(|end| *end <= file_size)
+        .ok_or_else(|| {
+            Error::corrupt(
+                offset + 4,
+                "GenericTileHeader.persisted_size",
+                Cause::Truncated {
+                    needed: header.persisted_size,
+                    available: file_size.saturating_sub(offset + header_len),
+                },
+            )
+        })
+}
