@@ -1,8 +1,7 @@
-//! The steps of [`load_tiles_pooled`](super::load_tiles_pooled): one field's
-//! tiles read and unfiltered, each way the field can be stored — fixed-size
-//! cells, var-sized cells with their offsets tile, whole strings (RLE or
-//! dictionary encoded, no offsets tile) — and the validity tiles of a
-//! nullable field.
+//! Loading one field's tiles ([`load_tiles`], [`load_tiles_pooled`]): read
+//! and unfiltered, each way the field can be stored — fixed-size cells,
+//! var-sized cells with their offsets tile, whole strings (RLE or dictionary
+//! encoded, no offsets tile) — and the validity tiles of a nullable field.
 
 use std::path::{Path, PathBuf};
 
@@ -14,26 +13,118 @@ use crate::fragment::{Field, FieldTiles, FragmentMetadata};
 use crate::storage::Storage;
 use crate::tile::{unfilter_var_string_tile_into, TileJob};
 
+use crate::read::tiles::data::{FieldShape, TileData};
+use crate::read::tiles::pool::{unfilter_pooled, TilePool};
 use crate::read::tiles::stored::*;
-use crate::read::tiles::{unfilter_pooled, FieldShape, TileData, TilePool, TileSelection};
+
+/// Decodes tiles `tiles` of `field` of `fragment`; `cells_per_tile` is the
+/// cell count of a dense tile (ignored for sparse fragments).
+pub fn load_tiles(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    tiles: &[u64],
+    cells_per_dense_tile: u64,
+    key: Option<&[u8; 32]>,
+) -> Result<Vec<TileData>> {
+    load_tiles_pooled(
+        storage,
+        fragment,
+        field,
+        TileSelection::whole(tiles),
+        cells_per_dense_tile,
+        key,
+        &mut TilePool::default(),
+    )
+}
+
+/// The tiles a read loads, and of each, optionally, the only cells it will
+/// look at (first and last, inclusive, in the tile's cell order). Of a
+/// fixed-size field, chunks that hold none of those cells are not decoded:
+/// a subarray that cuts through a tile decodes only the rows it needs.
+/// Those cells' bytes in the returned tile are then unspecified.
+#[derive(Debug, Clone, Copy)]
+pub struct TileSelection<'a> {
+    pub tiles: &'a [u64],
+    pub cells: Option<&'a [(u64, u64)]>,
+}
+
+impl<'a> TileSelection<'a> {
+    /// Every cell of `tiles`.
+    pub fn whole(tiles: &'a [u64]) -> Self {
+        TileSelection { tiles, cells: None }
+    }
+
+    /// Limits each job to the bytes of its tile's wanted cells.
+    fn limit(&self, jobs: &mut [TileJob<'_>], cell_size: u64) {
+        if let Some(cells) = self.cells {
+            for (job, (first, last)) in jobs.iter_mut().zip(cells) {
+                job.wanted = Some((
+                    first.saturating_mul(cell_size),
+                    last.saturating_add(1).saturating_mul(cell_size),
+                ));
+            }
+        }
+    }
+}
+
+/// [`load_tiles`], decoding fixed-size cells into buffers from `pool`.
+pub fn load_tiles_pooled(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    selection: TileSelection<'_>,
+    cells_per_dense_tile: u64,
+    key: Option<&[u8; 32]>,
+    pool: &mut TilePool,
+) -> Result<Vec<TileData>> {
+    let tiles = selection.tiles;
+    let shape = FieldShape::of(fragment, field)
+        .ok_or_else(|| Error::Usage(format!("no field {field:?} in fragment {}", fragment.name)))?;
+    let tables = fragment.field_tiles(storage, field)?;
+    let cells: Vec<u64> = tiles
+        .iter()
+        .map(|t| fragment.cell_num(*t, cells_per_dense_tile))
+        .collect();
+    let load = FieldLoad {
+        storage,
+        fragment,
+        field,
+        tiles,
+        cells: &cells,
+        shape: &shape,
+        tables: &tables,
+        file_sizes: fragment.file_sizes(field),
+        key,
+        describe: storage.describe(&fragment.data_path(field, "")?),
+    };
+    let mut result = match shape.cell_val_num {
+        Some(n) => load.fixed(selection, n, pool)?,
+        None => load.var(pool)?,
+    };
+    if shape.nullable && fragment.version >= 7 {
+        load.add_validity(selection, &mut result, pool)?;
+    }
+    Ok(result)
+}
 
 /// What every step of loading one field's tiles needs: where the tiles are
 /// stored, which of them, how the field is stored, and the key.
-pub(super) struct FieldLoad<'a> {
-    pub(super) storage: &'a dyn Storage,
-    pub(super) fragment: &'a FragmentMetadata,
-    pub(super) field: Field,
+struct FieldLoad<'a> {
+    storage: &'a dyn Storage,
+    fragment: &'a FragmentMetadata,
+    field: Field,
     /// The tiles to load, and the cell count of each.
-    pub(super) tiles: &'a [u64],
-    pub(super) cells: &'a [u64],
-    pub(super) shape: &'a FieldShape,
+    tiles: &'a [u64],
+    cells: &'a [u64],
+    shape: &'a FieldShape,
     /// Where each tile starts in each of the field's files.
-    pub(super) tables: &'a FieldTiles,
+    tables: &'a FieldTiles,
     /// The sizes of the field's files: fixed (or offsets), var, validity.
-    pub(super) file_sizes: (u64, u64, u64),
-    pub(super) key: Option<&'a [u8; 32]>,
+    file_sizes: (u64, u64, u64),
+    key: Option<&'a [u8; 32]>,
     /// The field's fixed (or offsets) file, for error locations.
-    pub(super) describe: PathBuf,
+    describe: PathBuf,
 }
 
 impl FieldLoad<'_> {
@@ -67,7 +158,7 @@ impl FieldLoad<'_> {
 
     /// The tiles of a fixed-size field (`cell_val_num` values a cell); of
     /// each, only the chunks holding the selected cells are decoded.
-    pub(super) fn fixed(
+    fn fixed(
         &self,
         selection: TileSelection<'_>,
         cell_val_num: u32,
@@ -108,7 +199,7 @@ impl FieldLoad<'_> {
 
     /// The tiles of a var-sized field: its var file, and its offsets file
     /// unless the filter encodes the strings whole.
-    pub(super) fn var(&self, pool: &mut TilePool) -> Result<Vec<TileData>> {
+    fn var(&self, pool: &mut TilePool) -> Result<Vec<TileData>> {
         let var_describe = self
             .storage
             .describe(&self.fragment.data_path(self.field, "_var")?);
@@ -278,7 +369,7 @@ impl FieldLoad<'_> {
 
     /// The validity tiles of a nullable field (format 7 on), one per tile
     /// of `result`; of each, only the chunks holding the selected cells.
-    pub(super) fn add_validity(
+    fn add_validity(
         &self,
         selection: TileSelection<'_>,
         result: &mut [TileData],
