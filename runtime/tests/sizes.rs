@@ -150,7 +150,7 @@ impl<'ast> Visit<'ast> for LongFunctions {
 
     fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
         let self_ty = &i.self_ty;
-        let name = quote_type(self_ty);
+        let name = impl_type_name(self_ty);
         self.scope.push(name);
         visit::visit_item_impl(self, i);
         self.scope.pop();
@@ -175,7 +175,7 @@ impl<'ast> Visit<'ast> for LongFunctions {
 
 /// A short name for an impl's type: its last path segment (`Checker` of
 /// `impl Checker<'_>`), or where it starts for anything else.
-fn quote_type(ty: &syn::Type) -> String {
+fn impl_type_name(ty: &syn::Type) -> String {
     match ty {
         syn::Type::Path(p) => p
             .path
