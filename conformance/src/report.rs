@@ -136,6 +136,9 @@ pub struct Report {
 
 pub const REPORT_VERSION: u32 = 1;
 
+/// The worst status of each reader cell, by (case, producer, implementation).
+type Cells = BTreeMap<(String, String, String), Status>;
+
 impl Report {
     /// Results that make the run fail, plus stale known-failure entries.
     pub fn unexpected_count(&self) -> usize {
@@ -160,7 +163,7 @@ impl Report {
     }
 
     /// The worst status of every (case, producer, implementation) reader cell.
-    fn case_cells(&self) -> BTreeMap<(String, String, String), Status> {
+    fn case_cells(&self) -> Cells {
         let mut out: BTreeMap<(String, String, String), Status> = BTreeMap::new();
         for r in self.results.iter().filter(|r| r.role == "reader") {
             let key = (r.case.clone(), r.producer.clone(), r.implementation.clone());
@@ -189,7 +192,18 @@ impl Report {
         let mut out = String::new();
         let cells = self.case_cells();
         let readers = self.reader_names();
+        self.write_implementations(&mut out);
+        self.write_producer_matrix(&mut out, &cells, &readers);
+        self.write_live_writers(&mut out);
+        self.write_level_matrix(&mut out, &cells, &readers);
+        self.write_feature_matrix(&mut out, &cells, &readers);
+        self.write_unexpected(&mut out);
+        self.write_expected_failures(&mut out);
+        self.write_summary(&mut out);
+        out
+    }
 
+    fn write_implementations(&self, out: &mut String) {
         let _ = writeln!(out, "Implementations:");
         for i in &self.implementations {
             let _ = writeln!(
@@ -203,12 +217,14 @@ impl Report {
         for note in &self.notes {
             let _ = writeln!(out, "  note: {note}");
         }
+    }
 
-        // Producers × readers, grouped by format version (newest first).
+    /// Producers × readers, grouped by format version (newest first).
+    fn write_producer_matrix(&self, out: &mut String, cells: &Cells, readers: &[String]) {
         let mut rows = Vec::new();
         for p in &self.producers {
             let mut row = vec![p.format_version.to_string(), p.name.clone()];
-            for reader in &readers {
+            for reader in readers {
                 let statuses = cells
                     .iter()
                     .filter(|((_, prod, imp), _)| prod == &p.name && imp == reader)
@@ -221,31 +237,36 @@ impl Report {
         header.extend(readers.iter().cloned());
         let _ = writeln!(out, "\nProducers × readers (cases passed / applicable):");
         out.push_str(&table(&header, &rows));
+    }
 
-        // Live writers: did the replays themselves succeed?
+    /// Live writers: did the replays themselves succeed?
+    fn write_live_writers(&self, out: &mut String) {
         let writes: Vec<&CheckResult> =
             self.results.iter().filter(|r| r.role == "writer").collect();
-        if !writes.is_empty() {
-            let mut rows = Vec::new();
-            for p in self.producers.iter().filter(|p| p.live) {
-                let statuses = writes
-                    .iter()
-                    .filter(|r| r.producer == p.name)
-                    .map(|r| r.status);
-                rows.push(vec![p.name.clone(), tally(statuses)]);
-            }
-            let _ = writeln!(out, "\nLive writers (case replays):");
-            out.push_str(&table(
-                &["producer".to_string(), "replays".to_string()],
-                &rows,
-            ));
+        if writes.is_empty() {
+            return;
         }
+        let mut rows = Vec::new();
+        for p in self.producers.iter().filter(|p| p.live) {
+            let statuses = writes
+                .iter()
+                .filter(|r| r.producer == p.name)
+                .map(|r| r.status);
+            rows.push(vec![p.name.clone(), tally(statuses)]);
+        }
+        let _ = writeln!(out, "\nLive writers (case replays):");
+        out.push_str(&table(
+            &["producer".to_string(), "replays".to_string()],
+            &rows,
+        ));
+    }
 
-        // Levels × readers: what a conforming reader must (required) or should read.
+    /// Levels × readers: what a conforming reader must (required) or should read.
+    fn write_level_matrix(&self, out: &mut String, cells: &Cells, readers: &[String]) {
         let mut rows = Vec::new();
         for level in ["required", "recommended", "optional"] {
             let mut row = vec![level.to_string()];
-            for reader in &readers {
+            for reader in readers {
                 let statuses = cells
                     .iter()
                     .filter(|((case, _, imp), _)| {
@@ -260,8 +281,10 @@ impl Report {
         header.extend(readers.iter().cloned());
         let _ = writeln!(out, "\nLevels × readers (cells of case × producer):");
         out.push_str(&table(&header, &rows));
+    }
 
-        // Features × implementations, over every producer.
+    /// Features × implementations, over every producer.
+    fn write_feature_matrix(&self, out: &mut String, cells: &Cells, readers: &[String]) {
         let mut features: BTreeSet<&str> = BTreeSet::new();
         for c in self.cases.values() {
             features.extend(c.features.iter().map(String::as_str));
@@ -269,7 +292,7 @@ impl Report {
         let mut rows = Vec::new();
         for feature in features {
             let mut row = vec![feature.to_string()];
-            for reader in &readers {
+            for reader in readers {
                 let statuses = cells
                     .iter()
                     .filter(|((case, _, imp), _)| {
@@ -291,8 +314,11 @@ impl Report {
             "\nFeatures × readers (cells of case × producer passed / applicable):"
         );
         out.push_str(&table(&header, &rows));
+    }
 
-        // Every result that fails the run, with its reproduction command.
+    /// Every result that fails the run, with its reproduction command, and
+    /// every stale known failure.
+    fn write_unexpected(&self, out: &mut String) {
         let problems: Vec<&CheckResult> = self
             .results
             .iter()
@@ -331,7 +357,9 @@ impl Report {
                 s.implementation, s.entry.case, s.why
             );
         }
+    }
 
+    fn write_expected_failures(&self, out: &mut String) {
         let expected: Vec<&CheckResult> = self
             .results
             .iter()
@@ -368,7 +396,10 @@ impl Report {
                 );
             }
         }
+    }
 
+    /// The count of every status, and whether the run passes.
+    fn write_summary(&self, out: &mut String) {
         let mut counts = BTreeMap::new();
         for r in &self.results {
             *counts.entry(r.status).or_insert(0usize) += 1;
@@ -393,7 +424,6 @@ impl Report {
         } else {
             let _ = writeln!(out, "FAILED: {unexpected} unexpected results");
         }
-        out
     }
 }
 

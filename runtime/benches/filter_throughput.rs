@@ -112,6 +112,27 @@ fn raw_codec(filter: &Filter) -> Raw {
     }
 }
 
+/// The cells `filter` is timed on: `data`, made non-decreasing for
+/// positive delta, or as floats for `datatype` Float32.
+fn input_for(filter: &Filter, datatype: Datatype, data: &[u8]) -> Vec<u8> {
+    if matches!(filter, Filter::PositiveDelta { .. }) {
+        // Positive delta needs values that never decrease.
+        let mut total = 0i32;
+        data.chunks_exact(4)
+            .flat_map(|c| {
+                total = total.wrapping_add(i32::from_le_bytes([c[0], c[1], c[2], c[3]]) & 7);
+                total.to_le_bytes()
+            })
+            .collect()
+    } else if datatype == Datatype::Float32 {
+        data.chunks_exact(4)
+            .flat_map(|c| (i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32).to_le_bytes())
+            .collect()
+    } else {
+        data.to_vec()
+    }
+}
+
 fn main() {
     let only: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let data = values();
@@ -170,22 +191,7 @@ fn main() {
         };
         let ctx = FilterContext::new(datatype, 4, 22).with_key([1; 32]);
         let pipeline = FilterPipeline::new(vec![filter.clone()]);
-        let input = if matches!(filter, Filter::PositiveDelta { .. }) {
-            // Positive delta needs values that never decrease.
-            let mut total = 0i32;
-            data.chunks_exact(4)
-                .flat_map(|c| {
-                    total = total.wrapping_add(i32::from_le_bytes([c[0], c[1], c[2], c[3]]) & 7);
-                    total.to_le_bytes()
-                })
-                .collect()
-        } else if datatype == Datatype::Float32 {
-            data.chunks_exact(4)
-                .flat_map(|c| (i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32).to_le_bytes())
-                .collect()
-        } else {
-            data.clone()
-        };
+        let input = input_for(&filter, datatype, &data);
         let filtered = filter_tile(&input, &pipeline, &ctx).expect("filter");
         let n = input.len() as u64;
         // Timing a failure would flatter us: check the round trip first.
@@ -234,33 +240,36 @@ fn main() {
             input.len() as f64 / filtered.len() as f64
         );
     }
-    // WebP has its own shape: one 512×512 RGBA image, one chunk.
     if only.as_deref().is_none_or(|o| "WEBP".contains(o)) {
-        let (h, w) = (512usize, 512usize);
-        let image: Vec<u8> = (0..h * w * 4).map(|i| ((i / 4) % 256) as u8).collect();
-        let pipeline = FilterPipeline::new(vec![Filter::Webp {
-            quality: 100.0,
-            format: WebpFormat::Rgba,
-            lossless: true,
-            y_extent: h as u16,
-            x_extent: (w * 4) as u16,
-        }]);
-        let ctx = FilterContext::new(Datatype::Uint8, 1, 22);
-        let filtered = filter_tile(&image, &pipeline, &ctx).expect("webp");
-        let back =
-            unfilter_tile(&filtered, &pipeline, &ctx, image.len() as u64).expect("webp back");
-        assert!(back == image, "WEBP does not round-trip");
-        let enc = rate(image.len(), || {
-            drop(black_box(filter_tile(&image, &pipeline, &ctx)))
-        });
-        let dec = rate(image.len(), || {
-            drop(black_box(unfilter_tile(
-                &filtered,
-                &pipeline,
-                &ctx,
-                image.len() as u64,
-            )))
-        });
-        println!("{:<22} {enc:9.0} {dec:9.0} (lossless, 1 chunk)", "WEBP");
+        bench_webp();
     }
+}
+
+/// WebP has its own shape: one 512×512 RGBA image, one chunk.
+fn bench_webp() {
+    let (h, w) = (512usize, 512usize);
+    let image: Vec<u8> = (0..h * w * 4).map(|i| ((i / 4) % 256) as u8).collect();
+    let pipeline = FilterPipeline::new(vec![Filter::Webp {
+        quality: 100.0,
+        format: WebpFormat::Rgba,
+        lossless: true,
+        y_extent: h as u16,
+        x_extent: (w * 4) as u16,
+    }]);
+    let ctx = FilterContext::new(Datatype::Uint8, 1, 22);
+    let filtered = filter_tile(&image, &pipeline, &ctx).expect("webp");
+    let back = unfilter_tile(&filtered, &pipeline, &ctx, image.len() as u64).expect("webp back");
+    assert!(back == image, "WEBP does not round-trip");
+    let enc = rate(image.len(), || {
+        drop(black_box(filter_tile(&image, &pipeline, &ctx)))
+    });
+    let dec = rate(image.len(), || {
+        drop(black_box(unfilter_tile(
+            &filtered,
+            &pipeline,
+            &ctx,
+            image.len() as u64,
+        )))
+    });
+    println!("{:<22} {enc:9.0} {dec:9.0} (lossless, 1 chunk)", "WEBP");
 }

@@ -122,235 +122,265 @@ type Probe = Box<dyn Fn(u32) -> Trial>;
 /// The sample of `structure`, ready to be written and read at any version.
 fn probe(structure: &str) -> Option<Probe> {
     Some(match structure {
-        "ArraySchema" => {
-            let mut base = schema("dense.dimension_labels");
-            base.allows_dups = true;
-            base.enumerations = Some(vec![EnumerationRef {
-                name: b"colors".to_vec(),
-                path: b"__0123456789abcdef0123456789abcdef_0".to_vec(),
-            }]);
-            // Before version 5 the domain names the type all dimensions share.
-            base.domain.datatype = Some(base.domain.dimensions[0].datatype);
-            Box::new(move |version| {
-                let mut sample = base.clone();
-                sample.version = version;
-                trial(&sample, (), (), "ArraySchema")
-            })
-        }
-        "Domain" => {
-            let mut base = schema("sparse.basic.int32").domain;
-            base.datatype = Some(base.dimensions[0].datatype);
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    DomainBinReadArgs::builder().version(version).finalize(),
-                    DomainBinWriteArgs::builder().version(version).finalize(),
-                    "Domain",
-                )
-            })
-        }
-        "Dimension" => {
-            let mut base = schema("sparse.basic.int32").domain.dimensions[0].clone();
-            assert_eq!(base.datatype, Datatype::Int32, "the sample dimension");
-            // Values an old layout cannot carry: before version 5 the type comes
-            // from the domain and cell_val_num is 1 for a fixed-sized type.
-            base.cell_val_num = 2;
-            let shared = Some(Datatype::Uint32);
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    DimensionBinReadArgs::builder()
-                        .version(version)
-                        .domain_datatype(shared)
-                        .finalize(),
-                    DimensionBinWriteArgs::builder()
-                        .version(version)
-                        .domain_datatype(shared)
-                        .finalize(),
-                    "Dimension",
-                )
-            })
-        }
-        "Attribute" => {
-            let mut base = schema("sparse.basic.int32").attributes[0].clone();
-            base.nullable = true;
-            base.fill_validity = 1;
-            base.order = DataOrder::Increasing;
-            base.enumeration_name = Some(b"colors".to_vec());
-            assert!(
-                base.fill.is_some(),
-                "a version-22 attribute has a fill value"
-            );
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    AttributeBinReadArgs::builder().version(version).finalize(),
-                    AttributeBinWriteArgs::builder().version(version).finalize(),
-                    "Attribute",
-                )
-            })
-        }
-        "DeltaOptions" => {
-            let base = DeltaOptions {
-                compressor: Compressor::Delta,
-                level: 3,
-                reinterpret_type: Datatype::Int32,
-            };
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    DeltaOptionsBinReadArgs::builder()
-                        .version(version)
-                        .finalize(),
-                    DeltaOptionsBinWriteArgs::builder()
-                        .version(version)
-                        .finalize(),
-                    "DeltaOptions",
-                )
-            })
-        }
-        "DoubleDeltaOptions" => {
-            let base = DoubleDeltaOptions {
-                compressor: Compressor::DoubleDelta,
-                level: 3,
-                reinterpret_type: Datatype::Int32,
-            };
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    DoubleDeltaOptionsBinReadArgs::builder()
-                        .version(version)
-                        .finalize(),
-                    DoubleDeltaOptionsBinWriteArgs::builder()
-                        .version(version)
-                        .finalize(),
-                    "DoubleDeltaOptions",
-                )
-            })
-        }
-        "FragmentFooterHead" => {
-            let bytes = fragment_metadata("sparse.basic.int32");
-            let (base, _): (FragmentFooterHead, u64) =
-                read_prefix(footer_region(&bytes), (), "FragmentFooterHead").expect("head");
-            Box::new(move |version| {
-                let mut sample = base.clone();
-                sample.version = version;
-                trial(&sample, (), (), "FragmentFooterHead")
-            })
-        }
-        "FragmentFooter" => {
-            let schema = schema("sparse.basic.int32");
-            let dims = shapes(&schema);
-            let attributes = schema.attributes.len() as u64;
-            let bytes = fragment_metadata("sparse.basic.int32");
-            let (mut base, _): (FragmentFooter, u64) = read_prefix(
-                footer_region(&bytes),
-                FragmentFooterBinReadArgs::builder()
-                    .num_attributes(attributes)
-                    .dims(dims.clone())
-                    .finalize(),
-                "FragmentFooter",
-            )
-            .expect("footer");
-            // One timestamp slot and two delete-metadata slots more in every list.
-            base.has_timestamps = true;
-            base.has_delete_meta = true;
-            for_each_list(&mut base, |list| list.extend([7, 8, 9]));
-            base.sections = Some(vec![FooterSection {
-                id: 0,
-                data: vec![0; 16 * dims.len()],
-            }]);
-            Box::new(move |version| {
-                assert!(
-                    version >= 5,
-                    "the footer sample has the v5+ per-field lists"
-                );
-                let mut sample = base.clone();
-                sample.version = version;
-                // Before the flag existed, its slots did not either (the flag
-                // itself keeps the sample's value, which is not written).
-                if version < 15 {
-                    for_each_list(&mut sample, |list| {
-                        list.truncate(list.len() - 2);
-                    });
-                }
-                if version < 14 {
-                    for_each_list(&mut sample, |list| {
-                        list.truncate(list.len() - 1);
-                    });
-                }
-                trial(
-                    &sample,
-                    FragmentFooterBinReadArgs::builder()
-                        .num_attributes(attributes)
-                        .dims(dims.clone())
-                        .finalize(),
-                    FragmentFooterBinWriteArgs::builder()
-                        .num_attributes(attributes)
-                        .dims(dims.clone())
-                        .finalize(),
-                    "FragmentFooter",
-                )
-            })
-        }
-        "RTree" => {
-            let schema = schema("sparse.basic.int32");
-            let dims = shapes(&schema);
-            let bytes = fragment_metadata("sparse.basic.int32");
-            let region = footer_region(&bytes);
-            let (head, _): (FragmentFooterHead, u64) =
-                read_prefix(region, (), "FragmentFooterHead").expect("head");
-            let (footer, _): (FragmentFooter, u64) = read_prefix(
-                region,
-                FragmentFooterBinReadArgs::builder()
-                    .num_attributes(schema.attributes.len() as u64)
-                    .dims(dims.clone())
-                    .finalize(),
-                "FragmentFooter",
-            )
-            .expect("footer");
-            let mut base: RTree = read_exact_from(
-                &payload(&bytes, footer.rtree_offset as usize),
-                RTreeBinReadArgs::builder()
-                    .version(head.version)
-                    .dims(dims.clone())
-                    .finalize(),
-                "RTree",
-            )
-            .expect("rtree");
-            // Before version 5 the R-tree names the dimension count and type.
-            base.dim_num = Some(dims.len() as u32);
-            base.datatype = Some(Datatype::Int32.value());
-            Box::new(move |version| {
-                trial(
-                    &base,
-                    RTreeBinReadArgs::builder()
-                        .version(version)
-                        .dims(dims.clone())
-                        .finalize(),
-                    RTreeBinWriteArgs::builder()
-                        .version(version)
-                        .dims(dims.clone())
-                        .finalize(),
-                    "RTree",
-                )
-            })
-        }
-        "GroupMember" => {
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../conformance/corpus/tiledb-2.30/group.basic/group/__group");
-            let bytes = std::fs::read(only_file(&dir)).expect("group details");
-            let details: GroupDetails =
-                read_exact_from(&payload(&bytes, 0), (), "GroupDetails").expect("details");
-            let mut base = details.members[0].clone();
-            base.deleted = true;
-            Box::new(move |version| {
-                let mut sample = base.clone();
-                sample.version = version;
-                trial(&sample, (), (), "GroupMember")
-            })
-        }
+        "ArraySchema" => array_schema_probe(),
+        "Domain" => domain_probe(),
+        "Dimension" => dimension_probe(),
+        "Attribute" => attribute_probe(),
+        "DeltaOptions" => delta_options_probe(),
+        "DoubleDeltaOptions" => double_delta_options_probe(),
+        "FragmentFooterHead" => footer_head_probe(),
+        "FragmentFooter" => footer_probe(),
+        "RTree" => rtree_probe(),
+        "GroupMember" => group_member_probe(),
         _ => return None,
+    })
+}
+
+/// The `ArraySchema` sample.
+fn array_schema_probe() -> Probe {
+    let mut base = schema("dense.dimension_labels");
+    base.allows_dups = true;
+    base.enumerations = Some(vec![EnumerationRef {
+        name: b"colors".to_vec(),
+        path: b"__0123456789abcdef0123456789abcdef_0".to_vec(),
+    }]);
+    // Before version 5 the domain names the type all dimensions share.
+    base.domain.datatype = Some(base.domain.dimensions[0].datatype);
+    Box::new(move |version| {
+        let mut sample = base.clone();
+        sample.version = version;
+        trial(&sample, (), (), "ArraySchema")
+    })
+}
+
+/// The `Domain` sample.
+fn domain_probe() -> Probe {
+    let mut base = schema("sparse.basic.int32").domain;
+    base.datatype = Some(base.dimensions[0].datatype);
+    Box::new(move |version| {
+        trial(
+            &base,
+            DomainBinReadArgs::builder().version(version).finalize(),
+            DomainBinWriteArgs::builder().version(version).finalize(),
+            "Domain",
+        )
+    })
+}
+
+/// The `Dimension` sample.
+fn dimension_probe() -> Probe {
+    let mut base = schema("sparse.basic.int32").domain.dimensions[0].clone();
+    assert_eq!(base.datatype, Datatype::Int32, "the sample dimension");
+    // Values an old layout cannot carry: before version 5 the type comes
+    // from the domain and cell_val_num is 1 for a fixed-sized type.
+    base.cell_val_num = 2;
+    let shared = Some(Datatype::Uint32);
+    Box::new(move |version| {
+        trial(
+            &base,
+            DimensionBinReadArgs::builder()
+                .version(version)
+                .domain_datatype(shared)
+                .finalize(),
+            DimensionBinWriteArgs::builder()
+                .version(version)
+                .domain_datatype(shared)
+                .finalize(),
+            "Dimension",
+        )
+    })
+}
+
+/// The `Attribute` sample.
+fn attribute_probe() -> Probe {
+    let mut base = schema("sparse.basic.int32").attributes[0].clone();
+    base.nullable = true;
+    base.fill_validity = 1;
+    base.order = DataOrder::Increasing;
+    base.enumeration_name = Some(b"colors".to_vec());
+    assert!(
+        base.fill.is_some(),
+        "a version-22 attribute has a fill value"
+    );
+    Box::new(move |version| {
+        trial(
+            &base,
+            AttributeBinReadArgs::builder().version(version).finalize(),
+            AttributeBinWriteArgs::builder().version(version).finalize(),
+            "Attribute",
+        )
+    })
+}
+
+/// The `DeltaOptions` sample.
+fn delta_options_probe() -> Probe {
+    let base = DeltaOptions {
+        compressor: Compressor::Delta,
+        level: 3,
+        reinterpret_type: Datatype::Int32,
+    };
+    Box::new(move |version| {
+        trial(
+            &base,
+            DeltaOptionsBinReadArgs::builder()
+                .version(version)
+                .finalize(),
+            DeltaOptionsBinWriteArgs::builder()
+                .version(version)
+                .finalize(),
+            "DeltaOptions",
+        )
+    })
+}
+
+/// The `DoubleDeltaOptions` sample.
+fn double_delta_options_probe() -> Probe {
+    let base = DoubleDeltaOptions {
+        compressor: Compressor::DoubleDelta,
+        level: 3,
+        reinterpret_type: Datatype::Int32,
+    };
+    Box::new(move |version| {
+        trial(
+            &base,
+            DoubleDeltaOptionsBinReadArgs::builder()
+                .version(version)
+                .finalize(),
+            DoubleDeltaOptionsBinWriteArgs::builder()
+                .version(version)
+                .finalize(),
+            "DoubleDeltaOptions",
+        )
+    })
+}
+
+/// The `FragmentFooterHead` sample.
+fn footer_head_probe() -> Probe {
+    let bytes = fragment_metadata("sparse.basic.int32");
+    let (base, _): (FragmentFooterHead, u64) =
+        read_prefix(footer_region(&bytes), (), "FragmentFooterHead").expect("head");
+    Box::new(move |version| {
+        let mut sample = base.clone();
+        sample.version = version;
+        trial(&sample, (), (), "FragmentFooterHead")
+    })
+}
+
+/// The `FragmentFooter` sample.
+fn footer_probe() -> Probe {
+    let schema = schema("sparse.basic.int32");
+    let dims = shapes(&schema);
+    let attributes = schema.attributes.len() as u64;
+    let bytes = fragment_metadata("sparse.basic.int32");
+    let (mut base, _): (FragmentFooter, u64) = read_prefix(
+        footer_region(&bytes),
+        FragmentFooterBinReadArgs::builder()
+            .num_attributes(attributes)
+            .dims(dims.clone())
+            .finalize(),
+        "FragmentFooter",
+    )
+    .expect("footer");
+    // One timestamp slot and two delete-metadata slots more in every list.
+    base.has_timestamps = true;
+    base.has_delete_meta = true;
+    for_each_list(&mut base, |list| list.extend([7, 8, 9]));
+    base.sections = Some(vec![FooterSection {
+        id: 0,
+        data: vec![0; 16 * dims.len()],
+    }]);
+    Box::new(move |version| {
+        assert!(
+            version >= 5,
+            "the footer sample has the v5+ per-field lists"
+        );
+        let mut sample = base.clone();
+        sample.version = version;
+        // Before the flag existed, its slots did not either (the flag
+        // itself keeps the sample's value, which is not written).
+        if version < 15 {
+            for_each_list(&mut sample, |list| {
+                list.truncate(list.len() - 2);
+            });
+        }
+        if version < 14 {
+            for_each_list(&mut sample, |list| {
+                list.truncate(list.len() - 1);
+            });
+        }
+        trial(
+            &sample,
+            FragmentFooterBinReadArgs::builder()
+                .num_attributes(attributes)
+                .dims(dims.clone())
+                .finalize(),
+            FragmentFooterBinWriteArgs::builder()
+                .num_attributes(attributes)
+                .dims(dims.clone())
+                .finalize(),
+            "FragmentFooter",
+        )
+    })
+}
+
+/// The `RTree` sample.
+fn rtree_probe() -> Probe {
+    let schema = schema("sparse.basic.int32");
+    let dims = shapes(&schema);
+    let bytes = fragment_metadata("sparse.basic.int32");
+    let region = footer_region(&bytes);
+    let (head, _): (FragmentFooterHead, u64) =
+        read_prefix(region, (), "FragmentFooterHead").expect("head");
+    let (footer, _): (FragmentFooter, u64) = read_prefix(
+        region,
+        FragmentFooterBinReadArgs::builder()
+            .num_attributes(schema.attributes.len() as u64)
+            .dims(dims.clone())
+            .finalize(),
+        "FragmentFooter",
+    )
+    .expect("footer");
+    let mut base: RTree = read_exact_from(
+        &payload(&bytes, footer.rtree_offset as usize),
+        RTreeBinReadArgs::builder()
+            .version(head.version)
+            .dims(dims.clone())
+            .finalize(),
+        "RTree",
+    )
+    .expect("rtree");
+    // Before version 5 the R-tree names the dimension count and type.
+    base.dim_num = Some(dims.len() as u32);
+    base.datatype = Some(Datatype::Int32.value());
+    Box::new(move |version| {
+        trial(
+            &base,
+            RTreeBinReadArgs::builder()
+                .version(version)
+                .dims(dims.clone())
+                .finalize(),
+            RTreeBinWriteArgs::builder()
+                .version(version)
+                .dims(dims.clone())
+                .finalize(),
+            "RTree",
+        )
+    })
+}
+
+/// The `GroupMember` sample.
+fn group_member_probe() -> Probe {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/corpus/tiledb-2.30/group.basic/group/__group");
+    let bytes = std::fs::read(only_file(&dir)).expect("group details");
+    let details: GroupDetails =
+        read_exact_from(&payload(&bytes, 0), (), "GroupDetails").expect("details");
+    let mut base = details.members[0].clone();
+    base.deleted = true;
+    Box::new(move |version| {
+        let mut sample = base.clone();
+        sample.version = version;
+        trial(&sample, (), (), "GroupMember")
     })
 }
 

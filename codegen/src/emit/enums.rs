@@ -12,22 +12,8 @@ use crate::naming::ident;
 pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
     let name = ident(&spec_enum.name);
     let repr = prim_tokens(spec_enum.repr);
-    let enum_name = spec_enum.name.as_str();
-    let mut doc = spec_enum.doc.as_deref().map(doc_lines).unwrap_or_default();
-    if let Some(source) = &spec_enum.source {
-        doc.push(String::new());
-        doc.push(format!("Source: `{source}`."));
-    }
-    if let Some(erratum) = &spec_enum.erratum {
-        doc.push(String::new());
-        doc.push(format!("Erratum: {erratum}"));
-    }
-    doc.push(String::new());
-    doc.push(format!(
-        "Stored as a `{}`; any other value is a read error.",
-        spec_enum.repr.name()
-    ));
-    let doc = doc_attrs(&doc);
+    let doc = enum_doc(spec_enum);
+    let read_impl = read_impl(spec_enum);
     let mut variants = TokenStream::new();
     let mut names = Vec::new();
     let mut values = Vec::new();
@@ -99,23 +85,7 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
             #variants
         }
 
-        /// Reads the stored number; one that names no value is corrupt
-        /// (`Cause::BadEnumValue`, naming this enum).
-        impl binrw::BinRead for #name {
-            type Args<'a> = ();
-
-            fn read_options<R: binrw::io::Read + binrw::io::Seek>(
-                reader: &mut R,
-                _endian: binrw::Endian,
-                _args: (),
-            ) -> binrw::BinResult<Self> {
-                let pos = binrw::io::Seek::stream_position(reader)?;
-                let value = <#repr as binrw::BinRead>::read_options(reader, binrw::Endian::Little, ())?;
-                Self::from_value(value).ok_or_else(|| {
-                    crate::format::io::bad_enum_value(pos, #enum_name, value)
-                })
-            }
-        }
+        #read_impl
 
         impl #name {
             /// Every value, in the order the spec lists them.
@@ -172,6 +142,52 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
         impl core::fmt::Display for #name {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str(self.name())
+            }
+        }
+    }
+}
+
+/// The enum's doc: the spec's text, its source, any erratum, how it is stored.
+fn enum_doc(spec_enum: &Enum) -> TokenStream {
+    let mut doc = spec_enum.doc.as_deref().map(doc_lines).unwrap_or_default();
+    if let Some(source) = &spec_enum.source {
+        doc.push(String::new());
+        doc.push(format!("Source: `{source}`."));
+    }
+    if let Some(erratum) = &spec_enum.erratum {
+        doc.push(String::new());
+        doc.push(format!("Erratum: {erratum}"));
+    }
+    doc.push(String::new());
+    doc.push(format!(
+        "Stored as a `{}`; any other value is a read error.",
+        spec_enum.repr.name()
+    ));
+    doc_attrs(&doc)
+}
+
+/// The enum's reader: a stored number that names no value is corrupt
+/// (`Cause::BadEnumValue`, naming the enum), not binrw's anonymous error.
+fn read_impl(spec_enum: &Enum) -> TokenStream {
+    let name = ident(&spec_enum.name);
+    let repr = prim_tokens(spec_enum.repr);
+    let enum_name = spec_enum.name.as_str();
+    quote! {
+        /// Reads the stored number; one that names no value is corrupt
+        /// (`Cause::BadEnumValue`, naming this enum).
+        impl binrw::BinRead for #name {
+            type Args<'a> = ();
+
+            fn read_options<R: binrw::io::Read + binrw::io::Seek>(
+                reader: &mut R,
+                _endian: binrw::Endian,
+                _args: (),
+            ) -> binrw::BinResult<Self> {
+                let pos = binrw::io::Seek::stream_position(reader)?;
+                let value = <#repr as binrw::BinRead>::read_options(reader, binrw::Endian::Little, ())?;
+                Self::from_value(value).ok_or_else(|| {
+                    crate::format::io::bad_enum_value(pos, #enum_name, value)
+                })
             }
         }
     }

@@ -130,48 +130,7 @@ pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
     if let Some(doc) = &file.doc {
         let _ = writeln!(out, "{doc}\n");
     }
-    if !file.folders.is_empty() {
-        let _ = writeln!(
-            out,
-            "| Folder | In | Since | Listed whole | Beside an unexpected file | Why |"
-        );
-        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- |");
-        for f in &file.folders {
-            let objects = match (f.in_array, f.in_group) {
-                (true, true) => "array, group",
-                (true, false) => "array",
-                _ => "group",
-            };
-            let path = if f.path.is_empty() {
-                "(root)".to_string()
-            } else {
-                format!("`{}/`", f.path)
-            };
-            let fails = if f.listed_whole {
-                format!(
-                    "every file is loaded as {}: TileDB cannot {}",
-                    f.loaded_as, f.refusal
-                )
-            } else {
-                "ignored".to_string()
-            };
-            let mut why = f.reason.clone();
-            if let Some(source) = &f.source {
-                why.push_str(&format!(" (`{source}`)"));
-            }
-            let _ = writeln!(
-                out,
-                "| {path} | {objects} | {} | {} | {} | {} |",
-                f.since
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "all".into()),
-                if f.listed_whole { "yes" } else { "no" },
-                cell(&fails),
-                cell(&why)
-            );
-        }
-        let _ = writeln!(out);
-    }
+    render_folders(&mut out, file);
     for structure in &file.structs {
         let _ = writeln!(out, "## {}\n", structure.name);
         if let Some(doc) = &structure.doc {
@@ -238,6 +197,59 @@ pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
         }
         let _ = writeln!(out);
     }
+    render_enums(&mut out, file);
+    out
+}
+
+/// The folder table of a spec file that has one (`spec/directory.toml`).
+fn render_folders(out: &mut String, file: &SpecFile) {
+    if file.folders.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "| Folder | In | Since | Listed whole | Beside an unexpected file | Why |"
+    );
+    let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- |");
+    for f in &file.folders {
+        let objects = match (f.in_array, f.in_group) {
+            (true, true) => "array, group",
+            (true, false) => "array",
+            _ => "group",
+        };
+        let path = if f.path.is_empty() {
+            "(root)".to_string()
+        } else {
+            format!("`{}/`", f.path)
+        };
+        let fails = if f.listed_whole {
+            format!(
+                "every file is loaded as {}: TileDB cannot {}",
+                f.loaded_as, f.refusal
+            )
+        } else {
+            "ignored".to_string()
+        };
+        let mut why = f.reason.clone();
+        if let Some(source) = &f.source {
+            why.push_str(&format!(" (`{source}`)"));
+        }
+        let _ = writeln!(
+            out,
+            "| {path} | {objects} | {} | {} | {} | {} |",
+            f.since
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "all".into()),
+            if f.listed_whole { "yes" } else { "no" },
+            cell(&fails),
+            cell(&why)
+        );
+    }
+    let _ = writeln!(out);
+}
+
+/// One table per enum of a spec file: values, properties, versions, descriptions.
+fn render_enums(out: &mut String, file: &SpecFile) {
     for spec_enum in &file.enums {
         let _ = writeln!(out, "## {} (`{}`)\n", spec_enum.name, spec_enum.repr.name());
         if let Some(doc) = &spec_enum.doc {
@@ -281,7 +293,6 @@ pub fn render_file(file: &SpecFile, table: &TypeTable) -> String {
         }
         let _ = writeln!(out);
     }
-    out
 }
 
 pub fn render_format(spec: &Spec) -> String {

@@ -15,7 +15,7 @@ use tiledb_fuzz_targets::{encode_entry, join_pair, FilterKind, FILTER_HEADER, FU
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::write_to_vec;
-use tiledb_runtime::fragment::{footer_region, parse_metadata_file};
+use tiledb_runtime::fragment::{footer_region, parse_metadata_file, MetadataFile};
 use tiledb_runtime::schema::ArraySchema;
 use tiledb_runtime::tile::generic::{read_generic_tile, GenericTile};
 
@@ -69,7 +69,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The bytes `fragment_footer` reads its arguments from (see
-/// `tiledb_fuzz_targets::fuzzed_shapes`).
+/// `fuzzed_shapes` in `fuzz/targets/src/files.rs`).
 fn shape_head(schema: &g::ArraySchema, version: u32) -> [u8; 4] {
     let dims = &schema.domain.dimensions;
     let attributes = schema.attributes.len().min(7) as u8;
@@ -352,45 +352,63 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
             at = tile.end;
         }
         // The first tile of every attribute file, for its filters.
-        let dir = file.parent().unwrap_or(array);
-        for (i, attribute) in schema.stored.attributes.iter().enumerate() {
-            let Some(start) = fm.tile_offsets.get(i).and_then(|o| o.first().copied()) else {
-                continue;
-            };
-            let var = attribute.cell_val_num == u32::MAX;
-            let (data_file, offsets) = if var {
-                (
-                    dir.join(format!("a{i}_var.tdb")),
-                    fm.tile_var_offsets.get(i),
-                )
-            } else {
-                (dir.join(format!("a{i}.tdb")), fm.tile_offsets.get(i))
-            };
-            let Ok(data) = std::fs::read(&data_file) else {
-                continue;
-            };
-            let start = if var {
-                offsets.and_then(|o| o.first().copied()).unwrap_or(start)
-            } else {
-                start
-            };
-            let end = offsets
-                .and_then(|o| o.get(1).copied())
-                .unwrap_or(data.len() as u64);
-            let Some(tile) = data.get(start as usize..end as usize) else {
-                continue;
-            };
-            let datatype = attribute.datatype;
-            if let Some(input) = pipeline_input(&attribute.filters, head.version, datatype, tile) {
-                seeds.add("pipeline", &input);
-            }
-            let Ok(pipeline) = FilterPipeline::from_stored(&attribute.filters) else {
-                continue;
-            };
-            if let [only] = pipeline.filters.as_slice() {
-                let header = filter_header(only, datatype, head.version, attribute.cell_val_num);
-                seeds.add(target_name(filter_kind(only)), &with_header(&header, tile));
-            }
+        seed_attribute_tiles(
+            seeds,
+            file.parent().unwrap_or(array),
+            schema,
+            &fm,
+            head.version,
+        );
+    }
+}
+
+/// The first tile of every attribute file of a fragment (in `dir`): a
+/// `pipeline` seed with its stored filters and, when it has one filter
+/// alone, a seed of that filter's target.
+fn seed_attribute_tiles(
+    seeds: &mut Seeds,
+    dir: &Path,
+    schema: &ArraySchema,
+    fm: &MetadataFile,
+    version: u32,
+) {
+    for (i, attribute) in schema.stored.attributes.iter().enumerate() {
+        let Some(start) = fm.tile_offsets.get(i).and_then(|o| o.first().copied()) else {
+            continue;
+        };
+        let var = attribute.cell_val_num == u32::MAX;
+        let (data_file, offsets) = if var {
+            (
+                dir.join(format!("a{i}_var.tdb")),
+                fm.tile_var_offsets.get(i),
+            )
+        } else {
+            (dir.join(format!("a{i}.tdb")), fm.tile_offsets.get(i))
+        };
+        let Ok(data) = std::fs::read(&data_file) else {
+            continue;
+        };
+        let start = if var {
+            offsets.and_then(|o| o.first().copied()).unwrap_or(start)
+        } else {
+            start
+        };
+        let end = offsets
+            .and_then(|o| o.get(1).copied())
+            .unwrap_or(data.len() as u64);
+        let Some(tile) = data.get(start as usize..end as usize) else {
+            continue;
+        };
+        let datatype = attribute.datatype;
+        if let Some(input) = pipeline_input(&attribute.filters, version, datatype, tile) {
+            seeds.add("pipeline", &input);
+        }
+        let Ok(pipeline) = FilterPipeline::from_stored(&attribute.filters) else {
+            continue;
+        };
+        if let [only] = pipeline.filters.as_slice() {
+            let header = filter_header(only, datatype, version, attribute.cell_val_num);
+            seeds.add(target_name(filter_kind(only)), &with_header(&header, tile));
         }
     }
 }

@@ -164,7 +164,6 @@ impl Checker<'_> {
     ) {
         let footer = &fm.footer;
         let version = footer.version;
-        let attributes = schema.attributes.len();
         let sparse = schema.array_type == g::ArrayType::Sparse;
         if footer.dense == sparse {
             self.find(
@@ -196,24 +195,7 @@ impl Checker<'_> {
                 }
             }
         };
-        if sparse {
-            let leaves = fm.rtree.levels.last().map_or(0, |l| l.mbrs.len() as u64);
-            if leaves != tile_num {
-                self.find(
-                    meta,
-                    footer.rtree_offset,
-                    "RTree.levels[last].mbrs",
-                    format!("{leaves} leaf MBRs but sparse_tile_num is {tile_num}"),
-                );
-            }
-        } else if !fm.rtree.levels.is_empty() {
-            self.find(
-                meta,
-                footer.rtree_offset,
-                "RTree.levels",
-                "a dense fragment's R-tree has levels",
-            );
-        }
+        self.check_rtree_shape(meta, fm, sparse, tile_num);
         let cells_of = |t: u64| -> u64 {
             if sparse && t + 1 == tile_num && footer.last_tile_cell_num != 0 {
                 footer.last_tile_cell_num
@@ -228,58 +210,7 @@ impl Checker<'_> {
                 max_chunk_size: filter::DEFAULT_MAX_CHUNK_SIZE,
                 filters: Vec::new(),
             });
-        let mut fields: Vec<Field> = Vec::new();
-        for (i, a) in schema.attributes.iter().enumerate() {
-            fields.push(Field {
-                index: i,
-                is_dim: false,
-                file: format!("a{i}"),
-                datatype: a.datatype,
-                cell_val_num: a.cell_val_num,
-                nullable: a.nullable,
-                filters: a.filters.clone(),
-                has_tiles: true,
-            });
-        }
-        for (j, d) in schema.domain.dimensions.iter().enumerate() {
-            let filters = match &d.filters {
-                Some(f) if !f.filters.is_empty() => f.clone(),
-                _ => schema.coords_filters.clone(),
-            };
-            fields.push(Field {
-                index: attributes + 1 + j,
-                is_dim: true,
-                file: format!("d{j}"),
-                datatype: d.datatype,
-                cell_val_num: d.cell_val_num,
-                nullable: false,
-                filters,
-                has_tiles: sparse,
-            });
-        }
-        // The special fields that follow the dimensions: cell timestamps,
-        // then delete timestamps and delete condition indexes; all UINT64
-        // under the coordinate filters.
-        let first_special = attributes + 1 + schema.domain.dimensions.len();
-        let mut specials = Vec::new();
-        if footer.has_timestamps {
-            specials.push("t");
-        }
-        if footer.has_delete_meta {
-            specials.extend(["dt", "dci"]);
-        }
-        for (index, name) in (first_special..).zip(specials) {
-            fields.push(Field {
-                index,
-                is_dim: false,
-                file: name.to_string(),
-                datatype: g::Datatype::Uint64,
-                cell_val_num: 1,
-                nullable: false,
-                filters: schema.coords_filters.clone(),
-                has_tiles: true,
-            });
-        }
+        let fields = stored_fields(schema, footer, sparse);
         // Every slot lists tile_num offsets, even those that store no
         // tiles (`__coords`, and the dimensions of a dense fragment), which
         // TileDB fills with zeros.
@@ -308,6 +239,99 @@ impl Checker<'_> {
             );
         }
     }
+
+    /// A sparse fragment's R-tree has one leaf MBR per tile; a dense
+    /// fragment's has no levels.
+    fn check_rtree_shape(
+        &mut self,
+        meta: &str,
+        fm: &FragmentMetadataFile,
+        sparse: bool,
+        tile_num: u64,
+    ) {
+        let footer = &fm.footer;
+        if sparse {
+            let leaves = fm.rtree.levels.last().map_or(0, |l| l.mbrs.len() as u64);
+            if leaves != tile_num {
+                self.find(
+                    meta,
+                    footer.rtree_offset,
+                    "RTree.levels[last].mbrs",
+                    format!("{leaves} leaf MBRs but sparse_tile_num is {tile_num}"),
+                );
+            }
+        } else if !fm.rtree.levels.is_empty() {
+            self.find(
+                meta,
+                footer.rtree_offset,
+                "RTree.levels",
+                "a dense fragment's R-tree has levels",
+            );
+        }
+    }
+}
+
+/// The fields a fragment stores, in the footer's field space: the
+/// attributes, the dimensions (tiles only in a sparse fragment), then the
+/// special fields that follow the dimensions: cell timestamps, then delete
+/// timestamps and delete condition indexes, all UINT64 under the coordinate
+/// filters.
+pub(super) fn stored_fields(
+    schema: &g::ArraySchema,
+    footer: &g::FragmentFooter,
+    sparse: bool,
+) -> Vec<Field> {
+    let attributes = schema.attributes.len();
+    let mut fields: Vec<Field> = Vec::new();
+    for (i, a) in schema.attributes.iter().enumerate() {
+        fields.push(Field {
+            index: i,
+            is_dim: false,
+            file: format!("a{i}"),
+            datatype: a.datatype,
+            cell_val_num: a.cell_val_num,
+            nullable: a.nullable,
+            filters: a.filters.clone(),
+            has_tiles: true,
+        });
+    }
+    for (j, d) in schema.domain.dimensions.iter().enumerate() {
+        let filters = match &d.filters {
+            Some(f) if !f.filters.is_empty() => f.clone(),
+            _ => schema.coords_filters.clone(),
+        };
+        fields.push(Field {
+            index: attributes + 1 + j,
+            is_dim: true,
+            file: format!("d{j}"),
+            datatype: d.datatype,
+            cell_val_num: d.cell_val_num,
+            nullable: false,
+            filters,
+            has_tiles: sparse,
+        });
+    }
+    let first_special = attributes + 1 + schema.domain.dimensions.len();
+    let mut specials = Vec::new();
+    if footer.has_timestamps {
+        specials.push("t");
+    }
+    if footer.has_delete_meta {
+        specials.extend(["dt", "dci"]);
+    }
+    for (index, name) in (first_special..).zip(specials) {
+        fields.push(Field {
+            index,
+            is_dim: false,
+            file: name.to_string(),
+            datatype: g::Datatype::Uint64,
+            cell_val_num: 1,
+            nullable: false,
+            filters: schema.coords_filters.clone(),
+            has_tiles: true,
+        });
+    }
+    fields
 }
 
 /// A dense fragment's dimensions (domain and tile extent) and non-empty

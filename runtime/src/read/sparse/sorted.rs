@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::filter::Datatype;
-use crate::fragment::Field;
+use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
 use crate::read::query::{Layout, ReadQuery};
 use crate::read::result::{Column, ReadResult};
@@ -225,43 +225,7 @@ pub(crate) fn run<const COL_MAJOR: bool, const N: usize>(
                 .par_iter()
                 .enumerate()
                 .map(|(i, &tile)| {
-                    let slot = first + i;
-                    let count = f.cell_num(tile, 0) as usize;
-                    let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
-                    let mut keep: Vec<bool> = vec![true; count];
-                    for (d, dim) in f.schema.dimensions.iter().enumerate() {
-                        let size = dim.datatype.size() as usize;
-                        let data = &tiles[d].get(slot)?.data;
-                        if data.len() < count * size {
-                            return Some(Err(Error::corrupt(
-                                0,
-                                "coordinates",
-                                format!("tile {tile} of {} is short", f.name),
-                            )));
-                        }
-                        let at = if COL_MAJOR { n - 1 - d } else { d };
-                        let ranges = &ranges[d];
-                        for ((key, kept), bytes) in keys
-                            .iter_mut()
-                            .zip(keep.iter_mut())
-                            .zip(data.chunks_exact(size))
-                        {
-                            let k = order_key(dim.datatype, bytes)?;
-                            key[at] = k;
-                            if !ranges.is_empty()
-                                && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi)
-                            {
-                                *kept = false;
-                            }
-                        }
-                    }
-                    Some(Ok(keys
-                        .into_iter()
-                        .zip(keep)
-                        .enumerate()
-                        .filter(|(_, (_, k))| *k)
-                        .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
-                        .collect()))
+                    tile_keys::<COL_MAJOR, N>(f, &tiles, ranges, (priority, first + i), tile)
                 })
                 .collect();
             for keys in per_tile {
@@ -288,29 +252,8 @@ pub(crate) fn run<const COL_MAJOR: bool, const N: usize>(
     if sorted {
         cells.par_sort_unstable();
     }
-    // Duplicates: of equal coordinates only the newest fragment's last
-    // stored cell stays.
-    // Compacted in place: a second list as long as the first would double
-    // the largest allocation of the read.
     if sorted && !schema.allows_dups {
-        let mut kept = 0;
-        let mut i = 0;
-        while i < cells.len() {
-            let mut j = i + 1;
-            let first_priority = unpack(cells[i].1).0;
-            let mut winner = i;
-            while j < cells.len() && cells[j].0 == cells[i].0 {
-                if unpack(cells[j].1).0 == first_priority {
-                    winner = j;
-                }
-                j += 1;
-            }
-            // kept <= i <= winner: nothing not yet read is overwritten.
-            cells[kept] = cells[winner];
-            kept += 1;
-            i = j;
-        }
-        cells.truncate(kept);
+        keep_newest_of_equal(&mut cells);
     }
 
     if sorted {
@@ -331,6 +274,79 @@ pub(crate) fn run<const COL_MAJOR: bool, const N: usize>(
     Some(gather(
         array, query, loaded, &locations, &locate, attributes,
     ))
+}
+
+/// The kept cells of one tile (`tile`, at `slot` of a fragment of
+/// `priority`) as (key, location): their order keys (dimensions in
+/// comparison order), those outside `ranges` left out. `None` (a NaN
+/// coordinate, a missing tile) leaves the read to the general path.
+fn tile_keys<const COL_MAJOR: bool, const N: usize>(
+    f: &FragmentMetadata,
+    tiles: &[&[TileData]],
+    ranges: &[Vec<(u64, u64)>],
+    (priority, slot): (usize, usize),
+    tile: u64,
+) -> TileKeys<N> {
+    let n = tiles.len();
+    let count = f.cell_num(tile, 0) as usize;
+    let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
+    let mut keep: Vec<bool> = vec![true; count];
+    for (d, dim) in f.schema.dimensions.iter().enumerate() {
+        let size = dim.datatype.size() as usize;
+        let data = &tiles[d].get(slot)?.data;
+        if data.len() < count * size {
+            return Some(Err(Error::corrupt(
+                0,
+                "coordinates",
+                format!("tile {tile} of {} is short", f.name),
+            )));
+        }
+        let at = if COL_MAJOR { n - 1 - d } else { d };
+        let ranges = &ranges[d];
+        for ((key, kept), bytes) in keys
+            .iter_mut()
+            .zip(keep.iter_mut())
+            .zip(data.chunks_exact(size))
+        {
+            let k = order_key(dim.datatype, bytes)?;
+            key[at] = k;
+            if !ranges.is_empty() && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi) {
+                *kept = false;
+            }
+        }
+    }
+    Some(Ok(keys
+        .into_iter()
+        .zip(keep)
+        .enumerate()
+        .filter(|(_, (_, k))| *k)
+        .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
+        .collect()))
+}
+
+/// Duplicates of a sorted (key, location) list: of equal coordinates only
+/// the newest fragment's last stored cell stays. Compacted in place: a
+/// second list as long as the first would double the largest allocation
+/// of the read.
+fn keep_newest_of_equal<const N: usize>(cells: &mut Vec<([u64; N], u64)>) {
+    let mut kept = 0;
+    let mut i = 0;
+    while i < cells.len() {
+        let mut j = i + 1;
+        let first_priority = unpack(cells[i].1).0;
+        let mut winner = i;
+        while j < cells.len() && cells[j].0 == cells[i].0 {
+            if unpack(cells[j].1).0 == first_priority {
+                winner = j;
+            }
+            j += 1;
+        }
+        // kept <= i <= winner: nothing not yet read is overwritten.
+        cells[kept] = cells[winner];
+        kept += 1;
+        i = j;
+    }
+    cells.truncate(kept);
 }
 
 pub(crate) fn short() -> Error {

@@ -11,6 +11,7 @@ use crate::read::query::{Layout, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;
 use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
+use crate::schema::{ArraySchema, Attribute};
 use crate::snapshot::Snapshot;
 
 /// Tiles decoded at once by [`stream_stored_order`].
@@ -87,48 +88,14 @@ pub(crate) fn stream(
     let storage = array.storage();
     let key = array.options().key;
     let n = schema.dimensions.len();
-    let mut dims: Vec<Column> = if query.skip_coordinates {
-        Vec::new()
-    } else {
-        schema
-            .dimensions
-            .iter()
-            .map(|d| Column::new(&d.name, d.datatype, Some(1), false))
-            .collect()
-    };
-    let mut attrs: Vec<Column> = attributes
-        .iter()
-        .map(|&a| {
-            let attr = &schema.attributes[a];
-            Column::new(&attr.name, attr.datatype, attr.cell_val_num, attr.nullable)
-        })
-        .collect();
+    let (mut dims, mut attrs) = output_columns(schema, query, attributes);
     if t1 < open_start || t1 > open_end || tiles.is_empty() {
         return Ok(ReadResult {
             dimensions: dims,
             attributes: attrs,
         });
     }
-    // Room for every cell of the touched tiles, allocated untouched: the
-    // batches then write their cells in place, in parallel, so the pages of
-    // the result are first touched (and zeroed by the kernel) on every
-    // thread at once. The cell counts come from the fragment's metadata, so
-    // the room is capped; a larger result grows as it is filled.
-    let most: u64 = tiles
-        .iter()
-        .map(|t| fragment.cell_num(*t, 0))
-        .fold(0u64, u64::saturating_add);
-    let room = |size: u64| most.saturating_mul(size).min(MAX_RESERVE) as usize;
-    for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
-        col.data = memory::zeroed_bytes(room(dim.datatype.size()));
-    }
-    for (col, &a) in attrs.iter_mut().zip(attributes) {
-        let attr = &schema.attributes[a];
-        col.data = memory::zeroed_bytes(room(attr.fill.len() as u64));
-        if let Some(v) = col.validity.as_mut() {
-            *v = memory::zeroed_bytes(room(1));
-        }
-    }
+    reserve_room(fragment, tiles, schema, attributes, &mut dims, &mut attrs);
     let attr_fields: Vec<Option<Field>> = attributes
         .iter()
         .map(|&a| {
@@ -165,39 +132,7 @@ pub(crate) fn stream(
                 )
             })
             .collect::<Result<_>>()?;
-        // Each tile's kept cells, tiles in parallel.
-        let mut kept: Vec<KeptRuns> = batch
-            .par_iter()
-            .enumerate()
-            .map(|(slot, &tile)| {
-                let count = fragment.cell_num(tile, 0);
-                // Cells are numbered by `u32` within a tile (TileDB's
-                // capacity is a `u64`, but no tile of 2^32 cells is read).
-                let count = u32::try_from(count).map(|c| c as usize).map_err(|_| {
-                    Error::corrupt(
-                        0,
-                        "cell count",
-                        format!("tile {tile} of {} claims {count} cells", fragment.name),
-                    )
-                })?;
-                // The decoded coordinates must hold every cell the metadata
-                // counts before anything is sized by that count.
-                let mut columns = [&[][..]; 4];
-                for (d, &datatype) in key_types.iter().enumerate() {
-                    let size = datatype.size() as usize;
-                    let data = &coords[d].get(slot).ok_or_else(short)?.data;
-                    if data.len() / size.max(1) < count {
-                        return Err(Error::corrupt(
-                            0,
-                            "coordinates",
-                            format!("tile {tile} of {} is short", fragment.name),
-                        ));
-                    }
-                    columns[d] = &data[..count * size];
-                }
-                Ok(keep_cells(&key_types, &columns[..n], count, ranges, dedup))
-            })
-            .collect::<Result<_>>()?;
+        let mut kept = kept_in_batch(fragment, batch, &coords, &key_types, ranges, dedup)?;
         // Of equal coordinates (adjacent in stored order) the last stored
         // cell stays, as on the loading path: a tile starting with the key
         // the previous kept cell ended on drops that cell, which is in an
@@ -207,6 +142,12 @@ pub(crate) fn stream(
         }
         let counts: Vec<usize> = kept.iter().map(KeptRuns::count).collect();
         let batch_cells: usize = counts.iter().sum();
+        let at = BatchPlace {
+            kept: &kept,
+            counts: &counts,
+            written,
+            cells: batch_cells,
+        };
         for (d, col) in dims.iter_mut().enumerate() {
             let size = schema.dimensions[d].datatype.size() as usize;
             let out = batch_output(&mut col.data, written, batch_cells, size);
@@ -219,15 +160,8 @@ pub(crate) fn stream(
         }
         for (i, (col, &a)) in attrs.iter_mut().zip(attributes).enumerate() {
             let attr = &schema.attributes[a];
-            let size = attr.fill.len();
             let Some(field) = attr_fields[i] else {
-                let out = batch_output(&mut col.data, written, batch_cells, size);
-                for cell in out.chunks_exact_mut(size.max(1)) {
-                    cell.copy_from_slice(&attr.fill);
-                }
-                if let Some(v) = col.validity.as_mut() {
-                    batch_output(v, written, batch_cells, 1).fill(u8::from(attr.fill_validity));
-                }
+                fill_batch(col, attr, &at);
                 continue;
             };
             let data = load_tiles_pooled(
@@ -239,19 +173,168 @@ pub(crate) fn stream(
                 key.as_ref(),
                 &mut attr_pools[i],
             )?;
-            let out = batch_output(&mut col.data, written, batch_cells, size);
-            copy_kept(out, size, &kept, &counts, |slot| {
-                data.get(slot).map(|t| &t.data[..])
-            })?;
-            if let Some(v) = col.validity.as_mut() {
-                let out = batch_output(v, written, batch_cells, 1);
-                copy_kept_validity(out, &kept, &counts, |slot| data.get(slot))?;
-            }
+            copy_attribute_batch(col, attr.fill.len(), &data, &at)?;
             attr_pools[i].recycle(data);
         }
         written += batch_cells;
     }
-    // The room past the last cell was never touched; give it back.
+    truncate_to_written(schema, attributes, written, &mut dims, &mut attrs);
+    Ok(ReadResult {
+        dimensions: dims,
+        attributes: attrs,
+    })
+}
+
+/// The empty result columns of a streamed read: each dimension (unless the
+/// query skips coordinates) and each output attribute.
+fn output_columns(
+    schema: &ArraySchema,
+    query: &ReadQuery,
+    attributes: &[usize],
+) -> (Vec<Column>, Vec<Column>) {
+    let dims: Vec<Column> = if query.skip_coordinates {
+        Vec::new()
+    } else {
+        schema
+            .dimensions
+            .iter()
+            .map(|d| Column::new(&d.name, d.datatype, Some(1), false))
+            .collect()
+    };
+    let attrs: Vec<Column> = attributes
+        .iter()
+        .map(|&a| {
+            let attr = &schema.attributes[a];
+            Column::new(&attr.name, attr.datatype, attr.cell_val_num, attr.nullable)
+        })
+        .collect();
+    (dims, attrs)
+}
+
+/// Room in every column for every cell of the touched tiles, allocated
+/// untouched: the batches then write their cells in place, in parallel, so
+/// the pages of the result are first touched (and zeroed by the kernel) on
+/// every thread at once. The cell counts come from the fragment's metadata,
+/// so the room is capped; a larger result grows as it is filled.
+fn reserve_room(
+    fragment: &FragmentMetadata,
+    tiles: &[u64],
+    schema: &ArraySchema,
+    attributes: &[usize],
+    dims: &mut [Column],
+    attrs: &mut [Column],
+) {
+    let most: u64 = tiles
+        .iter()
+        .map(|t| fragment.cell_num(*t, 0))
+        .fold(0u64, u64::saturating_add);
+    let room = |size: u64| most.saturating_mul(size).min(MAX_RESERVE) as usize;
+    for (col, dim) in dims.iter_mut().zip(&schema.dimensions) {
+        col.data = memory::zeroed_bytes(room(dim.datatype.size()));
+    }
+    for (col, &a) in attrs.iter_mut().zip(attributes) {
+        let attr = &schema.attributes[a];
+        col.data = memory::zeroed_bytes(room(attr.fill.len() as u64));
+        if let Some(v) = col.validity.as_mut() {
+            *v = memory::zeroed_bytes(room(1));
+        }
+    }
+}
+
+/// Each tile's kept cells of a batch (`coords`: its decoded dimension
+/// tiles, by dimension then slot), tiles in parallel.
+fn kept_in_batch(
+    fragment: &FragmentMetadata,
+    batch: &[u64],
+    coords: &[Vec<TileData>],
+    key_types: &[Datatype],
+    ranges: &[Vec<(u64, u64)>],
+    dedup: bool,
+) -> Result<Vec<KeptRuns>> {
+    let n = coords.len();
+    batch
+        .par_iter()
+        .enumerate()
+        .map(|(slot, &tile)| {
+            let count = fragment.cell_num(tile, 0);
+            // Cells are numbered by `u32` within a tile (TileDB's
+            // capacity is a `u64`, but no tile of 2^32 cells is read).
+            let count = u32::try_from(count).map(|c| c as usize).map_err(|_| {
+                Error::corrupt(
+                    0,
+                    "cell count",
+                    format!("tile {tile} of {} claims {count} cells", fragment.name),
+                )
+            })?;
+            // The decoded coordinates must hold every cell the metadata
+            // counts before anything is sized by that count.
+            let mut columns = [&[][..]; 4];
+            for (d, &datatype) in key_types.iter().enumerate() {
+                let size = datatype.size() as usize;
+                let data = &coords[d].get(slot).ok_or_else(short)?.data;
+                if data.len() / size.max(1) < count {
+                    return Err(Error::corrupt(
+                        0,
+                        "coordinates",
+                        format!("tile {tile} of {} is short", fragment.name),
+                    ));
+                }
+                columns[d] = &data[..count * size];
+            }
+            Ok(keep_cells(key_types, &columns[..n], count, ranges, dedup))
+        })
+        .collect()
+}
+
+/// Where a batch's kept cells go in the result: each tile's kept runs and
+/// their counts, after the `written` cells before, `cells` in all.
+struct BatchPlace<'k> {
+    kept: &'k [KeptRuns],
+    counts: &'k [usize],
+    written: usize,
+    cells: usize,
+}
+
+/// An attribute the fragment does not store: the batch's cells are its
+/// fill value (and fill validity).
+fn fill_batch(col: &mut Column, attr: &Attribute, at: &BatchPlace<'_>) {
+    let size = attr.fill.len();
+    let out = batch_output(&mut col.data, at.written, at.cells, size);
+    for cell in out.chunks_exact_mut(size.max(1)) {
+        cell.copy_from_slice(&attr.fill);
+    }
+    if let Some(v) = col.validity.as_mut() {
+        batch_output(v, at.written, at.cells, 1).fill(u8::from(attr.fill_validity));
+    }
+}
+
+/// An attribute's kept cells of `size` bytes (and their validity) copied
+/// from its decoded tiles of the batch.
+fn copy_attribute_batch(
+    col: &mut Column,
+    size: usize,
+    data: &[TileData],
+    at: &BatchPlace<'_>,
+) -> Result<()> {
+    let out = batch_output(&mut col.data, at.written, at.cells, size);
+    copy_kept(out, size, at.kept, at.counts, |slot| {
+        data.get(slot).map(|t| &t.data[..])
+    })?;
+    if let Some(v) = col.validity.as_mut() {
+        let out = batch_output(v, at.written, at.cells, 1);
+        copy_kept_validity(out, at.kept, at.counts, |slot| data.get(slot))?;
+    }
+    Ok(())
+}
+
+/// The room past the last written cell was never touched: give it back.
+fn truncate_to_written(
+    schema: &ArraySchema,
+    attributes: &[usize],
+    written: usize,
+    dims: &mut [Column],
+    attrs: &mut [Column],
+) {
     let finish = |data: &mut Vec<u8>, size: usize| {
         data.truncate(written * size);
         data.shrink_to_fit();
@@ -265,10 +348,6 @@ pub(crate) fn stream(
             finish(v, 1);
         }
     }
-    Ok(ReadResult {
-        dimensions: dims,
-        attributes: attrs,
-    })
 }
 
 /// The cells a streamed tile keeps: runs of consecutive cells (first, how

@@ -5,8 +5,9 @@
 //! (TileDB) reads it, and that read is the expected result for every other reader; the
 //! oracle's own live read is checked against the frozen corpus of the same format version.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod live;
+
+use std::path::PathBuf;
 
 use crate::adapter::{Adapter, Answer, Info};
 use crate::case::{Case, Level};
@@ -113,21 +114,12 @@ pub fn run(
     adapters: &mut [Box<dyn Adapter>],
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Report, String> {
-    let mut all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
-    let legacy_dir = config.conformance_dir.join("legacy");
-    if config.legacy_arrays.is_some() && legacy_dir.is_dir() {
-        all_cases.extend(Case::load_all(&legacy_dir)?);
-    }
-    let selected: Vec<Case> = all_cases
-        .iter()
-        .filter(|c| config.selection.selects_case(c))
-        .filter_map(|c| config.selection.narrow_reads(c))
-        .collect();
+    let (all_cases, selected) = load_cases(config)?;
     let cases: Vec<&Case> = selected.iter().collect();
     let known = KnownFailures::load(&config.conformance_dir.join("known_failures"))?;
     let mut corpus = Corpus::open(&config.corpus_dir)?;
     if let Some(arrays) = &config.legacy_arrays {
-        corpus.add_legacy(&legacy_dir, arrays)?;
+        corpus.add_legacy(&config.conformance_dir.join("legacy"), arrays)?;
     }
 
     let mut run = Run {
@@ -137,120 +129,16 @@ pub fn run(
         notes: Vec::new(),
     };
     let infos: Vec<Info> = adapters.iter().map(|a| a.info().clone()).collect();
-    let readers: Vec<usize> = infos
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| i.is_reader())
-        .filter(|(_, i)| {
-            config.selection.readers.is_empty() || config.selection.readers.contains(&i.name)
-        })
-        .map(|(n, _)| n)
-        .collect();
-    for wanted in &config.selection.readers {
-        if !infos.iter().any(|i| &i.name == wanted && i.is_reader()) {
-            run.notes
-                .push(format!("no reader named {wanted:?} in this run"));
-        }
-    }
-
-    let mut producers = Vec::new();
-    for producer in corpus
-        .producers
-        .iter()
-        .filter(|p| config.selection.selects_producer(&p.name))
-    {
-        producers.push(ProducerSummary {
-            name: producer.name.clone(),
-            format_version: producer.format_version,
-            live: false,
-        });
-        progress(Progress::Producer {
-            name: &producer.name,
-            cases: cases.len(),
-        });
-        for (index, case) in cases.iter().enumerate() {
-            progress(Progress::Case {
-                producer: &producer.name,
-                case: &case.id,
-                index,
-            });
-            run.corpus_case(&corpus, producer, case, adapters, &readers);
-        }
-    }
-
+    let readers = run.select_readers(&infos);
+    let mut producers = run.corpus_producers(&corpus, &cases, adapters, &readers, progress);
     if config.selection.live {
-        let oracle = infos
-            .iter()
-            .position(|i| i.name == config.oracle && i.is_reader());
-        for (w, info) in infos.iter().enumerate() {
-            let name = live_producer(&info.name);
-            let selected = info.is_writer()
-                && (config.selection.writers.is_empty()
-                    || config.selection.writers.contains(&info.name))
-                && config.selection.selects_producer(&name);
-            if !selected {
-                continue;
-            }
-            let Some(oracle) = oracle else {
-                run.notes.push(format!(
-                    "{name} not run: the oracle reader {:?} is not available",
-                    config.oracle
-                ));
-                continue;
-            };
-            let Some(format_version) = info.write_format_version else {
-                run.notes.push(format!(
-                    "{name} not run: the writer does not say which format version it writes"
-                ));
-                continue;
-            };
-            let scratch = tempfile::Builder::new()
-                .prefix("tdb-conformance-")
-                .tempdir()
-                .map_err(|e| format!("creating a scratch folder: {e}"))?;
-            producers.push(ProducerSummary {
-                name: name.clone(),
-                format_version,
-                live: true,
-            });
-            progress(Progress::Producer {
-                name: &name,
-                cases: cases.len(),
-            });
-            let live = Live {
-                writer: w,
-                oracle,
-                producer: &name,
-                format_version,
-                scratch: scratch.path(),
-            };
-            for (index, case) in cases.iter().enumerate() {
-                progress(Progress::Case {
-                    producer: &name,
-                    case: &case.id,
-                    index,
-                });
-                run.live_case(&corpus, &live, case, adapters, &readers);
-            }
-        }
+        producers
+            .extend(run.live_producers(&corpus, &cases, &infos, adapters, &readers, progress)?);
     }
     for wanted in &config.selection.writers {
         if !infos.iter().any(|i| &i.name == wanted && i.is_writer()) {
             run.notes
                 .push(format!("no writer named {wanted:?} in this run"));
-        }
-    }
-
-    let mut stale = Vec::new();
-    for (implementation, entries) in &known.by_implementation {
-        for entry in entries {
-            if let Some(why) = entry.staleness(&all_cases) {
-                stale.push(StaleEntry {
-                    implementation: implementation.clone(),
-                    entry: entry.clone(),
-                    why,
-                });
-            }
         }
     }
 
@@ -273,9 +161,42 @@ pub fn run(
             })
             .collect(),
         results: run.results,
-        stale_known_failures: stale,
+        stale_known_failures: stale_entries(&known, &all_cases),
         notes: run.notes,
     })
+}
+
+/// Every case of the kit (with TileDB's legacy arrays when the run has
+/// them), and the selected ones, narrowed to the selected reads.
+fn load_cases(config: &RunConfig) -> Result<(Vec<Case>, Vec<Case>), String> {
+    let mut all_cases = Case::load_all(&config.conformance_dir.join("cases"))?;
+    let legacy_dir = config.conformance_dir.join("legacy");
+    if config.legacy_arrays.is_some() && legacy_dir.is_dir() {
+        all_cases.extend(Case::load_all(&legacy_dir)?);
+    }
+    let selected: Vec<Case> = all_cases
+        .iter()
+        .filter(|c| config.selection.selects_case(c))
+        .filter_map(|c| config.selection.narrow_reads(c))
+        .collect();
+    Ok((all_cases, selected))
+}
+
+/// Known failures that no longer match a case, and why.
+fn stale_entries(known: &KnownFailures, all_cases: &[Case]) -> Vec<StaleEntry> {
+    let mut stale = Vec::new();
+    for (implementation, entries) in &known.by_implementation {
+        for entry in entries {
+            if let Some(why) = entry.staleness(all_cases) {
+                stale.push(StaleEntry {
+                    implementation: implementation.clone(),
+                    entry: entry.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    stale
 }
 
 struct Run<'a> {
@@ -285,14 +206,6 @@ struct Run<'a> {
     notes: Vec<String>,
 }
 
-struct Live<'a> {
-    writer: usize,
-    oracle: usize,
-    producer: &'a str,
-    format_version: u32,
-    scratch: &'a Path,
-}
-
 /// Where a check stands before (or instead of) asking the implementation.
 enum Gate {
     Ask,
@@ -300,6 +213,63 @@ enum Gate {
 }
 
 impl Run<'_> {
+    /// The selected readers, as indexes into `infos`; a note for each
+    /// reader asked for that the run does not have.
+    fn select_readers(&mut self, infos: &[Info]) -> Vec<usize> {
+        let selection = &self.config.selection;
+        let readers: Vec<usize> = infos
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.is_reader())
+            .filter(|(_, i)| selection.readers.is_empty() || selection.readers.contains(&i.name))
+            .map(|(n, _)| n)
+            .collect();
+        for wanted in &selection.readers {
+            if !infos.iter().any(|i| &i.name == wanted && i.is_reader()) {
+                self.notes
+                    .push(format!("no reader named {wanted:?} in this run"));
+            }
+        }
+        readers
+    }
+
+    /// Every selected corpus producer: each case read by every reader.
+    fn corpus_producers(
+        &mut self,
+        corpus: &Corpus,
+        cases: &[&Case],
+        adapters: &mut [Box<dyn Adapter>],
+        readers: &[usize],
+        progress: &mut dyn FnMut(Progress),
+    ) -> Vec<ProducerSummary> {
+        let selection = &self.config.selection;
+        let mut producers = Vec::new();
+        for producer in corpus
+            .producers
+            .iter()
+            .filter(|p| selection.selects_producer(&p.name))
+        {
+            producers.push(ProducerSummary {
+                name: producer.name.clone(),
+                format_version: producer.format_version,
+                live: false,
+            });
+            progress(Progress::Producer {
+                name: &producer.name,
+                cases: cases.len(),
+            });
+            for (index, case) in cases.iter().enumerate() {
+                progress(Progress::Case {
+                    producer: &producer.name,
+                    case: &case.id,
+                    index,
+                });
+                self.corpus_case(corpus, producer, case, adapters, readers);
+            }
+        }
+        producers
+    }
+
     /// Every read of one corpus case, by every reader.
     fn corpus_case(
         &mut self,
@@ -390,176 +360,6 @@ impl Run<'_> {
                 );
             }
         }
-    }
-
-    /// One case replayed by a live writer, then read by the oracle and every reader.
-    fn live_case(
-        &mut self,
-        corpus: &Corpus,
-        live: &Live,
-        case: &Case,
-        adapters: &mut [Box<dyn Adapter>],
-        readers: &[usize],
-    ) {
-        let producer = live.producer;
-        let writer_name = adapters[live.writer].info().name.clone();
-        let skip_all =
-            |run: &mut Run, status: Status, why: String, adapters: &mut [Box<dyn Adapter>]| {
-                for &r in readers {
-                    let name = adapters[r].info().name.clone();
-                    let extra = adapters[r].command_line();
-                    for read in &case.reads {
-                        run.push_reader(
-                            case,
-                            Some(read),
-                            producer,
-                            &name,
-                            status,
-                            Some(why.clone()),
-                            &extra,
-                        );
-                    }
-                }
-            };
-        if case.is_derived() {
-            let why = "the case is a mutation of the corpus, not a replay".to_string();
-            skip_all(self, Status::NotApplicable, why, adapters);
-            return;
-        }
-        if case.frozen {
-            let why =
-                "a frozen array of TileDB's test inputs: there is no recipe to replay".to_string();
-            skip_all(self, Status::NotApplicable, why, adapters);
-            return;
-        }
-        if let Some(why) = self.case_gate(case, live.format_version) {
-            skip_all(self, Status::NotApplicable, why, adapters);
-            return;
-        }
-
-        // The replay.
-        let writer_extra = adapters[live.writer].command_line();
-        let out_dir = live.scratch.join(&case.id);
-        let (mut write_status, mut write_detail) =
-            match claim_gate(adapters[live.writer].info(), case, live.format_version) {
-                Some(why) => (Status::Unsupported, Some(why)),
-                None => match adapters[live.writer].write(&case.file, &out_dir) {
-                    Answer::Value(_) => (Status::Pass, None),
-                    other => failed_answer(&other, "the replay"),
-                },
-            };
-
-        // The oracle's reads are the expected results. A replay the oracle cannot read is the
-        // writer's failure.
-        let oracle_name = adapters[live.oracle].info().name.clone();
-        let mut references: BTreeMap<&str, Answer> = BTreeMap::new();
-        let replayed = write_status == Status::Pass;
-        if replayed {
-            for read in &case.reads {
-                let answer = adapters[live.oracle].read(&out_dir, &case.file, read);
-                if write_status == Status::Pass && !matches!(answer, Answer::Value(_)) {
-                    let (_, why) =
-                        failed_answer(&answer, &format!("{oracle_name}'s read {read:?}"));
-                    write_status = Status::Fail;
-                    write_detail = Some(format!(
-                        "the replay does not read back: {}",
-                        why.unwrap_or_default()
-                    ));
-                }
-                references.insert(read.as_str(), answer);
-            }
-        }
-        let (write_status, write_detail, write_known) = self.apply_known(
-            &writer_name,
-            "writer",
-            case,
-            None,
-            producer,
-            write_status,
-            write_detail,
-        );
-        self.results.push(CheckResult {
-            case: case.id.clone(),
-            read: None,
-            producer: producer.to_string(),
-            implementation: writer_name.clone(),
-            role: "writer".into(),
-            status: write_status,
-            detail: write_detail,
-            known_failure: write_known,
-            repro: self.repro(
-                &case.id,
-                producer,
-                None,
-                None,
-                Some(&writer_name),
-                &writer_extra,
-            ),
-        });
-        if !replayed {
-            let why = format!("{writer_name} did not replay the case");
-            skip_all(self, Status::NotApplicable, why, adapters);
-            let _ = std::fs::remove_dir_all(&out_dir);
-            return;
-        }
-
-        // The frozen corpus of the same format version checks the oracle itself.
-        let frozen = corpus
-            .producers
-            .iter()
-            .find(|p| p.format_version == live.format_version && p.cases.contains(&case.id))
-            .and_then(|p| {
-                corpus
-                    .expected(&p.name, &case.id)
-                    .ok()
-                    .map(|e| (p.name.clone(), e))
-            });
-
-        for &r in readers {
-            let name = adapters[r].info().name.clone();
-            let extra = adapters[r].command_line();
-            for read in &case.reads {
-                let reference = references.get(read.as_str());
-                let (status, detail) = if r == live.oracle {
-                    match (&frozen, reference) {
-                        (Some((frozen_producer, expected)), Some(answer)) => match expected.get(read) {
-                            Some(Expected::Skip { reason }) => (Status::NotApplicable, Some(format!("no trustworthy frozen result: {reason}"))),
-                            Some(exp) => {
-                                let (s, d) = judge(exp, answer);
-                                (s, d.map(|d| format!("{d}\n(compared with the frozen result of {frozen_producer})")))
-                            }
-                            None => (Status::Error, Some(format!("expected.json of {frozen_producer} has no read {read:?}"))),
-                        },
-                        _ => (
-                            Status::NotApplicable,
-                            Some(format!("{oracle_name}'s live read is the reference and no frozen result of format {} exists to check it", live.format_version)),
-                        ),
-                    }
-                } else {
-                    match reference {
-                        Some(Answer::Value(v)) => {
-                            match claim_gate(adapters[r].info(), case, live.format_version) {
-                                Some(why) => (Status::Unsupported, Some(why)),
-                                None => {
-                                    let answer = adapters[r].read(&out_dir, &case.file, read);
-                                    judge(&Expected::Result(v.clone()), &answer)
-                                }
-                            }
-                        }
-                        Some(other) => {
-                            let (_, d) = failed_answer(other, &format!("the oracle {oracle_name}"));
-                            (
-                                Status::NotApplicable,
-                                Some(format!("no reference result: {}", d.unwrap_or_default())),
-                            )
-                        }
-                        None => (Status::NotApplicable, Some("no reference result".into())),
-                    }
-                };
-                self.push_reader(case, Some(read), producer, &name, status, detail, &extra);
-            }
-        }
-        let _ = std::fs::remove_dir_all(&out_dir);
     }
 
     /// Why a case does not apply to arrays of this format version under this selection.
