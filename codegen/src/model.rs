@@ -54,7 +54,7 @@ impl<E> TypeTable<E> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Spec {
     pub current: u32,
     pub oldest: u32,
@@ -66,7 +66,7 @@ pub struct Spec {
     pub files: Vec<SpecFile>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Version {
     pub number: u32,
     pub release: Option<String>,
@@ -75,7 +75,7 @@ pub struct Version {
     pub changes: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SpecFile {
     /// `spec/<name>.toml`
     pub display: String,
@@ -90,7 +90,7 @@ pub struct SpecFile {
     pub structs: Vec<Struct>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Enum {
     pub name: String,
     pub repr: Prim,
@@ -108,14 +108,14 @@ impl Enum {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum PropTy {
     Int(Prim),
     Bool,
     Str,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Variant {
     pub name: String,
     pub rust_name: String,
@@ -127,10 +127,11 @@ pub struct Variant {
     pub since: Option<u32>,
     pub until: Option<u32>,
     /// One value per declared property, in the order of `Enum::properties`.
+    #[schemars(with = "Vec<serde_json::Value>")]
     pub props: Vec<toml::Value>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Context<E = Checked> {
     pub name: String,
     pub doc: Option<String>,
@@ -140,7 +141,7 @@ pub struct Context<E = Checked> {
     pub fields: Vec<Named<E>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Named<E = Checked> {
     pub name: String,
     pub ident: String,
@@ -150,7 +151,7 @@ pub struct Named<E = Checked> {
     pub value: Option<E>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Struct<E = Checked> {
     pub name: String,
     pub doc: Option<String>,
@@ -165,7 +166,7 @@ pub struct Struct<E = Checked> {
     pub fields: Vec<Field<E>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Field<E = Checked> {
     pub name: String,
     pub ident: String,
@@ -234,7 +235,7 @@ impl<E> Field<E> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Layout<E = Checked> {
     /// A primitive, bool, enum or struct.
     Single(Ty),
@@ -248,7 +249,7 @@ pub enum Layout<E = Checked> {
     Switch(Switch<E>),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum BytesLen<E = Checked> {
     Size(E),
     UntilEof,
@@ -256,7 +257,7 @@ pub enum BytesLen<E = Checked> {
     Terminated(u8),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum ListLen<E = Checked> {
     Count(E),
     /// One element per entry of `over` (a list param or an earlier list field).
@@ -267,7 +268,7 @@ pub enum ListLen<E = Checked> {
     UntilEof,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Role<E = Checked> {
     Stored,
     LengthOf(String),
@@ -275,7 +276,7 @@ pub enum Role<E = Checked> {
     Value(E),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Switch<E = Checked> {
     /// The generated enum's name.
     pub rust_name: String,
@@ -289,7 +290,7 @@ pub struct Switch<E = Checked> {
     pub errors: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SwitchCase {
     pub ty: String,
     /// Spec keys (variant names, or integers for integer switches).
