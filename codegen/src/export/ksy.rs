@@ -490,9 +490,29 @@ impl<'a> Ctx<'a> {
             })?;
             if matches!(param.ty, Ty::Option(_)) {
                 let present = self.option_presence(st, &arg.expr)?;
+                // An absent field is no attribute at all in some targets: pass
+                // a placeholder of the same type where it is absent.
+                let Ty::Option(inner) = &param.ty else {
+                    unreachable!("matched an Option above")
+                };
+                let placeholder = match inner.as_ref() {
+                    Ty::Enum(name) => {
+                        let first = self
+                            .enum_of(name)?
+                            .variants
+                            .first()
+                            .ok_or_else(|| format!("{name} has no variants"))?;
+                        format!("{}::{}", snake(name), safe_id(&first.name))
+                    }
+                    Ty::Bool => "false".to_string(),
+                    _ => "0".to_string(),
+                };
                 let value = match &arg.expr.kind {
-                    ExprKind::None => "0".to_string(),
-                    _ => self.expr(st, &arg.expr)?,
+                    ExprKind::None => placeholder,
+                    _ => format!(
+                        "({present} ? {} : {placeholder})",
+                        self.expr(st, &arg.expr)?
+                    ),
                 };
                 args.push(value);
                 args.push(present);
@@ -1063,7 +1083,7 @@ impl Ctx<'_> {
                         ]),
                     ),
                     (
-                        "footer_prefix".into(),
+                        "footer_head".into(),
                         Y::Map(vec![
                             ("pos".into(), s("footer_start")),
                             ("type".into(), s("fragment_footer_head")),
