@@ -462,6 +462,19 @@ impl<'a> Ctx<'a> {
                 None => groups.push((prop, vec![id])),
             }
         }
+        if e.properties[index].1 == PropTy::Bool {
+            // A bool property: the variants for which it holds.
+            let ids = groups
+                .iter()
+                .find(|(prop, _)| prop == "true")
+                .map(|(_, ids)| ids.clone())
+                .unwrap_or_default();
+            if ids.is_empty() {
+                return Ok("false".into());
+            }
+            let test: Vec<String> = ids.iter().map(|id| format!("{value} == {id}")).collect();
+            return Ok(format!("({})", test.join(" or ")));
+        }
         let fallback = match e.properties[index].1 {
             PropTy::Bool => "false".to_string(),
             _ => "0".to_string(),
@@ -1122,6 +1135,9 @@ impl Ctx<'_> {
              format version 10), the generic tiles before the footer (header and framing) and the \
              footer's first fields (`FragmentFooterHead`). Which tile holds what, and the rest of the \
              footer, follow from the array schema of the fragment, which is in another file.\n\n\
+             ## Files that are not binary layouts\n\n\
+             The commit markers (`.wrt`, `.ok`) are empty files, and `.con`, `.ign` and `.vac` are \
+             text (spec/text_files.toml): there is nothing for Kaitai to parse.\n\n\
              ## Structures Kaitai cannot express\n\n| structure | why |\n| --- | --- |\n",
         );
         for (name, why) in &self.unsupported {
