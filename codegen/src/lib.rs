@@ -7,6 +7,7 @@
 
 pub mod emit;
 pub mod error;
+pub mod export;
 pub mod expr;
 pub mod model;
 pub mod naming;
@@ -148,4 +149,33 @@ pub fn write(root: &Path, generated: &GeneratedFiles) -> std::io::Result<Vec<Pat
         changed.push(stale);
     }
     Ok(changed)
+}
+
+/// What `--emit` can write outside Rust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmitKind {
+    /// `tiledb-format.json` and its JSON Schema.
+    Json,
+    /// One Kaitai Struct `.ksy` per file kind, and `UNSUPPORTED.md`.
+    Ksy,
+}
+
+impl EmitKind {
+    pub fn parse(name: &str) -> Option<EmitKind> {
+        match name {
+            "json" => Some(EmitKind::Json),
+            "ksy" => Some(EmitKind::Ksy),
+            _ => None,
+        }
+    }
+}
+
+/// Reads and validates `spec_dir`, then renders the `kind` export in memory
+/// as (file name, text) pairs.
+pub fn export(spec_dir: &Path, kind: EmitKind) -> Result<Vec<(String, String)>, SpecError> {
+    let (spec, table) = validate::load(spec_dir)?;
+    Ok(match kind {
+        EmitKind::Json => export::json::render(&spec),
+        EmitKind::Ksy => export::ksy::render(&spec, &table),
+    })
 }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: tiledb-codegen [--check | --unused] [--spec DIR] [--root DIR]";
+const USAGE: &str =
+    "usage: tiledb-codegen [--check | --unused] [--spec DIR] [--root DIR] [--emit json|ksy DIR]";
 
 fn main() -> ExitCode {
     let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -16,6 +17,7 @@ fn main() -> ExitCode {
     let mut spec_dir = None;
     let mut check = false;
     let mut unused = false;
+    let mut emit = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -23,6 +25,18 @@ fn main() -> ExitCode {
             "--unused" => unused = true,
             "--spec" => spec_dir = args.next().map(PathBuf::from),
             "--root" => root = args.next().map(PathBuf::from).unwrap_or(root),
+            "--emit" => {
+                let kind = args.next().unwrap_or_default();
+                let Some(kind) = tiledb_codegen::EmitKind::parse(&kind) else {
+                    eprintln!("--emit takes json or ksy, not {kind:?}\n{USAGE}");
+                    return ExitCode::from(2);
+                };
+                let Some(dir) = args.next() else {
+                    eprintln!("--emit {kind:?} needs a directory\n{USAGE}");
+                    return ExitCode::from(2);
+                };
+                emit = Some((kind, PathBuf::from(dir)));
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -36,6 +50,9 @@ fn main() -> ExitCode {
     let spec_dir = spec_dir.unwrap_or_else(|| root.join("spec"));
     if unused {
         return report_unused(&root, &spec_dir);
+    }
+    if let Some((kind, dir)) = emit {
+        return emit_outside(&spec_dir, kind, &dir);
     }
     let generated = match tiledb_codegen::generate(&spec_dir) {
         Ok(generated) => generated,
@@ -125,5 +142,32 @@ fn report_unused(root: &std::path::Path, spec_dir: &std::path::Path) -> ExitCode
             problems.len()
         );
         ExitCode::FAILURE
+    }
+}
+
+/// `--emit json|ksy DIR`: the spec for other languages.
+fn emit_outside(
+    spec_dir: &std::path::Path,
+    kind: tiledb_codegen::EmitKind,
+    dir: &std::path::Path,
+) -> ExitCode {
+    let files = match tiledb_codegen::export(spec_dir, kind) {
+        Ok(files) => files,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tiledb_codegen::export::write_all(dir, &files) {
+        Ok(written) => {
+            for path in &written {
+                println!("wrote {}", path.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("error: cannot write to {}: {err}", dir.display());
+            ExitCode::FAILURE
+        }
     }
 }

@@ -54,7 +54,7 @@ impl<E> TypeTable<E> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Spec {
     pub current: u32,
     pub oldest: u32,
@@ -73,7 +73,7 @@ pub struct Spec {
 }
 
 /// Which TileDB-Inc/TileDB commits spec/ follows.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Upstream {
     pub repository: String,
     pub format_spec_commit: String,
@@ -84,7 +84,7 @@ pub struct Upstream {
 }
 
 /// A fact upstream's documents lack or get wrong.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Fact {
     pub name: String,
     /// `true`: upstream's document is wrong; `false`: it says nothing.
@@ -95,7 +95,7 @@ pub struct Fact {
     pub value: Option<u64>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Version {
     pub number: u32,
     pub release: Option<String>,
@@ -104,7 +104,7 @@ pub struct Version {
     pub changes: Vec<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SpecFile {
     /// `spec/<name>.toml`
     pub display: String,
@@ -121,7 +121,7 @@ pub struct SpecFile {
 }
 
 /// A folder of an array or a group.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Folder {
     pub path: String,
     pub in_array: bool,
@@ -137,7 +137,7 @@ pub struct Folder {
     pub source: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Enum {
     pub name: String,
     /// Why no runtime code uses the generated type.
@@ -157,14 +157,14 @@ impl Enum {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum PropTy {
     Int(Prim),
     Bool,
     Str,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Variant {
     pub name: String,
     pub rust_name: String,
@@ -176,10 +176,11 @@ pub struct Variant {
     pub since: Option<u32>,
     pub until: Option<u32>,
     /// One value per declared property, in the order of `Enum::properties`.
+    #[schemars(with = "Vec<serde_json::Value>")]
     pub props: Vec<toml::Value>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Context<E = Checked> {
     pub name: String,
     /// Why no runtime code uses the generated type.
@@ -191,7 +192,7 @@ pub struct Context<E = Checked> {
     pub fields: Vec<Named<E>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Named<E = Checked> {
     pub name: String,
     pub ident: String,
@@ -201,7 +202,7 @@ pub struct Named<E = Checked> {
     pub value: Option<E>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Struct<E = Checked> {
     pub name: String,
     /// Why no runtime code uses the generated type.
@@ -218,7 +219,7 @@ pub struct Struct<E = Checked> {
     pub fields: Vec<Field<E>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Field<E = Checked> {
     pub name: String,
     pub ident: String,
@@ -287,7 +288,7 @@ impl<E> Field<E> {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Layout<E = Checked> {
     /// A primitive, bool, enum or struct.
     Single(Ty),
@@ -301,7 +302,7 @@ pub enum Layout<E = Checked> {
     Switch(Switch<E>),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum BytesLen<E = Checked> {
     Size(E),
     UntilEof,
@@ -309,7 +310,7 @@ pub enum BytesLen<E = Checked> {
     Terminated(u8),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum ListLen<E = Checked> {
     Count(E),
     /// One element per entry of `over` (a list param or an earlier list field).
@@ -320,7 +321,7 @@ pub enum ListLen<E = Checked> {
     UntilEof,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Role<E = Checked> {
     Stored,
     LengthOf(String),
@@ -328,7 +329,7 @@ pub enum Role<E = Checked> {
     Value(E),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Switch<E = Checked> {
     /// The generated enum's name.
     pub rust_name: String,
@@ -345,7 +346,7 @@ pub struct Switch<E = Checked> {
     pub errors: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SwitchCase {
     pub ty: String,
     /// Spec keys (variant names, or integers for integer switches).

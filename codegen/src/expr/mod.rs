@@ -15,7 +15,8 @@ pub mod check;
 pub use crate::naming::{ident, rust_ident, upper_camel};
 
 /// A fixed-size number on disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Prim {
     U8,
     U16,
@@ -80,7 +81,7 @@ impl Prim {
 }
 
 /// The type of a field, param, context field or expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum Ty {
     Prim(Prim),
     Bool,
