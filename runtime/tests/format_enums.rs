@@ -127,3 +127,35 @@ fn reading_an_enum_takes_its_repr_and_refuses_other_values() {
         "44 is not a datatype"
     );
 }
+
+/// The datatype classes and default fill values spec/ gives the Datatype table, against
+/// TileDB 2.30's `datatype_is_*` (tiledb/sm/enums/datatype.h) and `constants::fill_value`
+/// (tiledb/sm/misc/constants.cc), written out here type by type.
+#[test]
+fn datatype_classes_and_default_fills_are_tiledbs() {
+    use tiledb_runtime::format::generated::Datatype::{self, *};
+    use tiledb_runtime::schema::value::default_fill;
+    let integers = [Bool, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64];
+    for &t in Datatype::ALL {
+        assert_eq!(t.is_integer(), integers.contains(&t), "{t}");
+        assert_eq!(t.is_real(), matches!(t, Float32 | Float64), "{t}");
+        assert_eq!(t.is_datetime(), t.name().starts_with("DATETIME_"), "{t}");
+        assert_eq!(t.is_time(), t.name().starts_with("TIME_"), "{t}");
+        assert_eq!(t.is_byte(), matches!(t, Blob | GeomWkb | GeomWkt), "{t}");
+        let want: Vec<u8> = match t {
+            Int8 | Char => vec![0x80],
+            Int16 => i16::MIN.to_le_bytes().to_vec(),
+            Int32 => i32::MIN.to_le_bytes().to_vec(),
+            Int64 => i64::MIN.to_le_bytes().to_vec(),
+            Uint8 => vec![u8::MAX],
+            Uint16 => u16::MAX.to_le_bytes().to_vec(),
+            Uint32 => u32::MAX.to_le_bytes().to_vec(),
+            Uint64 => u64::MAX.to_le_bytes().to_vec(),
+            Float32 => f32::NAN.to_le_bytes().to_vec(),
+            Float64 => f64::NAN.to_le_bytes().to_vec(),
+            _ if t.is_datetime() || t.is_time() => i64::MIN.to_le_bytes().to_vec(),
+            _ => vec![0; t.size() as usize],
+        };
+        assert_eq!(default_fill(t), want, "{t}");
+    }
+}

@@ -174,25 +174,10 @@ pub fn column_values(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<Vec<u8>>> {
     }
 }
 
-/// TileDB's default fill value of one cell.
+/// TileDB's default fill value of one cell: the runtime's (spec/'s) default of one value,
+/// `cvn` times.
 pub fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
-    use Datatype::*;
-    let one: Vec<u8> = match t {
-        Int8 => i8::MIN.to_le_bytes().to_vec(),
-        Int16 => i16::MIN.to_le_bytes().to_vec(),
-        Int32 => i32::MIN.to_le_bytes().to_vec(),
-        Int64 => i64::MIN.to_le_bytes().to_vec(),
-        Uint8 => vec![u8::MAX],
-        Uint16 => u16::MAX.to_le_bytes().to_vec(),
-        Uint32 => u32::MAX.to_le_bytes().to_vec(),
-        Uint64 => u64::MAX.to_le_bytes().to_vec(),
-        Float32 => f32::NAN.to_le_bytes().to_vec(),
-        Float64 => f64::NAN.to_le_bytes().to_vec(),
-        Char => vec![0x80],
-        Bool => vec![0],
-        _ if is_byte(t) || is_ascii_or_utf8(t) || t.is_string() => vec![0; t.size() as usize],
-        _ => i64::MIN.to_le_bytes().to_vec(),
-    };
+    let one = tiledb_runtime::schema::value::default_fill(t);
     let copies = if cvn == u32::MAX { 1 } else { cvn as usize };
     one.repeat(copies)
 }

@@ -46,29 +46,29 @@ impl IntKind {
     }
 }
 
+/// TileDB's integer types, BOOL included (`datatype_is_integer`; from spec/).
 pub fn is_integer(t: Datatype) -> bool {
-    use Datatype::*;
-    matches!(
-        t,
-        Bool | Int8 | Uint8 | Int16 | Uint16 | Int32 | Uint32 | Int64 | Uint64
-    )
+    t.is_integer()
 }
 
+/// FLOAT32 and FLOAT64 (`datatype_is_real`; from spec/).
 pub fn is_real(t: Datatype) -> bool {
-    matches!(t, Datatype::Float32 | Datatype::Float64)
+    t.is_real()
 }
 
+/// The `DATETIME_*` types (`datatype_is_datetime`; from spec/).
 pub fn is_datetime(t: Datatype) -> bool {
-    (Datatype::DatetimeYear.value()..=Datatype::DatetimeAs.value()).contains(&t.value())
+    t.is_datetime()
 }
 
+/// The `TIME_*` types (`datatype_is_time`; from spec/).
 pub fn is_time(t: Datatype) -> bool {
-    (Datatype::TimeHr.value()..=Datatype::TimeAs.value()).contains(&t.value())
+    t.is_time()
 }
 
-/// TileDB's "byte" types: opaque bytes.
+/// TileDB's "byte" types: opaque bytes (`datatype_is_byte`; from spec/).
 pub fn is_byte(t: Datatype) -> bool {
-    matches!(t, Datatype::Blob | Datatype::GeomWkb | Datatype::GeomWkt)
+    t.is_byte()
 }
 
 /// The string types whose var-sized tiles get the string forms of RLE and

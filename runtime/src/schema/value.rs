@@ -82,25 +82,23 @@ impl Scalar {
     }
 }
 
-/// The default fill value of one value of `datatype` (§5.6 of the notes,
-/// TileDB `constants::fill_value`).
+/// The default fill value of one value of `datatype`: the value of cells never
+/// written when the schema stores none (TileDB `constants::fill_value`). Which value each
+/// datatype takes is the `default_fill` column of spec/'s Datatype table.
 pub fn default_fill(datatype: Datatype) -> Vec<u8> {
-    use Datatype::*;
-    match datatype {
-        Int8 => i8::MIN.to_le_bytes().to_vec(),
-        Int16 => i16::MIN.to_le_bytes().to_vec(),
-        Int32 => i32::MIN.to_le_bytes().to_vec(),
-        Int64 => i64::MIN.to_le_bytes().to_vec(),
-        Uint8 => u8::MAX.to_le_bytes().to_vec(),
-        Uint16 => u16::MAX.to_le_bytes().to_vec(),
-        Uint32 => u32::MAX.to_le_bytes().to_vec(),
-        Uint64 => u64::MAX.to_le_bytes().to_vec(),
-        Float32 => f32::NAN.to_le_bytes().to_vec(),
-        Float64 => f64::NAN.to_le_bytes().to_vec(),
-        Char => vec![0x80],
-        StringAscii | StringUtf8 | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4 | Any
-        | Blob | Bool | GeomWkb | GeomWkt => vec![0; datatype.size() as usize],
-        // DATETIME_* and TIME_*
-        _ => i64::MIN.to_le_bytes().to_vec(),
+    let size = datatype.size() as usize;
+    match (datatype.default_fill(), size) {
+        // The smallest value of a signed integer of the datatype's size.
+        ("min", _) => {
+            let mut bytes = vec![0; size];
+            if let Some(last) = bytes.last_mut() {
+                *last = 0x80;
+            }
+            bytes
+        }
+        ("max", _) => vec![0xFF; size],
+        ("nan", 4) => f32::NAN.to_le_bytes().to_vec(),
+        ("nan", _) => f64::NAN.to_le_bytes().to_vec(),
+        _ => vec![0; size],
     }
 }

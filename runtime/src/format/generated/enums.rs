@@ -2,7 +2,7 @@
 //! Enumerations
 //!
 //! Upstream: `tiledb/sm/enums/`.
-/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The upstream spec lists none of these.
+/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
 ///
@@ -310,6 +310,246 @@ impl Datatype {
         };
         from && before
     }
+    /// The `default_fill` of this value, as the spec lists it.
+    pub const fn default_fill(self) -> &'static str {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Int16
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs => "min",
+            Datatype::Float32 | Datatype::Float64 => "nan",
+            Datatype::Uint8 | Datatype::Uint16 | Datatype::Uint32 | Datatype::Uint64 => {
+                "max"
+            }
+            Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => "zero",
+        }
+    }
+    /// The `is_byte` of this value, as the spec lists it.
+    pub const fn is_byte(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs
+            | Datatype::Bool => false,
+            Datatype::Blob | Datatype::GeomWkb | Datatype::GeomWkt => true,
+        }
+    }
+    /// The `is_datetime` of this value, as the spec lists it.
+    pub const fn is_datetime(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => false,
+            Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs => true,
+        }
+    }
+    /// The `is_integer` of this value, as the spec lists it.
+    pub const fn is_integer(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::Bool => true,
+            Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs
+            | Datatype::Blob
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => false,
+        }
+    }
+    /// The `is_real` of this value, as the spec lists it.
+    pub const fn is_real(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => false,
+            Datatype::Float32 | Datatype::Float64 => true,
+        }
+    }
     /// The `is_string` of this value, as the spec lists it.
     pub const fn is_string(self) -> bool {
         match self {
@@ -357,6 +597,55 @@ impl Datatype {
             | Datatype::StringUtf32
             | Datatype::StringUcs2
             | Datatype::StringUcs4 => true,
+        }
+    }
+    /// The `is_time` of this value, as the spec lists it.
+    pub const fn is_time(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => false,
+            Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs => true,
         }
     }
     /// The `size` of this value, as the spec lists it.
