@@ -7,15 +7,15 @@ use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::Result;
 use crate::storage::RelPath;
 
-pub const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
-pub const SCHEMA_DIR: &str = "__schema";
-pub const ENUMERATIONS_DIR: &str = "__enumerations";
-pub const FRAGMENTS_DIR: &str = "__fragments";
-pub const COMMITS_DIR: &str = "__commits";
-pub const FRAGMENT_META_DIR: &str = "__fragment_meta";
-pub const METADATA_DIR: &str = "__meta";
-pub const LABELS_DIR: &str = "__labels";
-pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+pub(crate) const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
+pub(crate) const SCHEMA_DIR: &str = "__schema";
+pub(crate) const ENUMERATIONS_DIR: &str = "__enumerations";
+pub(crate) const FRAGMENTS_DIR: &str = "__fragments";
+pub(crate) const COMMITS_DIR: &str = "__commits";
+pub(crate) const FRAGMENT_META_DIR: &str = "__fragment_meta";
+pub(crate) const METADATA_DIR: &str = "__meta";
+pub(crate) const LABELS_DIR: &str = "__labels";
+pub(crate) const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
 
 /// The folder names an array owns; a zero-byte file by one of these names
 /// would hide the folder on object stores, so it is an error.
@@ -60,7 +60,7 @@ impl TimeTravelRule {
         }
     }
 
-    pub fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
+    pub(crate) fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
         name.contained_in(start, end)
             || (self == TimeTravelRule::SparseRead
                 && name.format_version() >= PARTIAL_OVERLAP_MIN_VERSION

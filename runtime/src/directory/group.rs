@@ -20,8 +20,8 @@ use crate::directory::{
 use crate::error::{Error, Result};
 use crate::storage::{EntryKind, RelPath, Storage};
 
-pub const GROUP_FILE: &str = "__tiledb_group.tdb";
-pub const GROUP_DETAILS_DIR: &str = "__group";
+pub(crate) const GROUP_FILE: &str = "__tiledb_group.tdb";
+pub(crate) const GROUP_DETAILS_DIR: &str = "__group";
 
 /// The folders a group owns.
 pub const GROUP_DIR_NAMES: [&str; 2] = [GROUP_DETAILS_DIR, METADATA_DIR];

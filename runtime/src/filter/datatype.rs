@@ -6,7 +6,7 @@ pub use crate::format::generated::enums::Datatype;
 
 /// The machine integer a filter reads a value as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntKind {
+pub(crate) enum IntKind {
     I8,
     U8,
     I16,
@@ -33,17 +33,6 @@ impl IntKind {
             IntKind::I8 | IntKind::I16 | IntKind::I32 | IntKind::I64
         )
     }
-
-    /// The signed integer of a given byte width (1, 2, 4 or 8).
-    pub fn signed_of_width(width: u64) -> Option<IntKind> {
-        match width {
-            1 => Some(IntKind::I8),
-            2 => Some(IntKind::I16),
-            4 => Some(IntKind::I32),
-            8 => Some(IntKind::I64),
-            _ => None,
-        }
-    }
 }
 
 pub fn is_integer(t: Datatype) -> bool {
@@ -54,7 +43,7 @@ pub fn is_integer(t: Datatype) -> bool {
     )
 }
 
-pub fn is_real(t: Datatype) -> bool {
+pub(crate) fn is_real(t: Datatype) -> bool {
     matches!(t, Datatype::Float32 | Datatype::Float64)
 }
 
@@ -62,7 +51,7 @@ pub fn is_datetime(t: Datatype) -> bool {
     (Datatype::DatetimeYear.value()..=Datatype::DatetimeAs.value()).contains(&t.value())
 }
 
-pub fn is_time(t: Datatype) -> bool {
+pub(crate) fn is_time(t: Datatype) -> bool {
     (Datatype::TimeHr.value()..=Datatype::TimeAs.value()).contains(&t.value())
 }
 
@@ -79,7 +68,7 @@ pub fn is_ascii_or_utf8(t: Datatype) -> bool {
 
 /// How DELTA and DOUBLE_DELTA read values of type `t`
 /// (`delta_compressor.cc`, `dd_compressor.cc`); `None` for the floats.
-pub fn delta_int_kind(t: Datatype) -> Option<IntKind> {
+pub(crate) fn delta_int_kind(t: Datatype) -> Option<IntKind> {
     use Datatype::*;
     Some(match t {
         Int8 | Char => IntKind::I8,
@@ -102,7 +91,7 @@ pub fn delta_int_kind(t: Datatype) -> Option<IntKind> {
 /// How BIT_WIDTH_REDUCTION reads values of type `t`; `None` means the filter
 /// passes the data through untouched (8-bit and non-integer types, and
 /// date/time types before format version 20).
-pub fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
+pub(crate) fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
     use Datatype::*;
     match t {
         Int16 => Some(IntKind::I16),
@@ -117,7 +106,7 @@ pub fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
 }
 
 /// How POSITIVE_DELTA reads values of type `t`; `None` means pass-through.
-pub fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> {
+pub(crate) fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> {
     use Datatype::*;
     match t {
         Int8 => Some(IntKind::I8),

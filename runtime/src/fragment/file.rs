@@ -24,15 +24,15 @@ pub struct FragmentMetadataFile {
     /// Per field (index space of the footer): the tile offsets, var offsets,
     /// var sizes and validity offsets.
     pub tile_offsets: Vec<Vec<u64>>,
-    pub tile_var_offsets: Vec<Vec<u64>>,
-    pub tile_var_sizes: Vec<Vec<u64>>,
-    pub tile_validity_offsets: Vec<Vec<u64>>,
+    pub(crate) tile_var_offsets: Vec<Vec<u64>>,
+    pub(crate) tile_var_sizes: Vec<Vec<u64>>,
+    pub(crate) tile_validity_offsets: Vec<Vec<u64>>,
     /// Per field (format 11 and later; empty before): each tile's minimum,
     /// maximum, sum and null count as the footer's generic tiles record them.
     pub tile_mins: Vec<stored::TileMinMax>,
     pub tile_maxes: Vec<stored::TileMinMax>,
     pub tile_sums: Vec<Vec<u64>>,
-    pub tile_null_counts: Vec<Vec<u64>>,
+    pub(crate) tile_null_counts: Vec<Vec<u64>>,
 }
 
 /// The footer's head (format version, schema name) and the offset where the

@@ -56,9 +56,9 @@ pub type Rectangle = Vec<(Vec<u8>, Vec<u8>)>;
 #[derive(Debug, Default, Clone)]
 pub struct FieldTiles {
     pub offsets: Vec<u64>,
-    pub var_offsets: Vec<u64>,
-    pub var_sizes: Vec<u64>,
-    pub validity_offsets: Vec<u64>,
+    pub(crate) var_offsets: Vec<u64>,
+    pub(crate) var_sizes: Vec<u64>,
+    pub(crate) validity_offsets: Vec<u64>,
 }
 
 /// The footer as stored, in either metadata generation: the footer of
@@ -84,7 +84,7 @@ pub struct FragmentMetadata {
     /// `None` when the fragment is empty (null non-empty domain).
     pub non_empty_domain: Option<Rectangle>,
     pub tile_num: u64,
-    pub last_tile_cell_num: u64,
+    pub(crate) last_tile_cell_num: u64,
     pub has_timestamps: bool,
     pub has_delete_meta: bool,
     footer: StoredFooter,

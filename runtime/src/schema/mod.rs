@@ -105,7 +105,7 @@ impl Dimension {
         ))
     }
 
-    pub fn extent_scalar(&self) -> Option<Scalar> {
+    pub(crate) fn extent_scalar(&self) -> Option<Scalar> {
         Scalar::decode(self.datatype, self.extent.as_ref()?)
     }
 }

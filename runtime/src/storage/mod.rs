@@ -85,7 +85,7 @@ impl RelPath {
         &self.0
     }
 
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.0.is_empty()
     }
 
@@ -160,7 +160,7 @@ pub struct IoCounters {
     pub bytes_read: u64,
     /// Files created or overwritten.
     pub files_written: u64,
-    pub bytes_written: u64,
+    pub(crate) bytes_written: u64,
     /// Renames and removals.
     pub changes: u64,
 }

@@ -9,7 +9,7 @@ use crate::filter::Datatype;
 /// Which metadata a field carries.
 #[derive(Debug, Clone, Copy)]
 pub struct MetaKinds {
-    pub min_max: bool,
+    pub(crate) min_max: bool,
     pub sum: bool,
 }
 
@@ -119,7 +119,7 @@ pub struct TileMeta {
     pub max: Option<Vec<u8>>,
     /// The sum's 8 bytes (i64, u64 or f64).
     pub sum: [u8; 8],
-    pub null_count: u64,
+    pub(crate) null_count: u64,
 }
 
 impl TileMeta {
