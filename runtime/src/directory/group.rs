@@ -29,7 +29,9 @@ pub const GROUP_DIR_NAMES: [&str; 2] = [GROUP_DETAILS_DIR, METADATA_DIR];
 /// What a folder holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObjectType {
+    /// A TileDB array: it has a schema.
     Array,
+    /// A TileDB group: it has a group file or `__group` folder.
     Group,
     /// Neither: not a TileDB object.
     Invalid,

@@ -35,6 +35,7 @@ impl IntKind {
     }
 }
 
+/// Booleans and the fixed-width integers: the types the integer filters take.
 pub fn is_integer(t: Datatype) -> bool {
     use Datatype::*;
     matches!(
@@ -47,6 +48,7 @@ pub(crate) fn is_real(t: Datatype) -> bool {
     matches!(t, Datatype::Float32 | Datatype::Float64)
 }
 
+/// The `DATETIME_*` types (64-bit counts of a unit since the epoch).
 pub fn is_datetime(t: Datatype) -> bool {
     (Datatype::DatetimeYear.value()..=Datatype::DatetimeAs.value()).contains(&t.value())
 }

@@ -10,6 +10,7 @@ use crate::filter::Datatype;
 #[derive(Debug, Clone, Copy)]
 pub struct MetaKinds {
     pub(crate) min_max: bool,
+    /// The field's tiles carry a sum (numeric fixed fields with one value per cell).
     pub sum: bool,
 }
 
@@ -116,6 +117,7 @@ fn numeric_extremes(t: Datatype) -> (Vec<u8>, Vec<u8>) {
 pub struct TileMeta {
     /// `None` when the field has no min/max, or a string tile had no value.
     pub min: Option<Vec<u8>>,
+    /// `None` when the field has no min/max, or a string tile had no value.
     pub max: Option<Vec<u8>>,
     /// The sum's 8 bytes (i64, u64 or f64).
     pub sum: [u8; 8],
