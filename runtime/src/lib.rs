@@ -33,13 +33,13 @@
 //! module are `pub(crate)`; `ARCHITECTURE.md` has the map and the layers.
 //!
 //! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
-//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`]
+//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`](mod@column)
 //! (the cells of one field, as reads return them and writes take them);
 //! [`directory`] (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
 //! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
-//! and sparse reads, dimension labels), [`write`], [`vacuum`],
+//! and sparse reads, dimension labels), [`write`](mod@write), [`vacuum`],
 //! [`consolidate`], [`check`]; and the façades [`array::Array`] and
 //! [`group::Group`].
 
