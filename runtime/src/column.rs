@@ -12,12 +12,17 @@ use crate::filter::Datatype;
 /// `offsets` (one start per cell plus the end), and validity when nullable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {
+    /// The dimension or attribute name.
     pub name: String,
+    /// The type of each value.
     pub datatype: Datatype,
     /// Values per cell; `None` for var-sized cells.
     pub cell_val_num: Option<u32>,
+    /// The field is nullable: `validity` is present.
     pub nullable: bool,
+    /// Fixed fields: the cells back to back; var fields: the values of every cell back to back (little-endian numbers or raw string bytes).
     pub data: Vec<u8>,
+    /// Var fields: the start of each cell in `data`, plus the end; `None` for fixed fields.
     pub offsets: Option<Vec<u64>>,
     /// Nullable fields: one byte per cell, non-zero when the cell is valid.
     pub validity: Option<Vec<u8>>,
@@ -143,6 +148,7 @@ impl Column {
         }
     }
 
+    /// No cells.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -44,31 +44,55 @@ impl fmt::Display for Location {
 #[non_exhaustive]
 pub enum Cause {
     /// `needed` bytes are needed at the offset, but only `available` remain.
-    Truncated { needed: u64, available: u64 },
+    Truncated {
+        /// Bytes the structure needs from the offset on.
+        needed: u64,
+        /// Bytes the input has from the offset on.
+        available: u64,
+    },
     /// The data ends inside a structure (the binary reader ran out; how
     /// much more it wanted is not known).
     EndsEarly,
     /// A stored value beyond its limit (`value > limit`).
-    OutOfRange { value: u64, limit: u64 },
+    OutOfRange {
+        /// The stored value.
+        value: u64,
+        /// The largest value allowed.
+        limit: u64,
+    },
     /// A stored value that names no variant of the enumeration `enum_name`
     /// (`"boolean"` for a flag that must be 0 or 1).
-    BadEnumValue { enum_name: &'static str, value: u64 },
+    BadEnumValue {
+        /// The enumeration (or `boolean`).
+        enum_name: &'static str,
+        /// The stored value.
+        value: u64,
+    },
     /// A checksum (`algorithm`) that does not match the bytes it covers;
     /// the digests in hexadecimal.
     ChecksumMismatch {
+        /// The checksum filter, by its TileDB name (`CHECKSUM_MD5`, `CHECKSUM_SHA256`).
         algorithm: &'static str,
+        /// The digest stored in the file.
         expected: String,
+        /// The digest of the bytes.
         actual: String,
     },
     /// Two stored facts that must agree do not: `what` is `found`, the rest
     /// of the file says `expected`.
     Inconsistent {
+        /// The stored fact that disagrees.
         what: &'static str,
+        /// What the rest of the file implies.
         expected: u64,
+        /// What is stored.
         found: u64,
     },
     /// `count` bytes after the end of the structure.
-    TrailingBytes { count: u64 },
+    TrailingBytes {
+        /// How many bytes follow the structure.
+        count: u64,
+    },
     /// Any other cause, as text.
     Text(String),
 }
@@ -119,20 +143,34 @@ impl From<&str> for Cause {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
+/// An error of the library, in four classes ([`ErrorClass`]); `Display` gives the message.
 pub enum Error {
     /// The input breaks the format: truncated, out of range, inconsistent,
     /// a failed checksum, a path that escapes the array's folder.
     #[error("corrupt: {at}: {cause}")]
-    Corrupt { at: Location, cause: Cause },
+    Corrupt {
+        /// Where: the file, the byte offset and the structure's field.
+        at: Location,
+        /// What is wrong.
+        cause: Cause,
+    },
     /// A valid input that this implementation does not handle (a format
     /// version newer than ours, a filter we lack, a missing key).
     #[error("unsupported: {}{what}", file_prefix(.file))]
-    Unsupported { file: PathBuf, what: String },
+    Unsupported {
+        /// The file (empty when the input is not tied to one).
+        file: PathBuf,
+        /// What is not supported.
+        what: String,
+    },
     /// The operating system refused a read or write.
     #[error("i/o: {}: {message}", .file.display())]
     Io {
+        /// The file the operation was on.
         file: PathBuf,
+        /// What the operating system reported, as its kind.
         kind: std::io::ErrorKind,
+        /// The operating system's message.
         message: String,
     },
     /// The caller asked for something impossible (a range outside the domain,
@@ -152,13 +190,18 @@ fn file_prefix(file: &Path) -> String {
 /// The short class name a conformance runner compares against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
+    /// The input breaks the format.
     Corrupt,
+    /// A valid input this implementation does not handle.
     Unsupported,
+    /// The operating system refused a read or write.
     Io,
+    /// The caller asked for something impossible.
     Usage,
 }
 
 impl ErrorClass {
+    /// The class as conformance cases name it: `corrupt`, `unsupported`, `io` or `usage`.
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::Corrupt => "corrupt",
@@ -192,6 +235,7 @@ impl Error {
         }
     }
 
+    /// An unsupported input, not tied to a file.
     pub fn unsupported(what: impl Into<String>) -> Self {
         Error::Unsupported {
             file: PathBuf::new(),
@@ -199,6 +243,7 @@ impl Error {
         }
     }
 
+    /// An I/O error on `file`.
     pub fn io(file: impl Into<PathBuf>, err: &std::io::Error) -> Self {
         Error::Io {
             file: file.into(),
@@ -207,6 +252,7 @@ impl Error {
         }
     }
 
+    /// Its class.
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Corrupt { .. } => ErrorClass::Corrupt,
@@ -252,4 +298,5 @@ impl Error {
     }
 }
 
+/// A result whose error is this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -4,41 +4,46 @@
 //! [`format::generated`]); everything that is behaviour rather than layout —
 //! filters, the directory hierarchy, reading and writing — is written here by hand.
 //!
-//! Reading an array:
+//! Reading an array (a corpus array of `tiledb-conformance`: one `INT32`
+//! attribute `a` over a `UINT16` dimension `d`, cells 1 to 5 written):
 //!
-//! ```no_run
+//! ```
 //! use tiledb_runtime::array::{Array, OpenOptions};
 //! use tiledb_runtime::read::{Layout, ReadQuery};
 //!
-//! // Open as of time 25 (milliseconds); `OpenOptions::default()` opens now.
-//! let options = OpenOptions { timestamp_end: 25, ..OpenOptions::default() };
-//! let array = Array::open_path("path/to/array", options)?;
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/corpus/tiledb-2.30/dense.attr.int32/array");
+//! let array = Array::open_path(path, OpenOptions::default())?; // as of now
 //! let query = ReadQuery {
-//!     // One list of inclusive ranges per dimension (empty = everything), as
-//!     // the dimension's value bytes.
-//!     ranges: vec![vec![(1i32.to_le_bytes().to_vec(), 8i32.to_le_bytes().to_vec())]],
-//!     layout: Layout::Global,
-//!     attributes: None, // every attribute
+//!     // One list of inclusive ranges per dimension, as the dimension's value bytes.
+//!     ranges: vec![vec![(1u16.to_le_bytes().to_vec(), 2u16.to_le_bytes().to_vec())]],
+//!     layout: Layout::RowMajor,
 //!     ..Default::default()
 //! };
 //! let result = array.read(&query)?;
-//! for column in result.dimensions.iter().chain(&result.attributes) {
-//!     let (bytes, valid) = column.cell(0);
-//!     println!("{}: {bytes:?} valid={valid}", column.name);
-//! }
+//! let a: Vec<i32> = result.attributes[0].data.chunks(4).map(|b| i32::from_le_bytes(b.try_into().unwrap())).collect();
+//! assert_eq!(a, [i32::MIN, i32::MAX]);
 //! # Ok::<(), tiledb_runtime::Error>(())
 //! ```
 //!
+//! The public API is what a user of the format needs: the façades
+//! [`Array`] and [`Group`], the read and write queries, schemas, errors,
+//! [`Storage`] and [`LocalStorage`], `check`, consolidation and vacuum, the
+//! generated layouts and the loader of each file kind (which the conformance
+//! kit, the fuzz targets, `tdb` and the benchmark call). Helpers of one
+//! module are `pub(crate)`; `ARCHITECTURE.md` has the map and the layers.
+//!
 //! Modules by layer (see `ARCHITECTURE.md`): [`storage`] (confined paths,
-//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`]
+//! local files); [`filter`], [`tile`] (generic and data tiles), [`column`](mod@column)
 //! (the cells of one field, as reads return them and writes take them);
 //! [`directory`] (the folder hierarchy), [`schema`] (array schemas, enumerations, TileDB
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
 //! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
-//! and sparse reads, dimension labels), [`write`], [`vacuum`],
+//! and sparse reads, dimension labels), [`write`](mod@write), [`vacuum`],
 //! [`consolidate`], [`check`]; and the façades [`array::Array`] and
 //! [`group::Group`].
+
+#![warn(missing_docs)]
 
 // The layers, bottom to top (ARCHITECTURE.md; `tests/architecture.rs`
 // keeps imports pointing down only).

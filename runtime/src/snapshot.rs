@@ -21,6 +21,7 @@ use crate::storage::{LocalStorage, Storage};
 pub struct OpenOptions {
     /// The open range, inclusive, in milliseconds.
     pub timestamp_start: u64,
+    /// The end of the open range, inclusive, in milliseconds; fragments written later are not seen.
     pub timestamp_end: u64,
     /// The AES-256-GCM key of an encrypted array.
     pub key: Option<[u8; 32]>,
@@ -131,18 +132,22 @@ impl Snapshot {
         self.fragments.retain(|f| keep(f));
     }
 
+    /// The array's folder as listed at open: its fragments, commits, schemas and vacuum files.
     pub fn directory(&self) -> &ArrayDirectory {
         &self.directory
     }
 
+    /// The storage the array was opened on; every path below is relative to its root.
     pub fn storage(&self) -> &dyn Storage {
         self.storage.as_ref()
     }
 
+    /// The options the array was opened with (time range, key).
     pub fn options(&self) -> &OpenOptions {
         &self.options
     }
 
+    /// The delete conditions committed in the open range, oldest first; reads drop the cells they delete.
     pub fn conditions(&self) -> &[DeleteCondition] {
         &self.conditions
     }

@@ -69,9 +69,11 @@ pub fn emit_format(spec: &Spec) -> String {
         /// A fact upstream's documents lack or get wrong (`[[fact]]` in `spec/format.toml`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct FormatFact {
+            /// The fact's key in `spec/format.toml`; also the name of its constant.
             pub name: &'static str,
             /// Upstream's document says otherwise (else: it says nothing).
             pub erratum: bool,
+            /// The fact itself, in one or two sentences.
             pub statement: &'static str,
             /// Where in upstream's code the fact comes from.
             pub source: &'static str,
@@ -100,9 +102,11 @@ pub fn emit_format(spec: &Spec) -> String {
         /// One version of the format and what it changed.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct FormatVersion {
+            /// The number stored in files (`version` of the schema, fragment metadata, ...).
             pub number: u32,
             /// The TileDB release that introduced it.
             pub release: &'static str,
+            /// What this version changed in the layout, one line per change.
             pub changes: &'static [&'static str],
         }
 
@@ -180,13 +184,17 @@ pub fn emit_mod(spec: &Spec) -> String {
         /// tests cover every gate of the spec.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct VersionGate {
+            /// The generated module that holds the structure (`format::generated::<module>`).
             pub module: &'static str,
+            /// The spec's name of the layout holding the field.
             pub structure: &'static str,
             /// The spec's name of the field.
             pub field: &'static str,
             /// The name of the field in the generated struct.
             pub rust_field: &'static str,
+            /// The first format version that has the field (`None`: every version up to `until`).
             pub since: Option<u32>,
+            /// The last format version that has the field (`None`: every version from `since` on).
             pub until: Option<u32>,
             /// Kept in the struct (not a length, size or fixed value).
             pub stored: bool,

@@ -72,7 +72,9 @@ fn emit_folders(folders: &[Folder]) -> TokenStream {
         pub struct Folder {
             /// Relative to the array or group.
             pub path: &'static str,
+            /// Arrays have this folder.
             pub in_array: bool,
+            /// Groups have this folder.
             pub in_group: bool,
             /// The format version it appeared in, if not always there.
             pub since: Option<u32>,

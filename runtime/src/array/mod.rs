@@ -49,18 +49,22 @@ impl Array {
         self.snapshot.fragments()
     }
 
+    /// The array's folder as listed at open: its fragments, commits, schemas and vacuum files.
     pub fn directory(&self) -> &ArrayDirectory {
         self.snapshot.directory()
     }
 
+    /// The storage the array was opened on; every path below is relative to its root.
     pub fn storage(&self) -> &dyn Storage {
         self.snapshot.storage()
     }
 
+    /// The options the array was opened with (time range, key).
     pub fn options(&self) -> &OpenOptions {
         self.snapshot.options()
     }
 
+    /// The delete conditions committed in the open range, oldest first; reads drop the cells they delete.
     pub fn conditions(&self) -> &[DeleteCondition] {
         self.snapshot.conditions()
     }

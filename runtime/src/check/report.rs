@@ -3,6 +3,7 @@ use super::*;
 /// One problem found in an array.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// Which kind of problem: the class an error of the same cause would have.
     pub class: ErrorClass,
     /// The file, relative to the array folder (`.` for the folder itself).
     pub file: String,
@@ -10,6 +11,7 @@ pub struct Finding {
     pub offset: u64,
     /// The structure and field, e.g. `FragmentFooter.file_sizes[2]`.
     pub field: String,
+    /// What is wrong, for a person to read.
     pub message: String,
 }
 
@@ -32,12 +34,15 @@ impl std::fmt::Display for Finding {
 /// What `check_array` found, and how much it looked at.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The problems; an array with none is clean.
     pub findings: Vec<Finding>,
     /// Things worth knowing that are not problems: readers ignore them and
     /// the array is still clean (an uncommitted fragment left by an
     /// interrupted write, which vacuuming or a later write may remove).
     pub notes: Vec<Finding>,
+    /// Files loaded and verified.
     pub files_checked: usize,
+    /// Data tiles unfiltered and verified.
     pub tiles_checked: usize,
     /// Tiles whose recorded min, max, sum and null count were recomputed
     /// from their cells (sparse fragments of format 11 and later).
@@ -47,6 +52,7 @@ pub struct Report {
 }
 
 impl Report {
+    /// No findings (notes do not count).
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()
     }

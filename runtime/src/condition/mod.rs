@@ -16,11 +16,17 @@ use crate::tile::generic::{load_generic_tile, GenericTile};
 /// A condition tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Condition {
+    /// Every child holds.
     And(Vec<Condition>),
+    /// At least one child holds.
     Or(Vec<Condition>),
+    /// The child does not hold.
     Not(Box<Condition>),
+    /// A field compared with a value.
     Compare {
+        /// The dimension or attribute compared.
         field: String,
+        /// The comparison (`<`, `==`, IN, ...), as stored.
         op: stored::QueryConditionOp,
         /// The operand bytes (for IN/NOT_IN, all members concatenated).
         value: Vec<u8>,
@@ -39,6 +45,7 @@ pub struct DeleteCondition {
     pub marker: String,
     /// The cells to keep.
     pub keep: Condition,
+    /// A delete (the cells it matches go) or an update.
     pub kind: ConditionKind,
 }
 

@@ -440,6 +440,7 @@ impl ArrayDirectory {
         &self.root
     }
 
+    /// The open range, inclusive, in milliseconds.
     pub fn timestamp_range(&self) -> (u64, u64) {
         (self.timestamp_start, self.timestamp_end)
     }

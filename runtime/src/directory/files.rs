@@ -7,15 +7,15 @@ use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::Result;
 use crate::storage::RelPath;
 
-pub const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
-pub const SCHEMA_DIR: &str = "__schema";
-pub const ENUMERATIONS_DIR: &str = "__enumerations";
-pub const FRAGMENTS_DIR: &str = "__fragments";
-pub const COMMITS_DIR: &str = "__commits";
-pub const FRAGMENT_META_DIR: &str = "__fragment_meta";
-pub const METADATA_DIR: &str = "__meta";
-pub const LABELS_DIR: &str = "__labels";
-pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+pub(crate) const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
+pub(crate) const SCHEMA_DIR: &str = "__schema";
+pub(crate) const ENUMERATIONS_DIR: &str = "__enumerations";
+pub(crate) const FRAGMENTS_DIR: &str = "__fragments";
+pub(crate) const COMMITS_DIR: &str = "__commits";
+pub(crate) const FRAGMENT_META_DIR: &str = "__fragment_meta";
+pub(crate) const METADATA_DIR: &str = "__meta";
+pub(crate) const LABELS_DIR: &str = "__labels";
+pub(crate) const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
 
 /// The folder names an array owns; a zero-byte file by one of these names
 /// would hide the folder on object stores, so it is an error.
@@ -60,7 +60,7 @@ impl TimeTravelRule {
         }
     }
 
-    pub fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
+    pub(crate) fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
         name.contained_in(start, end)
             || (self == TimeTravelRule::SparseRead
                 && name.format_version() >= PARTIAL_OVERLAP_MIN_VERSION
@@ -86,7 +86,9 @@ pub enum CommitSource {
 pub struct Fragment {
     /// The fragment folder, relative to the array.
     pub path: RelPath,
+    /// The folder name, which carries the fragment's time range and format version.
     pub name: TimestampedName,
+    /// How its commit was recorded, which decides how vacuum removes it.
     pub commit: CommitSource,
 }
 
@@ -106,7 +108,9 @@ impl Fragment {
 /// A folder or file that looks like a fragment but is not committed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UncommittedEntry {
+    /// The file or folder, relative to the array.
     pub path: RelPath,
+    /// Its name, parsed: the time range and, where present, the format version.
     pub name: TimestampedName,
 }
 
@@ -114,13 +118,18 @@ pub struct UncommittedEntry {
 /// which has no timestamps and counts as older than every other schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaFile {
+    /// The file, relative to the array.
     pub path: RelPath,
+    /// Its name, parsed; `None` for `__array_schema.tdb`.
     pub name: Option<TimestampedName>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a condition commit does to the cells its condition matches.
 pub enum ConditionKind {
+    /// Deletes them (`.del`).
     Delete,
+    /// Updates them (`.upd`): the condition and new values; this reader parses the values and applies the condition as a delete.
     Update,
 }
 
@@ -128,6 +137,7 @@ pub enum ConditionKind {
 /// standalone `__commits/*.del|.upd` file (offset 0), or inside a `.con`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConditionCommit {
+    /// Delete or update.
     pub kind: ConditionKind,
     /// The commit's own name (`__T_T_<label>_<v>.del`).
     pub name: TimestampedName,
@@ -143,7 +153,9 @@ pub struct ConditionCommit {
 /// group metadata, group details).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimestampedFile {
+    /// The file or folder, relative to the array.
     pub path: RelPath,
+    /// Its name, parsed: the time range and, where present, the format version.
     pub name: TimestampedName,
 }
 
@@ -151,8 +163,11 @@ pub struct TimestampedFile {
 /// (only those can apply, under either rule).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VacuumFile {
+    /// The file or folder, relative to the array.
     pub path: RelPath,
+    /// Its name, parsed: the time range and, where present, the format version.
     pub name: TimestampedName,
+    /// The fragment folders it lists, relative to the array; `None` when the file does not overlap the open range and was not read.
     pub entries: Option<Vec<RelPath>>,
 }
 

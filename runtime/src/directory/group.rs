@@ -20,8 +20,8 @@ use crate::directory::{
 use crate::error::{Error, Result};
 use crate::storage::{EntryKind, RelPath, Storage};
 
-pub const GROUP_FILE: &str = "__tiledb_group.tdb";
-pub const GROUP_DETAILS_DIR: &str = "__group";
+pub(crate) const GROUP_FILE: &str = "__tiledb_group.tdb";
+pub(crate) const GROUP_DETAILS_DIR: &str = "__group";
 
 /// The folders a group owns.
 pub const GROUP_DIR_NAMES: [&str; 2] = [GROUP_DETAILS_DIR, METADATA_DIR];
@@ -29,7 +29,9 @@ pub const GROUP_DIR_NAMES: [&str; 2] = [GROUP_DETAILS_DIR, METADATA_DIR];
 /// What a folder holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObjectType {
+    /// A TileDB array: it has a schema.
     Array,
+    /// A TileDB group: it has a group file or `__group` folder.
     Group,
     /// Neither: not a TileDB object.
     Invalid,

@@ -1,6 +1,6 @@
 //! The folder hierarchy of every format version: how files are named
 //! ([`timestamped_name`]), the plain-text commit files ([`text_files`]),
-//! which files make up an array at an open range ([`array`], with the kinds
+//! which files make up an array at an open range ([`array`](mod@array), with the kinds
 //! of entries in [`files`]), and the group folder ([`group`]).
 
 pub mod array;

@@ -41,6 +41,7 @@ pub enum Extension {
 }
 
 impl Extension {
+    /// Every extension, for tests that try each.
     pub const ALL: [Extension; 8] = [
         Extension::Ok,
         Extension::Wrt,
@@ -287,22 +288,27 @@ impl TimestampedName {
         &self.text[..self.stem_len]
     }
 
+    /// Which of the three name layouts it uses.
     pub fn form(&self) -> NameForm {
         self.form
     }
 
+    /// The start of its time range, in milliseconds.
     pub fn timestamp_start(&self) -> u64 {
         self.t1
     }
 
+    /// The end of its time range, inclusive, in milliseconds (the start, for names with one timestamp).
     pub fn timestamp_end(&self) -> u64 {
         self.t2
     }
 
+    /// The time range, `(start, end)`, inclusive, in milliseconds.
     pub fn timestamp_range(&self) -> (u64, u64) {
         (self.t1, self.t2)
     }
 
+    /// The unique label after the timestamps (a UUID in TileDB's names).
     pub fn label(&self) -> &str {
         &self.text[self.label_start..self.label_start + self.label_len]
     }
@@ -323,6 +329,7 @@ impl TimestampedName {
         }
     }
 
+    /// The file extension (`.ok`, `.wrt`, `.vac`, ...), if any.
     pub fn extension(&self) -> Option<Extension> {
         self.extension
     }

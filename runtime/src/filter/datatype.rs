@@ -6,7 +6,7 @@ pub use crate::format::generated::enums::Datatype;
 
 /// The machine integer a filter reads a value as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IntKind {
+pub(crate) enum IntKind {
     I8,
     U8,
     I16,
@@ -33,36 +33,27 @@ impl IntKind {
             IntKind::I8 | IntKind::I16 | IntKind::I32 | IntKind::I64
         )
     }
-
-    /// The signed integer of a given byte width (1, 2, 4 or 8).
-    pub fn signed_of_width(width: u64) -> Option<IntKind> {
-        match width {
-            1 => Some(IntKind::I8),
-            2 => Some(IntKind::I16),
-            4 => Some(IntKind::I32),
-            8 => Some(IntKind::I64),
-            _ => None,
-        }
-    }
 }
 
-/// TileDB's integer types, BOOL included (`datatype_is_integer`; from spec/).
+/// Booleans and the fixed-width integers: the types the integer filters take
+/// (`datatype_is_integer`; from spec/).
 pub fn is_integer(t: Datatype) -> bool {
     t.is_integer()
 }
 
 /// FLOAT32 and FLOAT64 (`datatype_is_real`; from spec/).
-pub fn is_real(t: Datatype) -> bool {
+pub(crate) fn is_real(t: Datatype) -> bool {
     t.is_real()
 }
 
-/// The `DATETIME_*` types (`datatype_is_datetime`; from spec/).
+/// The `DATETIME_*` types, 64-bit counts of a unit since the epoch
+/// (`datatype_is_datetime`; from spec/).
 pub fn is_datetime(t: Datatype) -> bool {
     t.is_datetime()
 }
 
 /// The `TIME_*` types (`datatype_is_time`; from spec/).
-pub fn is_time(t: Datatype) -> bool {
+pub(crate) fn is_time(t: Datatype) -> bool {
     t.is_time()
 }
 
@@ -79,7 +70,7 @@ pub fn is_ascii_or_utf8(t: Datatype) -> bool {
 
 /// How DELTA and DOUBLE_DELTA read values of type `t`
 /// (`delta_compressor.cc`, `dd_compressor.cc`); `None` for the floats.
-pub fn delta_int_kind(t: Datatype) -> Option<IntKind> {
+pub(crate) fn delta_int_kind(t: Datatype) -> Option<IntKind> {
     use Datatype::*;
     Some(match t {
         Int8 | Char => IntKind::I8,
@@ -102,7 +93,7 @@ pub fn delta_int_kind(t: Datatype) -> Option<IntKind> {
 /// How BIT_WIDTH_REDUCTION reads values of type `t`; `None` means the filter
 /// passes the data through untouched (8-bit and non-integer types, and
 /// date/time types before format version 20).
-pub fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
+pub(crate) fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
     use Datatype::*;
     match t {
         Int16 => Some(IntKind::I16),
@@ -117,7 +108,7 @@ pub fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntKind> {
 }
 
 /// How POSITIVE_DELTA reads values of type `t`; `None` means pass-through.
-pub fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> {
+pub(crate) fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> {
     use Datatype::*;
     match t {
         Int8 => Some(IntKind::I8),

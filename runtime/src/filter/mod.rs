@@ -44,7 +44,9 @@ pub const DEFAULT_MAX_CHUNK_SIZE: u32 = 64 * 1024;
 /// The filters in write order, and the chunk size limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterPipeline {
+    /// The largest chunk, in bytes, a tile is cut into before filtering; 0 stores the tile as one chunk.
     pub max_chunk_size: u32,
+    /// The filters, in the order they are applied when writing (reading undoes them in reverse).
     pub filters: Vec<Filter>,
 }
 
@@ -58,6 +60,7 @@ impl Default for FilterPipeline {
 }
 
 impl FilterPipeline {
+    /// A pipeline of these filters with TileDB's default chunk size.
     pub fn new(filters: Vec<Filter>) -> Self {
         FilterPipeline {
             max_chunk_size: DEFAULT_MAX_CHUNK_SIZE,
@@ -75,6 +78,7 @@ impl FilterPipeline {
         FilterPipeline::new(filters)
     }
 
+    /// The pipeline contains a filter of this type.
     pub fn has(&self, kind: FilterType) -> bool {
         self.filters.iter().any(|f| f.filter_type() == kind)
     }
@@ -124,55 +128,92 @@ impl FilterPipeline {
 /// A filter with its options, as TileDB stores it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
+    /// Passes the bytes through unchanged.
     None,
+    /// Deflate in a zlib stream; output byte-identical to TileDB's.
     Gzip {
+        /// The compression level as stored in the filter's options.
         level: i32,
     },
+    /// Zstandard.
     Zstd {
+        /// The compression level as stored in the filter's options.
         level: i32,
     },
+    /// LZ4 block compression.
     Lz4 {
+        /// The compression level as stored; the codec ignores it.
         level: i32,
     },
+    /// Run-length encoding of whole cells.
     Rle {
+        /// The compression level as stored; the encoding ignores it.
         level: i32,
     },
+    /// Bzip2.
     Bzip2 {
+        /// The compression level as stored in the filter's options.
         level: i32,
     },
+    /// Double-delta encoding of integers.
     DoubleDelta {
+        /// The compression level as stored; the encoding ignores it.
         level: i32,
         /// Read the values as this type instead of the input type.
         reinterpret: Option<Datatype>,
     },
+    /// Delta encoding of integers.
     Delta {
+        /// The compression level as stored; the encoding ignores it.
         level: i32,
+        /// Read the values as this type instead of the input type.
         reinterpret: Option<Datatype>,
     },
+    /// Dictionary encoding of strings (var-sized fields).
     Dictionary {
+        /// The compression level as stored; the encoding ignores it.
         level: i32,
     },
+    /// Stores each window of integers in the fewest bits that hold them.
     BitWidthReduction {
+        /// The most bytes of values per window.
         max_window: u32,
     },
+    /// Delta encoding of non-decreasing integers (offsets).
     PositiveDelta {
+        /// The most bytes of values per window.
         max_window: u32,
     },
+    /// Transposes the bits of the values (bitshuffle).
     BitShuffle,
+    /// Transposes the bytes of the values.
     ByteShuffle,
+    /// Appends the MD5 digest of the bytes, checked when reading.
     ChecksumMd5,
+    /// Appends the SHA-256 digest of the bytes, checked when reading.
     ChecksumSha256,
+    /// Stores floats as integers: `round((value - offset) / scale)`.
     ScaleFloat {
+        /// The quantum: the difference of two consecutive stored integers.
         scale: f64,
+        /// Subtracted before scaling.
         offset: f64,
+        /// The size of the stored integers in bytes: 1, 2, 4 or 8.
         byte_width: u64,
     },
+    /// Each value XORed with the one before it.
     Xor,
+    /// Images in WebP, one tile a picture (uint8 attributes of 2-D dense arrays).
     Webp {
+        /// Lossy quality, 0 to 100 (ignored when lossless).
         quality: f32,
+        /// The order of the colour channels in a pixel.
         format: WebpFormat,
+        /// Lossless encoding.
         lossless: bool,
+        /// The rows of one picture: its height in pixels.
         y_extent: u16,
+        /// The bytes of one row of the picture: its width in pixels times the channels of a pixel.
         x_extent: u16,
     },
     /// Appended by TileDB to every pipeline of an encrypted array; the key
@@ -181,6 +222,7 @@ pub enum Filter {
 }
 
 impl Filter {
+    /// The type stored for this filter.
     pub fn filter_type(&self) -> FilterType {
         match self {
             Filter::None => FilterType::None,
@@ -205,6 +247,7 @@ impl Filter {
         }
     }
 
+    /// TileDB's name of the filter (`GZIP`, `ZSTD`, ...), for messages and reports.
     pub fn name(&self) -> &'static str {
         self.filter_type().name()
     }
@@ -295,6 +338,7 @@ impl std::fmt::Debug for FilterContext {
 }
 
 impl FilterContext {
+    /// The context of a field of `datatype`, `cell_size` bytes per cell, written at format `version`; no encryption key.
     pub fn new(datatype: Datatype, cell_size: u64, version: u32) -> Self {
         FilterContext {
             datatype,
@@ -309,6 +353,7 @@ impl FilterContext {
         FilterContext::new(Datatype::Char, 1, version)
     }
 
+    /// The same context with the AES-256-GCM key of an encrypted array.
     pub fn with_key(mut self, key: [u8; 32]) -> Self {
         self.encryption_key = Some(key);
         self

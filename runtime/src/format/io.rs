@@ -232,6 +232,7 @@ where
 
 /// A list as the writers see it: a `Vec`, or an `Option<Vec>` that may be absent.
 pub trait ListRef<E> {
+    /// The items; none when absent.
     fn items(&self) -> &[E];
 }
 
@@ -289,6 +290,7 @@ where
 
 /// Something whose length a `length_of` field stores.
 pub trait Length {
+    /// The number of items written.
     fn length(&self) -> usize;
 }
 
@@ -306,7 +308,9 @@ impl<E> Length for Option<Vec<E>> {
 
 /// The integer types a length or size is stored as.
 pub trait LengthInt: Sized + Copy {
+    /// The largest value the integer holds.
     const MAX: Self;
+    /// The value, or `None` when it does not fit.
     fn from_u64(value: u64) -> Option<Self>;
 }
 
@@ -545,6 +549,7 @@ where
 
 /// A boolean as the writers see it: a `bool`, or an `Option<bool>` that may be absent.
 pub trait BoolRef {
+    /// The value; `None` when absent.
     fn get(&self) -> Option<bool>;
 }
 
@@ -624,6 +629,7 @@ where
 
 /// Raw bytes as the writers see them: a `Vec<u8>`, or an `Option` that may be absent.
 pub trait BytesRef {
+    /// The bytes; `None` when absent.
     fn bytes(&self) -> Option<&[u8]>;
 }
 
@@ -728,7 +734,9 @@ pub fn reject_write<W: Write + Seek>(
 
 /// A fixed-size little-endian number, for bulk list reads.
 pub trait LeNumber: Sized + Copy {
+    /// Its size in bytes.
     const SIZE: usize;
+    /// Reads it from the first `SIZE` bytes, little-endian.
     fn from_le_slice(bytes: &[u8]) -> Self;
 }
 

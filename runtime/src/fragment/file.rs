@@ -17,22 +17,26 @@ use super::{parse_footer, parse_processed_conditions, parse_rtree, parse_tile_of
 /// points at (the lazy view readers use is [`super::FragmentMetadata`]).
 #[derive(Debug, Clone)]
 pub struct FragmentMetadataFile {
+    /// The footer: field sizes, the non-empty domain, and the offsets of every table below.
     pub footer: stored::FragmentFooter,
     /// Offset of the footer in the file.
     pub footer_offset: u64,
+    /// The R-tree of the tiles' bounding rectangles (sparse fragments; empty for dense).
     pub rtree: stored::RTree,
     /// Per field (index space of the footer): the tile offsets, var offsets,
     /// var sizes and validity offsets.
     pub tile_offsets: Vec<Vec<u64>>,
-    pub tile_var_offsets: Vec<Vec<u64>>,
-    pub tile_var_sizes: Vec<Vec<u64>>,
-    pub tile_validity_offsets: Vec<Vec<u64>>,
+    pub(crate) tile_var_offsets: Vec<Vec<u64>>,
+    pub(crate) tile_var_sizes: Vec<Vec<u64>>,
+    pub(crate) tile_validity_offsets: Vec<Vec<u64>>,
     /// Per field (format 11 and later; empty before): each tile's minimum,
     /// maximum, sum and null count as the footer's generic tiles record them.
     pub tile_mins: Vec<stored::TileMinMax>,
+    /// Per field: each tile's maximum (format 11 and later).
     pub tile_maxes: Vec<stored::TileMinMax>,
+    /// Per field: each tile's sum, as the 8 bytes read as a `u64` (format 11 and later).
     pub tile_sums: Vec<Vec<u64>>,
-    pub tile_null_counts: Vec<Vec<u64>>,
+    pub(crate) tile_null_counts: Vec<Vec<u64>>,
 }
 
 /// The footer's head (format version, schema name) and the offset where the

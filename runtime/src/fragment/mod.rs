@@ -37,9 +37,11 @@ pub const MAX_FRAGMENT_FOOTER_SIZE: u64 = 16 << 20;
 /// A field of a fragment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Field {
+    /// The attribute at this index of the schema.
     Attribute(usize),
     /// The zipped coordinates of format v1–v4.
     Coords,
+    /// The dimension at this index of the schema (format v5 and later store each dimension apart).
     Dimension(usize),
     /// Per-cell timestamps (`t`, v14+).
     Timestamps,
@@ -55,10 +57,11 @@ pub type Rectangle = Vec<(Vec<u8>, Vec<u8>)>;
 /// The per-tile tables of one field, loaded on demand.
 #[derive(Debug, Default, Clone)]
 pub struct FieldTiles {
+    /// The byte offset of each tile in the field's data file.
     pub offsets: Vec<u64>,
-    pub var_offsets: Vec<u64>,
-    pub var_sizes: Vec<u64>,
-    pub validity_offsets: Vec<u64>,
+    pub(crate) var_offsets: Vec<u64>,
+    pub(crate) var_sizes: Vec<u64>,
+    pub(crate) validity_offsets: Vec<u64>,
 }
 
 /// The footer as stored, in either metadata generation: the footer of
@@ -76,16 +79,24 @@ enum StoredFooter {
 /// [`FragmentMetadataFile`].
 #[derive(Debug)]
 pub struct FragmentMetadata {
+    /// The fragment folder, relative to the array.
     pub path: RelPath,
+    /// Its name, parsed: the time range and the format version.
     pub name: TimestampedName,
+    /// The format version of its metadata.
     pub version: u32,
+    /// The schema it was written with.
     pub schema: Arc<ArraySchema>,
+    /// Written by a dense write: tiles cover the non-empty domain, no coordinates stored.
     pub dense: bool,
     /// `None` when the fragment is empty (null non-empty domain).
     pub non_empty_domain: Option<Rectangle>,
+    /// The number of tiles of every field.
     pub tile_num: u64,
-    pub last_tile_cell_num: u64,
+    pub(crate) last_tile_cell_num: u64,
+    /// Cells carry their write timestamps (`t`, v14+; consolidated with timestamps).
     pub has_timestamps: bool,
+    /// Cells carry delete timestamps and condition indexes (`dt`, `dci`, v15+).
     pub has_delete_meta: bool,
     footer: StoredFooter,
     key: Option<[u8; 32]>,

@@ -50,6 +50,7 @@ pub struct SchemaCache<'a> {
 }
 
 impl<'a> SchemaCache<'a> {
+    /// A cache reading schemas from `storage`, decrypting them with `key` when the array is encrypted.
     pub fn new(storage: &'a dyn Storage, key: Option<[u8; 32]>) -> Self {
         SchemaCache {
             storage,

@@ -13,9 +13,11 @@ use crate::tile::generic::{load_generic_tile_file, GenericTile};
 pub struct GroupMember {
     /// The member's name (its URI when no name was set).
     pub name: String,
+    /// The name was given explicitly (else it is derived from the URI).
     pub name_set: bool,
     /// As stored: relative to the group when `relative`.
     pub uri: String,
+    /// `uri` is relative to the group's folder (else absolute).
     pub relative: bool,
     /// `true` for an array, `false` for a group.
     pub is_array: bool,
@@ -24,7 +26,9 @@ pub struct GroupMember {
 /// A group's members and metadata.
 #[derive(Debug, Clone, Default)]
 pub struct GroupContents {
+    /// The members, as the latest details file that lists them leaves them.
     pub members: Vec<GroupMember>,
+    /// The group's metadata, merged from its metadata files in time order.
     pub metadata: Metadata,
 }
 

@@ -15,14 +15,18 @@ use crate::tile::generic::{load_generic_tile_file, GenericTile};
 /// One metadata value: its type and the raw little-endian values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetadataValue {
+    /// The type of each value.
     pub datatype: Datatype,
+    /// The number of values.
     pub value_num: u32,
+    /// The values, little-endian, `value_num` times the type's size.
     pub bytes: Vec<u8>,
 }
 
 /// Metadata, keyed by the key's bytes as text (keys are UTF-8 in practice).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metadata {
+    /// Every live key (deleted keys removed), sorted.
     pub entries: BTreeMap<String, MetadataValue>,
 }
 

@@ -40,6 +40,7 @@ pub struct GlobalKey {
 }
 
 impl GlobalOrder {
+    /// The global order of `schema`: its tile order, then its cell order (Hilbert when the schema says so).
     pub fn new(schema: &ArraySchema) -> GlobalOrder {
         let tiles = schema
             .dimensions
@@ -68,6 +69,7 @@ impl GlobalOrder {
         }
     }
 
+    /// The sort key of the cell at `coords`, one scalar per dimension.
     pub fn key(&self, coords: &[Scalar]) -> GlobalKey {
         if self.cell_order == SchemaOrder::Hilbert {
             let bits = hilbert::bits_per_dim(coords.len());

@@ -10,7 +10,9 @@ use crate::schema::{ArraySchema, Scalar};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Layout {
     #[default]
+    /// The last dimension varies fastest.
     RowMajor,
+    /// The first dimension varies fastest.
     ColMajor,
     /// Tile order, then cell order (Hilbert for Hilbert-ordered arrays).
     Global,
@@ -19,6 +21,7 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// Parses the names the conformance cases and `tdb` use: `row-major`, `col-major`, `global`, `unordered`.
     pub fn parse(text: &str) -> Option<Layout> {
         Some(match text {
             "row-major" => Layout::RowMajor,
@@ -40,6 +43,7 @@ pub struct ReadQuery {
     /// Per dimension, the ranges to read (several = multi-range). A missing
     /// or empty entry means the whole domain (dense) or every cell (sparse).
     pub ranges: Vec<Vec<Range>>,
+    /// The order of the result cells.
     pub layout: Layout,
     /// The attributes to return, in this order; `None` = all, in schema order.
     pub attributes: Option<Vec<String>>,

@@ -6,7 +6,9 @@ pub use crate::column::Column;
 /// The result of a read: coordinates, then the attributes asked for.
 #[derive(Debug, Clone)]
 pub struct ReadResult {
+    /// The coordinates of each result cell, one column per dimension.
     pub dimensions: Vec<Column>,
+    /// The attributes asked for, in the order asked, each with one value per result cell.
     pub attributes: Vec<Column>,
 }
 
@@ -20,6 +22,7 @@ impl ReadResult {
         }
     }
 
+    /// The number of result cells.
     pub fn cell_count(&self) -> usize {
         self.dimensions
             .first()

@@ -35,13 +35,16 @@ use crate::format::generated::Layout;
 /// layouts only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaOrder {
+    /// The last dimension varies fastest.
     RowMajor,
+    /// The first dimension varies fastest.
     ColMajor,
     /// Sparse cell order only.
     Hilbert,
 }
 
 impl SchemaOrder {
+    /// TileDB's name of the order (`row-major`, `col-major`, `hilbert`).
     pub fn name(self) -> &'static str {
         match self {
             SchemaOrder::RowMajor => "row-major",
@@ -78,7 +81,9 @@ impl From<SchemaOrder> for Layout {
 /// A dimension.
 #[derive(Debug, Clone)]
 pub struct Dimension {
+    /// The dimension's name, unique among dimensions and attributes.
     pub name: String,
+    /// The type of its coordinates.
     pub datatype: Datatype,
     /// Var-sized (string) coordinates.
     pub var: bool,
@@ -97,6 +102,7 @@ impl Dimension {
         self.datatype.size()
     }
 
+    /// The domain decoded as scalars; `None` for var-sized dimensions.
     pub fn domain_scalars(&self) -> Option<(Scalar, Scalar)> {
         let (lo, hi) = self.domain.as_ref()?;
         Some((
@@ -105,7 +111,7 @@ impl Dimension {
         ))
     }
 
-    pub fn extent_scalar(&self) -> Option<Scalar> {
+    pub(crate) fn extent_scalar(&self) -> Option<Scalar> {
         Scalar::decode(self.datatype, self.extent.as_ref()?)
     }
 }
@@ -113,15 +119,21 @@ impl Dimension {
 /// An attribute.
 #[derive(Debug, Clone)]
 pub struct Attribute {
+    /// The attribute's name, unique among dimensions and attributes.
     pub name: String,
+    /// The type of each value.
     pub datatype: Datatype,
     /// Values per cell; `None` for var-sized cells.
     pub cell_val_num: Option<u32>,
+    /// Cells may be null: a validity tile is stored beside the data.
     pub nullable: bool,
     /// The fill value (one cell; one value for var-sized attributes).
     pub fill: Vec<u8>,
+    /// The validity of the fill value (cells never written read as this).
     pub fill_validity: bool,
+    /// The filters its data tiles go through.
     pub filters: FilterPipeline,
+    /// The name of the enumeration its values index, if any (v20+).
     pub enumeration: Option<String>,
 }
 
@@ -136,9 +148,13 @@ impl Attribute {
 /// An enumeration (`__schema/__enumerations/`).
 #[derive(Debug, Clone)]
 pub struct Enumeration {
+    /// The enumeration's name, unique in the schema.
     pub name: String,
+    /// The type of its values.
     pub datatype: Datatype,
+    /// Values per entry; `None` for var-sized entries (strings).
     pub cell_val_num: Option<u32>,
+    /// The order of the values is meaningful (`<` compares positions).
     pub ordered: bool,
     /// The values, each as its bytes.
     pub values: Vec<Vec<u8>>,
@@ -147,13 +163,21 @@ pub struct Enumeration {
 /// A dimension label (v18+); the label array lives under `__labels/`.
 #[derive(Debug, Clone)]
 pub struct DimensionLabel {
+    /// The label's name, unique in the schema.
     pub name: String,
+    /// The index of the dimension it labels.
     pub dim_index: u32,
+    /// Where the label array is (usually `__labels/l<n>`).
     pub uri: String,
+    /// `uri` is relative to the array's folder.
     pub relative_uri: bool,
+    /// The attribute of the label array that holds the labels.
     pub label_attr_name: String,
+    /// The type of the labels.
     pub datatype: Datatype,
+    /// Values per label; `None` for var-sized labels.
     pub cell_val_num: Option<u32>,
+    /// How the labels are ordered along the dimension (increasing or decreasing).
     pub order: stored::DataOrder,
 }
 
@@ -164,18 +188,31 @@ pub struct ArraySchema {
     pub name: String,
     /// From the file name; `None` for `__array_schema.tdb`.
     pub timestamp_range: Option<(u64, u64)>,
+    /// The format version of the schema file.
     pub version: u32,
+    /// Dense or sparse.
     pub array_type: ArrayType,
+    /// The order of the tiles in the domain.
     pub tile_order: SchemaOrder,
+    /// The order of the cells within a tile.
     pub cell_order: SchemaOrder,
+    /// Sparse arrays: the most cells a data tile holds.
     pub capacity: u64,
+    /// Sparse arrays: several cells may share coordinates.
     pub allows_dups: bool,
+    /// The default pipeline of dimensions that have none of their own.
     pub coords_filters: FilterPipeline,
+    /// The pipeline of the offsets tiles of var-sized fields.
     pub offsets_filters: FilterPipeline,
+    /// The pipeline of the validity tiles of nullable attributes.
     pub validity_filters: FilterPipeline,
+    /// The dimensions, in order (the first is the slowest in row-major order).
     pub dimensions: Vec<Dimension>,
+    /// The attributes, in schema order.
     pub attributes: Vec<Attribute>,
+    /// The dimension labels (v18+; empty before).
     pub labels: Vec<DimensionLabel>,
+    /// The enumerations the schema loads (v20+; empty before).
     pub enumerations: Vec<Enumeration>,
     /// The current domain (v22+), one `[lo, hi]` per dimension, when set.
     pub current_domain: Option<Vec<(Vec<u8>, Vec<u8>)>>,
@@ -471,10 +508,12 @@ impl ArraySchema {
         }
     }
 
+    /// The array is dense.
     pub fn is_dense(&self) -> bool {
         self.array_type == ArrayType::Dense
     }
 
+    /// The dimension called `name`, with its index.
     pub fn dimension(&self, name: &str) -> Option<(usize, &Dimension)> {
         self.dimensions
             .iter()
@@ -482,6 +521,7 @@ impl ArraySchema {
             .find(|(_, d)| d.name == name)
     }
 
+    /// The attribute called `name`, with its index.
     pub fn attribute(&self, name: &str) -> Option<(usize, &Attribute)> {
         self.attributes
             .iter()
@@ -489,6 +529,7 @@ impl ArraySchema {
             .find(|(_, a)| a.name == name)
     }
 
+    /// The enumeration called `name`.
     pub fn enumeration(&self, name: &str) -> Option<&Enumeration> {
         self.enumerations.iter().find(|e| e.name == name)
     }

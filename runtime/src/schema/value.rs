@@ -11,6 +11,7 @@ use crate::filter::Datatype;
 pub enum Scalar {
     /// Every integer, boolean, date and time type (i128 holds u64 and i64).
     Int(i128),
+    /// Both floating-point types.
     Float(f64),
     /// Strings, bytes, blobs: compared as unsigned byte strings.
     Bytes(Vec<u8>),

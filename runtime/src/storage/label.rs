@@ -33,6 +33,7 @@ impl Default for LabelGenerator {
 }
 
 impl LabelGenerator {
+    /// A generator that has issued no label yet.
     pub const fn new() -> Self {
         LabelGenerator {
             state: Mutex::new(LabelState {

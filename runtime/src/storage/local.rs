@@ -46,6 +46,7 @@ pub struct LocalStorage {
 }
 
 impl LocalStorage {
+    /// Storage rooted at the folder `root`: every path resolves inside it.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let canonical_root = fs::canonicalize(&root).ok();
@@ -126,6 +127,7 @@ impl LocalStorage {
         Ok(temp)
     }
 
+    /// The folder every path is relative to.
     pub fn root(&self) -> &Path {
         &self.root
     }

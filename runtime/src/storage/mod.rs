@@ -81,14 +81,16 @@ impl RelPath {
         })
     }
 
+    /// The path, `/`-separated; empty for the root.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The path's components, in order.
     pub fn components(&self) -> impl Iterator<Item = &str> {
         self.0.split('/').filter(|c| !c.is_empty())
     }
@@ -122,15 +124,20 @@ impl fmt::Display for RelPath {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a folder entry is.
 pub enum EntryKind {
+    /// A regular file.
     File,
+    /// A folder.
     Dir,
 }
 
 /// One entry of a folder listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
+    /// Its name within the folder.
     pub name: String,
+    /// File or folder.
     pub kind: EntryKind,
     /// Size in bytes, 0 for folders; `None` for a file when the listing
     /// did not look it up ([`Storage::list_names`]).
@@ -138,9 +145,11 @@ pub struct DirEntry {
 }
 
 impl DirEntry {
+    /// It is a folder.
     pub fn is_dir(&self) -> bool {
         self.kind == EntryKind::Dir
     }
+    /// It is a regular file.
     pub fn is_file(&self) -> bool {
         self.kind == EntryKind::File
     }
@@ -160,7 +169,7 @@ pub struct IoCounters {
     pub bytes_read: u64,
     /// Files created or overwritten.
     pub files_written: u64,
-    pub bytes_written: u64,
+    pub(crate) bytes_written: u64,
     /// Renames and removals.
     pub changes: u64,
 }
@@ -184,6 +193,7 @@ pub trait Storage: Send + Sync {
     /// The kind of the entry at `path`, or `None` if nothing is there.
     fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>>;
 
+    /// The size of the file, in bytes.
     fn size(&self, file: &RelPath) -> Result<u64>;
 
     /// The whole file.
@@ -220,6 +230,7 @@ pub trait Storage: Send + Sync {
     /// Moves `from` to `to`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()>;
 
+    /// Removes the file; an error if it does not exist.
     fn remove_file(&self, file: &RelPath) -> Result<()>;
 
     /// Removes a folder and everything in it.

@@ -11,7 +11,8 @@ pub fn is_temp_file_name(name: &str) -> bool {
 }
 
 /// The moment (milliseconds since the epoch) a temporary file of
-/// [`LocalStorage::write`] was started, read back from its name
+/// [`LocalStorage`](super::LocalStorage)'s [`write`](super::Storage::write)
+/// was started, read back from its name
 /// `.<final name>.<ms>_<label>.tmp`; `None` for other `.tmp` names.
 pub fn temp_file_started_ms(name: &str) -> Option<u64> {
     let stem = name.strip_prefix('.')?.strip_suffix(TEMP_SUFFIX)?;

@@ -40,6 +40,7 @@ const FIRST_READ: u64 = 4096;
 /// A decoded generic tile.
 #[derive(Debug, Clone)]
 pub struct GenericTile {
+    /// The header: format version, sizes, the filter pipeline.
     pub header: GenericTileHeader,
     /// The unfiltered payload.
     pub payload: Vec<u8>,

@@ -49,8 +49,11 @@ const CHUNK_HEADER: usize = 12;
 pub struct Chunk<'a> {
     /// Offset of the chunk's header within the tile.
     pub offset: usize,
+    /// The chunk's size before filtering, in bytes.
     pub original_len: u32,
+    /// The filters' metadata for this chunk.
     pub metadata: &'a [u8],
+    /// The filtered bytes.
     pub data: &'a [u8],
 }
 
@@ -395,7 +398,9 @@ pub fn unfilter_tiles_into(
 /// it goes to: `dest` receives the bytes from `tile_offset` on.
 #[derive(Debug)]
 pub struct ScatterRun<'o> {
+    /// The offset in the unfiltered tile of the first byte.
     pub tile_offset: u64,
+    /// Where the bytes go; its length is how many.
     pub dest: &'o mut [u8],
 }
 

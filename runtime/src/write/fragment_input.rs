@@ -24,7 +24,8 @@ pub struct FragmentInput {
     pub timestamps: Option<Vec<u64>>,
     /// Sparse, consolidation: per-cell delete metadata, stored as the `dt`
     /// and `dci` fields (`has_delete_meta`). The indexes refer to the
-    /// `processed` list given to [`write_fragment_named`].
+    /// `processed` list given to
+    /// [`write_fragment_named`](super::fragment::write_fragment_named).
     pub delete_meta: Option<DeleteMeta>,
     /// Dense, consolidation: the non-empty domain to record when it is
     /// smaller than the subarray written (TileDB rewrites whole tiles but

@@ -9,7 +9,8 @@ use crate::filter::Datatype;
 /// Which metadata a field carries.
 #[derive(Debug, Clone, Copy)]
 pub struct MetaKinds {
-    pub min_max: bool,
+    pub(crate) min_max: bool,
+    /// The field's tiles carry a sum (numeric fixed fields with one value per cell).
     pub sum: bool,
 }
 
@@ -116,10 +117,11 @@ fn numeric_extremes(t: Datatype) -> (Vec<u8>, Vec<u8>) {
 pub struct TileMeta {
     /// `None` when the field has no min/max, or a string tile had no value.
     pub min: Option<Vec<u8>>,
+    /// `None` when the field has no min/max, or a string tile had no value.
     pub max: Option<Vec<u8>>,
     /// The sum's 8 bytes (i64, u64 or f64).
     pub sum: [u8; 8],
-    pub null_count: u64,
+    pub(crate) null_count: u64,
 }
 
 impl TileMeta {

@@ -16,9 +16,11 @@ pub const UPSTREAM_RELEASE_COMMIT: &str = "9b5305d3c8e159f0eeb4e14560e4ca24699ad
 /// A fact upstream's documents lack or get wrong (`[[fact]]` in `spec/format.toml`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FormatFact {
+    /// The fact's key in `spec/format.toml`; also the name of its constant.
     pub name: &'static str,
     /// Upstream's document says otherwise (else: it says nothing).
     pub erratum: bool,
+    /// The fact itself, in one or two sentences.
     pub statement: &'static str,
     /// Where in upstream's code the fact comes from.
     pub source: &'static str,
@@ -67,9 +69,11 @@ pub const WRITE_FORMAT_VERSION: u32 = 22u32;
 /// One version of the format and what it changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FormatVersion {
+    /// The number stored in files (`version` of the schema, fragment metadata, ...).
     pub number: u32,
     /// The TileDB release that introduced it.
     pub release: &'static str,
+    /// What this version changed in the layout, one line per change.
     pub changes: &'static [&'static str],
 }
 

@@ -54,13 +54,17 @@ pub use metadata::*;
 /// tests cover every gate of the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VersionGate {
+    /// The generated module that holds the structure (`format::generated::<module>`).
     pub module: &'static str,
+    /// The spec's name of the layout holding the field.
     pub structure: &'static str,
     /// The spec's name of the field.
     pub field: &'static str,
     /// The name of the field in the generated struct.
     pub rust_field: &'static str,
+    /// The first format version that has the field (`None`: every version up to `until`).
     pub since: Option<u32>,
+    /// The last format version that has the field (`None`: every version from `since` on).
     pub until: Option<u32>,
     /// Kept in the struct (not a length, size or fixed value).
     pub stored: bool,

@@ -14,7 +14,9 @@
 /// Row- or column-major: the only orders a dense array uses for tiles and cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
+    /// The last dimension varies fastest.
     RowMajor,
+    /// The first dimension varies fastest.
     ColMajor,
 }
 

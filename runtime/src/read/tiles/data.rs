@@ -6,10 +6,13 @@ use crate::fragment::{Field, FragmentMetadata};
 /// How a field is stored in a fragment.
 #[derive(Debug, Clone)]
 pub struct FieldShape {
+    /// The type of each value.
     pub datatype: Datatype,
     /// Values per cell; `None` for var-sized.
     pub cell_val_num: Option<u32>,
+    /// Cells carry validity (a separate validity tile).
     pub nullable: bool,
+    /// The pipeline its tiles were written through.
     pub filters: FilterPipeline,
 }
 
@@ -64,8 +67,11 @@ pub struct TileData {
     pub data: Vec<u8>,
     /// Var fields: the start of each cell in `data`, plus the end.
     pub offsets: Option<Vec<u64>>,
+    /// Nullable fields: one byte per cell, non-zero when valid.
     pub validity: Option<Vec<u8>>,
+    /// Bytes per cell (fixed fields), or the size of one offset (var fields).
     pub cell_size: u64,
+    /// The number of cells.
     pub cells: u64,
 }
 
@@ -87,6 +93,7 @@ impl TileData {
         }
     }
 
+    /// Cell `i` is valid (always, for fields that are not nullable).
     pub fn valid(&self, i: u64) -> bool {
         self.validity
             .as_ref()

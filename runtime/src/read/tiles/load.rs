@@ -45,7 +45,9 @@ pub fn load_tiles(
 /// Those cells' bytes in the returned tile are then unspecified.
 #[derive(Debug, Clone, Copy)]
 pub struct TileSelection<'a> {
+    /// The tiles to load, by index in the fragment.
     pub tiles: &'a [u64],
+    /// Per tile, the cells the caller will read; `None` for every cell.
     pub cells: Option<&'a [(u64, u64)]>,
 }
 
