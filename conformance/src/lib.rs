@@ -17,6 +17,12 @@ pub mod recipe;
 pub mod report;
 pub mod run;
 
+/// The kit's own folder, where its `cases/`, `corpus/` and `adapters/` live
+/// (the crate ships them, so this holds in a checkout and in a package alike).
+pub fn kit_dir() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 pub use adapter::{Adapter, Answer, Info, ProcessAdapter, RuntimeAdapter};
 pub use report::{CheckResult, Report, Status};
 pub use run::{run, Progress, RunConfig, Selection};

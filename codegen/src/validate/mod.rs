@@ -210,7 +210,7 @@ fn spec_file_names(spec_dir: &Path) -> Result<Vec<String>, SpecError> {
             path: String::new(),
             kind: SpecErrorKind::Io(e.to_string()),
         })?
-        .filter_map(|entry| entry.ok())
+        .filter_map(std::result::Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".toml"))
         .collect();

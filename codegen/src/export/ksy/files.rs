@@ -8,7 +8,7 @@ impl Ctx<'_> {
     /// Every supported struct reachable from `roots`, and every enum, as Kaitai types.
     pub(super) fn types_for(&self, roots: &[&str]) -> (Entries, Entries) {
         let mut seen: Vec<String> = Vec::new();
-        let mut stack: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+        let mut stack: Vec<String> = roots.iter().map(std::string::ToString::to_string).collect();
         while let Some(name) = stack.pop() {
             if seen.contains(&name) || self.unsupported.contains_key(&name) {
                 continue;

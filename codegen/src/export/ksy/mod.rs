@@ -41,7 +41,7 @@ pub fn snake(name: &str) -> String {
         if c.is_ascii_uppercase() {
             let prev_lower =
                 i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
             let prev_upper = i > 0 && chars[i - 1].is_ascii_uppercase();
             if i > 0 && (prev_lower || (prev_upper && next_lower)) {
                 out.push('_');
