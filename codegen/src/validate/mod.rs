@@ -6,7 +6,7 @@
 //! names are declared first, then enums and contexts, then struct shells
 //! (layouts and roles, expressions parsed but unchecked), then the checks
 //! across structs, and only then are the expressions type-checked
-//! ([`exprs`]) into the model.
+//! (`exprs`) into the model.
 
 mod enums;
 mod exprs;
