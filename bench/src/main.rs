@@ -2,6 +2,10 @@
 //! JSON, opens the array and times the library's read call in this process,
 //! then prints the run times, the result's cell and byte counts and this
 //! process's peak RSS as one JSON line.
+#![allow(
+    unsafe_code,
+    reason = "the getrusage FFI call; its block states its SAFETY"
+)]
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -144,7 +148,7 @@ fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
             .collect()
     });
     // Coordinates only when the workload asks for them, as from TileDB.
-    let skip_coordinates = spec["dims"].as_array().is_none_or(|d| d.is_empty());
+    let skip_coordinates = spec["dims"].as_array().is_none_or(std::vec::Vec::is_empty);
     Ok(ReadQuery {
         ranges,
         layout,
@@ -329,8 +333,10 @@ fn decode(spec: &Value) -> Result<Value, String> {
         let start = Instant::now();
         one_thread
             .install(|| {
-                let mut slices: Vec<&mut [u8]> =
-                    outputs.iter_mut().map(|o| o.as_mut_slice()).collect();
+                let mut slices: Vec<&mut [u8]> = outputs
+                    .iter_mut()
+                    .map(std::vec::Vec::as_mut_slice)
+                    .collect();
                 unfilter_tiles_into(&jobs, &stored.pipeline, &stored.context, &mut slices)
             })
             .map_err(|e| e.to_string())?;

@@ -4,6 +4,10 @@
 //! Three stages, as in binrw_derive: [`raw`] (the TOML as serde reads it),
 //! [`validate`] (a typed, checked [`model`]; every error names the file and
 //! key), then [`emit`] and [`tables`].
+#![expect(
+    missing_docs,
+    reason = "~350 public items still lack docs; the workspace lint takes over once they have them"
+)]
 
 pub mod emit;
 pub mod error;

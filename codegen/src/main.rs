@@ -130,7 +130,10 @@ fn report_unused(root: &std::path::Path, spec_dir: &std::path::Path) -> ExitCode
             u.reason.as_deref().unwrap_or("NO REASON")
         );
     }
-    let problems: Vec<String> = uses.iter().filter_map(|u| u.problem()).collect();
+    let problems: Vec<String> = uses
+        .iter()
+        .filter_map(tiledb_codegen::unused::TypeUse::problem)
+        .collect();
     for problem in &problems {
         eprintln!("error: {problem}");
     }

@@ -15,7 +15,10 @@ fn workspace() -> &'static Path {
 fn every_unused_generated_type_has_a_reason() {
     let spec = tiledb_codegen::load_spec(&workspace().join("spec")).expect("spec/");
     let uses = scan(&spec, &workspace().join("runtime/src")).expect("runtime/src");
-    let problems: Vec<String> = uses.iter().filter_map(|u| u.problem()).collect();
+    let problems: Vec<String> = uses
+        .iter()
+        .filter_map(tiledb_codegen::unused::TypeUse::problem)
+        .collect();
     assert!(problems.is_empty(), "{problems:#?}");
     // The scan sees the runtime: the schema is used, the filter metadata is not.
     let find = |name: &str| uses.iter().find(|u| u.name == name).expect(name);

@@ -60,7 +60,7 @@ fn sort_equal_coordinates(rows: &mut [Value], dims: usize) {
         while end < rows.len() && coordinates(&rows[end]) == coordinates(&rows[start]) {
             end += 1;
         }
-        rows[start..end].sort_by_key(|r| r.to_string());
+        rows[start..end].sort_by_key(std::string::ToString::to_string);
         start = end;
     }
 }

@@ -140,9 +140,8 @@ impl Corpus {
     /// case of `legacy_dir` whose array is there, with the expected results
     /// committed beside the case (`legacy.<array>.expected.json`).
     pub fn add_legacy(&mut self, legacy_dir: &Path, arrays_dir: &Path) -> Result<(), String> {
-        let entries = match fs::read_dir(legacy_dir) {
-            Ok(entries) => entries,
-            Err(_) => return Ok(()),
+        let Ok(entries) = fs::read_dir(legacy_dir) else {
+            return Ok(());
         };
         let mut found = Vec::new();
         for entry in entries.flatten() {

@@ -324,7 +324,7 @@ pub fn drop_a_fragment(out_dir: &Path, rng: &mut Rng) -> Option<String> {
     let fragments = array.join("__fragments");
     let mut names: Vec<String> = fs::read_dir(&fragments)
         .ok()?
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter(|e| e.path().is_dir())
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
@@ -562,7 +562,7 @@ pub fn replay_finding(
 ) -> Result<Vec<(String, Option<Disagreement>)>, String> {
     let case_file = fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "toml"))
         .ok_or_else(|| format!("{}: no case recipe (.toml) in the finding", dir.display()))?;

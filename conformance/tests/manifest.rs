@@ -62,7 +62,7 @@ fn every_corpus_file_matches_the_manifest() {
         let cases = entry["cases"].as_object().expect("cases is an object");
         let on_disk: BTreeSet<String> = fs::read_dir(&root)
             .unwrap_or_else(|e| panic!("listing {}: {e}", root.display()))
-            .filter_map(|e| e.ok())
+            .filter_map(std::result::Result::ok)
             .filter(|e| e.path().is_dir())
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();

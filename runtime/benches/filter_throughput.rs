@@ -201,19 +201,19 @@ fn main() {
         }
         let enc1 = one_thread.install(|| {
             rate(input.len(), || {
-                drop(black_box(filter_tile(&input, &pipeline, &ctx)))
+                drop(black_box(filter_tile(&input, &pipeline, &ctx)));
             })
         });
         let dec1 = one_thread.install(|| {
             rate(input.len(), || {
-                drop(black_box(unfilter_tile(&filtered, &pipeline, &ctx, n)))
+                drop(black_box(unfilter_tile(&filtered, &pipeline, &ctx, n)));
             })
         });
         let enc = rate(input.len(), || {
-            drop(black_box(filter_tile(&input, &pipeline, &ctx)))
+            drop(black_box(filter_tile(&input, &pipeline, &ctx)));
         });
         let dec = rate(input.len(), || {
-            drop(black_box(unfilter_tile(&filtered, &pipeline, &ctx, n)))
+            drop(black_box(unfilter_tile(&filtered, &pipeline, &ctx, n)));
         });
         let (raw_enc, raw_dec) = match raw_codec(&filter) {
             Some((compress, decompress)) => {
@@ -261,7 +261,7 @@ fn bench_webp() {
     let back = unfilter_tile(&filtered, &pipeline, &ctx, image.len() as u64).expect("webp back");
     assert!(back == image, "WEBP does not round-trip");
     let enc = rate(image.len(), || {
-        drop(black_box(filter_tile(&image, &pipeline, &ctx)))
+        drop(black_box(filter_tile(&image, &pipeline, &ctx)));
     });
     let dec = rate(image.len(), || {
         drop(black_box(unfilter_tile(
@@ -269,7 +269,7 @@ fn bench_webp() {
             &pipeline,
             &ctx,
             image.len() as u64,
-        )))
+        )));
     });
     println!("{:<22} {enc:9.0} {dec:9.0} (lossless, 1 chunk)", "WEBP");
 }

@@ -1,3 +1,4 @@
+//! Prints the array schema stored in the array folder given as the first argument.
 use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 fn main() {
     let dir = std::env::args().nth(1).unwrap();

@@ -266,10 +266,10 @@ impl Error {
     pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {
         match &mut self {
             Error::Corrupt { at, .. } if at.file.as_os_str().is_empty() => {
-                at.file = file.as_ref().to_path_buf()
+                at.file = file.as_ref().to_path_buf();
             }
             Error::Unsupported { file: f, .. } if f.as_os_str().is_empty() => {
-                *f = file.as_ref().to_path_buf()
+                *f = file.as_ref().to_path_buf();
             }
             _ => {}
         }

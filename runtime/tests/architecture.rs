@@ -76,7 +76,7 @@ fn code_only(text: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     let blank = |out: &mut Vec<u8>, bytes: &[u8]| {
-        out.extend(bytes.iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }))
+        out.extend(bytes.iter().map(|&c| if c == b'\n' { b'\n' } else { b' ' }));
     };
     while i < b.len() {
         let rest = &b[i..];

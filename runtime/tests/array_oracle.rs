@@ -257,7 +257,7 @@ fn fragment_meta_files_are_listed() {
     let files: Vec<&str> = dir
         .fragment_meta_files()
         .iter()
-        .map(|p| p.as_str())
+        .map(tiledb_runtime::RelPath::as_str)
         .collect();
     assert_eq!(files.len(), 1);
     assert!(files[0].starts_with("__fragment_meta/__1_2_") && files[0].ends_with("_22.meta"));

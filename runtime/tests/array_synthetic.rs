@@ -183,7 +183,7 @@ fn both_layouts_coexist() {
     let metas: Vec<&str> = dir
         .fragment_meta_files()
         .iter()
-        .map(|p| p.as_str())
+        .map(tiledb_runtime::RelPath::as_str)
         .collect();
     assert_eq!(
         metas,
@@ -576,12 +576,20 @@ fn labels_and_enumerations_are_listed() {
         .dir("__labels/l1");
     let dir = f.open(0, 10).unwrap();
     assert_eq!(dir.schemas().len(), 1);
-    let enums: Vec<&str> = dir.enumeration_files().iter().map(|p| p.as_str()).collect();
+    let enums: Vec<&str> = dir
+        .enumeration_files()
+        .iter()
+        .map(tiledb_runtime::RelPath::as_str)
+        .collect();
     assert_eq!(
         enums,
         ["__schema/__enumerations/__0123456789abcdef0123456789abcdef_0"]
     );
-    let labels: Vec<&str> = dir.dimension_labels().iter().map(|p| p.as_str()).collect();
+    let labels: Vec<&str> = dir
+        .dimension_labels()
+        .iter()
+        .map(tiledb_runtime::RelPath::as_str)
+        .collect();
     assert_eq!(labels, ["__labels/l0", "__labels/l1"]);
 }
 

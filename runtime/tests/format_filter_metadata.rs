@@ -207,7 +207,7 @@ fn chunk_metadata_of_real_tiles_round_trips() {
                             Err(message) if message.starts_with("SKIP") => {
                                 *skipped
                                     .entry("filter without chunk metadata here")
-                                    .or_insert(0) += 1
+                                    .or_insert(0) += 1;
                             }
                             Err(message) => failures.push(format!("{name} ({filter}): {message}")),
                         }

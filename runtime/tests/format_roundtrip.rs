@@ -529,7 +529,7 @@ fn check_file(path: &Path, tally: &mut Tally) {
         Err(message) if message.starts_with("SKIP ") => {
             tally
                 .skipped
-                .push(format!("{}: {}", path.display(), &message[5..]))
+                .push(format!("{}: {}", path.display(), &message[5..]));
         }
         Err(message) => tally.fail(path, message),
     }

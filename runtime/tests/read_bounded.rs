@@ -78,6 +78,10 @@ fn grow(file: &Path) {
     f.set_len(GROWN).unwrap();
 }
 
+#[allow(
+    unsafe_code,
+    reason = "the mkfifo FFI call; its block states its SAFETY"
+)]
 fn make_fifo(file: &Path) {
     std::fs::remove_file(file).unwrap();
     let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();

@@ -106,7 +106,7 @@ fn random_arrays_read_as_tiledb_reads_them() {
                         report
                             .findings
                             .iter()
-                            .map(|f| f.to_string())
+                            .map(std::string::ToString::to_string)
                             .collect::<Vec<_>>()
                             .join("\n  "),
                         case["schema"]

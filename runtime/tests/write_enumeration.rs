@@ -49,9 +49,8 @@ fn a_file_recording_another_path_is_refused() {
     // The evolved schema names the larger (extended) file; give it the bytes
     // of the original one, which record the original path.
     std::fs::copy(&files[0], &files[1]).unwrap();
-    let err = match Array::open_path(out.path().join("array"), OpenOptions::default()) {
-        Ok(_) => panic!("an enumeration file recording another path was accepted"),
-        Err(e) => e,
+    let Err(err) = Array::open_path(out.path().join("array"), OpenOptions::default()) else {
+        panic!("an enumeration file recording another path was accepted")
     };
     assert_eq!(err.class().name(), "corrupt", "{err}");
     assert!(err.to_string().contains("Enumeration.path"), "{err}");

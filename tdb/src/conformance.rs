@@ -2,7 +2,7 @@
 //! reader, and every live writer). Exit status 0 only when no result is unexpected.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -93,14 +93,15 @@ fn split_adapter_arg(text: &str) -> (Option<String>, Vec<String>) {
 }
 
 pub fn workspace_root() -> PathBuf {
-    // tdb → the workspace root.
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    // The conformance kit's parent: the workspace root in a checkout (where
+    // `.venv-tiledb` and `target/` are); the kit itself is found by its own path.
+    tiledb_conformance::kit_dir().join("..")
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let args = *args.options;
     let root = workspace_root();
-    let conformance_dir = root.join("conformance");
+    let conformance_dir = tiledb_conformance::kit_dir().to_path_buf();
     let timeout = Duration::from_secs(args.timeout.max(1));
     let max_level = match &args.level {
         Some(text) => Some(Level::parse(text).ok_or_else(|| {

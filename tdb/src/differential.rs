@@ -35,7 +35,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let root = crate::conformance::workspace_root();
-    let conformance_dir = root.join("conformance");
+    let conformance_dir = tiledb_conformance::kit_dir().to_path_buf();
     let timeout = Duration::from_secs(args.timeout.max(1));
     let command = tiledb_py_command(&root, &conformance_dir).ok_or(
         "TileDB is needed: no .venv-tiledb/bin/python in the workspace and no $TILEDB_PY \

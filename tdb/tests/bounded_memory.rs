@@ -2,6 +2,10 @@
 //! (sparse: no disk is used) answer at once and in little memory: the peak
 //! resident size of every `tdb` run here stays under 200 MiB. Each run has
 //! a deadline, so a hang (a FIFO in place of a data file) fails the test.
+#![allow(
+    unsafe_code,
+    reason = "the getrusage FFI call; its block states its SAFETY"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -165,7 +165,7 @@ impl<'a> Emitter<'a> {
                 };
                 match render(&after[..end]) {
                     Some((name, items)) => {
-                        out.push_str(&format!("#[{name}({})]", items.join(", ")))
+                        out.push_str(&format!("#[{name}({})]", items.join(", ")));
                     }
                     None => out.push_str(&rest[start..start + MARK.len() + end + 3]),
                 }

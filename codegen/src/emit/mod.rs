@@ -1,9 +1,9 @@
 //! Stage 3: takes the validated model ([`crate::model`]) and gives the text
 //! of every generated file. Split by item kind, as binrw_derive's codegen is:
-//! [`enums`], [`contexts`], [`structs`] (with [`args`] for what a field
-//! passes and recomputes, and [`switches`] for the enums of switch fields),
-//! [`format`] for the version table and `mod.rs`, and [`tables`] for the
-//! Markdown. [`expr`] lowers checked expressions; [`render`] formats.
+//! `enums`, `contexts`, `structs` (with `args` for what a field
+//! passes and recomputes, and `switches` for the enums of switch fields),
+//! [`format`](mod@format) for the version table and `mod.rs`, and [`tables`] for the
+//! Markdown. [`expr`] lowers checked expressions; [`render`](mod@render) formats.
 //!
 //! Nothing here can fail on a validated model: every expression was checked
 //! by `validate`, so emission only walks the model.

@@ -71,7 +71,7 @@ fn split_commas(tokens: TokenStream) -> Vec<TokenStream> {
     for tree in tokens {
         match &tree {
             proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => {
-                parts.push(TokenStream::new())
+                parts.push(TokenStream::new());
             }
             _ => {
                 if let Some(last) = parts.last_mut() {

@@ -442,7 +442,7 @@ impl<E> Scope<'_, E> {
         let name = func
             .path
             .get_ident()
-            .map(|i| i.to_string())
+            .map(std::string::ToString::to_string)
             .unwrap_or_default();
         match (name.as_str(), call.args.len()) {
             ("Some", 1) => {

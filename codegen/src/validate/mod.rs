@@ -6,7 +6,7 @@
 //! names are declared first, then enums and contexts, then struct shells
 //! (layouts and roles, expressions parsed but unchecked), then the checks
 //! across structs, and only then are the expressions type-checked
-//! ([`exprs`]) into the model.
+//! (`exprs`) into the model.
 
 mod enums;
 mod exprs;
@@ -210,7 +210,7 @@ fn spec_file_names(spec_dir: &Path) -> Result<Vec<String>, SpecError> {
             path: String::new(),
             kind: SpecErrorKind::Io(e.to_string()),
         })?
-        .filter_map(|entry| entry.ok())
+        .filter_map(std::result::Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".toml"))
         .collect();

@@ -46,7 +46,10 @@ impl RuntimeAdapter {
                 roles: vec!["reader".to_string(), "writer".to_string()],
                 format_versions: (1..=MAX_SUPPORTED_VERSION).collect(),
                 write_format_version: Some(tiledb_runtime::write::WRITE_VERSION),
-                capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+                capabilities: CAPABILITIES
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect(),
             },
             timeout,
         }
@@ -100,7 +103,7 @@ impl RuntimeAdapter {
             Ok(Err(payload)) => {
                 let message = payload
                     .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
+                    .map(std::string::ToString::to_string)
                     .or_else(|| payload.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic without a message".to_string());
                 Answer::Crashed(format!("panicked: {message}"))

@@ -46,7 +46,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
             out.push(Token::Str(chars[i + 1..i + 1 + end].iter().collect()));
             i += end + 2;
         } else if c.is_ascii_digit()
-            || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+            || (c == '-' && chars.get(i + 1).is_some_and(char::is_ascii_digit))
         {
             let start = i;
             i += 1;
@@ -99,7 +99,7 @@ fn combine(op: stored::CombinationOp, a: stored::AstNode, b: stored::AstNode) ->
     for n in [a, b] {
         match n.node {
             stored::AstNodeNode::AstExpression(e) if e.combination_op == op => {
-                children.extend(e.children)
+                children.extend(e.children);
             }
             node => children.push(stored::AstNode {
                 node_type: n.node_type,

@@ -306,7 +306,7 @@ pub fn replay_case_steps(
             "write" => {
                 // Label values go to the label arrays first, the array last.
                 write_labels(&state.labels, step, key)?;
-                write_step(&storage, &state.schema, step, key)?
+                write_step(&storage, &state.schema, step, key)?;
             }
             "meta_put" => meta_step(&storage, step, false, key)?,
             "meta_delete" => meta_step(&storage, step, true, key)?,

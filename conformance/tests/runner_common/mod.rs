@@ -36,7 +36,7 @@ pub fn tiledb_py(test: &str) -> Option<Vec<String>> {
 pub fn double(python_command: &[String], script: &str, lead: &[&str]) -> Vec<String> {
     let mut command = vec![python_command[0].clone()];
     command.push(doubles_dir().join(script).display().to_string());
-    command.extend(lead.iter().map(|s| s.to_string()));
+    command.extend(lead.iter().map(std::string::ToString::to_string));
     command
 }
 
@@ -65,7 +65,7 @@ pub fn config_in(conformance: &Path, selection: Selection) -> RunConfig {
 
 pub fn corpus_only(cases: &[&str]) -> Selection {
     Selection {
-        cases: cases.iter().map(|s| s.to_string()).collect(),
+        cases: cases.iter().map(std::string::ToString::to_string).collect(),
         live: false,
         ..Selection::default()
     }

@@ -1,4 +1,8 @@
 //! The allocation bound every fuzz target runs under.
+#![allow(
+    unsafe_code,
+    reason = "a GlobalAlloc impl is unsafe by definition; it forwards to System"
+)]
 
 /// The largest single allocation a fuzz target may make: libFuzzer's
 /// `-malloc_limit_mb` in the sanitizer builds, and [`CappedAllocator`]
@@ -32,7 +36,7 @@ unsafe impl std::alloc::GlobalAlloc for CappedAllocator {
         std::alloc::System.alloc_zeroed(layout)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        std::alloc::System.dealloc(ptr, layout)
+        std::alloc::System.dealloc(ptr, layout);
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
         if new_size > MALLOC_LIMIT {

@@ -20,6 +20,7 @@ pub struct ConfinedStorage {
 }
 
 impl ConfinedStorage {
+    /// A local storage at `root` that refuses to leave it.
     pub fn new(root: &Path) -> Self {
         ConfinedStorage {
             inner: LocalStorage::new(root),

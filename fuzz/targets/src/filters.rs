@@ -16,24 +16,43 @@ use crate::{split_pair, FUZZ_KEY, MAX_FUZZ_TILE};
 /// The filter a `filter_*` target decodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FilterKind {
+    /// No filter: the tile is stored as is.
     None,
+    /// GZIP compression.
     Gzip,
+    /// Zstandard compression.
     Zstd,
+    /// LZ4 compression.
     Lz4,
+    /// Run-length encoding.
     Rle,
+    /// BZIP2 compression.
     Bzip2,
+    /// Double-delta encoding of integers.
     DoubleDelta,
+    /// Delta encoding of integers.
     Delta,
+    /// Dictionary encoding of strings.
     Dictionary,
+    /// Bit-width reduction of integers.
     BitWidthReduction,
+    /// Positive-delta encoding of integers.
     PositiveDelta,
+    /// Bit shuffling.
     BitShuffle,
+    /// Byte shuffling.
     ByteShuffle,
+    /// An MD5 checksum over the tile.
     Md5,
+    /// A SHA-256 checksum over the tile.
     Sha256,
+    /// Floats stored as scaled, offset integers.
     ScaleFloat,
+    /// XOR of each value with the previous one.
     Xor,
+    /// WebP image compression.
     Webp,
+    /// AES-256-GCM encryption (with the fuzz key).
     Aes,
 }
 

@@ -61,30 +61,30 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("filter_rle", |d| filter_one(d, FilterKind::Rle)),
     ("filter_bzip2", |d| filter_one(d, FilterKind::Bzip2)),
     ("filter_double_delta", |d| {
-        filter_one(d, FilterKind::DoubleDelta)
+        filter_one(d, FilterKind::DoubleDelta);
     }),
     ("filter_delta", |d| filter_one(d, FilterKind::Delta)),
     ("filter_dictionary", |d| {
-        filter_one(d, FilterKind::Dictionary)
+        filter_one(d, FilterKind::Dictionary);
     }),
     ("filter_bit_width_reduction", |d| {
-        filter_one(d, FilterKind::BitWidthReduction)
+        filter_one(d, FilterKind::BitWidthReduction);
     }),
     ("filter_positive_delta", |d| {
-        filter_one(d, FilterKind::PositiveDelta)
+        filter_one(d, FilterKind::PositiveDelta);
     }),
     ("filter_bitshuffle", |d| {
-        filter_one(d, FilterKind::BitShuffle)
+        filter_one(d, FilterKind::BitShuffle);
     }),
     ("filter_byteshuffle", |d| {
-        filter_one(d, FilterKind::ByteShuffle)
+        filter_one(d, FilterKind::ByteShuffle);
     }),
     ("filter_checksum_md5", |d| filter_one(d, FilterKind::Md5)),
     ("filter_checksum_sha256", |d| {
-        filter_one(d, FilterKind::Sha256)
+        filter_one(d, FilterKind::Sha256);
     }),
     ("filter_scale_float", |d| {
-        filter_one(d, FilterKind::ScaleFloat)
+        filter_one(d, FilterKind::ScaleFloat);
     }),
     ("filter_xor", |d| filter_one(d, FilterKind::Xor)),
     ("filter_webp", |d| filter_one(d, FilterKind::Webp)),

@@ -94,7 +94,12 @@ pub fn roundtrip(data: &[u8]) {
     let Some(datatype) = Datatype::from_value(case.datatype) else {
         return;
     };
-    let filters: Vec<Filter> = case.filters.iter().take(4).map(|f| f.filter()).collect();
+    let filters: Vec<Filter> = case
+        .filters
+        .iter()
+        .take(4)
+        .map(LosslessFilter::filter)
+        .collect();
     let pipeline = FilterPipeline::new(filters);
     // Only pipelines TileDB would accept on this type.
     let types = pipeline.input_types(datatype);

@@ -4,7 +4,7 @@ impl Checker<'_> {
     /// Names of the fragments that vacuum files say were consolidated away.
     pub(super) fn vacuumed(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        for (path, _) in self.files.iter() {
+        for path in self.files.keys() {
             if !path.ends_with(".vac") {
                 continue;
             }

@@ -70,22 +70,22 @@ impl ConsolidationConfig {
         match key {
             "sm.consolidation.steps" => self.steps = value.parse().map_err(|_| bad("not a u32"))?,
             "sm.consolidation.step_min_frags" => {
-                self.step_min_frags = value.parse().map_err(|_| bad("not a u32"))?
+                self.step_min_frags = value.parse().map_err(|_| bad("not a u32"))?;
             }
             "sm.consolidation.step_max_frags" => {
-                self.step_max_frags = value.parse().map_err(|_| bad("not a u32"))?
+                self.step_max_frags = value.parse().map_err(|_| bad("not a u32"))?;
             }
             "sm.consolidation.step_size_ratio" => {
-                self.step_size_ratio = value.parse().map_err(|_| bad("not a number"))?
+                self.step_size_ratio = value.parse().map_err(|_| bad("not a number"))?;
             }
             "sm.consolidation.amplification" => {
-                self.amplification = value.parse().map_err(|_| bad("not a number"))?
+                self.amplification = value.parse().map_err(|_| bad("not a number"))?;
             }
             "sm.consolidation.timestamp_start" => {
-                self.timestamp_start = value.parse().map_err(|_| bad("not a u64"))?
+                self.timestamp_start = value.parse().map_err(|_| bad("not a u64"))?;
             }
             "sm.consolidation.timestamp_end" => {
-                self.timestamp_end = value.parse().map_err(|_| bad("not a u64"))?
+                self.timestamp_end = value.parse().map_err(|_| bad("not a u64"))?;
             }
             _ => {
                 return Err(Error::Usage(format!(

@@ -3,6 +3,10 @@
 //! trailing bytes that make no whole value stay at the end.
 //!
 //! Metadata: `n_parts u32`, then each part's size `u32`.
+#![allow(
+    unsafe_code,
+    reason = "AVX2 intrinsics behind a runtime feature check; each block states its SAFETY"
+)]
 
 use super::stage::{
     corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
@@ -230,7 +234,7 @@ pub(crate) fn unshuffle(width: usize, input: &[u8], out: &mut [u8], stream: bool
             if done == 0 {
                 done = unshuffle8_sse2(input, out, n, stream);
             }
-            unshuffle_values::<8>(input, out, n, done)
+            unshuffle_values::<8>(input, out, n, done);
         }
         _ => unshuffle_any(width, input, out, n),
     }

@@ -7,6 +7,7 @@
 //! Chunk data: the compressed metadata parts, then the compressed data parts.
 //! A compressor consumes the metadata of the filters before it, so on the way
 //! back its output metadata is exactly the decompressed metadata parts.
+#![allow(unsafe_code, reason = "liblz4 FFI; each block states its SAFETY")]
 
 use super::datatype::delta_int_kind;
 use super::stage::{corrupt, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};

@@ -36,11 +36,11 @@ impl StringCodec {
 }
 
 fn width_for(value: u64) -> u8 {
-    if value <= u8::MAX as u64 {
+    if u8::try_from(value).is_ok() {
         1
-    } else if value <= u16::MAX as u64 {
+    } else if u16::try_from(value).is_ok() {
         2
-    } else if value <= u32::MAX as u64 {
+    } else if u32::try_from(value).is_ok() {
         4
     } else {
         8

@@ -12,6 +12,7 @@
 //! our lossless bitstreams differ from libwebp's while decoding to the same
 //! pixels. With the `libwebp` feature, encoding calls libwebp exactly as
 //! TileDB does (`WebPEncode[Lossless]{RGB,BGR,RGBA,BGRA}`), lossy included.
+#![allow(unsafe_code, reason = "libwebp FFI; each block states its SAFETY")]
 
 use std::io::Cursor as IoCursor;
 

@@ -28,7 +28,7 @@ struct Nesting;
 
 impl Nesting {
     fn enter<R: Seek>(reader: &mut R, field: &str) -> BinResult<Nesting> {
-        let depth = LIST_NESTING.with(|d| d.get());
+        let depth = LIST_NESTING.with(std::cell::Cell::get);
         if depth >= MAX_LIST_NESTING {
             let pos = reader.stream_position()?;
             return Err(fail(

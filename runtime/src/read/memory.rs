@@ -9,6 +9,10 @@
 //! the same for every array of 4 MiB or more, so TileDB's results through
 //! tiledb-py are already backed this way. Elsewhere, or when the kernel
 //! declines, nothing changes but the speed.
+#![allow(
+    unsafe_code,
+    reason = "set_len over reserved capacity and the madvise call; each block states its SAFETY"
+)]
 
 /// Below this, huge pages are not worth a system call (numpy's threshold).
 const WORTH_ADVISING: usize = 4 << 20;

@@ -608,7 +608,7 @@ pub fn enumeration_from_tile(tile: &GenericTile, file_name: &str) -> Result<Enum
         }
         (_, Some(n)) => {
             let size = (n as u64 * datatype.size()).max(1) as usize;
-            values.extend(e.data.chunks(size).map(|c| c.to_vec()));
+            values.extend(e.data.chunks(size).map(<[u8]>::to_vec));
         }
         (None, None) => {
             return Err(tile.locate(Error::corrupt(

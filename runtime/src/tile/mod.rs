@@ -534,7 +534,10 @@ pub fn unfilter_tiles(
         })?;
         outputs.push(vec![0u8; len]);
     }
-    let mut slices: Vec<&mut [u8]> = outputs.iter_mut().map(|v| v.as_mut_slice()).collect();
+    let mut slices: Vec<&mut [u8]> = outputs
+        .iter_mut()
+        .map(std::vec::Vec::as_mut_slice)
+        .collect();
     unfilter_tiles_into(jobs, pipeline, ctx, &mut slices)?;
     Ok(outputs)
 }

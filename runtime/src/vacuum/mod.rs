@@ -21,7 +21,7 @@ fn files_in(storage: &dyn Storage, dir: &RelPath) -> Result<Vec<String>> {
         .list(dir)?
         .unwrap_or_default()
         .into_iter()
-        .filter(|e| e.is_file())
+        .filter(super::storage::DirEntry::is_file)
         .map(|e| e.name)
         .collect())
 }

@@ -398,7 +398,7 @@ pub(crate) fn gather_fixed(
                         let from = cell as usize * size;
                         out.copy_from_slice(
                             tile.data.get(from..from + out.len()).ok_or_else(short)?,
-                        )
+                        );
                     }
                     None => {
                         let fill = fill.get(..size).ok_or_else(short)?;

@@ -70,7 +70,10 @@ pub(super) fn unfilter_pooled(
         buffer.truncate(len);
         outputs.push(buffer);
     }
-    let mut slices: Vec<&mut [u8]> = outputs.iter_mut().map(|v| v.as_mut_slice()).collect();
+    let mut slices: Vec<&mut [u8]> = outputs
+        .iter_mut()
+        .map(std::vec::Vec::as_mut_slice)
+        .collect();
     unfilter_tiles_into(jobs, pipeline, ctx, &mut slices)?;
     Ok(outputs)
 }
