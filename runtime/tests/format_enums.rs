@@ -135,7 +135,9 @@ fn reading_an_enum_takes_its_repr_and_refuses_other_values() {
 fn datatype_classes_and_default_fills_are_tiledbs() {
     use tiledb_runtime::format::generated::Datatype::{self, *};
     use tiledb_runtime::schema::value::default_fill;
-    let integers = [Bool, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64];
+    let integers = [
+        Bool, Int8, Uint8, Int16, Uint16, Int32, Uint32, Int64, Uint64,
+    ];
     for &t in Datatype::ALL {
         assert_eq!(t.is_integer(), integers.contains(&t), "{t}");
         assert_eq!(t.is_real(), matches!(t, Float32 | Float64), "{t}");
