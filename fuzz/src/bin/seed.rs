@@ -15,7 +15,7 @@ use tiledb_fuzz_targets::{encode_entry, join_pair, FilterKind, FILTER_HEADER, FU
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::write_to_vec;
-use tiledb_runtime::fragment::{footer_region, parse_metadata_file, MetadataFile};
+use tiledb_runtime::fragment::{footer_region, parse_metadata_file, FragmentMetadataFile};
 use tiledb_runtime::schema::ArraySchema;
 use tiledb_runtime::tile::generic::{read_generic_tile, GenericTile};
 
@@ -369,7 +369,7 @@ fn seed_attribute_tiles(
     seeds: &mut Seeds,
     dir: &Path,
     schema: &ArraySchema,
-    fm: &MetadataFile,
+    fm: &FragmentMetadataFile,
     version: u32,
 ) {
     for (i, attribute) in schema.stored.attributes.iter().enumerate() {

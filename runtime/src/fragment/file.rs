@@ -23,11 +23,14 @@ pub struct FragmentMetadataFile {
     pub footer_offset: u64,
     /// The R-tree of the tiles' bounding rectangles (sparse fragments; empty for dense).
     pub rtree: stored::RTree,
-    /// Per field (index space of the footer): the tile offsets, var offsets,
-    /// var sizes and validity offsets.
+    /// Per field (index space of the footer): the file offset of each tile.
     pub tile_offsets: Vec<Vec<u64>>,
-    pub(crate) tile_var_offsets: Vec<Vec<u64>>,
+    /// Per var-sized field: the file offset of each tile of values (the
+    /// fuzz corpus seeder, outside the workspace, cuts tiles out with it).
+    pub tile_var_offsets: Vec<Vec<u64>>,
+    /// Per var-sized field: each tile's size of values, unfiltered.
     pub(crate) tile_var_sizes: Vec<Vec<u64>>,
+    /// Per nullable field: the file offset of each validity tile.
     pub(crate) tile_validity_offsets: Vec<Vec<u64>>,
     /// Per field (format 11 and later; empty before): each tile's minimum,
     /// maximum, sum and null count as the footer's generic tiles record them.
