@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::{Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::fragment::Field;
-use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
+use tiledb_runtime::read::{encode_scalar, Column, ResultOrder, ReadQuery, ReadResult};
 use tiledb_runtime::schema::Scalar;
 use tiledb_runtime::tile::{parse_chunks, unfilter_tiles_into, TileJob};
 
@@ -118,7 +118,7 @@ fn measure(result: &ReadResult, spec: &Value) -> (u64, u64) {
 fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
     let schema = array.schema();
     let layout = spec["layout"].as_str().unwrap_or("row-major");
-    let layout = Layout::parse(layout).ok_or_else(|| format!("layout {layout:?}"))?;
+    let layout = ResultOrder::parse(layout).ok_or_else(|| format!("layout {layout:?}"))?;
     let mut ranges = vec![Vec::new(); schema.dimensions.len()];
     match spec["subarray"].as_array() {
         Some(subarray) => {

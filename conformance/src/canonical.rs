@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::metadata::Metadata;
-use tiledb_runtime::read::{encode_scalar, Column, Layout, ReadQuery, ReadResult};
+use tiledb_runtime::read::{encode_scalar, Column, ResultOrder, ReadQuery, ReadResult};
 use tiledb_runtime::schema::{ArraySchema, Scalar, SchemaOrder};
 
 fn is_byte_type(dt: Datatype) -> bool {
@@ -218,9 +218,9 @@ pub fn query(array: &Array, read: &Value) -> Result<ReadQuery, String> {
     let schema = array.schema();
     let mut q = ReadQuery::default();
     if let Some(layout) = read.get("layout").and_then(Value::as_str) {
-        q.layout = Layout::parse(layout).ok_or_else(|| format!("unknown layout {layout}"))?;
+        q.layout = ResultOrder::parse(layout).ok_or_else(|| format!("unknown layout {layout}"))?;
     } else if !schema.is_dense() {
-        q.layout = Layout::Unordered;
+        q.layout = ResultOrder::Unordered;
     }
     if let Some(ranges) = read.get("ranges").and_then(Value::as_array) {
         for (d, dim_ranges) in ranges.iter().enumerate() {

@@ -9,14 +9,14 @@
 //!
 //! ```
 //! use tiledb_runtime::array::{Array, OpenOptions};
-//! use tiledb_runtime::read::{Layout, ReadQuery};
+//! use tiledb_runtime::read::{ResultOrder, ReadQuery};
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/corpus/tiledb-2.30/dense.attr.int32/array");
 //! let array = Array::open_path(path, OpenOptions::default())?; // as of now
 //! let query = ReadQuery {
 //!     // One list of inclusive ranges per dimension, as the dimension's value bytes.
 //!     ranges: vec![vec![(1u16.to_le_bytes().to_vec(), 2u16.to_le_bytes().to_vec())]],
-//!     layout: Layout::RowMajor,
+//!     layout: ResultOrder::RowMajor,
 //!     ..Default::default()
 //! };
 //! let result = array.read(&query)?;

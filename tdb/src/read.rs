@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Column, Layout, ReadQuery, ReadResult};
+use tiledb_runtime::read::{Column, ResultOrder, ReadQuery, ReadResult};
 
 use crate::datetime;
 use crate::key::KeyArgs;
@@ -37,13 +37,13 @@ pub enum LayoutArg {
     Unordered,
 }
 
-impl From<LayoutArg> for Layout {
+impl From<LayoutArg> for ResultOrder {
     fn from(layout: LayoutArg) -> Self {
         match layout {
-            LayoutArg::RowMajor => Layout::RowMajor,
-            LayoutArg::ColMajor => Layout::ColMajor,
-            LayoutArg::Global => Layout::Global,
-            LayoutArg::Unordered => Layout::Unordered,
+            LayoutArg::RowMajor => ResultOrder::RowMajor,
+            LayoutArg::ColMajor => ResultOrder::ColMajor,
+            LayoutArg::Global => ResultOrder::Global,
+            LayoutArg::Unordered => ResultOrder::Unordered,
         }
     }
 }
@@ -100,7 +100,7 @@ pub fn open_range(text: &str) -> Result<(u64, u64), String> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let layout = Layout::from(args.layout);
+    let layout = ResultOrder::from(args.layout);
     let mut options = OpenOptions {
         key: args.key.resolve()?,
         ..OpenOptions::default()

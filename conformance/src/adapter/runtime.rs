@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tiledb_runtime::array::Array;
 use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::read::labels::read_by_label;
-use tiledb_runtime::read::Layout;
+use tiledb_runtime::read::ResultOrder;
 use tiledb_runtime::schema::{Scalar, MAX_SUPPORTED_VERSION};
 use tiledb_runtime::storage::LocalStorage;
 
@@ -291,7 +291,7 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
                     .ok_or_else(|| Failure::Spec(format!("label bound {v} does not decode")))
             };
             let mut query = canonical::query(&array, read).map_err(Failure::Spec)?;
-            query.layout = Layout::RowMajor;
+            query.layout = ResultOrder::RowMajor;
             let result = read_by_label(
                 array.snapshot(),
                 label_array.snapshot(),

@@ -205,10 +205,10 @@ pub fn array_directory(data: &[u8]) {
     // streamed in stored order), and reading all four would quarter the
     // rate of executions.
     let layout = [
-        tiledb_runtime::read::Layout::RowMajor,
-        tiledb_runtime::read::Layout::Unordered,
-        tiledb_runtime::read::Layout::Global,
-        tiledb_runtime::read::Layout::ColMajor,
+        tiledb_runtime::read::ResultOrder::RowMajor,
+        tiledb_runtime::read::ResultOrder::Unordered,
+        tiledb_runtime::read::ResultOrder::Global,
+        tiledb_runtime::read::ResultOrder::ColMajor,
     ][data.len() % 4];
     if let Ok(snapshot) =
         tiledb_runtime::snapshot::Snapshot::open(Box::new(ConfinedStorage::new(&root)), open)

@@ -9,7 +9,7 @@ use crate::directory::ArrayDirectory;
 use crate::error::Result;
 use crate::fragment::FragmentMetadata;
 use crate::metadata::Metadata;
-use crate::read::{ReadQuery, ReadResult};
+use crate::read::{QueryBuilder, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar};
 use crate::snapshot::Snapshot;
 use crate::storage::{LocalStorage, Storage};
@@ -75,7 +75,21 @@ impl Array {
         self.snapshot.non_empty_domain()
     }
 
-    /// Runs a read.
+    /// Starts a typed read: ranges by dimension name in Rust types,
+    /// attributes, order, then [`QueryBuilder::read`].
+    ///
+    /// ```no_run
+    /// # fn main() -> tiledb_runtime::error::Result<()> {
+    /// # let array = tiledb_runtime::array::Array::open_path("a", Default::default())?;
+    /// let result = array.query().range("rows", 1..=4)?.attributes(["a"]).read()?;
+    /// let a: &[i32] = &result.values::<i32>("a")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn query(&self) -> QueryBuilder<'_> {
+        QueryBuilder::new(&self.snapshot)
+    }
+
+    /// Runs a read described as bytes (the untyped API under [`query`](Self::query)).
     pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
         crate::read::read(&self.snapshot, query)
     }

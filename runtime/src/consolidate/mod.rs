@@ -41,7 +41,7 @@ use crate::directory::{Extension, TimestampedName};
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
-use crate::read::{Layout, ReadQuery};
+use crate::read::{ResultOrder, ReadQuery};
 use crate::schema::Scalar;
 use crate::snapshot::{OpenOptions, Snapshot};
 use crate::storage::{LocalStorage, RelPath, Storage};
@@ -530,7 +530,7 @@ fn consolidate_dense(
         array,
         &ReadQuery {
             ranges,
-            layout: Layout::RowMajor,
+            layout: ResultOrder::RowMajor,
             attributes: None,
             ..Default::default()
         },

@@ -3,6 +3,8 @@
 //!
 //! The query and result types ([`query`], [`result`]) sit below both
 //! readers ([`dense`], [`sparse`]), which load tiles through [`tiles`].
+//! [`typed`] is the API in Rust types over them (`Array::query`), and
+//! [`arrow`] (the `arrow` feature) turns results into Arrow record batches.
 
 pub mod dense;
 pub mod hilbert;
@@ -13,9 +15,13 @@ pub mod query;
 pub mod result;
 pub mod sparse;
 pub mod tiles;
+pub mod typed;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 
-pub use query::{encode_scalar, Layout, Range, ReadQuery};
+pub use query::{encode_scalar, ResultOrder, Range, ReadQuery};
 pub use result::{Column, ReadResult};
+pub use typed::{QueryBuilder, RangeValue, TypedResult};
 
 use crate::error::Result;
 use crate::snapshot::Snapshot;

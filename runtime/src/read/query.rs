@@ -1,4 +1,4 @@
-//! What a read asks for: [`ReadQuery`] (ranges per dimension, [`Layout`],
+//! What a read asks for: [`ReadQuery`] (ranges per dimension, [`ResultOrder`],
 //! fields), shared by the dense and the sparse readers, with the helpers
 //! both use to decode it against a schema.
 
@@ -8,7 +8,7 @@ use crate::schema::{ArraySchema, Scalar};
 
 /// The order of the result cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Layout {
+pub enum ResultOrder {
     #[default]
     /// The last dimension varies fastest.
     RowMajor,
@@ -20,14 +20,14 @@ pub enum Layout {
     Unordered,
 }
 
-impl Layout {
+impl ResultOrder {
     /// Parses the names the conformance cases and `tdb` use: `row-major`, `col-major`, `global`, `unordered`.
-    pub fn parse(text: &str) -> Option<Layout> {
+    pub fn parse(text: &str) -> Option<ResultOrder> {
         Some(match text {
-            "row-major" => Layout::RowMajor,
-            "col-major" => Layout::ColMajor,
-            "global" => Layout::Global,
-            "unordered" => Layout::Unordered,
+            "row-major" => ResultOrder::RowMajor,
+            "col-major" => ResultOrder::ColMajor,
+            "global" => ResultOrder::Global,
+            "unordered" => ResultOrder::Unordered,
             _ => return None,
         })
     }
@@ -44,7 +44,7 @@ pub struct ReadQuery {
     /// or empty entry means the whole domain (dense) or every cell (sparse).
     pub ranges: Vec<Vec<Range>>,
     /// The order of the result cells.
-    pub layout: Layout,
+    pub layout: ResultOrder,
     /// The attributes to return, in this order; `None` = all, in schema order.
     pub attributes: Option<Vec<String>>,
     /// Leave the result's `dimensions` empty (a dense read then never
@@ -104,6 +104,19 @@ pub(crate) fn decode_ranges(
                     ranges
                         .iter()
                         .map(|(lo, hi)| {
+                            // A bound of another size is a value of another
+                            // type (f64 bytes on an INT32 dimension): refuse
+                            // it rather than read its first bytes.
+                            let size = dim.coord_size() as usize;
+                            if !dim.var && (lo.len() != size || hi.len() != size) {
+                                return Err(Error::Usage(format!(
+                                    "a range of dimension {} has {}- and {}-byte bounds; its {} values are {size} bytes",
+                                    dim.name,
+                                    lo.len(),
+                                    hi.len(),
+                                    dim.datatype.name()
+                                )));
+                            }
                             let lo = Scalar::decode(dim.datatype, lo);
                             let hi = Scalar::decode(dim.datatype, hi);
                             match (lo, hi) {

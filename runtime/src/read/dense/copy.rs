@@ -34,7 +34,7 @@ use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::dense::pieces::*;
 use crate::read::memory;
-use crate::read::query::Layout;
+use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{
     load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
@@ -219,7 +219,7 @@ impl BandPlan {
 
 pub(crate) fn read_box(
     array: &Snapshot,
-    layout: Layout,
+    layout: ResultOrder,
     dims: &[DenseDimension],
     spans: &[Span],
     geometry: &[Geometry<'_>],
@@ -230,7 +230,7 @@ pub(crate) fn read_box(
     let n = dims.len();
     // Dimensions from slowest to fastest in the result.
     let order: Vec<usize> = match layout {
-        Layout::ColMajor => (0..n).rev().collect(),
+        ResultOrder::ColMajor => (0..n).rev().collect(),
         _ => (0..n).collect(),
     };
     let outer = order[0];

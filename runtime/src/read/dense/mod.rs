@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::fragments::{fragment_geometry, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
-use crate::read::query::{decode_ranges, encode_scalar, output_attributes, Layout, ReadQuery};
+use crate::read::query::{decode_ranges, encode_scalar, output_attributes, ResultOrder, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
@@ -43,11 +43,11 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     });
     // With one dimension the global order is the row-major one.
     let layout = match query.layout {
-        Layout::Global | Layout::Unordered if dims.len() == 1 => Layout::RowMajor,
+        ResultOrder::Global | ResultOrder::Unordered if dims.len() == 1 => ResultOrder::RowMajor,
         other => other,
     };
     if boxed.len() == dims.len()
-        && matches!(layout, Layout::RowMajor | Layout::ColMajor)
+        && matches!(layout, ResultOrder::RowMajor | ResultOrder::ColMajor)
         && fills_are_cells
     {
         return copy::read_box(
@@ -173,7 +173,7 @@ fn cells_in_order(
     schema: &ArraySchema,
     dims: &[DenseDimension],
     all_spans: &[Vec<Span>],
-    layout: Layout,
+    layout: ResultOrder,
     total: u128,
 ) -> Vec<i128> {
     // The coordinates of each dimension, in query order.
@@ -192,7 +192,7 @@ fn cells_in_order(
     let mut cells: Vec<i128> = Vec::with_capacity(total as usize * n);
     let mut index = vec![0usize; n];
     if n > 0 && axes.iter().all(|a| !a.is_empty()) {
-        let step: Vec<usize> = if layout == Layout::ColMajor {
+        let step: Vec<usize> = if layout == ResultOrder::ColMajor {
             (0..n).collect()
         } else {
             (0..n).rev().collect()
@@ -209,7 +209,7 @@ fn cells_in_order(
             break;
         }
     }
-    if n > 0 && matches!(layout, Layout::Global | Layout::Unordered) {
+    if n > 0 && matches!(layout, ResultOrder::Global | ResultOrder::Unordered) {
         // Global order: the space tile's position in tile order, then the
         // cell's position inside its tile in cell order.
         let linear = |values: &mut dyn Iterator<Item = (i128, i128)>, col: bool| -> i128 {

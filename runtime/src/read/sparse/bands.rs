@@ -2,7 +2,7 @@
 //! dimension, each sorted on its own and appended to the result.
 
 use crate::error::{Error, Result};
-use crate::read::query::{decode_ranges, Layout, ReadQuery};
+use crate::read::query::{decode_ranges, ResultOrder, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::merge::run;
 use crate::read::sparse::ranges::touched_tiles;
@@ -36,8 +36,8 @@ pub fn sorted_bands(
     let schema = array.schema();
     let n = schema.dimensions.len();
     let outer = match query.layout {
-        Layout::RowMajor => 0,
-        Layout::ColMajor => n.saturating_sub(1),
+        ResultOrder::RowMajor => 0,
+        ResultOrder::ColMajor => n.saturating_sub(1),
         _ => return Ok(None),
     };
     if n == 0 || schema.dimensions[outer].var || query.ranges.iter().any(|r| r.len() > 1) {

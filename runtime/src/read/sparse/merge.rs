@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use crate::error::{Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
-use crate::read::query::{decode_ranges, output_attributes, Layout, ReadQuery};
+use crate::read::query::{decode_ranges, output_attributes, ResultOrder, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{FieldTiles, FragmentTiles};
@@ -330,7 +330,7 @@ fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 }
 
 /// Sorts the candidates into the result order.
-fn sort_candidates(schema: &ArraySchema, layout: Layout, candidates: &mut Vec<Candidate>) {
+fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut Vec<Candidate>) {
     // Cells with equal coordinates (duplicates) come newest fragment first,
     // then in their stored order, as TileDB returns them.
     let tie = |a: &Candidate, b: &Candidate| {
@@ -339,11 +339,11 @@ fn sort_candidates(schema: &ArraySchema, layout: Layout, candidates: &mut Vec<Ca
             .then_with(|| (a.slot, a.cell).cmp(&(b.slot, b.cell)))
     };
     match layout {
-        Layout::RowMajor => candidates
+        ResultOrder::RowMajor => candidates
             .sort_by(|a, b| compare_coords(&a.coords, &b.coords, false).then_with(|| tie(a, b))),
-        Layout::ColMajor => candidates
+        ResultOrder::ColMajor => candidates
             .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
-        Layout::Global | Layout::Unordered => {
+        ResultOrder::Global | ResultOrder::Unordered => {
             let order = GlobalOrder::new(schema);
             let mut keyed: Vec<_> = std::mem::take(candidates)
                 .into_iter()
@@ -362,7 +362,7 @@ fn sort_candidates(schema: &ArraySchema, layout: Layout, candidates: &mut Vec<Ca
 /// The candidates in result order, by index, repeated per range
 /// combination where the layout asks for it.
 fn result_order(
-    layout: Layout,
+    layout: ResultOrder,
     ranges: &[Vec<(Scalar, Scalar)>],
     candidates: &[Candidate],
     one_fragment: bool,
@@ -377,7 +377,7 @@ fn result_order(
     // stay in range order (the
     // ranges as given, contiguous integer ranges coalesced), each range in
     // coordinate order.
-    let ordered = matches!(layout, Layout::RowMajor | Layout::ColMajor);
+    let ordered = matches!(layout, ResultOrder::RowMajor | ResultOrder::ColMajor);
     let mut order: Vec<usize> = Vec::with_capacity(candidates.len());
     match (ordered, ranges) {
         (true, [only]) if one_fragment && only.len() > 1 => {

@@ -16,7 +16,7 @@ mod sorted;
 mod stream;
 
 use crate::error::Result;
-use crate::read::query::{Layout, ReadQuery};
+use crate::read::query::{ResultOrder, ReadQuery};
 use crate::read::result::ReadResult;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
@@ -41,7 +41,7 @@ pub(crate) struct TimedCells {
 /// Runs a sparse read.
 pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let merged;
-    let query = if matches!(query.layout, Layout::Global | Layout::Unordered)
+    let query = if matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered)
         && query.ranges.iter().any(|r| r.len() > 1)
     {
         let mut q = query.clone();
@@ -75,7 +75,7 @@ pub fn read_with_band_budget(
 /// Reads every cell for consolidation (see [`TimedCells`]).
 pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
     let query = ReadQuery {
-        layout: Layout::Global,
+        layout: ResultOrder::Global,
         ..Default::default()
     };
     let (result, cells) = run(array, &query, true)?;

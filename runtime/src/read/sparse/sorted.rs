@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
-use crate::read::query::{Layout, ReadQuery};
+use crate::read::query::{ResultOrder, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::fragment_tiles::FragmentTiles;
 use crate::read::tiles::TileData;
@@ -144,8 +144,8 @@ pub(crate) fn try_read(
         && match query.layout {
             // Overlapping ranges repeat cells in these orders: one range
             // per dimension here.
-            Layout::RowMajor | Layout::ColMajor => query.ranges.iter().all(|r| r.len() <= 1),
-            Layout::Global | Layout::Unordered => with_tiles.len() <= 1,
+            ResultOrder::RowMajor | ResultOrder::ColMajor => query.ranges.iter().all(|r| r.len() <= 1),
+            ResultOrder::Global | ResultOrder::Unordered => with_tiles.len() <= 1,
         };
     if !eligible {
         return None;
@@ -156,7 +156,7 @@ pub(crate) fn try_read(
     by_priority
         .sort_by_key(|&i| std::cmp::Reverse((loaded[i].fragment.name.timestamp_range().0, i)));
 
-    let col_major = query.layout == Layout::ColMajor;
+    let col_major = query.layout == ResultOrder::ColMajor;
     macro_rules! dispatch {
         ($($n:literal),*) => {
             match (col_major, n) {
@@ -190,7 +190,7 @@ pub(crate) fn run<const COL_MAJOR: bool, const N: usize>(
         array.options().timestamp_start,
         array.options().timestamp_end,
     );
-    let sorted = matches!(query.layout, Layout::RowMajor | Layout::ColMajor);
+    let sorted = matches!(query.layout, ResultOrder::RowMajor | ResultOrder::ColMajor);
     // (key per dimension in comparison order, location)
     let most: u64 = loaded
         .iter()

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
-use crate::read::query::{Layout, ReadQuery};
+use crate::read::query::{ResultOrder, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;
 use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
@@ -48,7 +48,7 @@ pub(crate) fn stream_stored_order(
                 fa.cell_val_num == attr.cell_val_num && fa.datatype == attr.datatype
             })
     });
-    let eligible = matches!(query.layout, Layout::Global | Layout::Unordered)
+    let eligible = matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered)
         && array.conditions().is_empty()
         && fixed_numeric
         && attrs_fixed

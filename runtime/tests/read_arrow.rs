@@ -1,0 +1,225 @@
+//! Arrow results against TileDB's: tiledb-py's `return_arrow=True` tables
+//! (`tests/arrow/oracle.py`, written to Arrow IPC files) must equal our
+//! record batches for the same reads — Arrow equality of every column, not
+//! JSON — over the TileDB 2.30 corpus and over random arrays written by
+//! tiledb-py (`conformance/scripts/random_arrays.py`) in this test.
+//!
+//! Where tiledb-py's table is not a faithful one, the test checks our
+//! mapping instead and says so: `TIME_SEC`/`TIME_MS` (tiledb-py says
+//! `Time32` but hands over the 64-bit values unconverted; ours are
+//! `Duration`s holding the stored values) and the multi-value cells
+//! tiledb-py takes (complex64, a flat column of values with one row per
+//! value; ours a `FixedSizeList` whose values must equal that column).
+//! Fields tiledb-py refuses are listed by the oracle with its error.
+
+mod common;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array as _, RecordBatch};
+use arrow_ipc::reader::FileReader;
+use arrow_schema::DataType;
+use serde_json::Value;
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::read::ResultOrder;
+
+/// TileDB's table and what it read, for one array.
+struct Oracle {
+    spec: Value,
+    batch: Option<RecordBatch>,
+}
+
+/// Runs the oracle on `arrays`; `None` when there is no tiledb-py.
+fn oracle(arrays: &[PathBuf]) -> Option<Vec<Oracle>> {
+    let python = common::tiledb_python()?;
+    let out = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/arrow/oracle.py");
+    let status = Command::new(python)
+        .arg(&script)
+        .arg(out.path())
+        .args(arrays)
+        .env("PYTHONWARNINGS", "ignore")
+        .status()
+        .expect("the oracle runs");
+    assert!(status.success(), "the oracle failed");
+    Some(
+        (0..arrays.len())
+            .map(|i| {
+                let spec: Value = serde_json::from_reader(
+                    File::open(out.path().join(format!("{i}.json"))).unwrap(),
+                )
+                .unwrap();
+                let ipc = out.path().join(format!("{i}.arrow"));
+                let batch = ipc.exists().then(|| {
+                    let reader = FileReader::try_new(File::open(&ipc).unwrap(), None).unwrap();
+                    let schema = reader.schema();
+                    let mut batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+                    assert!(batches.len() <= 1, "the oracle writes one batch");
+                    batches
+                        .pop()
+                        .unwrap_or_else(|| RecordBatch::new_empty(schema))
+                });
+                Oracle { spec, batch }
+            })
+            .collect(),
+    )
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}
+
+/// Our batch for the oracle's read; `Err` names the first difference.
+fn compare(oracle: &Oracle) -> Result<usize, String> {
+    let spec = &oracle.spec;
+    let expected = oracle.batch.as_ref().expect("a table");
+    let path = spec["array"].as_str().unwrap();
+    let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
+    let order = match spec["order"].as_str() {
+        Some("G") => ResultOrder::Global,
+        _ => ResultOrder::RowMajor,
+    };
+    let ours = array
+        .query()
+        .attributes(names(&spec["attrs"]))
+        .order(order)
+        .read()
+        .map_err(|e| e.to_string())?
+        .into_record_batch()
+        .map_err(|e| e.to_string())?;
+    let mut compared = 0;
+    for (field, theirs) in expected.schema().fields().iter().zip(expected.columns()) {
+        let name = field.name();
+        let mine = ours
+            .column_by_name(name)
+            .ok_or_else(|| format!("no column {name}"))?;
+        if let DataType::Time32(unit) = field.data_type() {
+            println!("{path}: {name}: tiledb-py's Time32 holds unconverted values; ours is a Duration");
+            if mine.data_type() != &DataType::Duration(*unit) || mine.len() != ours.num_rows() {
+                return Err(format!("{name}: type {}", mine.data_type()));
+            }
+            continue;
+        }
+        if let DataType::FixedSizeList(item, _) = mine.data_type() {
+            if item.data_type() == field.data_type() {
+                println!("{path}: {name}: tiledb-py's flat values against our FixedSizeList");
+                let list = mine.as_fixed_size_list();
+                if list.values().to_data() != theirs.to_data() {
+                    return Err(format!("{name}: the values of the lists differ"));
+                }
+                compared += 1;
+                continue;
+            }
+        }
+        if mine.len() != theirs.len() {
+            return Err(format!("{name}: {} rows, TileDB {}", mine.len(), theirs.len()));
+        }
+        if mine.data_type() != field.data_type() {
+            return Err(format!(
+                "{name}: type {}, TileDB {}",
+                mine.data_type(),
+                field.data_type()
+            ));
+        }
+        if mine.to_data() != theirs.to_data() {
+            return Err(format!("{name}: values differ:\n ours {mine:?}\n TileDB {theirs:?}"));
+        }
+        compared += 1;
+    }
+    // Coordinates come only with dims; TileDB returned them all or said why not.
+    let dims = names(&spec["dims"]);
+    let dropped = spec["dropped"].as_object().cloned().unwrap_or_default();
+    for d in &array.schema().dimensions {
+        if !dims.contains(&d.name) && !dropped.contains_key(&d.name) {
+            return Err(format!("TileDB gave no column {} and no reason", d.name));
+        }
+    }
+    Ok(compared)
+}
+
+fn check_all(oracles: &[Oracle], what: &str) -> usize {
+    let mut failures = Vec::new();
+    let (mut arrays, mut columns) = (0, 0);
+    for o in oracles {
+        if o.batch.is_none() {
+            println!("{}: skipped: {}", o.spec["array"], o.spec["skipped"]);
+            continue;
+        }
+        for (field, why) in o.spec["dropped"].as_object().into_iter().flatten() {
+            println!("{}: {field}: TileDB returns no Arrow: {why}", o.spec["array"]);
+        }
+        match compare(o) {
+            Ok(n) => {
+                arrays += 1;
+                columns += n;
+            }
+            Err(e) => failures.push(format!("{}: {e}", o.spec["array"])),
+        }
+    }
+    println!("{what}: {arrays} arrays, {columns} columns equal to TileDB's Arrow tables");
+    assert!(failures.is_empty(), "{} differ:\n{}", failures.len(), failures.join("\n"));
+    columns
+}
+
+/// The arrays of the TileDB 2.30 corpus (the folder each case reads).
+fn corpus_arrays() -> Vec<PathBuf> {
+    let corpus = common::workspace().join("conformance/corpus/tiledb-2.30");
+    let mut arrays: Vec<PathBuf> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("array"))
+        .filter(|p| p.join("__schema").is_dir())
+        .collect();
+    arrays.sort();
+    arrays
+}
+
+#[test]
+fn corpus_arrow_equals_tiledb_py() {
+    let arrays = corpus_arrays();
+    assert!(arrays.len() > 100, "the corpus has its arrays");
+    let Some(oracles) = oracle(&arrays) else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
+        return;
+    };
+    let columns = check_all(&oracles, "corpus");
+    assert!(columns > 200, "most corpus columns are compared ({columns})");
+}
+
+#[test]
+fn random_arrays_arrow_equals_tiledb_py() {
+    let Some(python) = common::tiledb_python() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = common::workspace().join("conformance/scripts/random_arrays.py");
+    let mut arrays = Vec::new();
+    for seed in [11, 12, 13] {
+        let status = Command::new(&python)
+            .arg(&script)
+            .args([&seed.to_string(), "6"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "random_arrays.py {seed}");
+    }
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let case = entry.unwrap().path();
+        let encrypted = std::fs::read_to_string(case.join("case.json"))
+            .is_ok_and(|c| c.contains("\"encryption\""));
+        if case.join("array/__schema").is_dir() && !encrypted {
+            arrays.push(case.join("array"));
+        }
+    }
+    arrays.sort();
+    assert!(arrays.len() >= 12, "random arrays were written");
+    let oracles = oracle(&arrays).expect("the oracle");
+    let columns = check_all(&oracles, "random");
+    assert!(columns >= 12, "random columns are compared ({columns})");
+}
