@@ -21,10 +21,10 @@ use std::process::Command;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array as _, RecordBatch};
 use arrow_ipc::reader::FileReader;
-use arrow_schema::DataType;
+use arrow_schema::{DataType, TimeUnit};
 use serde_json::Value;
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::ResultOrder;
+use tiledb_runtime::read::{ResultOrder, TypedResult};
 
 /// TileDB's table and what it read, for one array.
 struct Oracle {
@@ -84,14 +84,17 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
         Some("G") => ResultOrder::Global,
         _ => ResultOrder::RowMajor,
     };
-    let ours = array
+    let typed = array
         .query()
         .attributes(names(&spec["attrs"]))
         .order(order)
         .read()
-        .map_err(|e| e.to_string())?
-        .into_record_batch()
         .map_err(|e| e.to_string())?;
+    for (field, theirs) in expected.schema().fields().iter().zip(expected.columns()) {
+        typed_equal(&typed, field.name(), theirs.as_ref())
+            .map_err(|e| format!("typed {}: {e}", field.name()))?;
+    }
+    let ours = typed.into_record_batch().map_err(|e| e.to_string())?;
     let mut compared = 0;
     for (field, theirs) in expected.schema().fields().iter().zip(expected.columns()) {
         let name = field.name();
@@ -140,6 +143,89 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
         }
     }
     Ok(compared)
+}
+
+/// The typed accessors give TileDB's values: numbers as slices, strings,
+/// timestamps and validity.
+fn typed_equal(typed: &TypedResult, name: &str, theirs: &dyn arrow_array::Array) -> Result<(), String> {
+    use arrow_array::types::*;
+    let e = |e: tiledb_runtime::Error| e.to_string();
+    let valid: Vec<bool> = (0..theirs.len()).map(|i| theirs.is_valid(i)).collect();
+    if let Some(validity) = typed.validity(name).map_err(e)? {
+        let ours: Vec<bool> = validity.iter().map(|&v| v != 0).collect();
+        if ours != valid {
+            return Err("validity differs".into());
+        }
+    }
+    macro_rules! numbers {
+        ($t:ty, $a:ty) => {{
+            let ours = typed.values::<$t>(name).map_err(e)?;
+            let theirs = theirs.as_primitive::<$a>().values();
+            let same = ours.len() == theirs.len()
+                && ours.iter().zip(theirs.iter()).zip(&valid).all(|((a, b), v)| {
+                    !v || a.to_ne_bytes() == b.to_ne_bytes()
+                });
+            if !same {
+                return Err(format!("values {ours:?}, TileDB {theirs:?}"));
+            }
+        }};
+    }
+    match theirs.data_type() {
+        DataType::Int8 => numbers!(i8, Int8Type),
+        DataType::UInt8 => numbers!(u8, UInt8Type),
+        DataType::Int16 => numbers!(i16, Int16Type),
+        DataType::UInt16 => numbers!(u16, UInt16Type),
+        DataType::Int32 => numbers!(i32, Int32Type),
+        DataType::UInt32 => numbers!(u32, UInt32Type),
+        DataType::Int64 => numbers!(i64, Int64Type),
+        DataType::UInt64 => numbers!(u64, UInt64Type),
+        DataType::Float32 if typed.column(name).map_err(e)?.cell_val_num == Some(1) => {
+            numbers!(f32, Float32Type)
+        }
+        DataType::Float64 => numbers!(f64, Float64Type),
+        DataType::LargeUtf8 => {
+            let ours: Vec<Option<&str>> = typed.strings(name).map_err(e)?.collect();
+            let theirs: Vec<Option<&str>> = theirs.as_string::<i64>().iter().collect();
+            if ours != theirs {
+                return Err(format!("strings {ours:?}, TileDB {theirs:?}"));
+            }
+        }
+        DataType::Timestamp(unit, _) => {
+            let ours = typed.timestamps(name);
+            let (counts, scale): (&[i64], i128) = match unit {
+                TimeUnit::Second => (theirs.as_primitive::<TimestampSecondType>().values(), 1_000_000_000),
+                TimeUnit::Millisecond => (theirs.as_primitive::<TimestampMillisecondType>().values(), 1_000_000),
+                TimeUnit::Microsecond => (theirs.as_primitive::<TimestampMicrosecondType>().values(), 1_000),
+                TimeUnit::Nanosecond => (theirs.as_primitive::<TimestampNanosecondType>().values(), 1),
+            };
+            let in_jiff = |i: usize| {
+                jiff::Timestamp::from_nanosecond(counts[i] as i128 * scale).is_ok()
+            };
+            let ours = match ours {
+                Ok(ours) => ours,
+                // Refused only for a value jiff cannot hold; the raw values are TileDB's.
+                Err(refusal) => {
+                    let raw = typed.values::<i64>(name).map_err(e)?;
+                    let beyond = (0..counts.len()).any(|i| theirs.is_valid(i) && !in_jiff(i));
+                    if !beyond || *raw != *counts {
+                        return Err(format!("{refusal}, though TileDB's values fit jiff"));
+                    }
+                    return Ok(());
+                }
+            };
+            if ours.len() != counts.len() {
+                return Err(format!("{} timestamps, TileDB {}", ours.len(), counts.len()));
+            }
+            for (i, t) in ours.iter().enumerate() {
+                let expected = theirs.is_valid(i).then(|| counts[i] as i128 * scale);
+                if t.map(|t| t.as_nanosecond()) != expected {
+                    return Err(format!("cell {i}: {t:?}, TileDB {expected:?} ns"));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 fn check_all(oracles: &[Oracle], what: &str) -> usize {
