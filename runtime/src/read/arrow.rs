@@ -11,7 +11,7 @@
 //! | `STRING_ASCII`, `STRING_UTF8`, var-sized | `LargeUtf8` | checked to be UTF-8 |
 //! | `CHAR`, `BLOB`, `GEOM_*`, `ANY`, `STRING_UTF16/32`, `STRING_UCS2/4`, var-sized | `LargeBinary` | tiledb-py refuses `BLOB` |
 //! | byte and string types, fixed-size | `FixedSizeBinary(bytes per cell)` | |
-//! | `DATETIME_DAY` | `Date32` | |
+//! | `DATETIME_DAY` | `Date32` | tiledb-py refuses days before 1970 ("Non-zero data detected"); we narrow them |
 //! | `DATETIME_SEC/MS/US/NS` | `Timestamp(unit, no zone)` | |
 //! | `TIME_SEC/MS` | `Duration(unit)` | tiledb-py says `Time32(unit)` but hands over the 64-bit values as pairs of 32-bit ones (wrong values); `Time32` cannot hold every stored value, `Duration` holds them as they are |
 //! | `TIME_US/NS` | `Time64(unit)` | |

@@ -10,6 +10,12 @@ in global order; dense: the non-empty domain in row-major order), and writes
     OUT_DIR/<i>.json    {"array", "dims", "attrs", "order", "dropped": {field: TileDB's error}}
                         or {"array", "skipped": why}
 
+    .venv-tiledb/bin/python runtime/tests/arrow/oracle.py --reads READS.json OUT_DIR
+
+runs the reads of READS.json instead, each {"array", "ranges": [[dim, [[lo, hi], ...]], ...],
+"attrs", "order"} (bounds of date and time dimensions as ISO-8601 text), and writes OUT_DIR/<i>.arrow
+for the i-th (all dimensions and the attributes asked for).
+
 Fields tiledb-py cannot return as Arrow (multi-value and var-sized numbers, some date and time
 units, BLOB) are dropped, each with the error TileDB gave for it alone.
 
@@ -74,7 +80,38 @@ def table_for(path):
         return table.combine_chunks(), {"dims": dims, "attrs": attrs, "order": order, "dropped": dropped}
 
 
+def bound(dim, value):
+    if np.issubdtype(dim.dtype, np.datetime64):
+        return np.datetime64(value).astype(dim.dtype)
+    return value
+
+
+def run_reads(reads_file, out):
+    with open(reads_file) as f:
+        reads = json.load(f)
+    for i, r in enumerate(reads):
+        with tiledb.open(r["array"]) as A:
+            dims = [d.name for d in A.schema.domain]
+            selection = []
+            for d in A.schema.domain:
+                ranges = dict(r["ranges"]).get(d.name)
+                if ranges is None:
+                    selection.append(slice(None))
+                else:
+                    selection.append([slice(bound(d, lo), bound(d, hi)) for lo, hi in ranges])
+            q = A.query(return_arrow=True, dims=dims, attrs=r["attrs"], order=r["order"])
+            try:
+                table = q.df[tuple(selection)].combine_chunks()
+            except tiledb.TileDBError as e:
+                sys.exit(f"read {i} ({r['array']}): {e}")
+        with pa.ipc.new_file(os.path.join(out, f"{i}.arrow"), table.schema.remove_metadata()) as w:
+            for batch in table.to_batches():
+                w.write_batch(batch.replace_schema_metadata(None))
+
+
 def main():
+    if sys.argv[1] == "--reads":
+        return run_reads(sys.argv[2], sys.argv[3])
     out = sys.argv[1]
     for i, path in enumerate(sys.argv[2:]):
         table, spec = table_for(path)
