@@ -44,6 +44,14 @@ pub struct QueryBuilder<'a> {
     query: ReadQuery,
 }
 
+impl std::fmt::Debug for QueryBuilder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryBuilder")
+            .field("query", &self.query)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> QueryBuilder<'a> {
     /// A read of every attribute and every cell (sparse) or the non-empty
     /// domain (dense), in row-major order, with coordinates.
