@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod arrow_out;
 mod check;
 mod conformance;
 mod datetime;

@@ -1,5 +1,5 @@
 //! `tdb read`: reads cells and prints them as JSON, CSV, a table, or only
-//! their count.
+//! their count, or writes them as an Arrow IPC stream or a Parquet file.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Column, ResultOrder, ReadQuery, ReadResult};
+use tiledb_runtime::read::typed::{empty_result, fill_dense_ranges};
+use tiledb_runtime::read::{Column, ReadQuery, ReadResult, ResultOrder};
 
 use crate::datetime;
 use crate::key::KeyArgs;
@@ -25,6 +26,12 @@ pub enum OutputFormat {
     Table,
     /// Decode everything, print only the number of cells.
     Null,
+    /// An Arrow IPC stream (one record batch), TileDB's types mapped as
+    /// tiledb-py's `return_arrow=True` maps them.
+    Arrow,
+    /// A Parquet file (zstd-compressed; needs --output), the same Arrow
+    /// columns.
+    Parquet,
 }
 
 /// The order of the result cells.
@@ -77,9 +84,12 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Print stored values: dates and times as integers, enumerated
-    /// attributes as their indexes.
+    /// attributes as their indexes (json, csv and table output).
     #[arg(long)]
     raw: bool,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     key: KeyArgs,
 }
@@ -148,58 +158,68 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         query.ranges[d].push((lo, hi));
     }
     // A dense read without ranges covers the non-empty domain.
-    if schema.is_dense() {
-        if let Some(ned) = array.non_empty_domain() {
-            for (d, (lo, hi)) in ned.iter().enumerate() {
-                if query.ranges[d].is_empty() {
-                    let dt = schema.dimensions[d].datatype;
-                    let enc = |s| tiledb_runtime::read::encode_scalar(dt, s).unwrap_or_default();
-                    query.ranges[d].push((enc(lo), enc(hi)));
-                }
-            }
-        } else {
-            return print(&args, &array, &empty_result(&array, &query));
+    let result = if fill_dense_ranges(array.snapshot(), &mut query) {
+        array
+            .read(&query)
+            .map_err(|e| format!("{}: {e}", args.array.display()))?
+    } else {
+        empty_result(array.snapshot(), &query)
+    };
+    match &args.output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| format!("--output {}: {e}", path.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            write_result(&args, &array, result, &mut out)?;
+            out.flush()
+                .map_err(|e| format!("--output {}: {e}", path.display()))?;
+        }
+        None => {
+            // Not locked: the Parquet writer wants a writer it could send.
+            let mut out = std::io::BufWriter::new(std::io::stdout());
+            write_result(&args, &array, result, &mut out)?;
+            out.flush().map_err(output_error)?;
         }
     }
-    let result = array
-        .read(&query)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
-    print(&args, &array, &result)
+    Ok(ExitCode::SUCCESS)
 }
 
-fn empty_result(array: &Array, query: &ReadQuery) -> ReadResult {
-    let schema = array.schema();
-    ReadResult {
-        dimensions: schema
-            .dimensions
-            .iter()
-            .filter(|_| !query.skip_coordinates)
-            .map(|d| {
-                Column::new(
-                    &d.name,
-                    d.datatype,
-                    if d.var { None } else { Some(1) },
-                    false,
-                )
-            })
-            .collect(),
-        attributes: schema
-            .attributes
-            .iter()
-            .filter(|a| {
-                query
-                    .attributes
-                    .as_ref()
-                    .is_none_or(|n| n.contains(&a.name))
-            })
-            .map(|a| Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable))
-            .collect(),
+/// Writes the result in the format asked for.
+fn write_result(
+    args: &Args,
+    array: &Array,
+    result: ReadResult,
+    out: &mut (impl Write + Send),
+) -> Result<(), Failure> {
+    if !matches!(args.format, OutputFormat::Arrow | OutputFormat::Parquet) {
+        return print(args, array, &result, out);
     }
+    if args.raw {
+        return Err("--raw applies to json, csv and table output".into());
+    }
+    let parquet = args.format == OutputFormat::Parquet;
+    if parquet && args.output.is_none() {
+        return Err("--format parquet writes a file: give --output FILE".into());
+    }
+    let batch = tiledb_runtime::read::arrow::record_batch(array.schema(), result)
+        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let batch = match args.limit {
+        Some(limit) => batch.slice(0, limit.min(batch.num_rows())),
+        None => batch,
+    };
+    crate::arrow_out::write(parquet, &batch, out).map_err(|e| match (e, &args.output) {
+        (crate::arrow_out::WriteError::Io(e), None) => output_error(e),
+        (e, Some(path)) => Failure::Message(format!("writing {}: {e}", path.display())),
+        (e, None) => Failure::Message(format!("writing the output: {e}")),
+    })
 }
 
-fn print(args: &Args, array: &Array, result: &ReadResult) -> Result<ExitCode, Failure> {
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+fn print(
+    args: &Args,
+    array: &Array,
+    result: &ReadResult,
+    mut out: &mut impl Write,
+) -> Result<(), Failure> {
     let columns: Vec<_> = result.dimensions.iter().chain(&result.attributes).collect();
     let total = result.cell_count();
     let n = args.limit.map_or(total, |limit| limit.min(total));
@@ -249,9 +269,9 @@ fn print(args: &Args, array: &Array, result: &ReadResult) -> Result<ExitCode, Fa
             csv.flush().map_err(output_error)?;
         }
         OutputFormat::Table => print_table(&mut out, &columns, &render, n, total)?,
+        OutputFormat::Arrow | OutputFormat::Parquet => unreachable!("written by write_result"),
     }
-    out.flush().map_err(output_error)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Aligned columns, a rule under the header, and the cell count.
