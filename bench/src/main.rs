@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::{Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::fragment::Field;
-use tiledb_runtime::read::{encode_scalar, Column, ResultOrder, ReadQuery, ReadResult};
+use tiledb_runtime::read::{encode_scalar, Column, ReadQuery, ReadResult, ResultOrder};
 use tiledb_runtime::schema::Scalar;
 use tiledb_runtime::tile::{parse_chunks, unfilter_tiles_into, TileJob};
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::metadata::Metadata;
-use tiledb_runtime::read::{encode_scalar, Column, ResultOrder, ReadQuery, ReadResult};
+use tiledb_runtime::read::{encode_scalar, Column, ReadQuery, ReadResult, ResultOrder};
 use tiledb_runtime::schema::{ArraySchema, Scalar, SchemaOrder};
 
 fn is_byte_type(dt: Datatype) -> bool {

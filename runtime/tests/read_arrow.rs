@@ -70,7 +70,11 @@ fn oracle(arrays: &[PathBuf]) -> Option<Vec<Oracle>> {
 
 fn names(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -102,7 +106,9 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
             .column_by_name(name)
             .ok_or_else(|| format!("no column {name}"))?;
         if let DataType::Time32(unit) = field.data_type() {
-            println!("{path}: {name}: tiledb-py's Time32 holds unconverted values; ours is a Duration");
+            println!(
+                "{path}: {name}: tiledb-py's Time32 holds unconverted values; ours is a Duration"
+            );
             if mine.data_type() != &DataType::Duration(*unit) || mine.len() != ours.num_rows() {
                 return Err(format!("{name}: type {}", mine.data_type()));
             }
@@ -120,7 +126,11 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
             }
         }
         if mine.len() != theirs.len() {
-            return Err(format!("{name}: {} rows, TileDB {}", mine.len(), theirs.len()));
+            return Err(format!(
+                "{name}: {} rows, TileDB {}",
+                mine.len(),
+                theirs.len()
+            ));
         }
         if mine.data_type() != field.data_type() {
             return Err(format!(
@@ -130,7 +140,9 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
             ));
         }
         if mine.to_data() != theirs.to_data() {
-            return Err(format!("{name}: values differ:\n ours {mine:?}\n TileDB {theirs:?}"));
+            return Err(format!(
+                "{name}: values differ:\n ours {mine:?}\n TileDB {theirs:?}"
+            ));
         }
         compared += 1;
     }
@@ -147,7 +159,11 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
 
 /// The typed accessors give TileDB's values: numbers as slices, strings,
 /// timestamps and validity.
-fn typed_equal(typed: &TypedResult, name: &str, theirs: &dyn arrow_array::Array) -> Result<(), String> {
+fn typed_equal(
+    typed: &TypedResult,
+    name: &str,
+    theirs: &dyn arrow_array::Array,
+) -> Result<(), String> {
     use arrow_array::types::*;
     let e = |e: tiledb_runtime::Error| e.to_string();
     let valid: Vec<bool> = (0..theirs.len()).map(|i| theirs.is_valid(i)).collect();
@@ -162,9 +178,11 @@ fn typed_equal(typed: &TypedResult, name: &str, theirs: &dyn arrow_array::Array)
             let ours = typed.values::<$t>(name).map_err(e)?;
             let theirs = theirs.as_primitive::<$a>().values();
             let same = ours.len() == theirs.len()
-                && ours.iter().zip(theirs.iter()).zip(&valid).all(|((a, b), v)| {
-                    !v || a.to_ne_bytes() == b.to_ne_bytes()
-                });
+                && ours
+                    .iter()
+                    .zip(theirs.iter())
+                    .zip(&valid)
+                    .all(|((a, b), v)| !v || a.to_ne_bytes() == b.to_ne_bytes());
             if !same {
                 return Err(format!("values {ours:?}, TileDB {theirs:?}"));
             }
@@ -193,14 +211,24 @@ fn typed_equal(typed: &TypedResult, name: &str, theirs: &dyn arrow_array::Array)
         DataType::Timestamp(unit, _) => {
             let ours = typed.timestamps(name);
             let (counts, scale): (&[i64], i128) = match unit {
-                TimeUnit::Second => (theirs.as_primitive::<TimestampSecondType>().values(), 1_000_000_000),
-                TimeUnit::Millisecond => (theirs.as_primitive::<TimestampMillisecondType>().values(), 1_000_000),
-                TimeUnit::Microsecond => (theirs.as_primitive::<TimestampMicrosecondType>().values(), 1_000),
-                TimeUnit::Nanosecond => (theirs.as_primitive::<TimestampNanosecondType>().values(), 1),
+                TimeUnit::Second => (
+                    theirs.as_primitive::<TimestampSecondType>().values(),
+                    1_000_000_000,
+                ),
+                TimeUnit::Millisecond => (
+                    theirs.as_primitive::<TimestampMillisecondType>().values(),
+                    1_000_000,
+                ),
+                TimeUnit::Microsecond => (
+                    theirs.as_primitive::<TimestampMicrosecondType>().values(),
+                    1_000,
+                ),
+                TimeUnit::Nanosecond => {
+                    (theirs.as_primitive::<TimestampNanosecondType>().values(), 1)
+                }
             };
-            let in_jiff = |i: usize| {
-                jiff::Timestamp::from_nanosecond(counts[i] as i128 * scale).is_ok()
-            };
+            let in_jiff =
+                |i: usize| jiff::Timestamp::from_nanosecond(counts[i] as i128 * scale).is_ok();
             let ours = match ours {
                 Ok(ours) => ours,
                 // Refused only for a value jiff cannot hold; the raw values are TileDB's.
@@ -214,7 +242,11 @@ fn typed_equal(typed: &TypedResult, name: &str, theirs: &dyn arrow_array::Array)
                 }
             };
             if ours.len() != counts.len() {
-                return Err(format!("{} timestamps, TileDB {}", ours.len(), counts.len()));
+                return Err(format!(
+                    "{} timestamps, TileDB {}",
+                    ours.len(),
+                    counts.len()
+                ));
             }
             for (i, t) in ours.iter().enumerate() {
                 let expected = theirs.is_valid(i).then(|| counts[i] as i128 * scale);
@@ -237,7 +269,10 @@ fn check_all(oracles: &[Oracle], what: &str) -> usize {
             continue;
         }
         for (field, why) in o.spec["dropped"].as_object().into_iter().flatten() {
-            println!("{}: {field}: TileDB returns no Arrow: {why}", o.spec["array"]);
+            println!(
+                "{}: {field}: TileDB returns no Arrow: {why}",
+                o.spec["array"]
+            );
         }
         match compare(o) {
             Ok(n) => {
@@ -248,7 +283,12 @@ fn check_all(oracles: &[Oracle], what: &str) -> usize {
         }
     }
     println!("{what}: {arrays} arrays, {columns} columns equal to TileDB's Arrow tables");
-    assert!(failures.is_empty(), "{} differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     columns
 }
 
@@ -273,7 +313,10 @@ fn corpus_arrow_equals_tiledb_py() {
         return;
     };
     let columns = check_all(&oracles, "corpus");
-    assert!(columns > 200, "most corpus columns are compared ({columns})");
+    assert!(
+        columns > 200,
+        "most corpus columns are compared ({columns})"
+    );
 }
 
 #[test]
@@ -326,22 +369,39 @@ fn range_reads() -> Vec<RangeRead> {
         ours,
     };
     vec![
-        r("sparse.dim.int32", json!([["d", [[-5, 0], [3, 2147483646]]]]), json!(["a"]), "C", |a| {
-            a.query()
-                .ranges("d", [-5..=0, 3..=2147483646])?
-                .attributes(["a"])
-                .order(ResultOrder::RowMajor)
-                .read()
-        }),
-        r("sparse.dim.string_ascii", json!([["d", [["a", "az"]]]]), json!(["a"]), "C", |a| {
-            a.query().range("d", "a"..="az")?.attributes(["a"]).read()
-        }),
-        r("sparse.dim.float64", json!([["d", [[-1.0, 3.25]]]]), json!(["a"]), "C", |a| {
-            a.query().range("d", -1.0..=3.25)?.read()
-        }),
+        r(
+            "sparse.dim.int32",
+            json!([["d", [[-5, 0], [3, 2147483646]]]]),
+            json!(["a"]),
+            "C",
+            |a| {
+                a.query()
+                    .ranges("d", [-5..=0, 3..=2147483646])?
+                    .attributes(["a"])
+                    .order(ResultOrder::RowMajor)
+                    .read()
+            },
+        ),
+        r(
+            "sparse.dim.string_ascii",
+            json!([["d", [["a", "az"]]]]),
+            json!(["a"]),
+            "C",
+            |a| a.query().range("d", "a"..="az")?.attributes(["a"]).read(),
+        ),
+        r(
+            "sparse.dim.float64",
+            json!([["d", [[-1.0, 3.25]]]]),
+            json!(["a"]),
+            "C",
+            |a| a.query().range("d", -1.0..=3.25)?.read(),
+        ),
         r(
             "sparse.dim.datetime_ms",
-            json!([["d", [["1969-12-31T23:59:59.999", "1970-01-01T00:00:12.345"]]]]),
+            json!([[
+                "d",
+                [["1969-12-31T23:59:59.999", "1970-01-01T00:00:12.345"]]
+            ]]),
             json!(["a"]),
             "C",
             |a| {
@@ -352,18 +412,36 @@ fn range_reads() -> Vec<RangeRead> {
         ),
         // Days from the epoch on: TileDB's Arrow output refuses dates before
         // it ("Non-zero data detected": it narrows days by dropping the high half).
-        r("dense.dim.datetime_day", json!([["d", [["1970-01-01", "1970-01-03"]]]]), json!(["a"]), "C", |a| {
-            a.query().range("d", date(1970, 1, 1)..=date(1970, 1, 3))?.read()
-        }),
-        r("dense.dim.int32", json!([["d", [[-1, 0], [2, 3]]]]), json!(["a"]), "F", |a| {
-            a.query()
-                .ranges("d", [-1..=0, 2..=3])?
-                .order(ResultOrder::ColMajor)
-                .read()
-        }),
-        r("sparse.attr.var_utf8.nullable.zstd", json!([["d0", [[5, 50]]]]), json!(["s"]), "C", |a| {
-            a.query().range("d0", 5..=50)?.attributes(["s"]).read()
-        }),
+        r(
+            "dense.dim.datetime_day",
+            json!([["d", [["1970-01-01", "1970-01-03"]]]]),
+            json!(["a"]),
+            "C",
+            |a| {
+                a.query()
+                    .range("d", date(1970, 1, 1)..=date(1970, 1, 3))?
+                    .read()
+            },
+        ),
+        r(
+            "dense.dim.int32",
+            json!([["d", [[-1, 0], [2, 3]]]]),
+            json!(["a"]),
+            "F",
+            |a| {
+                a.query()
+                    .ranges("d", [-1..=0, 2..=3])?
+                    .order(ResultOrder::ColMajor)
+                    .read()
+            },
+        ),
+        r(
+            "sparse.attr.var_utf8.nullable.zstd",
+            json!([["d0", [[5, 50]]]]),
+            json!(["s"]),
+            "C",
+            |a| a.query().range("d0", 5..=50)?.attributes(["s"]).read(),
+        ),
     ]
 }
 
@@ -403,9 +481,13 @@ fn typed_range_reads_equal_tiledb_py() {
             .map(Result::unwrap)
             .next()
             .unwrap_or_else(|| RecordBatch::new_empty(schema));
-        assert!(theirs.num_rows() > 0, "{}: the read selects cells", read.case);
-        let array = Array::open_path(corpus.join(read.case).join("array"), OpenOptions::default())
-            .unwrap();
+        assert!(
+            theirs.num_rows() > 0,
+            "{}: the read selects cells",
+            read.case
+        );
+        let array =
+            Array::open_path(corpus.join(read.case).join("array"), OpenOptions::default()).unwrap();
         let typed = (read.ours)(&array).unwrap();
         for (field, column) in theirs.schema().fields().iter().zip(theirs.columns()) {
             typed_equal(&typed, field.name(), column.as_ref())
@@ -415,7 +497,13 @@ fn typed_range_reads_equal_tiledb_py() {
         assert_eq!(ours.num_rows(), theirs.num_rows(), "{}", read.case);
         for (field, column) in theirs.schema().fields().iter().zip(theirs.columns()) {
             let mine = ours.column_by_name(field.name()).unwrap();
-            assert_eq!(mine.to_data(), column.to_data(), "{}: {}", read.case, field.name());
+            assert_eq!(
+                mine.to_data(),
+                column.to_data(),
+                "{}: {}",
+                read.case,
+                field.name()
+            );
         }
     }
 }

@@ -30,11 +30,17 @@ fn assert_usage<T: std::fmt::Debug>(result: Result<T, Error>, needle: &str) {
 fn f64_bounds_on_an_int32_dimension_are_refused() {
     // sparse.dim.int32: dimension d is INT32.
     let array = corpus("sparse.dim.int32");
-    assert_usage(array.query().range("d", 0.5..=7.0), "an f64 cannot bound dimension \"d\" of type INT32");
+    assert_usage(
+        array.query().range("d", 0.5..=7.0),
+        "an f64 cannot bound dimension \"d\" of type INT32",
+    );
     // The raw API: 8-byte bounds on a 4-byte dimension were read as their
     // first 4 bytes; now refused too.
     let query = ReadQuery {
-        ranges: vec![vec![(0.5f64.to_le_bytes().to_vec(), 7.0f64.to_le_bytes().to_vec())]],
+        ranges: vec![vec![(
+            0.5f64.to_le_bytes().to_vec(),
+            7.0f64.to_le_bytes().to_vec(),
+        )]],
         ..ReadQuery::default()
     };
     assert_usage(array.read(&query), "8- and 8-byte bounds");
@@ -47,9 +53,18 @@ fn mismatched_bound_types_are_refused() {
     assert_usage(ints.query().range("d", 0.5f32..=1.0), "an f32 cannot bound");
     let ts: jiff::Timestamp = "2020-01-01T00:00:00Z".parse().unwrap();
     assert_usage(ints.query().range("d", ts..=ts), "a timestamp cannot bound");
-    assert_usage(ints.query().range("d", 1i64..=(1i64 << 40)), "does not fit dimension");
-    assert_usage(ints.query().range("d", 5..=1), "low bound above its high bound");
-    assert_usage(ints.query().range("nope", 1..=2), "no dimension named \"nope\"");
+    assert_usage(
+        ints.query().range("d", 1i64..=(1i64 << 40)),
+        "does not fit dimension",
+    );
+    assert_usage(
+        ints.query().range("d", 5..=1),
+        "low bound above its high bound",
+    );
+    assert_usage(
+        ints.query().range("nope", 1..=2),
+        "no dimension named \"nope\"",
+    );
 
     let strings = corpus("sparse.dim.string_ascii");
     assert_usage(strings.query().range("d", 1..=2), "an integer cannot bound");
@@ -58,15 +73,25 @@ fn mismatched_bound_types_are_refused() {
     assert_usage(int8.query().range("d", 0..=300), "300 does not fit");
 
     let float32 = corpus("sparse.dim.float32");
-    assert_usage(float32.query().range("d", 0.1f64..=1.0), "not exactly a FLOAT32");
-    assert!(float32.query().range("d", 0.5f64..=1.0).is_ok(), "0.5 is a FLOAT32");
+    assert_usage(
+        float32.query().range("d", 0.1f64..=1.0),
+        "not exactly a FLOAT32",
+    );
+    assert!(
+        float32.query().range("d", 0.5f64..=1.0).is_ok(),
+        "0.5 is a FLOAT32"
+    );
 
     let days = corpus("dense.dim.datetime_day");
     let noon: jiff::Timestamp = "1970-01-02T12:00:00Z".parse().unwrap();
-    assert_usage(days.query().range("d", noon..=noon), "not a whole number of DATETIME_DAY");
+    assert_usage(
+        days.query().range("d", noon..=noon),
+        "not a whole number of DATETIME_DAY",
+    );
     assert_usage(days.query().range("d", 0.0..=1.0), "an f64 cannot bound");
     assert_usage(
-        days.query().range("d", jiff::SignedDuration::ZERO..=jiff::SignedDuration::ZERO),
+        days.query()
+            .range("d", jiff::SignedDuration::ZERO..=jiff::SignedDuration::ZERO),
         "a duration cannot bound",
     );
 }
@@ -74,7 +99,10 @@ fn mismatched_bound_types_are_refused() {
 #[test]
 fn unknown_fields_are_refused() {
     let array = corpus("sparse.dim.int32");
-    assert_usage(array.query().attributes(["nope"]).read(), "no attribute named \"nope\"");
+    assert_usage(
+        array.query().attributes(["nope"]).read(),
+        "no attribute named \"nope\"",
+    );
     let result = array.query().read().unwrap();
     assert_usage(result.values::<i32>("nope"), "no field named \"nope\"");
 }
@@ -88,9 +116,15 @@ fn wrong_result_types_are_refused() {
     assert_usage(result.values::<u32>("d"), "holds no u32 values");
     assert_usage(result.strings("a").map(|s| s.count()), "holds no strings");
     assert_usage(result.timestamps("a"), "holds no dates or times");
-    assert_usage(result.var_cells::<i32>("a").map(|c| c.len()), "fixed-size cells");
+    assert_usage(
+        result.var_cells::<i32>("a").map(|c| c.len()),
+        "fixed-size cells",
+    );
 
-    let strings = corpus("sparse.attr.var_utf8.nullable.zstd").query().read().unwrap();
+    let strings = corpus("sparse.attr.var_utf8.nullable.zstd")
+        .query()
+        .read()
+        .unwrap();
     assert_usage(strings.values::<i32>("s"), "holds no i32 values");
 }
 
@@ -103,7 +137,10 @@ fn numbers_are_borrowed_not_copied() {
         .unwrap();
     let values = result.values::<i32>("a").unwrap();
     let column = result.column("a").unwrap();
-    assert!(matches!(values, Cow::Borrowed(_)), "an allocation is aligned for i32");
+    assert!(
+        matches!(values, Cow::Borrowed(_)),
+        "an allocation is aligned for i32"
+    );
     assert_eq!(values.as_ptr() as *const u8, column.data.as_ptr());
     assert_eq!(values.len(), result.len());
     assert!(!values.is_empty());
@@ -112,7 +149,10 @@ fn numbers_are_borrowed_not_copied() {
 #[test]
 fn var_sized_cells_and_validity() {
     // sparse.attr.var_numeric.nullable: vi INT64 var nullable, vf FLOAT32 var.
-    let result = corpus("sparse.attr.var_numeric.nullable").query().read().unwrap();
+    let result = corpus("sparse.attr.var_numeric.nullable")
+        .query()
+        .read()
+        .unwrap();
     for name in ["vi", "vf"] {
         let column = result.column(name).unwrap();
         let size = column.datatype.size() as usize;
@@ -161,8 +201,22 @@ fn var_sized_cells_and_validity() {
     let cells: Vec<Option<Vec<i64>>> = vi.iter().map(|c| c.map(<[i64]>::to_vec)).collect();
     assert_eq!(
         cells,
-        [Some(vec![1, 2, 3]), Some(vec![]), None, Some(vec![4, 5]), Some(vec![6])]
+        [
+            Some(vec![1, 2, 3]),
+            Some(vec![]),
+            None,
+            Some(vec![4, 5]),
+            Some(vec![6])
+        ]
     );
     assert_eq!(result.validity("vi").unwrap(), Some(&[1u8, 1, 0, 1, 1][..]));
     assert_eq!(result.validity("vf").unwrap(), None);
+}
+
+#[path = "../examples/typed_read.rs"]
+mod typed_read_example;
+
+#[test]
+fn the_example_runs_on_its_corpus_array() {
+    typed_read_example::main().unwrap();
 }

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn tiledb_python() -> Option<PathBuf> {
@@ -65,21 +68,35 @@ fn arrow_and_parquet_output_equal_tiledb_py() {
         let stream = dir.path().join(format!("{case}.arrow"));
         let parquet = dir.path().join(format!("{case}.parquet"));
         // tiledb-py reads sparse arrays in global order, dense ones row-major.
-        let layout = if case.starts_with("sparse") { "global" } else { "row-major" };
+        let layout = if case.starts_with("sparse") {
+            "global"
+        } else {
+            "row-major"
+        };
         let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
             .args(["read", "--format", "arrow", "--layout", layout])
             .arg(&array)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{case}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         std::fs::write(&stream, &out.stdout).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
-            .args(["read", "--format", "parquet", "--layout", layout, "--output"])
+            .args([
+                "read", "--format", "parquet", "--layout", layout, "--output",
+            ])
             .arg(&parquet)
             .arg(&array)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{case}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let check = Command::new(&python)
             .args(["-c", COMPARE])
             .arg(workspace().join("runtime/tests/arrow"))

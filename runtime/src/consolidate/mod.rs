@@ -41,7 +41,7 @@ use crate::directory::{Extension, TimestampedName};
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
-use crate::read::{ResultOrder, ReadQuery};
+use crate::read::{ReadQuery, ResultOrder};
 use crate::schema::Scalar;
 use crate::snapshot::{OpenOptions, Snapshot};
 use crate::storage::{LocalStorage, RelPath, Storage};

@@ -326,12 +326,8 @@ fn enumeration_values(e: &Enumeration) -> Result<ArrayData> {
                 .add_buffer(Buffer::from_vec(data))
         }
         _ => {
-            let column = Column::from_fixed_bytes(
-                &e.name,
-                e.datatype,
-                e.cell_val_num.unwrap_or(1),
-                data,
-            );
+            let column =
+                Column::from_fixed_bytes(&e.name, e.datatype, e.cell_val_num.unwrap_or(1), data);
             return column_array(column, None).map(|a| a.to_data());
         }
     };

@@ -6,6 +6,8 @@
 //! [`typed`] is the API in Rust types over them (`Array::query`), and
 //! [`arrow`] (the `arrow` feature) turns results into Arrow record batches.
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod dense;
 pub mod hilbert;
 pub mod labels;
@@ -16,10 +18,8 @@ pub mod result;
 pub mod sparse;
 pub mod tiles;
 pub mod typed;
-#[cfg(feature = "arrow")]
-pub mod arrow;
 
-pub use query::{encode_scalar, ResultOrder, Range, ReadQuery};
+pub use query::{encode_scalar, Range, ReadQuery, ResultOrder};
 pub use result::{Column, ReadResult};
 pub use typed::{QueryBuilder, RangeValue, TypedResult};
 

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::fragments::{fragment_geometry, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
-use crate::read::query::{decode_ranges, encode_scalar, output_attributes, ResultOrder, ReadQuery};
+use crate::read::query::{decode_ranges, encode_scalar, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};

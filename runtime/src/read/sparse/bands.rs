@@ -2,7 +2,7 @@
 //! dimension, each sorted on its own and appended to the result.
 
 use crate::error::{Error, Result};
-use crate::read::query::{decode_ranges, ResultOrder, ReadQuery};
+use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::merge::run;
 use crate::read::sparse::ranges::touched_tiles;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use crate::error::{Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
-use crate::read::query::{decode_ranges, output_attributes, ResultOrder, ReadQuery};
+use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{FieldTiles, FragmentTiles};

@@ -16,7 +16,7 @@ mod sorted;
 mod stream;
 
 use crate::error::Result;
-use crate::read::query::{ResultOrder, ReadQuery};
+use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
-use crate::read::query::{ResultOrder, ReadQuery};
+use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::fragment_tiles::FragmentTiles;
 use crate::read::tiles::TileData;
@@ -144,7 +144,9 @@ pub(crate) fn try_read(
         && match query.layout {
             // Overlapping ranges repeat cells in these orders: one range
             // per dimension here.
-            ResultOrder::RowMajor | ResultOrder::ColMajor => query.ranges.iter().all(|r| r.len() <= 1),
+            ResultOrder::RowMajor | ResultOrder::ColMajor => {
+                query.ranges.iter().all(|r| r.len() <= 1)
+            }
             ResultOrder::Global | ResultOrder::Unordered => with_tiles.len() <= 1,
         };
     if !eligible {

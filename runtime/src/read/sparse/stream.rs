@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
-use crate::read::query::{ResultOrder, ReadQuery};
+use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;
 use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};

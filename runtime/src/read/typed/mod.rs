@@ -71,7 +71,11 @@ impl<'a> QueryBuilder<'a> {
     /// fit the dimension's datatype (see [`RangeValue`]), an unknown
     /// dimension or a range whose low bound is above its high bound is a
     /// usage error.
-    pub fn range<T: RangeValue>(mut self, dimension: &str, range: RangeInclusive<T>) -> Result<Self> {
+    pub fn range<T: RangeValue>(
+        mut self,
+        dimension: &str,
+        range: RangeInclusive<T>,
+    ) -> Result<Self> {
         let (d, dim) = self.snapshot.schema().dimension(dimension).ok_or_else(|| {
             Error::Usage(format!("the array has no dimension named {dimension:?}"))
         })?;
@@ -139,10 +143,14 @@ impl<'a> QueryBuilder<'a> {
         };
         let mut enumerations = Vec::new();
         for name in &names {
-            let (_, attribute) = schema
-                .attribute(name)
-                .ok_or_else(|| Error::Usage(format!("the array has no attribute named {name:?}")))?;
-            if let Some(e) = attribute.enumeration.as_ref().and_then(|e| schema.enumeration(e)) {
+            let (_, attribute) = schema.attribute(name).ok_or_else(|| {
+                Error::Usage(format!("the array has no attribute named {name:?}"))
+            })?;
+            if let Some(e) = attribute
+                .enumeration
+                .as_ref()
+                .and_then(|e| schema.enumeration(e))
+            {
                 enumerations.push((name.clone(), e.clone()));
             }
         }

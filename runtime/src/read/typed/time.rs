@@ -142,9 +142,12 @@ pub(crate) fn count_to_timestamp(count: i64, datatype: Datatype) -> Result<Times
 }
 
 /// The stored count of a `TIME_*` value for `duration` (since midnight).
-pub(crate) fn duration_to_count(duration: SignedDuration, datatype: Datatype) -> Result<i64, String> {
-    let unit =
-        time_unit(datatype).ok_or_else(|| format!("a duration is no value of {}", datatype.name()))?;
+pub(crate) fn duration_to_count(
+    duration: SignedDuration,
+    datatype: Datatype,
+) -> Result<i64, String> {
+    let unit = time_unit(datatype)
+        .ok_or_else(|| format!("a duration is no value of {}", datatype.name()))?;
     nanos_to_count(duration.as_nanos(), &unit).ok_or_else(|| {
         format!(
             "{duration:?} is not a whole number of {} units",
@@ -184,16 +187,27 @@ mod tests {
             Datatype::DatetimeAs,
         ] {
             if dt == Datatype::DatetimeYear {
-                assert!(timestamp_to_count(ts, dt).is_err(), "March is no whole year");
+                assert!(
+                    timestamp_to_count(ts, dt).is_err(),
+                    "March is no whole year"
+                );
                 continue;
             }
             let count = timestamp_to_count(ts, dt).unwrap();
             assert_eq!(count_to_timestamp(count, dt).unwrap(), ts, "{dt:?}");
         }
-        assert_eq!(timestamp_to_count(ts, Datatype::DatetimeMonth), Ok(50 * 12 + 2));
+        assert_eq!(
+            timestamp_to_count(ts, Datatype::DatetimeMonth),
+            Ok(50 * 12 + 2)
+        );
         let noon: Timestamp = "2020-03-01T12:00:00Z".parse().unwrap();
         assert!(timestamp_to_count(noon, Datatype::DatetimeDay).is_err());
-        assert_eq!(count_to_timestamp(-1, Datatype::DatetimeMonth).unwrap().to_string(), "1969-12-01T00:00:00Z");
+        assert_eq!(
+            count_to_timestamp(-1, Datatype::DatetimeMonth)
+                .unwrap()
+                .to_string(),
+            "1969-12-01T00:00:00Z"
+        );
         let d = SignedDuration::from_millis(1500);
         assert_eq!(duration_to_count(d, Datatype::TimeMs), Ok(1500));
         assert!(duration_to_count(d, Datatype::TimeSec).is_err());
