@@ -19,7 +19,7 @@ use tiledb_runtime::consolidate::{
     consolidate_commits, consolidate_fragment_meta, consolidate_fragments,
 };
 use tiledb_runtime::filter::Datatype;
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
 use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::vacuum::{vacuum_commits, vacuum_fragments};
@@ -71,7 +71,7 @@ const WRITES: [(u64, &[i32], &[i32]); 3] = [
 fn cells(root: &Path) -> Vec<(i32, i32)> {
     let array = Array::open_path(root, OpenOptions::default()).expect("the array opens");
     let query = ReadQuery {
-        layout: Layout::Global,
+        layout: ResultOrder::Global,
         ..ReadQuery::default()
     };
     let result = array.read(&query).expect("the array reads");

@@ -198,7 +198,7 @@ fn typed_equal(
         DataType::Int64 => numbers!(i64, Int64Type),
         DataType::UInt64 => numbers!(u64, UInt64Type),
         DataType::Float32 if typed.column(name).map_err(e)?.cell_val_num == Some(1) => {
-            numbers!(f32, Float32Type)
+            numbers!(f32, Float32Type);
         }
         DataType::Float64 => numbers!(f64, Float64Type),
         DataType::LargeUtf8 => {
@@ -250,7 +250,7 @@ fn typed_equal(
             }
             for (i, t) in ours.iter().enumerate() {
                 let expected = theirs.is_valid(i).then(|| counts[i] as i128 * scale);
-                if t.map(|t| t.as_nanosecond()) != expected {
+                if t.map(jiff::Timestamp::as_nanosecond) != expected {
                     return Err(format!("cell {i}: {t:?}, TileDB {expected:?} ns"));
                 }
             }

@@ -7,7 +7,7 @@
 //! written — a chunk skipped that was needed shows up as a wrong value.
 
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 
 /// Rows and columns of the domain, and of a space tile: a 256×256 tile of
 /// INT64 is 512 KiB, eight 64 KiB chunks of 32 rows each.
@@ -127,7 +127,7 @@ validity = {{ n = [{v2}], s = [{v2}] }}
     }
 
     for [(r0, r1), (c0, c1)] in boxes {
-        for layout in [Layout::RowMajor, Layout::ColMajor] {
+        for layout in [ResultOrder::RowMajor, ResultOrder::ColMajor] {
             let ranges = vec![
                 vec![(r0.to_le_bytes().to_vec(), r1.to_le_bytes().to_vec())],
                 vec![(c0.to_le_bytes().to_vec(), c1.to_le_bytes().to_vec())],
@@ -141,7 +141,7 @@ validity = {{ n = [{v2}], s = [{v2}] }}
                 })
                 .unwrap();
             let expected: Vec<(i64, i64)> = match layout {
-                Layout::ColMajor => (c0..=c1)
+                ResultOrder::ColMajor => (c0..=c1)
                     .flat_map(|c| (r0..=r1).map(move |r| (r, c)))
                     .collect(),
                 _ => cells(r0..=r1, c0..=c1),

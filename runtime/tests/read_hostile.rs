@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -40,7 +40,7 @@ fn copy_dir(from: &Path, to: &Path) {
 fn read_everything(root: &Path) -> Result<usize, tiledb_runtime::Error> {
     let array = Array::open_path(root, OpenOptions::default())?;
     let mut cells = 0;
-    for layout in [Layout::RowMajor, Layout::Global] {
+    for layout in [ResultOrder::RowMajor, ResultOrder::Global] {
         cells += array
             .read(&ReadQuery {
                 layout,

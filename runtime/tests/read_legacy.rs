@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 use tiledb_runtime::ErrorClass;
 
 fn legacy_dir() -> Option<PathBuf> {
@@ -55,7 +55,7 @@ fn legacy_arrays_read_as_tiledb_2_30_reads_them() {
         let array = Array::open_path(dir.join(name), OpenOptions::default())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         for read in expected["reads"].as_array().unwrap() {
-            let layout = Layout::parse(read["layout"].as_str().unwrap()).unwrap();
+            let layout = ResultOrder::parse(read["layout"].as_str().unwrap()).unwrap();
             let result = array
                 .read(&ReadQuery {
                     layout,

@@ -12,7 +12,7 @@ use tiledb_runtime::array::{Array, OpenOptions};
 
 use tiledb_runtime::format::generated::{ConsolidatedFragmentEntry, ConsolidatedFragmentMetadata};
 use tiledb_runtime::format::io::write_to_vec;
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::tile::generic::write_generic_tile;
 
@@ -91,7 +91,7 @@ fn consolidated_footers_spare_thousands_of_reads() {
     // Every fragment holds the same cells; without duplicates the newest wins
     // and the result equals the original one-fragment array's.
     let query = ReadQuery {
-        layout: Layout::Global,
+        layout: ResultOrder::Global,
         ..ReadQuery::default()
     };
     let result = array.read(&query).unwrap();

@@ -3,7 +3,7 @@
 //! read's cells; the array is written by the conformance kit's recipe replay.
 
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{sparse, Layout, ReadQuery, ReadResult};
+use tiledb_runtime::read::{sparse, ReadQuery, ReadResult, ResultOrder};
 
 /// Two overlapping fragments (duplicates resolved across them), a
 /// delete, a nullable and a var-sized attribute, capacity 3, stored in
@@ -22,7 +22,7 @@ fn banded_sorted_reads_equal_the_whole_read() {
             |lo: i64, hi: i64| vec![(lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())];
         let range32 =
             |lo: i32, hi: i32| vec![(lo.to_le_bytes().to_vec(), hi.to_le_bytes().to_vec())];
-        for layout in [Layout::RowMajor, Layout::ColMajor] {
+        for layout in [ResultOrder::RowMajor, ResultOrder::ColMajor] {
             for ranges in [
                 Vec::new(),
                 vec![range64(7, 41)],
@@ -42,7 +42,8 @@ fn banded_sorted_reads_equal_the_whole_read() {
                     "{order} {layout:?} {:?}",
                     query.ranges
                 );
-                let along_stored_order = (order == "row-major") == (layout == Layout::RowMajor);
+                let along_stored_order =
+                    (order == "row-major") == (layout == ResultOrder::RowMajor);
                 if along_stored_order {
                     let (outer, bands) = sparse::sorted_bands(array.snapshot(), &query, 30)
                         .unwrap()
@@ -54,7 +55,14 @@ fn banded_sorted_reads_equal_the_whole_read() {
                         query.ranges,
                         bands.len()
                     );
-                    assert_eq!(outer, if layout == Layout::RowMajor { 0 } else { 1 });
+                    assert_eq!(
+                        outer,
+                        if layout == ResultOrder::RowMajor {
+                            0
+                        } else {
+                            1
+                        }
+                    );
                 }
             }
         }

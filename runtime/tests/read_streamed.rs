@@ -6,7 +6,7 @@
 //! of the same one-dimensional array (whose global order is coordinate order).
 
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::{Column, Layout, ReadQuery};
+use tiledb_runtime::read::{Column, ReadQuery, ResultOrder};
 
 fn cells(c: &Column) -> Vec<(Vec<u8>, bool)> {
     (0..c.len())
@@ -69,10 +69,10 @@ add_attrs = [{{ name = "e", type = "FLOAT64", fill = 2.5 }}]
                 })
                 .unwrap()
         };
-        let sorted = read(Layout::RowMajor);
+        let sorted = read(ResultOrder::RowMajor);
         assert!(sorted.cell_count() > 0);
         assert_eq!(sorted.attributes.len(), 3, "a, n and the evolved e");
-        for layout in [Layout::Global, Layout::Unordered] {
+        for layout in [ResultOrder::Global, ResultOrder::Unordered] {
             let streamed = read(layout);
             assert_eq!(streamed.cell_count(), sorted.cell_count(), "{layout:?}");
             for (a, b) in streamed.dimensions.iter().zip(&sorted.dimensions) {

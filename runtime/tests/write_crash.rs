@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::Datatype;
-use tiledb_runtime::read::{Layout, ReadQuery};
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
 use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 use tiledb_runtime::write::{create_array, write_fragment, Column, FragmentInput};
@@ -102,7 +102,7 @@ fn input(timestamp: u64, coords: &[i32], values: &[i32]) -> FragmentInput {
 fn cells(root: &std::path::Path) -> Vec<(i32, i32)> {
     let array = Array::open_path(root, OpenOptions::default()).expect("the array opens");
     let query = ReadQuery {
-        layout: Layout::Global,
+        layout: ResultOrder::Global,
         ..ReadQuery::default()
     };
     let result = array.read(&query).expect("the array reads");

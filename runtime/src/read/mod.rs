@@ -4,7 +4,7 @@
 //! The query and result types ([`query`], [`result`]) sit below both
 //! readers ([`dense`], [`sparse`]), which load tiles through [`tiles`].
 //! [`typed`] is the API in Rust types over them (`Array::query`), and
-//! [`arrow`] (the `arrow` feature) turns results into Arrow record batches.
+//! `arrow` (the `arrow` feature) turns results into Arrow record batches.
 
 #[cfg(feature = "arrow")]
 pub mod arrow;

@@ -95,7 +95,7 @@ pub(crate) fn timestamp_to_count(timestamp: Timestamp, datatype: Datatype) -> Re
         .ok_or_else(|| format!("a timestamp is no value of {}", datatype.name()))?;
     let inexact = || {
         format!(
-            "{timestamp} is not a whole number of {} units",
+            "{timestamp} is no whole number of {} units within 64 bits",
             datatype.name()
         )
     };
@@ -150,7 +150,7 @@ pub(crate) fn duration_to_count(
         .ok_or_else(|| format!("a duration is no value of {}", datatype.name()))?;
     nanos_to_count(duration.as_nanos(), &unit).ok_or_else(|| {
         format!(
-            "{duration:?} is not a whole number of {} units",
+            "{duration:?} is no whole number of {} units within 64 bits",
             datatype.name()
         )
     })
@@ -184,7 +184,6 @@ mod tests {
             Datatype::DatetimeMonth,
             Datatype::DatetimeDay,
             Datatype::DatetimeMs,
-            Datatype::DatetimeAs,
         ] {
             if dt == Datatype::DatetimeYear {
                 assert!(
@@ -200,6 +199,13 @@ mod tests {
             timestamp_to_count(ts, Datatype::DatetimeMonth),
             Ok(50 * 12 + 2)
         );
+        // Attoseconds reach only 1970 ± 292 years.
+        let near: Timestamp = "1970-01-01T00:00:01.5Z".parse().unwrap();
+        assert_eq!(
+            timestamp_to_count(near, Datatype::DatetimeAs),
+            Ok(1_500_000_000_000_000_000)
+        );
+        assert!(timestamp_to_count(ts, Datatype::DatetimeAs).is_err());
         let noon: Timestamp = "2020-03-01T12:00:00Z".parse().unwrap();
         assert!(timestamp_to_count(noon, Datatype::DatetimeDay).is_err());
         assert_eq!(
