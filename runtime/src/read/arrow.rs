@@ -11,7 +11,7 @@
 //! | `STRING_ASCII`, `STRING_UTF8`, var-sized | `LargeUtf8` | checked to be UTF-8 |
 //! | `CHAR`, `BLOB`, `GEOM_*`, `ANY`, `STRING_UTF16/32`, `STRING_UCS2/4`, var-sized | `LargeBinary` | tiledb-py refuses `BLOB` |
 //! | byte and string types, fixed-size | `FixedSizeBinary(bytes per cell)` | |
-//! | `DATETIME_DAY` | `Date32` | tiledb-py refuses days before 1970 ("Non-zero data detected"); we narrow them |
+//! | `DATETIME_DAY` | `Date32` | tiledb-py refuses days before 1970 ("Non-zero data detected"); we narrow them, and refuse (usage error) days beyond Date32's ±5.8 million years |
 //! | `DATETIME_SEC/MS/US/NS` | `Timestamp(unit, no zone)` | |
 //! | `TIME_SEC/MS` | `Duration(unit)` | tiledb-py says `Time32(unit)` but hands over the 64-bit values as pairs of 32-bit ones (wrong values); `Time32` cannot hold every stored value, `Duration` holds them as they are |
 //! | `TIME_US/NS` | `Time64(unit)` | |
@@ -214,7 +214,7 @@ fn arrow_error(what: &str) -> impl Fn(arrow_schema::ArrowError) -> Error + '_ {
 }
 
 /// One column as an Arrow array.
-fn column_array(column: Column, enumeration: Option<&Enumeration>) -> Result<ArrayRef> {
+fn column_array(mut column: Column, enumeration: Option<&Enumeration>) -> Result<ArrayRef> {
     if let Some(shape) = column.shape_error() {
         return Err(Error::corrupt(0, column.name.clone(), shape));
     }
@@ -243,14 +243,14 @@ fn column_array(column: Column, enumeration: Option<&Enumeration>) -> Result<Arr
                 .add_child_data(enumeration_values(e)?);
         }
         DataType::LargeUtf8 | DataType::LargeBinary => {
-            let offsets = column.offsets.clone().unwrap_or_default();
+            let offsets = column.offsets.take().unwrap_or_default();
             builder = builder
                 .add_buffer(Buffer::from_vec(i64_offsets(offsets, 1)))
                 .add_buffer(Buffer::from_vec(column.data));
         }
         DataType::LargeList(item) => {
             let size = column.datatype.size();
-            let offsets = column.offsets.clone().unwrap_or_default();
+            let offsets = column.offsets.take().unwrap_or_default();
             if offsets.iter().any(|o| o % size != 0) {
                 return Err(Error::corrupt(0, name, "var cells of partial values"));
             }
