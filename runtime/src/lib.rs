@@ -9,21 +9,18 @@
 //!
 //! ```
 //! use tiledb_runtime::array::{Array, OpenOptions};
-//! use tiledb_runtime::read::{ResultOrder, ReadQuery};
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/corpus/tiledb-2.30/dense.attr.int32/array");
 //! let array = Array::open_path(path, OpenOptions::default())?; // as of now
-//! let query = ReadQuery {
-//!     // One list of inclusive ranges per dimension, as the dimension's value bytes.
-//!     ranges: vec![vec![(1u16.to_le_bytes().to_vec(), 2u16.to_le_bytes().to_vec())]],
-//!     layout: ResultOrder::RowMajor,
-//!     ..Default::default()
-//! };
-//! let result = array.read(&query)?;
-//! let a: Vec<i32> = result.attributes[0].data.chunks(4).map(|b| i32::from_le_bytes(b.try_into().unwrap())).collect();
-//! assert_eq!(a, [i32::MIN, i32::MAX]);
+//! // Ranges by dimension name in Rust types, checked against the dimension's datatype.
+//! let result = array.query().range("d", 1..=2)?.attributes(["a"]).read()?;
+//! // Values as a slice of the attribute's type, borrowed from the result.
+//! assert_eq!(*result.values::<i32>("a")?, [i32::MIN, i32::MAX]);
 //! # Ok::<(), tiledb_runtime::Error>(())
 //! ```
+//!
+//! Underneath, [`read::ReadQuery`] describes a read as bytes (the ranges as
+//! the dimension's value bytes); the conformance kit uses it directly.
 //!
 //! The public API is what a user of the format needs: the façades
 //! [`Array`] and [`Group`], the read and write queries, schemas, errors,
@@ -39,7 +36,8 @@
 //! 1.3 schemas), [`condition`] (delete conditions), [`fragment`] (fragment
 //! metadata, loaded lazily), [`metadata`] (array and group metadata, group
 //! members); [`snapshot`] (an array opened at a time range); [`read`] (dense
-//! and sparse reads, dimension labels), [`write`](mod@write), [`vacuum`],
+//! and sparse reads, dimension labels, typed reads and, with the `arrow`
+//! feature, Arrow record batches), [`write`](mod@write), [`vacuum`],
 //! [`consolidate`], [`check`]; and the façades [`array::Array`] and
 //! [`group::Group`].
 

@@ -24,7 +24,7 @@ use arrow_ipc::reader::FileReader;
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::Value;
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::arrow::{arrow_schema, record_batch};
+use tiledb_runtime::read::arrow::record_batch;
 use tiledb_runtime::read::{ResultOrder, TypedResult};
 use tiledb_runtime::ErrorClass;
 
@@ -164,7 +164,7 @@ fn compare(oracle: &Oracle) -> Result<usize, String> {
 /// the type `arrow_schema` gives it, holding the stored bytes: values
 /// (children's values for lists), byte offsets as value offsets, validity.
 fn every_field_maps(array: &Array) -> Result<(), String> {
-    let schema = arrow_schema(array.schema());
+    let schema = array.arrow_schema();
     let raw = match array.query().read() {
         Ok(result) => result.into_raw(),
         // The negative cases: TileDB read the fields it could, we refuse the array.

@@ -94,6 +94,13 @@ impl Array {
         crate::read::read(&self.snapshot, query)
     }
 
+    /// The array's schema as an Arrow schema: its dimensions, then its
+    /// attributes (see [`read::arrow`](crate::read::arrow) for the mapping).
+    #[cfg(feature = "arrow")]
+    pub fn arrow_schema(&self) -> arrow_schema::Schema {
+        crate::read::arrow::arrow_schema(self.schema())
+    }
+
     /// The array metadata visible at the open range.
     pub fn metadata(&self) -> Result<Metadata> {
         self.snapshot.metadata()
