@@ -221,3 +221,25 @@ mod typed_read_example;
 fn the_example_runs_on_its_corpus_array() {
     typed_read_example::main().unwrap();
 }
+
+#[test]
+fn the_byte_encoder_converts_nothing_silently() {
+    use tiledb_runtime::filter::Datatype;
+    use tiledb_runtime::read::encode_scalar;
+    use tiledb_runtime::schema::Scalar;
+    assert_eq!(encode_scalar(Datatype::Int32, &Scalar::Float(0.5)), None);
+    assert_eq!(encode_scalar(Datatype::Int32, &Scalar::Int(1 << 40)), None);
+    assert_eq!(
+        encode_scalar(Datatype::Float32, &Scalar::Int(16_777_217)),
+        None,
+        "2^24 + 1 is no f32"
+    );
+    assert_eq!(
+        encode_scalar(Datatype::Float32, &Scalar::Int(16_777_216)),
+        Some(16_777_216f32.to_le_bytes().to_vec())
+    );
+    assert_eq!(
+        encode_scalar(Datatype::Float64, &Scalar::Int((1 << 53) + 1)),
+        None
+    );
+}

@@ -52,7 +52,11 @@ pub struct ReadQuery {
     pub skip_coordinates: bool,
 }
 
-/// The bytes of a value of `datatype` given as a scalar (for building ranges).
+/// The bytes of a value of `datatype` given as a scalar (for building
+/// ranges); `None` when the value is not one of `datatype` (a float for an
+/// integer type, an integer out of range or one a float type cannot hold
+/// exactly). A float for `FLOAT32` is rounded to the nearest `f32`, as the
+/// text `0.1` means. The typed API ([`crate::read::typed`]) is stricter.
 pub fn encode_scalar(datatype: Datatype, value: &Scalar) -> Option<Vec<u8>> {
     use Datatype::*;
     Some(match value {
@@ -72,8 +76,15 @@ pub fn encode_scalar(datatype: Datatype, value: &Scalar) -> Option<Vec<u8>> {
                 Int32 => i32::try_from(v).ok()?.to_le_bytes().to_vec(),
                 Uint32 => u32::try_from(v).ok()?.to_le_bytes().to_vec(),
                 Uint64 => u64::try_from(v).ok()?.to_le_bytes().to_vec(),
-                Float32 => (v as f32).to_le_bytes().to_vec(),
-                Float64 => (v as f64).to_le_bytes().to_vec(),
+                // Only integers the float holds exactly: never a rounded bound.
+                Float32 => {
+                    let f = v as f32;
+                    (f as i128 == v).then(|| f.to_le_bytes().to_vec())?
+                }
+                Float64 => {
+                    let f = v as f64;
+                    (f as i128 == v).then(|| f.to_le_bytes().to_vec())?
+                }
                 _ => i64::try_from(v).ok()?.to_le_bytes().to_vec(),
             }
         }
