@@ -2,8 +2,10 @@
 //! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
 //! runtime filter pipelines, fill values and enumerations.
 
+pub mod builder;
 pub mod legacy13;
 pub mod value;
+mod validate;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
@@ -17,6 +19,7 @@ use crate::tile::generic::{
     GenericTile,
 };
 
+pub use builder::{AttributeSpec, BuiltSchema, DimensionSpec, EnumerationSpec, LabelSpec, SchemaBuilder};
 pub use value::Scalar;
 
 /// The newest format version this runtime reads: `reads` in
