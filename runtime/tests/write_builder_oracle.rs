@@ -1,0 +1,181 @@
+//! The schema builder and the validated writes against TileDB 2.30 itself
+//! (tiledb-py, through `builder_oracle/oracle.py`; skipped with a printed
+//! reason when the venv is absent):
+//!
+//! - every schema the builder refuses, TileDB refuses too, and creating
+//!   refused schemas writes nothing;
+//! - creating over an existing array is refused by both, the array kept;
+//! - every write the runtime refuses, TileDB refuses too, and the refused
+//!   write leaves our array unchanged (not one file written).
+//!
+//! The schemas and writes are conformance recipes (`conformance/README.md`),
+//! turned into builder calls and typed columns by `builder_oracle/recipe.rs`
+//! and into tiledb-py calls by `conformance/scripts/tdbcase.py`.
+
+mod common;
+#[path = "builder_oracle/oracle.rs"]
+mod oracle;
+#[path = "builder_oracle/recipe.rs"]
+mod recipe;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::error::Error;
+
+/// A recipe value as the JSON the oracle takes.
+pub fn toml_to_json(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => json!(s),
+        toml::Value::Integer(i) => json!(i),
+        // JSON has no infinities: Python's float() reads these strings.
+        toml::Value::Float(f) if !f.is_finite() => json!(f.to_string()),
+        toml::Value::Float(f) => json!(f),
+        toml::Value::Boolean(b) => json!(b),
+        toml::Value::Datetime(d) => json!(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.clone(), toml_to_json(v))).collect()),
+    }
+}
+
+fn parse(text: &str) -> toml::Value {
+    toml::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// Every file under `dir` with its bytes: what a refused operation must
+/// leave as it was.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.insert(format!("{}/", p.display()), Vec::new());
+                stack.push(p);
+            } else {
+                out.insert(p.display().to_string(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn oracle() -> Option<oracle::Oracle> {
+    match oracle::Oracle::start() {
+        Ok(o) => Some(o),
+        Err(why) => {
+            println!("skipping the TileDB half: {why}");
+            None
+        }
+    }
+}
+
+const DIM: &str = r#"{ name = "d", type = "INT32", domain = [0, 99], tile = 10 }"#;
+const ATTR: &str = r#"{ name = "a", type = "INT32" }"#;
+
+/// `(what, [schema])`: schemas TileDB refuses to create.
+fn invalid_schemas() -> Vec<(&'static str, String)> {
+    let sparse = |dims: &str, attrs: &str, more: &str| format!("type = \"sparse\"\ndims = [{dims}]\nattrs = [{attrs}]\n{more}");
+    let dense = |dims: &str, attrs: &str, more: &str| format!("type = \"dense\"\ndims = [{dims}]\nattrs = [{attrs}]\n{more}");
+    let many: Vec<String> = (0..256).map(|i| format!("\"v{i}\"")).collect();
+    vec![
+        ("duplicate attribute names", sparse(DIM, &format!("{ATTR}, {ATTR}"), "")),
+        ("an attribute named as a dimension", sparse(DIM, r#"{ name = "d", type = "INT32" }"#, "")),
+        ("duplicate dimension names", sparse(&format!("{DIM}, {DIM}"), ATTR, "")),
+        ("a dense array without attributes", dense(DIM, "", "")),
+        ("an inverted domain", sparse(r#"{ name = "d", type = "INT32", domain = [9, 0], tile = 2 }"#, ATTR, "")),
+        ("an inverted float domain", sparse(r#"{ name = "d", type = "FLOAT64", domain = [1.0, -1.0] }"#, ATTR, "")),
+        ("an infinite float domain", sparse(r#"{ name = "d", type = "FLOAT64", domain = [0.0, inf] }"#, ATTR, "")),
+        ("a domain spanning its whole type", sparse(r#"{ name = "d", type = "INT8", domain = [-128, 127], tile = 2 }"#, ATTR, "")),
+        ("Hilbert cell order on a dense array", dense(DIM, ATTR, "cell_order = \"hilbert\"")),
+        ("duplicates on a dense array", dense(DIM, ATTR, "allows_duplicates = true")),
+        ("a string dimension on a dense array", dense(r#"{ name = "s", type = "STRING_ASCII" }"#, ATTR, "")),
+        ("a float dimension on a dense array", dense(r#"{ name = "d", type = "FLOAT32", domain = [0.0, 9.0], tile = 1.0 }"#, ATTR, "")),
+        ("dense dimensions of two types", dense(&format!("{DIM}, {{ name = \"e\", type = \"INT64\", domain = [0, 9], tile = 5 }}"), ATTR, "")),
+        ("a tile extent of 0", sparse(r#"{ name = "d", type = "INT32", domain = [0, 99], tile = 0 }"#, ATTR, "")),
+        ("a dense tile extent of 0", dense(r#"{ name = "d", type = "INT64", domain = [0, 99], tile = 0 }"#, ATTR, "")),
+        ("a tile extent over the domain", sparse(r#"{ name = "d", type = "INT32", domain = [0, 9], tile = 11 }"#, ATTR, "")),
+        ("a negative float tile extent", sparse(r#"{ name = "d", type = "FLOAT64", domain = [0.0, 9.0], tile = -1.0 }"#, ATTR, "")),
+        ("a tile that cannot be expanded in its type", dense(r#"{ name = "d", type = "INT64", domain = [0, 9223372036854775806], tile = 10 }"#, ATTR, "")),
+        ("capacity 0", sparse(DIM, ATTR, "capacity = 0")),
+        ("SCALE_FLOAT with factor 0", sparse(DIM, r#"{ name = "f", type = "FLOAT64", filters = [{ name = "SCALE_FLOAT", factor = 0.0, offset = 0.0, bytewidth = 4 }] }"#, "")),
+        ("SCALE_FLOAT with byte width 3", sparse(DIM, r#"{ name = "f", type = "FLOAT64", filters = [{ name = "SCALE_FLOAT", factor = 1.0, offset = 0.0, bytewidth = 3 }] }"#, "")),
+        ("SCALE_FLOAT on an INT16 attribute", sparse(DIM, r#"{ name = "f", type = "INT16", filters = [{ name = "SCALE_FLOAT", factor = 1.0, offset = 0.0, bytewidth = 4 }] }"#, "")),
+        ("DOUBLE_DELTA on a float attribute", sparse(DIM, r#"{ name = "f", type = "FLOAT32", filters = [{ name = "DOUBLE_DELTA" }] }"#, "")),
+        ("DELTA on a float attribute", sparse(DIM, r#"{ name = "f", type = "FLOAT64", filters = [{ name = "DELTA" }] }"#, "")),
+        ("BIT_WIDTH_REDUCTION on a float attribute", sparse(DIM, r#"{ name = "f", type = "FLOAT64", filters = [{ name = "BIT_WIDTH_REDUCTION" }] }"#, "")),
+        ("SCALE_FLOAT after a 1-byte SCALE_FLOAT", sparse(DIM, r#"{ name = "f", type = "FLOAT64", filters = [{ name = "SCALE_FLOAT", factor = 1.0, offset = 0.0, bytewidth = 1 }, { name = "SCALE_FLOAT", factor = 1.0, offset = 0.0, bytewidth = 8 }] }"#, "")),
+        ("RLE after another filter on a var string", sparse(DIM, r#"{ name = "s", type = "STRING_UTF8", cell_val_num = "var", filters = [{ name = "ZSTD" }, { name = "RLE" }] }"#, "")),
+        ("WEBP on an INT32 attribute", dense(&format!("{DIM}, {{ name = \"e\", type = \"INT32\", domain = [0, 99], tile = 10 }}"), r#"{ name = "p", type = "INT32", filters = [{ name = "WEBP" }] }"#, "")),
+        ("WEBP on a sparse array", sparse(&format!("{DIM}, {{ name = \"e\", type = \"INT32\", domain = [0, 99], tile = 10 }}"), r#"{ name = "p", type = "UINT8", filters = [{ name = "WEBP" }] }"#, "")),
+        ("coordinate DOUBLE_DELTA inherited by a float dimension", sparse(r#"{ name = "d", type = "FLOAT64", domain = [0.0, 9.0] }"#, ATTR, "coords_filters = [{ name = \"DOUBLE_DELTA\" }]")),
+        ("an unknown enumeration", sparse(DIM, r#"{ name = "c", type = "UINT8", enumeration = "nope" }"#, "")),
+        ("an enumeration on a float attribute", sparse(DIM, r#"{ name = "c", type = "FLOAT32", enumeration = "e" }"#, "enumerations = [{ name = \"e\", type = \"STRING_UTF8\", cell_val_num = \"var\", values = [\"x\"] }]")),
+        ("an enumeration with a value twice", sparse(DIM, r#"{ name = "c", type = "UINT8", enumeration = "e" }"#, "enumerations = [{ name = \"e\", type = \"STRING_UTF8\", cell_val_num = \"var\", values = [\"x\", \"x\"] }]")),
+        ("an enumeration too long for its attribute", sparse(DIM, r#"{ name = "c", type = "UINT8", enumeration = "e" }"#, &format!("enumerations = [{{ name = \"e\", type = \"STRING_UTF8\", cell_val_num = \"var\", values = [{}] }}]", many.join(", ")))),
+        ("a current domain past the domain", sparse(DIM, ATTR, "current_domain = [[0, 100]]")),
+        ("an attribute name starting with __", sparse(DIM, r#"{ name = "__x", type = "INT32" }"#, "")),
+        ("a BOOL dimension", sparse(r#"{ name = "d", type = "BOOL", domain = [0, 1], tile = 1 }"#, ATTR, "")),
+    ]
+}
+
+#[test]
+fn refused_schemas_are_refused_by_tiledb_and_create_nothing() {
+    let mut tiledb = oracle();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (i, (what, text)) in invalid_schemas().into_iter().enumerate() {
+        let schema = parse(&text);
+        let builder = recipe::builder(&schema).unwrap_or_else(|e| panic!("{what}: {e}"));
+        match builder.build() {
+            Err(Error::Usage(msg)) => println!("{what}: refused: {msg}"),
+            other => failures.push(format!("{what}: the builder gave {other:?}")),
+        }
+        let ours = tmp.path().join(format!("ours{i}"));
+        if Array::create_path(&ours, &builder).is_ok() || ours.exists() {
+            failures.push(format!("{what}: creating it wrote {:?}", files(&ours).keys()));
+        }
+        if let Some(o) = tiledb.as_mut() {
+            let theirs = tmp.path().join(format!("theirs{i}"));
+            let answer = o.request(&json!({"op": "create", "uri": theirs, "schema": toml_to_json(&schema)}));
+            match answer.get("error").and_then(Value::as_str) {
+                // TileDB's own refusal, not the binding's.
+                Some(e) if e.starts_with("TileDBError") => println!("  TileDB refused: {e}"),
+                Some(e) => failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}")),
+                None => failures.push(format!("{what}: TileDB created it")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn creating_over_an_existing_array_is_refused_and_keeps_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let schema = parse(&format!("type = \"sparse\"\ndims = [{DIM}]\nattrs = [{ATTR}]"));
+    let builder = recipe::builder(&schema).unwrap();
+    let ours = tmp.path().join("ours");
+    Array::create_path(&ours, &builder).unwrap();
+    let before = files(&ours);
+    let mut other = builder.clone();
+    other.attributes[0].name = "b".into();
+    match Array::create_path(&ours, &other) {
+        Err(Error::Usage(msg)) => assert!(msg.contains("already exists"), "{msg}"),
+        other => panic!("creating over an array gave {:?}", other.map(|_| ())),
+    }
+    assert_eq!(files(&ours), before, "the refused creation changed the array");
+    assert_eq!(Array::open_path(&ours, OpenOptions::default()).unwrap().schema().attributes[0].name, "a");
+    if let Some(mut o) = oracle() {
+        let theirs = tmp.path().join("theirs");
+        let req = json!({"op": "create", "uri": theirs, "schema": toml_to_json(&schema)});
+        assert_eq!(o.request(&req), json!({"ok": true}));
+        let answer = o.request(&req);
+        assert!(answer.get("error").is_some(), "TileDB created over an array: {answer}");
+        // And TileDB refuses to create over ours.
+        let answer = o.request(&json!({"op": "create", "uri": ours, "schema": toml_to_json(&schema)}));
+        assert!(answer.get("error").is_some(), "TileDB created over our array: {answer}");
+    }
+}
