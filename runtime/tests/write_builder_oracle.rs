@@ -179,3 +179,82 @@ fn creating_over_an_existing_array_is_refused_and_keeps_it() {
         assert!(answer.get("error").is_some(), "TileDB created over our array: {answer}");
     }
 }
+
+/// `(what, [schema], write step)`: writes TileDB refuses.
+fn invalid_writes() -> Vec<(&'static str, String, String)> {
+    let sparse = |more: &str| format!("type = \"sparse\"\ndims = [{DIM}]\nattrs = [{ATTR}]\n{more}");
+    let dense = |more: &str| format!("type = \"dense\"\ndims = [{DIM}]\nattrs = [{ATTR}]\n{more}");
+    let two_d = "type = \"sparse\"\ncell_order = \"hilbert\"\ndims = [{ name = \"x\", type = \"INT32\", domain = [0, 99] }, { name = \"y\", type = \"INT32\", domain = [0, 99] }]\nattrs = [{ name = \"a\", type = \"INT32\" }]".to_string();
+    let nullable = "type = \"sparse\"\ndims = [{ name = \"d\", type = \"INT32\", domain = [0, 99], tile = 10 }]\nattrs = [{ name = \"n\", type = \"INT32\", nullable = true }]".to_string();
+    let strings = "type = \"sparse\"\ndims = [{ name = \"s\", type = \"STRING_ASCII\" }]\nattrs = [{ name = \"a\", type = \"INT32\" }]\ncurrent_domain = [[\"b\", \"m\"]]".to_string();
+    let floats = "type = \"sparse\"\ndims = [{ name = \"f\", type = \"FLOAT64\", domain = [0.0, 1.0] }]\nattrs = [{ name = \"a\", type = \"INT32\" }]".to_string();
+    vec![
+        ("a coordinate outside the domain", sparse(""), "coords = { d = [1, 100] }\ndata = { a = [1, 2] }".into()),
+        ("a negative coordinate", sparse(""), "coords = { d = [-1] }\ndata = { a = [1] }".into()),
+        ("a float coordinate outside the domain", floats, "coords = { f = [0.5, 1.5] }\ndata = { a = [1, 2] }".into()),
+        ("duplicate coordinates in one unordered write", sparse(""), "coords = { d = [5, 3, 5] }\ndata = { a = [1, 2, 3] }".into()),
+        ("a global-order write out of order", sparse(""), "layout = \"global\"\ncoords = { d = [3, 1] }\ndata = { a = [1, 2] }".into()),
+        ("a global-order write out of order across tiles", sparse(""), "layout = \"global\"\ncoords = { d = [15, 2] }\ndata = { a = [1, 2] }".into()),
+        ("a global-order write with duplicates", sparse(""), "layout = \"global\"\ncoords = { d = [1, 1] }\ndata = { a = [1, 2] }".into()),
+        ("a Hilbert global-order write out of order", two_d, "layout = \"global\"\ncoords = { x = [99, 0], y = [0, 0] }\ndata = { a = [1, 2] }".into()),
+        ("columns of different lengths", sparse(""), "coords = { d = [1, 2, 3] }\ndata = { a = [1, 2] }".into()),
+        ("a missing attribute", sparse(""), "coords = { d = [1] }".into()),
+        ("a missing dimension", sparse(""), "data = { a = [1] }".into()),
+        ("a row-major sparse write", sparse(""), "layout = \"row-major\"\ncoords = { d = [1] }\ndata = { a = [1] }".into()),
+        ("validity for an attribute that is not nullable", sparse(""), "coords = { d = [1, 2] }\ndata = { a = [1, 2] }\nvalidity = { a = [1, 0] }".into()),
+        ("a nullable attribute without validity", nullable, "coords = { d = [1, 2] }\ndata = { n = [1, 2] }\nno_validity = [\"n\"]".into()),
+        ("a coordinate outside the current domain", sparse("current_domain = [[0, 9]]"), "coords = { d = [2, 20] }\ndata = { a = [1, 2] }".into()),
+        ("a dense subarray past the domain", dense(""), "subarray = [[95, 104]]\ndata = { a = { start = 0, count = 10 } }".into()),
+        ("a dense write of too few cells", dense(""), "subarray = [[0, 9]]\ndata = { a = [1, 2, 3, 4, 5] }".into()),
+        ("an unordered dense write", dense(""), "layout = \"unordered\"\nsubarray = [[0, 1]]\ndata = { a = [1, 2] }".into()),
+        ("a dense subarray outside the current domain", dense("current_domain = [[0, 49]]"), "subarray = [[40, 59]]\ndata = { a = { start = 0, count = 20 } }".into()),
+    ]
+}
+
+/// Writes the runtime refuses although TileDB 2.30 writes them, each with
+/// what TileDB then does wrong. The test fails when TileDB starts refusing
+/// one (so the list stays honest).
+const TILEDB_ACCEPTS: &[(&str, &str)] = &[(
+    "columns of different lengths",
+    "TileDB counts the cells by the coordinates and reads the attribute past its buffer: \
+     the third cell gets whatever bytes follow (a second write with more values than \
+     coordinates drops the extra values silently)",
+)];
+
+#[test]
+fn refused_writes_are_refused_by_tiledb_and_leave_the_array_unchanged() {
+    let mut tiledb = oracle();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (i, (what, schema_text, step_text)) in invalid_writes().into_iter().enumerate() {
+        let schema = parse(&schema_text);
+        let step = parse(&format!("timestamp = 5\n{step_text}"));
+        let builder = recipe::builder(&schema).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let ours = tmp.path().join(format!("ours{i}"));
+        let array = Array::create_path(&ours, &builder).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let before = files(&ours);
+        let write = recipe::write(&schema, &step).unwrap_or_else(|e| panic!("{what}: {e}"));
+        match array.write(&write) {
+            Err(Error::Usage(msg)) => println!("{what}: refused: {msg}"),
+            other => failures.push(format!("{what}: the write gave {other:?}")),
+        }
+        if files(&ours) != before {
+            failures.push(format!("{what}: the refused write changed the array"));
+        }
+        if let Some(o) = tiledb.as_mut() {
+            let theirs = tmp.path().join(format!("theirs{i}"));
+            let created = o.request(&json!({"op": "create", "uri": theirs, "schema": toml_to_json(&schema)}));
+            assert_eq!(created, json!({"ok": true}), "{what}: TileDB did not create the schema");
+            let answer = o.request(&json!({"op": "write", "uri": theirs, "schema": toml_to_json(&schema), "step": toml_to_json(&step)}));
+            let accepted = TILEDB_ACCEPTS.iter().find(|(w, _)| *w == what);
+            match (answer.get("error").and_then(Value::as_str), accepted) {
+                (None, Some((_, why))) => println!("  TileDB wrote it: {why}"),
+                (Some(e), Some(_)) => failures.push(format!("{what}: TileDB now refuses it ({e}): drop it from TILEDB_ACCEPTS")),
+                (Some(e), None) if e.starts_with("TileDBError") => println!("  TileDB refused: {e}"),
+                (Some(e), None) => failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}")),
+                (None, None) => failures.push(format!("{what}: TileDB wrote it")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
