@@ -14,7 +14,9 @@ use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
 
 /// The array folders (those holding `__schema/`) under `dir`.
 fn arrays(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -29,7 +31,9 @@ fn arrays(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn key_of(case_dir: &Path) -> Option<[u8; 32]> {
     let id = case_dir.file_name()?.to_str()?;
-    let text = std::fs::read_to_string(common::workspace().join(format!("conformance/cases/{id}.toml"))).ok()?;
+    let text =
+        std::fs::read_to_string(common::workspace().join(format!("conformance/cases/{id}.toml")))
+            .ok()?;
     let line = text.lines().find(|l| l.starts_with("encryption"))?;
     let key = line.split("key = \"").nth(1)?.split('"').next()?;
     key.as_bytes().try_into().ok()
@@ -42,7 +46,12 @@ fn every_corpus_schema_of_format_22_round_trips_through_the_builder() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with("negative."))
+        .filter(|p| {
+            !p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("negative.")
+        })
         .collect();
     cases.sort();
     let (mut schemas, mut with_enums, mut with_current, mut with_labels) = (0, 0, 0, 0);
@@ -64,8 +73,11 @@ fn every_corpus_schema_of_format_22_round_trips_through_the_builder() {
                 if schema.version != 22 {
                     continue;
                 }
-                let builder = SchemaBuilder::from_schema(&schema).unwrap_or_else(|e| panic!("{where_}: {e}"));
-                let built = builder.build().unwrap_or_else(|e| panic!("{where_}: TileDB made it, yet: {e}"));
+                let builder =
+                    SchemaBuilder::from_schema(&schema).unwrap_or_else(|e| panic!("{where_}: {e}"));
+                let built = builder
+                    .build()
+                    .unwrap_or_else(|e| panic!("{where_}: TileDB made it, yet: {e}"));
                 let original = write_to_vec(&schema.stored, (), "ArraySchema").unwrap();
                 let again = write_to_vec(&built.schema, (), "ArraySchema").unwrap();
                 assert_eq!(built.schema, schema.stored, "{where_}");

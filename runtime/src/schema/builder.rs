@@ -183,7 +183,10 @@ impl EnumerationSpec {
             datatype: Datatype::StringUtf8,
             cell_val_num: None,
             ordered,
-            values: values.iter().map(|v| v.as_ref().as_bytes().to_vec()).collect(),
+            values: values
+                .iter()
+                .map(|v| v.as_ref().as_bytes().to_vec())
+                .collect(),
             path: None,
         }
     }
@@ -814,7 +817,9 @@ mod from_stored {
                 .finalize(),
             "CurrentDomain",
         )?;
-        let rect = cd.ndrectangle.unwrap_or(stored::NDRectangle { ranges: Vec::new() });
+        let rect = cd
+            .ndrectangle
+            .unwrap_or(stored::NDRectangle { ranges: Vec::new() });
         rect.ranges
             .iter()
             .zip(&dims)

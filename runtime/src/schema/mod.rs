@@ -4,8 +4,8 @@
 
 pub mod builder;
 pub mod legacy13;
-pub mod value;
 mod validate;
+pub mod value;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
 use crate::error::{Error, Result};
@@ -19,7 +19,9 @@ use crate::tile::generic::{
     GenericTile,
 };
 
-pub use builder::{AttributeSpec, BuiltSchema, DimensionSpec, EnumerationSpec, LabelSpec, SchemaBuilder};
+pub use builder::{
+    AttributeSpec, BuiltSchema, DimensionSpec, EnumerationSpec, LabelSpec, SchemaBuilder,
+};
 pub use value::Scalar;
 
 /// The newest format version this runtime reads: `reads` in

@@ -156,7 +156,13 @@ fn check_dimension(d: &DimensionSpec) -> Result<()> {
     }
 }
 
-fn check_int_domain(name: &str, t: Datatype, lo: i128, hi: i128, extent: Option<i128>) -> Result<()> {
+fn check_int_domain(
+    name: &str,
+    t: Datatype,
+    lo: i128,
+    hi: i128,
+    extent: Option<i128>,
+) -> Result<()> {
     let (min, max) = int_limits(t).unwrap_or((i128::MIN, i128::MAX));
     if hi < lo {
         return Err(usage(format!(
@@ -271,7 +277,9 @@ fn check_attribute(a: &AttributeSpec) -> Result<()> {
         )));
     }
     if a.enumeration.as_ref().is_some_and(String::is_empty) {
-        return Err(usage(format!("attribute {name}: an empty enumeration name")));
+        return Err(usage(format!(
+            "attribute {name}: an empty enumeration name"
+        )));
     }
     check_filter_types(
         &a.filters,
@@ -315,8 +323,13 @@ fn check_coords_filters(b: &SchemaBuilder) -> Result<()> {
         }
         if d.datatype == Datatype::StringAscii && coords.len() > 1 {
             for (what, is) in [
-                ("RLE", (|f: &Filter| matches!(f, Filter::Rle { .. })) as fn(&Filter) -> bool),
-                ("DICTIONARY", |f: &Filter| matches!(f, Filter::Dictionary { .. })),
+                (
+                    "RLE",
+                    (|f: &Filter| matches!(f, Filter::Rle { .. })) as fn(&Filter) -> bool,
+                ),
+                ("DICTIONARY", |f: &Filter| {
+                    matches!(f, Filter::Dictionary { .. })
+                }),
             ] {
                 if has(is) && !is(&coords[0]) {
                     return Err(usage(format!(
@@ -332,10 +345,12 @@ fn check_coords_filters(b: &SchemaBuilder) -> Result<()> {
 
 /// `ArraySchema::check_webp_filter`.
 fn check_webp(b: &SchemaBuilder) -> Result<()> {
-    let webp = b
-        .attributes
-        .iter()
-        .find(|a| a.filters.filters.iter().any(|f| matches!(f, Filter::Webp { .. })));
+    let webp = b.attributes.iter().find(|a| {
+        a.filters
+            .filters
+            .iter()
+            .any(|f| matches!(f, Filter::Webp { .. }))
+    });
     let Some(a) = webp else { return Ok(()) };
     let dims = &b.dimensions;
     if b.array_type != ArrayType::Dense
@@ -354,15 +369,25 @@ fn check_webp(b: &SchemaBuilder) -> Result<()> {
 /// `FilterPipeline::check_filter_types` with each filter's
 /// `accepts_input_datatype` and `output_datatype`, and the option checks
 /// of `FloatScalingFilter::set_option_impl`.
-fn check_filter_types(pipeline: &FilterPipeline, t: Datatype, var: bool, field: &str) -> Result<()> {
+fn check_filter_types(
+    pipeline: &FilterPipeline,
+    t: Datatype,
+    var: bool,
+    field: &str,
+) -> Result<()> {
     let filters = &pipeline.filters;
     if filters.is_empty() {
         return Ok(());
     }
     if matches!(t, Datatype::StringAscii | Datatype::StringUtf8) && var && filters.len() > 1 {
         for (what, is) in [
-            ("RLE", (|f: &Filter| matches!(f, Filter::Rle { .. })) as fn(&Filter) -> bool),
-            ("DICTIONARY", |f: &Filter| matches!(f, Filter::Dictionary { .. })),
+            (
+                "RLE",
+                (|f: &Filter| matches!(f, Filter::Rle { .. })) as fn(&Filter) -> bool,
+            ),
+            ("DICTIONARY", |f: &Filter| {
+                matches!(f, Filter::Dictionary { .. })
+            }),
         ] {
             if filters.iter().any(is) && !is(&filters[0]) {
                 return Err(usage(format!(
@@ -390,7 +415,9 @@ fn check_filter_types(pipeline: &FilterPipeline, t: Datatype, var: bool, field: 
                 )));
             }
             if !offset.is_finite() {
-                return Err(usage(format!("{field}: SCALE_FLOAT offset {offset} is not finite")));
+                return Err(usage(format!(
+                    "{field}: SCALE_FLOAT offset {offset} is not finite"
+                )));
             }
         }
         if !accepts(f, input) {
@@ -504,7 +531,10 @@ fn check_enumeration(e: &EnumerationSpec) -> Result<()> {
     if name.is_empty() {
         return Err(usage("an enumeration without a name"));
     }
-    if e.path.as_ref().is_some_and(|p| p.contains('/') || p.is_empty()) {
+    if e.path
+        .as_ref()
+        .is_some_and(|p| p.contains('/') || p.is_empty())
+    {
         return Err(usage(format!(
             "enumeration {name}: its file name must be one path component"
         )));
@@ -569,7 +599,10 @@ fn check_current_domain(b: &SchemaBuilder) -> Result<()> {
     for (d, (lo, hi)) in b.dimensions.iter().zip(ranges) {
         let t = d.datatype;
         let (Some(l), Some(h)) = (Scalar::decode(t, lo), Scalar::decode(t, hi)) else {
-            return Err(usage(format!("dimension {}: a current-domain range of another type", d.name)));
+            return Err(usage(format!(
+                "dimension {}: a current-domain range of another type",
+                d.name
+            )));
         };
         if !t.is_string() && (lo.len() as u64 != t.size() || hi.len() as u64 != t.size()) {
             return Err(usage(format!(

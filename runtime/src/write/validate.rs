@@ -83,7 +83,9 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
     // column-major writes dense only (Hilbert is no query layout).
     match (dense, write.layout) {
         (true, WriteLayout::Unordered) => {
-            return Err(usage("unordered writes are only possible for sparse arrays"))
+            return Err(usage(
+                "unordered writes are only possible for sparse arrays",
+            ))
         }
         (false, WriteLayout::RowMajor | WriteLayout::ColMajor) => {
             return Err(usage(
@@ -147,14 +149,16 @@ fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>,
     let find = |name: &str| write.columns.iter().find(|c| c.name == name);
     let mut attrs = Vec::new();
     for a in &schema.attributes {
-        let c = find(&a.name).ok_or_else(|| usage(format!("no column for attribute {}", a.name)))?;
+        let c =
+            find(&a.name).ok_or_else(|| usage(format!("no column for attribute {}", a.name)))?;
         check_column(c, a.datatype, a.cell_val_num, a.nullable)?;
         attrs.push(c.clone());
     }
     let mut dims = Vec::new();
     if !schema.is_dense() {
         for d in &schema.dimensions {
-            let c = find(&d.name).ok_or_else(|| usage(format!("no column for dimension {}", d.name)))?;
+            let c = find(&d.name)
+                .ok_or_else(|| usage(format!("no column for dimension {}", d.name)))?;
             check_column(c, d.datatype, (!d.var).then_some(1), false)?;
             dims.push(c.clone());
         }
@@ -213,7 +217,12 @@ fn shape(cell_val_num: Option<u32>) -> String {
 /// The number of cells: every column holds as many
 /// (UnorderedWriter / WriterBase::check_buffer_sizes), and a dense write
 /// as many as its subarray (WriterBase::check_buffer_sizes).
-fn cell_count(schema: &ArraySchema, write: &Write, dims: &[Column], attrs: &[Column]) -> Result<usize> {
+fn cell_count(
+    schema: &ArraySchema,
+    write: &Write,
+    dims: &[Column],
+    attrs: &[Column],
+) -> Result<usize> {
     let n = attrs.first().or(dims.first()).map_or(0, Column::len);
     for c in attrs.iter().chain(dims) {
         if c.len() != n {
@@ -221,7 +230,10 @@ fn cell_count(schema: &ArraySchema, write: &Write, dims: &[Column], attrs: &[Col
                 "the columns hold different numbers of cells ({} has {}, {} has {n})",
                 c.name,
                 c.len(),
-                attrs.first().or(dims.first()).map_or("", |c| c.name.as_str())
+                attrs
+                    .first()
+                    .or(dims.first())
+                    .map_or("", |c| c.name.as_str())
             )));
         }
     }
@@ -237,7 +249,12 @@ fn cell_count(schema: &ArraySchema, write: &Write, dims: &[Column], attrs: &[Col
                 schema.dimensions.len()
             )));
         }
-        if let Some((d, (lo, hi))) = schema.dimensions.iter().zip(sub).find(|(_, (lo, hi))| lo > hi) {
+        if let Some((d, (lo, hi))) = schema
+            .dimensions
+            .iter()
+            .zip(sub)
+            .find(|(_, (lo, hi))| lo > hi)
+        {
             return Err(usage(format!(
                 "dimension {}: the subarray range [{lo}, {hi}] is inverted",
                 d.name
@@ -306,7 +323,9 @@ fn coordinates(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<Ve
 /// FragmentMetadata's current-domain check (every dimension inside it).
 fn check_coords_in_domain(schema: &ArraySchema, coords: &[Vec<Scalar>]) -> Result<()> {
     for d in 0..schema.dimensions.len() {
-        let Some((lo, hi)) = bounds(schema, d) else { continue };
+        let Some((lo, hi)) = bounds(schema, d) else {
+            continue;
+        };
         for (i, c) in coords.iter().enumerate() {
             let x = &c[d];
             if x.compare(&lo).is_lt() || x.compare(&hi).is_gt() {
@@ -341,12 +360,18 @@ fn check_order_and_duplicates(
     layout: WriteLayout,
     coords: &[Vec<Scalar>],
 ) -> Result<()> {
-    let same = |a: &[Scalar], b: &[Scalar]| a.iter().zip(b).all(|(x, y)| x.compare(y) == Ordering::Equal);
+    let same = |a: &[Scalar], b: &[Scalar]| {
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| x.compare(y) == Ordering::Equal)
+    };
     if layout == WriteLayout::GlobalOrder {
         let order = GlobalOrder::new(schema);
         let keys: Vec<_> = coords.iter().map(|c| order.key(c)).collect();
         for i in 1..coords.len() {
-            if order.write_order_cmp(&keys[i - 1], &coords[i - 1], &keys[i], &coords[i]) == Ordering::Greater {
+            if order.write_order_cmp(&keys[i - 1], &coords[i - 1], &keys[i], &coords[i])
+                == Ordering::Greater
+            {
                 return Err(usage(format!(
                     "cells {} and {i} are not in the global order",
                     i - 1

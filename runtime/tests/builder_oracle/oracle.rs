@@ -29,7 +29,11 @@ impl Oracle {
             .map_err(|e| format!("cannot start {}: {e}", python.display()))?;
         let stdin = child.stdin.take().ok_or("no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
-        Ok(Oracle { child, stdin, stdout })
+        Ok(Oracle {
+            child,
+            stdin,
+            stdout,
+        })
     }
 
     fn try_request(&mut self, req: &Value) -> Result<Value, String> {
@@ -37,7 +41,12 @@ impl Oracle {
         self.stdin.flush().map_err(|e| format!("flush: {e}"))?;
         for _ in 0..100 {
             let mut line = String::new();
-            if self.stdout.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+            if self
+                .stdout
+                .read_line(&mut line)
+                .map_err(|e| e.to_string())?
+                == 0
+            {
                 return Err("the oracle exited".into());
             }
             if let Ok(v) = serde_json::from_str::<Value>(&line) {

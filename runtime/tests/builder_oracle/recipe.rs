@@ -6,7 +6,9 @@
 
 use toml::Value;
 
-use tiledb_conformance::recipe::values::{cell_bytes, column_values, datatype_by_name, integer, value_bytes};
+use tiledb_conformance::recipe::values::{
+    cell_bytes, column_values, datatype_by_name, integer, value_bytes,
+};
 use tiledb_runtime::filter::{Datatype, Filter, WebpFormat};
 use tiledb_runtime::format::generated::{ArrayType, DataOrder};
 use tiledb_runtime::schema::{
@@ -21,7 +23,9 @@ fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 fn list<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 fn dt(name: &str) -> R<Datatype> {
@@ -36,7 +40,11 @@ fn filter(spec: &Value) -> R<Filter> {
             .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
             .unwrap_or(d)
     };
-    let window = |d: u32| spec.get("max_window").and_then(Value::as_integer).map_or(d, |w| w as u32);
+    let window = |d: u32| {
+        spec.get("max_window")
+            .and_then(Value::as_integer)
+            .map_or(d, |w| w as u32)
+    };
     Ok(match s(spec, "name").unwrap_or("") {
         "NOOP" => Filter::None,
         "GZIP" => Filter::Gzip { level },
@@ -47,8 +55,12 @@ fn filter(spec: &Value) -> R<Filter> {
         "DICTIONARY" => Filter::Dictionary { level },
         "DOUBLE_DELTA" => Filter::DoubleDelta { level, reinterpret },
         "DELTA" => Filter::Delta { level, reinterpret },
-        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction { max_window: window(256) },
-        "POSITIVE_DELTA" => Filter::PositiveDelta { max_window: window(1024) },
+        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction {
+            max_window: window(256),
+        },
+        "POSITIVE_DELTA" => Filter::PositiveDelta {
+            max_window: window(1024),
+        },
         "BYTESHUFFLE" => Filter::ByteShuffle,
         "BITSHUFFLE" => Filter::BitShuffle,
         "CHECKSUM_MD5" => Filter::ChecksumMd5,
@@ -57,7 +69,10 @@ fn filter(spec: &Value) -> R<Filter> {
         "SCALE_FLOAT" => Filter::ScaleFloat {
             scale: float("factor", 1.0),
             offset: float("offset", 0.0),
-            byte_width: spec.get("bytewidth").and_then(Value::as_integer).unwrap_or(8) as u64,
+            byte_width: spec
+                .get("bytewidth")
+                .and_then(Value::as_integer)
+                .unwrap_or(8) as u64,
         },
         "WEBP" => Filter::Webp {
             quality: float("quality", 100.0) as f32,
@@ -67,7 +82,10 @@ fn filter(spec: &Value) -> R<Filter> {
                 "RGBA" => WebpFormat::Rgba,
                 _ => WebpFormat::Bgra,
             },
-            lossless: spec.get("lossless").and_then(Value::as_bool).unwrap_or(true),
+            lossless: spec
+                .get("lossless")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
             y_extent: 0,
             x_extent: 0,
         },
@@ -107,16 +125,23 @@ fn dimension(d: &Value) -> R<DimensionSpec> {
         DimensionSpec::string(name)
     } else {
         let dom = list(d, "domain");
-        let b = |v: Option<&Value>| value_bytes(t, v.ok_or("a short domain")?).map_err(|e| e.to_string());
+        let b = |v: Option<&Value>| {
+            value_bytes(t, v.ok_or("a short domain")?).map_err(|e| e.to_string())
+        };
         DimensionSpec {
             name: name.to_string(),
             datatype: t,
             domain: Some((b(dom.first())?, b(dom.get(1))?)),
-            extent: d.get("tile").map(|e| value_bytes(t, e)).transpose().map_err(|e| e.to_string())?,
+            extent: d
+                .get("tile")
+                .map(|e| value_bytes(t, e))
+                .transpose()
+                .map_err(|e| e.to_string())?,
             filters: Default::default(),
         }
     };
-    spec.filters = tiledb_runtime::filter::FilterPipeline::new(filters(d, "filters")?.unwrap_or_default());
+    spec.filters =
+        tiledb_runtime::filter::FilterPipeline::new(filters(d, "filters")?.unwrap_or_default());
     Ok(spec)
 }
 
@@ -127,7 +152,10 @@ fn attribute(a: &Value) -> R<AttributeSpec> {
     spec.cell_val_num = cvn(a);
     spec.nullable = a.get("nullable").and_then(Value::as_bool).unwrap_or(false);
     if let Some(fill) = a.get("fill") {
-        spec.fill = Some(cell_bytes(t, spec.cell_val_num.unwrap_or(u32::MAX), fill).map_err(|e| e.to_string())?);
+        spec.fill = Some(
+            cell_bytes(t, spec.cell_val_num.unwrap_or(u32::MAX), fill)
+                .map_err(|e| e.to_string())?,
+        );
     }
     if let Some(fs) = filters(a, "filters")? {
         spec = spec.with_filters(fs);
@@ -141,8 +169,12 @@ fn attribute(a: &Value) -> R<AttributeSpec> {
 fn enumeration(e: &Value) -> R<EnumerationSpec> {
     let t = dt(s(e, "type").unwrap_or("INT32"))?;
     let n = cvn(e);
-    let values = column_values(t, n.unwrap_or(u32::MAX), e.get("values").ok_or("no values")?)
-        .map_err(|e| e.to_string())?;
+    let values = column_values(
+        t,
+        n.unwrap_or(u32::MAX),
+        e.get("values").ok_or("no values")?,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(EnumerationSpec {
         name: s(e, "name").unwrap_or("").to_string(),
         datatype: t,
@@ -164,7 +196,10 @@ pub fn builder(schema: &Value) -> R<SchemaBuilder> {
     if let Some(c) = schema.get("capacity").and_then(Value::as_integer) {
         b.capacity = c as u64;
     }
-    b.allows_dups = schema.get("allows_duplicates").and_then(Value::as_bool).unwrap_or(false);
+    b.allows_dups = schema
+        .get("allows_duplicates")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     for (key, slot) in [
         ("coords_filters", &mut b.coords_filters),
         ("offsets_filters", &mut b.offsets_filters),
@@ -190,7 +225,12 @@ pub fn builder(schema: &Value) -> R<SchemaBuilder> {
             _ => DataOrder::Unordered,
         };
         let dim = l.get("dim_index").and_then(Value::as_integer).unwrap_or(0) as u32;
-        b.labels.push(LabelSpec::new(s(l, "name").unwrap_or(""), dim, o, dt(s(l, "type").unwrap_or("FLOAT64"))?));
+        b.labels.push(LabelSpec::new(
+            s(l, "name").unwrap_or(""),
+            dim,
+            o,
+            dt(s(l, "type").unwrap_or("FLOAT64"))?,
+        ));
     }
     if let Some(cd) = schema.get("current_domain").and_then(Value::as_array) {
         let mut ranges = Vec::new();
@@ -233,13 +273,22 @@ fn field(schema: &Value, name: &str) -> R<(Datatype, Option<u32>, bool)> {
 /// the step does not name in `no_validity`.
 pub fn write(schema: &Value, step: &Value) -> R<Write> {
     let mut columns = Vec::new();
-    let no_validity: Vec<&str> = list(step, "no_validity").iter().filter_map(Value::as_str).collect();
+    let no_validity: Vec<&str> = list(step, "no_validity")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     for table in ["coords", "data"] {
-        let Some(t) = step.get(table).and_then(Value::as_table) else { continue };
+        let Some(t) = step.get(table).and_then(Value::as_table) else {
+            continue;
+        };
         for (name, values) in t {
             let (datatype, n, nullable) = field(schema, name)?;
-            let cells = column_values(datatype, n.unwrap_or(u32::MAX), values).map_err(|e| e.to_string())?;
-            let listed = step.get("validity").and_then(|v| v.get(name)).and_then(Value::as_array);
+            let cells = column_values(datatype, n.unwrap_or(u32::MAX), values)
+                .map_err(|e| e.to_string())?;
+            let listed = step
+                .get("validity")
+                .and_then(|v| v.get(name))
+                .and_then(Value::as_array);
             let mut c = Column::new(name, datatype, n, false);
             for cell in &cells {
                 c.push(cell, true);
@@ -266,7 +315,9 @@ pub fn write(schema: &Value, step: &Value) -> R<Write> {
             sub.iter()
                 .map(|r| {
                     let r = r.as_array().ok_or("a bad subarray")?;
-                    let b = |v: Option<&Value>| integer(v.ok_or("a short range")?).map_err(|e| e.to_string());
+                    let b = |v: Option<&Value>| {
+                        integer(v.ok_or("a short range")?).map_err(|e| e.to_string())
+                    };
                     Ok((b(r.first())?, b(r.get(1))?))
                 })
                 .collect::<R<Vec<_>>>()?,
@@ -276,6 +327,9 @@ pub fn write(schema: &Value, step: &Value) -> R<Write> {
         layout,
         subarray,
         columns,
-        timestamp: step.get("timestamp").and_then(Value::as_integer).unwrap_or(1) as u64,
+        timestamp: step
+            .get("timestamp")
+            .and_then(Value::as_integer)
+            .unwrap_or(1) as u64,
     })
 }
