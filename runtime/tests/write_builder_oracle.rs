@@ -163,7 +163,7 @@ fn refused_schemas_are_refused_by_tiledb_and_create_nothing() {
                 // TileDB's own refusal, not the binding's.
                 Some(e) if e.starts_with("TileDBError") => println!("  TileDB refused: {e}"),
                 Some(e) => {
-                    failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}"))
+                    failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}"));
                 }
                 None => failures.push(format!("{what}: TileDB created it")),
             }
@@ -375,10 +375,10 @@ fn refused_writes_are_refused_by_tiledb_and_leave_the_array_unchanged() {
                     "{what}: TileDB now refuses it ({e}): drop it from TILEDB_ACCEPTS"
                 )),
                 (Some(e), None) if e.starts_with("TileDBError") => {
-                    println!("  TileDB refused: {e}")
+                    println!("  TileDB refused: {e}");
                 }
                 (Some(e), None) => {
-                    failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}"))
+                    failures.push(format!("{what}: tiledb-py refused before TileDB did: {e}"));
                 }
                 (None, None) => failures.push(format!("{what}: TileDB wrote it")),
             }
@@ -440,7 +440,7 @@ fn compare_written(
     };
     for step in steps {
         let write = recipe::write(schema, step).unwrap_or_else(|e| panic!("{label}: {e}"));
-        let array = Array::open_path(ours, options.clone()).unwrap();
+        let array = Array::open_path(ours, options).unwrap();
         if let Err(e) = array.write(&write) {
             failures.push(format!("{label}: our write failed: {e}"));
         }

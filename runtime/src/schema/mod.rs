@@ -4,7 +4,6 @@
 
 pub mod builder;
 pub mod legacy13;
-mod validate;
 pub mod value;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};

@@ -97,66 +97,125 @@ fn matrix_attr(case: &Value) -> (Value, Vec<Value>) {
     (attr, values)
 }
 
+/// One recipe being generated: the `[schema]` entries, the write step's
+/// entries and its columns.
+struct Parts {
+    k: usize,
+    schema: Vec<(&'static str, Value)>,
+    step: Vec<(&'static str, Value)>,
+    data: Vec<(&'static str, Value)>,
+}
+
+fn order(x: usize) -> Value {
+    s(if x.is_multiple_of(2) {
+        "row-major"
+    } else {
+        "col-major"
+    })
+}
+
 /// The recipe of variant `k` for the matrix case `case`: `(schema, steps)`.
 pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
-    let (mut attr, mut values) = matrix_attr(case);
-    let datatype = attr["type"].as_str().unwrap_or("INT32").to_string();
-    let var = attr.get("cell_val_num").and_then(Value::as_str) == Some("var");
-    let table = attr.as_table_mut().expect("an attribute table");
-    let fixed_numeric = !var
-        && !matches!(
-            datatype.as_str(),
-            "CHAR" | "BLOB" | "GEOM_WKB" | "GEOM_WKT" | "STRING_ASCII" | "STRING_UTF8"
-        );
-    if fixed_numeric && k % 4 == 3 {
-        table.insert("cell_val_num".into(), i(2));
-        values = pairs(&values);
+    let mut parts = Parts {
+        k,
+        schema: Vec::new(),
+        step: vec![("op", s("write")), ("timestamp", i(10))],
+        data: Vec::new(),
+    };
+    let attrs = parts.attributes(case);
+    if k.is_multiple_of(2) {
+        parts.dense();
+    } else {
+        parts.sparse();
     }
-    let nullable = k % 3 == 0;
-    if nullable {
-        table.insert("nullable".into(), Value::Boolean(true));
-    } else if k % 5 == 2 {
-        table.insert("fill".into(), values[2].clone());
-    }
-    table.insert("filters".into(), attr_filters(k, &datatype, var));
-    let mut attrs = vec![attr];
-    let mut data = vec![("a", a(values.clone()))];
-    let mut schema = vec![];
-    if k % 8 == 5 {
-        // An enumeration of strings indexed by a UINT8 attribute.
-        attrs.push(t(vec![
-            ("name", s("e")),
-            ("type", s("UINT8")),
-            ("enumeration", s("colors")),
-        ]));
-        schema.push((
-            "enumerations",
-            a(vec![t(vec![
-                ("name", s("colors")),
-                ("type", s("STRING_UTF8")),
-                ("cell_val_num", s("var")),
-                ("ordered", Value::Boolean(k % 2 == 0)),
-                ("values", a(vec![s("red"), s("green"), s("blue")])),
-            ])]),
+    if k % 4 == 2 {
+        parts.schema.push((
+            "offsets_filters",
+            a(vec![
+                filter("POSITIVE_DELTA", vec![("max_window", i(512))]),
+                filter("ZSTD", vec![]),
+            ]),
         ));
-        data.push(("e", a(vec![i(0), i(2), i(1), i(0), i(1)])));
-    }
-    let mut step = vec![("op", s("write")), ("timestamp", i(10))];
-    if nullable {
-        step.push((
-            "validity",
-            t(vec![("a", a(vec![i(1), i(0), i(1), i(1), i(0)]))]),
+        parts.schema.push((
+            "validity_filters",
+            a(vec![filter("GZIP", vec![("level", i(9))])]),
         ));
     }
-    let dense = k % 2 == 0;
-    let order = |x: usize| s(if x % 2 == 0 { "row-major" } else { "col-major" });
-    if dense {
-        schema.push(("type", s("dense")));
-        schema.push(("tile_order", order(k / 2)));
-        schema.push(("cell_order", order(k / 4)));
+    parts.schema.push(("attrs", a(attrs)));
+    let Parts {
+        schema,
+        mut step,
+        data,
+        ..
+    } = parts;
+    step.push(("data", t(data)));
+    (t(schema), vec![t(step)])
+}
+
+impl Parts {
+    /// The attribute `a` of the matrix case, varied, and maybe an
+    /// enumerated attribute `e`; their columns.
+    fn attributes(&mut self, case: &Value) -> Vec<Value> {
+        let k = self.k;
+        let (mut attr, mut values) = matrix_attr(case);
+        let datatype = attr["type"].as_str().unwrap_or("INT32").to_string();
+        let var = attr.get("cell_val_num").and_then(Value::as_str) == Some("var");
+        let table = attr.as_table_mut().expect("an attribute table");
+        let fixed_numeric = !var
+            && !matches!(
+                datatype.as_str(),
+                "CHAR" | "BLOB" | "GEOM_WKB" | "GEOM_WKT" | "STRING_ASCII" | "STRING_UTF8"
+            );
+        if fixed_numeric && k % 4 == 3 {
+            table.insert("cell_val_num".into(), i(2));
+            values = pairs(&values);
+        }
+        let nullable = k.is_multiple_of(3);
+        if nullable {
+            table.insert("nullable".into(), Value::Boolean(true));
+        } else if k % 5 == 2 {
+            table.insert("fill".into(), values[2].clone());
+        }
+        table.insert("filters".into(), attr_filters(k, &datatype, var));
+        let mut attrs = vec![attr];
+        self.data.push(("a", a(values.clone())));
+        if k % 8 == 5 {
+            // An enumeration of strings indexed by a UINT8 attribute.
+            attrs.push(t(vec![
+                ("name", s("e")),
+                ("type", s("UINT8")),
+                ("enumeration", s("colors")),
+            ]));
+            self.schema.push((
+                "enumerations",
+                a(vec![t(vec![
+                    ("name", s("colors")),
+                    ("type", s("STRING_UTF8")),
+                    ("cell_val_num", s("var")),
+                    ("ordered", Value::Boolean(k.is_multiple_of(2))),
+                    ("values", a(vec![s("red"), s("green"), s("blue")])),
+                ])]),
+            ));
+            self.data.push(("e", a(vec![i(0), i(2), i(1), i(0), i(1)])));
+        }
+        if nullable {
+            self.step.push((
+                "validity",
+                t(vec![("a", a(vec![i(1), i(0), i(1), i(1), i(0)]))]),
+            ));
+        }
+        attrs
+    }
+
+    /// Dense: 1-D or 2-D, row- or column-major tiles, cells and write.
+    fn dense(&mut self) {
+        let k = self.k;
+        self.schema.push(("type", s("dense")));
+        self.schema.push(("tile_order", order(k / 2)));
+        self.schema.push(("cell_order", order(k / 4)));
         let layout = order(k / 6);
-        if k % 4 == 0 {
-            schema.push((
+        if k.is_multiple_of(4) {
+            self.schema.push((
                 "dims",
                 a(vec![
                     t(vec![
@@ -173,12 +232,12 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                     ]),
                 ]),
             ));
-            step.push((
+            self.step.push((
                 "subarray",
                 a(vec![a(vec![i(2), i(2)]), a(vec![i(3), i(7)])]),
             ));
         } else {
-            schema.push((
+            self.schema.push((
                 "dims",
                 a(vec![t(vec![
                     ("name", s("d")),
@@ -187,27 +246,34 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                     ("tile", i(k as i64 % 7 + 2)),
                 ])]),
             ));
-            step.push(("subarray", a(vec![a(vec![i(40), i(44)])])));
+            self.step.push(("subarray", a(vec![a(vec![i(40), i(44)])])));
             if k % 10 == 6 {
-                schema.push(("current_domain", a(vec![a(vec![i(0), i(49)])])));
+                self.schema
+                    .push(("current_domain", a(vec![a(vec![i(0), i(49)])])));
             }
         }
-        step.push(("layout", layout));
-    } else {
-        schema.push(("type", s("sparse")));
-        schema.push(("capacity", i(k as i64 % 5 + 2)));
+        self.step.push(("layout", layout));
+    }
+
+    /// Sparse: an integer, a string, or a float and an integer dimension;
+    /// Hilbert cells, duplicates, a global-order write.
+    fn sparse(&mut self) {
+        let k = self.k;
+        self.schema.push(("type", s("sparse")));
+        self.schema.push(("capacity", i(k as i64 % 5 + 2)));
         let hilbert = k % 4 == 1;
         if hilbert {
-            schema.push(("cell_order", s("hilbert")));
+            self.schema.push(("cell_order", s("hilbert")));
         } else {
-            schema.push(("cell_order", order(k / 2)));
-            schema.push(("tile_order", order(k / 4)));
+            self.schema.push(("cell_order", order(k / 2)));
+            self.schema.push(("tile_order", order(k / 4)));
         }
         let dups = k % 6 == 3;
-        schema.push(("allows_duplicates", Value::Boolean(dups)));
+        self.schema
+            .push(("allows_duplicates", Value::Boolean(dups)));
         let coords = match (k / 2) % 3 {
             0 => {
-                schema.push((
+                self.schema.push((
                     "dims",
                     a(vec![t(vec![
                         ("name", s("d")),
@@ -216,7 +282,7 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                         ("tile", i(100)),
                     ])]),
                 ));
-                schema.push((
+                self.schema.push((
                     "coords_filters",
                     a(vec![
                         filter("DOUBLE_DELTA", vec![]),
@@ -224,14 +290,15 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                     ]),
                 ));
                 if k % 7 == 3 {
-                    schema.push(("current_domain", a(vec![a(vec![i(0), i(999)])])));
+                    self.schema
+                        .push(("current_domain", a(vec![a(vec![i(0), i(999)])])));
                 }
                 if !hilbert && !dups && k % 3 == 1 {
                     // Global order: tile-major, then row- or column-major cells (one dimension).
-                    step.push(("layout", s("global")));
+                    self.step.push(("layout", s("global")));
                     let perm = [4, 1, 0, 2, 3];
                     let sorted = [0, 1, 3, 500, 999];
-                    data = data
+                    self.data = std::mem::take(&mut self.data)
                         .into_iter()
                         .map(|(n, v)| {
                             (
@@ -243,7 +310,7 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                             )
                         })
                         .collect();
-                    if let Some(validity) = step.iter_mut().find(|(n, _)| *n == "validity") {
+                    if let Some(validity) = self.step.iter_mut().find(|(n, _)| *n == "validity") {
                         validity.1 = t(vec![(
                             "a",
                             a(perm.iter().map(|&p| i([1, 0, 1, 1, 0][p])).collect()),
@@ -264,7 +331,7 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                 }
             }
             1 => {
-                schema.push((
+                self.schema.push((
                     "dims",
                     a(vec![t(vec![
                         ("name", s("s")),
@@ -284,7 +351,7 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                 )]
             }
             _ => {
-                schema.push((
+                self.schema.push((
                     "dims",
                     a(vec![
                         t(vec![
@@ -318,22 +385,6 @@ pub fn recipe(k: usize, case: &Value) -> (Value, Vec<Value>) {
                 ]
             }
         };
-        step.push(("coords", t(coords)));
+        self.step.push(("coords", t(coords)));
     }
-    if k % 4 == 2 {
-        schema.push((
-            "offsets_filters",
-            a(vec![
-                filter("POSITIVE_DELTA", vec![("max_window", i(512))]),
-                filter("ZSTD", vec![]),
-            ]),
-        ));
-        schema.push((
-            "validity_filters",
-            a(vec![filter("GZIP", vec![("level", i(9))])]),
-        ));
-    }
-    schema.push(("attrs", a(attrs)));
-    step.push(("data", t(data)));
-    (t(schema), vec![t(step)])
 }

@@ -9,9 +9,9 @@ use crate::error::Result;
 use crate::filter::{Datatype, Filter, FilterPipeline};
 use crate::format::generated::{ArrayType, DataOrder};
 
-use super::builder::{usage, AttributeSpec, DimensionSpec, EnumerationSpec, SchemaBuilder};
-use super::value::{int_limits, Scalar};
-use super::SchemaOrder;
+use super::{usage, AttributeSpec, DimensionSpec, EnumerationSpec, SchemaBuilder};
+use crate::schema::value::{int_limits, Scalar};
+use crate::schema::SchemaOrder;
 
 /// Most dimensions a Hilbert cell order handles (`Hilbert::HC_MAX_DIM`).
 const HILBERT_MAX_DIMS: usize = 16;
@@ -437,7 +437,8 @@ fn accepts(f: &Filter, t: Datatype) -> bool {
     match f {
         Filter::Delta { reinterpret, .. } | Filter::DoubleDelta { reinterpret, .. } => {
             let r = reinterpret.filter(|r| *r != Datatype::Any);
-            !r.unwrap_or(t).is_real() && r.is_none_or(|r| r.size() != 0 && size % r.size() == 0)
+            !r.unwrap_or(t).is_real()
+                && r.is_none_or(|r| r.size() != 0 && size.is_multiple_of(r.size()))
         }
         Filter::BitWidthReduction { .. } | Filter::PositiveDelta { .. } => {
             t.is_integer() || t.is_datetime() || t.is_time() || t.is_byte()
