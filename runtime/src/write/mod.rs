@@ -47,15 +47,16 @@ fn path(text: &str) -> Result<RelPath> {
 
 /// Creates an array: its folders and the schema file stamped `timestamp`
 /// (milliseconds; 0 means now). Returns the loaded schema as readers see it.
-/// Refused, with nothing written, where an array already is
-/// (`Array::create` in TileDB's `array.cc`).
+/// Refused, with nothing written, where a schema file already is
+/// (`Array::create` in TileDB's `array.cc` refuses any `__schema` folder;
+/// the recipe replay writes the enumeration files first).
 pub fn create_array(
     storage: &dyn Storage,
     schema: &stored::ArraySchema,
     timestamp: u64,
     key: Option<&[u8; 32]>,
 ) -> Result<ArraySchema> {
-    refuse_existing(storage, &RelPath::root())?;
+    refuse_existing(storage, &RelPath::root(), false)?;
     create_at(storage, &RelPath::root(), schema, timestamp, key)
 }
 
@@ -70,7 +71,7 @@ pub fn create_array_from(
 ) -> Result<ArraySchema> {
     let built = builder.build()?;
     let key = builder.encryption_key.as_ref();
-    refuse_existing(storage, &RelPath::root())?;
+    refuse_existing(storage, &RelPath::root(), true)?;
     for dir in ARRAY_DIRS {
         storage.create_dir(&path(dir)?)?;
     }
@@ -80,23 +81,35 @@ pub fn create_array_from(
     }
     for (uri, label_schema) in &built.label_arrays {
         let root = RelPath::parse(uri)?;
-        refuse_existing(storage, &root)?;
+        refuse_existing(storage, &root, true)?;
         create_at(storage, &root, label_schema, timestamp, key)?;
     }
     let created = write_schema(storage, &built.schema, timestamp, key)?;
     ArraySchema::load(storage, &path(SCHEMA_DIR)?.join(&created.name)?, key)
 }
 
-/// TileDB's `is_array`: a `__schema` folder or a legacy
-/// `__array_schema.tdb` file under `root` means an array is there.
-fn refuse_existing(storage: &dyn Storage, root: &RelPath) -> Result<()> {
-    for marker in [SCHEMA_DIR, crate::directory::ARRAY_SCHEMA_FILE] {
-        if storage.kind(&root.join(marker)?)?.is_some() {
-            return Err(Error::Usage(format!(
-                "an array already exists at {}",
-                storage.describe(root).display()
-            )));
-        }
+/// TileDB's `is_array` (`object.cc`): a `__schema` folder or a legacy
+/// `__array_schema.tdb` file under `root` means an array is there. Unless
+/// `folder_counts`, only a schema file in `__schema` counts (the recipe
+/// replay writes enumeration files before the schema).
+fn refuse_existing(storage: &dyn Storage, root: &RelPath, folder_counts: bool) -> Result<()> {
+    let schema_dir = root.join(SCHEMA_DIR)?;
+    let exists = if folder_counts {
+        storage.kind(&schema_dir)?.is_some()
+    } else {
+        storage
+            .list(&schema_dir)?
+            .is_some_and(|entries| entries.iter().any(|e| e.is_file()))
+    };
+    if exists
+        || storage
+            .kind(&root.join(crate::directory::ARRAY_SCHEMA_FILE)?)?
+            .is_some()
+    {
+        return Err(Error::Usage(format!(
+            "an array already exists at {}",
+            storage.describe(root).display()
+        )));
     }
     Ok(())
 }
