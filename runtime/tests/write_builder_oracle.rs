@@ -193,6 +193,14 @@ fn creating_over_an_existing_array_is_refused_and_keeps_it() {
         before,
         "the refused creation changed the array"
     );
+    // The lower-level creation from a stored schema refuses it too.
+    let storage = tiledb_runtime::storage::LocalStorage::new(&ours);
+    let stored = other.build().unwrap().schema;
+    match tiledb_runtime::write::create_array(&storage, &stored, 0, None) {
+        Err(Error::Usage(msg)) => assert!(msg.contains("already exists"), "{msg}"),
+        other => panic!("create_array over an array gave {:?}", other.map(|_| ())),
+    }
+    assert_eq!(files(&ours), before, "create_array changed the array");
     assert_eq!(
         Array::open_path(&ours, OpenOptions::default())
             .unwrap()
