@@ -99,7 +99,7 @@ fn refuse_existing(storage: &dyn Storage, root: &RelPath, folder_counts: bool) -
     } else {
         storage
             .list(&schema_dir)?
-            .is_some_and(|entries| entries.iter().any(|e| e.is_file()))
+            .is_some_and(|entries| entries.iter().any(crate::storage::DirEntry::is_file))
     };
     if exists
         || storage
