@@ -267,6 +267,7 @@ fn invalid_writes() -> Vec<(&'static str, String, String)> {
     let dense = |more: &str| format!("type = \"dense\"\ndims = [{DIM}]\nattrs = [{ATTR}]\n{more}");
     let two_d = "type = \"sparse\"\ncell_order = \"hilbert\"\ndims = [{ name = \"x\", type = \"INT32\", domain = [0, 99] }, { name = \"y\", type = \"INT32\", domain = [0, 99] }]\nattrs = [{ name = \"a\", type = \"INT32\" }]".to_string();
     let nullable = "type = \"sparse\"\ndims = [{ name = \"d\", type = \"INT32\", domain = [0, 99], tile = 10 }]\nattrs = [{ name = \"n\", type = \"INT32\", nullable = true }]".to_string();
+    let strings = "type = \"sparse\"\ndims = [{ name = \"d\", type = \"INT32\", domain = [0, 99], tile = 10 }]\nattrs = [{ name = \"s\", type = \"STRING_UTF8\", cell_val_num = \"var\" }]".to_string();
     let floats = "type = \"sparse\"\ndims = [{ name = \"f\", type = \"FLOAT64\", domain = [0.0, 1.0] }]\nattrs = [{ name = \"a\", type = \"INT32\" }]".to_string();
     vec![
         (
@@ -339,6 +340,16 @@ fn invalid_writes() -> Vec<(&'static str, String, String)> {
             "a nullable attribute without validity",
             nullable,
             "coords = { d = [1, 2] }\ndata = { n = [1, 2] }\nno_validity = [\"n\"]".into(),
+        ),
+        (
+            "offsets that decrease",
+            strings.clone(),
+            "coords = { d = [1, 2, 3] }\ndata = { s = [\"ab\", \"cd\", \"ef\"] }\nraw_offsets = { s = [0, 4, 2] }".into(),
+        ),
+        (
+            "an offset past the data",
+            strings.clone(),
+            "coords = { d = [1, 2, 3] }\ndata = { s = [\"ab\", \"cd\", \"ef\"] }\nraw_offsets = { s = [0, 2, 9] }".into(),
         ),
         (
             "a coordinate outside the current domain",

@@ -9,8 +9,9 @@ Serves one JSON request a line on stdin, one JSON answer a line on stdout:
 
 S and W are the conformance recipe's [schema] and write step (conformance/README.md), built
 with conformance/scripts/tdbcase.py. A write step may also name `no_validity` (nullable fields
-given without validity) and list validity for fields that are not nullable: the buffers are set
-as given, so that TileDB's own refusal is what answers.
+given without validity), list validity for fields that are not nullable, and give `raw_offsets`
+(a var field's cell starts, replacing those of its values): the buffers are set as given, so
+that TileDB's own refusal is what answers.
 """
 
 import json
@@ -88,6 +89,9 @@ def write(uri, schema, step, case):
             arr, n, offsets, valid = tdbcase.field_buffers(t, cvn, with_validity, values, given)
             keep.append((arr, offsets, valid))
             q.set_data_buffer(name, arr, n)
+            if name in step.get("raw_offsets", {}):
+                offsets = np.array(step["raw_offsets"][name], dtype=np.uint64)
+                keep.append(offsets)
             if offsets is not None:
                 q.set_offsets_buffer(name, offsets, len(offsets))
             if valid is not None:

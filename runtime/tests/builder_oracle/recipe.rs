@@ -299,6 +299,20 @@ pub fn write(schema: &Value, step: &Value) -> R<Write> {
             } else if nullable && !no_validity.contains(&name.as_str()) {
                 c = c.with_validity(&vec![true; cells.len()]);
             }
+            // Offsets as given (TileDB's: each cell's start; the column's
+            // add the end).
+            if let Some(raw) = step
+                .get("raw_offsets")
+                .and_then(|r| r.get(name))
+                .and_then(Value::as_array)
+            {
+                let mut offsets: Vec<u64> = raw
+                    .iter()
+                    .map(|o| o.as_integer().unwrap_or(0) as u64)
+                    .collect();
+                offsets.push(c.data.len() as u64);
+                c.offsets = Some(offsets);
+            }
             columns.push(c);
         }
     }
