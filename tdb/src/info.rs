@@ -10,7 +10,7 @@ use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::directory::{object_type, ObjectType};
 use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::metadata::Metadata;
-use tiledb_runtime::schema::{ArraySchema, Scalar};
+use tiledb_runtime::schema::Scalar;
 use tiledb_runtime::storage::LocalStorage;
 
 use crate::key::KeyArgs;
@@ -66,41 +66,16 @@ fn metadata_json(meta: &Metadata) -> Value {
     Value::Object(out)
 }
 
-fn filters_json(p: &tiledb_runtime::filter::FilterPipeline) -> Value {
-    Value::Array(p.filters.iter().map(|f| json!(f.name())).collect())
-}
-
-fn schema_json(s: &ArraySchema) -> Value {
-    json!({
-        "name": s.name,
-        "version": s.version,
-        "array_type": if s.is_dense() { "dense" } else { "sparse" },
-        "cell_order": s.cell_order.name(),
-        "tile_order": s.tile_order.name(),
-        "capacity": s.capacity,
-        "allows_duplicates": s.allows_dups,
-        "coords_filters": filters_json(&s.coords_filters),
-        "offsets_filters": filters_json(&s.offsets_filters),
-        "validity_filters": filters_json(&s.validity_filters),
-        "dimensions": s.dimensions.iter().map(|d| json!({
-            "name": d.name,
-            "type": d.datatype.name(),
-            "var": d.var,
-            "domain": d.domain.as_ref().map(|(lo, hi)| json!([bound(d.datatype, lo), bound(d.datatype, hi)])),
-            "tile_extent": d.extent.as_ref().map(|e| bound(d.datatype, e)),
-            "filters": filters_json(&d.filters),
-        })).collect::<Vec<_>>(),
-        "attributes": s.attributes.iter().map(|a| json!({
-            "name": a.name,
-            "type": a.datatype.name(),
-            "cell_val_num": a.cell_val_num.map_or(json!("var"), |n| json!(n)),
-            "nullable": a.nullable,
-            "filters": filters_json(&a.filters),
-            "enumeration": a.enumeration,
-        })).collect::<Vec<_>>(),
-        "enumerations": s.enumerations.iter().map(|e| json!({"name": e.name, "type": e.datatype.name(), "values": e.values.len()})).collect::<Vec<_>>(),
-        "dimension_labels": s.labels.iter().map(|l| json!({"name": l.name, "dimension": l.dim_index, "uri": l.uri})).collect::<Vec<_>>(),
-    })
+/// A pipeline's filter names (the text output leaves their options out).
+fn filter_names(filters: &Value) -> Value {
+    Value::Array(
+        filters
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| f["name"].clone())
+            .collect(),
+    )
 }
 
 fn array_json(array: &Array) -> Value {
@@ -157,7 +132,7 @@ fn array_json(array: &Array) -> Value {
         Ok(m) => metadata_json(&m),
         Err(e) => json!({"error": e.to_string()}),
     };
-    json!({"type": "array", "schema": schema_json(schema), "fragments": fragments, "metadata": metadata})
+    json!({"type": "array", "schema": crate::schema_doc::schema_doc(schema).unwrap_or_else(|e| json!({"error": e})), "fragments": fragments, "metadata": metadata})
 }
 
 fn print_text(out: &mut impl Write, doc: &Value) -> std::io::Result<()> {
@@ -193,7 +168,7 @@ fn print_text(out: &mut impl Write, doc: &Value) -> std::io::Result<()> {
                 d["type"].as_str().unwrap_or(""),
                 d["domain"],
                 d["tile_extent"],
-                d["filters"]
+                filter_names(&d["filters"])
             )?;
         }
         for a in s["attributes"].as_array().into_iter().flatten() {
@@ -204,7 +179,7 @@ fn print_text(out: &mut impl Write, doc: &Value) -> std::io::Result<()> {
                 a["type"].as_str().unwrap_or(""),
                 a["cell_val_num"],
                 a["nullable"],
-                a["filters"]
+                filter_names(&a["filters"])
             )?;
         }
         let frags = doc["fragments"].as_array().cloned().unwrap_or_default();

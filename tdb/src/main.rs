@@ -11,14 +11,18 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod arrow_out;
+mod cells;
 mod check;
 mod conformance;
+mod create;
 mod datetime;
 mod differential;
 mod info;
 mod key;
 mod read;
+mod schema_doc;
 mod values;
+mod write;
 
 /// Why a command stopped early.
 #[derive(Debug)]
@@ -54,7 +58,7 @@ pub fn output_error(e: std::io::Error) -> Failure {
 #[command(
     name = "tdb",
     version,
-    about = "Read, inspect, check and test TileDB arrays in pure Rust"
+    about = "Create, write, read, inspect, check and test TileDB arrays in pure Rust"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -67,6 +71,10 @@ enum Command {
     Info(info::Args),
     /// Read cells of an array.
     Read(read::Args),
+    /// Create an array from a schema document (`tdb info --json`, JSON or TOML).
+    Create(create::Args),
+    /// Write one fragment from the JSON `tdb read --format json` prints.
+    Write(write::Args),
     /// Validate every file of an array and report each problem.
     Check(check::Args),
     /// Run the conformance matrix (with no arguments: the shipped corpus).
@@ -81,6 +89,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Info(args) => info::run(args),
         Command::Read(args) => read::run(args),
+        Command::Create(args) => create::run(args),
+        Command::Write(args) => write::run(args),
         Command::Check(args) => check::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),

@@ -10,13 +10,14 @@ use crate::error::Result;
 use crate::fragment::FragmentMetadata;
 use crate::metadata::Metadata;
 use crate::read::{QueryBuilder, ReadQuery, ReadResult};
-use crate::schema::{ArraySchema, Scalar};
+use crate::schema::{ArraySchema, Scalar, SchemaBuilder};
 use crate::snapshot::Snapshot;
 use crate::storage::{LocalStorage, Storage};
+use crate::write::Write;
 
 pub use crate::snapshot::OpenOptions;
 
-/// An array opened for reading.
+/// An array opened at a time range: read it, or write new fragments to it.
 pub struct Array {
     snapshot: Snapshot,
 }
@@ -32,6 +33,37 @@ impl Array {
         Ok(Array {
             snapshot: Snapshot::open(storage, options)?,
         })
+    }
+
+    /// Creates an array in the local folder `path` from `schema` (checked
+    /// as TileDB checks it; refused where an array already is) and opens it.
+    pub fn create_path(path: impl AsRef<Path>, schema: &SchemaBuilder) -> Result<Array> {
+        Self::create(Box::new(LocalStorage::new(path.as_ref())), schema)
+    }
+
+    /// Creates an array rooted at `storage` from `schema` (see
+    /// [`crate::write::create_array_from`]) and opens it now, with the
+    /// schema's encryption key.
+    pub fn create(storage: Box<dyn Storage>, schema: &SchemaBuilder) -> Result<Array> {
+        crate::write::create_array_from(storage.as_ref(), schema, 0)?;
+        let options = OpenOptions {
+            key: schema.encryption_key,
+            ..OpenOptions::default()
+        };
+        Self::open(storage, options)
+    }
+
+    /// Writes one fragment after checking `write` as TileDB checks a write
+    /// query ([`crate::write::validate`]): a refused write writes nothing.
+    /// Returns the fragment's name (`None` for a write of no cells). This
+    /// opened array does not see the new fragment; open the array again.
+    pub fn write(&self, write: &Write) -> Result<Option<String>> {
+        crate::write::write_checked(
+            self.storage(),
+            self.schema(),
+            write,
+            self.options().key.as_ref(),
+        )
     }
 
     /// What was loaded at open: the state every operation works on.

@@ -121,6 +121,22 @@ impl GlobalOrder {
         GlobalKey { tile, hilbert: 0 }
     }
 
+    /// Compares two cells as TileDB's global-order writer checks a write's
+    /// order (`GlobalOrderWriter::check_global_order`): tiles then cells,
+    /// or for Hilbert arrays the Hilbert values alone.
+    pub fn write_order_cmp(
+        &self,
+        ka: &GlobalKey,
+        a: &[Scalar],
+        kb: &GlobalKey,
+        b: &[Scalar],
+    ) -> Ordering {
+        if self.cell_order == SchemaOrder::Hilbert {
+            return ka.hilbert.cmp(&kb.hilbert);
+        }
+        self.compare(ka, a, kb, b)
+    }
+
     /// Compares two cells given their keys and coordinates.
     pub fn compare(&self, ka: &GlobalKey, a: &[Scalar], kb: &GlobalKey, b: &[Scalar]) -> Ordering {
         if self.cell_order == SchemaOrder::Hilbert {

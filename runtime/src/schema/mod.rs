@@ -2,6 +2,7 @@
 //! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
 //! runtime filter pipelines, fill values and enumerations.
 
+pub mod builder;
 pub mod legacy13;
 pub mod value;
 
@@ -17,6 +18,9 @@ use crate::tile::generic::{
     GenericTile,
 };
 
+pub use builder::{
+    AttributeSpec, BuiltSchema, DimensionSpec, EnumerationSpec, LabelSpec, SchemaBuilder,
+};
 pub use value::Scalar;
 
 /// The newest format version this runtime reads: `reads` in

@@ -103,3 +103,47 @@ pub fn default_fill(datatype: Datatype) -> Vec<u8> {
         _ => vec![0; size],
     }
 }
+
+/// The smallest and largest value of an integer-like `datatype` (integers,
+/// booleans, dates and times); `None` for the others.
+pub fn int_limits(datatype: Datatype) -> Option<(i128, i128)> {
+    use Datatype::*;
+    Some(match datatype {
+        Int8 => (i8::MIN.into(), i8::MAX.into()),
+        Uint8 | Bool => (0, u8::MAX.into()),
+        Int16 => (i16::MIN.into(), i16::MAX.into()),
+        Uint16 => (0, u16::MAX.into()),
+        Int32 => (i32::MIN.into(), i32::MAX.into()),
+        Uint32 => (0, u32::MAX.into()),
+        Uint64 => (0, u64::MAX.into()),
+        t if t == Int64 || t.is_datetime() || t.is_time() => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    })
+}
+
+/// The little-endian bytes of `v` as a `size`-byte integer, wrapping as a
+/// C++ integer of that size does.
+pub fn int_bytes(v: i128, size: u64) -> Vec<u8> {
+    v.to_le_bytes()[..size.min(16) as usize].to_vec()
+}
+
+/// The tile extent TileDB gives a dimension without one
+/// (`Dimension::set_null_tile_extent_to_range`): `hi - lo + 1` computed in
+/// the dimension's type (wrapping like C++) for integers, `hi - lo` for
+/// floats; `None` when an integer domain spans its whole type.
+pub fn range_extent(datatype: Datatype, lo: &[u8], hi: &[u8]) -> Option<Vec<u8>> {
+    match (Scalar::decode(datatype, lo)?, Scalar::decode(datatype, hi)?) {
+        (Scalar::Int(l), Scalar::Int(h)) => {
+            let (min, max) = int_limits(datatype)?;
+            if l == min && h == max {
+                return None;
+            }
+            Some(int_bytes(h - l + 1, datatype.size()))
+        }
+        (Scalar::Float(l), Scalar::Float(h)) if datatype == Datatype::Float32 => {
+            Some(((h as f32) - (l as f32)).to_le_bytes().to_vec())
+        }
+        (Scalar::Float(l), Scalar::Float(h)) => Some((h - l).to_le_bytes().to_vec()),
+        _ => None,
+    }
+}

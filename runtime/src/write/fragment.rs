@@ -115,7 +115,14 @@ fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
             check_shape(c, &d.name, d.datatype, (!d.var).then_some(1))?;
         }
     }
-    let n = input.attrs.first().map(Column::len).unwrap_or(0);
+    // A sparse array may have no attributes (TileDB creates and writes
+    // it): its cells are then counted by the coordinates.
+    let n = input
+        .attrs
+        .first()
+        .or(input.dims.first())
+        .map(Column::len)
+        .unwrap_or(0);
     for c in input.attrs.iter().chain(&input.dims) {
         if c.len() != n {
             return Err(usage("columns of different lengths"));

@@ -14,17 +14,19 @@ pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
 pub mod tile_meta;
+mod validate;
 
 use crate::directory::{Extension, TimestampedName};
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
-use crate::schema::ArraySchema;
+use crate::schema::{ArraySchema, SchemaBuilder};
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 
 pub use fragment::{write_fragment, Column, FragmentInput};
+pub use validate::{validate, Write, WriteLayout};
 
 /// The format version this writer produces (TileDB 2.30's): `writes` in `spec/format.toml`.
 pub const WRITE_VERSION: u32 = crate::format::generated::WRITE_FORMAT_VERSION;
@@ -45,17 +47,111 @@ fn path(text: &str) -> Result<RelPath> {
 
 /// Creates an array: its folders and the schema file stamped `timestamp`
 /// (milliseconds; 0 means now). Returns the loaded schema as readers see it.
+/// Refused, with nothing written, where a schema file already is
+/// (`Array::create` in TileDB's `array.cc` refuses any `__schema` folder;
+/// the recipe replay writes the enumeration files first).
 pub fn create_array(
     storage: &dyn Storage,
     schema: &stored::ArraySchema,
     timestamp: u64,
     key: Option<&[u8; 32]>,
 ) -> Result<ArraySchema> {
+    refuse_existing(storage, &RelPath::root(), false)?;
+    create_at(storage, &RelPath::root(), schema, timestamp, key)
+}
+
+/// Creates an array from a [`SchemaBuilder`]: the schema checked as TileDB
+/// checks it, then, where no array is yet, the folders, the enumeration
+/// files, the arrays of the dimension labels and last the schema file.
+/// A refusal writes nothing.
+pub fn create_array_from(
+    storage: &dyn Storage,
+    builder: &SchemaBuilder,
+    timestamp: u64,
+) -> Result<ArraySchema> {
+    let built = builder.build()?;
+    let key = builder.encryption_key.as_ref();
+    refuse_existing(storage, &RelPath::root(), true)?;
     for dir in ARRAY_DIRS {
         storage.create_dir(&path(dir)?)?;
     }
     storage.create_dir(&path(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?)?;
-    write_schema(storage, schema, timestamp, key)
+    for e in &built.enumerations {
+        write_enumeration(storage, &String::from_utf8_lossy(&e.path), e, key)?;
+    }
+    for (uri, label_schema) in &built.label_arrays {
+        let root = RelPath::parse(uri)?;
+        refuse_existing(storage, &root, true)?;
+        create_at(storage, &root, label_schema, timestamp, key)?;
+    }
+    let created = write_schema(storage, &built.schema, timestamp, key)?;
+    ArraySchema::load(storage, &path(SCHEMA_DIR)?.join(&created.name)?, key)
+}
+
+/// TileDB's `is_array` (`object.cc`): a `__schema` folder or a legacy
+/// `__array_schema.tdb` file under `root` means an array is there. Unless
+/// `folder_counts`, only a schema file in `__schema` counts (the recipe
+/// replay writes enumeration files before the schema).
+fn refuse_existing(storage: &dyn Storage, root: &RelPath, folder_counts: bool) -> Result<()> {
+    let schema_dir = root.join(SCHEMA_DIR)?;
+    let exists = if folder_counts {
+        storage.kind(&schema_dir)?.is_some()
+    } else {
+        storage
+            .list(&schema_dir)?
+            .is_some_and(|entries| entries.iter().any(crate::storage::DirEntry::is_file))
+    };
+    if exists
+        || storage
+            .kind(&root.join(crate::directory::ARRAY_SCHEMA_FILE)?)?
+            .is_some()
+    {
+        return Err(Error::Usage(format!(
+            "an array already exists at {}",
+            storage.describe(root).display()
+        )));
+    }
+    Ok(())
+}
+
+fn create_at(
+    storage: &dyn Storage,
+    root: &RelPath,
+    schema: &stored::ArraySchema,
+    timestamp: u64,
+    key: Option<&[u8; 32]>,
+) -> Result<ArraySchema> {
+    let under = |dir: &str| root.join(dir);
+    let mut at = RelPath::root();
+    for c in root.components() {
+        at = at.join(c)?;
+        storage.create_dir(&at)?;
+    }
+    for dir in ARRAY_DIRS {
+        storage.create_dir(&under(dir)?)?;
+    }
+    storage.create_dir(&under(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?)?;
+    let payload = write_to_vec(schema, (), "ArraySchema")?;
+    let name = TimestampedName::generate(timestamp, timestamp, None, None)?;
+    let tile = write_generic_tile(&payload, schema.version, key)?;
+    storage.write(&under(SCHEMA_DIR)?.join(name.as_str())?, &tile)?;
+    ArraySchema::from_payload(name.as_str(), &payload)
+}
+
+/// Checks `write` as TileDB checks a write query ([`validate`]) and writes
+/// its fragment; `None` when it has no cells. A refused write writes
+/// nothing.
+pub fn write_checked(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    write: &Write,
+    key: Option<&[u8; 32]>,
+) -> Result<Option<String>> {
+    let Some(mut input) = validate(schema, write)? else {
+        return Ok(None);
+    };
+    input.key = key.copied();
+    write_fragment(storage, schema, &input).map(Some)
 }
 
 /// Writes a schema file (creation or evolution) and returns it loaded.

@@ -1,0 +1,404 @@
+//! A write as a user gives it — typed [`Column`]s by field name, a layout, a
+//! dense subarray — checked as TileDB 2.30 checks a write query before it
+//! writes anything, and turned into the [`FragmentInput`] the fragment
+//! writer takes. The rules name the TileDB function they follow (files
+//! under `tiledb/sm/query/` of TileDB 2.30.1, `writers/` for the writers).
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use crate::error::Result;
+use crate::read::order::GlobalOrder;
+use crate::schema::{ArraySchema, Scalar};
+
+use super::fragment_input::{usage, Column, FragmentInput};
+
+/// The order of the cells a write gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteLayout {
+    /// Dense: the subarray's cells, the last dimension fastest.
+    RowMajor,
+    /// Dense: the subarray's cells, the first dimension fastest.
+    ColMajor,
+    /// Sparse: cells in any order.
+    Unordered,
+    /// Sparse: cells already in the array's global order (checked).
+    GlobalOrder,
+}
+
+/// One write: a fragment's worth of cells.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The order of the cells.
+    pub layout: WriteLayout,
+    /// Dense: the inclusive `[lo, hi]` box written, one per dimension.
+    pub subarray: Option<Vec<(i128, i128)>>,
+    /// One column per attribute, and for a sparse write one per dimension,
+    /// each named after its field, in any order.
+    pub columns: Vec<Column>,
+    /// The fragment's timestamp in milliseconds (0 means now).
+    pub timestamp: u64,
+}
+
+impl Write {
+    /// A dense write of the box `subarray`, cells in row-major order.
+    pub fn dense(subarray: Vec<(i128, i128)>, columns: Vec<Column>) -> Write {
+        Write {
+            layout: WriteLayout::RowMajor,
+            subarray: Some(subarray),
+            columns,
+            timestamp: 0,
+        }
+    }
+
+    /// A sparse write, cells (coordinates among the columns) in any order.
+    pub fn sparse(columns: Vec<Column>) -> Write {
+        Write {
+            layout: WriteLayout::Unordered,
+            subarray: None,
+            columns,
+            timestamp: 0,
+        }
+    }
+
+    /// The same write with another layout.
+    pub fn with_layout(mut self, layout: WriteLayout) -> Write {
+        self.layout = layout;
+        self
+    }
+
+    /// The same write stamped `timestamp` (milliseconds).
+    pub fn at(mut self, timestamp: u64) -> Write {
+        self.timestamp = timestamp;
+        self
+    }
+}
+
+/// Checks `write` against `schema` as TileDB does, and gives the fragment
+/// input to write; `None` when the write has no cells (TileDB then writes
+/// no fragment).
+pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentInput>> {
+    let dense = schema.is_dense();
+    // Query::set_layout: unordered writes are sparse only, row- and
+    // column-major writes dense only (Hilbert is no query layout).
+    match (dense, write.layout) {
+        (true, WriteLayout::Unordered) => {
+            return Err(usage(
+                "unordered writes are only possible for sparse arrays",
+            ))
+        }
+        (false, WriteLayout::RowMajor | WriteLayout::ColMajor) => {
+            return Err(usage(
+                "row-major and column-major writes are only possible for dense arrays",
+            ))
+        }
+        (true, WriteLayout::GlobalOrder) => {
+            return Err(crate::error::Error::unsupported(
+                "global-order dense writes (write the subarray row- or column-major)",
+            ))
+        }
+        _ => {}
+    }
+    // WriterBase::init: a subarray is for dense writes only.
+    if !dense && write.subarray.is_some() {
+        return Err(usage("a sparse write takes no subarray"));
+    }
+    let (dims, attrs) = columns_by_field(schema, write)?;
+    let n = cell_count(schema, write, &dims, &attrs)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if dense {
+        check_subarray(schema, write.subarray.as_deref().unwrap_or_default())?;
+    } else {
+        let coords = coordinates(schema, &dims, n)?;
+        check_coords_in_domain(schema, &coords)?;
+        check_order_and_duplicates(schema, write.layout, &coords)?;
+    }
+    Ok(Some(FragmentInput {
+        timestamp: write.timestamp,
+        dims,
+        attrs,
+        subarray: write.subarray.clone(),
+        col_major: write.layout == WriteLayout::ColMajor,
+        ..FragmentInput::default()
+    }))
+}
+
+/// The columns matched to the schema's fields: Query::set_data_buffer (a
+/// known field; no coordinates for dense writes), set_validity_buffer
+/// (nullable fields only), and WriterBase::check_buffer_names (every
+/// attribute, and for sparse writes every dimension, given).
+fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>, Vec<Column>)> {
+    let mut seen = HashSet::new();
+    for c in &write.columns {
+        if !seen.insert(c.name.as_str()) {
+            return Err(usage(format!("two columns for {}", c.name)));
+        }
+        let is_dim = schema.dimension(&c.name).is_some();
+        if schema.attribute(&c.name).is_none() && !is_dim {
+            return Err(usage(format!("{} is no field of the array", c.name)));
+        }
+        if is_dim && schema.is_dense() {
+            return Err(usage(format!(
+                "a dense write takes a subarray, not coordinates ({})",
+                c.name
+            )));
+        }
+    }
+    let find = |name: &str| write.columns.iter().find(|c| c.name == name);
+    let mut attrs = Vec::new();
+    for a in &schema.attributes {
+        let c =
+            find(&a.name).ok_or_else(|| usage(format!("no column for attribute {}", a.name)))?;
+        check_column(c, a.datatype, a.cell_val_num, a.nullable)?;
+        attrs.push(c.clone());
+    }
+    let mut dims = Vec::new();
+    if !schema.is_dense() {
+        for d in &schema.dimensions {
+            let c = find(&d.name)
+                .ok_or_else(|| usage(format!("no column for dimension {}", d.name)))?;
+            check_column(c, d.datatype, (!d.var).then_some(1), false)?;
+            dims.push(c.clone());
+        }
+    }
+    Ok((dims, attrs))
+}
+
+/// A column fits its field: its datatype and values per cell, validity
+/// exactly when the field is nullable, and well formed (offsets ascending
+/// within the data, WriterBase::check_var_attr_offsets; validity one per
+/// cell).
+fn check_column(
+    c: &Column,
+    datatype: crate::filter::Datatype,
+    cell_val_num: Option<u32>,
+    nullable: bool,
+) -> Result<()> {
+    if c.datatype != datatype || c.cell_val_num != cell_val_num {
+        return Err(usage(format!(
+            "the column for {} holds {} {}, the field is {} {}",
+            c.name,
+            c.datatype.name(),
+            shape(c.cell_val_num),
+            datatype.name(),
+            shape(cell_val_num)
+        )));
+    }
+    match (nullable, c.validity.is_some()) {
+        (false, true) => {
+            return Err(usage(format!(
+                "{} is not nullable: its column takes no validity",
+                c.name
+            )))
+        }
+        (true, false) => {
+            return Err(usage(format!(
+                "{} is nullable: its column needs validity",
+                c.name
+            )))
+        }
+        _ => {}
+    }
+    if let Some(why) = c.shape_error() {
+        return Err(usage(why));
+    }
+    Ok(())
+}
+
+fn shape(cell_val_num: Option<u32>) -> String {
+    match cell_val_num {
+        Some(n) => format!("x{n}"),
+        None => "var".to_string(),
+    }
+}
+
+/// The number of cells: every column holds as many
+/// (UnorderedWriter / WriterBase::check_buffer_sizes), and a dense write
+/// as many as its subarray (WriterBase::check_buffer_sizes).
+fn cell_count(
+    schema: &ArraySchema,
+    write: &Write,
+    dims: &[Column],
+    attrs: &[Column],
+) -> Result<usize> {
+    let n = attrs.first().or(dims.first()).map_or(0, Column::len);
+    for c in attrs.iter().chain(dims) {
+        if c.len() != n {
+            return Err(usage(format!(
+                "the columns hold different numbers of cells ({} has {}, {} has {n})",
+                c.name,
+                c.len(),
+                attrs
+                    .first()
+                    .or(dims.first())
+                    .map_or("", |c| c.name.as_str())
+            )));
+        }
+    }
+    if schema.is_dense() {
+        let sub = write
+            .subarray
+            .as_ref()
+            .ok_or_else(|| usage("a dense write needs a subarray"))?;
+        if sub.len() != schema.dimensions.len() {
+            return Err(usage(format!(
+                "the subarray has {} ranges for {} dimensions",
+                sub.len(),
+                schema.dimensions.len()
+            )));
+        }
+        if let Some((d, (lo, hi))) = schema
+            .dimensions
+            .iter()
+            .zip(sub)
+            .find(|(_, (lo, hi))| lo > hi)
+        {
+            return Err(usage(format!(
+                "dimension {}: the subarray range [{lo}, {hi}] is inverted",
+                d.name
+            )));
+        }
+        let cells = sub
+            .iter()
+            .try_fold(1i128, |acc, (lo, hi)| acc.checked_mul(hi - lo + 1))
+            .unwrap_or(i128::MAX);
+        if cells != n as i128 {
+            return Err(usage(format!(
+                "the subarray holds {cells} cells, the columns {n}"
+            )));
+        }
+    }
+    Ok(n)
+}
+
+/// The inclusive range a dimension's cells may take: the domain, narrowed
+/// to the current domain when the schema has one (FragmentMetadata refuses
+/// cells outside the current domain).
+fn bounds(schema: &ArraySchema, d: usize) -> Option<(Scalar, Scalar)> {
+    let dim = &schema.dimensions[d];
+    if let Some(cd) = schema.current_domain.as_ref().and_then(|cd| cd.get(d)) {
+        return Some((
+            Scalar::decode(dim.datatype, &cd.0)?,
+            Scalar::decode(dim.datatype, &cd.1)?,
+        ));
+    }
+    dim.domain_scalars()
+}
+
+/// Subarray::add_range: each range inside the domain (and the current
+/// domain).
+fn check_subarray(schema: &ArraySchema, sub: &[(i128, i128)]) -> Result<()> {
+    for (d, (lo, hi)) in sub.iter().enumerate() {
+        let name = &schema.dimensions[d].name;
+        if let Some((Scalar::Int(dlo), Scalar::Int(dhi))) = bounds(schema, d) {
+            if *lo < dlo || *hi > dhi {
+                return Err(usage(format!(
+                    "dimension {name}: the subarray range [{lo}, {hi}] is outside [{dlo}, {dhi}]"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn coordinates(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<Vec<Scalar>>> {
+    (0..n)
+        .map(|i| {
+            schema
+                .dimensions
+                .iter()
+                .zip(dims)
+                .map(|(d, c)| {
+                    Scalar::decode(d.datatype, c.cell_bytes(i))
+                        .ok_or_else(|| usage(format!("cell {i}: a bad coordinate of {}", d.name)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// WriterBase::check_coord_oob (numeric dimensions inside the domain) and
+/// FragmentMetadata's current-domain check (every dimension inside it).
+fn check_coords_in_domain(schema: &ArraySchema, coords: &[Vec<Scalar>]) -> Result<()> {
+    for d in 0..schema.dimensions.len() {
+        let Some((lo, hi)) = bounds(schema, d) else {
+            continue;
+        };
+        for (i, c) in coords.iter().enumerate() {
+            let x = &c[d];
+            if x.compare(&lo).is_lt() || x.compare(&hi).is_gt() {
+                return Err(usage(format!(
+                    "cell {i}: coordinate {} of dimension {} is outside [{}, {}]",
+                    show(x),
+                    schema.dimensions[d].name,
+                    show(&lo),
+                    show(&hi)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(s: &Scalar) -> String {
+    match s {
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Float(f) => f.to_string(),
+        Scalar::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
+    }
+}
+
+/// GlobalOrderWriter::check_global_order (adjacent cells in global order;
+/// by Hilbert value alone for Hilbert arrays) and the writers'
+/// check_coord_dups: without duplicates allowed, no two cells of one write
+/// share coordinates (UnorderedWriter sorts, then compares neighbours;
+/// GlobalOrderWriter compares neighbours as given).
+fn check_order_and_duplicates(
+    schema: &ArraySchema,
+    layout: WriteLayout,
+    coords: &[Vec<Scalar>],
+) -> Result<()> {
+    let same = |a: &[Scalar], b: &[Scalar]| {
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| x.compare(y) == Ordering::Equal)
+    };
+    if layout == WriteLayout::GlobalOrder {
+        let order = GlobalOrder::new(schema);
+        let keys: Vec<_> = coords.iter().map(|c| order.key(c)).collect();
+        for i in 1..coords.len() {
+            if order.write_order_cmp(&keys[i - 1], &coords[i - 1], &keys[i], &coords[i])
+                == Ordering::Greater
+            {
+                return Err(usage(format!(
+                    "cells {} and {i} are not in the global order",
+                    i - 1
+                )));
+            }
+            if !schema.allows_dups && same(&coords[i - 1], &coords[i]) {
+                return Err(usage(format!(
+                    "cells {} and {i} share coordinates, and the array allows no duplicates",
+                    i - 1
+                )));
+            }
+        }
+        return Ok(());
+    }
+    if schema.allows_dups {
+        return Ok(());
+    }
+    let mut sorted: Vec<usize> = (0..coords.len()).collect();
+    sorted.sort_by(|&a, &b| crate::read::order::compare_coords(&coords[a], &coords[b], false));
+    for w in sorted.windows(2) {
+        if same(&coords[w[0]], &coords[w[1]]) {
+            return Err(usage(format!(
+                "cells {} and {} share coordinates, and the array allows no duplicates",
+                w[0].min(w[1]),
+                w[0].max(w[1])
+            )));
+        }
+    }
+    Ok(())
+}

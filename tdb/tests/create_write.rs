@@ -1,0 +1,266 @@
+//! `tdb create` and `tdb write`: `info → create` gives the same schema for
+//! every format-22 corpus array, `read → write` into it gives the same
+//! cells, and bad input exits 2 with a message, the array untouched.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const ENCRYPTED: (&str, &str) = (
+    "sparse.encrypted.aes256gcm",
+    "0123456789abcdeF0123456789abcdeF",
+);
+
+fn tdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdb"))
+        .args(args)
+        .output()
+        .expect("tdb runs")
+}
+
+fn ok(args: &[&str]) -> Vec<u8> {
+    let out = tdb(args);
+    assert!(
+        out.status.success(),
+        "tdb {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The corpus's top-level arrays of format 22: `(case, array folder)`.
+fn corpus_arrays() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/corpus/tiledb-2.30");
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.path().join("array"),
+            )
+        })
+        .filter(|(case, array)| !case.starts_with("negative.") && array.join("__schema").is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
+fn key_args(case: &str) -> Vec<&'static str> {
+    if case == ENCRYPTED.0 {
+        vec!["--key", ENCRYPTED.1]
+    } else {
+        Vec::new()
+    }
+}
+
+fn schema_of(info: &[u8]) -> Value {
+    let mut doc: Value = serde_json::from_slice(info).unwrap();
+    let mut schema = doc["schema"].take();
+    schema.as_object_mut().unwrap().remove("name");
+    schema
+}
+
+#[test]
+fn info_then_create_then_read_then_write_round_trip_over_the_corpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut schemas, mut cells) = (0, 0);
+    for (case, array) in corpus_arrays() {
+        let key = key_args(&case);
+        let with = |args: &[&str]| -> Vec<String> {
+            args.iter().chain(&key).map(|s| (*s).to_string()).collect()
+        };
+        let run = |args: Vec<String>| ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let a = array.to_str().unwrap();
+        let info = run(with(&["info", "--json", a]));
+        if schema_of(&info)["version"] != 22 {
+            continue;
+        }
+        let doc = tmp.path().join(format!("{case}.json"));
+        std::fs::write(&doc, &info).unwrap();
+        let new = tmp.path().join(&case);
+        let n = new.to_str().unwrap();
+        run(with(&["create", n, "--schema", doc.to_str().unwrap()]));
+        assert_eq!(
+            schema_of(&run(with(&["info", "--json", n]))),
+            schema_of(&info),
+            "{case}: info → create"
+        );
+        schemas += 1;
+        let read = run(with(&["read", a, "--format", "json"]));
+        let parsed: Value = serde_json::from_slice(&read).unwrap();
+        let empty = parsed["attributes"]
+            .as_object()
+            .into_iter()
+            .chain(parsed["dimensions"].as_object())
+            .flatten()
+            .all(|(_, v)| v.as_array().is_some_and(Vec::is_empty));
+        if empty {
+            continue;
+        }
+        let input = tmp.path().join(format!("{case}.cells.json"));
+        std::fs::write(&input, &read).unwrap();
+        run(with(&["write", n, "--input", input.to_str().unwrap()]));
+        assert_eq!(
+            String::from_utf8_lossy(&run(with(&["read", n, "--format", "json"]))),
+            String::from_utf8_lossy(&read),
+            "{case}: read → write"
+        );
+        cells += 1;
+    }
+    println!("{schemas} schemas through info → create, {cells} arrays through read → write");
+    assert!(
+        schemas > 150 && cells > 100,
+        "{schemas} schemas, {cells} arrays"
+    );
+}
+
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.insert(p.clone(), Vec::new());
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `tdb args` exits 2 naming `needle`, and leaves `dir` as it was.
+fn refused(args: &[&str], needle: &str, dir: &Path) {
+    let before = files(dir);
+    let out = tdb(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "tdb {args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "tdb {args:?}: {stderr:?} does not say {needle:?}"
+    );
+    assert_eq!(files(dir), before, "tdb {args:?} changed {}", dir.display());
+}
+
+#[test]
+fn bad_input_exits_2_and_leaves_the_array_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |name: &str| tmp.path().join(name);
+    let s = |path: &PathBuf| path.to_str().unwrap().to_string();
+    let dense = r#"array_type = "dense"
+[[dimensions]]
+name = "d"
+type = "INT32"
+domain = [0, 9]
+tile_extent = 5
+[[attributes]]
+name = "a"
+type = "INT32"
+filters = [{ name = "ZSTD", level = 3 }]
+"#;
+    std::fs::write(p("dense.toml"), dense).unwrap();
+    std::fs::write(
+        p("zero_extent.toml"),
+        dense.replace("tile_extent = 5", "tile_extent = 0"),
+    )
+    .unwrap();
+    std::fs::write(p("bad.json"), "{ not json").unwrap();
+    let array = p("array");
+    // A schema TileDB refuses: nothing is created.
+    refused(
+        &[
+            "create",
+            &s(&p("zero")),
+            "--schema",
+            &s(&p("zero_extent.toml")),
+        ],
+        "tile extent is 0",
+        tmp.path(),
+    );
+    assert!(!p("zero").exists());
+    refused(
+        &["create", &s(&p("bad")), "--schema", &s(&p("bad.json"))],
+        "bad.json",
+        tmp.path(),
+    );
+    ok(&["create", &s(&array), "--schema", &s(&p("dense.toml"))]);
+    // Over an existing array.
+    refused(
+        &["create", &s(&array), "--schema", &s(&p("dense.toml"))],
+        "already exists",
+        &array,
+    );
+    // Writes TileDB refuses, or input that is not the cells of the array.
+    let inputs = [
+        (
+            "outside.json",
+            r#"{"dimensions":{"d":[9,10]},"attributes":{"a":[1,2]}}"#,
+            "outside",
+        ),
+        (
+            "hole.json",
+            r#"{"dimensions":{"d":[0,2]},"attributes":{"a":[1,2]}}"#,
+            "do not cover the box",
+        ),
+        (
+            "twice.json",
+            r#"{"dimensions":{"d":[1,1,3]},"attributes":{"a":[1,2,3]}}"#,
+            "are the same",
+        ),
+        (
+            "missing.json",
+            r#"{"dimensions":{"d":[1]},"attributes":{}}"#,
+            "no column for attribute a",
+        ),
+        (
+            "unknown.json",
+            r#"{"dimensions":{"d":[1]},"attributes":{"a":[1],"b":[2]}}"#,
+            "no attribute b",
+        ),
+        (
+            "null.json",
+            r#"{"dimensions":{"d":[1]},"attributes":{"a":[null]}}"#,
+            "not nullable",
+        ),
+        (
+            "type.json",
+            r#"{"dimensions":{"d":[1]},"attributes":{"a":["x"]}}"#,
+            "not a INT32 value",
+        ),
+        (
+            "big.json",
+            r#"{"dimensions":{"d":[1]},"attributes":{"a":[4294967296]}}"#,
+            "does not fit",
+        ),
+    ];
+    for (name, text, needle) in inputs {
+        std::fs::write(p(name), text).unwrap();
+        refused(
+            &["write", &s(&array), "--input", &s(&p(name))],
+            needle,
+            &array,
+        );
+    }
+    // And a good write goes through.
+    std::fs::write(
+        p("good.json"),
+        r#"{"dimensions":{"d":[4,3]},"attributes":{"a":[40,30]}}"#,
+    )
+    .unwrap();
+    ok(&["write", &s(&array), "--input", &s(&p("good.json"))]);
+    let read: Value = serde_json::from_slice(&ok(&[
+        "read",
+        &s(&array),
+        "--format",
+        "json",
+        "--subarray",
+        "d=3:4",
+    ]))
+    .unwrap();
+    assert_eq!(read["attributes"]["a"], serde_json::json!([30, 40]));
+}
