@@ -12,7 +12,7 @@ fn usage(what: impl Into<String>) -> Error {
 }
 
 /// The datatype TileDB spells `name`.
-pub fn datatype_by_name(name: &str) -> Result<Datatype> {
+pub(crate) fn datatype_by_name(name: &str) -> Result<Datatype> {
     Datatype::ALL
         .iter()
         .copied()
@@ -62,7 +62,7 @@ fn float32(v: &Value) -> Result<f32> {
 }
 
 /// One value of a numeric (or boolean, date, time) type.
-pub fn value_bytes(t: Datatype, v: &Value) -> Result<Vec<u8>> {
+pub(crate) fn value_bytes(t: Datatype, v: &Value) -> Result<Vec<u8>> {
     use Datatype::*;
     let i = || integer(v);
     Ok(match t {
@@ -103,7 +103,7 @@ fn hex(s: &str) -> Result<Vec<u8>> {
 }
 
 /// One cell's bytes. `cvn` is `u32::MAX` for var-sized cells.
-pub fn cell_bytes(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<u8>> {
+pub(crate) fn cell_bytes(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<u8>> {
     if let Value::String(s) = v {
         if is_hex_type(t) {
             return hex(s);
@@ -139,7 +139,7 @@ pub fn cell_bytes(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<u8>> {
 }
 
 /// A column: a list of cells, or a `{start, step, count, modulo}` sequence.
-pub fn column_values(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<Vec<u8>>> {
+pub(crate) fn column_values(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<Vec<u8>>> {
     match v {
         Value::Array(items) => items.iter().map(|c| cell_bytes(t, cvn, c)).collect(),
         Value::Table(table) => {
@@ -176,7 +176,7 @@ pub fn column_values(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<Vec<u8>>> {
 
 /// TileDB's default fill value of one cell: the runtime's (spec/'s) default of one value,
 /// `cvn` times.
-pub fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
+pub(crate) fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
     let one = tiledb_runtime::schema::value::default_fill(t);
     let copies = if cvn == u32::MAX { 1 } else { cvn as usize };
     one.repeat(copies)
