@@ -10,7 +10,7 @@ use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::query::{decode_ranges, output_attributes, Layout, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::cells::*;
-use crate::read::sparse::fragment_tiles::{FieldTiles, FragmentTiles};
+use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
 use crate::read::tiles::load_tiles;
 use crate::schema::{ArraySchema, Scalar};
@@ -154,7 +154,7 @@ fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentT
     let key = array.options().key;
     let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
     for (fragment, tiles, fields) in planned {
-        let mut map = FieldTiles::default();
+        let mut map = DecodedTilesByField::default();
         if !tiles.is_empty() {
             for field in fields {
                 if map.contains_key(&field) {

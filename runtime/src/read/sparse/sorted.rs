@@ -357,12 +357,12 @@ pub(crate) fn short() -> Error {
 pub(crate) type Locate<'a> = dyn Fn(u64) -> (usize, usize, u64) + Sync + 'a;
 
 /// Per fragment (by index), the decoded tiles of one field, by slot.
-pub(crate) type FieldTiles<'t> = Vec<Option<&'t [TileData]>>;
+pub(crate) type TilesByFragment<'t> = Vec<Option<&'t [TileData]>>;
 
 pub(crate) fn field_tiles<'t>(
     loaded: &'t [FragmentTiles<'_>],
     field: impl Fn(&FragmentTiles<'_>) -> Option<Field>,
-) -> FieldTiles<'t> {
+) -> TilesByFragment<'t> {
     loaded
         .iter()
         .map(|fr| fr.fields.get(&field(fr)?).map(Vec::as_slice))
@@ -375,7 +375,7 @@ pub(crate) fn gather_fixed(
     size: usize,
     locations: &[u64],
     locate: &Locate<'_>,
-    tiles: &FieldTiles<'_>,
+    tiles: &TilesByFragment<'_>,
     fill: &[u8],
 ) -> Result<()> {
     const BLOCK: usize = 4096;

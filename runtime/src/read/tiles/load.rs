@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext};
-use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::fragment::{Field, FieldTileTables, FragmentMetadata};
 use crate::storage::Storage;
 use crate::tile::{unfilter_var_string_tile_into, TileJob};
 
@@ -121,7 +121,7 @@ struct FieldLoad<'a> {
     cells: &'a [u64],
     shape: &'a FieldShape,
     /// Where each tile starts in each of the field's files.
-    tables: &'a FieldTiles,
+    tables: &'a FieldTileTables,
     /// The sizes of the field's files: fixed (or offsets), var, validity.
     file_sizes: (u64, u64, u64),
     key: Option<&'a [u8; 32]>,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
-use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::fragment::{Field, FieldTileTables, FragmentMetadata};
 use crate::storage::{RelPath, Storage};
 use crate::tile::{unfilter_tile, unfilter_tile_scattered, ScatterRun, TileJob};
 
@@ -57,7 +57,7 @@ pub struct TileSource<'f> {
     suffix: &'static str,
     path: RelPath,
     describe: PathBuf,
-    tables: Arc<FieldTiles>,
+    tables: Arc<FieldTileTables>,
     file_size: u64,
     pipeline: FilterPipeline,
     ctx: FilterContext,
