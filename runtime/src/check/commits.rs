@@ -123,6 +123,7 @@ impl Checker<'_> {
                  removing this file (readers ignore what it lists that no longer exists)",
                 lines.len()
             ),
+            cause: None,
         });
     }
 

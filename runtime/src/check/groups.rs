@@ -93,6 +93,7 @@ impl Checker<'_> {
                         offset: 0,
                         field: format!("member {:?}", member.name),
                         message: format!("not checked: {uri} is outside the group"),
+                        cause: None,
                     });
                     continue;
                 }

@@ -24,6 +24,7 @@ impl Checker<'_> {
             offset: 0,
             field: format!("tile_mins/tile_maxes/tile_sums[{i}]"),
             message,
+            cause: None,
         });
     }
 
@@ -45,6 +46,7 @@ impl Checker<'_> {
                  {byte_width}-byte integers: TileDB stored those cells out of range, so the \
                  tiles' min, max and sum are not compared"
             ),
+            cause: None,
         });
     }
 

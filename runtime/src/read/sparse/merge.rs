@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::query::{decode_ranges, output_attributes, Layout, ReadQuery};
@@ -210,14 +210,16 @@ fn fragment_candidates(
             let mut coords = Vec::with_capacity(schema.dimensions.len());
             for (d, dim) in f.schema.dimensions.iter().enumerate() {
                 let bytes = coord_bytes(frag, d, slot, cell).ok_or_else(|| {
-                    Error::corrupt(
-                        0,
-                        "coordinates",
-                        format!("tile {tile} of {} is short", f.name),
-                    )
+                    let at = format!("fragment {}, tile {tile}", f.name);
+                    Error::corrupt(0, "coordinates", Cause::EndsEarly).within(at)
                 })?;
                 coords.push(Scalar::decode(dim.datatype, bytes).ok_or_else(|| {
-                    Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
+                    let cause = Cause::Inconsistent {
+                        what: "a coordinate's byte length",
+                        expected: dim.datatype.size(),
+                        found: bytes.len() as u64,
+                    };
+                    Error::corrupt(0, "coordinates", cause)
                 })?);
             }
             let copies: usize = coords
