@@ -126,10 +126,9 @@ pub enum Cause {
         /// The unit it must be a multiple of.
         unit: u64,
     },
-    /// A stored name that differs from the one the rest of the array gives it.
+    /// A stored name that differs from the one the rest of the array gives
+    /// it (the field path says which name).
     NameMismatch {
-        /// Which name, e.g. `enumeration name`.
-        what: &'static str,
         /// The name the rest of the array gives.
         expected: String,
         /// The name stored.
@@ -185,11 +184,9 @@ impl fmt::Display for Cause {
             Cause::NotMultiple { size, unit } => {
                 write!(f, "{size} bytes is not a whole number of {unit}-byte units")
             }
-            Cause::NameMismatch {
-                what,
-                expected,
-                found,
-            } => write!(f, "{what} is {found:?}, expected {expected:?}"),
+            Cause::NameMismatch { expected, found } => {
+                write!(f, "stored {found:?}, expected {expected:?}")
+            }
             Cause::BadName { name, expected } => write!(f, "{name:?} is not {expected}"),
             Cause::Text(text) => f.write_str(text),
         }

@@ -13,7 +13,7 @@
 //! consolidations themselves are read with their own `t`, `dt` and `dci`;
 //! purging deleted cells is not offered.
 //!
-//! Fragment consolidation chooses its inputs as TileDB does ([`select`]):
+//! Fragment consolidation chooses its inputs as TileDB does (`select`):
 //! runs of adjacent fragments, step by step, under the
 //! `sm.consolidation.*` settings of a [`ConsolidationConfig`] (steps, run
 //! lengths, size ratio, dense amplification, time range). With TileDB's
@@ -25,7 +25,7 @@
 //! output into several fragments) and `purge_deleted_cells`.
 //! Consolidation leaves the inputs in place; [`crate::vacuum`] removes them.
 
-pub mod select;
+pub(crate) mod select;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -268,7 +268,7 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
 }
 
 /// Fragment consolidation steered by `config`, step by step as TileDB runs
-/// it: each step picks a run of adjacent fragments ([`select::next_run`]),
+/// it: each step picks a run of adjacent fragments (`select::next_run`),
 /// merges it into one fragment named `__<first t1>_<last t2>_<label>_22`
 /// plus `__commits/<that>.vac` listing the run, and puts the new fragment in
 /// the run's place among the candidates; the steps stop after

@@ -1,16 +1,16 @@
 //! Reading cells: a [`ReadQuery`] (ranges per dimension, layout, fields) run
 //! against a [`Snapshot`] of an array, producing columnar results.
 //!
-//! The query and result types ([`query`], [`result`]) sit below both
-//! readers ([`dense`], [`sparse`]), which load tiles through [`tiles`].
+//! The query and result types (`query`, `result`) sit below both
+//! readers (`dense`, [`sparse`]), which load tiles through [`tiles`].
 
-pub mod dense;
-pub mod hilbert;
+pub(crate) mod dense;
+pub(crate) mod hilbert;
 pub mod labels;
 mod memory;
-pub mod order;
-pub mod query;
-pub mod result;
+pub(crate) mod order;
+pub(crate) mod query;
+pub(crate) mod result;
 pub mod sparse;
 pub mod tiles;
 

@@ -2,7 +2,7 @@
 //! [`crate::format::generated::ArraySchema`]) resolved into names, datatypes,
 //! runtime filter pipelines, fill values and enumerations.
 
-pub mod legacy13;
+pub(crate) mod legacy13;
 pub mod value;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
@@ -517,7 +517,6 @@ impl ArraySchema {
                     0,
                     "Enumeration.name",
                     Cause::NameMismatch {
-                        what: "the enumeration's name",
                         expected: String::from_utf8_lossy(&r.name).into_owned(),
                         found: enumeration.name.clone(),
                     },
@@ -627,7 +626,6 @@ pub fn enumeration_from_tile(tile: &GenericTile, file_name: &str) -> Result<Enum
             0,
             "Enumeration.path",
             Cause::NameMismatch {
-                what: "the path the enumeration file records",
                 expected: file_name.to_string(),
                 found: String::from_utf8_lossy(&e.path).into_owned(),
             },

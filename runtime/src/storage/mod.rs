@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
-pub mod label;
+pub(crate) mod label;
 mod local;
 mod temp;
 #[cfg(test)]

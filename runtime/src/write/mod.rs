@@ -13,7 +13,7 @@ mod field_tiles;
 pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
-pub mod tile_meta;
+pub(crate) mod tile_meta;
 
 use crate::directory::{Extension, TimestampedName};
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};

@@ -413,7 +413,7 @@ fn scatter_attribute(
         Some(v) => {
             let cell_size = v as u64 * attr.datatype.size();
             if attr.fill.len() as u64 != cell_size {
-                return Err(fill_not_one_cell(attr, cell_size as u64));
+                return Err(fill_not_one_cell(attr, cell_size));
             }
             let region = col
                 .data
