@@ -563,3 +563,36 @@ fn a_check_finding_keeps_the_structured_cause() {
         }]
     );
 }
+
+#[test]
+fn relative_paths_state_the_rule_they_break() {
+    let bad = |name: &str, expected: &'static str| {
+        Error::corrupt(
+            0,
+            "path",
+            Cause::BadName {
+                name: name.into(),
+                expected,
+            },
+        )
+    };
+    assert_eq!(
+        RelPath::parse("").unwrap_err(),
+        Error::corrupt(0, "path", Cause::Empty { what: "the path" })
+    );
+    assert_eq!(
+        RelPath::parse("/etc/passwd").unwrap_err(),
+        bad("/etc/passwd", "a relative path")
+    );
+    assert_eq!(
+        RelPath::parse("__fragments/../x").unwrap_err(),
+        bad("__fragments/../x", "a path without `.` or `..` components")
+    );
+    assert_eq!(
+        RelPath::root().join("a\\b").unwrap_err(),
+        bad(
+            "a\\b",
+            "a path whose components hold no `/`, `\\`, `:` or NUL"
+        )
+    );
+}

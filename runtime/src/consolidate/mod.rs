@@ -38,7 +38,7 @@ use crate::directory::text_files::{
 };
 use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
 use crate::directory::{Extension, TimestampedName};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
 use crate::read::{Layout, ReadQuery};
@@ -146,7 +146,11 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
         let describe = storage.describe(&path);
         let size = storage.size(&path)?;
         let trailer = size.checked_sub(8).ok_or_else(|| {
-            Error::corrupt(0, "footer length", "file too short").in_file(&describe)
+            let cause = Cause::Truncated {
+                needed: 8,
+                available: size,
+            };
+            Error::corrupt(0, "FooterLength", cause).in_file(&describe)
         })?;
         let footer_len = storage
             .read_range(&path, trailer, 8)?
@@ -154,7 +158,11 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
             .map(u64::from_le_bytes)
             .unwrap_or(u64::MAX);
         let start = trailer.checked_sub(footer_len).ok_or_else(|| {
-            Error::corrupt(trailer, "footer length", "longer than the file").in_file(&describe)
+            let cause = Cause::OutOfRange {
+                value: footer_len,
+                limit: trailer,
+            };
+            Error::corrupt(trailer, "FooterLength.footer_len", cause).in_file(&describe)
         })?;
         if footer_len > crate::fragment::MAX_FRAGMENT_FOOTER_SIZE {
             return Err(Error::unsupported(format!(
