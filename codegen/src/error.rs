@@ -23,52 +23,105 @@ pub enum SpecErrorKind {
     /// A type name that is neither a primitive, `bytes`, nor a declared enum, struct or context.
     UnknownType(String),
     /// An expression names something that is not declared (or not yet declared).
-    UnknownName { key: String, name: String },
+    UnknownName {
+        /// The key holding the expression.
+        key: String,
+        /// The name that resolves to nothing.
+        name: String,
+    },
     /// An expression names a field that is declared after the one that uses it.
-    LaterField { key: String, name: String },
+    LaterField {
+        /// The key holding the expression.
+        key: String,
+        /// The field named before its declaration.
+        name: String,
+    },
     /// An expression that is not in the expression language.
-    BadExpression { key: String, reason: String },
+    BadExpression {
+        /// The key holding the expression.
+        key: String,
+        /// What the parser or type checker objects to.
+        reason: String,
+    },
     /// `since` is not lower than `until`.
-    InvertedGate { since: u32, until: u32 },
+    InvertedGate {
+        /// The version the field appears in.
+        since: u32,
+        /// The version it is removed in, not above `since`.
+        until: u32,
+    },
     /// A gate outside `oldest..=current+1`.
     GateOutOfRange {
+        /// `since` or `until`.
         key: &'static str,
+        /// The version the gate names.
         value: u32,
+        /// `oldest` of `format.toml`.
         oldest: u32,
+        /// `current + 1`, the highest gate allowed.
         newest: u32,
     },
     /// Two enum variants with the same value.
     DuplicateValue {
+        /// The value both carry.
         value: i64,
+        /// The variant declared first.
         first: String,
+        /// The variant that repeats its value.
         second: String,
     },
     /// Two things with the same name in one scope.
-    DuplicateName { what: String, name: String },
+    DuplicateName {
+        /// What kind of thing repeats (`field`, `variant`, `struct`, …).
+        what: String,
+        /// The repeated name.
+        name: String,
+    },
     /// An enum variant that does not set a declared property.
     MissingProperty(String),
     /// An enum variant that sets a key that is not a declared property.
     UnknownProperty(String),
     /// `length_of`/`size_of` names a field that is missing or comes earlier.
     BadLengthTarget {
+        /// `length_of` or `size_of`.
         key: &'static str,
+        /// The field it names.
         target: String,
+        /// Why that field cannot be measured from here.
         reason: String,
     },
     /// A switch case that names a variant its enum does not have.
-    UnknownVariant { enum_name: String, variant: String },
+    UnknownVariant {
+        /// The enum switched on.
+        enum_name: String,
+        /// The case key that is none of its variants.
+        variant: String,
+    },
     /// A switch over an enum that leaves variants out without saying why
     /// they take the default.
     NonExhaustiveSwitch {
+        /// The enum switched on.
         enum_name: String,
+        /// Its variants that neither `cases` nor `errors` lists.
         unlisted: Vec<String>,
+        /// The switch has a `default` (then it lacks `default_reason`).
         has_default: bool,
     },
     /// `format.toml` sets a version (`current`, `reads`, `writes`) or spans
     /// one (`oldest..=current`) that has no `[[version]]` history entry.
-    MissingVersionEntry { key: &'static str, version: u32 },
+    MissingVersionEntry {
+        /// The key that sets or spans the version.
+        key: &'static str,
+        /// The version without an entry.
+        version: u32,
+    },
     /// A struct's declared `fixed_size` disagrees with its fields.
-    FixedSizeMismatch { declared: u64, computed: String },
+    FixedSizeMismatch {
+        /// `fixed_size` as the spec states it.
+        declared: u64,
+        /// The sum of the fields, or why they have no fixed size.
+        computed: String,
+    },
     /// Anything else that makes the spec inconsistent.
     Invalid(String),
 }

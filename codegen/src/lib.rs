@@ -1,21 +1,17 @@
 //! tiledb-codegen: reads `spec/` (the TileDB format as TOML), validates it and
 //! emits the binrw structures of tiledb-runtime plus Markdown tables.
 //!
-//! Three stages, as in binrw_derive: [`raw`] (the TOML as serde reads it),
+//! Three stages, as in binrw_derive: `raw` (the TOML as serde reads it),
 //! [`validate`] (a typed, checked [`model`]; every error names the file and
-//! key), then [`emit`] and [`tables`].
-#![expect(
-    missing_docs,
-    reason = "~350 public items still lack docs; the workspace lint takes over once they have them"
-)]
+//! key), then `emit` and `emit::tables`.
 
-pub mod emit;
+pub(crate) mod emit;
 pub mod error;
 pub mod export;
 pub mod expr;
 pub mod model;
-pub mod naming;
-pub mod raw;
+pub(crate) mod naming;
+pub(crate) mod raw;
 pub mod unused;
 pub mod validate;
 
@@ -33,10 +29,12 @@ pub const TABLES_DIR: &str = "spec/tables";
 /// Every file the codegen produces, with paths relative to the workspace root.
 #[derive(Debug, Clone, Default)]
 pub struct GeneratedFiles {
+    /// (path, text) pairs, sorted by path.
     pub files: Vec<(PathBuf, String)>,
 }
 
 impl GeneratedFiles {
+    /// The text produced for `relative`, if the codegen produces that file.
     pub fn get(&self, relative: impl AsRef<Path>) -> Option<&str> {
         self.files
             .iter()
@@ -81,6 +79,7 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
 /// One difference between the checked-in outputs and what the spec produces.
 #[derive(Debug, Clone)]
 pub struct Drift {
+    /// The file that differs, relative to the workspace root.
     pub path: PathBuf,
     /// A unified diff, or a note that the file is missing or stale.
     pub diff: String,
@@ -165,6 +164,7 @@ pub enum EmitKind {
 }
 
 impl EmitKind {
+    /// The kind `--emit` names (`json`, `ksy`); `None` for anything else.
     pub fn parse(name: &str) -> Option<EmitKind> {
         match name {
             "json" => Some(EmitKind::Json),

@@ -16,15 +16,20 @@ pub use crate::expr::{Prim, Ty};
 /// messages) and its checked, typed tree.
 #[derive(Debug, Clone)]
 pub struct Checked {
+    /// The expression as the spec writes it.
     pub text: String,
-    pub expr: crate::expr::Expr,
+    /// The typed tree the emitters lower to Rust.
+    pub(crate) expr: crate::expr::Expr,
 }
 
 /// Every named type of the spec, for resolving expressions and types.
 #[derive(Debug)]
 pub struct TypeTable<E = Checked> {
+    /// Every enum of every spec file, by Rust name.
     pub enums: BTreeMap<String, Enum>,
+    /// Every context, by name.
     pub contexts: BTreeMap<String, Context<E>>,
+    /// Every struct, by name.
     pub structs: BTreeMap<String, Struct<E>>,
 }
 
@@ -40,7 +45,7 @@ impl<E> Default for TypeTable<E> {
 
 impl<E> TypeTable<E> {
     /// The params (name → type) a struct-typed or switch field passes arguments to.
-    pub fn arg_param_types(&self, field: &Field<E>) -> BTreeMap<String, Ty> {
+    pub(crate) fn arg_param_types(&self, field: &Field<E>) -> BTreeMap<String, Ty> {
         let mut out = BTreeMap::new();
         for target in field.arg_targets() {
             if let Some(structure) = self.structs.get(target) {
@@ -54,186 +59,290 @@ impl<E> TypeTable<E> {
     }
 }
 
+/// The whole format: `format.toml`'s versions, upstream commits and facts,
+/// then every other spec file in order.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Spec {
+    /// The newest format version spec/ describes (`current`).
     pub current: u32,
+    /// The oldest format version spec/ describes and the runtime accepts (`oldest`).
     pub oldest: u32,
     /// The newest version the runtime reads.
     pub reads: u32,
     /// The version the runtime writes.
     pub writes: u32,
+    /// The heading of `format.toml` (`[file] title`).
     pub format_title: String,
     /// The generated module of `format.toml`.
     pub format_module: String,
+    /// The upstream document `format.toml` follows, if any.
     pub format_source: Option<String>,
+    /// What each version `oldest..=current` changed, oldest first.
     pub versions: Vec<Version>,
+    /// The upstream commits the spec was checked against.
     pub upstream: Upstream,
+    /// Facts upstream's documents lack or get wrong (`[[fact]]`).
     pub facts: Vec<Fact>,
+    /// The spec files other than `format.toml`, each with its enums, contexts,
+    /// structs and folders.
     pub files: Vec<SpecFile>,
 }
 
 /// Which TileDB-Inc/TileDB commits spec/ follows.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Upstream {
+    /// The upstream repository, `owner/name`.
     pub repository: String,
+    /// The newest commit touching `format_spec/` that the tables were checked against.
     pub format_spec_commit: String,
+    /// That commit's date, for readers.
     pub format_spec_date: Option<String>,
+    /// The TileDB release whose behaviour the runtime matches.
     pub release_tag: String,
+    /// The full commit id of that release.
     pub release_commit: String,
+    /// Prose on how to review spec/ against upstream.
     pub doc: Option<String>,
 }
 
 /// A fact upstream's documents lack or get wrong.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Fact {
+    /// The fact's snake_case name; a fact with a `value` becomes a constant of that name.
     pub name: String,
     /// `true`: upstream's document is wrong; `false`: it says nothing.
     pub erratum: bool,
+    /// What is true, in a sentence.
     pub statement: String,
+    /// Where upstream's code shows it.
     pub source: String,
+    /// The upstream document concerned, if any.
     pub upstream: Option<String>,
+    /// A number the runtime uses, generated as a constant.
     pub value: Option<u64>,
 }
 
+/// One `[[version]]` entry of `format.toml`: what a format version changed.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Version {
+    /// The format version.
     pub number: u32,
+    /// The first TileDB release that writes it.
     pub release: Option<String>,
+    /// Where upstream records the change.
     pub source: Option<String>,
+    /// Where upstream's account of this version is wrong, and how.
     pub erratum: Option<String>,
+    /// What changed in the layout, one item per change.
     pub changes: Vec<String>,
 }
 
+/// One `spec/<name>.toml` file and what it declares; it becomes one
+/// generated module and one Markdown table.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SpecFile {
     /// `spec/<name>.toml`
     pub display: String,
     /// `<name>` without extension.
     pub stem: String,
+    /// The heading of its tables (`[file] title`).
     pub title: String,
+    /// The generated Rust module it becomes.
     pub module: String,
+    /// The upstream document it follows.
     pub source: Option<String>,
+    /// Prose for what has no struct (the text files).
     pub doc: Option<String>,
+    /// Its enums, in spec order.
     pub enums: Vec<Enum>,
+    /// Its contexts, in spec order.
     pub contexts: Vec<Context>,
+    /// Its structs, in spec order.
     pub structs: Vec<Struct>,
+    /// Its folders (only `directory.toml` has any).
     pub folders: Vec<Folder>,
 }
 
 /// A folder of an array or a group.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Folder {
+    /// The folder relative to the array or group root; empty for the root itself.
     pub path: String,
+    /// Arrays have this folder.
     pub in_array: bool,
+    /// Groups have this folder.
     pub in_group: bool,
+    /// The format version that introduced it.
     pub since: Option<u32>,
+    /// What the folder holds.
     pub doc: Option<String>,
+    /// TileDB loads every file in it and fails on a name it does not expect.
     pub listed_whole: bool,
     /// Set when `listed_whole`.
     pub loaded_as: String,
     /// Set when `listed_whole`.
     pub refusal: String,
+    /// Why the folder is (or is not) listed whole: upstream's code or the measurement.
     pub reason: String,
+    /// Where upstream's code shows it.
     pub source: Option<String>,
 }
 
+/// An enumeration of the format: a `#[repr]` integer whose unknown values
+/// are read errors, with typed per-variant properties.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Enum {
+    /// The Rust name (UpperCamelCase).
     pub name: String,
     /// Why no runtime code uses the generated type.
     pub unused_reason: Option<String>,
+    /// The integer it is stored as on disk.
     pub repr: Prim,
+    /// The spec's description, carried into `///` docs.
     pub doc: Option<String>,
+    /// Where the values come from upstream.
     pub source: Option<String>,
+    /// Where upstream's document is wrong about it.
     pub erratum: Option<String>,
     /// Declared properties with their types, sorted by name.
     pub properties: Vec<(String, PropTy)>,
+    /// The variants, in spec order.
     pub variants: Vec<Variant>,
 }
 
 impl Enum {
-    pub fn variant(&self, spec_name: &str) -> Option<&Variant> {
+    /// The variant the spec spells `spec_name`, if any.
+    pub(crate) fn variant(&self, spec_name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == spec_name)
     }
 }
 
+/// The type of an enum property (`properties = { size = "u64" }`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum PropTy {
+    /// An integer of this width.
     Int(Prim),
+    /// `true` or `false`.
     Bool,
+    /// A string.
     Str,
 }
 
+/// One value of an enum.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Variant {
+    /// The spec's spelling (`INT32`), which `name()` returns.
     pub name: String,
+    /// The Rust variant (`Int32`).
     pub rust_name: String,
+    /// The number stored on disk.
     pub value: i128,
+    /// The spec's description.
     pub doc: Option<String>,
+    /// Where upstream defines it.
     pub source: Option<String>,
+    /// Where upstream's document is wrong about it.
     pub erratum: Option<String>,
+    /// Upstream deprecates it (still read).
     pub deprecated: bool,
+    /// The value is valid from this format version on.
     pub since: Option<u32>,
+    /// The value is no longer valid from this format version on.
     pub until: Option<u32>,
     /// One value per declared property, in the order of `Enum::properties`.
     #[schemars(with = "Vec<serde_json::Value>")]
     pub props: Vec<toml::Value>,
 }
 
+/// A record the runtime builds and passes down to structs whose layout
+/// depends on it; it is never read from a file (or computed `from` a struct).
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Context<E = Checked> {
+    /// The Rust name.
     pub name: String,
     /// Why no runtime code uses the generated type.
     pub unused_reason: Option<String>,
+    /// What it describes.
     pub doc: Option<String>,
+    /// Where upstream defines what it holds.
     pub source: Option<String>,
     /// The struct this context is computed from, if any.
     pub from: Option<String>,
+    /// Its fields; each has a `value` when the context is derived `from` a struct.
     pub fields: Vec<Named<E>>,
 }
 
+/// A named, typed value: a struct param or a context field.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Named<E = Checked> {
+    /// The spec's snake_case name.
     pub name: String,
+    /// The Rust identifier (`type` becomes `type_`).
     pub ident: String,
+    /// Its type.
     pub ty: Ty,
+    /// What it holds.
     pub doc: Option<String>,
     /// How a field of a derived context is computed from its struct.
     pub value: Option<E>,
 }
 
+/// A byte layout: the fields of a structure in file order, with the params
+/// its parent passes and the version its gates compare against.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Struct<E = Checked> {
+    /// The Rust name.
     pub name: String,
     /// Why no runtime code uses the generated type.
     pub unused_reason: Option<String>,
+    /// The spec's description.
     pub doc: Option<String>,
+    /// Where upstream describes it.
     pub source: Option<String>,
+    /// Where upstream's document is wrong about it.
     pub erratum: Option<String>,
+    /// What holds it, if anything (`generic_tile`: it is a generic tile's payload).
     pub container: Option<String>,
+    /// What the parent passes in; the same on read and write.
     pub params: Vec<Named<E>>,
     /// The expression `since`/`until` compare against; once checked, present
     /// only when some field is gated (it is not checked otherwise).
     pub version: Option<E>,
+    /// The `version` expression as written (empty when the struct has none).
     pub version_text: String,
+    /// The fields, in file order.
     pub fields: Vec<Field<E>>,
 }
 
+/// One field of a struct: its layout, when it is present, and whether it is
+/// stored or computed on write.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Field<E = Checked> {
+    /// The spec's snake_case name.
     pub name: String,
+    /// The Rust identifier (`type` becomes `type_`).
     pub ident: String,
+    /// The spec's description, carried into `///` docs.
     pub doc: Option<String>,
+    /// Where upstream describes it (the struct's when unset).
     pub source: Option<String>,
+    /// Where upstream's document is wrong about it.
     pub erratum: Option<String>,
+    /// Present from this format version on.
     pub since: Option<u32>,
+    /// Absent from this format version on.
     pub until: Option<u32>,
+    /// Present only when this holds (`if`), combined with the gates.
     pub condition: Option<E>,
+    /// Its value where it is absent; without one, a conditional field is an `Option`.
     pub default: Option<E>,
+    /// How its bytes are laid out.
     pub layout: Layout<E>,
+    /// Stored, or computed from another field or fixed when writing.
     pub role: Role<E>,
     /// Arguments for the params of a struct-typed (or switch) field, by param name.
     pub args: BTreeMap<String, E>,
+    /// The largest length or count accepted, beyond the bytes present.
     pub max: Option<u64>,
     /// For a struct or switch field: it occupies exactly this many bytes.
     pub sized: Option<E>,
@@ -241,22 +350,22 @@ pub struct Field<E = Checked> {
 
 impl<E> Field<E> {
     /// Present only under a version gate or a condition.
-    pub fn is_conditional(&self) -> bool {
+    pub(crate) fn is_conditional(&self) -> bool {
         self.since.is_some() || self.until.is_some() || self.condition.is_some()
     }
 
     /// Kept in the generated struct (not a length, size or fixed value).
-    pub fn is_stored(&self) -> bool {
+    pub(crate) fn is_stored(&self) -> bool {
         matches!(self.role, Role::Stored)
     }
 
     /// An `Option` in the struct: conditional without a default.
-    pub fn is_optional(&self) -> bool {
+    pub(crate) fn is_optional(&self) -> bool {
         self.is_stored() && self.is_conditional() && self.default.is_none()
     }
 
     /// The type of the value a single instance holds, ignoring optionality.
-    pub fn base_ty(&self) -> Ty {
+    pub(crate) fn base_ty(&self) -> Ty {
         match &self.layout {
             Layout::Single(ty) => ty.clone(),
             Layout::Bytes { .. } => Ty::Bytes,
@@ -266,7 +375,7 @@ impl<E> Field<E> {
     }
 
     /// The structs a struct-typed, list-of-struct or switch field reads.
-    pub fn arg_targets(&self) -> Vec<&String> {
+    pub(crate) fn arg_targets(&self) -> Vec<&String> {
         match &self.layout {
             Layout::Single(Ty::Struct(name))
             | Layout::List {
@@ -279,7 +388,7 @@ impl<E> Field<E> {
     }
 
     /// The type an expression sees when it names this field.
-    pub fn value_ty(&self) -> Ty {
+    pub(crate) fn value_ty(&self) -> Ty {
         if self.is_optional() {
             Ty::Option(Box::new(self.base_ty()))
         } else {
@@ -288,47 +397,68 @@ impl<E> Field<E> {
     }
 }
 
+/// How a field's bytes are laid out.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Layout<E = Checked> {
     /// A primitive, bool, enum or struct.
     Single(Ty),
+    /// Raw bytes.
     Bytes {
+        /// How many.
         len: BytesLen<E>,
     },
+    /// A list of elements of one type.
     List {
+        /// The element type.
         elem: Ty,
+        /// How many elements.
         len: ListLen<E>,
     },
+    /// A type chosen by an earlier value.
     Switch(Switch<E>),
 }
 
+/// How many raw bytes a `bytes` field holds.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum BytesLen<E = Checked> {
+    /// This many (the `size` expression).
     Size(E),
+    /// Everything to the end of the enclosing structure.
     UntilEof,
     /// Up to (and consuming) this byte.
     Terminated(u8),
 }
 
+/// How many elements a list field holds.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum ListLen<E = Checked> {
+    /// This many (the `count` expression).
     Count(E),
     /// One element per entry of `over` (a list param or an earlier list field).
     Each {
+        /// The list walked.
         over: E,
+        /// The name the entry takes inside `args`.
         entry: String,
     },
+    /// Elements until the enclosing structure ends.
     UntilEof,
 }
 
+/// Whether a field is kept in the generated struct or derived when writing.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub enum Role<E = Checked> {
+    /// Kept in the struct.
     Stored,
+    /// The length of the named field (elements or bytes); written from it.
     LengthOf(String),
+    /// The serialized size in bytes of the named field; written from it.
     SizeOf(String),
+    /// A fixed value: reading anything else is an error.
     Value(E),
 }
 
+/// A field whose type is chosen by an earlier value (`switch_on`).
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Switch<E = Checked> {
     /// The generated enum's name.
@@ -338,6 +468,7 @@ pub struct Switch<E = Checked> {
     pub on: E,
     /// Case type, with the keys that select it (in value order); the default last.
     pub cases: Vec<SwitchCase>,
+    /// The type every value not listed takes, if any.
     pub default: Option<String>,
     /// Why the enum variants no case names take the default (required when
     /// a switch over an enum leaves variants out).
@@ -346,8 +477,10 @@ pub struct Switch<E = Checked> {
     pub errors: Vec<(String, String)>,
 }
 
+/// One case of a switch: a type and the values that select it.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct SwitchCase {
+    /// The struct read for these keys.
     pub ty: String,
     /// Spec keys (variant names, or integers for integer switches).
     pub keys: Vec<String>,
@@ -355,7 +488,7 @@ pub struct SwitchCase {
 
 impl<E> Switch<E> {
     /// Every case type, then the default (a type may appear twice).
-    pub fn types(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn types(&self) -> impl Iterator<Item = &String> {
         self.cases.iter().map(|c| &c.ty).chain(self.default.iter())
     }
 }

@@ -12,11 +12,13 @@ use crate::model::Spec;
 /// One generated type and whether the runtime names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeUse {
+    /// The generated type's Rust name.
     pub name: String,
     /// The spec file that declares it.
     pub file: String,
     /// `enum`, `struct`, `context` or `switch` (the enum of a switch field).
     pub kind: &'static str,
+    /// Some `.rs` file of `runtime/src` outside `format/generated/` names it.
     pub used: bool,
     /// `unused_reason` from spec/ (for a switch: its struct's).
     pub reason: Option<String>,

@@ -102,7 +102,7 @@ pub fn cells(result: &ReadResult, first_kind: &str) -> (Value, Vec<Value>) {
     (Value::Array(fields), rows)
 }
 
-pub fn metadata(meta: &Metadata) -> Value {
+pub(crate) fn metadata(meta: &Metadata) -> Value {
     let mut out = Map::new();
     for (key, v) in &meta.entries {
         let entry = if is_byte_type(v.datatype) {
@@ -117,7 +117,7 @@ pub fn metadata(meta: &Metadata) -> Value {
     Value::Object(out)
 }
 
-pub fn schema(s: &ArraySchema) -> Value {
+pub(crate) fn schema(s: &ArraySchema) -> Value {
     let mut out = json!({
         "array_type": if s.is_dense() { "dense" } else { "sparse" },
         "cell_order": s.cell_order.name(),
@@ -150,7 +150,7 @@ pub fn schema(s: &ArraySchema) -> Value {
     out
 }
 
-pub fn enumerations(s: &ArraySchema) -> Value {
+pub(crate) fn enumerations(s: &ArraySchema) -> Value {
     let mut out = Map::new();
     for e in &s.enumerations {
         let values: Vec<Value> = e
@@ -168,7 +168,7 @@ pub fn enumerations(s: &ArraySchema) -> Value {
 }
 
 /// A range bound of a read spec as a scalar of `dt`.
-pub fn range_scalar(dt: Datatype, v: &Value) -> Result<Scalar, String> {
+pub(crate) fn range_scalar(dt: Datatype, v: &Value) -> Result<Scalar, String> {
     use Datatype::*;
     Ok(match v {
         Value::String(s) if matches!(dt, StringAscii | StringUtf8 | Char) => {
@@ -189,13 +189,13 @@ pub fn range_scalar(dt: Datatype, v: &Value) -> Result<Scalar, String> {
 }
 
 /// A range bound of a read spec as the dimension's bytes.
-pub fn range_bytes(dt: Datatype, v: &Value) -> Result<Vec<u8>, String> {
+pub(crate) fn range_bytes(dt: Datatype, v: &Value) -> Result<Vec<u8>, String> {
     let scalar = range_scalar(dt, v)?;
     encode_scalar(dt, &scalar).ok_or_else(|| format!("range value {v} does not fit {}", dt.name()))
 }
 
 /// Open options of a read spec (`timestamp` or `timestamp_range`) and the case's key.
-pub fn open_options(read: &Value, key: Option<[u8; 32]>) -> OpenOptions {
+pub(crate) fn open_options(read: &Value, key: Option<[u8; 32]>) -> OpenOptions {
     let mut options = OpenOptions {
         key,
         ..OpenOptions::default()

@@ -13,12 +13,16 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// Every conforming reader must read it.
     Required,
+    /// A conforming reader should read it.
     Recommended,
+    /// A conforming reader may leave it out.
     Optional,
 }
 
 impl Level {
+    /// The level `--level` names, if any.
     pub fn parse(text: &str) -> Option<Level> {
         match text {
             "required" => Some(Level::Required),
@@ -28,6 +32,7 @@ impl Level {
         }
     }
 
+    /// How case files and reports spell it.
     pub fn name(self) -> &'static str {
         match self {
             Level::Required => "required",
@@ -37,20 +42,25 @@ impl Level {
     }
 }
 
+/// The tags of a case, which `--tag` selects by and the report shows.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Tags {
+    /// `dense`, `sparse` or `group`.
     #[serde(default)]
     pub array: Option<String>,
+    /// The datatypes its fields use.
     #[serde(default)]
     pub datatypes: Vec<String>,
+    /// The filters its pipelines use.
     #[serde(default)]
     pub filters: Vec<String>,
+    /// The features it exercises (and which capabilities a reader must claim).
     #[serde(default)]
     pub features: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct ReadSpec {
+pub(crate) struct ReadSpec {
     pub id: String,
 }
 
@@ -83,11 +93,18 @@ fn first_format() -> u32 {
 /// One case, as the runner sees it.
 #[derive(Debug, Clone)]
 pub struct Case {
+    /// Its id, also its file name (`cases/<id>.toml`).
     pub id: String,
+    /// A one-line description.
     pub title: String,
+    /// How much a reader is expected to support it.
     pub level: Level,
+    /// The oldest format version it applies to: a producer replays it only within
+    /// `min_format..=max_format`.
     pub min_format: u32,
+    /// The newest format version it applies to (inclusive); no upper bound when absent.
     pub max_format: Option<u32>,
+    /// What it covers.
     pub tags: Tags,
     /// Derived cases name the case whose arrays they mutate.
     pub base: Option<String>,
@@ -103,6 +120,7 @@ pub struct Case {
 }
 
 impl Case {
+    /// Reads `path`; its `id` must match the file name.
     pub fn load(path: &Path) -> Result<Case, String> {
         let text =
             fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
@@ -133,7 +151,7 @@ impl Case {
     }
 
     /// Every case in `cases_dir`, sorted by id.
-    pub fn load_all(cases_dir: &Path) -> Result<Vec<Case>, String> {
+    pub(crate) fn load_all(cases_dir: &Path) -> Result<Vec<Case>, String> {
         let entries =
             fs::read_dir(cases_dir).map_err(|e| format!("listing {}: {e}", cases_dir.display()))?;
         let mut paths = Vec::new();
@@ -149,19 +167,14 @@ impl Case {
         paths.iter().map(|p| Case::load(p)).collect()
     }
 
-    /// A case whose reads must fail with an error class.
-    pub fn is_negative(&self) -> bool {
-        self.expect_error.is_some()
-    }
-
     /// A case made by mutating another case's arrays (negative, or positive such as an
     /// uncommitted fragment): it exists only in the corpus, writers cannot replay it.
-    pub fn is_derived(&self) -> bool {
+    pub(crate) fn is_derived(&self) -> bool {
         self.base.is_some()
     }
 
     /// Whether the case applies to arrays of this format version.
-    pub fn applies_to(&self, format_version: u32) -> bool {
+    pub(crate) fn applies_to(&self, format_version: u32) -> bool {
         let below_max = match self.max_format {
             Some(max) => format_version <= max,
             None => true,
@@ -171,7 +184,7 @@ impl Case {
 
     /// Every tag a selection (`--tag`) may name: the array kind, features, datatypes, filters
     /// and the level.
-    pub fn all_tags(&self) -> BTreeSet<String> {
+    pub(crate) fn all_tags(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         out.extend(self.tags.array.iter().cloned());
         out.extend(self.tags.features.iter().cloned());
@@ -182,7 +195,7 @@ impl Case {
     }
 
     /// The feature rows this case counts under in the features × implementations matrix.
-    pub fn feature_rows(&self) -> Vec<String> {
+    pub(crate) fn feature_rows(&self) -> Vec<String> {
         let mut out: Vec<String> = self.tags.array.iter().cloned().collect();
         for f in &self.tags.features {
             if !out.contains(f) {
@@ -194,7 +207,7 @@ impl Case {
 
     /// The capabilities a reader (or writer) must claim to be asked about this case: the
     /// array kind, and the features that name a capability (see [`CAPABILITIES`]).
-    pub fn required_capabilities(&self) -> Vec<String> {
+    pub(crate) fn required_capabilities(&self) -> Vec<String> {
         let mut out = Vec::new();
         for tag in self.tags.array.iter().chain(&self.tags.features) {
             if CAPABILITIES.contains(&tag.as_str()) && !out.contains(tag) {

@@ -250,7 +250,7 @@ fn join(summary: &str, lines: &[String]) -> String {
 }
 
 /// A JSON value on one line, cut to a readable length.
-pub fn compact(value: Option<&Value>) -> String {
+pub(crate) fn compact(value: Option<&Value>) -> String {
     let text = value.map_or("nothing".to_string(), Value::to_string);
     if text.chars().count() > 160 {
         let cut: String = text.chars().take(160).collect();

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// One producer of the corpus: a TileDB release that replayed the cases.
 #[derive(Debug, Clone)]
-pub struct Producer {
+pub(crate) struct Producer {
     pub name: String,
     pub format_version: u32,
     /// Case ids present in this producer's corpus.
@@ -36,20 +36,20 @@ pub fn legacy_arrays_dir(workspace: &Path) -> Option<PathBuf> {
 }
 
 #[derive(Debug, Clone)]
-pub struct External {
+pub(crate) struct External {
     pub array_root: PathBuf,
     pub expected: PathBuf,
 }
 
 #[derive(Debug, Clone)]
-pub struct Corpus {
+pub(crate) struct Corpus {
     pub dir: PathBuf,
     pub producers: Vec<Producer>,
 }
 
 /// What a reader must produce for one read.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Expected {
+pub(crate) enum Expected {
     /// The canonical result (the read's object without its `id`).
     Result(Value),
     /// A negative read: the reader must refuse with this error class.
@@ -139,7 +139,11 @@ impl Corpus {
     /// `arrays_dir` (`../shared/tiledb-test-arrays`): each `legacy.<array>`
     /// case of `legacy_dir` whose array is there, with the expected results
     /// committed beside the case (`legacy.<array>.expected.json`).
-    pub fn add_legacy(&mut self, legacy_dir: &Path, arrays_dir: &Path) -> Result<(), String> {
+    pub(crate) fn add_legacy(
+        &mut self,
+        legacy_dir: &Path,
+        arrays_dir: &Path,
+    ) -> Result<(), String> {
         let Ok(entries) = fs::read_dir(legacy_dir) else {
             return Ok(());
         };
@@ -211,7 +215,7 @@ impl Corpus {
 }
 
 /// The reads of an `expected.json` document, by id.
-pub fn parse_expected(doc: &Value) -> Result<BTreeMap<String, Expected>, String> {
+pub(crate) fn parse_expected(doc: &Value) -> Result<BTreeMap<String, Expected>, String> {
     let reads = doc
         .get("reads")
         .and_then(Value::as_array)

@@ -69,6 +69,7 @@ pub struct CampaignConfig {
     pub cases_dir: PathBuf,
     /// Where findings are saved (a folder per finding) and scratch arrays are made.
     pub out_dir: PathBuf,
+    /// The seed of the mutations: the same seed replays the same campaign.
     pub seed: u64,
     /// Stop after this many executions…
     pub executions: Option<u64>,
@@ -95,6 +96,7 @@ pub struct Finding {
 /// The counts of a campaign.
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
+    /// Mutated recipes tried.
     pub executions: u64,
     /// Mutated recipes a writer refused (not findings).
     pub writes_refused: u64,
@@ -102,19 +104,20 @@ pub struct Summary {
     pub reads_agreed: u64,
     /// Reads both readers refused.
     pub reads_both_refused: u64,
+    /// Every disagreement found, saved with its reproduction.
     pub findings: Vec<Finding>,
 }
 
 /// A seeded generator (SplitMix64): campaigns replay from their seed.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -128,7 +131,7 @@ impl Rng {
     }
 
     /// True with probability `1 / n`.
-    pub fn one_in(&mut self, n: usize) -> bool {
+    pub(crate) fn one_in(&mut self, n: usize) -> bool {
         self.below(n) == 0
     }
 
@@ -208,7 +211,7 @@ fn repeat_a_write(recipe: &mut toml::Value, rng: &mut Rng, changes: &mut Vec<Str
 
 /// Mutates a case recipe: returns the new recipe and what was changed (at least one change
 /// when the schema has a knob to turn).
-pub fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>), String> {
+pub(crate) fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>), String> {
     let mut recipe: toml::Value = toml::from_str(text).map_err(|e| e.to_string())?;
     let mut changes = Vec::new();
     let Some(schema) = recipe.get_mut("schema").and_then(toml::Value::as_table_mut) else {
@@ -319,7 +322,7 @@ fn mutate_extents(
 }
 
 /// Removes one fragment (its folder and its commit file) when the array has two or more.
-pub fn drop_a_fragment(out_dir: &Path, rng: &mut Rng) -> Option<String> {
+pub(crate) fn drop_a_fragment(out_dir: &Path, rng: &mut Rng) -> Option<String> {
     let array = out_dir.join("array");
     let fragments = array.join("__fragments");
     let mut names: Vec<String> = fs::read_dir(&fragments)
@@ -407,7 +410,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// The cases a campaign draws from: positive, replayable array cases both implementations
 /// claim.
-pub fn campaign_cases(
+pub(crate) fn campaign_cases(
     cases_dir: &Path,
     ours: &dyn Adapter,
     theirs: &dyn Adapter,

@@ -20,15 +20,22 @@ use serde::{Deserialize, Serialize};
 
 use crate::case::Case;
 
+/// One entry of `known_failures/<implementation>.toml`: checks it is
+/// expected to fail, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnownFailure {
+    /// The case id.
     pub case: String,
+    /// One read of the case; every read when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<String>,
+    /// One producer; every producer when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub producer: Option<String>,
+    /// `reader` (the default) or `writer`.
     #[serde(default = "reader_role")]
     pub role: String,
+    /// Why it fails, shown in the report beside the result.
     pub reason: String,
 }
 
@@ -43,7 +50,13 @@ struct File {
 }
 
 impl KnownFailure {
-    pub fn matches(&self, role: &str, case: &str, read: Option<&str>, producer: &str) -> bool {
+    pub(crate) fn matches(
+        &self,
+        role: &str,
+        case: &str,
+        read: Option<&str>,
+        producer: &str,
+    ) -> bool {
         self.role == role
             && self.case == case
             && self.read.as_deref().is_none_or(|r| Some(r) == read)
@@ -51,7 +64,7 @@ impl KnownFailure {
     }
 
     /// Why this entry cannot be true of any run, if it cannot.
-    pub fn staleness(&self, cases: &[Case]) -> Option<String> {
+    pub(crate) fn staleness(&self, cases: &[Case]) -> Option<String> {
         if self.role != "reader" && self.role != "writer" {
             return Some(format!("role {:?} is neither reader nor writer", self.role));
         }
@@ -69,7 +82,7 @@ impl KnownFailure {
 
 /// The known failures of every implementation, by implementation name.
 #[derive(Debug, Clone, Default)]
-pub struct KnownFailures {
+pub(crate) struct KnownFailures {
     pub by_implementation: BTreeMap<String, Vec<KnownFailure>>,
 }
 

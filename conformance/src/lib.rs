@@ -4,10 +4,6 @@
 //! every reader, and every case replayed live by every writer and read by every reader, with
 //! TileDB as the oracle whose live reads are the expected results. Implementations take part
 //! through adapters ([`adapter`]); the contract is in `conformance/README.md`.
-#![expect(
-    missing_docs,
-    reason = "~110 public items still lack docs; the workspace lint takes over once they have them"
-)]
 
 pub mod adapter;
 pub mod canonical;

@@ -16,6 +16,7 @@ pub enum Status {
     /// The case does not apply (format version, level, not in that producer's corpus, no
     /// trustworthy expected result).
     NotApplicable,
+    /// The result matched the expected one (or the write replayed).
     Pass,
     /// The implementation does not claim the format version or a capability the case needs.
     Unsupported,
@@ -27,11 +28,14 @@ pub enum Status {
     Fail,
     /// The implementation refused a read it claims to support.
     Error,
+    /// No answer within the time limit.
     Timeout,
+    /// The implementation died or answered outside the contract.
     Crash,
 }
 
 impl Status {
+    /// How reports and known-failure files spell it.
     pub fn name(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -47,7 +51,7 @@ impl Status {
     }
 
     /// Whether this result makes the run fail.
-    pub fn is_unexpected(self) -> bool {
+    pub(crate) fn is_unexpected(self) -> bool {
         matches!(
             self,
             Status::Fail | Status::Error | Status::Timeout | Status::Crash | Status::UnexpectedPass
@@ -55,14 +59,14 @@ impl Status {
     }
 
     /// Whether a known-failure entry may excuse this result.
-    pub fn is_failure(self) -> bool {
+    pub(crate) fn is_failure(self) -> bool {
         matches!(
             self,
             Status::Fail | Status::Error | Status::Timeout | Status::Crash
         )
     }
 
-    pub const ALL: [Status; 9] = [
+    pub(crate) const ALL: [Status; 9] = [
         Status::Pass,
         Status::Fail,
         Status::Error,
@@ -79,12 +83,18 @@ impl Status {
 /// `role = "writer"`, one live replay of a case).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckResult {
+    /// The case id.
     pub case: String,
+    /// The read id (none for a writer's replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<String>,
+    /// Who wrote the arrays read: a corpus producer or `live:<writer>`.
     pub producer: String,
+    /// The implementation checked.
     pub implementation: String,
+    /// `reader` or `writer`.
     pub role: String,
+    /// The outcome.
     pub status: Status,
     /// The diff, the error message, or why the check was not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,17 +106,23 @@ pub struct CheckResult {
     pub repro: String,
 }
 
+/// One producer of the run, a column of the matrices.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProducerSummary {
+    /// A corpus producer's name, or `live:<writer>`.
     pub name: String,
+    /// The format version its arrays have.
     pub format_version: u32,
     /// A writer replaying recipes during the run, rather than a frozen corpus.
     pub live: bool,
 }
 
+/// What the report shows of a case beside its results.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CaseSummary {
+    /// `required`, `recommended` or `optional`.
     pub level: String,
+    /// The case's feature tags, the rows of the feature matrix.
     pub features: Vec<String>,
     /// Every tag of the case (array kind, features, datatypes, filters, level), as
     /// `--tag` selects them; the web page filters by them.
@@ -114,26 +130,40 @@ pub struct CaseSummary {
     pub tags: Vec<String>,
 }
 
+/// A known-failure entry that no longer holds: it fails the run until removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StaleEntry {
+    /// Whose known-failure file it is in.
     pub implementation: String,
+    /// The entry as written.
     pub entry: KnownFailure,
+    /// Why it is stale (it passes now, or names no case).
     pub why: String,
 }
 
+/// The outcome of a run: every check's result and what is needed to show
+/// them as matrices; `to_json`/`from_json` round-trip it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
+    /// The report's shape ([`REPORT_VERSION`]).
     pub report_version: u32,
+    /// The corpus folder read.
     pub corpus: String,
+    /// Every implementation that took part, as it described itself.
     pub implementations: Vec<Info>,
+    /// Every producer of the run, frozen and live.
     pub producers: Vec<ProducerSummary>,
+    /// Every selected case, by id.
     pub cases: BTreeMap<String, CaseSummary>,
+    /// One result per check.
     pub results: Vec<CheckResult>,
+    /// Known-failure entries that no longer hold.
     pub stale_known_failures: Vec<StaleEntry>,
     /// Things a person should know about the run (an adapter that could not start, …).
     pub notes: Vec<String>,
 }
 
+/// The version of the JSON report's shape; it changes when the shape does.
 pub const REPORT_VERSION: u32 = 1;
 
 /// The worst status of each reader cell, by (case, producer, implementation).
@@ -149,15 +179,18 @@ impl Report {
             + self.stale_known_failures.len()
     }
 
+    /// No unexpected result and no stale known failure: the run passes.
     pub fn succeeded(&self) -> bool {
         self.unexpected_count() == 0
     }
 
+    /// The report as pretty JSON (`--json FILE`).
     pub fn to_json(&self) -> String {
         // A report holds only strings, numbers and maps with string keys.
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
+    /// A report read back from its JSON.
     pub fn from_json(text: &str) -> Result<Report, String> {
         serde_json::from_str(text).map_err(|e| format!("not a conformance report: {e}"))
     }

@@ -93,6 +93,54 @@ pub enum Cause {
         /// How many bytes follow the structure.
         count: u64,
     },
+    /// Bytes that must be UTF-8 text (a name, a path, a line) are not.
+    NotUtf8,
+    /// Something that must not be empty is: a count of 0, an empty name.
+    Empty {
+        /// What is empty, e.g. `the member URI`.
+        what: &'static str,
+    },
+    /// A part the format requires is absent.
+    Missing {
+        /// What is missing, e.g. `the domain of a dense dimension`.
+        what: &'static str,
+    },
+    /// An index past the end of the table it indexes (`index >= count`).
+    IndexOutOfRange {
+        /// The index, stored or implied (a tile, a dimension, a condition).
+        index: u64,
+        /// How many entries the table has.
+        count: u64,
+    },
+    /// Stored values that must ascend do not: `value` follows `previous`.
+    NotAscending {
+        /// The value before.
+        previous: u64,
+        /// The value that is smaller.
+        value: u64,
+    },
+    /// A byte length that is not a whole number of units.
+    NotMultiple {
+        /// The stored length.
+        size: u64,
+        /// The unit it must be a multiple of.
+        unit: u64,
+    },
+    /// A stored name that differs from the one the rest of the array gives
+    /// it (the field path says which name).
+    NameMismatch {
+        /// The name the rest of the array gives.
+        expected: String,
+        /// The name stored.
+        found: String,
+    },
+    /// A stored name or path without the form the format requires.
+    BadName {
+        /// The name or path as stored.
+        name: String,
+        /// The form it must have, e.g. `a timestamped name`.
+        expected: &'static str,
+    },
     /// Any other cause, as text.
     Text(String),
 }
@@ -124,6 +172,22 @@ impl fmt::Display for Cause {
                 found,
             } => write!(f, "{what} is {found}, expected {expected}"),
             Cause::TrailingBytes { count } => write!(f, "{count} unexpected trailing byte(s)"),
+            Cause::NotUtf8 => f.write_str("not valid UTF-8"),
+            Cause::Empty { what } => write!(f, "{what} is empty"),
+            Cause::Missing { what } => write!(f, "{what} is missing"),
+            Cause::IndexOutOfRange { index, count } => {
+                write!(f, "index {index} is past the {count} entries")
+            }
+            Cause::NotAscending { previous, value } => {
+                write!(f, "{value} follows {previous}, but the values must ascend")
+            }
+            Cause::NotMultiple { size, unit } => {
+                write!(f, "{size} bytes is not a whole number of {unit}-byte units")
+            }
+            Cause::NameMismatch { expected, found } => {
+                write!(f, "stored {found:?}, expected {expected:?}")
+            }
+            Cause::BadName { name, expected } => write!(f, "{name:?} is not {expected}"),
             Cause::Text(text) => f.write_str(text),
         }
     }

@@ -30,7 +30,7 @@ use crate::model::*;
 use crate::naming::ident;
 pub use context::Emitter;
 use docs::doc_lines;
-pub use render::{bare, header, render};
+pub use render::render;
 
 /// The folder table: `FOLDERS`, and the folders TileDB lists whole.
 fn emit_folders(folders: &[Folder]) -> TokenStream {

@@ -1,6 +1,6 @@
 //! The expression language's types: the number types ([`Prim`]), the types
-//! of values ([`Ty`]) and the typed expression tree ([`Expr`]) that
-//! [`check`] builds from text and the model keeps.
+//! of values ([`Ty`]) and the typed expression tree (`Expr`) that
+//! `check` builds from text and the model keeps.
 //!
 //! A tree here has been checked: every name is resolved to the kind of thing
 //! it names, every coercion the checker decided on is an explicit node, so
@@ -10,28 +10,39 @@
 //! `+ - *` saturate and `/ %` by a zero yield 0, so that hostile lengths make
 //! the later bound checks fail instead of panicking.
 
-pub mod check;
+pub(crate) mod check;
 
-pub use crate::naming::{ident, rust_ident, upper_camel};
+pub(crate) use crate::naming::rust_ident;
+pub use crate::naming::upper_camel;
 
 /// A fixed-size number on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Prim {
+    /// Unsigned, 1 byte.
     U8,
+    /// Unsigned, 2 bytes, little-endian.
     U16,
+    /// Unsigned, 4 bytes, little-endian.
     U32,
+    /// Unsigned, 8 bytes, little-endian.
     U64,
+    /// Signed, 1 byte.
     I8,
+    /// Signed, 2 bytes, little-endian.
     I16,
+    /// Signed, 4 bytes, little-endian.
     I32,
+    /// Signed, 8 bytes, little-endian.
     I64,
+    /// IEEE 754 single precision, little-endian.
     F32,
+    /// IEEE 754 double precision, little-endian.
     F64,
 }
 
 impl Prim {
-    pub fn parse(name: &str) -> Option<Prim> {
+    pub(crate) fn parse(name: &str) -> Option<Prim> {
         Some(match name {
             "u8" => Prim::U8,
             "u16" => Prim::U16,
@@ -47,6 +58,7 @@ impl Prim {
         })
     }
 
+    /// How the spec spells it (`u32`), as the JSON export writes it.
     pub fn name(self) -> &'static str {
         match self {
             Prim::U8 => "u8",
@@ -62,7 +74,7 @@ impl Prim {
         }
     }
 
-    pub fn size(self) -> u64 {
+    pub(crate) fn size(self) -> u64 {
         match self {
             Prim::U8 | Prim::I8 => 1,
             Prim::U16 | Prim::I16 => 2,
@@ -71,11 +83,11 @@ impl Prim {
         }
     }
 
-    pub fn is_integer(self) -> bool {
+    pub(crate) fn is_integer(self) -> bool {
         !matches!(self, Prim::F32 | Prim::F64)
     }
 
-    pub fn is_signed(self) -> bool {
+    pub(crate) fn is_signed(self) -> bool {
         matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
     }
 }
@@ -83,16 +95,23 @@ impl Prim {
 /// The type of a field, param, context field or expression.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum Ty {
+    /// A fixed-size number.
     Prim(Prim),
+    /// One byte that must be 0 or 1.
     Bool,
+    /// A spec enum, by Rust name.
     Enum(String),
+    /// A spec struct, by name.
     Struct(String),
+    /// A context, by name (params and context fields only).
     Context(String),
     /// The generated enum of a switch field.
     Switch(String),
     /// Raw bytes (`Vec<u8>`).
     Bytes,
+    /// A list of values of the inner type (`Vec<T>`).
     List(Box<Ty>),
+    /// A value that may be absent.
     Option(Box<Ty>),
     /// An integer literal, whose type adapts to its use.
     IntLit,
@@ -103,7 +122,7 @@ pub enum Ty {
 }
 
 impl Ty {
-    pub fn is_copy(&self) -> bool {
+    pub(crate) fn is_copy(&self) -> bool {
         match self {
             Ty::Prim(_) | Ty::Bool | Ty::Enum(_) | Ty::IntLit | Ty::NoneLit | Ty::ByteStrLit => {
                 true
@@ -113,12 +132,12 @@ impl Ty {
         }
     }
 
-    pub fn is_integer(&self) -> bool {
+    pub(crate) fn is_integer(&self) -> bool {
         matches!(self, Ty::IntLit) || matches!(self, Ty::Prim(p) if p.is_integer())
     }
 
     /// How the spec spells it, for messages and tables.
-    pub fn spec_name(&self) -> String {
+    pub(crate) fn spec_name(&self) -> String {
         match self {
             Ty::Prim(p) => p.name().to_string(),
             Ty::Bool => "bool".into(),
@@ -135,7 +154,7 @@ impl Ty {
 
 /// A checked expression: what it computes and the type of the result.
 #[derive(Debug, Clone)]
-pub struct Expr {
+pub(crate) struct Expr {
     pub kind: ExprKind,
     pub ty: Ty,
 }
@@ -144,7 +163,7 @@ pub struct Expr {
 /// a binrw structure reach each kind differently (a local value, a reference
 /// into the struct, a recomputation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameKind {
+pub(crate) enum NameKind {
     /// A param of the struct (a binrw import).
     Param,
     /// A field kept in the struct: a local value when reading, a reference when writing.
@@ -158,7 +177,7 @@ pub enum NameKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BinOp {
+pub(crate) enum BinOp {
     And,
     Or,
     Eq,
@@ -176,7 +195,7 @@ pub enum BinOp {
 
 /// How integer arithmetic is carried out.
 #[derive(Debug, Clone)]
-pub enum Arith {
+pub(crate) enum Arith {
     /// Both sides are literals: the expression stays as written.
     Literal,
     /// Saturating (`+ - *`) or zero-safe (`/ %`) arithmetic on a number type.
@@ -190,7 +209,7 @@ pub enum Arith {
 }
 
 #[derive(Debug, Clone)]
-pub enum ExprKind {
+pub(crate) enum ExprKind {
     Int(syn::LitInt),
     Bool(bool),
     ByteStr(syn::LitByteStr),

@@ -1,4 +1,4 @@
-//! Stage 2: takes the raw TOML ([`crate::raw`]) and gives the typed,
+//! Stage 2: takes the raw TOML (`crate::raw`) and gives the typed,
 //! validated [`crate::model`], rejecting every inconsistency with an error
 //! that names the file and the key.
 //!
@@ -25,7 +25,7 @@ use crate::raw::*;
 /// An expression parsed from its text but not yet checked: the state of
 /// every expression between the struct shells and the expression pass.
 #[derive(Debug, Clone)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     pub text: String,
     pub syn: syn::Expr,
 }

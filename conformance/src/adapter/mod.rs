@@ -16,12 +16,14 @@ mod runtime;
 
 pub use process::tiledb_py_command;
 pub use process::ProcessAdapter;
-pub use runtime::{run_read, Failure, RuntimeAdapter, RUNTIME_NAME};
+pub use runtime::{run_read, Failure, RuntimeAdapter};
 
 /// What an implementation says about itself (`info`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Info {
+    /// The name it goes by in matrices, known-failure files and `--reader`/`--writer`.
     pub name: String,
+    /// Its version, as the report shows it.
     pub version: String,
     /// `reader`, `writer`.
     pub roles: Vec<String>,
@@ -35,20 +37,22 @@ pub struct Info {
 }
 
 impl Info {
+    /// It answers reads.
     pub fn is_reader(&self) -> bool {
         self.roles.iter().any(|r| r == "reader")
     }
 
+    /// It replays case recipes.
     pub fn is_writer(&self) -> bool {
         self.roles.iter().any(|r| r == "writer")
     }
 
-    pub fn claims(&self, capability: &str) -> bool {
+    pub(crate) fn claims(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
     }
 
     /// The first capability in `required` this implementation does not claim.
-    pub fn first_unclaimed<'a>(&self, required: &'a [String]) -> Option<&'a str> {
+    pub(crate) fn first_unclaimed<'a>(&self, required: &'a [String]) -> Option<&'a str> {
         required
             .iter()
             .find(|c| !self.claims(c))
@@ -63,7 +67,12 @@ pub enum Answer {
     Value(Value),
     /// The implementation refused, with an error class of the contract (`unsupported`,
     /// `corrupt`, `usage`, `io`, `other`) and its message.
-    Refused { class: String, message: String },
+    Refused {
+        /// The error class.
+        class: String,
+        /// The implementation's own message, for the person reading the report.
+        message: String,
+    },
     /// The implementation died, or answered something that is not the contract's JSON.
     Crashed(String),
     /// No answer within the time limit (the adapter was stopped).
@@ -72,7 +81,7 @@ pub enum Answer {
 
 impl Answer {
     /// Sort an answer line (or a one-shot command's output) into a value or a refusal.
-    pub fn from_json(value: Value) -> Answer {
+    pub(crate) fn from_json(value: Value) -> Answer {
         if let Some(class) = value.get("error") {
             let class = class.as_str().unwrap_or("other").to_string();
             let message = value
@@ -89,6 +98,7 @@ impl Answer {
 
 /// One implementation under test.
 pub trait Adapter {
+    /// What the implementation said about itself when it started.
     fn info(&self) -> &Info;
 
     /// Replay the case recipe `case_file` into `out_dir`.

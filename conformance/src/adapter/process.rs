@@ -21,6 +21,9 @@ use super::{Adapter, Answer, Info};
 /// How many trailing lines of the program's standard error a crash report quotes.
 const STDERR_TAIL_LINES: usize = 8;
 
+/// An implementation run as a program speaking the adapter contract
+/// (`conformance/README.md`) on its command line or, when it `serve`s, one
+/// request per line; it is stopped at the time limit.
 pub struct ProcessAdapter {
     /// The program and its leading arguments; the contract's command follows them.
     command: Vec<String>,

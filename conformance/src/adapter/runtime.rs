@@ -26,18 +26,22 @@ use crate::canonical;
 use crate::case::CAPABILITIES;
 
 /// The name the runtime goes by in matrices, known-failure files and `--reader`.
-pub const RUNTIME_NAME: &str = "tiledb-runtime";
+pub(crate) const RUNTIME_NAME: &str = "tiledb-runtime";
 
+/// This workspace's runtime, called in-process: it reads the corpus and
+/// replays recipes with `tiledb_runtime`, with no program to start.
 pub struct RuntimeAdapter {
     info: Info,
     timeout: Duration,
 }
 
 impl RuntimeAdapter {
+    /// The runtime with the default two-minute limit per request.
     pub fn new() -> RuntimeAdapter {
         RuntimeAdapter::with_timeout(Duration::from_secs(120))
     }
 
+    /// The runtime, a request taking longer than `timeout` counted as a timeout.
     pub fn with_timeout(timeout: Duration) -> RuntimeAdapter {
         RuntimeAdapter {
             info: Info {
@@ -171,6 +175,7 @@ fn read_by_id(array_root: &Path, case_file: &Path, read_id: &str) -> Answer {
 /// Why a read of a case failed with our runtime.
 #[derive(Debug)]
 pub enum Failure {
+    /// The runtime refused the read, or the replay; the class comes from its error.
     Runtime(tiledb_runtime::Error),
     /// The read spec cannot be turned into a query.
     Spec(String),

@@ -226,7 +226,7 @@ pub fn parse(text: &str, schema: &ArraySchema) -> Result<stored::AstNode> {
 }
 
 /// The negation TileDB stores for a delete.
-pub fn negate(node: stored::AstNode) -> stored::AstNode {
+pub(crate) fn negate(node: stored::AstNode) -> stored::AstNode {
     use stored::{CombinationOp as C, QueryConditionOp as Q};
     let node_type = node.node_type;
     let inner = match node.node {

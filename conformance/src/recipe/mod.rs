@@ -23,7 +23,8 @@ use tiledb_runtime::storage::{LocalStorage, Storage};
 use tiledb_runtime::write::{self, WRITE_VERSION};
 
 use schema::label_schema;
-pub use schema::{stored_schema, stored_schema_parts};
+pub use schema::stored_schema;
+use schema::stored_schema_parts;
 use steps::{
     consolidate_step, evolve, meta_step, timestamp, vacuum_step, write_labels, write_step,
 };

@@ -264,7 +264,7 @@ pub(super) fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {
 }
 
 /// The stored schema and the enumeration files it refers to.
-pub fn stored_schema_parts(
+pub(crate) fn stored_schema_parts(
     schema: &Value,
 ) -> Result<(stored::ArraySchema, Vec<stored::Enumeration>)> {
     let enums = enumerations(schema)?;

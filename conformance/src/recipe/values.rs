@@ -176,7 +176,7 @@ pub fn column_values(t: Datatype, cvn: u32, v: &Value) -> Result<Vec<Vec<u8>>> {
 
 /// TileDB's default fill value of one cell: the runtime's (spec/'s) default of one value,
 /// `cvn` times.
-pub fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
+pub(crate) fn fill_default(t: Datatype, cvn: u32) -> Vec<u8> {
     let one = tiledb_runtime::schema::value::default_fill(t);
     let copies = if cvn == u32::MAX { 1 } else { cvn as usize };
     one.repeat(copies)

@@ -27,7 +27,9 @@ pub struct Selection {
     pub tags: Vec<String>,
     /// Read ids: only these reads of the selected cases.
     pub reads: Vec<String>,
+    /// Implementations that read, by name.
     pub readers: Vec<String>,
+    /// Implementations that replay recipes, by name.
     pub writers: Vec<String>,
     /// Corpus producer names, or `live:<writer>`.
     pub producers: Vec<String>,
@@ -38,13 +40,6 @@ pub struct Selection {
 }
 
 impl Selection {
-    pub fn everything() -> Selection {
-        Selection {
-            live: true,
-            ..Selection::default()
-        }
-    }
-
     fn selects_case(&self, case: &Case) -> bool {
         let by_id = self.cases.is_empty()
             || self
@@ -73,14 +68,18 @@ impl Selection {
     }
 }
 
+/// Where a run finds its cases and corpus, what it selects, and how its
+/// reproduction commands are spelled.
 pub struct RunConfig {
     /// The folder holding `cases/` and `known_failures/`.
     pub conformance_dir: PathBuf,
+    /// The frozen corpus (`corpus/`, with its `MANIFEST.json`).
     pub corpus_dir: PathBuf,
     /// TileDB's legacy test arrays (`../shared/tiledb-test-arrays`), when
     /// present: each array with a case in `conformance/legacy/` joins the
     /// matrix as a producer of its own.
     pub legacy_arrays: Option<PathBuf>,
+    /// Which cases, reads, readers, writers and producers run.
     pub selection: Selection,
     /// The reader whose live reads are the expected results.
     pub oracle: String,
@@ -92,19 +91,26 @@ pub struct RunConfig {
 
 /// Progress events, for a caller that wants to show the run advancing.
 pub enum Progress<'a> {
+    /// A producer's cases start.
     Producer {
+        /// The producer.
         name: &'a str,
+        /// How many of its cases are selected.
         cases: usize,
     },
+    /// A case of that producer starts.
     Case {
+        /// The producer.
         producer: &'a str,
+        /// The case id.
         case: &'a str,
+        /// Its position among the producer's cases, from 0.
         index: usize,
     },
 }
 
 /// The name of a live producer: what `writer` wrote during the run.
-pub fn live_producer(writer: &str) -> String {
+pub(crate) fn live_producer(writer: &str) -> String {
     format!("live:{writer}")
 }
 

@@ -83,7 +83,11 @@ impl Checker<'_> {
                 let start = usize::try_from(tile.offset).unwrap_or(usize::MAX);
                 let end = start.saturating_add(usize::try_from(tile.size).unwrap_or(usize::MAX));
                 let embedded = bytes.get(start..end).ok_or_else(|| {
-                    Error::corrupt(tile.offset, "embedded delete", "runs past the end")
+                    let cause = Cause::Truncated {
+                        needed: tile.size,
+                        available: (bytes.len() as u64).saturating_sub(tile.offset),
+                    };
+                    Error::corrupt(tile.offset, "embedded delete", cause)
                 })?;
                 commit(embedded, ConditionKind::Delete, self.key.as_ref()).map_err(|e| {
                     e.within(format!("delete {}", entry.path))
@@ -123,6 +127,7 @@ impl Checker<'_> {
                  removing this file (readers ignore what it lists that no longer exists)",
                 lines.len()
             ),
+            cause: None,
         });
     }
 
@@ -212,7 +217,7 @@ pub(super) fn commit(
         return Err(tile.locate(Error::corrupt(
             used,
             "commit",
-            format!("{} payload byte(s) after the commit", len - used),
+            Cause::TrailingBytes { count: len - used },
         )));
     }
     Ok(())
@@ -243,7 +248,10 @@ pub(super) fn consolidated_fragment_metadata(
             in_entry(Error::corrupt(
                 0,
                 "FragmentFooter.schema_name",
-                format!("names schema {name:?}, which is not in the array"),
+                Cause::BadName {
+                    name: name.into_owned(),
+                    expected: "the name of a schema in the array",
+                },
             ))
         })?;
         let (_, used) = parse_footer(region, schema).map_err(in_entry)?;
@@ -251,7 +259,9 @@ pub(super) fn consolidated_fragment_metadata(
             return Err(in_entry(Error::corrupt(
                 used,
                 "FragmentFooter",
-                format!("{} byte(s) after the footer", region.len() as u64 - used),
+                Cause::TrailingBytes {
+                    count: region.len() as u64 - used,
+                },
             )));
         }
     }

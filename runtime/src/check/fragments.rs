@@ -55,6 +55,7 @@ impl Checker<'_> {
             offset: 0,
             field: "commit".into(),
             message: format!("uncommitted fragment ({why}): readers ignore it"),
+            cause: None,
         });
     }
 
@@ -83,6 +84,7 @@ impl Checker<'_> {
                     message: format!(
                         "format {version} fragment: its files are checked by the full read only, not one by one"
                     ),
+                    cause: None,
                 });
                 continue;
             }
@@ -222,7 +224,11 @@ impl Checker<'_> {
                     meta,
                     footer.tile_offsets_offsets.get(index).copied().unwrap_or(0),
                     format!("tile_offsets[{index}]"),
-                    format!("{} tile offsets, expected {expected}", list.len()),
+                    Cause::Inconsistent {
+                        what: "the number of tile offsets",
+                        expected,
+                        found: list.len() as u64,
+                    },
                 );
             }
         }
@@ -257,7 +263,11 @@ impl Checker<'_> {
                     meta,
                     footer.rtree_offset,
                     "RTree.levels[last].mbrs",
-                    format!("{leaves} leaf MBRs but sparse_tile_num is {tile_num}"),
+                    Cause::Inconsistent {
+                        what: "the number of leaf MBRs (sparse_tile_num)",
+                        expected: tile_num,
+                        found: leaves,
+                    },
                 );
             }
         } else if !fm.rtree.levels.is_empty() {

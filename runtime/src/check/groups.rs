@@ -93,6 +93,7 @@ impl Checker<'_> {
                         offset: 0,
                         field: format!("member {:?}", member.name),
                         message: format!("not checked: {uri} is outside the group"),
+                        cause: None,
                     });
                     continue;
                 }
@@ -158,7 +159,7 @@ pub(super) fn group_details(bytes: &[u8], key: Option<&[u8; 32]>) -> crate::Resu
     for (i, member) in details.members.iter().enumerate() {
         let field = format!("GroupDetails.members[{i}]");
         let uri = std::str::from_utf8(&member.uri)
-            .map_err(|_| tile.locate(Error::corrupt(0, format!("{field}.uri"), "not UTF-8")))?;
+            .map_err(|_| tile.locate(Error::corrupt(0, format!("{field}.uri"), Cause::NotUtf8)))?;
         resolve_member(uri, member.relative).map_err(|e| tile.locate(e.within(&field)))?;
     }
     Ok(())

@@ -69,7 +69,7 @@ use crate::tile::generic::read_generic_tile_exact;
 use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
-use crate::{Error, ErrorClass};
+use crate::{Cause, Error, ErrorClass};
 
 use fragments::*;
 use names::*;
@@ -146,19 +146,15 @@ const ROOT_DIRS: &[&str] = &[
 ];
 
 impl Checker<'_> {
-    fn find(
-        &mut self,
-        file: &str,
-        offset: u64,
-        field: impl Into<String>,
-        message: impl Into<String>,
-    ) {
+    fn find(&mut self, file: &str, offset: u64, field: impl Into<String>, cause: impl Into<Cause>) {
+        let cause = cause.into();
         self.report.findings.push(Finding {
             class: ErrorClass::Corrupt,
             file: file.to_string(),
             offset,
             field: field.into(),
-            message: message.into(),
+            message: cause.to_string(),
+            cause: Some(cause),
         });
     }
 

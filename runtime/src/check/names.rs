@@ -13,6 +13,7 @@ impl Checker<'_> {
             message: "a temporary file left by an interrupted write: readers (ours and TileDB) \
                       ignore it"
                 .into(),
+            cause: None,
         });
     }
 

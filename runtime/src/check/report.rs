@@ -11,8 +11,13 @@ pub struct Finding {
     pub offset: u64,
     /// The structure and field, e.g. `FragmentFooter.file_sizes[2]`.
     pub field: String,
-    /// What is wrong, for a person to read.
+    /// What is wrong, for a person to read: the cause rendered, for a
+    /// corrupt-class finding.
     pub message: String,
+    /// What is wrong, as data, for a corrupt-class finding (the cause of the
+    /// error that raised it, or the check's own); `None` for the other
+    /// classes and for notes, which carry text only.
+    pub cause: Option<Cause>,
 }
 
 impl std::fmt::Display for Finding {
@@ -81,6 +86,7 @@ pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
             offset: at.offset,
             field: at.field.clone(),
             message: cause.to_string(),
+            cause: Some(cause.clone()),
         },
         Error::Unsupported { what, .. } => Finding {
             class: ErrorClass::Unsupported,
@@ -88,6 +94,7 @@ pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
             offset: 0,
             field: String::new(),
             message: what.clone(),
+            cause: None,
         },
         Error::Io { message, .. } => Finding {
             class: ErrorClass::Io,
@@ -95,6 +102,7 @@ pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
             offset: 0,
             field: String::new(),
             message: message.clone(),
+            cause: None,
         },
         Error::Usage(message) => Finding {
             class: ErrorClass::Usage,
@@ -102,6 +110,7 @@ pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
             offset: 0,
             field: String::new(),
             message: message.clone(),
+            cause: None,
         },
         #[allow(unreachable_patterns)]
         other => Finding {
@@ -110,6 +119,7 @@ pub(super) fn finding_from(err: &Error, file: &str) -> Finding {
             offset: 0,
             field: String::new(),
             message: other.to_string(),
+            cause: None,
         },
     }
 }

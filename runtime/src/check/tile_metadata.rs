@@ -24,6 +24,7 @@ impl Checker<'_> {
             offset: 0,
             field: format!("tile_mins/tile_maxes/tile_sums[{i}]"),
             message,
+            cause: None,
         });
     }
 
@@ -45,6 +46,7 @@ impl Checker<'_> {
                  {byte_width}-byte integers: TileDB stored those cells out of range, so the \
                  tiles' min, max and sum are not compared"
             ),
+            cause: None,
         });
     }
 
@@ -121,7 +123,7 @@ impl TileMetaCheck {
         let Some(dense) = &self.dense else {
             let finding = self.compare_cells(fm, t, cells, validity, tile_cells, Dense::default());
             // A tile whose cells are all null normally records zeros for its
-            // min and max (`TileMeta::as_recorded`), but TileDB 2.30's
+            // min and max (`TileMeta::into_recorded`), but TileDB 2.30's
             // global-order writer (consolidation) was seen to leave the
             // generator's values on the last tile of a fragment: its check
             // looks up the cell count by the tile's index within the write
@@ -248,7 +250,7 @@ impl TileMetaCheck {
         };
         // `None`: the generator's values as they are, without the rule.
         let mut computed = match tile_cells {
-            Some(n) => computed.as_recorded(self.nullable, n, self.var),
+            Some(n) => computed.into_recorded(self.nullable, n, self.var),
             None => computed,
         };
         if let Some(n) = dense.nulls {

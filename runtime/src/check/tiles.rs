@@ -140,11 +140,11 @@ impl Checker<'_> {
                 meta,
                 0,
                 format!("tile_validity_offsets[{i}]"),
-                format!(
-                    "{} validity offsets for {} tiles",
-                    validity_offsets.len(),
-                    pass.tiles
-                ),
+                Cause::Inconsistent {
+                    what: "the number of validity tile offsets",
+                    expected: pass.tiles as u64,
+                    found: validity_offsets.len() as u64,
+                },
             );
             return false;
         }

@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 
 use crate::directory::{ConditionCommit, ConditionKind};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::format::generated as stored;
 use crate::schema::Scalar;
@@ -58,7 +58,8 @@ fn convert(node: &stored::AstNode) -> Result<Condition> {
                 stored::CombinationOp::Or => Condition::Or(children),
                 stored::CombinationOp::Not => {
                     Condition::Not(Box::new(children.into_iter().next().ok_or_else(|| {
-                        Error::corrupt(0, "AstExpression", "NOT without a child")
+                        let what = "the operand of a NOT";
+                        Error::corrupt(0, "AstExpression", Cause::Missing { what })
                     })?))
                 }
             }
@@ -105,8 +106,11 @@ pub fn load_condition(
     // The commit's region (its own file, or its part of a consolidated
     // one) bounds the tile; only the tile itself is read.
     let end = commit.offset.checked_add(commit.size).ok_or_else(|| {
-        Error::corrupt(commit.offset, "commit size", "past the largest file size")
-            .in_file(&describe)
+        let cause = Cause::OutOfRange {
+            value: commit.size,
+            limit: u64::MAX - commit.offset,
+        };
+        Error::corrupt(commit.offset, "commit size", cause).in_file(&describe)
     })?;
     let tile = load_generic_tile(storage, &commit.file, end, commit.offset, key)
         .map_err(|e| e.in_file(&describe))?;

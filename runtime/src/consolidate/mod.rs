@@ -13,7 +13,7 @@
 //! consolidations themselves are read with their own `t`, `dt` and `dci`;
 //! purging deleted cells is not offered.
 //!
-//! Fragment consolidation chooses its inputs as TileDB does ([`select`]):
+//! Fragment consolidation chooses its inputs as TileDB does (`select`):
 //! runs of adjacent fragments, step by step, under the
 //! `sm.consolidation.*` settings of a [`ConsolidationConfig`] (steps, run
 //! lengths, size ratio, dense amplification, time range). With TileDB's
@@ -25,7 +25,7 @@
 //! output into several fragments) and `purge_deleted_cells`.
 //! Consolidation leaves the inputs in place; [`crate::vacuum`] removes them.
 
-pub mod select;
+pub(crate) mod select;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -38,7 +38,7 @@ use crate::directory::text_files::{
 };
 use crate::directory::{ArrayDirectory, COMMITS_DIR, FRAGMENT_META_DIR, METADATA_DIR};
 use crate::directory::{Extension, TimestampedName};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::write_to_vec;
 use crate::read::{ReadQuery, ResultOrder};
@@ -146,7 +146,11 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
         let describe = storage.describe(&path);
         let size = storage.size(&path)?;
         let trailer = size.checked_sub(8).ok_or_else(|| {
-            Error::corrupt(0, "footer length", "file too short").in_file(&describe)
+            let cause = Cause::Truncated {
+                needed: 8,
+                available: size,
+            };
+            Error::corrupt(0, "FooterLength", cause).in_file(&describe)
         })?;
         let footer_len = storage
             .read_range(&path, trailer, 8)?
@@ -154,7 +158,11 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
             .map(u64::from_le_bytes)
             .unwrap_or(u64::MAX);
         let start = trailer.checked_sub(footer_len).ok_or_else(|| {
-            Error::corrupt(trailer, "footer length", "longer than the file").in_file(&describe)
+            let cause = Cause::OutOfRange {
+                value: footer_len,
+                limit: trailer,
+            };
+            Error::corrupt(trailer, "FooterLength.footer_len", cause).in_file(&describe)
         })?;
         if footer_len > crate::fragment::MAX_FRAGMENT_FOOTER_SIZE {
             return Err(Error::unsupported(format!(
@@ -268,7 +276,7 @@ pub fn consolidate_fragments(root: &Path) -> Result<Option<String>> {
 }
 
 /// Fragment consolidation steered by `config`, step by step as TileDB runs
-/// it: each step picks a run of adjacent fragments ([`select::next_run`]),
+/// it: each step picks a run of adjacent fragments (`select::next_run`),
 /// merges it into one fragment named `__<first t1>_<last t2>_<label>_22`
 /// plus `__commits/<that>.vac` listing the run, and puts the new fragment in
 /// the run's place among the candidates; the steps stop after

@@ -17,7 +17,7 @@ use crate::directory::timestamped_name::NameForm;
 use crate::directory::{
     TimestampedFile, TimestampedSet, ARRAY_SCHEMA_FILE, METADATA_DIR, SCHEMA_DIR,
 };
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::storage::{EntryKind, RelPath, Storage};
 
 pub(crate) const GROUP_FILE: &str = "__tiledb_group.tdb";
@@ -74,7 +74,8 @@ pub fn resolve_member(uri: &str, relative: bool) -> Result<MemberLocation> {
             .map(MemberLocation::Inside)
             .map_err(|e| e.within("group member"))
     } else if uri.is_empty() {
-        Err(Error::corrupt(0, "group member", "empty member URI"))
+        let what = "the member URI";
+        Err(Error::corrupt(0, "group member", Cause::Empty { what }))
     } else {
         Ok(MemberLocation::External(uri.to_owned()))
     }

@@ -1,12 +1,12 @@
 //! The folder hierarchy of every format version: how files are named
 //! ([`timestamped_name`]), the plain-text commit files ([`text_files`]),
-//! which files make up an array at an open range ([`array`](mod@array), with the kinds
-//! of entries in [`files`]), and the group folder ([`group`]).
+//! which files make up an array at an open range ([`ArrayDirectory`], with the kinds
+//! of entries in `files`), and the group folder ([`group`]).
 
-pub mod array;
-pub mod files;
+pub(crate) mod array;
+pub(crate) mod files;
 pub mod group;
-pub mod listing;
+pub(crate) mod listing;
 pub mod text_files;
 pub mod timestamped_name;
 

@@ -7,7 +7,7 @@
 //! names something outside the array is an error, never a path.
 
 use crate::directory::timestamped_name::{Extension, TimestampedName};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::storage::RelPath;
 
 /// One line of a text file with the byte offset it starts at.
@@ -17,8 +17,7 @@ struct Line<'a> {
 }
 
 fn line_text(bytes: &[u8], offset: usize) -> Result<&str> {
-    std::str::from_utf8(bytes)
-        .map_err(|_| Error::corrupt(offset as u64, "line", "line is not valid UTF-8"))
+    std::str::from_utf8(bytes).map_err(|_| Error::corrupt(offset as u64, "line", Cause::NotUtf8))
 }
 
 /// Splits at `\n`; a final line without `\n` counts; empty lines are skipped
@@ -64,7 +63,10 @@ pub fn normalize_vacuum_line(line: &str, kept_dirs: &[&str]) -> Result<RelPath> 
         return Err(Error::corrupt(
             0,
             "vacuum line",
-            format!("{line:?} contains a relative component"),
+            Cause::BadName {
+                name: line.to_owned(),
+                expected: "a path without `.` or `..` components",
+            },
         ));
     }
     let (name, parent) = match components.as_slice() {
@@ -72,11 +74,14 @@ pub fn normalize_vacuum_line(line: &str, kept_dirs: &[&str]) -> Result<RelPath> 
         [name] => (*name, None),
         [] => ("", None),
     };
-    TimestampedName::parse(name).map_err(|e| {
+    TimestampedName::parse(name).map_err(|_| {
         Error::corrupt(
             0,
             "vacuum line",
-            format!("{line:?} does not name a timestamped file or folder: {e}"),
+            Cause::BadName {
+                name: line.to_owned(),
+                expected: "a path to a timestamped file or folder",
+            },
         )
     })?;
     let path = match parent {
@@ -137,7 +142,10 @@ fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
             return Err(Error::corrupt(
                 0,
                 "consolidated commit",
-                format!("{path} is not a commit file path"),
+                Cause::BadName {
+                    name: path.to_string(),
+                    expected: "a commit file, alone or in one folder",
+                },
             ))
         }
     };
@@ -149,7 +157,10 @@ fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
             return Err(Error::corrupt(
                 0,
                 "consolidated commit",
-                format!("{path} is not a .ok, .wrt, .del or .upd commit"),
+                Cause::BadName {
+                    name: path.to_string(),
+                    expected: "a .ok, .wrt, .del or .upd commit",
+                },
             ))
         }
     };
@@ -157,7 +168,11 @@ fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
         return Err(Error::corrupt(
             0,
             "consolidated commit",
-            format!("{path} is not where its kind of commit lives"),
+            Cause::BadName {
+                name: path.to_string(),
+                expected:
+                    "a commit where its kind lives (.ok in the root, the others in __commits)",
+            },
         ));
     }
     Ok(name)
@@ -190,7 +205,10 @@ pub fn parse_consolidated_commits(data: &[u8]) -> Result<Vec<ConsolidatedCommit>
                     Error::corrupt(
                         size_at,
                         "delete tile size",
-                        "file ends inside the size field",
+                        Cause::Truncated {
+                            needed: SIZE_FIELD,
+                            available: data.len().saturating_sub(pos) as u64,
+                        },
                     )
                 })?;
             let size = u64::from_le_bytes(size_bytes);
@@ -200,7 +218,10 @@ pub fn parse_consolidated_commits(data: &[u8]) -> Result<Vec<ConsolidatedCommit>
                 return Err(Error::corrupt(
                     size_at,
                     "delete tile size",
-                    format!("{size} bytes claimed, {remaining} present"),
+                    Cause::Truncated {
+                        needed: size,
+                        available: remaining,
+                    },
                 ));
             }
             // size ≤ remaining ≤ data.len(), so these fit in usize.

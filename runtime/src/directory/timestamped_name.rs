@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 pub use crate::storage::label::{new_label, now_ms, LabelGenerator};
 
 /// The extensions a timestamped name can carry.
@@ -102,20 +102,19 @@ pub struct TimestampedName {
     extension: Option<Extension>,
 }
 
-fn bad_name(name: &str, reason: impl fmt::Display) -> Error {
-    Error::corrupt(0, "timestamped name", format!("{name:?}: {reason}"))
+/// A name that breaks the rule `expected` states.
+fn bad_name(name: &str, expected: &'static str) -> Error {
+    let name = name.to_owned();
+    Error::corrupt(0, "timestamped name", Cause::BadName { name, expected })
 }
 
-fn parse_decimal_u64(name: &str, token: &str, what: &str) -> Result<u64> {
+/// A decimal token of a name; `what` states the two rules (decimal, fits in
+/// 64 bits) for the token's part of the name.
+fn parse_decimal_u64(name: &str, token: &str, what: (&'static str, &'static str)) -> Result<u64> {
     if token.is_empty() || !token.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad_name(
-            name,
-            format!("{what} {token:?} is not a decimal number"),
-        ));
+        return Err(bad_name(name, what.0));
     }
-    token
-        .parse::<u64>()
-        .map_err(|_| bad_name(name, format!("{what} {token:?} does not fit in 64 bits")))
+    token.parse::<u64>().map_err(|_| bad_name(name, what.1))
 }
 
 fn check_label(name: &str, label: &str) -> Result<()> {
@@ -126,11 +125,19 @@ fn check_label(name: &str, label: &str) -> Result<()> {
     {
         return Err(bad_name(
             name,
-            format!("label {label:?} is not alphanumeric"),
+            "a name whose label is ASCII letters, digits and '-'",
         ));
     }
     Ok(())
 }
+
+/// The rules a timestamp token breaks: not decimal, or too large.
+const TIMESTAMP: (&str, &str) = (
+    "a name whose timestamps are decimal numbers",
+    "a name whose timestamps fit in 64 bits",
+);
+const LABEL_LENGTH: &str = "a name whose label is 32 characters long";
+const VERSION_32_BITS: &str = "a name whose format version fits in 32 bits";
 
 /// Length of the random label in the `__t1_t2_label` forms.
 pub const LABEL_LEN: usize = 32;
@@ -143,59 +150,56 @@ impl TimestampedName {
     /// name TileDB writes passes here.
     pub fn parse(name: &str) -> Result<Self> {
         if name.contains('/') {
-            return Err(bad_name(name, "is a path, not a single name"));
+            return Err(bad_name(name, "a single name, not a path"));
         }
         let (stem, extension) = match name.rfind('.') {
             Some(dot) => {
                 let suffix = &name[dot + 1..];
                 let ext = Extension::from_suffix(suffix)
-                    .ok_or_else(|| bad_name(name, format!("unknown extension .{suffix}")))?;
+                    .ok_or_else(|| bad_name(name, "a name with a known extension"))?;
                 (&name[..dot], Some(ext))
             }
             None => (name, None),
         };
         if stem.contains('.') {
-            return Err(bad_name(name, "has more than one extension"));
+            return Err(bad_name(name, "a name with at most one extension"));
         }
         let Some(body) = stem.strip_prefix("__") else {
-            return Err(bad_name(name, "does not start with \"__\""));
+            return Err(bad_name(name, "a name starting with \"__\""));
         };
         let tokens: Vec<&str> = body.split('_').collect();
         let label_offset = |label: &str| label.as_ptr() as usize - name.as_ptr() as usize;
         let (form, t1, t2, label, version) = match tokens.as_slice() {
             [uuid, t] => {
-                let t = parse_decimal_u64(name, t, "timestamp")?;
+                let t = parse_decimal_u64(name, t, TIMESTAMP)?;
                 (NameForm::UuidTimestamp, t, t, *uuid, None)
             }
             [t1, t2, label] => {
                 if label.len() != LABEL_LEN {
-                    return Err(bad_name(
-                        name,
-                        format!("label {label:?} is not {LABEL_LEN} characters long"),
-                    ));
+                    return Err(bad_name(name, LABEL_LENGTH));
                 }
-                let t1 = parse_decimal_u64(name, t1, "start timestamp")?;
-                let t2 = parse_decimal_u64(name, t2, "end timestamp")?;
+                let t1 = parse_decimal_u64(name, t1, TIMESTAMP)?;
+                let t2 = parse_decimal_u64(name, t2, TIMESTAMP)?;
                 (NameForm::Range, t1, t2, *label, None)
             }
             [t1, t2, label, v] => {
                 if label.len() != LABEL_LEN {
-                    return Err(bad_name(
-                        name,
-                        format!("label {label:?} is not {LABEL_LEN} characters long"),
-                    ));
+                    return Err(bad_name(name, LABEL_LENGTH));
                 }
-                let t1 = parse_decimal_u64(name, t1, "start timestamp")?;
-                let t2 = parse_decimal_u64(name, t2, "end timestamp")?;
-                let v = parse_decimal_u64(name, v, "format version")?;
-                let v = u32::try_from(v)
-                    .map_err(|_| bad_name(name, format!("format version {v} exceeds 32 bits")))?;
+                let t1 = parse_decimal_u64(name, t1, TIMESTAMP)?;
+                let t2 = parse_decimal_u64(name, t2, TIMESTAMP)?;
+                let version_rules = (
+                    "a name whose format version is a decimal number",
+                    VERSION_32_BITS,
+                );
+                let v = parse_decimal_u64(name, v, version_rules)?;
+                let v = u32::try_from(v).map_err(|_| bad_name(name, VERSION_32_BITS))?;
                 (NameForm::Versioned, t1, t2, *label, Some(v))
             }
             _ => {
                 return Err(bad_name(
                     name,
-                    "is none of __<uuid>_<t>, __<t1>_<t2>_<label>, __<t1>_<t2>_<label>_<v>",
+                    "one of __<uuid>_<t>, __<t1>_<t2>_<label>, __<t1>_<t2>_<label>_<v>",
                 ))
             }
         };
@@ -203,7 +207,7 @@ impl TimestampedName {
         if t1 > t2 {
             return Err(bad_name(
                 name,
-                format!("start timestamp {t1} is after end timestamp {t2}"),
+                "a name whose start timestamp is not after its end timestamp",
             ));
         }
         Ok(TimestampedName {

@@ -12,7 +12,7 @@
 //! `tiledb/sm/compressors/`; each module names what it mirrors.
 
 pub mod datatype;
-pub mod format_conversion;
+pub(crate) mod format_conversion;
 
 pub(crate) mod bit_width_reduction;
 pub(crate) mod bitshuffle;

@@ -214,11 +214,12 @@ where
     while remaining(reader)? > 0 {
         if items.len() as u64 >= max {
             let pos = reader.stream_position()?;
-            return Err(fail(
-                pos,
-                field,
-                format!("more than the maximum {max} elements"),
-            ));
+            // One more element than the spec's `max` allows.
+            let cause = Cause::OutOfRange {
+                value: max.saturating_add(1),
+                limit: max,
+            };
+            return Err(fail(pos, field, cause));
         }
         let before = reader.stream_position()?;
         items.push(E::read_options(reader, endian, args.clone())?);
@@ -610,19 +611,19 @@ where
         }
         bytes.extend_from_slice(&chunk[..want]);
         if bytes.len() as u64 > max {
-            return Err(fail(
-                start,
-                field,
-                format!("no terminator within the maximum {max} bytes"),
-            ));
+            let cause = Cause::OutOfRange {
+                value: bytes.len() as u64,
+                limit: max,
+            };
+            return Err(fail(start, field, cause));
         }
     }
     if bytes.len() as u64 > max {
-        return Err(fail(
-            start,
-            field,
-            format!("{} bytes exceed the maximum {max}", bytes.len()),
-        ));
+        let cause = Cause::OutOfRange {
+            value: bytes.len() as u64,
+            limit: max,
+        };
+        return Err(fail(start, field, cause));
     }
     Ok(T::from(bytes))
 }

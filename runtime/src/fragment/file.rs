@@ -5,7 +5,7 @@
 //! ([`parse_footer`], [`parse_rtree`], [`parse_tile_offsets`],
 //! [`parse_processed_conditions`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::read_prefix;
 use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
@@ -51,7 +51,10 @@ pub fn footer_region(bytes: &[u8]) -> Result<(stored::FragmentFooterHead, u64)> 
         Error::corrupt(
             0,
             "FooterLength",
-            format!("a {len} byte file has no footer length"),
+            Cause::Truncated {
+                needed: 8,
+                available: len,
+            },
         )
     })?;
     let footer_len = bytes
@@ -62,7 +65,10 @@ pub fn footer_region(bytes: &[u8]) -> Result<(stored::FragmentFooterHead, u64)> 
         Error::corrupt(
             trailer,
             "FooterLength.footer_len",
-            format!("a {footer_len} byte footer does not fit before byte {trailer}"),
+            Cause::OutOfRange {
+                value: footer_len,
+                limit: trailer,
+            },
         )
     })?;
     let region = &bytes[start as usize..trailer as usize];
@@ -140,10 +146,9 @@ pub fn parse_metadata_file(
         return Err(Error::corrupt(
             start + used,
             "FragmentFooter",
-            format!(
-                "the footer ends {} byte(s) before its trailing length",
-                region.len() as u64 - used
-            ),
+            Cause::TrailingBytes {
+                count: region.len() as u64 - used,
+            },
         ));
     }
     let rtree_tile = tile_at(bytes, footer.rtree_offset, "RTree", key)?;

@@ -59,7 +59,12 @@ impl FragmentMetadata {
                 let payload = crate::schema::legacy13::read_generic_tile(&bytes)
                     .map_err(|e| e.in_file(&describe))?;
                 let rest = payload.get(8..).ok_or_else(|| {
-                    Error::corrupt(0, "version", "the data ends early").in_file(&describe)
+                    let available = payload.len() as u64;
+                    let cause = Cause::Truncated {
+                        needed: 8,
+                        available,
+                    };
+                    Error::corrupt(0, "version", cause).in_file(&describe)
                 })?;
                 let mut meta = Self::from_legacy(fragment, schema, rest, key)
                     .map_err(|e| e.in_file(&describe))?;
@@ -99,7 +104,9 @@ impl FragmentMetadata {
                     return Err(Error::corrupt(
                         start + used,
                         "FragmentFooter",
-                        "the footer does not fill its region",
+                        Cause::TrailingBytes {
+                            count: region.len() as u64 - used,
+                        },
                     ));
                 }
                 Ok((footer, schema))
@@ -114,12 +121,23 @@ impl FragmentMetadata {
         let with_trailer =
             trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
         if named_version.is_some_and(|v| v >= 10) {
-            let (start, end) = with_trailer.ok_or_else(|| {
-                Error::corrupt(
-                    len.saturating_sub(8),
+            let (start, end) = with_trailer.ok_or_else(|| match trailer {
+                Some(footer_len) => Error::corrupt(
+                    len - 8,
+                    "FooterLength.footer_len",
+                    Cause::OutOfRange {
+                        value: footer_len,
+                        limit: len - 8,
+                    },
+                ),
+                None => Error::corrupt(
+                    0,
                     "FooterLength",
-                    "footer length past the start of the file",
-                )
+                    Cause::Truncated {
+                        needed: 8,
+                        available: len,
+                    },
+                ),
             })?;
             if end - start > MAX_FRAGMENT_FOOTER_SIZE {
                 return Err(Error::unsupported(format!(
@@ -158,7 +176,13 @@ impl FragmentMetadata {
             }
             at = generic_tile_end(storage, path, len, at)?;
         }
-        Err(Error::corrupt(len, "FragmentFooter", "no footer found"))
+        Err(Error::corrupt(
+            len,
+            "FragmentFooter",
+            Cause::Missing {
+                what: "a footer that parses after any of the generic tiles",
+            },
+        ))
     }
 
     fn from_footer(
@@ -285,9 +309,10 @@ impl FragmentMetadata {
         };
         let mut n: u64 = 1;
         for (dim, (lo, hi)) in self.schema.dimensions.iter().zip(ned) {
-            let (dlo, _) = dim
-                .domain_scalars()
-                .ok_or_else(|| Error::corrupt(0, "domain", "dense dimension without domain"))?;
+            let (dlo, _) = dim.domain_scalars().ok_or_else(|| {
+                let what = "the domain of a dense dimension";
+                Error::corrupt(0, "domain", Cause::Missing { what })
+            })?;
             let ext = dim
                 .extent_scalar()
                 .and_then(|e| e.as_int())

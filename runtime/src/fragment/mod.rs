@@ -56,7 +56,7 @@ pub type Rectangle = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// The per-tile tables of one field, loaded on demand.
 #[derive(Debug, Default, Clone)]
-pub struct FieldTiles {
+pub struct FieldTileTables {
     /// The byte offset of each tile in the field's data file.
     pub offsets: Vec<u64>,
     pub(crate) var_offsets: Vec<u64>,
@@ -103,7 +103,7 @@ pub struct FragmentMetadata {
     /// The size of `__fragment_metadata.tdb`, once looked up: its generic
     /// tiles are read by ranged reads, judged against it.
     file_size: OnceLock<u64>,
-    fields: Mutex<HashMap<Field, Arc<FieldTiles>>>,
+    fields: Mutex<HashMap<Field, Arc<FieldTileTables>>>,
     mbrs: OnceLock<Arc<Vec<Rectangle>>>,
     processed: OnceLock<Vec<String>>,
 }

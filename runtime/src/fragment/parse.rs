@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::read_prefix;
 use crate::schema::{dimension_shapes, split_range, ArraySchema};
@@ -36,7 +36,7 @@ pub fn footer_schema_name(bytes: &[u8]) -> Result<Option<String>> {
     Ok(match head.schema_name {
         Some(name) => Some(
             String::from_utf8(name)
-                .map_err(|_| Error::corrupt(4, "FragmentFooter.schema_name", "not UTF-8"))?,
+                .map_err(|_| Error::corrupt(4, "FragmentFooter.schema_name", Cause::NotUtf8))?,
         ),
         None => None,
     })
@@ -147,13 +147,22 @@ pub fn consolidated_footer_regions(tile: &GenericTile) -> Result<Vec<(Vec<u8>, V
             .zip(usize::try_from(end).ok())
             .and_then(|(s, e)| tile.payload.get(s..e))
             .ok_or_else(|| {
+                // The entries' footers follow each other within the payload.
+                let cause = if end > payload_len || entry.offset > payload_len {
+                    Cause::OutOfRange {
+                        value: end.max(entry.offset),
+                        limit: payload_len,
+                    }
+                } else {
+                    Cause::NotAscending {
+                        previous: entry.offset,
+                        value: end,
+                    }
+                };
                 tile.locate(Error::corrupt(
                     entry.offset,
                     format!("ConsolidatedFragmentMetadata.entries[{i}].offset"),
-                    format!(
-                        "footer bytes {}..{end} are not within the {payload_len} byte payload",
-                        entry.offset
-                    ),
+                    cause,
                 ))
             })?;
         out.push((entry.name.clone(), region.to_vec()));
@@ -181,7 +190,13 @@ pub(super) fn legacy_rect(bytes: &[u8], schema: &ArraySchema) -> Result<Rectangl
         let hi = bytes.get(at + size..at + 2 * size);
         match (lo, hi) {
             (Some(lo), Some(hi)) => out.push((lo.to_vec(), hi.to_vec())),
-            _ => return Err(Error::corrupt(at as u64, "non_empty_domain", "too short")),
+            _ => {
+                let cause = Cause::Truncated {
+                    needed: 2 * size as u64,
+                    available: bytes.len().saturating_sub(at) as u64,
+                };
+                return Err(Error::corrupt(at as u64, "non_empty_domain", cause));
+            }
         }
         at += 2 * size;
     }

@@ -10,7 +10,7 @@ use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{load_generic_tile, GenericTile};
 
 use super::parse::{parse_processed_conditions, parse_rtree, parse_tile_offsets, rect_from_stored};
-use super::{percent_encode_v8, Field, FieldTiles, FragmentMetadata, Rectangle, StoredFooter};
+use super::{percent_encode_v8, Field, FieldTileTables, FragmentMetadata, Rectangle, StoredFooter};
 
 impl FragmentMetadata {
     /// The slot of `field` in this fragment's field index space, if the
@@ -89,7 +89,7 @@ impl FragmentMetadata {
     }
 
     /// The tile tables of `field`, loaded once.
-    pub fn field_tiles(&self, storage: &dyn Storage, field: Field) -> Result<Arc<FieldTiles>> {
+    pub fn field_tiles(&self, storage: &dyn Storage, field: Field) -> Result<Arc<FieldTileTables>> {
         if let Some(t) = self.fields.lock().ok().and_then(|m| m.get(&field).cloned()) {
             return Ok(t);
         }
@@ -97,7 +97,7 @@ impl FragmentMetadata {
         let index = self.field_index(field).ok_or_else(|| {
             Error::Usage(format!("fragment {} has no field {field:?}", self.name))
         })?;
-        let mut tiles = FieldTiles::default();
+        let mut tiles = FieldTileTables::default();
         match &self.footer {
             StoredFooter::Footer(f) => {
                 let pick = |list: &Vec<u64>| list.get(index).copied();

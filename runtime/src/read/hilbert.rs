@@ -7,9 +7,6 @@
 //! curve", AIP Conf. Proc. 707, 2004). Ties between equal Hilbert values are
 //! broken by row-major coordinate order, by the caller.
 
-/// The most dimensions a Hilbert order supports: the value must fit in 63 bits.
-pub const MAX_DIMS: usize = 16;
-
 /// Bits per dimension for a domain of `dim_num` dimensions.
 pub fn bits_per_dim(dim_num: usize) -> u32 {
     if dim_num == 0 {

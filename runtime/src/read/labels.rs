@@ -3,7 +3,7 @@
 //! ranges on the labelled dimension; the result carries the label of each
 //! cell first.
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::read::query::{encode_scalar, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::schema::Scalar;
@@ -27,10 +27,13 @@ pub fn read_by_label(
         .find(|l| l.name == label_name)
         .ok_or_else(|| Error::Usage(format!("no dimension label named {label_name:?}")))?;
     let dim = label.dim_index as usize;
-    let dimension = schema
-        .dimensions
-        .get(dim)
-        .ok_or_else(|| Error::corrupt(0, "DimensionLabel.dim_index", "no such dimension"))?;
+    let dimension = schema.dimensions.get(dim).ok_or_else(|| {
+        let cause = Cause::IndexOutOfRange {
+            index: label.dim_index.into(),
+            count: schema.dimensions.len() as u64,
+        };
+        Error::corrupt(0, "DimensionLabel.dim_index", cause)
+    })?;
     let labels = crate::read::read(
         label_array,
         &ReadQuery {
@@ -43,7 +46,9 @@ pub fn read_by_label(
         return Err(Error::corrupt(
             0,
             "label array",
-            "the label array has no index or label",
+            Cause::Missing {
+                what: "the label array's index dimension or label attribute",
+            },
         ));
     };
     let mut selected: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();

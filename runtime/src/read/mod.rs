@@ -1,20 +1,20 @@
 //! Reading cells: a [`ReadQuery`] (ranges per dimension, layout, fields) run
 //! against a [`Snapshot`] of an array, producing columnar results.
 //!
-//! The query and result types ([`query`], [`result`]) sit below both
-//! readers ([`dense`], [`sparse`]), which load tiles through [`tiles`].
+//! The query and result types (`query`, `result`) sit below both
+//! readers (`dense`, [`sparse`]), which load tiles through [`tiles`].
 //! [`typed`] is the API in Rust types over them (`Array::query`), and
 //! `arrow` (the `arrow` feature) turns results into Arrow record batches.
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
-pub mod dense;
-pub mod hilbert;
+pub(crate) mod dense;
+pub(crate) mod hilbert;
 pub mod labels;
 mod memory;
-pub mod order;
-pub mod query;
-pub mod result;
+pub(crate) mod order;
+pub(crate) mod query;
+pub(crate) mod result;
 pub mod sparse;
 pub mod tiles;
 pub mod typed;

@@ -58,7 +58,10 @@ fn compressor_filter(id: u8, level: i32) -> Result<Option<stored::Filter>> {
             return Err(Error::corrupt(
                 0,
                 "compressor",
-                format!("unknown TileDB 1.3 compressor {other}"),
+                Cause::BadEnumValue {
+                    enum_name: "TileDB 1.3 compressor",
+                    value: other.into(),
+                },
             ))
         }
     };
@@ -131,6 +134,23 @@ fn layout(v: u8) -> Result<stored::Layout> {
     stored::Layout::from_value(v).ok_or_else(|| Error::corrupt(0, "layout", bad_value("Layout", v)))
 }
 
+/// A u64 size that TileDB 1.3 stored for a chunk, which must fit the u32 of
+/// the chunk framing it is converted to.
+fn u32_field(r: &mut Reader<'_>, field: &'static str) -> Result<u32> {
+    let at = r.at as u64;
+    let value = r.u64(field)?;
+    u32::try_from(value).map_err(|_| {
+        Error::corrupt(
+            at,
+            field,
+            Cause::OutOfRange {
+                value,
+                limit: u32::MAX.into(),
+            },
+        )
+    })
+}
+
 fn bad_value(enum_name: &'static str, value: u8) -> Cause {
     Cause::BadEnumValue {
         enum_name,
@@ -154,7 +174,10 @@ pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
             return Err(Error::corrupt(
                 12,
                 "array_type",
-                format!("unknown array type {other}"),
+                Cause::BadEnumValue {
+                    enum_name: "ArrayType",
+                    value: other.into(),
+                },
             ))
         }
     };
@@ -211,7 +234,9 @@ pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
         return Err(Error::corrupt(
             r.at as u64,
             "ArraySchema",
-            "bytes after the TileDB 1.3 schema",
+            Cause::TrailingBytes {
+                count: (payload.len() - r.at) as u64,
+            },
         ));
     }
     Ok(stored::ArraySchema {
@@ -264,20 +289,31 @@ pub fn reframe(body: &[u8], compressed: bool) -> Result<Vec<u8>> {
     }
     let mut r = Reader { bytes: body, at: 0 };
     let chunks = r.u64("chunk_num")?;
-    if chunks == 0 || chunks > body.len() as u64 / 16 {
+    if chunks == 0 {
         return Err(Error::corrupt(
             0,
             "chunk_num",
-            format!("{chunks} chunks in {} bytes", body.len()),
+            Cause::Empty {
+                what: "the tile's list of chunks",
+            },
+        ));
+    }
+    // Each chunk takes at least its two 8-byte sizes.
+    let most = body.len() as u64 / 16;
+    if chunks > most {
+        return Err(Error::corrupt(
+            0,
+            "chunk_num",
+            Cause::OutOfRange {
+                value: chunks,
+                limit: most,
+            },
         ));
     }
     out.extend_from_slice(&chunks.to_le_bytes());
     for _ in 0..chunks {
-        let original = u32::try_from(r.u64("chunk size")?)
-            .map_err(|_| Error::corrupt(r.at as u64, "chunk size", "too large"))?;
-        let size64 = r.u64("compressed chunk size")?;
-        let size = u32::try_from(size64)
-            .map_err(|_| Error::corrupt(r.at as u64, "compressed chunk size", "too large"))?;
+        let original = u32_field(&mut r, "chunk size")?;
+        let size = u32_field(&mut r, "compressed chunk size")?;
         let data = r.take(size as usize, "chunk")?;
         // Compression metadata: no metadata parts, one data part.
         let metadata: Vec<u8> = [0u32, 1, original, size]
@@ -294,7 +330,9 @@ pub fn reframe(body: &[u8], compressed: bool) -> Result<Vec<u8>> {
         return Err(Error::corrupt(
             r.at as u64,
             "tile",
-            "bytes after the last chunk",
+            Cause::TrailingBytes {
+                count: (body.len() - r.at) as u64,
+            },
         ));
     }
     Ok(out)

@@ -3,11 +3,11 @@
 //! runtime filter pipelines, fill values and enumerations.
 
 pub mod builder;
-pub mod legacy13;
+pub(crate) mod legacy13;
 pub mod value;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::{format_conversion, Datatype, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::NEWEST_READ_FORMAT_VERSION;
@@ -226,7 +226,7 @@ pub struct ArraySchema {
 
 fn utf8(bytes: &[u8], field: &str) -> Result<String> {
     String::from_utf8(bytes.to_vec())
-        .map_err(|_| Error::corrupt(0, field.to_string(), "a name that is not UTF-8"))
+        .map_err(|_| Error::corrupt(0, field.to_string(), Cause::NotUtf8))
 }
 
 fn order(layout: stored::Layout, field: &str) -> Result<SchemaOrder> {
@@ -234,7 +234,10 @@ fn order(layout: stored::Layout, field: &str) -> Result<SchemaOrder> {
         Error::corrupt(
             0,
             field.to_string(),
-            format!("{other} is not a cell or tile order"),
+            Cause::BadEnumValue {
+                enum_name: "cell or tile order",
+                value: other.value().into(),
+            },
         )
     })
 }
@@ -249,15 +252,29 @@ pub fn split_range(range: &stored::Range, fixed_size: Option<u64>) -> Result<(Ve
         Some(size) => size,
         None => range.start_size,
     };
+    let len = range.data.len() as u64;
     let cut = usize::try_from(cut)
         .ok()
         .filter(|c| *c <= range.data.len())
-        .ok_or_else(|| Error::corrupt(0, "Range.start_size", "range start past its end"))?;
-    if fixed_size.is_some() && range.data.len() != cut * 2 {
+        .ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "Range.start_size",
+                Cause::OutOfRange {
+                    value: cut,
+                    limit: len,
+                },
+            )
+        })?;
+    if fixed_size.is_some() && len != cut as u64 * 2 {
         return Err(Error::corrupt(
             0,
             "Range.data",
-            "a fixed range is not two values",
+            Cause::Inconsistent {
+                what: "the byte length of a fixed [lo, hi] range",
+                expected: cut as u64 * 2,
+                found: len,
+            },
         ));
     }
     Ok((range.data[..cut].to_vec(), range.data[cut..].to_vec()))
@@ -283,7 +300,16 @@ impl ArraySchema {
             .get(..4)
             .and_then(|b| b.try_into().ok())
             .map(u32::from_le_bytes)
-            .ok_or_else(|| Error::corrupt(0, "ArraySchema.version", "the schema ends early"))?;
+            .ok_or_else(|| {
+                Error::corrupt(
+                    0,
+                    "ArraySchema.version",
+                    Cause::Truncated {
+                        needed: 4,
+                        available: payload.len() as u64,
+                    },
+                )
+            })?;
         if version > MAX_SUPPORTED_VERSION {
             return Err(Error::unsupported(format!(
                 "unsupported format version {version} (this reader knows versions up to {MAX_SUPPORTED_VERSION})"
@@ -350,7 +376,11 @@ impl ArraySchema {
                     return Err(Error::corrupt(
                         0,
                         "Dimension.domain",
-                        "domain size does not match the type",
+                        Cause::Inconsistent {
+                            what: "the byte length of the domain",
+                            expected: datatype.size().saturating_mul(2),
+                            found: d.domain.len() as u64,
+                        },
                     ));
                 }
                 Some((d.domain[..half].to_vec(), d.domain[half..].to_vec()))
@@ -372,7 +402,7 @@ impl ArraySchema {
                 return Err(Error::corrupt(
                     0,
                     "Attribute.cell_val_num",
-                    "0 values per cell",
+                    Cause::Empty { what: "each cell" },
                 ));
             }
             let fill = match &a.fill {
@@ -490,11 +520,10 @@ impl ArraySchema {
                 return Err(Error::corrupt(
                     0,
                     "Enumeration.name",
-                    format!(
-                        "the file holds enumeration {:?}, the schema refers to it as {:?}",
-                        enumeration.name,
-                        String::from_utf8_lossy(&r.name)
-                    ),
+                    Cause::NameMismatch {
+                        expected: String::from_utf8_lossy(&r.name).into_owned(),
+                        found: enumeration.name.clone(),
+                    },
                 )
                 .in_file(storage.describe(&path)));
             }
@@ -558,21 +587,29 @@ pub fn parse_offsets_bytes(offsets: &[u8], data_len: u64) -> Result<Vec<u64>> {
         return Err(Error::corrupt(
             0,
             "offsets",
-            format!(
-                "{} bytes is not a whole number of u64 offsets",
-                offsets.len()
-            ),
+            Cause::NotMultiple {
+                size: offsets.len() as u64,
+                unit: 8,
+            },
         ));
     }
     let mut previous = 0u64;
     let mut out = Vec::with_capacity(offsets.len() / 8);
     for (i, chunk) in offsets.chunks_exact(8).enumerate() {
         let value = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let cause = if value < previous {
+            Cause::NotAscending { previous, value }
+        } else {
+            Cause::OutOfRange {
+                value,
+                limit: data_len,
+            }
+        };
         if value < previous || value > data_len {
             return Err(Error::corrupt(
                 (i * 8) as u64,
                 format!("offsets[{i}]"),
-                format!("{value} is not ascending within {data_len} bytes of data"),
+                cause,
             ));
         }
         previous = value;
@@ -592,10 +629,10 @@ pub fn enumeration_from_tile(tile: &GenericTile, file_name: &str) -> Result<Enum
         return Err(tile.locate(Error::corrupt(
             0,
             "Enumeration.path",
-            format!(
-                "the file records the path {:?}, not its own name",
-                String::from_utf8_lossy(&e.path)
-            ),
+            Cause::NameMismatch {
+                expected: file_name.to_string(),
+                found: String::from_utf8_lossy(&e.path).into_owned(),
+            },
         )));
     }
     let datatype = format_conversion::datatype(e.datatype)?;
@@ -618,7 +655,9 @@ pub fn enumeration_from_tile(tile: &GenericTile, file_name: &str) -> Result<Enum
             return Err(tile.locate(Error::corrupt(
                 0,
                 "Enumeration.offsets",
-                "a var enumeration without offsets",
+                Cause::Missing {
+                    what: "the offsets of a var-sized enumeration",
+                },
             )))
         }
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::storage::temp::TEMP_SUFFIX;
 use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
 
@@ -473,7 +473,10 @@ impl Storage for LocalStorage {
             return Err(Error::corrupt(
                 offset,
                 "byte range",
-                format!("{len} bytes at offset {offset} run past the end of a {size}-byte file"),
+                Cause::Truncated {
+                    needed: len,
+                    available: size.saturating_sub(offset),
+                },
             )
             .in_file(&full));
         }

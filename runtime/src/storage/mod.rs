@@ -11,9 +11,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 
-pub mod label;
+pub(crate) mod label;
 mod local;
 mod temp;
 #[cfg(test)]
@@ -27,24 +27,28 @@ pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct RelPath(String);
 
-fn check_component(component: &str) -> std::result::Result<(), String> {
+/// The rule a path component breaks, if any.
+fn check_component(component: &str) -> std::result::Result<(), &'static str> {
     if component.is_empty() {
-        return Err("empty path component".into());
+        return Err("a path without empty components");
     }
     if component == "." || component == ".." {
-        return Err(format!("path component {component:?} is not allowed"));
+        return Err("a path without `.` or `..` components");
     }
     // Bytes, not chars: none of these is part of a longer UTF-8 sequence.
-    if let Some(bad) = component
+    if component
         .bytes()
-        .find(|b| matches!(b, b'/' | b'\\' | b':' | b'\0'))
+        .any(|b| matches!(b, b'/' | b'\\' | b':' | b'\0'))
     {
-        return Err(format!(
-            "path component {component:?} contains {:?}",
-            bad as char
-        ));
+        return Err("a path whose components hold no `/`, `\\`, `:` or NUL");
     }
     Ok(())
+}
+
+/// A path (or component) that breaks the rule `expected`.
+fn bad_path(name: &str, expected: &'static str) -> Error {
+    let name = name.to_owned();
+    Error::corrupt(0, "path", Cause::BadName { name, expected })
 }
 
 impl RelPath {
@@ -59,21 +63,20 @@ impl RelPath {
     /// the text came from.
     pub fn parse(text: &str) -> Result<Self> {
         if text.is_empty() {
-            return Err(Error::corrupt(0, "path", "empty path"));
+            return Err(Error::corrupt(0, "path", Cause::Empty { what: "the path" }));
         }
         if text.starts_with('/') {
-            return Err(Error::corrupt(0, "path", format!("{text:?} is absolute")));
+            return Err(bad_path(text, "a relative path"));
         }
         for component in text.split('/') {
-            check_component(component)
-                .map_err(|reason| Error::corrupt(0, "path", format!("{text:?}: {reason}")))?;
+            check_component(component).map_err(|expected| bad_path(text, expected))?;
         }
         Ok(RelPath(text.to_owned()))
     }
 
     /// This path with one more component.
     pub fn join(&self, component: &str) -> Result<Self> {
-        check_component(component).map_err(|reason| Error::corrupt(0, "path", reason))?;
+        check_component(component).map_err(|expected| bad_path(component, expected))?;
         Ok(if self.0.is_empty() {
             RelPath(component.to_owned())
         } else {

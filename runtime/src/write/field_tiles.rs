@@ -331,7 +331,7 @@ fn write_field(
                     .extend(filter_tile(&bytes, &offsets_pipeline, &offsets_ctx)?);
             }
             out.metas.push(
-                tile_meta::var_tile(kinds, &written, validity_arg).as_recorded(
+                tile_meta::var_tile(kinds, &written, validity_arg).into_recorded(
                     spec.nullable,
                     tile.len() as u64,
                     true,
@@ -350,7 +350,7 @@ fn write_field(
             out.var_sizes.push(0);
             out.fixed.extend(filter_tile(&data, &pipeline, &data_ctx)?);
             out.metas.push(
-                tile_meta::fixed_tile(spec.datatype, kinds, &written, validity_arg).as_recorded(
+                tile_meta::fixed_tile(spec.datatype, kinds, &written, validity_arg).into_recorded(
                     spec.nullable,
                     tile.len() as u64,
                     false,

@@ -13,7 +13,7 @@ mod field_tiles;
 pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
-pub mod tile_meta;
+pub(crate) mod tile_meta;
 mod validate;
 
 use crate::directory::{Extension, TimestampedName};

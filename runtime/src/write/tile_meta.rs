@@ -132,7 +132,7 @@ impl TileMeta {
     /// the zeros it was sized with: a fixed field's min and max are zero
     /// bytes of the cell's size, a var-sized field's are empty. Applies that
     /// rule to metadata computed over a tile of `tile_cells` cells.
-    pub fn as_recorded(mut self, nullable: bool, tile_cells: u64, var: bool) -> TileMeta {
+    pub fn into_recorded(mut self, nullable: bool, tile_cells: u64, var: bool) -> TileMeta {
         if nullable && tile_cells > 0 && self.null_count == tile_cells {
             let zeros = |v: &Option<Vec<u8>>| {
                 v.as_ref()

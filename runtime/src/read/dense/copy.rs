@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::copy_var::*;
 use crate::read::dense::fragments::Geometry;
@@ -413,11 +413,7 @@ fn scatter_attribute(
         Some(v) => {
             let cell_size = v as u64 * attr.datatype.size();
             if attr.fill.len() as u64 != cell_size {
-                return Err(Error::corrupt(
-                    0,
-                    "fill",
-                    format!("the fill value of {} is not one cell", attr.name),
-                ));
+                return Err(fill_not_one_cell(attr, cell_size));
             }
             let region = col
                 .data
@@ -467,11 +463,7 @@ fn decode_band_tiles(
             continue;
         }
         if let Some(&bad) = wanted.iter().find(|t| **t >= g.fragment.tile_num) {
-            return Err(Error::corrupt(
-                0,
-                "tile offsets",
-                format!("fragment {} has no tile {bad}", g.fragment.name),
-            ));
+            return Err(crate::read::tiles::no_such_tile(g.fragment, bad));
         }
         let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) else {
             continue;
@@ -509,11 +501,7 @@ fn copy_attribute(
         Some(v) => {
             let cell_size = (v as u64 * attr.datatype.size()) as usize;
             if attr.fill.len() != cell_size {
-                return Err(Error::corrupt(
-                    0,
-                    "fill",
-                    format!("the fill value of {} is not one cell", attr.name),
-                ));
+                return Err(fill_not_one_cell(attr, cell_size as u64));
             }
             let region = col
                 .data
@@ -540,4 +528,14 @@ fn copy_attribute(
             .try_for_each(|(out, pieces)| copy_line(out, pieces, tiles, 1, &fill, true))?;
     }
     Ok(())
+}
+
+/// An attribute whose fill value is not one cell long.
+fn fill_not_one_cell(attr: &crate::schema::Attribute, cell_size: u64) -> Error {
+    let cause = Cause::Inconsistent {
+        what: "the fill value's byte length (one cell)",
+        expected: cell_size,
+        found: attr.fill.len() as u64,
+    };
+    Error::corrupt(0, "fill", cause).within(format!("attribute {}", attr.name))
 }

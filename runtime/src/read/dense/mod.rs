@@ -9,7 +9,7 @@ mod pieces;
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::fragments::{fragment_geometry, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
@@ -78,11 +78,9 @@ fn dense_dimensions(schema: &ArraySchema) -> Result<Vec<DenseDimension>> {
     let mut dims = Vec::new();
     for dim in &schema.dimensions {
         let (lo, hi) = dim.domain_scalars().ok_or_else(|| {
-            Error::corrupt(
-                0,
-                "Dimension.domain",
-                format!("dense dimension {} has no domain", dim.name),
-            )
+            let what = "the domain of a dense dimension";
+            Error::corrupt(0, "Dimension.domain", Cause::Missing { what })
+                .within(format!("dimension {}", dim.name))
         })?;
         let (Some(lo), Some(hi)) = (lo.as_int(), hi.as_int()) else {
             return Err(Error::unsupported(format!(
@@ -291,11 +289,7 @@ fn decode_owned_tiles(
             continue;
         }
         if let Some(&bad) = tiles.iter().find(|t| **t >= g.fragment.tile_num) {
-            return Err(Error::corrupt(
-                0,
-                "tile offsets",
-                format!("fragment {} has no tile {bad}", g.fragment.name),
-            ));
+            return Err(crate::read::tiles::no_such_tile(g.fragment, bad));
         }
         for (ai, &a) in attributes.iter().enumerate() {
             let name = &schema.attributes[a].name;

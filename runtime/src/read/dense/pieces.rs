@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::tiles::TileData;
@@ -120,7 +120,7 @@ pub(crate) fn too_large(bytes: u64) -> Error {
 }
 
 pub(crate) fn short_tile() -> Error {
-    Error::corrupt(0, "tile", "a decoded tile is shorter than its cells")
+    Error::corrupt(0, "tile", Cause::EndsEarly)
 }
 
 /// Pieces of decoding work (tiles' chunks) per thread in a band: enough to

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use crate::condition::{CellView, Condition};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::Field;
 use crate::read::sparse::fragment_tiles::FragmentTiles;
@@ -115,11 +115,8 @@ pub(crate) fn stored_delete(
         u64_at(tile_of(Field::DeleteTimestamps), cell),
         u64_at(tile_of(Field::DeleteConditionIndex), cell),
     ) else {
-        return Err(Error::corrupt(
-            0,
-            "delete metadata",
-            format!("a dt or dci tile of {name} is short"),
-        ));
+        let at = format!("fragment {name}");
+        return Err(Error::corrupt(0, "delete metadata", Cause::EndsEarly).within(at));
     };
     if dt == u64::MAX {
         return Ok(None);
@@ -131,24 +128,21 @@ pub(crate) fn stored_delete(
         .ok()
         .and_then(|i| processed.get(i))
         .ok_or_else(|| {
-            Error::corrupt(
-                0,
-                "dci",
-                format!(
-                    "condition index {dci} of {name} beyond its {} processed conditions",
-                    processed.len()
-                ),
-            )
+            let cause = Cause::IndexOutOfRange {
+                index: dci,
+                count: processed.len() as u64,
+            };
+            Error::corrupt(0, "dci", cause).within(format!("fragment {name}"))
         })?;
     let index = conditions
         .iter()
         .position(|c| &c.marker == marker)
         .ok_or_else(|| {
-            Error::corrupt(
-                0,
-                "processed conditions",
-                format!("{name} refers to {marker}, which the array does not hold"),
-            )
+            let cause = Cause::BadName {
+                name: marker.clone(),
+                expected: "the marker of a delete condition the array holds",
+            };
+            Error::corrupt(0, "processed conditions", cause).within(format!("fragment {name}"))
         })?;
     Ok(Some((dt, index as u64)))
 }

@@ -8,14 +8,14 @@ pub(crate) struct FragmentTiles<'a> {
     pub(crate) fragment: &'a FragmentMetadata,
     /// The tiles read, in stored order (a slot is an index into this).
     pub(crate) tiles: Vec<u64>,
-    pub(crate) fields: FieldTiles,
+    pub(crate) fields: DecodedTilesByField,
 }
 
 /// The decoded tiles of each loaded field of a fragment, looked up by
 /// field without hashing: the general read path asks for a cell's field
 /// once per cell, and a hashed lookup there cost as much as the work.
 #[derive(Default)]
-pub(crate) struct FieldTiles {
+pub(crate) struct DecodedTilesByField {
     pub(crate) attributes: Vec<Option<Vec<TileData>>>,
     pub(crate) dimensions: Vec<Option<Vec<TileData>>>,
     pub(crate) coords: Option<Vec<TileData>>,
@@ -24,7 +24,7 @@ pub(crate) struct FieldTiles {
     pub(crate) delete_condition_index: Option<Vec<TileData>>,
 }
 
-impl FieldTiles {
+impl DecodedTilesByField {
     fn slot(&self, field: Field) -> Option<&Option<Vec<TileData>>> {
         match field {
             Field::Attribute(i) => self.attributes.get(i),

@@ -4,13 +4,13 @@
 
 use std::collections::HashSet;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::cells::*;
-use crate::read::sparse::fragment_tiles::{FieldTiles, FragmentTiles};
+use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
 use crate::read::tiles::load_tiles;
 use crate::schema::{ArraySchema, Scalar};
@@ -154,7 +154,7 @@ fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentT
     let key = array.options().key;
     let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
     for (fragment, tiles, fields) in planned {
-        let mut map = FieldTiles::default();
+        let mut map = DecodedTilesByField::default();
         if !tiles.is_empty() {
             for field in fields {
                 if map.contains_key(&field) {
@@ -210,14 +210,16 @@ fn fragment_candidates(
             let mut coords = Vec::with_capacity(schema.dimensions.len());
             for (d, dim) in f.schema.dimensions.iter().enumerate() {
                 let bytes = coord_bytes(frag, d, slot, cell).ok_or_else(|| {
-                    Error::corrupt(
-                        0,
-                        "coordinates",
-                        format!("tile {tile} of {} is short", f.name),
-                    )
+                    let at = format!("fragment {}, tile {tile}", f.name);
+                    Error::corrupt(0, "coordinates", Cause::EndsEarly).within(at)
                 })?;
                 coords.push(Scalar::decode(dim.datatype, bytes).ok_or_else(|| {
-                    Error::corrupt(0, "coordinates", "a coordinate of the wrong size")
+                    let cause = Cause::Inconsistent {
+                        what: "a coordinate's byte length",
+                        expected: dim.datatype.size(),
+                        found: bytes.len() as u64,
+                    };
+                    Error::corrupt(0, "coordinates", cause)
                 })?);
             }
             let copies: usize = coords

@@ -11,7 +11,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
@@ -297,11 +297,12 @@ fn tile_keys<const COL_MAJOR: bool, const N: usize>(
         let size = dim.datatype.size() as usize;
         let data = &tiles[d].get(slot)?.data;
         if data.len() < count * size {
-            return Some(Err(Error::corrupt(
-                0,
-                "coordinates",
-                format!("tile {tile} of {} is short", f.name),
-            )));
+            let cause = Cause::Truncated {
+                needed: (count * size) as u64,
+                available: data.len() as u64,
+            };
+            let at = format!("fragment {}, tile {tile}", f.name);
+            return Some(Err(Error::corrupt(0, "coordinates", cause).within(at)));
         }
         let at = if COL_MAJOR { n - 1 - d } else { d };
         let ranges = &ranges[d];
@@ -352,19 +353,19 @@ fn keep_newest_of_equal<const N: usize>(cells: &mut Vec<([u64; N], u64)>) {
 }
 
 pub(crate) fn short() -> Error {
-    Error::corrupt(0, "tile", "a decoded tile is shorter than its cells")
+    Error::corrupt(0, "tile", Cause::EndsEarly)
 }
 
 /// Turns a packed location into (fragment index, slot, cell).
 pub(crate) type Locate<'a> = dyn Fn(u64) -> (usize, usize, u64) + Sync + 'a;
 
 /// Per fragment (by index), the decoded tiles of one field, by slot.
-pub(crate) type FieldTiles<'t> = Vec<Option<&'t [TileData]>>;
+pub(crate) type TilesByFragment<'t> = Vec<Option<&'t [TileData]>>;
 
 pub(crate) fn field_tiles<'t>(
     loaded: &'t [FragmentTiles<'_>],
     field: impl Fn(&FragmentTiles<'_>) -> Option<Field>,
-) -> FieldTiles<'t> {
+) -> TilesByFragment<'t> {
     loaded
         .iter()
         .map(|fr| fr.fields.get(&field(fr)?).map(Vec::as_slice))
@@ -377,7 +378,7 @@ pub(crate) fn gather_fixed(
     size: usize,
     locations: &[u64],
     locate: &Locate<'_>,
-    tiles: &FieldTiles<'_>,
+    tiles: &TilesByFragment<'_>,
     fill: &[u8],
 ) -> Result<()> {
     const BLOCK: usize = 4096;

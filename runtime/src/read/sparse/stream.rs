@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::memory;
@@ -260,11 +260,12 @@ fn kept_in_batch(
             // Cells are numbered by `u32` within a tile (TileDB's
             // capacity is a `u64`, but no tile of 2^32 cells is read).
             let count = u32::try_from(count).map(|c| c as usize).map_err(|_| {
-                Error::corrupt(
-                    0,
-                    "cell count",
-                    format!("tile {tile} of {} claims {count} cells", fragment.name),
-                )
+                let cause = Cause::OutOfRange {
+                    value: count,
+                    limit: u32::MAX.into(),
+                };
+                let at = format!("fragment {}, tile {tile}", fragment.name);
+                Error::corrupt(0, "cell count", cause).within(at)
             })?;
             // The decoded coordinates must hold every cell the metadata
             // counts before anything is sized by that count.
@@ -273,11 +274,12 @@ fn kept_in_batch(
                 let size = datatype.size() as usize;
                 let data = &coords[d].get(slot).ok_or_else(short)?.data;
                 if data.len() / size.max(1) < count {
-                    return Err(Error::corrupt(
-                        0,
-                        "coordinates",
-                        format!("tile {tile} of {} is short", fragment.name),
-                    ));
+                    let cause = Cause::Truncated {
+                        needed: (count * size) as u64,
+                        available: data.len() as u64,
+                    };
+                    let at = format!("fragment {}, tile {tile}", fragment.name);
+                    return Err(Error::corrupt(0, "coordinates", cause).within(at));
                 }
                 columns[d] = &data[..count * size];
             }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext};
-use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::fragment::{Field, FieldTileTables, FragmentMetadata};
 use crate::storage::Storage;
 use crate::tile::{unfilter_var_string_tile_into, TileJob};
 
@@ -121,7 +121,7 @@ struct FieldLoad<'a> {
     cells: &'a [u64],
     shape: &'a FieldShape,
     /// Where each tile starts in each of the field's files.
-    tables: &'a FieldTiles,
+    tables: &'a FieldTileTables,
     /// The sizes of the field's files: fixed (or offsets), var, validity.
     file_sizes: (u64, u64, u64),
     key: Option<&'a [u8; 32]>,
@@ -249,9 +249,9 @@ impl FieldLoad<'_> {
             .zip(self.tiles.par_iter().zip(self.cells))
             .zip(spare)
             .map(|(((bytes, at), (t, c)), (mut data, mut starts))| {
-                let size = *var_sizes.get(*t as usize).ok_or_else(|| {
-                    Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
-                })?;
+                let size = *var_sizes
+                    .get(*t as usize)
+                    .ok_or_else(|| no_var_size(*t, var_sizes.len()))?;
                 unfilter_var_string_tile_into(
                     bytes,
                     &pipeline,
@@ -310,8 +310,7 @@ impl FieldLoad<'_> {
         let mut var_jobs = Vec::with_capacity(self.tiles.len());
         for ((bytes, at), t) in raw_var.iter().zip(self.tiles) {
             let size = *self.tables.var_sizes.get(*t as usize).ok_or_else(|| {
-                Error::corrupt(0, "tile var sizes", format!("no size for tile {t}"))
-                    .in_file(&self.describe)
+                no_var_size(*t, self.tables.var_sizes.len()).in_file(&self.describe)
             })?;
             var_jobs.push(TileJob {
                 bytes,
@@ -327,6 +326,8 @@ impl FieldLoad<'_> {
             .map_err(|e| e.in_file(var_describe))?;
         drop(var_jobs);
         drop(jobs);
+        // Where each offsets tile starts in its file, to locate a fault in it.
+        let offsets_at: Vec<u64> = raw.iter().map(|(_, at)| *at).collect();
         pool.recycle_persisted(raw);
         let spare_starts: Vec<Vec<u64>> = (0..offsets.len())
             .map(|_| pool.starts.pop().unwrap_or_default())
@@ -336,18 +337,18 @@ impl FieldLoad<'_> {
             .into_par_iter()
             .zip(datas)
             .zip(spare_starts)
-            .zip(self.cells)
-            .map(|(((off, data), mut starts), c)| {
+            .zip(self.cells.par_iter().zip(self.tiles).zip(&offsets_at))
+            .map(|(((off, data), mut starts), ((c, t), at))| {
                 starts.clear();
                 starts.extend(
                     off.chunks_exact(8)
                         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
                 );
                 starts.push(data.len() as u64);
-                if starts.windows(2).any(|w| w[0] > w[1]) {
-                    let err =
-                        Error::corrupt(0, "offsets", "var offsets out of order or past the data")
-                            .in_file(describe);
+                if let Some(cause) = var_offsets_fault(&starts) {
+                    let err = Error::corrupt(*at, "offsets", cause)
+                        .within(format!("tile {t}"))
+                        .in_file(describe);
                     return (Err(err), off);
                 }
                 let tile = TileData {

@@ -14,3 +14,4 @@ pub use data::{FieldShape, TileData};
 pub use load::{load_tiles, load_tiles_pooled, TileSelection};
 pub use pool::TilePool;
 pub use source::{StoredBuffers, TilePart, TileSource};
+pub(crate) use stored::no_such_tile;

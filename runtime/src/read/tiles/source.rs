@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
-use crate::fragment::{Field, FieldTiles, FragmentMetadata};
+use crate::fragment::{Field, FieldTileTables, FragmentMetadata};
 use crate::storage::{RelPath, Storage};
 use crate::tile::{unfilter_tile, unfilter_tile_scattered, ScatterRun, TileJob};
 
@@ -57,7 +57,7 @@ pub struct TileSource<'f> {
     suffix: &'static str,
     path: RelPath,
     describe: PathBuf,
-    tables: Arc<FieldTiles>,
+    tables: Arc<FieldTileTables>,
     file_size: u64,
     pipeline: FilterPipeline,
     ctx: FilterContext,
@@ -154,12 +154,7 @@ impl<'f> TileSource<'f> {
     /// An error unless the fragment has tile `tile`.
     fn check_tile(&self, tile: u64) -> Result<()> {
         if tile >= self.fragment.tile_num {
-            return Err(Error::corrupt(
-                0,
-                "tile offsets",
-                format!("fragment {} has no tile {tile}", self.fragment.name),
-            )
-            .in_file(&self.describe));
+            return Err(no_such_tile(self.fragment, tile).in_file(&self.describe));
         }
         Ok(())
     }
@@ -171,10 +166,7 @@ impl<'f> TileSource<'f> {
             .var_sizes
             .get(tile as usize)
             .copied()
-            .ok_or_else(|| {
-                Error::corrupt(0, "tile var sizes", format!("no size for tile {tile}"))
-                    .in_file(&self.describe)
-            })
+            .ok_or_else(|| no_var_size(tile, self.tables.var_sizes.len()).in_file(&self.describe))
     }
 
     /// The start of every cell of var-sized tile `tile` in its data, and
@@ -225,22 +217,20 @@ impl<'f> TileSource<'f> {
                     .at_base(start)
                     .in_file(&describe)
             })
+            .map(|raw| (raw, start))
         });
         buffers.give_back(bytes);
-        let raw = decoded?;
+        let (raw, start) = decoded?;
         let data_size = self.var_size(tile)?;
         let mut starts: Vec<u64> = raw
             .chunks_exact(8)
             .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
             .collect();
         starts.push(data_size);
-        if starts.windows(2).any(|w| w[0] > w[1]) {
-            return Err(Error::corrupt(
-                0,
-                format!("tile {tile}"),
-                "var offsets out of order or past the data",
-            )
-            .in_file(&describe));
+        if let Some(cause) = var_offsets_fault(&starts) {
+            return Err(Error::corrupt(start, "offsets", cause)
+                .within(format!("tile {tile}"))
+                .in_file(&describe));
         }
         Ok(starts)
     }

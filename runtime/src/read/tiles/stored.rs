@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::storage::{RelPath, Storage};
@@ -76,7 +76,11 @@ pub(crate) fn read_stored_tile(
     bytes: &mut Vec<u8>,
 ) -> Result<u64> {
     let start = *file.offsets.get(t as usize).ok_or_else(|| {
-        Error::corrupt(0, "tile offsets", format!("no offset for tile {t}")).in_file(describe)
+        let cause = Cause::IndexOutOfRange {
+            index: t,
+            count: file.offsets.len() as u64,
+        };
+        Error::corrupt(0, "tile offsets", cause).in_file(describe)
     })?;
     let end = file
         .offsets
@@ -84,9 +88,15 @@ pub(crate) fn read_stored_tile(
         .copied()
         .unwrap_or(file.size);
     if end < start {
-        return Err(
-            Error::corrupt(start, "tile offsets", "tile offsets decrease").in_file(describe),
-        );
+        return Err(Error::corrupt(
+            start,
+            "tile offsets",
+            Cause::NotAscending {
+                previous: start,
+                value: end,
+            },
+        )
+        .in_file(describe));
     }
     storage.read_range_into(path, start, end - start, bytes)?;
     if fragment.version == 0 {
@@ -129,4 +139,37 @@ pub(crate) fn persisted(
         out.push((bytes, start));
     }
     Ok(out)
+}
+
+/// A var tile's size that the fragment metadata does not record.
+pub(crate) fn no_var_size(tile: u64, recorded: usize) -> Error {
+    let cause = Cause::IndexOutOfRange {
+        index: tile,
+        count: recorded as u64,
+    };
+    Error::corrupt(0, "tile var sizes", cause)
+}
+
+/// What is wrong with the cell starts of a var tile, the data size last:
+/// they must ascend, and none may pass the data.
+pub(crate) fn var_offsets_fault(starts: &[u64]) -> Option<Cause> {
+    let bad = starts.windows(2).position(|w| w[0] > w[1])?;
+    let (previous, value) = (starts[bad], starts[bad + 1]);
+    Some(if bad + 2 == starts.len() {
+        Cause::OutOfRange {
+            value: previous,
+            limit: value,
+        }
+    } else {
+        Cause::NotAscending { previous, value }
+    })
+}
+
+/// A tile the geometry needs that the fragment does not have.
+pub(crate) fn no_such_tile(fragment: &crate::fragment::FragmentMetadata, tile: u64) -> Error {
+    let cause = Cause::IndexOutOfRange {
+        index: tile,
+        count: fragment.tile_num,
+    };
+    Error::corrupt(0, "tile offsets", cause).within(format!("fragment {}", fragment.name))
 }
