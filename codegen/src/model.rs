@@ -237,6 +237,8 @@ pub struct Field<E = Checked> {
     pub max: Option<u64>,
     /// For a struct or switch field: it occupies exactly this many bytes.
     pub sized: Option<E>,
+    /// The literal (`true`, `7`) the generated `Default` gives this field.
+    pub initial: Option<String>,
 }
 
 impl<E> Field<E> {

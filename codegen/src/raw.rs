@@ -319,4 +319,8 @@ pub struct RawField {
     /// For `bytes`: the one-byte delimiter that ends them (consumed, not kept).
     #[serde(default)]
     pub terminator: Option<String>,
+    /// The value the generated `Default` gives this field (a bool or integer
+    /// literal; otherwise the type's default).
+    #[serde(default)]
+    pub initial: Option<RawExpr>,
 }

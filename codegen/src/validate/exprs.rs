@@ -371,6 +371,7 @@ fn check_field(
         args,
         max: field.max,
         sized,
+        initial: field.initial.clone(),
     };
     Ok((field, version))
 }

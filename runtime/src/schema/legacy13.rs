@@ -181,10 +181,11 @@ pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
             name,
             datatype: dim_type,
             cell_val_num: 1,
-            filters: None,
             domain,
             null_extent,
             extent,
+            // Later versions' fields take their defaults.
+            ..Default::default()
         });
     }
     let attribute_num = r.u32("attribute_num")?;
@@ -200,11 +201,8 @@ pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
             datatype: dt,
             cell_val_num,
             filters: pipeline(compressor.0, compressor.1)?,
-            fill: None,
-            nullable: false,
-            fill_validity: 0,
-            order: stored::DataOrder::Unordered,
-            enumeration_name: None,
+            // Later versions' fields take their defaults.
+            ..Default::default()
         });
     }
     if r.at != payload.len() {
@@ -216,22 +214,20 @@ pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
     }
     Ok(stored::ArraySchema {
         version: 0,
-        allows_dups: false,
         array_type,
         tile_order,
         cell_order,
         capacity,
         coords_filters: pipeline(coords.0, coords.1)?,
         offsets_filters: pipeline(offsets.0, offsets.1)?,
-        validity_filters: None,
         domain: stored::Domain {
             datatype: Some(dim_type),
             dimensions,
         },
         attributes,
-        labels: None,
-        enumerations: None,
-        current_domain: None,
+        // Every field a later version added (validity filters, labels,
+        // enumerations, the current domain, …) takes its default.
+        ..Default::default()
     })
 }
 

@@ -17,7 +17,17 @@ impl Ctx<'_> {
             let mut entry = vec![("id".to_string(), s(id.clone()))];
             match &field.layout {
                 Layout::Single(ty) => {
-                    self.single_type(st, field, ty, &mut entry)?;
+                    let last = std::ptr::eq(field, st.fields.last().unwrap_or(field));
+                    match self.single_type(st, field, ty, &mut entry) {
+                        Ok(()) => {}
+                        // A last field Kaitai cannot lay out (the current
+                        // domain, shaped by the dimensions): its bytes, opaque.
+                        Err(why) if last && matches!(ty, Ty::Struct(_)) => {
+                            entry.push(("size-eos".into(), raw("true")));
+                            entry.push(("doc-ref".into(), s(format!("opaque bytes here: {why}"))));
+                        }
+                        Err(why) => return Err(why),
+                    }
                     if let Some(size) = &field.sized {
                         entry.push(("size".into(), s(self.expr(st, &size.expr)?)));
                     }

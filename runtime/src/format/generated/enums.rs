@@ -9,10 +9,22 @@
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Datatype {
     /// `INT32` = 0: 32-bit signed integer
+    #[default]
     Int32 = 0,
     /// `INT64` = 1: 64-bit signed integer
     Int64 = 1,
@@ -714,10 +726,22 @@ impl core::fmt::Display for Datatype {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum FilterType {
     /// `NONE` = 0: No-op filter; also how a compression filter with no compressor is written.
+    #[default]
     None = 0,
     /// `GZIP` = 1: Gzip compression (a zlib stream).
     Gzip = 1,
@@ -944,10 +968,22 @@ impl core::fmt::Display for FilterType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Compressor {
     /// `NO_COMPRESSION` = 0: No compression; a compression filter with it is written as FilterType NONE with no options.
+    #[default]
     NoCompression = 0,
     /// `GZIP` = 1: Gzip (zlib stream).
     Gzip = 1,
@@ -1076,10 +1112,22 @@ impl core::fmt::Display for Compressor {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum ArrayType {
     /// `DENSE` = 0: Dense array: every cell of the domain exists.
+    #[default]
     Dense = 0,
     /// `SPARSE` = 1: Sparse array: only written cells exist, located by their coordinates.
     Sparse = 1,
@@ -1170,10 +1218,22 @@ impl core::fmt::Display for ArrayType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Layout {
     /// `ROW_MAJOR` = 0: Row-major: the last dimension varies fastest.
+    #[default]
     RowMajor = 0,
     /// `COL_MAJOR` = 1: Column-major: the first dimension varies fastest.
     ColMajor = 1,
@@ -1280,10 +1340,22 @@ impl core::fmt::Display for Layout {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum EncryptionType {
     /// `NO_ENCRYPTION` = 0: Not encrypted.
+    #[default]
     NoEncryption = 0,
     /// `AES_256_GCM` = 1: AES-256-GCM with a 32-byte key.
     Aes256Gcm = 1,
@@ -1377,10 +1449,22 @@ impl core::fmt::Display for EncryptionType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum DataOrder {
     /// `UNORDERED` = 0: No order (UNORDERED_DATA).
+    #[default]
     Unordered = 0,
     /// `INCREASING` = 1: Values increase with the cell order (INCREASING_DATA).
     Increasing = 1,
@@ -1479,10 +1563,22 @@ impl core::fmt::Display for DataOrder {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum QueryConditionOp {
     /// `LT` = 0: less than
+    #[default]
     Lt = 0,
     /// `LE` = 1: less than or equal
     Le = 1,
@@ -1616,10 +1712,22 @@ impl core::fmt::Display for QueryConditionOp {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum CombinationOp {
     /// `AND` = 0: all children hold
+    #[default]
     And = 0,
     /// `OR` = 1: at least one child holds
     Or = 1,
@@ -1718,10 +1826,22 @@ impl core::fmt::Display for CombinationOp {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum CurrentDomainType {
     /// `NDRECTANGLE` = 0: A hyperrectangle: one range per dimension.
+    #[default]
     Ndrectangle = 0,
 }
 
@@ -1808,10 +1928,22 @@ impl core::fmt::Display for CurrentDomainType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum ObjectType {
     /// `INVALID` = 0: Not a TileDB object.
+    #[default]
     Invalid = 0,
     /// `GROUP` = 1: A group.
     Group = 1,
@@ -1910,10 +2042,22 @@ impl core::fmt::Display for ObjectType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum WebpFormat {
     /// `NONE` = 0: unset (WEBP_NONE)
+    #[default]
     None = 0,
     /// `RGB` = 1: 3 bytes per pixel: red, green, blue
     Rgb = 1,
@@ -2022,12 +2166,24 @@ impl core::fmt::Display for WebpFormat {
 /// Stored as a `u64`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u64)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u64)]
 pub enum FragmentSectionId {
     /// `TILE_GLOBAL_ORDER_BOUNDS` = 0: Offsets of the generic tiles holding the first and last coordinates (in global order) of every tile of a sparse fragment.
     ///
     /// Valid in versions 23 and later.
+    #[default]
     TileGlobalOrderBounds = 0,
 }
 
@@ -2118,10 +2274,22 @@ impl core::fmt::Display for FragmentSectionId {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum AstNodeType {
     /// `EXPRESSION` = 0: An expression: a combination operator applied to child nodes.
+    #[default]
     Expression = 0,
     /// `VALUE` = 1: A value: a field compared with a constant.
     Value = 1,
@@ -2215,10 +2383,22 @@ impl core::fmt::Display for AstNodeType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Bool {
     /// `FALSE` = 0: false
+    #[default]
     False = 0,
     /// `TRUE` = 1: true
     True = 1,
