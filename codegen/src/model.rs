@@ -308,8 +308,12 @@ pub enum Layout<E = Checked> {
 pub enum BytesLen<E = Checked> {
     Size(E),
     UntilEof,
-    /// Up to (and consuming) this byte.
-    Terminated(u8),
+    /// Up to (and consuming) `byte`; with `or_end`, the end of the
+    /// enclosing structure ends them too.
+    Terminated {
+        byte: u8,
+        or_end: bool,
+    },
 }
 
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]

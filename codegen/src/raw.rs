@@ -319,6 +319,10 @@ pub struct RawField {
     /// For `bytes`: the one-byte delimiter that ends them (consumed, not kept).
     #[serde(default)]
     pub terminator: Option<String>,
+    /// With `terminator`: the end of the enclosing structure ends them too
+    /// (a last line without its newline).
+    #[serde(default)]
+    pub or_end: bool,
     /// The value the generated `Default` gives this field (a bool or integer
     /// literal; otherwise the type's default).
     #[serde(default)]

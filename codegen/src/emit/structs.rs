@@ -240,9 +240,9 @@ impl Emitter<'_> {
                 BytesLen::UntilEof => {
                     br.push(quote!(parse_with = #io::read_bytes_to_end, args(#max, #path)));
                 }
-                BytesLen::Terminated(byte) => {
+                BytesLen::Terminated { byte, or_end } => {
                     let byte = Literal::u8_suffixed(*byte);
-                    br.push(quote!(parse_with = #io::read_terminated, args(#byte, #max, #path)));
+                    br.push(quote!(parse_with = #io::read_terminated, args(#byte, #or_end, #max, #path)));
                     bw.push(quote!(write_with = #io::write_terminated, args(#byte, #path)));
                 }
             },

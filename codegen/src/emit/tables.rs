@@ -60,8 +60,12 @@ fn field_size(field: &Field, table: &TypeTable) -> String {
             ..
         } => parts.push("to the end".into()),
         Layout::Bytes {
-            len: BytesLen::Terminated(byte),
-        } => parts.push(format!("up to `{}`", (*byte as char).escape_default())),
+            len: BytesLen::Terminated { byte, or_end },
+        } => parts.push(format!(
+            "up to `{}`{}",
+            (*byte as char).escape_default(),
+            if *or_end { " or the end" } else { "" }
+        )),
         Layout::List {
             len: ListLen::Count(count),
             ..

@@ -234,6 +234,9 @@ fn build_field(
     if raw_field.terminator.is_some() && !matches!(layout, Layout::Bytes { .. }) {
         return Err(invalid("terminator applies to bytes only".into()));
     }
+    if raw_field.or_end && raw_field.terminator.is_none() {
+        return Err(invalid("or_end applies to bytes with a terminator".into()));
+    }
     if raw_field.max.is_some() && !matches!(layout, Layout::Bytes { .. } | Layout::List { .. }) {
         return Err(invalid("max applies to bytes and lists".into()));
     }
@@ -375,7 +378,10 @@ fn build_layout(
             }
             match (&raw_field.size, raw_field.until_eof) {
                 _ if terminator.is_some() => Layout::Bytes {
-                    len: BytesLen::Terminated(terminator.unwrap_or(b'\n')),
+                    len: BytesLen::Terminated {
+                        byte: terminator.unwrap_or(b'\n'),
+                        or_end: raw_field.or_end,
+                    },
                 },
                 (Some(size), false) => Layout::Bytes {
                     len: BytesLen::Size(parse_expr(ctx, fpath, "size", size)?),

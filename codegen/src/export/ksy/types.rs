@@ -35,7 +35,12 @@ impl Ctx<'_> {
                 Layout::Bytes { len } => match len {
                     BytesLen::Size(e) => entry.push(("size".into(), s(self.expr(st, &e.expr)?))),
                     BytesLen::UntilEof => entry.push(("size-eos".into(), raw("true"))),
-                    BytesLen::Terminated(b) => entry.push(("terminator".into(), raw(b))),
+                    BytesLen::Terminated { byte, or_end } => {
+                        entry.push(("terminator".into(), raw(byte)));
+                        if *or_end {
+                            entry.push(("eos-error".into(), raw("false")));
+                        }
+                    }
                 },
                 Layout::List { elem, len } => {
                     self.single_type(st, field, elem, &mut entry)?;

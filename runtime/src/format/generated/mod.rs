@@ -50,6 +50,8 @@ pub use group::*;
 
 pub use metadata::*;
 
+pub use text_files::*;
+
 /// A field that only some format versions have: the table of them lets
 /// tests cover every gate of the spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
