@@ -117,3 +117,16 @@ fn from_stored_at_checks_every_filter() {
         );
     }
 }
+
+/// The retired filter type 17 is a value the format had, which no reader
+/// handles any more: `unsupported`, never `corrupt`.
+#[test]
+fn the_retired_filter_type_is_unsupported() {
+    let bytes = generic_tile(22, FilterType::Deprecated, &[1, 2, 3, 4]);
+    let err = read_generic_tile(&bytes, 0, None).expect_err("filter type 17");
+    assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
+    assert!(
+        err.to_string().contains("filter type 17 is retired"),
+        "{err}"
+    );
+}

@@ -138,11 +138,12 @@ impl FilterPipeline {
                 (FilterType::Xor, _) => Filter::Xor,
                 (FilterType::Aes256Gcm, _) => Filter::Aes256Gcm,
                 (FilterType::Deprecated, _) => {
-                    return Err(Error::corrupt(
-                        0,
-                        field(),
-                        "filter type 17 is retired; TileDB rejects it",
-                    ))
+                    // A valid value of the format that no reader handles
+                    // any more: unsupported, not corrupt.
+                    return Err(Error::unsupported(format!(
+                        "{}: filter type 17 is retired; TileDB rejects it",
+                        field()
+                    )));
                 }
                 _ => return Err(mismatch()),
             };
