@@ -69,7 +69,19 @@ pub struct Spec {
     pub versions: Vec<Version>,
     pub upstream: Upstream,
     pub facts: Vec<Fact>,
+    /// Behaviours gated on the format version.
+    pub gates: Vec<Gate>,
     pub files: Vec<SpecFile>,
+}
+
+/// A behaviour that holds for the versions `since..until`.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Gate {
+    pub name: String,
+    pub since: Option<u32>,
+    pub until: Option<u32>,
+    pub doc: String,
+    pub source: String,
 }
 
 /// Which TileDB-Inc/TileDB commits spec/ follows.

@@ -370,6 +370,24 @@ pub fn render_format(spec: &Spec) -> String {
             fact.source
         );
     }
+    let _ = writeln!(out, "\n## Behaviours gated on the version\n");
+    let _ = writeln!(out, "| Gate | Versions | What holds | Source |");
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    for gate in &spec.gates {
+        let versions = match (gate.since, gate.until) {
+            (Some(since), Some(until)) => format!("{since}–{}", until - 1),
+            (Some(since), None) => format!("{since}+"),
+            (None, Some(until)) => format!("< {until}"),
+            (None, None) => "all".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {versions} | {} | `{}` |",
+            gate.name,
+            cell(&gate.doc),
+            gate.source
+        );
+    }
     let _ = writeln!(out, "\n## Every `erratum` key in spec/\n");
     let _ = writeln!(out, "| Where | Erratum |");
     let _ = writeln!(out, "| --- | --- |");

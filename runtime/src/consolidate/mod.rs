@@ -133,7 +133,7 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
     let fragments: Vec<_> = dir
         .committed_fragments()
         .iter()
-        .filter(|f| f.format_version() > 2)
+        .filter(|f| stored::footer_after_tiles(f.format_version()))
         .cloned()
         .collect();
     if fragments.is_empty() {

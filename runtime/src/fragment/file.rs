@@ -124,7 +124,7 @@ pub fn parse_metadata_file(
             head.version
         )));
     }
-    if head.version < 10 {
+    if !stored::footer_length_always_stored(head.version) {
         return Err(Error::unsupported(format!(
             "fragment format version {} (before 10) has no trailing footer length",
             head.version
@@ -180,7 +180,10 @@ pub fn parse_metadata_file(
         })
         .collect::<Result<Vec<_>>>()?;
     let num_fields = footer.tile_offsets_offsets.len() as u64;
-    if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| footer.version >= 12) {
+    if let Some(offset) = footer
+        .fragment_mmsn_offset
+        .filter(|_| stored::fragment_mmsn_read(footer.version))
+    {
         let tile = tile_at(bytes, offset, "fragment_mmsn", key)?;
         tile.parse::<stored::FragmentMmsn>(
             stored::FragmentMmsnBinReadArgs::builder()

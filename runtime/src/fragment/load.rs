@@ -40,10 +40,14 @@ impl FragmentMetadata {
         let named_version = fragment.name.version();
         // Formats 1-2 and TileDB 1.3: the whole file is one generic tile,
         // read whole, but only when small (see MAX_LEGACY_FILE_SIZE).
-        if named_version.is_none_or(|v| v <= 2) && size <= MAX_LEGACY_FILE_SIZE {
+        if named_version.is_none_or(|v| !stored::footer_after_tiles(v))
+            && size <= MAX_LEGACY_FILE_SIZE
+        {
             let bytes = storage.read(&path)?;
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
-                if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
+                if !stored::footer_after_tiles(tile.header.version)
+                    && tile.end == bytes.len() as u64
+                {
                     let schema = schemas.get(None)?;
                     let mut meta = Self::from_legacy(fragment, schema, &tile.payload, key)
                         .map_err(|e| e.in_file(&describe))?;
@@ -113,7 +117,7 @@ impl FragmentMetadata {
         };
         let with_trailer =
             trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
-        if named_version.is_some_and(|v| v >= 10) {
+        if named_version.is_some_and(stored::footer_length_always_stored) {
             let (start, end) = with_trailer.ok_or_else(|| {
                 Error::corrupt(
                     len.saturating_sub(8),
@@ -176,10 +180,9 @@ impl FragmentMetadata {
         }
         let non_empty_domain = if footer.null_non_empty_domain {
             None
-        } else if footer.version <= 4 {
-            // v3-v4: fixed pairs, already split by the generated layout.
-            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
         } else {
+            // v3-v4 store fixed pairs, later versions ranges: the generated
+            // layout reads both into the same form.
             Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
         };
         let tile_num = footer.tile_offsets_offsets.len();

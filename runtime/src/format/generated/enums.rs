@@ -2,7 +2,7 @@
 //! Enumerations
 //!
 //! Upstream: `tiledb/sm/enums/`.
-/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). The upstream spec lists none of these.
+/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). time_unit is the unit of a DATETIME_ or TIME_ value as numpy spells it (Y, M, W, D, h, m, s, ms, us, ns, ps, fs, as; empty for the other types), from the datatype names in datatype.h: a DATETIME_ value counts units since 1970-01-01T00:00:00 UTC, a TIME_ value units since midnight. The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
 ///
@@ -707,6 +707,46 @@ impl Datatype {
             | Datatype::Uint16
             | Datatype::StringUtf16
             | Datatype::StringUcs2 => 2,
+        }
+    }
+    /// The `time_unit` of this value, as the spec lists it.
+    pub const fn time_unit(self) -> &'static str {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => "",
+            Datatype::DatetimeYear => "Y",
+            Datatype::DatetimeMonth => "M",
+            Datatype::DatetimeWeek => "W",
+            Datatype::DatetimeDay => "D",
+            Datatype::DatetimeHr | Datatype::TimeHr => "h",
+            Datatype::DatetimeMin | Datatype::TimeMin => "m",
+            Datatype::DatetimeSec | Datatype::TimeSec => "s",
+            Datatype::DatetimeMs | Datatype::TimeMs => "ms",
+            Datatype::DatetimeUs | Datatype::TimeUs => "us",
+            Datatype::DatetimeNs | Datatype::TimeNs => "ns",
+            Datatype::DatetimePs | Datatype::TimePs => "ps",
+            Datatype::DatetimeFs | Datatype::TimeFs => "fs",
+            Datatype::DatetimeAs | Datatype::TimeAs => "as",
         }
     }
 }
