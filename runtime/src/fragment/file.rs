@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::generated as stored;
-use crate::format::io::read_prefix;
+use crate::format::io::{read_exact_from, read_prefix};
 use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
 use crate::tile::generic::{read_generic_tile, GenericTile};
 
@@ -54,10 +54,10 @@ pub fn footer_region(bytes: &[u8]) -> Result<(stored::FragmentFooterHead, u64)> 
             format!("a {len} byte file has no footer length"),
         )
     })?;
-    let footer_len = bytes
-        .last_chunk::<8>()
-        .map(|b| u64::from_le_bytes(*b))
-        .unwrap_or(0);
+    let footer_len =
+        read_exact_from::<stored::FooterLength>(&bytes[trailer as usize..], (), "FooterLength")
+            .map_err(|e| e.at_base(trailer))?
+            .footer_len;
     let start = trailer.checked_sub(footer_len).ok_or_else(|| {
         Error::corrupt(
             trailer,

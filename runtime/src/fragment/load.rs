@@ -108,40 +108,41 @@ impl FragmentMetadata {
                 }
                 Ok((footer, schema))
             };
-        let trailer = match len.checked_sub(8) {
-            Some(at) => {
-                let bytes = storage.read_range(path, at, 8)?;
-                bytes.try_into().ok().map(u64::from_le_bytes)
-            }
-            None => None,
+        // TileDB's rule (spec: FooterLength, gate footer_length_always_stored):
+        // from version 10 the file ends with the footer's length; for 3-9
+        // only when some dimension is var-sized (their schema is always
+        // `__array_schema.tdb`), else the footer follows the last tile.
+        let trailer_stored = match named_version {
+            Some(v) if stored::footer_length_always_stored(v) => true,
+            _ => schemas.get(None)?.dimensions.iter().any(|d| d.var),
         };
-        let with_trailer =
-            trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
-        if named_version.is_some_and(stored::footer_length_always_stored) {
-            let (start, end) = with_trailer.ok_or_else(|| {
+        if trailer_stored {
+            let at = len.checked_sub(8).ok_or_else(|| {
                 Error::corrupt(
-                    len.saturating_sub(8),
+                    0,
                     "FooterLength",
+                    "the file is shorter than its footer length",
+                )
+            })?;
+            let trailer: stored::FooterLength =
+                read_exact_from(&storage.read_range(path, at, 8)?, (), "FooterLength")
+                    .map_err(|e| e.at_base(at))?;
+            let start = at.checked_sub(trailer.footer_len).ok_or_else(|| {
+                Error::corrupt(
+                    at,
+                    "FooterLength.footer_len",
                     "footer length past the start of the file",
                 )
             })?;
-            if end - start > MAX_FRAGMENT_FOOTER_SIZE {
+            if at - start > MAX_FRAGMENT_FOOTER_SIZE {
                 return Err(Error::unsupported(format!(
-                    "the fragment footer is {} bytes (FooterLength at byte {end}), more than \
+                    "the fragment footer is {} bytes (FooterLength at byte {at}), more than \
                      the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts",
-                    end - start
+                    at - start
                 )));
             }
-            let region = storage.read_range(path, start, end - start)?;
+            let region = storage.read_range(path, start, at - start)?;
             return try_at(start, &region);
-        }
-        if let Some((start, end)) =
-            with_trailer.filter(|(start, end)| end - start <= MAX_FRAGMENT_FOOTER_SIZE)
-        {
-            let region = storage.read_range(path, start, end - start)?;
-            if let Ok(found) = try_at(start, &region) {
-                return Ok(found);
-            }
         }
         // Versions 3-9 without var dimensions: no trailer; the footer follows
         // the last generic tile. Only a position within the file's last

@@ -356,7 +356,7 @@ impl GlobalOrderBoundsSection {
     pub const MIN_SIZE: u64 = 0;
 }
 
-/// The last 8 bytes of a fragment metadata file: the footer's length, so that a reader can find the footer's start. Always present from version 10. For versions 3 to 9 it is present only when some dimension is var-sized; otherwise the footer's length follows from the schema (all its fields have fixed sizes). Readers decide which case applies from the version in the fragment's name.
+/// The last 8 bytes of a fragment metadata file: the footer's length, so that a reader can find the footer's start. Always present from version 10 (gate `footer_length_always_stored`). For versions 3 to 9 it is present only when some dimension of the schema (always `__array_schema.tdb` there) is var-sized; otherwise the footer's length follows from the schema (all its fields have fixed sizes) and the footer is what follows the last generic tile. Readers decide which case applies from the version in the fragment's name.
 ///
 /// Source: `tiledb/sm/fragment/fragment_metadata.cc`.
 ///
