@@ -76,6 +76,21 @@ impl FilterPipeline {
                 (t.since(), t.until()),
                 version,
             )?;
+            let compressor = match &f.options {
+                stored::FilterOptions::CompressionOptions(o) => Some(o.compressor),
+                stored::FilterOptions::DeltaOptions(o) => Some(o.compressor),
+                stored::FilterOptions::DoubleDeltaOptions(o) => Some(o.compressor),
+                _ => None,
+            };
+            if let Some(c) = compressor {
+                crate::format::check_in_version(
+                    "compressor",
+                    c.name(),
+                    u64::from(c.value()),
+                    (c.since(), c.until()),
+                    version,
+                )?;
+            }
         }
         Self::from_stored(pipeline)
     }

@@ -1038,8 +1038,12 @@ pub enum Compressor {
     /// `DOUBLE_DELTA` = 6: Double-delta encoding.
     DoubleDelta = 6,
     /// `DICTIONARY` = 7: Dictionary encoding (DICTIONARY_ENCODING in the code).
+    ///
+    /// Valid in versions 13 and later.
     Dictionary = 7,
     /// `DELTA` = 8: Delta encoding.
+    ///
+    /// Valid in versions 19 and later.
     Delta = 8,
 }
 
@@ -1117,7 +1121,11 @@ impl Compressor {
     }
     /// The first format version in which this value is valid, if limited.
     pub const fn since(self) -> Option<u32> {
-        None
+        match self {
+            Compressor::Dictionary => Some(13u32),
+            Compressor::Delta => Some(19u32),
+            _ => None,
+        }
     }
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
