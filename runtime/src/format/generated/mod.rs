@@ -22,6 +22,8 @@ pub mod generic_tile;
 
 pub mod group;
 
+pub mod legacy13;
+
 pub mod metadata;
 
 pub mod text_files;
@@ -47,6 +49,8 @@ pub use fragment_metadata::*;
 pub use generic_tile::*;
 
 pub use group::*;
+
+pub use legacy13::*;
 
 pub use metadata::*;
 
