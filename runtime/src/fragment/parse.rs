@@ -61,7 +61,7 @@ pub fn global_order_bounds(
                         .finalize(),
                     "GlobalOrderBoundsSection",
                 )
-                .map_err(|e| e.within(&format!("FragmentFooter.sections[{i}]")))?;
+                .map_err(|e| e.within(format!("FragmentFooter.sections[{i}]")))?;
                 found = Some(bounds);
             }
         }

@@ -269,12 +269,15 @@ pub fn dimension_shapes(schema: &stored::ArraySchema) -> Vec<stored::DimensionSh
         .collect()
 }
 
+/// One `[lo, hi]` per dimension, as stored bytes.
+type Ranges = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// The `[lo, hi]` of every dimension in a stored current domain, or `None`
 /// when it is empty.
 fn current_domain_ranges(
     current: &stored::CurrentDomain,
     domain: &stored::Domain,
-) -> Result<Option<Vec<(Vec<u8>, Vec<u8>)>>> {
+) -> Result<Option<Ranges>> {
     let Some(rect) = current.ndrectangle.as_ref().filter(|_| !current.empty) else {
         return Ok(None);
     };
