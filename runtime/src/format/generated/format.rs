@@ -59,7 +59,7 @@ pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[
         name: "field_files_by_index",
         since: Some(9u32),
         until: None,
-        doc: "Field data files are named by index (a<i>, d<j>, t, dt, dci); before, after the field (raw, or percent-encoded in version 8)",
+        doc: "Field data files are named by index (`a<i>`, `d<j>`, `t`, `dt`, `dci`); before, after the field (raw, or percent-encoded in version 8)",
         source: "tiledb/sm/fragment/fragment_metadata.cc",
     },
     BehaviourGate {
@@ -159,7 +159,7 @@ pub const fn field_files_percent_encoded(version: u32) -> bool {
     version >= 8u32 && version < 9u32
 }
 
-/// Field data files are named by index (a<i>, d<j>, t, dt, dci); before, after the field (raw, or percent-encoded in version 8) (from version 9; source: `tiledb/sm/fragment/fragment_metadata.cc`.)
+/// Field data files are named by index (`a<i>`, `d<j>`, `t`, `dt`, `dci`); before, after the field (raw, or percent-encoded in version 8) (from version 9; source: `tiledb/sm/fragment/fragment_metadata.cc`.)
 pub const fn field_files_by_index(version: u32) -> bool {
     version >= 9u32
 }
