@@ -52,18 +52,18 @@ pub fn global_order_bounds(
             (id.since(), id.until()),
             footer.version,
         )?;
-        match id {
-            stored::FragmentSectionId::TileGlobalOrderBounds => {
-                let bounds: stored::GlobalOrderBoundsSection = read_exact_from(
-                    &section.data,
-                    stored::GlobalOrderBoundsSectionBinReadArgs::builder()
-                        .num_dims(schema.dimensions.len() as u64)
-                        .finalize(),
-                    "GlobalOrderBoundsSection",
-                )
-                .map_err(|e| e.within(format!("FragmentFooter.sections[{i}]")))?;
-                found = Some(bounds);
-            }
+        // Sections the runtime has no use for are skipped like unknown ones
+        // (a new section id needs no code here).
+        if id == stored::FragmentSectionId::TileGlobalOrderBounds {
+            let bounds: stored::GlobalOrderBoundsSection = read_exact_from(
+                &section.data,
+                stored::GlobalOrderBoundsSectionBinReadArgs::builder()
+                    .num_dims(schema.dimensions.len() as u64)
+                    .finalize(),
+                "GlobalOrderBoundsSection",
+            )
+            .map_err(|e| e.within(format!("FragmentFooter.sections[{i}]")))?;
+            found = Some(bounds);
         }
     }
     Ok(found)
