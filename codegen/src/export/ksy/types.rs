@@ -234,6 +234,10 @@ impl Ctx<'_> {
                     {
                         json!({"kind": "bool"})
                     }
+                    // Kept as opaque bytes (see `render_struct`): not compared.
+                    Layout::Single(Ty::Struct(target)) if self.unsupported.contains_key(target) => {
+                        json!({"kind": "opaque"})
+                    }
                     _ => self.value_manifest(&field.base_ty()),
                 };
                 fields.push(json!({"key": field.ident, "attr": attr, "value": value}));
