@@ -83,9 +83,26 @@ pub struct Spec {
     pub upstream: Upstream,
     /// Facts upstream's documents lack or get wrong (`[[fact]]`).
     pub facts: Vec<Fact>,
+    /// Behaviours gated on the format version.
+    pub gates: Vec<Gate>,
     /// The spec files other than `format.toml`, each with its enums, contexts,
     /// structs and folders.
     pub files: Vec<SpecFile>,
+}
+
+/// A behaviour that holds for the versions `since..until`.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Gate {
+    /// The generated function's name (`<name>(version) -> bool`).
+    pub name: String,
+    /// The first version the behaviour holds in, if it has a start.
+    pub since: Option<u32>,
+    /// The first version it no longer holds in, if it ended.
+    pub until: Option<u32>,
+    /// What the behaviour is, in the spec's words.
+    pub doc: String,
+    /// Where in TileDB's source the behaviour is decided.
+    pub source: String,
 }
 
 /// Which TileDB-Inc/TileDB commits spec/ follows.
@@ -346,6 +363,8 @@ pub struct Field<E = Checked> {
     pub max: Option<u64>,
     /// For a struct or switch field: it occupies exactly this many bytes.
     pub sized: Option<E>,
+    /// The literal (`true`, `7`) the generated `Default` gives this field.
+    pub initial: Option<String>,
 }
 
 impl<E> Field<E> {
@@ -425,8 +444,14 @@ pub enum BytesLen<E = Checked> {
     Size(E),
     /// Everything to the end of the enclosing structure.
     UntilEof,
-    /// Up to (and consuming) this byte.
-    Terminated(u8),
+    /// Up to (and consuming) `byte`; with `or_end`, the end of the
+    /// enclosing structure ends them too.
+    Terminated {
+        /// The byte that ends the field (consumed, not part of the value).
+        byte: u8,
+        /// The end of the enclosing structure also ends the field.
+        or_end: bool,
+    },
 }
 
 /// How many elements a list field holds.

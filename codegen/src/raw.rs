@@ -23,6 +23,25 @@ pub struct RawFormat {
     /// keys on the items they concern.
     #[serde(default, rename = "fact")]
     pub facts: Vec<RawFact>,
+    /// Behaviours that change with the format version ("from version N, X").
+    #[serde(default, rename = "gate")]
+    pub gates: Vec<RawGate>,
+}
+
+/// A behaviour of the format that holds from (`since`) or until (`until`)
+/// a version: generated as a `const fn name(version: u32) -> bool`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    /// snake_case; the name of the generated function.
+    pub name: String,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub until: Option<u32>,
+    /// What holds within the gate.
+    pub doc: String,
+    pub source: String,
 }
 
 /// Which TileDB-Inc/TileDB commits spec/ follows.
@@ -319,4 +338,12 @@ pub struct RawField {
     /// For `bytes`: the one-byte delimiter that ends them (consumed, not kept).
     #[serde(default)]
     pub terminator: Option<String>,
+    /// With `terminator`: the end of the enclosing structure ends them too
+    /// (a last line without its newline).
+    #[serde(default)]
+    pub or_end: bool,
+    /// The value the generated `Default` gives this field (a bool or integer
+    /// literal; otherwise the type's default).
+    #[serde(default)]
+    pub initial: Option<RawExpr>,
 }

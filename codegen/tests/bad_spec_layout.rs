@@ -295,3 +295,63 @@ reason = "every file is loaded"
         "spec/test.toml: folder \"__schema\": listed_whole needs loaded_as and refusal (what TileDB loads each file as, what fails beside an unexpected one)"
     );
 }
+
+#[test]
+fn initial_on_a_gated_field() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+params = [{ name = "version", type = "u32" }]
+
+[[struct.field]]
+name = "a"
+type = "bool"
+since = 5
+initial = true
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field a: initial applies to a kept field that is always present"
+    );
+}
+
+#[test]
+fn initial_of_the_wrong_type() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "a"
+type = "u32"
+initial = true
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field a: initial is a bool literal for a bool, an integer literal for an integer"
+    );
+}
+
+#[test]
+fn or_end_without_a_terminator() {
+    let body = spec(
+        r#"
+[[struct]]
+name = "S"
+
+[[struct.field]]
+name = "a"
+type = "bytes"
+until_eof = true
+or_end = true
+"#,
+    );
+    assert_eq!(
+        error(&body),
+        "spec/test.toml: struct S, field a: or_end applies to bytes with a terminator"
+    );
+}

@@ -134,3 +134,50 @@ fn a_fact_of_an_unknown_kind() {
         "spec/format.toml: fact block: kind = \"trivia\": a fact is an \"erratum\" (upstream is wrong) or \"missing\" (upstream says nothing)"
     );
 }
+
+fn with_gate(gate: &str) -> String {
+    format!(
+        "{}\n[[gate]]\n{gate}\ndoc = \"d\"\nsource = \"f.cc\"\n",
+        spec_fixture::format_toml(23, SUPPORT, 1..=23)
+    )
+}
+
+#[test]
+fn a_behaviour_gate_without_bounds() {
+    assert_eq!(
+        format_error(&with_gate("name = \"always\"")),
+        "spec/format.toml: gate always: a gate needs since or until (else it holds for every version)"
+    );
+}
+
+#[test]
+fn a_behaviour_gate_beyond_the_next_version() {
+    let message = format_error(&with_gate("name = \"later\"\nsince = 30"));
+    assert!(
+        message.starts_with("spec/format.toml: gate later: since = 30"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_inverted_behaviour_gate() {
+    let message = format_error(&with_gate("name = \"never\"\nsince = 12\nuntil = 10"));
+    assert!(
+        message
+            .starts_with("spec/format.toml: gate never: since = 12 is not lower than until = 10"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_behaviour_gate_named_twice() {
+    let format = format!(
+        "{}[[gate]]\nname = \"twice\"\nsince = 3\ndoc = \"d\"\nsource = \"f.cc\"\n",
+        with_gate("name = \"twice\"\nsince = 2")
+    );
+    let message = format_error(&format);
+    assert!(
+        message.starts_with("spec/format.toml: gate twice:") && message.contains("twice"),
+        "{message}"
+    );
+}

@@ -45,7 +45,7 @@ terminator = "\n"
 doc = "The line without its newline."
 
 [[struct]]
-name = "ConsolidatedCommits"
+name = "CommitTextCon"
 doc = "A .con file."
 
 [[struct.field]]
@@ -95,10 +95,10 @@ fn vacuum_files_are_lines() {
 #[test]
 fn consolidated_commits_round_trip() {
     let bytes = std::fs::read(CON).expect("con");
-    let con: ConsolidatedCommits = read_exact_from(&bytes, (), "ConsolidatedCommits").expect("read");
+    let con: CommitTextCon = read_exact_from(&bytes, (), "CommitTextCon").expect("read");
     assert_eq!(con.entries.len(), 3);
     assert!(con.entries.iter().all(|e| e.path.ends_with(b".wrt") && e.tile.is_none()));
-    assert_eq!(write_to_vec(&con, (), "ConsolidatedCommits").expect("write"), bytes);
+    assert_eq!(write_to_vec(&con, (), "CommitTextCon").expect("write"), bytes);
 }
 
 #[test]
@@ -109,14 +109,14 @@ fn an_embedded_delete_commit_follows_its_path() {
     bytes.extend_from_slice(&(del.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&del);
     bytes.extend_from_slice(b"__commits/__50_50_0123456789abcdef0123456789abcdef_22.wrt\n");
-    let con: ConsolidatedCommits = read_exact_from(&bytes, (), "ConsolidatedCommits").expect("read");
+    let con: CommitTextCon = read_exact_from(&bytes, (), "CommitTextCon").expect("read");
     assert_eq!(con.entries.len(), 5);
     let tile = con.entries[3].tile.as_ref().expect("the .del entry carries its file");
     assert_eq!(tile, &del);
     let condition: DeleteCommit = read_exact_from(&payload(tile), (), "DeleteCommit").expect("condition");
     let _ = condition;
     assert!(con.entries[4].tile.is_none());
-    assert_eq!(write_to_vec(&con, (), "ConsolidatedCommits").expect("write"), bytes);
+    assert_eq!(write_to_vec(&con, (), "CommitTextCon").expect("write"), bytes);
 }
 
 #[test]

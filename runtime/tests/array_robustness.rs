@@ -83,7 +83,8 @@ proptest! {
             .collect();
         let data = tiledb_runtime::directory::text_files::encode_consolidated_commits(
             paths.iter().zip(&tiles).map(|(p, t)| (p, Some(t.as_slice()))),
-        );
+        )
+        .unwrap();
         let entries = parse_consolidated_commits(&data).unwrap();
         prop_assert_eq!(entries.len(), tiles.len());
         for (entry, tile) in entries.iter().zip(&tiles) {

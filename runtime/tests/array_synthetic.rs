@@ -351,7 +351,8 @@ fn consolidated_commits_with_ignore_file() {
         (&pok, None),
         (&pdel, Some(tile)),
         (&plate, Some(b"x".as_slice())),
-    ]);
+    ])
+    .expect("encode");
     let con_name = format!("__commits/{}.con", name(1, 50, 10, Some(22)));
     f.file(&con_name, &con);
     f.file(

@@ -117,3 +117,60 @@ fn from_stored_at_checks_every_filter() {
         );
     }
 }
+
+/// The retired filter type 17 is a value the format had, which no reader
+/// handles any more: `unsupported`, never `corrupt`.
+#[test]
+fn the_retired_filter_type_is_unsupported() {
+    let bytes = generic_tile(22, FilterType::Deprecated, &[1, 2, 3, 4]);
+    let err = read_generic_tile(&bytes, 0, None).expect_err("filter type 17");
+    assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
+    assert!(
+        err.to_string().contains("filter type 17 is retired"),
+        "{err}"
+    );
+}
+
+/// The compressor byte of a filter's options is gated like the filter
+/// type: DICTIONARY (7) from version 13, DELTA (8) from 19.
+#[test]
+fn a_compressor_before_its_version_is_unsupported() {
+    use tiledb_runtime::format::generated::filter_pipeline as stored;
+    use tiledb_runtime::format::generated::Compressor;
+    let gated: Vec<Compressor> = Compressor::ALL
+        .iter()
+        .copied()
+        .filter(|c| c.since().is_some())
+        .collect();
+    assert_eq!(gated, vec![Compressor::Dictionary, Compressor::Delta]);
+    for compressor in gated {
+        let since = compressor.since().expect("gated");
+        let pipeline = stored::FilterPipeline {
+            max_chunk_size: 65536,
+            filters: vec![stored::Filter {
+                // A type without a gate of its own: only the compressor's applies.
+                filter_type: FilterType::Gzip,
+                options: stored::FilterOptions::CompressionOptions(stored::CompressionOptions {
+                    compressor,
+                    level: 0,
+                }),
+            }],
+        };
+        let err = FilterPipeline::from_stored_at(&pipeline, since - 1).expect_err("too early");
+        assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
+        assert!(
+            err.to_string().contains(&format!(
+                "compressor {} ({}) exists from format version {since}",
+                compressor.name(),
+                compressor.value()
+            )),
+            "{err}"
+        );
+        if let Err(err) = FilterPipeline::from_stored_at(&pipeline, since) {
+            assert!(
+                !err.to_string().contains("exists from format version"),
+                "{compressor} at {since}: {err}"
+            );
+        }
+    }
+}

@@ -7,6 +7,8 @@
 //! `tiledb/api/c_api/filter/filter_api_enum.h` (plus the internal
 //! AES-256-GCM = 11 of `tiledb/sm/enums/filter_type.h`).
 
+mod common;
+
 use binrw::BinRead;
 use tiledb_runtime::format::generated::{Datatype, FilterType};
 
@@ -160,4 +162,58 @@ fn datatype_classes_and_default_fills_are_tiledbs() {
         };
         assert_eq!(default_fill(t), want, "{t}");
     }
+}
+
+/// The `time_unit` of every Datatype (spec/enums.toml) is the unit of the
+/// numpy dtype tiledb-py gives the type: `datetime64[<unit>]` for the
+/// DATETIME_ types, `timedelta64[<unit>]` for the TIME_ ones, and no unit
+/// for any other type.
+#[test]
+fn datatype_time_units_are_tiledb_pys() {
+    let Some(python) = common::tiledb_python() else {
+        println!("skipped: the TileDB oracle venv (.venv-tiledb or TILEDB_PY) is absent");
+        return;
+    };
+    let names: Vec<&str> = Datatype::ALL.iter().map(|d| d.name()).collect();
+    let script = format!(
+        "import tiledb\nfrom tiledb.datatypes import DataType\nfor n in {names:?}:\n    \
+         t = getattr(tiledb.libtiledb.DataType, n, None)\n    \
+         try:\n        d = str(DataType.from_tiledb(t).np_dtype) if t is not None else '-'\n    \
+         except Exception:\n        d = '-'\n    print(n, d)\n"
+    );
+    let output = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .expect("run the oracle's python");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut timed = 0;
+    for line in text.lines() {
+        let (name, dtype) = line.split_once(' ').expect("name and dtype");
+        let datatype = *Datatype::ALL
+            .iter()
+            .find(|d| d.name() == name)
+            .expect("a spec name");
+        let numpy_unit = dtype
+            .strip_prefix("datetime64[")
+            .or_else(|| dtype.strip_prefix("timedelta64["))
+            .and_then(|u| u.strip_suffix(']'))
+            .unwrap_or("");
+        assert_eq!(
+            datatype.time_unit(),
+            numpy_unit,
+            "{name}: tiledb-py gives {dtype}"
+        );
+        assert_eq!(
+            dtype.starts_with("datetime64"),
+            datatype.is_datetime(),
+            "{name}: {dtype}"
+        );
+        timed += usize::from(!numpy_unit.is_empty());
+    }
+    assert_eq!(timed, 22, "13 DATETIME_ and 9 TIME_ types:\n{text}");
 }

@@ -108,3 +108,23 @@ fn tiledb_1_3_dense_array_reads() {
     // The array's test in TileDB writes 1..=16 into its 4x4 domain.
     assert_eq!(values, (1..=16).collect::<Vec<i32>>());
 }
+
+/// The TileDB 1.3 schema is a layout of spec/legacy13.toml: its payload
+/// reads as `Legacy13ArraySchema` and writes back byte for byte.
+#[test]
+fn tiledb_1_3_schema_round_trips_through_the_spec() {
+    use tiledb_runtime::format::generated::Legacy13ArraySchema;
+    use tiledb_runtime::format::io::{read_exact_from, write_to_vec};
+    let Some(dir) = legacy_dir() else { return };
+    let bytes = std::fs::read(dir.join("dense_array_v1_3_0/__array_schema.tdb")).expect("schema");
+    assert!(tiledb_runtime::schema::legacy13::is_v13_generic_tile(
+        &bytes
+    ));
+    let payload = tiledb_runtime::schema::legacy13::read_generic_tile(&bytes).expect("payload");
+    let schema: Legacy13ArraySchema =
+        read_exact_from(&payload, (), "Legacy13ArraySchema").expect("schema");
+    assert_eq!(schema.library_version[..2], [1, 3]);
+    assert_eq!(schema.dimensions.len(), 2);
+    let written = write_to_vec(&schema, (), "Legacy13ArraySchema").expect("write");
+    assert_eq!(written, payload);
+}

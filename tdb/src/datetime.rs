@@ -31,8 +31,9 @@ enum Unit {
     },
 }
 
+/// The unit of a DATETIME_ type, from the Datatype table of spec/enums.toml
+/// (`time_unit`, numpy's spelling); how numpy prints each is ours.
 fn unit(dt: Datatype) -> Option<Unit> {
-    use Datatype::*;
     let fixed = |attos: i128, digits, civil| {
         Some(Unit::Fixed {
             attos,
@@ -41,20 +42,23 @@ fn unit(dt: Datatype) -> Option<Unit> {
         })
     };
     const E15: i128 = 1_000_000_000_000_000;
-    match dt {
-        DatetimeYear => Some(Unit::Years),
-        DatetimeMonth => Some(Unit::Months),
-        DatetimeWeek => Some(Unit::Weeks),
-        DatetimeDay => fixed(86_400 * ATTOS_PER_SECOND, 0, "%Y-%m-%d"),
-        DatetimeHr => fixed(3_600 * ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H"),
-        DatetimeMin => fixed(60 * ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H:%M"),
-        DatetimeSec => fixed(ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H:%M:%S"),
-        DatetimeMs => fixed(E15, 3, "%Y-%m-%dT%H:%M:%S"),
-        DatetimeUs => fixed(1_000_000_000_000, 6, "%Y-%m-%dT%H:%M:%S"),
-        DatetimeNs => fixed(1_000_000_000, 9, "%Y-%m-%dT%H:%M:%S"),
-        DatetimePs => fixed(1_000_000, 12, "%Y-%m-%dT%H:%M:%S"),
-        DatetimeFs => fixed(1_000, 15, "%Y-%m-%dT%H:%M:%S"),
-        DatetimeAs => fixed(1, 18, "%Y-%m-%dT%H:%M:%S"),
+    if !dt.is_datetime() {
+        return None;
+    }
+    match dt.time_unit() {
+        "Y" => Some(Unit::Years),
+        "M" => Some(Unit::Months),
+        "W" => Some(Unit::Weeks),
+        "D" => fixed(86_400 * ATTOS_PER_SECOND, 0, "%Y-%m-%d"),
+        "h" => fixed(3_600 * ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H"),
+        "m" => fixed(60 * ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H:%M"),
+        "s" => fixed(ATTOS_PER_SECOND, 0, "%Y-%m-%dT%H:%M:%S"),
+        "ms" => fixed(E15, 3, "%Y-%m-%dT%H:%M:%S"),
+        "us" => fixed(1_000_000_000_000, 6, "%Y-%m-%dT%H:%M:%S"),
+        "ns" => fixed(1_000_000_000, 9, "%Y-%m-%dT%H:%M:%S"),
+        "ps" => fixed(1_000_000, 12, "%Y-%m-%dT%H:%M:%S"),
+        "fs" => fixed(1_000, 15, "%Y-%m-%dT%H:%M:%S"),
+        "as" => fixed(1, 18, "%Y-%m-%dT%H:%M:%S"),
         _ => None,
     }
 }

@@ -125,9 +125,14 @@ pub(super) fn field_doc(structure: &Struct, field: &Field) -> Vec<String> {
             len: BytesLen::UntilEof,
         } => facts.push("Runs to the end of the enclosing structure.".into()),
         Layout::Bytes {
-            len: BytesLen::Terminated(byte),
+            len: BytesLen::Terminated { byte, or_end },
         } => facts.push(format!(
-            "Ends at the first byte {byte:#04x}, which is consumed and not kept."
+            "Ends at the first byte {byte:#04x}, which is consumed and not kept{}.",
+            if *or_end {
+                ", or at the end of the enclosing structure (it is always written)"
+            } else {
+                ""
+            }
         )),
         _ => {}
     }

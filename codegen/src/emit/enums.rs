@@ -21,7 +21,9 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
         let v = ident(&variant.rust_name);
         let value = int_literal(variant.value);
         let vdoc = doc_attrs(&variant_doc(variant));
-        variants.extend(quote!(#vdoc #v = #value,));
+        // `Default` is the value zeroed bytes read as, where there is one.
+        let default = (variant.value == 0).then(|| quote!(#[default]));
+        variants.extend(quote!(#vdoc #default #v = #value,));
         names.push((v.clone(), variant.name.clone()));
         values.push((v, value));
     }
@@ -75,11 +77,12 @@ pub(super) fn emit_enum(spec_enum: &Enum) -> TokenStream {
         .enumerate()
         .map(|(index, (property, prop_ty))| property_method(spec_enum, index, property, *prop_ty))
         .collect();
+    let default = has_zero(spec_enum).then(|| quote!(Default,));
     quote! {
         #doc
         #[binrw::binwrite]
         #[bw(little, repr = #repr)]
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #default serde::Serialize)]
         #[repr(#repr)]
         pub enum #name {
             #variants
@@ -296,4 +299,9 @@ fn property_method(spec_enum: &Enum, index: usize, property: &str, prop_ty: Prop
 fn int_literal(value: i128) -> TokenStream {
     let lit = Literal::i128_unsuffixed(value);
     quote!(#lit)
+}
+
+/// Whether the enum has a value 0, which its generated `Default` gives.
+pub(super) fn has_zero(spec_enum: &Enum) -> bool {
+    spec_enum.variants.iter().any(|v| v.value == 0)
 }

@@ -50,9 +50,42 @@ pub fn emit_format(spec: &Spec) -> String {
             Some(quote!(#[doc = #doc] pub const #id: u64 = #value;))
         })
         .collect();
+    let gate_fns: Vec<TokenStream> = spec.gates.iter().map(gate_fn).collect();
+    let gate_rows: Vec<TokenStream> = spec
+        .gates
+        .iter()
+        .map(|g| {
+            let (name, doc, source) = (&g.name, &g.doc, &g.source);
+            let since = opt(g.since);
+            let until = opt(g.until);
+            quote!(BehaviourGate { name: #name, since: #since, until: #until, doc: #doc, source: #source })
+        })
+        .collect();
     let tokens = quote! {
         //! The format versions the spec describes, the upstream commits it
-        //! follows, and the facts upstream's documents lack or get wrong.
+        //! follows, the facts upstream's documents lack or get wrong, and the
+        //! behaviours that change with the version.
+
+        /// A behaviour that holds for the format versions `since..until`
+        /// (`[[gate]]` in `spec/format.toml`), each also a function of its name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct BehaviourGate {
+            /// The gate's key; also the name of its function.
+            pub name: &'static str,
+            /// The first version where it holds (`None`: from the oldest).
+            pub since: Option<u32>,
+            /// The first version where it no longer holds (`None`: every newer one).
+            pub until: Option<u32>,
+            /// What holds.
+            pub doc: &'static str,
+            /// Where in upstream's code.
+            pub source: &'static str,
+        }
+
+        /// Every behaviour gate of `spec/format.toml`.
+        pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[#(#gate_rows),*];
+
+        #(#gate_fns)*
 
         /// The upstream repository whose `format_spec/` spec/ follows.
         pub const UPSTREAM_REPOSITORY: &str = #repository;
@@ -216,5 +249,36 @@ fn opt_u32(value: Option<u32>) -> TokenStream {
     match value {
         Some(v) => quote!(Some(#v)),
         None => quote!(None),
+    }
+}
+
+fn opt(value: Option<u32>) -> TokenStream {
+    match value {
+        Some(v) => quote!(Some(#v)),
+        None => quote!(None),
+    }
+}
+
+/// `pub const fn <name>(version: u32) -> bool` for one behaviour gate.
+fn gate_fn(gate: &Gate) -> TokenStream {
+    let name = ident(&gate.name);
+    let range = match (gate.since, gate.until) {
+        (Some(since), Some(until)) => format!("versions {since} to {}", until - 1),
+        (Some(since), None) => format!("from version {since}"),
+        (None, Some(until)) => format!("before version {until}"),
+        (None, None) => "every version".into(),
+    };
+    let doc = format!(" {} ({range}; source: `{}`.)", gate.doc, gate.source);
+    let test = match (gate.since, gate.until) {
+        (Some(since), Some(until)) => quote!(version >= #since && version < #until),
+        (Some(since), None) => quote!(version >= #since),
+        (None, Some(until)) => quote!(version < #until),
+        (None, None) => quote!(true),
+    };
+    quote! {
+        #[doc = #doc]
+        pub const fn #name(version: u32) -> bool {
+            #test
+        }
     }
 }

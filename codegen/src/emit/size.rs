@@ -48,8 +48,8 @@ impl Emitter<'_> {
                     len: BytesLen::Size(size),
                 } => literal_u64(&size.expr).unwrap_or(0),
                 Layout::Bytes {
-                    len: BytesLen::Terminated(_),
-                } => 1,
+                    len: BytesLen::Terminated { or_end, .. },
+                } => u64::from(!or_end),
                 Layout::List {
                     elem,
                     len: ListLen::Count(count),

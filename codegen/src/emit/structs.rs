@@ -54,14 +54,25 @@ impl Emitter<'_> {
             " The fewest bytes a `{}` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.",
             structure.name
         );
+        let defaultable =
+            self.has_default(&Ty::Struct(structure.name.clone()), &mut BTreeSet::new());
+        let with_initial = structure.fields.iter().any(|f| f.initial.is_some());
+        let derive_default = (defaultable && !with_initial).then(|| quote!(Default,));
+        let default_impl = if defaultable && with_initial {
+            default_impl(structure)
+        } else {
+            TokenStream::new()
+        };
         quote! {
             #doc
             #[binrw]
             #brw
-            #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+            #[derive(Debug, Clone, PartialEq, #derive_default serde::Serialize)]
             pub struct #name {
                 #fields
             }
+
+            #default_impl
 
             impl #name {
                 #[doc = #min_doc]
@@ -229,9 +240,9 @@ impl Emitter<'_> {
                 BytesLen::UntilEof => {
                     br.push(quote!(parse_with = #io::read_bytes_to_end, args(#max, #path)));
                 }
-                BytesLen::Terminated(byte) => {
+                BytesLen::Terminated { byte, or_end } => {
                     let byte = Literal::u8_suffixed(*byte);
-                    br.push(quote!(parse_with = #io::read_terminated, args(#byte, #max, #path)));
+                    br.push(quote!(parse_with = #io::read_terminated, args(#byte, #or_end, #max, #path)));
                     bw.push(quote!(write_with = #io::write_terminated, args(#byte, #path)));
                 }
             },
@@ -266,6 +277,64 @@ impl Emitter<'_> {
                         bw.push(quote!(write_with = #io::write_each, args(#w)));
                     }
                 }
+            }
+        }
+    }
+}
+
+impl Emitter<'_> {
+    /// Whether values of `ty` have a generated `Default`: numbers, bools,
+    /// bytes, lists and options always; an enum with a value 0; a struct
+    /// whose kept fields all have one (a recursive struct counts as having
+    /// one while it is being decided: it recurses through lists only).
+    fn has_default(&self, ty: &Ty, visiting: &mut BTreeSet<String>) -> bool {
+        match ty {
+            Ty::Prim(_) | Ty::Bool | Ty::Bytes | Ty::List(_) | Ty::Option(_) => true,
+            Ty::Enum(name) => self
+                .table
+                .enums
+                .get(name)
+                .is_some_and(super::enums::has_zero),
+            Ty::Struct(name) => {
+                if !visiting.insert(name.clone()) {
+                    return true;
+                }
+                let result = self.table.structs.get(name).is_some_and(|s| {
+                    s.fields
+                        .iter()
+                        .filter(|f| f.is_stored())
+                        .all(|f| self.has_default(&f.value_ty(), visiting))
+                });
+                visiting.remove(name);
+                result
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `impl Default` for a struct some of whose fields say their `initial` value.
+fn default_impl(structure: &Struct) -> TokenStream {
+    let name = ident(&structure.name);
+    let fields = structure.fields.iter().filter(|f| f.is_stored()).map(|f| {
+        let id = ident(&f.ident);
+        match &f.initial {
+            Some(literal) => {
+                let value: TokenStream = literal.parse().unwrap_or_default();
+                quote!(#id: #value)
+            }
+            None => quote!(#id: Default::default()),
+        }
+    });
+    let doc = format!(
+        " A new `{}`: each field's `initial` value in the spec, else its type's default.",
+        structure.name
+    );
+    quote! {
+        impl Default for #name {
+            #[doc = #doc]
+            fn default() -> Self {
+                #name { #(#fields),* }
             }
         }
     }

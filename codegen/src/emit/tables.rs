@@ -60,8 +60,12 @@ fn field_size(field: &Field, table: &TypeTable) -> String {
             ..
         } => parts.push("to the end".into()),
         Layout::Bytes {
-            len: BytesLen::Terminated(byte),
-        } => parts.push(format!("up to `{}`", (*byte as char).escape_default())),
+            len: BytesLen::Terminated { byte, or_end },
+        } => parts.push(format!(
+            "up to `{}`{}",
+            (*byte as char).escape_default(),
+            if *or_end { " or the end" } else { "" }
+        )),
         Layout::List {
             len: ListLen::Count(count),
             ..
@@ -364,6 +368,24 @@ pub fn render_format(spec: &Spec) -> String {
                 .map(|u| format!("`{u}`"))
                 .unwrap_or_default(),
             fact.source
+        );
+    }
+    let _ = writeln!(out, "\n## Behaviours gated on the version\n");
+    let _ = writeln!(out, "| Gate | Versions | What holds | Source |");
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    for gate in &spec.gates {
+        let versions = match (gate.since, gate.until) {
+            (Some(since), Some(until)) => format!("{since}–{}", until - 1),
+            (Some(since), None) => format!("{since}+"),
+            (None, Some(until)) => format!("< {until}"),
+            (None, None) => "all".into(),
+        };
+        let _ = writeln!(
+            out,
+            "| `{}` | {versions} | {} | `{}` |",
+            gate.name,
+            cell(&gate.doc),
+            gate.source
         );
     }
     let _ = writeln!(out, "\n## Every `erratum` key in spec/\n");

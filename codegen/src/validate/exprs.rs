@@ -318,7 +318,10 @@ fn check_field(
             let len = match len {
                 BytesLen::Size(size) => BytesLen::Size(check_u64(&arg_scope, size, "size")?),
                 BytesLen::UntilEof => BytesLen::UntilEof,
-                BytesLen::Terminated(byte) => BytesLen::Terminated(*byte),
+                BytesLen::Terminated { byte, or_end } => BytesLen::Terminated {
+                    byte: *byte,
+                    or_end: *or_end,
+                },
             };
             (Layout::Bytes { len }, check_args(&arg_scope)?)
         }
@@ -371,6 +374,7 @@ fn check_field(
         args,
         max: field.max,
         sized,
+        initial: field.initial.clone(),
     };
     Ok((field, version))
 }

@@ -10,6 +10,7 @@
 
 mod enums;
 mod exprs;
+mod gates;
 mod sizes;
 mod structs;
 
@@ -197,6 +198,17 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
                 value: f.value,
             })
             .collect(),
+        gates: raw_format
+            .gates
+            .iter()
+            .map(|g| Gate {
+                name: g.name.clone(),
+                since: g.since,
+                until: g.until,
+                doc: g.doc.clone(),
+                source: g.source.clone(),
+            })
+            .collect(),
         files,
     };
     Ok((spec, checked_table))
@@ -285,6 +297,7 @@ fn load_format(
             ));
         }
     }
+    gates::check_behaviour_gates(&format_ctx, &raw_format)?;
     let mut seen_facts = BTreeSet::new();
     for fact in &raw_format.facts {
         let path = format!("fact {}", fact.name);

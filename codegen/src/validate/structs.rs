@@ -234,9 +234,13 @@ fn build_field(
     if raw_field.terminator.is_some() && !matches!(layout, Layout::Bytes { .. }) {
         return Err(invalid("terminator applies to bytes only".into()));
     }
+    if raw_field.or_end && raw_field.terminator.is_none() {
+        return Err(invalid("or_end applies to bytes with a terminator".into()));
+    }
     if raw_field.max.is_some() && !matches!(layout, Layout::Bytes { .. } | Layout::List { .. }) {
         return Err(invalid("max applies to bytes and lists".into()));
     }
+    let initial = check_initial(raw_field, &layout, &role).map_err(invalid)?;
     Ok(Field {
         name: raw_field.name.clone(),
         ident: rust_ident(&raw_field.name),
@@ -252,7 +256,32 @@ fn build_field(
         args,
         max: raw_field.max,
         sized,
+        initial,
     })
+}
+
+/// `initial`: a literal of the field's type on a kept, always-present bool
+/// or integer (what the generated `Default` gives it).
+fn check_initial(
+    raw_field: &RawField,
+    layout: &Layout<Parsed>,
+    role: &Role<Parsed>,
+) -> Result<Option<String>, String> {
+    let Some(initial) = &raw_field.initial else {
+        return Ok(None);
+    };
+    let gated =
+        raw_field.since.is_some() || raw_field.until.is_some() || raw_field.condition.is_some();
+    if !matches!(role, Role::Stored) || gated {
+        return Err("initial applies to a kept field that is always present".into());
+    }
+    match (layout, initial) {
+        (Layout::Single(Ty::Bool), RawExpr::Boolean(b)) => Ok(Some(b.to_string())),
+        (Layout::Single(Ty::Prim(p)), RawExpr::Integer(i)) if p.is_integer() => {
+            Ok(Some(i.to_string()))
+        }
+        _ => Err("initial is a bool literal for a bool, an integer literal for an integer".into()),
+    }
 }
 
 /// A `length_of` or `size_of` names a later field of the right kind.
@@ -349,7 +378,10 @@ fn build_layout(
             }
             match (&raw_field.size, raw_field.until_eof) {
                 _ if terminator.is_some() => Layout::Bytes {
-                    len: BytesLen::Terminated(terminator.unwrap_or(b'\n')),
+                    len: BytesLen::Terminated {
+                        byte: terminator.unwrap_or(b'\n'),
+                        or_end: raw_field.or_end,
+                    },
                 },
                 (Some(size), false) => Layout::Bytes {
                     len: BytesLen::Size(parse_expr(ctx, fpath, "size", size)?),

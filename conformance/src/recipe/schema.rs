@@ -321,6 +321,7 @@ pub(crate) fn stored_schema_parts(
         .get("capacity")
         .and_then(Value::as_integer)
         .unwrap_or(10000) as u64;
+    #[allow(clippy::needless_update)] // every field is set today; later versions add more
     let stored = stored::ArraySchema {
         version: WRITE_VERSION,
         allows_dups: schema
@@ -378,12 +379,13 @@ pub(crate) fn stored_schema_parts(
                 })
                 .collect(),
         ),
-        // An empty current domain (version 0, empty flag set).
-        current_domain: Some(vec![0, 0, 0, 0, 1]),
+        current_domain: Some(stored::CurrentDomain::default()),
+        // A field a later format version appends takes its default here.
+        ..Default::default()
     };
     let mut stored = stored;
     if let Some(bounds) = schema.get("current_domain").and_then(Value::as_array) {
-        stored.current_domain = Some(current_domain_bytes(&stored, bounds)?);
+        stored.current_domain = Some(current_domain(&stored, bounds)?);
     }
     // TileDB gives WEBP the two dimensions' tile extents (rows, then columns
     // of values).
@@ -414,10 +416,10 @@ pub(crate) fn stored_schema_parts(
 }
 
 /// The stored current domain: one `[lo, hi]` per dimension, as an NDRectangle.
-pub(super) fn current_domain_bytes(
+pub(super) fn current_domain(
     stored: &stored::ArraySchema,
     bounds: &[Value],
-) -> Result<Vec<u8>> {
+) -> Result<stored::CurrentDomain> {
     let shapes = tiledb_runtime::schema::dimension_shapes(stored);
     if bounds.len() != stored.domain.dimensions.len() {
         return Err(usage("the current domain needs one range per dimension"));
@@ -441,16 +443,9 @@ pub(super) fn current_domain_bytes(
         data.extend(end);
         ranges.push(stored::Range { start_size, data });
     }
-    let domain = stored::CurrentDomain {
+    Ok(stored::CurrentDomain {
         empty: false,
         domain_type: Some(stored::CurrentDomainType::Ndrectangle),
         ndrectangle: Some(stored::NDRectangle { ranges }),
-    };
-    tiledb_runtime::format::io::write_to_vec(
-        &domain,
-        stored::CurrentDomainBinWriteArgs::builder()
-            .dims(shapes)
-            .finalize(),
-        "CurrentDomain",
-    )
+    })
 }

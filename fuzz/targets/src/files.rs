@@ -11,9 +11,7 @@ use tiledb_runtime::fragment::{
     consolidated_footer_regions, footer_region, parse_footer, parse_metadata_file,
 };
 use tiledb_runtime::metadata::{group_contents::parse_group_details, parse_metadata_tile};
-use tiledb_runtime::schema::{
-    dimension_shapes, enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION,
-};
+use tiledb_runtime::schema::{enumeration_from_tile, ArraySchema, MAX_SUPPORTED_VERSION};
 use tiledb_runtime::tile::generic::{read_generic_tile, read_generic_tile_exact};
 use tiledb_runtime::tile::parse_chunks;
 
@@ -41,17 +39,8 @@ pub fn array_schema_payload(data: &[u8]) {
         let mut copy = data.to_vec();
         for version in 1..=MAX_SUPPORTED_VERSION {
             copy[..4].copy_from_slice(&version.to_le_bytes());
-            if let Ok(schema) = read_exact_from::<g::ArraySchema>(&copy, (), "ArraySchema") {
-                if let Some(current) = schema.current_domain.as_ref() {
-                    let _ = read_exact_from::<g::CurrentDomain>(
-                        current,
-                        g::CurrentDomainBinReadArgs::builder()
-                            .dims(dimension_shapes(&schema))
-                            .finalize(),
-                        "CurrentDomain",
-                    );
-                }
-            }
+            // The current domain is read inside the schema.
+            let _ = read_exact_from::<g::ArraySchema>(&copy, (), "ArraySchema");
         }
     }
 }

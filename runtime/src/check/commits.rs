@@ -42,7 +42,12 @@ impl Checker<'_> {
             };
             let result: crate::Result<()> = match name.extension() {
                 Some(Extension::Wrt) => {
-                    if !bytes.is_empty() {
+                    let marker = crate::format::io::read_exact_from::<g::CommitMarker>(
+                        &bytes,
+                        (),
+                        "CommitMarker",
+                    );
+                    if marker.is_err() {
                         self.find(&path, 0, "file", "a write commit file is empty in TileDB");
                     }
                     let fragment = name.stem().to_string();

@@ -72,7 +72,7 @@ impl Checker<'_> {
                 .name
                 .version()
                 .unwrap_or_else(|| fragment.format_version());
-            if version < 10 {
+            if !g::footer_length_always_stored(version) {
                 // The check's footer loader starts at format 10 (the first
                 // with a trailing footer length); the full read still
                 // decodes every tile of these.

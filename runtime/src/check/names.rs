@@ -142,7 +142,7 @@ pub fn name_problem(path: &str) -> Option<String> {
                 return Some(e);
             }
             let named_by_index = TimestampedName::parse(fragment)
-                .map(|n| n.format_version() >= 9)
+                .map(|n| g::field_files_by_index(n.format_version()))
                 .unwrap_or(false);
             if !named_by_index || fragment_file_ok(file) {
                 None
@@ -166,7 +166,7 @@ pub fn name_problem(path: &str) -> Option<String> {
         [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
             // Before format 9, fragment files are named after their fields.
             let named_by_index = TimestampedName::parse(fragment)
-                .map(|n| n.format_version() >= 9)
+                .map(|n| g::field_files_by_index(n.format_version()))
                 .unwrap_or(false);
             if !named_by_index || fragment_file_ok(file) {
                 None

@@ -74,8 +74,8 @@ impl Checker<'_> {
         } else {
             None
         };
-        let check =
-            (version >= 11 && footer.dense == dense_written.is_some()).then(|| TileMetaCheck {
+        let check = (g::tile_metadata_stored(version) && footer.dense == dense_written.is_some())
+            .then(|| TileMetaCheck {
                 meta: meta.to_string(),
                 field: field.index,
                 datatype,

@@ -119,7 +119,8 @@ pub fn consolidate_commits(storage: &dyn Storage) -> Result<Option<String>> {
         .map(|(_, _, n)| n.timestamp_end())
         .max()
         .unwrap_or(0);
-    let bytes = encode_consolidated_commits(listed.iter().map(|(p, tile, _)| (p, tile.as_deref())));
+    let bytes =
+        encode_consolidated_commits(listed.iter().map(|(p, tile, _)| (p, tile.as_deref())))?;
     let name = span_name(t1, t2, true, Some(Extension::Con))?;
     storage.write(&commits.join(name.as_str())?, &bytes)?;
     Ok(Some(name.as_str().to_string()))
@@ -132,7 +133,7 @@ pub fn consolidate_fragment_meta(storage: &dyn Storage) -> Result<Option<String>
     let fragments: Vec<_> = dir
         .committed_fragments()
         .iter()
-        .filter(|f| f.format_version() > 2)
+        .filter(|f| stored::footer_after_tiles(f.format_version()))
         .cloned()
         .collect();
     if fragments.is_empty() {
@@ -263,7 +264,7 @@ pub fn consolidate_array_meta(root: &Path) -> Result<Option<String>> {
     let vac = name.with_extension(Some(Extension::Vac));
     storage.write(
         &meta_dir.join(vac.as_str())?,
-        &encode_lines(lines.iter().map(String::as_str)),
+        &encode_lines(lines.iter().map(String::as_str))?,
     )?;
     Ok(Some(name.as_str().to_string()))
 }
@@ -651,7 +652,7 @@ fn write_consolidated(
     let vac = name.with_extension(Some(Extension::Vac));
     storage.write(
         &RelPath::parse(COMMITS_DIR)?.join(vac.as_str())?,
-        &encode_lines(lines.iter().map(String::as_str)),
+        &encode_lines(lines.iter().map(String::as_str))?,
     )?;
     Ok(Some(name.as_str().to_string()))
 }

@@ -8,6 +8,8 @@
 
 use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::{Cause, Error, Result};
+use crate::format::generated as stored;
+use crate::format::io::{read_exact_from, write_to_vec};
 use crate::storage::RelPath;
 
 /// One line of a text file with the byte offset it starts at.
@@ -20,19 +22,19 @@ fn line_text(bytes: &[u8], offset: usize) -> Result<&str> {
     std::str::from_utf8(bytes).map_err(|_| Error::corrupt(offset as u64, "line", Cause::NotUtf8))
 }
 
-/// Splits at `\n`; a final line without `\n` counts; empty lines are skipped
-/// (TileDB writes none).
-fn lines(data: &[u8]) -> Result<Vec<Line<'_>>> {
+/// The lines of a `.vac` or `.ign` file (`PathList` of spec/text_files.toml)
+/// with their offsets; empty lines are skipped (TileDB writes none).
+fn lines(list: &stored::PathList) -> Result<Vec<Line<'_>>> {
     let mut out = Vec::new();
     let mut start = 0usize;
-    for piece in data.split(|&b| b == b'\n') {
-        if !piece.is_empty() {
+    for line in &list.lines {
+        if !line.path.is_empty() {
             out.push(Line {
                 offset: start as u64,
-                text: line_text(piece, start)?,
+                text: line_text(&line.path, start)?,
             });
         }
-        start += piece.len() + 1;
+        start += line.path.len() + 1;
     }
     Ok(out)
 }
@@ -93,7 +95,8 @@ pub fn normalize_vacuum_line(line: &str, kept_dirs: &[&str]) -> Result<RelPath> 
 
 /// A `.vac` file: the array-relative paths it lists, in order.
 pub fn parse_vacuum_file(data: &[u8], kept_dirs: &[&str]) -> Result<Vec<RelPath>> {
-    lines(data)?
+    let list: stored::PathList = read_exact_from(data, (), "PathList")?;
+    lines(&list)?
         .iter()
         .map(|line| normalize_vacuum_line(line.text, kept_dirs).map_err(|e| at_line(e, line)))
         .collect()
@@ -101,7 +104,8 @@ pub fn parse_vacuum_file(data: &[u8], kept_dirs: &[&str]) -> Result<Vec<RelPath>
 
 /// A `.ign` file: array-relative commit paths, one per line.
 pub fn parse_ignore_file(data: &[u8]) -> Result<Vec<RelPath>> {
-    lines(data)?
+    let list: stored::PathList = read_exact_from(data, (), "PathList")?;
+    lines(&list)?
         .iter()
         .map(|line| RelPath::parse(line.text).map_err(|e| at_line(e, line).within("ignore line")))
         .collect()
@@ -178,61 +182,32 @@ fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
     Ok(name)
 }
 
-/// A `.con` file: array-relative commit lines; each `.del` line is followed
-/// by `size u64` (little-endian) and that many bytes of the delete commit's
-/// generic tile, which is located here but not decoded.
+/// A `.con` file (`ConsolidatedCommits` of spec/text_files.toml):
+/// array-relative commit lines; each `.del` line is followed by `size u64`
+/// and that many bytes of the delete commit's generic tile, which is
+/// located here but not decoded.
 pub fn parse_consolidated_commits(data: &[u8]) -> Result<Vec<ConsolidatedCommit>> {
+    let file: stored::ConsolidatedCommits = read_exact_from(data, (), "ConsolidatedCommits")?;
     let mut entries = Vec::new();
-    let mut pos = 0usize;
-    while pos < data.len() {
-        let rest = &data[pos..];
-        let line_len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-        let line_offset = pos as u64;
-        let text = line_text(&rest[..line_len], pos)?;
-        pos += line_len + 1;
-        if text.is_empty() {
+    let mut pos = 0u64;
+    for entry in &file.entries {
+        let line_offset = pos;
+        pos += entry.path.len() as u64 + 1;
+        let embedded = entry.tile.as_ref().map(|tile| {
+            let offset = pos + SIZE_FIELD;
+            pos = offset + tile.len() as u64;
+            EmbeddedTile {
+                offset,
+                size: tile.len() as u64,
+            }
+        });
+        if entry.path.is_empty() {
             continue;
         }
         let located = |e: Error| e.at_base(line_offset).within("consolidated commit line");
+        let text = line_text(&entry.path, line_offset as usize)?;
         let path = RelPath::parse(text).map_err(located)?;
         let name = classify_commit(&path).map_err(located)?;
-        let embedded = if name.extension() == Some(Extension::Del) {
-            let size_at = pos as u64;
-            let size_bytes: [u8; 8] = data
-                .get(pos..pos + SIZE_FIELD as usize)
-                .and_then(|b| b.try_into().ok())
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        size_at,
-                        "delete tile size",
-                        Cause::Truncated {
-                            needed: SIZE_FIELD,
-                            available: data.len().saturating_sub(pos) as u64,
-                        },
-                    )
-                })?;
-            let size = u64::from_le_bytes(size_bytes);
-            let tile_at = size_at + SIZE_FIELD;
-            let remaining = (data.len() as u64).saturating_sub(tile_at);
-            if size > remaining {
-                return Err(Error::corrupt(
-                    size_at,
-                    "delete tile size",
-                    Cause::Truncated {
-                        needed: size,
-                        available: remaining,
-                    },
-                ));
-            }
-            // size ≤ remaining ≤ data.len(), so these fit in usize.
-            pos = (tile_at + size) as usize;
-            Some(EmbeddedTile {
-                offset: tile_at,
-                size,
-            })
-        } else {
-            None
-        };
         entries.push(ConsolidatedCommit {
             path,
             name,
@@ -244,30 +219,33 @@ pub fn parse_consolidated_commits(data: &[u8]) -> Result<Vec<ConsolidatedCommit>
 }
 
 /// Writes paths one per line (the `.vac` and `.ign` formats).
-pub fn encode_lines<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
-    let mut out = Vec::new();
-    for path in paths {
-        out.extend_from_slice(path.as_bytes());
-        out.push(b'\n');
-    }
-    out
+pub fn encode_lines<'a>(paths: impl IntoIterator<Item = &'a str>) -> Result<Vec<u8>> {
+    let list = stored::PathList {
+        lines: paths
+            .into_iter()
+            .map(|path| stored::PathLine {
+                path: path.as_bytes().to_vec(),
+            })
+            .collect(),
+    };
+    write_to_vec(&list, (), "PathList")
 }
 
 /// Writes a `.con` file: each commit path, and for deletes the size and the
 /// bytes of their tile.
 pub fn encode_consolidated_commits<'a>(
     commits: impl IntoIterator<Item = (&'a RelPath, Option<&'a [u8]>)>,
-) -> Vec<u8> {
-    let mut out = Vec::new();
-    for (path, tile) in commits {
-        out.extend_from_slice(path.as_str().as_bytes());
-        out.push(b'\n');
-        if let Some(tile) = tile {
-            out.extend_from_slice(&(tile.len() as u64).to_le_bytes());
-            out.extend_from_slice(tile);
-        }
-    }
-    out
+) -> Result<Vec<u8>> {
+    let file = stored::ConsolidatedCommits {
+        entries: commits
+            .into_iter()
+            .map(|(path, tile)| stored::ConsolidatedCommit {
+                path: path.as_str().as_bytes().to_vec(),
+                tile: tile.map(<[u8]>::to_vec),
+            })
+            .collect(),
+    };
+    write_to_vec(&file, (), "ConsolidatedCommits")
 }
 
 #[cfg(test)]
@@ -345,7 +323,8 @@ mod tests {
         let ok = RelPath::parse(&format!("{}.ok", frag(3, 11))).unwrap();
         // The tile holds newlines, which must not be read as lines.
         let tile: &[u8] = b"\n\nxyz\n";
-        let data = encode_consolidated_commits([(&wrt, None), (&del, Some(tile)), (&ok, None)]);
+        let data =
+            encode_consolidated_commits([(&wrt, None), (&del, Some(tile)), (&ok, None)]).unwrap();
         let entries = parse_consolidated_commits(&data).unwrap();
         assert_eq!(entries.len(), 3);
         assert_eq!(entries[0].path, wrt);
@@ -382,6 +361,18 @@ mod tests {
             let err = parse_consolidated_commits(&data).expect_err(&String::from_utf8_lossy(&data));
             assert_eq!(err.class(), crate::ErrorClass::Corrupt);
         }
+    }
+
+    #[test]
+    fn a_last_line_without_its_newline_counts() {
+        let two = format!(
+            "__commits/{}.wrt\n__commits/{}.wrt",
+            frag(1, 22),
+            frag(2, 22)
+        );
+        assert_eq!(parse_ignore_file(two.as_bytes()).unwrap().len(), 2);
+        let written = encode_lines(two.lines()).unwrap();
+        assert_eq!(written, format!("{two}\n").into_bytes());
     }
 
     #[test]

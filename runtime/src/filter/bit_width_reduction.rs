@@ -124,7 +124,11 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         for window in part.chunks(size) {
             n_windows += 1;
             let whole = window.len() / w * w;
-            let (bits, offset) = bits_for(kind, &window[..whole], env.ctx.version < 22);
+            let (bits, offset) = bits_for(
+                kind,
+                &window[..whole],
+                crate::format::generated::bit_width_reduction_legacy_widths(env.ctx.version),
+            );
             let mut offset_bytes = [0u8; 8];
             write_uint(&mut offset_bytes, offset as u64, w);
             windows.extend_from_slice(&offset_bytes[..w]);

@@ -74,7 +74,9 @@ impl Codec {
             },
             Filter::DoubleDelta { reinterpret, .. } => Codec::DoubleDelta {
                 kind: int_kind(reinterpret)?,
-                count_first_delta: env.ctx.version >= 22,
+                count_first_delta: crate::format::generated::double_delta_counts_first_delta(
+                    env.ctx.version,
+                ),
             },
             _ => return Ok(None),
         }))

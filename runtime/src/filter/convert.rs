@@ -76,6 +76,21 @@ impl FilterPipeline {
                 (t.since(), t.until()),
                 version,
             )?;
+            let compressor = match &f.options {
+                stored::FilterOptions::CompressionOptions(o) => Some(o.compressor),
+                stored::FilterOptions::DeltaOptions(o) => Some(o.compressor),
+                stored::FilterOptions::DoubleDeltaOptions(o) => Some(o.compressor),
+                _ => None,
+            };
+            if let Some(c) = compressor {
+                crate::format::check_in_version(
+                    "compressor",
+                    c.name(),
+                    u64::from(c.value()),
+                    (c.since(), c.until()),
+                    version,
+                )?;
+            }
         }
         Self::from_stored(pipeline)
     }
@@ -138,11 +153,12 @@ impl FilterPipeline {
                 (FilterType::Xor, _) => Filter::Xor,
                 (FilterType::Aes256Gcm, _) => Filter::Aes256Gcm,
                 (FilterType::Deprecated, _) => {
-                    return Err(Error::corrupt(
-                        0,
-                        field(),
-                        "filter type 17 is retired; TileDB rejects it",
-                    ))
+                    // A valid value of the format that no reader handles
+                    // any more: unsupported, not corrupt.
+                    return Err(Error::unsupported(format!(
+                        "{}: filter type 17 is retired; TileDB rejects it",
+                        field()
+                    )));
                 }
                 _ => return Err(mismatch()),
             };

@@ -102,7 +102,11 @@ pub(crate) fn bit_width_reduction_kind(t: Datatype, version: u32) -> Option<IntK
         Uint32 => Some(IntKind::U32),
         Int64 => Some(IntKind::I64),
         Uint64 => Some(IntKind::U64),
-        _ if (is_datetime(t) || is_time(t)) && version >= 20 => Some(IntKind::I64),
+        _ if (is_datetime(t) || is_time(t))
+            && crate::format::generated::datetimes_filtered_as_int64(version) =>
+        {
+            Some(IntKind::I64)
+        }
         _ => None,
     }
 }
@@ -119,7 +123,11 @@ pub(crate) fn positive_delta_kind(t: Datatype, version: u32) -> Option<IntKind> 
         Uint32 => Some(IntKind::U32),
         Int64 => Some(IntKind::I64),
         Uint64 => Some(IntKind::U64),
-        _ if (is_datetime(t) || is_time(t)) && version >= 20 => Some(IntKind::I64),
+        _ if (is_datetime(t) || is_time(t))
+            && crate::format::generated::datetimes_filtered_as_int64(version) =>
+        {
+            Some(IntKind::I64)
+        }
         _ => None,
     }
 }

@@ -102,10 +102,14 @@ impl FilterPipeline {
     /// latest schema's version instead; the two differ only for a pre-v12/v17
     /// fragment read through an evolved schema.)
     pub fn skips_offsets(&self, datatype: Datatype, version: u32) -> bool {
+        use crate::format::generated::{
+            ascii_dictionary_rebuilds_offsets, ascii_rle_rebuilds_offsets,
+            utf8_strings_rebuild_offsets,
+        };
         let ascii = datatype == Datatype::StringAscii;
-        let utf8 = datatype == Datatype::StringUtf8;
-        ((version >= 12 && ascii) || (version >= 17 && utf8)) && self.has(FilterType::Rle)
-            || ((version >= 13 && ascii) || (version >= 17 && utf8))
+        let utf8 = datatype == Datatype::StringUtf8 && utf8_strings_rebuild_offsets(version);
+        ((ascii_rle_rebuilds_offsets(version) && ascii) || utf8) && self.has(FilterType::Rle)
+            || ((ascii_dictionary_rebuilds_offsets(version) && ascii) || utf8)
                 && self.has(FilterType::Dictionary)
     }
 
@@ -118,8 +122,12 @@ impl FilterPipeline {
         }
         if var_sized && datatype::is_ascii_or_utf8(datatype) {
             // TileDB does not look at WebP on this branch.
-            return !((version >= 12 && self.has(FilterType::Rle))
-                || (version >= 13 && self.has(FilterType::Dictionary)));
+            use crate::format::generated::{
+                ascii_dictionary_rebuilds_offsets, ascii_rle_rebuilds_offsets,
+            };
+            return !((ascii_rle_rebuilds_offsets(version) && self.has(FilterType::Rle))
+                || (ascii_dictionary_rebuilds_offsets(version)
+                    && self.has(FilterType::Dictionary)));
         }
         !self.has(FilterType::Webp)
     }

@@ -579,11 +579,12 @@ where
 }
 
 /// Reads bytes up to `terminator`, which is consumed and not kept; the
-/// terminator must come within `max` bytes and before the stream ends.
+/// terminator must come within `max` bytes and before the stream ends,
+/// unless `or_end` lets the end of the stream end them too.
 pub fn read_terminated<R, T>(
     reader: &mut R,
     _endian: Endian,
-    (terminator, max, field): (u8, u64, &'static str),
+    (terminator, or_end, max, field): (u8, bool, u64, &'static str),
 ) -> BinResult<T>
 where
     R: Read + Seek,
@@ -594,6 +595,9 @@ where
     let mut chunk = [0u8; 256];
     loop {
         let want = remaining(reader)?.min(chunk.len() as u64) as usize;
+        if want == 0 && or_end {
+            break;
+        }
         if want == 0 {
             return Err(fail(
                 start,

@@ -7,7 +7,7 @@
 
 use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
-use crate::format::io::read_prefix;
+use crate::format::io::{read_exact_from, read_prefix};
 use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
 use crate::tile::generic::{read_generic_tile, GenericTile};
 
@@ -57,10 +57,10 @@ pub fn footer_region(bytes: &[u8]) -> Result<(stored::FragmentFooterHead, u64)> 
             },
         )
     })?;
-    let footer_len = bytes
-        .last_chunk::<8>()
-        .map(|b| u64::from_le_bytes(*b))
-        .unwrap_or(0);
+    let footer_len =
+        read_exact_from::<stored::FooterLength>(&bytes[trailer as usize..], (), "FooterLength")
+            .map_err(|e| e.at_base(trailer))?
+            .footer_len;
     let start = trailer.checked_sub(footer_len).ok_or_else(|| {
         Error::corrupt(
             trailer,
@@ -130,7 +130,7 @@ pub fn parse_metadata_file(
             head.version
         )));
     }
-    if head.version < 10 {
+    if !stored::footer_length_always_stored(head.version) {
         return Err(Error::unsupported(format!(
             "fragment format version {} (before 10) has no trailing footer length",
             head.version
@@ -185,7 +185,10 @@ pub fn parse_metadata_file(
         })
         .collect::<Result<Vec<_>>>()?;
     let num_fields = footer.tile_offsets_offsets.len() as u64;
-    if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| footer.version >= 12) {
+    if let Some(offset) = footer
+        .fragment_mmsn_offset
+        .filter(|_| stored::fragment_mmsn_read(footer.version))
+    {
         let tile = tile_at(bytes, offset, "fragment_mmsn", key)?;
         tile.parse::<stored::FragmentMmsn>(
             stored::FragmentMmsnBinReadArgs::builder()

@@ -40,10 +40,14 @@ impl FragmentMetadata {
         let named_version = fragment.name.version();
         // Formats 1-2 and TileDB 1.3: the whole file is one generic tile,
         // read whole, but only when small (see MAX_LEGACY_FILE_SIZE).
-        if named_version.is_none_or(|v| v <= 2) && size <= MAX_LEGACY_FILE_SIZE {
+        if named_version.is_none_or(|v| !stored::footer_after_tiles(v))
+            && size <= MAX_LEGACY_FILE_SIZE
+        {
             let bytes = storage.read(&path)?;
             if let Ok(tile) = read_generic_tile(&bytes, 0, key) {
-                if tile.header.version <= 2 && tile.end == bytes.len() as u64 {
+                if !stored::footer_after_tiles(tile.header.version)
+                    && tile.end == bytes.len() as u64
+                {
                     let schema = schemas.get(None)?;
                     let mut meta = Self::from_legacy(fragment, schema, &tile.payload, key)
                         .map_err(|e| e.in_file(&describe))?;
@@ -111,51 +115,47 @@ impl FragmentMetadata {
                 }
                 Ok((footer, schema))
             };
-        let trailer = match len.checked_sub(8) {
-            Some(at) => {
-                let bytes = storage.read_range(path, at, 8)?;
-                bytes.try_into().ok().map(u64::from_le_bytes)
-            }
-            None => None,
+        // TileDB's rule (spec: FooterLength, gate footer_length_always_stored):
+        // from version 10 the file ends with the footer's length; for 3-9
+        // only when some dimension is var-sized (their schema is always
+        // `__array_schema.tdb`), else the footer follows the last tile.
+        let trailer_stored = match named_version {
+            Some(v) if stored::footer_length_always_stored(v) => true,
+            _ => schemas.get(None)?.dimensions.iter().any(|d| d.var),
         };
-        let with_trailer =
-            trailer.and_then(|footer_len| Some(((len - 8).checked_sub(footer_len)?, len - 8)));
-        if named_version.is_some_and(|v| v >= 10) {
-            let (start, end) = with_trailer.ok_or_else(|| match trailer {
-                Some(footer_len) => Error::corrupt(
-                    len - 8,
-                    "FooterLength.footer_len",
-                    Cause::OutOfRange {
-                        value: footer_len,
-                        limit: len - 8,
-                    },
-                ),
-                None => Error::corrupt(
+        if trailer_stored {
+            let at = len.checked_sub(8).ok_or_else(|| {
+                Error::corrupt(
                     0,
                     "FooterLength",
                     Cause::Truncated {
                         needed: 8,
                         available: len,
                     },
-                ),
+                )
             })?;
-            if end - start > MAX_FRAGMENT_FOOTER_SIZE {
+            let trailer: stored::FooterLength =
+                read_exact_from(&storage.read_range(path, at, 8)?, (), "FooterLength")
+                    .map_err(|e| e.at_base(at))?;
+            let start = at.checked_sub(trailer.footer_len).ok_or_else(|| {
+                Error::corrupt(
+                    at,
+                    "FooterLength.footer_len",
+                    Cause::OutOfRange {
+                        value: trailer.footer_len,
+                        limit: at,
+                    },
+                )
+            })?;
+            if at - start > MAX_FRAGMENT_FOOTER_SIZE {
                 return Err(Error::unsupported(format!(
-                    "the fragment footer is {} bytes (FooterLength at byte {end}), more than \
+                    "the fragment footer is {} bytes (FooterLength at byte {at}), more than \
                      the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts",
-                    end - start
+                    at - start
                 )));
             }
-            let region = storage.read_range(path, start, end - start)?;
+            let region = storage.read_range(path, start, at - start)?;
             return try_at(start, &region);
-        }
-        if let Some((start, end)) =
-            with_trailer.filter(|(start, end)| end - start <= MAX_FRAGMENT_FOOTER_SIZE)
-        {
-            let region = storage.read_range(path, start, end - start)?;
-            if let Ok(found) = try_at(start, &region) {
-                return Ok(found);
-            }
         }
         // Versions 3-9 without var dimensions: no trailer; the footer follows
         // the last generic tile. Only a position within the file's last
@@ -200,10 +200,9 @@ impl FragmentMetadata {
         }
         let non_empty_domain = if footer.null_non_empty_domain {
             None
-        } else if footer.version <= 4 {
-            // v3-v4: fixed pairs, already split by the generated layout.
-            Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
         } else {
+            // v3-v4 store fixed pairs, later versions ranges: the generated
+            // layout reads both into the same form.
             Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
         };
         let tile_num = footer.tile_offsets_offsets.len();

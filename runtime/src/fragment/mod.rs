@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 pub use file::{footer_region, parse_metadata_file, FragmentMetadataFile};
 pub use parse::{
-    consolidated_footer_regions, footer_schema_name, load_consolidated_footers, parse_footer,
-    parse_processed_conditions, parse_rtree, parse_tile_offsets, SchemaCache,
+    consolidated_footer_regions, footer_schema_name, global_order_bounds,
+    load_consolidated_footers, parse_footer, parse_processed_conditions, parse_rtree,
+    parse_tile_offsets, SchemaCache,
 };
 
 use crate::directory::TimestampedName;

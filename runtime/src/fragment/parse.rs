@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
-use crate::format::io::read_prefix;
+use crate::format::io::{read_exact_from, read_prefix};
 use crate::schema::{dimension_shapes, split_range, ArraySchema};
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::{load_generic_tile_file, GenericTile};
@@ -19,14 +19,54 @@ use super::Rectangle;
 /// names (the field counts come from it); returns it and its length.
 pub fn parse_footer(bytes: &[u8], schema: &ArraySchema) -> Result<(stored::FragmentFooter, u64)> {
     let dims = dimension_shapes(&schema.stored);
-    read_prefix(
+    let (footer, used): (stored::FragmentFooter, u64) = read_prefix(
         bytes,
         stored::FragmentFooterBinReadArgs::builder()
             .num_attributes(schema.attributes.len() as u64)
             .dims(dims)
             .finalize(),
         "FragmentFooter",
-    )
+    )?;
+    global_order_bounds(&footer, schema)?;
+    Ok((footer, used))
+}
+
+/// The footer's global-order tile bounds (section TILE_GLOBAL_ORDER_BOUNDS,
+/// format 23 on), if it has them: the offsets of the generic tiles holding
+/// each dimension's first and last coordinate of every tile. Sections of
+/// other ids are skipped, as TileDB skips them; a bounds section whose size
+/// is not 16 bytes per dimension is corrupt.
+pub fn global_order_bounds(
+    footer: &stored::FragmentFooter,
+    schema: &ArraySchema,
+) -> Result<Option<stored::GlobalOrderBoundsSection>> {
+    let mut found = None;
+    for (i, section) in footer.sections.iter().flatten().enumerate() {
+        let Some(id) = stored::FragmentSectionId::from_value(section.id) else {
+            continue;
+        };
+        crate::format::check_in_version(
+            "footer section",
+            id.name(),
+            section.id,
+            (id.since(), id.until()),
+            footer.version,
+        )?;
+        // Sections the runtime has no use for are skipped like unknown ones
+        // (a new section id needs no code here).
+        if id == stored::FragmentSectionId::TileGlobalOrderBounds {
+            let bounds: stored::GlobalOrderBoundsSection = read_exact_from(
+                &section.data,
+                stored::GlobalOrderBoundsSectionBinReadArgs::builder()
+                    .num_dims(schema.dimensions.len() as u64)
+                    .finalize(),
+                "GlobalOrderBoundsSection",
+            )
+            .map_err(|e| e.within(format!("FragmentFooter.sections[{i}]")))?;
+            found = Some(bounds);
+        }
+    }
+    Ok(found)
 }
 
 /// The schema name a footer names (v10+), from its first bytes.

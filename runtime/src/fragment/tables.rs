@@ -18,12 +18,18 @@ impl FragmentMetadata {
     pub fn field_index(&self, field: Field) -> Option<usize> {
         let a = self.schema.attributes.len();
         let d = self.schema.dimensions.len();
-        let dims = if self.version >= 5 { d } else { 0 };
+        let dims = if stored::dimensions_stored_apart(self.version) {
+            d
+        } else {
+            0
+        };
         let ts = usize::from(self.has_timestamps);
         match field {
             Field::Attribute(i) => (i < a).then_some(i),
             Field::Coords => Some(a),
-            Field::Dimension(j) => (self.version >= 5 && j < d).then_some(a + 1 + j),
+            Field::Dimension(j) => {
+                (stored::dimensions_stored_apart(self.version) && j < d).then_some(a + 1 + j)
+            }
             Field::Timestamps => self.has_timestamps.then_some(a + 1 + dims),
             Field::DeleteTimestamps => self.has_delete_meta.then_some(a + 1 + dims + ts),
             Field::DeleteConditionIndex => self.has_delete_meta.then_some(a + 2 + dims + ts),
@@ -42,13 +48,13 @@ impl FragmentMetadata {
             Field::DeleteTimestamps => "dt".to_string(),
             Field::DeleteConditionIndex => "dci".to_string(),
         };
-        Some(if self.version >= 9 {
+        Some(if stored::field_files_by_index(self.version) {
             match field {
                 Field::Attribute(i) => format!("a{i}"),
                 Field::Dimension(_) => format!("d{}", index - a - 1),
                 _ => raw_name,
             }
-        } else if self.version == 8 {
+        } else if stored::field_files_percent_encoded(self.version) {
             percent_encode_v8(&raw_name)
         } else {
             raw_name
@@ -222,7 +228,7 @@ impl FragmentMetadata {
         }
         let list = match &self.footer {
             StoredFooter::Footer(f) => match f.processed_conditions_offset {
-                Some(offset) if self.version >= 16 => {
+                Some(offset) if stored::processed_conditions_stored(self.version) => {
                     let tile = self.metadata_tile(storage, offset)?;
                     let pc = parse_processed_conditions(&tile)?;
                     pc.conditions

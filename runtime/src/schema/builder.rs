@@ -13,7 +13,6 @@ use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterPipeline};
 use crate::format::generated as stored;
 use crate::format::generated::{ArrayType, DataOrder, WRITE_FORMAT_VERSION};
-use crate::format::io::write_to_vec;
 
 use super::{dimension_shapes, value, ArraySchema, SchemaOrder};
 
@@ -503,7 +502,8 @@ impl SchemaBuilder {
                     .collect(),
             ),
             enumerations: Some(Vec::new()),
-            current_domain: None,
+            // Fields of later versions take their defaults.
+            ..Default::default()
         };
         schema.current_domain = Some(stored_current_domain(
             &schema,
@@ -605,41 +605,43 @@ fn stored_label(i: usize, l: &LabelSpec) -> stored::DimensionLabel {
     }
 }
 
-/// The stored current domain: TileDB's empty one (version 0, `empty` set)
-/// when `ranges` is `None`, else an NDRectangle of one range per dimension.
-/// The one place the builder makes it.
+/// The stored current domain: TileDB's empty one (`CurrentDomain::default()`)
+/// when `ranges` is `None`, else an NDRectangle of one range per dimension
+/// (a fixed-size range's `start_size` is its coordinate size, a var one's
+/// the length of its lower bound). The one place the builder makes it.
 pub fn stored_current_domain(
     schema: &stored::ArraySchema,
     ranges: Option<&[(Vec<u8>, Vec<u8>)]>,
-) -> Result<Vec<u8>> {
-    let shapes = dimension_shapes(schema);
-    let domain = match ranges {
-        None => stored::CurrentDomain {
-            empty: true,
-            domain_type: None,
-            ndrectangle: None,
-        },
-        Some(ranges) => stored::CurrentDomain {
-            empty: false,
-            domain_type: Some(stored::CurrentDomainType::Ndrectangle),
-            ndrectangle: Some(stored::NDRectangle {
-                ranges: ranges
-                    .iter()
-                    .map(|(lo, hi)| stored::Range {
-                        start_size: lo.len() as u64,
-                        data: [lo.as_slice(), hi.as_slice()].concat(),
-                    })
-                    .collect(),
-            }),
-        },
+) -> Result<stored::CurrentDomain> {
+    let Some(ranges) = ranges else {
+        return Ok(stored::CurrentDomain::default());
     };
-    write_to_vec(
-        &domain,
-        stored::CurrentDomainBinWriteArgs::builder()
-            .dims(shapes)
-            .finalize(),
-        "CurrentDomain",
-    )
+    let shapes = dimension_shapes(schema);
+    if ranges.len() != shapes.len() {
+        return Err(usage(format!(
+            "the current domain has {} ranges for {} dimensions",
+            ranges.len(),
+            shapes.len()
+        )));
+    }
+    Ok(stored::CurrentDomain {
+        empty: false,
+        domain_type: Some(stored::CurrentDomainType::Ndrectangle),
+        ndrectangle: Some(stored::NDRectangle {
+            ranges: ranges
+                .iter()
+                .zip(&shapes)
+                .map(|((lo, hi), shape)| stored::Range {
+                    start_size: if shape.var {
+                        lo.len() as u64
+                    } else {
+                        shape.coord_size
+                    },
+                    data: [lo.as_slice(), hi.as_slice()].concat(),
+                })
+                .collect(),
+        }),
+    })
 }
 
 /// The schema of a label's array (`__labels/l<i>`), as TileDB makes it:

@@ -1,17 +1,18 @@
 //! Arrays written by TileDB 1.3, before format versions existed. Their
-//! generic tiles have a 30-byte header (`compressed_size u64, tile_size u64,
-//! datatype u8, cell_size u64, compressor u8, level i32`) and a body that is
-//! either raw or `n_chunks u64` then `{original u64, compressed u64, data}`
-//! per chunk; each field has one compressor instead of a filter pipeline.
-//! TileDB 2.x no longer reads them. They are read here as format version 0:
-//! the schema is mapped onto the stored schema model with one compression
-//! filter per field, and 1.3 tiles are re-framed as modern tiles.
+//! layouts are in spec/legacy13.toml: a 30-byte generic tile header
+//! (`Legacy13GenericTileHeader`), a body that is raw or chunked
+//! (`Legacy13Chunks`), and a schema with one compressor per field instead
+//! of a filter pipeline (`Legacy13ArraySchema`). TileDB 2.x no longer reads
+//! them. They are read here as format version 0: the schema is mapped onto
+//! the stored schema model with one compression filter per field, and 1.3
+//! tiles are re-framed as modern tiles.
 
-use crate::error::{Cause, Error, Result};
+use crate::error::{Error, Result};
 use crate::format::generated as stored;
+use crate::format::io::{read_exact_from, read_prefix};
 
 /// The size of a TileDB 1.3 generic tile header.
-pub const HEADER_SIZE: u64 = 30;
+pub const HEADER_SIZE: u64 = stored::Legacy13GenericTileHeader::MIN_SIZE;
 
 /// The largest legacy file (a TileDB 1.3 or format 1-2 schema or fragment
 /// metadata file: one generic tile filling the file) read whole. A 1.3
@@ -33,17 +34,20 @@ pub fn is_v13_generic_tile(bytes: &[u8]) -> bool {
         .is_some_and(|size| size.checked_add(HEADER_SIZE) == Some(bytes.len() as u64))
 }
 
-/// The runtime filter for a 1.3 compressor id (`None` = no compression).
-fn compressor_filter(id: u8, level: i32) -> Result<Option<stored::Filter>> {
-    use stored::{Compressor as C, FilterType as T};
-    let (kind, compressor) = match id {
-        0 => return Ok(None),
-        1 => (T::Gzip, C::Gzip),
-        2 => (T::Zstd, C::Zstd),
-        3 => (T::Lz4, C::Lz4),
-        10 => (T::Rle, C::Rle),
-        11 => (T::Bzip2, C::Bzip2),
-        12 => {
+/// The stored filter for a 1.3 compressor (`None` = no compression).
+fn compressor_filter(
+    compressor: stored::Legacy13Compressor,
+    level: i32,
+) -> Result<Option<stored::Filter>> {
+    use stored::{Compressor as C, FilterType as T, Legacy13Compressor as L};
+    let (kind, compressor) = match compressor {
+        L::NoCompression => return Ok(None),
+        L::Gzip => (T::Gzip, C::Gzip),
+        L::Zstd => (T::Zstd, C::Zstd),
+        L::Lz4 => (T::Lz4, C::Lz4),
+        L::Rle => (T::Rle, C::Rle),
+        L::Bzip2 => (T::Bzip2, C::Bzip2),
+        L::DoubleDelta => {
             return Ok(Some(stored::Filter {
                 filter_type: T::DoubleDelta,
                 options: stored::FilterOptions::DoubleDeltaOptions(stored::DoubleDeltaOptions {
@@ -53,16 +57,8 @@ fn compressor_filter(id: u8, level: i32) -> Result<Option<stored::Filter>> {
                 }),
             }))
         }
-        4..=9 => return Err(Error::unsupported("TileDB 1.3 Blosc compression")),
-        other => {
-            return Err(Error::corrupt(
-                0,
-                "compressor",
-                Cause::BadEnumValue {
-                    enum_name: "TileDB 1.3 compressor",
-                    value: other.into(),
-                },
-            ))
+        L::BloscLz | L::BloscLz4 | L::BloscLz4hc | L::BloscSnappy | L::BloscZlib | L::BloscZstd => {
+            return Err(Error::unsupported("TileDB 1.3 Blosc compression"))
         }
     };
     Ok(Some(stored::Filter {
@@ -74,203 +70,92 @@ fn compressor_filter(id: u8, level: i32) -> Result<Option<stored::Filter>> {
     }))
 }
 
-fn pipeline(id: u8, level: i32) -> Result<stored::FilterPipeline> {
+fn pipeline(compressor: stored::Legacy13Compressor, level: i32) -> Result<stored::FilterPipeline> {
     Ok(stored::FilterPipeline {
         max_chunk_size: crate::filter::DEFAULT_MAX_CHUNK_SIZE,
-        filters: compressor_filter(id, level)?.into_iter().collect(),
+        filters: compressor_filter(compressor, level)?.into_iter().collect(),
     })
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize, field: &str) -> Result<&[u8]> {
-        let out = self
-            .at
-            .checked_add(n)
-            .and_then(|end| self.bytes.get(self.at..end))
-            .ok_or_else(|| {
-                Error::corrupt(
-                    self.at as u64,
-                    field.to_string(),
-                    Cause::Truncated {
-                        needed: n as u64,
-                        available: self.bytes.len().saturating_sub(self.at) as u64,
-                    },
-                )
-            })?;
-        self.at += n;
-        Ok(out)
-    }
-    fn u8(&mut self, field: &str) -> Result<u8> {
-        Ok(self.take(1, field)?[0])
-    }
-    fn u32(&mut self, field: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(
-            self.take(4, field)?.try_into().unwrap_or([0; 4]),
-        ))
-    }
-    fn i32(&mut self, field: &str) -> Result<i32> {
-        Ok(i32::from_le_bytes(
-            self.take(4, field)?.try_into().unwrap_or([0; 4]),
-        ))
-    }
-    fn u64(&mut self, field: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8, field)?.try_into().unwrap_or([0; 8]),
-        ))
+/// A 1.3 dimension as a stored one: every dimension has the domain's type.
+fn dimension(d: stored::Legacy13Dimension, datatype: stored::Datatype) -> stored::Dimension {
+    stored::Dimension {
+        name: d.name,
+        datatype,
+        cell_val_num: 1,
+        domain: d.domain,
+        null_extent: d.null_extent,
+        extent: d.extent,
+        // Later versions' fields take their defaults.
+        ..Default::default()
     }
 }
 
-fn datatype(v: u8) -> Result<stored::Datatype> {
-    stored::Datatype::from_value(v)
-        .ok_or_else(|| Error::corrupt(0, "datatype", bad_value("Datatype", v)))
-}
-
-fn layout(v: u8) -> Result<stored::Layout> {
-    stored::Layout::from_value(v).ok_or_else(|| Error::corrupt(0, "layout", bad_value("Layout", v)))
-}
-
-/// A u64 size that TileDB 1.3 stored for a chunk, which must fit the u32 of
-/// the chunk framing it is converted to.
-fn u32_field(r: &mut Reader<'_>, field: &'static str) -> Result<u32> {
-    let at = r.at as u64;
-    let value = r.u64(field)?;
-    u32::try_from(value).map_err(|_| {
-        Error::corrupt(
-            at,
-            field,
-            Cause::OutOfRange {
-                value,
-                limit: u32::MAX.into(),
-            },
-        )
+/// A 1.3 attribute as a stored one, its compressor as a one-filter pipeline.
+fn attribute(a: stored::Legacy13Attribute) -> Result<stored::Attribute> {
+    Ok(stored::Attribute {
+        name: a.name,
+        datatype: a.datatype,
+        cell_val_num: a.cell_val_num,
+        filters: pipeline(a.compressor, a.level)?,
+        // Later versions' fields take their defaults.
+        ..Default::default()
     })
 }
 
-fn bad_value(enum_name: &'static str, value: u8) -> Cause {
-    Cause::BadEnumValue {
-        enum_name,
-        value: value.into(),
-    }
-}
-
-/// Decodes a TileDB 1.3 schema payload into the stored schema model
-/// (version 0).
+/// Decodes a TileDB 1.3 schema payload (`Legacy13ArraySchema`) into the
+/// stored schema model (version 0).
 pub fn parse_schema(payload: &[u8]) -> Result<stored::ArraySchema> {
-    let mut r = Reader {
-        bytes: payload,
-        at: 0,
-    };
-    // The library version that wrote it: major, minor, revision.
-    r.take(12, "version")?;
-    let array_type = match r.u8("array_type")? {
-        0 => stored::ArrayType::Dense,
-        1 => stored::ArrayType::Sparse,
-        other => {
-            return Err(Error::corrupt(
-                12,
-                "array_type",
-                Cause::BadEnumValue {
-                    enum_name: "ArrayType",
-                    value: other.into(),
-                },
-            ))
-        }
-    };
-    let tile_order = layout(r.u8("tile_order")?)?;
-    let cell_order = layout(r.u8("cell_order")?)?;
-    let capacity = r.u64("capacity")?;
-    let coords = (r.u8("coords compressor")?, r.i32("coords level")?);
-    let offsets = (r.u8("offsets compressor")?, r.i32("offsets level")?);
-    let dim_type = datatype(r.u8("domain type")?)?;
-    let dim_num = r.u32("dim_num")?;
-    let mut dimensions = Vec::new();
-    for _ in 0..dim_num {
-        let name_len = r.u32("dimension name size")? as usize;
-        let name = r.take(name_len, "dimension name")?.to_vec();
-        let size = dim_type.size() as usize;
-        let domain = r.take(2 * size, "dimension domain")?.to_vec();
-        let null_extent = r.u8("null tile extent")?;
-        let extent = if null_extent == 0 {
-            Some(r.take(size, "tile extent")?.to_vec())
-        } else {
-            None
-        };
-        dimensions.push(stored::Dimension {
-            name,
-            datatype: dim_type,
-            cell_val_num: 1,
-            filters: None,
-            domain,
-            null_extent,
-            extent,
-        });
-    }
-    let attribute_num = r.u32("attribute_num")?;
-    let mut attributes = Vec::new();
-    for _ in 0..attribute_num {
-        let name_len = r.u32("attribute name size")? as usize;
-        let name = r.take(name_len, "attribute name")?.to_vec();
-        let dt = datatype(r.u8("attribute type")?)?;
-        let compressor = (r.u8("attribute compressor")?, r.i32("attribute level")?);
-        let cell_val_num = r.u32("cell_val_num")?;
-        attributes.push(stored::Attribute {
-            name,
-            datatype: dt,
-            cell_val_num,
-            filters: pipeline(compressor.0, compressor.1)?,
-            fill: None,
-            nullable: false,
-            fill_validity: 0,
-            order: stored::DataOrder::Unordered,
-            enumeration_name: None,
-        });
-    }
-    if r.at != payload.len() {
-        return Err(Error::corrupt(
-            r.at as u64,
-            "ArraySchema",
-            Cause::TrailingBytes {
-                count: (payload.len() - r.at) as u64,
-            },
-        ));
-    }
+    let legacy: stored::Legacy13ArraySchema = read_exact_from(payload, (), "Legacy13ArraySchema")?;
+    let datatype = legacy.domain_datatype;
+    let dimensions = legacy
+        .dimensions
+        .into_iter()
+        .map(|d| dimension(d, datatype))
+        .collect();
+    let attributes = legacy
+        .attributes
+        .into_iter()
+        .map(attribute)
+        .collect::<Result<Vec<_>>>()?;
     Ok(stored::ArraySchema {
         version: 0,
-        allows_dups: false,
-        array_type,
-        tile_order,
-        cell_order,
-        capacity,
-        coords_filters: pipeline(coords.0, coords.1)?,
-        offsets_filters: pipeline(offsets.0, offsets.1)?,
-        validity_filters: None,
+        array_type: legacy.array_type,
+        tile_order: legacy.tile_order,
+        cell_order: legacy.cell_order,
+        capacity: legacy.capacity,
+        coords_filters: pipeline(legacy.coords_compressor, legacy.coords_level)?,
+        offsets_filters: pipeline(legacy.offsets_compressor, legacy.offsets_level)?,
         domain: stored::Domain {
-            datatype: Some(dim_type),
+            datatype: Some(legacy.domain_datatype),
             dimensions,
         },
         attributes,
-        labels: None,
-        enumerations: None,
-        current_domain: None,
+        // Every field a later version added (validity filters, labels,
+        // enumerations, the current domain, …) takes its default.
+        ..Default::default()
     })
 }
 
 /// The payload of a TileDB 1.3 generic tile (the whole file).
 pub fn read_generic_tile(bytes: &[u8]) -> Result<Vec<u8>> {
-    let mut r = Reader { bytes, at: 0 };
-    let compressed = r.u64("compressed_size")?;
-    let tile_size = r.u64("tile_size")?;
-    let datatype = datatype(r.u8("datatype")?)?;
-    let cell_size = r.u64("cell_size")?;
-    let compressor = r.u8("compressor")?;
-    let level = r.i32("compression_level")?;
-    let body = r.take(compressed as usize, "tile")?;
-    decode_tile(body, compressor, level, datatype, cell_size, tile_size)
+    let (header, used): (stored::Legacy13GenericTileHeader, u64) =
+        read_prefix(bytes, (), "Legacy13GenericTileHeader")?;
+    let body = usize::try_from(header.compressed_size)
+        .ok()
+        .and_then(|size| bytes.get(used as usize..(used as usize).checked_add(size)?))
+        .ok_or_else(|| {
+            Error::corrupt(
+                used,
+                "Legacy13GenericTileHeader.compressed_size",
+                format!(
+                    "{} bytes claimed, {} present",
+                    header.compressed_size,
+                    bytes.len() as u64 - used
+                ),
+            )
+        })?;
+    decode_tile(body, &header)
 }
 
 /// Re-frames a 1.3 tile body as a modern tile (chunks with compression
@@ -287,34 +172,16 @@ pub fn reframe(body: &[u8], compressed: bool) -> Result<Vec<u8>> {
         out.extend_from_slice(body);
         return Ok(out);
     }
-    let mut r = Reader { bytes: body, at: 0 };
-    let chunks = r.u64("chunk_num")?;
-    if chunks == 0 {
-        return Err(Error::corrupt(
-            0,
-            "chunk_num",
-            Cause::Empty {
-                what: "the tile's list of chunks",
-            },
-        ));
+    let legacy: stored::Legacy13Chunks = read_exact_from(body, (), "Legacy13Chunks")?;
+    if legacy.chunks.is_empty() {
+        return Err(Error::corrupt(0, "Legacy13Chunks.n_chunks", "no chunks"));
     }
-    // Each chunk takes at least its two 8-byte sizes.
-    let most = body.len() as u64 / 16;
-    if chunks > most {
-        return Err(Error::corrupt(
-            0,
-            "chunk_num",
-            Cause::OutOfRange {
-                value: chunks,
-                limit: most,
-            },
-        ));
-    }
-    out.extend_from_slice(&chunks.to_le_bytes());
-    for _ in 0..chunks {
-        let original = u32_field(&mut r, "chunk size")?;
-        let size = u32_field(&mut r, "compressed chunk size")?;
-        let data = r.take(size as usize, "chunk")?;
+    out.extend_from_slice(&(legacy.chunks.len() as u64).to_le_bytes());
+    for chunk in &legacy.chunks {
+        let original = u32::try_from(chunk.original_size)
+            .map_err(|_| Error::corrupt(0, "Legacy13Chunk.original_size", "too large"))?;
+        let size = u32::try_from(chunk.data.len())
+            .map_err(|_| Error::corrupt(0, "Legacy13Chunk.compressed_size", "too large"))?;
         // Compression metadata: no metadata parts, one data part.
         let metadata: Vec<u8> = [0u32, 1, original, size]
             .iter()
@@ -324,35 +191,20 @@ pub fn reframe(body: &[u8], compressed: bool) -> Result<Vec<u8>> {
         out.extend_from_slice(&size.to_le_bytes());
         out.extend_from_slice(&(metadata.len() as u32).to_le_bytes());
         out.extend_from_slice(&metadata);
-        out.extend_from_slice(data);
-    }
-    if r.at != body.len() {
-        return Err(Error::corrupt(
-            r.at as u64,
-            "tile",
-            Cause::TrailingBytes {
-                count: (body.len() - r.at) as u64,
-            },
-        ));
+        out.extend_from_slice(&chunk.data);
     }
     Ok(out)
 }
 
-fn decode_tile(
-    body: &[u8],
-    compressor: u8,
-    level: i32,
-    datatype: stored::Datatype,
-    cell_size: u64,
-    tile_size: u64,
-) -> Result<Vec<u8>> {
-    let stored_pipeline = pipeline(compressor, level)?;
+fn decode_tile(body: &[u8], header: &stored::Legacy13GenericTileHeader) -> Result<Vec<u8>> {
+    let stored_pipeline = pipeline(header.compressor, header.level)?;
     let runtime = crate::filter::format_conversion::from_stored(&stored_pipeline)?;
     let ctx = crate::filter::FilterContext::new(
-        crate::filter::format_conversion::datatype(datatype)?,
-        cell_size.max(1),
+        crate::filter::format_conversion::datatype(header.datatype)?,
+        header.cell_size.max(1),
         1,
     );
-    let tile = reframe(body, compressor != 0)?;
-    crate::tile::unfilter_tile(&tile, &runtime, &ctx, tile_size)
+    let compressed = header.compressor != stored::Legacy13Compressor::NoCompression;
+    let tile = reframe(body, compressed)?;
+    crate::tile::unfilter_tile(&tile, &runtime, &ctx, header.tile_size)
 }

@@ -3,7 +3,7 @@
 //! runtime filter pipelines, fill values and enumerations.
 
 pub mod builder;
-pub(crate) mod legacy13;
+pub mod legacy13;
 pub mod value;
 
 use crate::directory::{ENUMERATIONS_DIR, SCHEMA_DIR};
@@ -286,11 +286,31 @@ pub fn dimension_shapes(schema: &stored::ArraySchema) -> Vec<stored::DimensionSh
         .domain
         .dimensions
         .iter()
-        .map(|d| stored::DimensionShape {
-            var: d.cell_val_num == u32::MAX,
-            coord_size: d.datatype.size(),
-        })
+        .map(stored::DimensionShape::from)
         .collect()
+}
+
+/// One `[lo, hi]` per dimension, as stored bytes.
+type Ranges = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// The `[lo, hi]` of every dimension in a stored current domain, or `None`
+/// when it is empty.
+fn current_domain_ranges(
+    current: &stored::CurrentDomain,
+    domain: &stored::Domain,
+) -> Result<Option<Ranges>> {
+    let Some(rect) = current.ndrectangle.as_ref().filter(|_| !current.empty) else {
+        return Ok(None);
+    };
+    let mut ranges = Vec::new();
+    for (range, dimension) in rect.ranges.iter().zip(&domain.dimensions) {
+        let shape = stored::DimensionShape::from(dimension);
+        ranges.push(split_range(
+            range,
+            (!shape.var).then_some(shape.coord_size),
+        )?);
+    }
+    Ok(Some(ranges))
 }
 
 impl ArraySchema {
@@ -440,24 +460,10 @@ impl ArraySchema {
                 order: l.label_order,
             });
         }
-        let mut current_domain = None;
-        if let Some(bytes) = s.current_domain.as_ref().filter(|c| !c.is_empty()) {
-            let dims = dimension_shapes(&s);
-            let cd: stored::CurrentDomain = read_exact_from(
-                bytes,
-                stored::CurrentDomainBinReadArgs::builder()
-                    .dims(dims.clone())
-                    .finalize(),
-                "CurrentDomain",
-            )?;
-            if let Some(rect) = cd.ndrectangle.filter(|_| !cd.empty) {
-                let mut ranges = Vec::new();
-                for (range, dim) in rect.ranges.iter().zip(&dims) {
-                    ranges.push(split_range(range, (!dim.var).then_some(dim.coord_size))?);
-                }
-                current_domain = Some(ranges);
-            }
-        }
+        let current_domain = match &s.current_domain {
+            Some(cd) => current_domain_ranges(cd, &s.domain)?,
+            None => None,
+        };
         let timestamp_range = crate::directory::TimestampedName::parse(name)
             .ok()
             .map(|n| n.timestamp_range());

@@ -734,7 +734,7 @@ pub fn filter_var_tile(
     } else {
         data.len()
     };
-    let bounds = if ctx.version >= 11 {
+    let bounds = if crate::format::generated::tile_metadata_stored(ctx.version) {
         var_chunk_bounds(data.len(), chunk, offsets)?
     } else {
         fixed_chunk_bounds(data.len(), chunk)

@@ -113,7 +113,7 @@ pub fn vacuum_fragments(storage: &dyn Storage) -> Result<usize> {
         )?;
         storage.write(
             &commits.join(ign.as_str())?,
-            &encode_lines(ignored.iter().map(String::as_str)),
+            &encode_lines(ignored.iter().map(String::as_str))?,
         )?;
     }
     for f in &doomed {

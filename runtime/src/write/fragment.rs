@@ -9,6 +9,8 @@
 use crate::directory::{Extension, TimestampedName};
 use crate::directory::{COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_METADATA_FILE};
 use crate::error::Result;
+use crate::format::generated as stored;
+use crate::format::io::write_to_vec;
 use crate::schema::ArraySchema;
 use crate::storage::{RelPath, Storage};
 
@@ -200,5 +202,6 @@ pub fn commit(storage: &dyn Storage, name: &TimestampedName) -> Result<()> {
     let commits = RelPath::parse(COMMITS_DIR)?;
     storage.create_dir(&commits)?;
     let marker = name.with_extension(Some(Extension::Wrt));
-    storage.write(&commits.join(marker.as_str())?, &[])
+    let empty = write_to_vec(&stored::CommitMarker::default(), (), "CommitMarker")?;
+    storage.write(&commits.join(marker.as_str())?, &empty)
 }

@@ -92,7 +92,10 @@ pub(crate) fn fragment_metadata(parts: &FragmentParts<'_>) -> Result<Vec<u8>> {
     meta.extend(processed_conditions(parts)?);
     let footer_bytes = footer(parts, rtree_offset, offsets, mmsn_offset, processed_offset)?;
     meta.extend_from_slice(&footer_bytes);
-    meta.extend((footer_bytes.len() as u64).to_le_bytes());
+    let length = stored::FooterLength {
+        footer_len: footer_bytes.len() as u64,
+    };
+    meta.extend(write_to_vec(&length, (), "FooterLength")?);
     Ok(meta)
 }
 

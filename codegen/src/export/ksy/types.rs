@@ -17,7 +17,17 @@ impl Ctx<'_> {
             let mut entry = vec![("id".to_string(), s(id.clone()))];
             match &field.layout {
                 Layout::Single(ty) => {
-                    self.single_type(st, field, ty, &mut entry)?;
+                    let last = std::ptr::eq(field, st.fields.last().unwrap_or(field));
+                    match self.single_type(st, field, ty, &mut entry) {
+                        Ok(()) => {}
+                        // A last field Kaitai cannot lay out (the current
+                        // domain, shaped by the dimensions): its bytes, opaque.
+                        Err(why) if last && matches!(ty, Ty::Struct(_)) => {
+                            entry.push(("size-eos".into(), raw("true")));
+                            entry.push(("doc-ref".into(), s(format!("opaque bytes here: {why}"))));
+                        }
+                        Err(why) => return Err(why),
+                    }
                     if let Some(size) = &field.sized {
                         entry.push(("size".into(), s(self.expr(st, &size.expr)?)));
                     }
@@ -25,7 +35,12 @@ impl Ctx<'_> {
                 Layout::Bytes { len } => match len {
                     BytesLen::Size(e) => entry.push(("size".into(), s(self.expr(st, &e.expr)?))),
                     BytesLen::UntilEof => entry.push(("size-eos".into(), raw("true"))),
-                    BytesLen::Terminated(b) => entry.push(("terminator".into(), raw(b))),
+                    BytesLen::Terminated { byte, or_end } => {
+                        entry.push(("terminator".into(), raw(byte)));
+                        if *or_end {
+                            entry.push(("eos-error".into(), raw("false")));
+                        }
+                    }
                 },
                 Layout::List { elem, len } => {
                     self.single_type(st, field, elem, &mut entry)?;
@@ -218,6 +233,10 @@ impl Ctx<'_> {
                         if field.default.is_some() && field.is_conditional() =>
                     {
                         json!({"kind": "bool"})
+                    }
+                    // Kept as opaque bytes (see `render_struct`): not compared.
+                    Layout::Single(Ty::Struct(target)) if self.unsupported.contains_key(target) => {
+                        json!({"kind": "opaque"})
                     }
                     _ => self.value_manifest(&field.base_ty()),
                 };

@@ -15,10 +15,24 @@ use super::filter_pipeline::{
 /// Source: `tiledb/sm/array_schema/ndrectangle.cc`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DimensionShape {
-    /// var-sized: cell_val_num is u32::MAX (and, before version 5, any string type)
+    /// var-sized: cell_val_num is u32::MAX (before version 5 a string type reads with that cell_val_num)
+    ///
+    /// Computed as `cell_val_num == 4294967295`.
     pub var: bool,
     /// bytes of one coordinate: the size of the dimension's datatype (0 is fine for var dimensions)
+    ///
+    /// Computed as `datatype.size()`.
     pub coord_size: u64,
+}
+
+impl From<&Dimension> for DimensionShape {
+    /// Computes the `DimensionShape` of a `Dimension`.
+    fn from(source: &Dimension) -> Self {
+        DimensionShape {
+            var: source.cell_val_num == 4294967295,
+            coord_size: source.datatype.size(),
+        }
+    }
 }
 
 /// An array schema. TileDB always writes the version of the library (not the schema's in-memory version), and rejects a schema whose version is newer than its own.
@@ -28,7 +42,7 @@ pub struct DimensionShape {
 /// Source: `format_spec/array_schema.md#array-schema-file`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ArraySchema {
     /// Format version the schema was written with; it gates every later field of the schema and its filter pipelines.
     ///
@@ -143,19 +157,19 @@ pub struct ArraySchema {
         assert(crate::format::io::present_where_required(enumerations.is_some(), (*version) >= 20), "ArraySchema.enumerations is required when version >= 20"),
     )]
     pub enumerations: Option<Vec<EnumerationRef>>,
-    /// The array's current domain, a CurrentDomain (its bytes run to the end of the schema). Absent before version 22 (an empty current domain).
+    /// The array's current domain, laid out by the shapes of the dimensions above. Absent before version 22 (where TileDB takes an empty current domain).
     ///
-    /// Versions: versions 22 and later. `None` where absent. Runs to the end of the enclosing structure. Source: `format_spec/array_schema.md#array-schema-file`.
+    /// Versions: versions 22 and later. `None` where absent. Source: `tiledb/sm/array_schema/array_schema.cc`.
     #[br(
         if(version >= 22),
-        parse_with = crate::format::io::read_until_eof,
-        args(u64::MAX, 1, "ArraySchema.current_domain", ()),
+        args_raw = CurrentDomainBinReadArgs::builder().dims(domain.dimensions.iter().map(DimensionShape::from).collect::<Vec<_>>()).finalize(),
     )]
     #[bw(
         if((*version) >= 22),
         assert(crate::format::io::present_where_required(current_domain.is_some(), (*version) >= 22), "ArraySchema.current_domain is required when version >= 22"),
+        args_raw = CurrentDomainBinWriteArgs::builder().dims(domain.dimensions.iter().map(DimensionShape::from).collect::<Vec<_>>()).finalize(),
     )]
-    pub current_domain: Option<Vec<u8>>,
+    pub current_domain: Option<CurrentDomain>,
 }
 
 impl ArraySchema {
@@ -171,7 +185,7 @@ impl ArraySchema {
 /// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Domain {
     /// Datatype shared by all dimensions; from version 5 each dimension has its own.
     ///
@@ -212,7 +226,7 @@ impl Domain {
 /// - `domain_datatype` (`Option<Datatype>`): before version 5, the domain's shared datatype
 #[binrw]
 #[brw(little, import { version: u32, domain_datatype: Option<Datatype> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Dimension {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(name, "Dimension.name_len"))]
@@ -296,7 +310,7 @@ impl Dimension {
 /// - `version` (`u32`): format version of the enclosing schema
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Attribute {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(name, "Attribute.name_len"))]
@@ -399,7 +413,7 @@ impl Attribute {
 /// Erratum: format_spec/array_schema.md#dimension-label puts Label order second, gives the name length as u64 and lists label domain fields (size, start size, data) that are never written. The code (already so at tag 2.15.0) writes dimension index, u32 name length and name, relative flag, u64 URI length and URI, u32 attribute name length and name, order, datatype, cell_val_num, external flag. The code's own FORMAT comment also places the order wrongly.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DimensionLabel {
     /// Index of the dimension the label is for.
     ///
@@ -473,7 +487,7 @@ impl DimensionLabel {
 /// Source: `format_spec/array_schema.md#array-schema-file`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct EnumerationRef {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(name, "EnumerationRef.name_len"))]
@@ -519,7 +533,7 @@ pub struct CurrentDomain {
     #[br(temp, assert(version == 0))]
     #[bw(calc = 0)]
     version: u32,
-    /// Whether no current domain is set; if so nothing follows.
+    /// Whether no current domain is set; if so nothing follows. A new CurrentDomain (`Default`) is the empty one, as TileDB writes for an array without a current domain.
     ///
     /// Versions: all versions. Source: `tiledb/sm/array_schema/current_domain.cc`.
     #[br(parse_with = crate::format::io::read_bool, args("CurrentDomain.empty"))]
@@ -546,6 +560,17 @@ pub struct CurrentDomain {
     pub ndrectangle: Option<NDRectangle>,
 }
 
+impl Default for CurrentDomain {
+    /// A new `CurrentDomain`: each field's `initial` value in the spec, else its type's default.
+    fn default() -> Self {
+        CurrentDomain {
+            empty: true,
+            domain_type: Default::default(),
+            ndrectangle: Default::default(),
+        }
+    }
+}
+
 impl CurrentDomain {
     /// The fewest bytes a `CurrentDomain` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 5;
@@ -559,7 +584,7 @@ impl CurrentDomain {
 /// - `dims` (`[DimensionShape]`): the shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct NDRectangle {
     /// One inclusive range per dimension.
     ///
@@ -588,7 +613,7 @@ impl NDRectangle {
 /// - `dim` (`DimensionShape`): the dimension the range belongs to
 #[binrw]
 #[brw(little, import { dim: DimensionShape })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Range {
     #[br(temp, if(dim.var, 2u64.saturating_mul(dim.coord_size)))]
     #[bw(

@@ -63,7 +63,7 @@ impl UpdateCommit {
 /// Source: `format_spec/update_commit_file.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct UpdateValue {
     #[br(temp)]
     #[bw(
@@ -143,7 +143,7 @@ impl AstNodeNode {
 /// Source: `format_spec/delete_commit_file.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct AstExpression {
     /// How the children combine (AND or OR on disk; NOT is possible in the enum but negation removes it).
     ///
@@ -178,7 +178,7 @@ impl AstExpression {
 /// Erratum: format_spec/delete_commit_file.md lists only the ops LT..NE and no set offsets; the code also writes IN (6) and NOT_IN (7), each followed by the byte size of the offsets and the offsets.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct AstValue {
     /// The comparison (ALWAYS_TRUE/ALWAYS_FALSE never appear on disk).
     ///
@@ -240,7 +240,7 @@ impl AstValue {
 /// Erratum: format_spec/consolidated_fragment_metadata_file.md omits the leading fragment count (u32) and does not say that the file is a generic tile or that offsets count from the start of the tile's payload (tiledb/sm/consolidator/fragment_meta_consolidator.cc).
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ConsolidatedFragmentMetadata {
     #[br(temp)]
     #[bw(
@@ -275,7 +275,7 @@ impl ConsolidatedFragmentMetadata {
 /// Source: `format_spec/consolidated_fragment_metadata_file.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ConsolidatedFragmentEntry {
     #[br(temp)]
     #[bw(

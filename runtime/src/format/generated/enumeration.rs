@@ -14,7 +14,7 @@ use super::enums::Datatype;
 /// Erratum: format_spec/enumeration.md omits the name and path name (each a u32 length and bytes) that follow the version, and calls `ordered` a bool without saying it is one byte.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Enumeration {
     #[br(temp, assert(version == 0))]
     #[bw(calc = 0)]

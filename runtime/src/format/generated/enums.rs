@@ -2,17 +2,29 @@
 //! Enumerations
 //!
 //! Upstream: `tiledb/sm/enums/`.
-/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). The upstream spec lists none of these.
+/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). time_unit is the unit of a DATETIME_ or TIME_ value as numpy spells it (Y, M, W, D, h, m, s, ms, us, ns, ps, fs, as; empty for the other types), from the datatype names in datatype.h: a DATETIME_ value counts units since 1970-01-01T00:00:00 UTC, a TIME_ value units since midnight. The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
 ///
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Datatype {
     /// `INT32` = 0: 32-bit signed integer
+    #[default]
     Int32 = 0,
     /// `INT64` = 1: 64-bit signed integer
     Int64 = 1,
@@ -697,6 +709,46 @@ impl Datatype {
             | Datatype::StringUcs2 => 2,
         }
     }
+    /// The `time_unit` of this value, as the spec lists it.
+    pub const fn time_unit(self) -> &'static str {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringAscii
+            | Datatype::StringUtf8
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => "",
+            Datatype::DatetimeYear => "Y",
+            Datatype::DatetimeMonth => "M",
+            Datatype::DatetimeWeek => "W",
+            Datatype::DatetimeDay => "D",
+            Datatype::DatetimeHr | Datatype::TimeHr => "h",
+            Datatype::DatetimeMin | Datatype::TimeMin => "m",
+            Datatype::DatetimeSec | Datatype::TimeSec => "s",
+            Datatype::DatetimeMs | Datatype::TimeMs => "ms",
+            Datatype::DatetimeUs | Datatype::TimeUs => "us",
+            Datatype::DatetimeNs | Datatype::TimeNs => "ns",
+            Datatype::DatetimePs | Datatype::TimePs => "ps",
+            Datatype::DatetimeFs | Datatype::TimeFs => "fs",
+            Datatype::DatetimeAs | Datatype::TimeAs => "as",
+        }
+    }
 }
 
 impl core::fmt::Display for Datatype {
@@ -714,10 +766,22 @@ impl core::fmt::Display for Datatype {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum FilterType {
     /// `NONE` = 0: No-op filter; also how a compression filter with no compressor is written.
+    #[default]
     None = 0,
     /// `GZIP` = 1: Gzip compression (a zlib stream).
     Gzip = 1,
@@ -944,10 +1008,22 @@ impl core::fmt::Display for FilterType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Compressor {
     /// `NO_COMPRESSION` = 0: No compression; a compression filter with it is written as FilterType NONE with no options.
+    #[default]
     NoCompression = 0,
     /// `GZIP` = 1: Gzip (zlib stream).
     Gzip = 1,
@@ -962,8 +1038,12 @@ pub enum Compressor {
     /// `DOUBLE_DELTA` = 6: Double-delta encoding.
     DoubleDelta = 6,
     /// `DICTIONARY` = 7: Dictionary encoding (DICTIONARY_ENCODING in the code).
+    ///
+    /// Valid in versions 13 and later.
     Dictionary = 7,
     /// `DELTA` = 8: Delta encoding.
+    ///
+    /// Valid in versions 19 and later.
     Delta = 8,
 }
 
@@ -1041,7 +1121,11 @@ impl Compressor {
     }
     /// The first format version in which this value is valid, if limited.
     pub const fn since(self) -> Option<u32> {
-        None
+        match self {
+            Compressor::Dictionary => Some(13u32),
+            Compressor::Delta => Some(19u32),
+            _ => None,
+        }
     }
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
@@ -1076,10 +1160,22 @@ impl core::fmt::Display for Compressor {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum ArrayType {
     /// `DENSE` = 0: Dense array: every cell of the domain exists.
+    #[default]
     Dense = 0,
     /// `SPARSE` = 1: Sparse array: only written cells exist, located by their coordinates.
     Sparse = 1,
@@ -1170,10 +1266,22 @@ impl core::fmt::Display for ArrayType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Layout {
     /// `ROW_MAJOR` = 0: Row-major: the last dimension varies fastest.
+    #[default]
     RowMajor = 0,
     /// `COL_MAJOR` = 1: Column-major: the first dimension varies fastest.
     ColMajor = 1,
@@ -1280,10 +1388,22 @@ impl core::fmt::Display for Layout {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum EncryptionType {
     /// `NO_ENCRYPTION` = 0: Not encrypted.
+    #[default]
     NoEncryption = 0,
     /// `AES_256_GCM` = 1: AES-256-GCM with a 32-byte key.
     Aes256Gcm = 1,
@@ -1377,10 +1497,22 @@ impl core::fmt::Display for EncryptionType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum DataOrder {
     /// `UNORDERED` = 0: No order (UNORDERED_DATA).
+    #[default]
     Unordered = 0,
     /// `INCREASING` = 1: Values increase with the cell order (INCREASING_DATA).
     Increasing = 1,
@@ -1479,10 +1611,22 @@ impl core::fmt::Display for DataOrder {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum QueryConditionOp {
     /// `LT` = 0: less than
+    #[default]
     Lt = 0,
     /// `LE` = 1: less than or equal
     Le = 1,
@@ -1616,10 +1760,22 @@ impl core::fmt::Display for QueryConditionOp {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum CombinationOp {
     /// `AND` = 0: all children hold
+    #[default]
     And = 0,
     /// `OR` = 1: at least one child holds
     Or = 1,
@@ -1718,10 +1874,22 @@ impl core::fmt::Display for CombinationOp {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum CurrentDomainType {
     /// `NDRECTANGLE` = 0: A hyperrectangle: one range per dimension.
+    #[default]
     Ndrectangle = 0,
 }
 
@@ -1808,10 +1976,22 @@ impl core::fmt::Display for CurrentDomainType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum ObjectType {
     /// `INVALID` = 0: Not a TileDB object.
+    #[default]
     Invalid = 0,
     /// `GROUP` = 1: A group.
     Group = 1,
@@ -1910,10 +2090,22 @@ impl core::fmt::Display for ObjectType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum WebpFormat {
     /// `NONE` = 0: unset (WEBP_NONE)
+    #[default]
     None = 0,
     /// `RGB` = 1: 3 bytes per pixel: red, green, blue
     Rgb = 1,
@@ -2022,12 +2214,24 @@ impl core::fmt::Display for WebpFormat {
 /// Stored as a `u64`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u64)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u64)]
 pub enum FragmentSectionId {
     /// `TILE_GLOBAL_ORDER_BOUNDS` = 0: Offsets of the generic tiles holding the first and last coordinates (in global order) of every tile of a sparse fragment.
     ///
     /// Valid in versions 23 and later.
+    #[default]
     TileGlobalOrderBounds = 0,
 }
 
@@ -2118,10 +2322,22 @@ impl core::fmt::Display for FragmentSectionId {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum AstNodeType {
     /// `EXPRESSION` = 0: An expression: a combination operator applied to child nodes.
+    #[default]
     Expression = 0,
     /// `VALUE` = 1: A value: a field compared with a constant.
     Value = 1,
@@ -2215,10 +2431,22 @@ impl core::fmt::Display for AstNodeType {
 /// Stored as a `u8`; any other value is a read error.
 #[binrw::binwrite]
 #[bw(little, repr = u8)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    serde::Serialize
+)]
 #[repr(u8)]
 pub enum Bool {
     /// `FALSE` = 0: false
+    #[default]
     False = 0,
     /// `TRUE` = 1: true
     True = 1,

@@ -9,7 +9,7 @@ use binrw::binrw;
 /// Source: `format_spec/tile.md#compression-filters`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct CompressionChunkMetadata {
     #[br(temp)]
     #[bw(
@@ -49,7 +49,7 @@ impl CompressionChunkMetadata {
 /// Source: `format_spec/tile.md#compression-filters`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct CompressedPart {
     /// Bytes of the part before compression.
     ///
@@ -74,7 +74,7 @@ impl CompressedPart {
 /// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ChecksumChunkMetadata {
     #[br(temp)]
     #[bw(
@@ -119,7 +119,7 @@ impl ChecksumChunkMetadata {
 /// - `digest_len` (`u64`): 16 for MD5, 32 for SHA-256
 #[binrw]
 #[brw(little, import { digest_len: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Checksum {
     /// Bytes of the part that was checksummed.
     ///
@@ -144,7 +144,7 @@ impl Checksum {
 /// Erratum: format_spec/tile.md documents this layout only for byteshuffle and bitshuffle; tiledb/sm/filter/xor_filter.cc, float_scaling_filter.cc and webp_filter.cc write the same layout.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct PartSizesMetadata {
     #[br(temp)]
     #[bw(
@@ -174,7 +174,7 @@ impl PartSizesMetadata {
 /// - `value_size` (`u64`): size in bytes of the values the filter sees (2, 4 or 8)
 #[binrw]
 #[brw(little, import { value_size: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct BitWidthReductionMetadata {
     /// Total bytes of the filter's input.
     ///
@@ -211,7 +211,7 @@ impl BitWidthReductionMetadata {
 /// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct BitWidthWindow {
     /// The window's minimum, a value of the input type, subtracted from every value of the window.
     ///
@@ -244,7 +244,7 @@ impl BitWidthWindow {
 /// - `value_size` (`u64`): size in bytes of the values the filter sees
 #[binrw]
 #[brw(little, import { value_size: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct PositiveDeltaMetadata {
     #[br(temp)]
     #[bw(
@@ -275,7 +275,7 @@ impl PositiveDeltaMetadata {
 /// - `value_size` (`u64`): size in bytes of the values
 #[binrw]
 #[brw(little, import { value_size: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct PositiveDeltaWindow {
     /// The window's first value, from which the deltas start.
     ///
@@ -301,7 +301,7 @@ impl PositiveDeltaWindow {
 /// Source: `format_spec/tile.md#encryption-filters`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Aes256GcmMetadata {
     #[br(temp)]
     #[bw(
@@ -341,7 +341,7 @@ impl Aes256GcmMetadata {
 /// Source: `format_spec/tile.md#encryption-filters`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct AesPart {
     /// Bytes of the plaintext.
     ///
@@ -373,7 +373,7 @@ impl AesPart {
 /// Source: `format_spec/filters/double_delta.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DoubleDeltaHeader {
     /// Bits per double-delta magnitude; 0 when there are at most two values.
     ///
@@ -395,7 +395,7 @@ impl DoubleDeltaHeader {
 /// Source: `format_spec/filters/delta.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DeltaHeader {
     /// Number of values (T) in the part.
     ///
@@ -415,7 +415,7 @@ impl DeltaHeader {
 /// Erratum: The spec only says that offsets are 'encoded as part of the data tile'. TileDB's writer computes str_len_width without the final run's string, so readers must accept any width; writers should compute it from every run.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct VarStringRleMetadata {
     #[br(temp, assert(n_md_parts == 0))]
     #[bw(calc = 0)]
@@ -457,7 +457,7 @@ impl VarStringRleMetadata {
 /// Erratum: format_spec/filters/dictionary_encoding.md gives the metadata as \[id width | string length width | dictionary\] with the dictionary starting with a string count, and sizes ids by the number of distinct strings. In tiledb/sm/filter/compression_filter.cc the metadata starts with the five u32 of every var-string compression (0, 1, input, output and offsets sizes), the dictionary is preceded by its byte size (u32, little-endian) and has no string count, and the id width is sized by the number of cells.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct VarStringDictionaryMetadata {
     #[br(temp, assert(n_md_parts == 0))]
     #[bw(calc = 0)]

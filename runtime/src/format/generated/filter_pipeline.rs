@@ -13,7 +13,7 @@ use super::enums::{Compressor, Datatype, FilterType, WebpFormat};
 /// - `version` (`u32`): format version of the enclosing schema or generic tile header
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FilterPipeline {
     /// Largest chunk of a tile, in bytes. TileDB writes 65536 and chunks with that global constant whatever is stored; only 0 (no chunking) changes behaviour.
     ///
@@ -137,7 +137,7 @@ impl FilterOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct NoOptions {}
 impl NoOptions {
     /// The fewest bytes a `NoOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
@@ -154,7 +154,7 @@ impl NoOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RejectedOptions {}
 impl RejectedOptions {
     /// The fewest bytes a `RejectedOptions` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
@@ -169,7 +169,7 @@ impl RejectedOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct CompressionOptions {
     /// The compressor. It is the Compressor enum, not the filter type (dictionary is 7 here); TileDB builds the filter from this byte.
     ///
@@ -196,7 +196,7 @@ impl CompressionOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DeltaOptions {
     /// The compressor: DELTA (8).
     ///
@@ -227,7 +227,7 @@ impl DeltaOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DoubleDeltaOptions {
     /// The compressor: DOUBLE_DELTA (6).
     ///
@@ -258,7 +258,7 @@ impl DoubleDeltaOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct BitWidthReductionOptions {
     /// Largest window in bytes (TileDB's default is 256).
     ///
@@ -279,7 +279,7 @@ impl BitWidthReductionOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct PositiveDeltaOptions {
     /// Largest window in bytes (TileDB's default is 1024).
     ///
@@ -300,7 +300,7 @@ impl PositiveDeltaOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ScaleFloatOptions {
     /// Scale: a stored integer w stands for scale * w + offset.
     ///
@@ -331,7 +331,7 @@ impl ScaleFloatOptions {
 /// - `version` (`u32`): format version of the enclosing pipeline (unused)
 #[binrw]
 #[brw(little, import { version: u32 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct WebpOptions {
     /// Lossy quality, 0 to 100 (TileDB's default 100).
     ///

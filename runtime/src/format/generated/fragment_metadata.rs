@@ -12,7 +12,7 @@ use super::array_schema::{
 /// Source: `tiledb/sm/fragment/fragment_metadata.cc`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FragmentFooterHead {
     /// Format version of the fragment.
     ///
@@ -55,7 +55,7 @@ impl FragmentFooterHead {
 /// - `dims` (`[DimensionShape]`): shape of every dimension of the fragment's schema; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FragmentFooter {
     /// Format version of the fragment; it gates the rest of the footer. Before version 10 the footer length trailer may be missing, so readers take the version from the fragment's name.
     ///
@@ -299,7 +299,7 @@ impl FragmentFooter {
 /// Source: `format_spec/fragment.md#optional-section`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FooterSection {
     /// What the section holds (FragmentSectionId). Unknown ids are skipped, so this is kept as a plain integer.
     ///
@@ -331,7 +331,7 @@ impl FooterSection {
 /// - `num_dims` (`u64`): D: number of dimensions
 #[binrw]
 #[brw(little, import { num_dims: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct GlobalOrderBoundsSection {
     /// Per dimension, the offset of the generic tile holding the global-order minimum (first coordinate) of each tile.
     ///
@@ -356,14 +356,14 @@ impl GlobalOrderBoundsSection {
     pub const MIN_SIZE: u64 = 0;
 }
 
-/// The last 8 bytes of a fragment metadata file: the footer's length, so that a reader can find the footer's start. Always present from version 10. For versions 3 to 9 it is present only when some dimension is var-sized; otherwise the footer's length follows from the schema (all its fields have fixed sizes). Readers decide which case applies from the version in the fragment's name.
+/// The last 8 bytes of a fragment metadata file: the footer's length, so that a reader can find the footer's start. Always present from version 10 (gate `footer_length_always_stored`). For versions 3 to 9 it is present only when some dimension of the schema (always `__array_schema.tdb` there) is var-sized; otherwise the footer's length follows from the schema (all its fields have fixed sizes) and the footer is what follows the last generic tile. Readers decide which case applies from the version in the fragment's name.
 ///
 /// Source: `tiledb/sm/fragment/fragment_metadata.cc`.
 ///
 /// Erratum: The spec says the footer length is the sum of the footer fields' sizes 'above', listing it as a footer field; it is written after the footer and is not part of the footer in consolidated fragment metadata files.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FooterLength {
     /// Number of bytes of the footer (excluding this field).
     ///
@@ -387,7 +387,7 @@ impl FooterLength {
 /// - `dims` (`[DimensionShape]`): shape of every dimension; before version 5 every dimension is fixed-sized
 #[binrw]
 #[brw(little, import { version: u32, dims: Vec<DimensionShape> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RTree {
     /// Number of dimensions (ignored; the schema says it).
     ///
@@ -438,7 +438,7 @@ impl RTree {
 /// - `dims` (`[DimensionShape]`): shape of every dimension
 #[binrw]
 #[brw(little, import { dims: Vec<DimensionShape> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RTreeLevel {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(mbrs, "RTreeLevel.n_mbrs"))]
@@ -466,7 +466,7 @@ impl RTreeLevel {
 /// Source: `format_spec/fragment.md#tile-offsets`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct TileOffsets {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(values, "TileOffsets.n_values"))]
@@ -493,7 +493,7 @@ impl TileOffsets {
 /// Source: `format_spec/fragment.md#tile-sums`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct TileSums {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(values, "TileSums.n_values"))]
@@ -519,7 +519,7 @@ impl TileSums {
 /// Erratum: format_spec/fragment.md#tile-mins-maxes gives a value count, the values, then the var size and var buffer. TileDB writes the byte size of the fixed part, the byte size of the var part, then the fixed part and the var part.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct TileMinMax {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(fixed, "TileMinMax.fixed_size"))]
@@ -557,7 +557,7 @@ impl TileMinMax {
 /// - `num_fields` (`u64`): N: number of field slots of the fragment
 #[binrw]
 #[brw(little, import { num_fields: u64 })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FragmentMmsn {
     /// One entry per field index.
     ///
@@ -579,7 +579,7 @@ impl FragmentMmsn {
 /// Source: `format_spec/fragment.md#tile-fragment-min-max-sum-null-count`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FieldMmsn {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(min, "FieldMmsn.min_size"))]
@@ -619,7 +619,7 @@ impl FieldMmsn {
 /// Source: `format_spec/fragment.md#tile-processed-conditions`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ProcessedConditions {
     #[br(temp)]
     #[bw(
@@ -646,7 +646,7 @@ impl ProcessedConditions {
 /// Source: `format_spec/fragment.md#tile-processed-conditions`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ProcessedCondition {
     #[br(temp)]
     #[bw(
@@ -679,7 +679,7 @@ impl ProcessedCondition {
 /// - `dims` (`[DimensionShape]`): shape of every dimension (all fixed-sized)
 #[binrw]
 #[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FragmentMetadataV1V2 {
     /// Format version of the fragment (1 or 2).
     ///
@@ -782,7 +782,7 @@ impl FragmentMetadataV1V2 {
 /// Source: `format_spec/fragment.md#legacy-tile-offsetssizes`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct LegacyU64List {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(values, "LegacyU64List.n_values"))]

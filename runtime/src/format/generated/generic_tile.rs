@@ -13,7 +13,7 @@ use super::filter_pipeline::{
 /// Source: `format_spec/generic_tile.md`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct GenericTileHeader {
     /// Format version of the writer. The header's filter pipeline is deserialized with this version (it gates the delta reinterpret byte).
     ///
@@ -62,7 +62,7 @@ impl GenericTileHeader {
 /// Source: `format_spec/tile.md#main-structure`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Tile {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u64, _>(chunks, "Tile.n_chunks"))]
@@ -87,7 +87,7 @@ impl Tile {
 /// Source: `format_spec/tile.md#chunk-format`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct TileChunk {
     /// Number of bytes of the chunk before filtering. The reader requires the sum over all chunks to equal the expected tile size.
     ///

@@ -14,7 +14,7 @@ use super::enums::ObjectType;
 /// Erratum: format_spec/group.md gives the member count as u32; tiledb/sm/group/group_details_v1.cc and group_details_v2.cc write a u64.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct GroupDetails {
     /// Group details version: 1 or 2. Anything else is unsupported.
     ///
@@ -45,7 +45,7 @@ impl GroupDetails {
 /// Erratum: format_spec/group.md shows the name length and name unconditionally and the deleted flag for every member; the name is present only when name_set is 1, and version-1 members have no deleted flag (tiledb/sm/group/group_member_v1.cc).
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct GroupMember {
     /// Member version: 1 or 2.
     ///

@@ -12,7 +12,7 @@ use super::enums::Datatype;
 /// Source: `tiledb/sm/metadata/metadata.cc`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Metadata {
     /// The entries, until the end of the payload.
     ///
@@ -31,7 +31,7 @@ impl Metadata {
 /// Source: `format_spec/metadata.md#metadata-file`.
 #[binrw]
 #[brw(little)]
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct MetadataEntry {
     #[br(temp)]
     #[bw(try_calc = crate::format::io::checked_length::<u32, _>(key, "MetadataEntry.key_len"))]

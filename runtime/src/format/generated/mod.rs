@@ -22,6 +22,8 @@ pub mod generic_tile;
 
 pub mod group;
 
+pub mod legacy13;
+
 pub mod metadata;
 
 pub mod text_files;
@@ -48,7 +50,11 @@ pub use generic_tile::*;
 
 pub use group::*;
 
+pub use legacy13::*;
+
 pub use metadata::*;
+
+pub use text_files::*;
 
 /// A field that only some format versions have: the table of them lets
 /// tests cover every gate of the spec.

@@ -6,7 +6,6 @@
 //! **Fragment commit markers** (`__commits/<fragment>.wrt` from v12, `<fragment>.ok` in the array directory for v5–v11): empty files. A fragment counts only once its marker exists (or its marker path is listed in a `.con` file); the marker is written last. Before v5 there are no markers: a fragment exists when its `__fragment_metadata.tdb` does.
 //!
 //! **Consolidated commits** (`__commits/__<t1>_<t2>_<label>_<v>.con`, v12+; not a generic tile): a sequence of entries until the end of the file. Each entry is a path relative to the array (e.g. `__commits/__<t>_<t>_<label>_<v>.wrt`) followed by a newline. When the path ends in `.del`, the line is followed by `size u64` and then the `size` bytes of that delete commit file (a whole generic tile, header included). Lines ending in `.wrt` or `.ok` commit fragments; lines ending in `.upd` carry no tile. The name spans the first and last entry's timestamps. TileDB also writes a `.con` to commit several fragments atomically.
-//! Erratum: format_spec/consolidated_commits_file.md says `.upd` entries are followed by a size and a tile; tiledb/sm/consolidator/consolidator.cc embeds tiles only for `.del` entries, and tiledb/sm/array/array_directory.cc only reads them for `.del`.
 //!
 //! **Ignore files** (`__commits/__<t1>_<t2>_<label>_<v>.ign`): newline-separated commit paths relative to the array. A `.con` line equal to an ignored line is dropped. Every `.ign` is applied whatever the open time range.
 //!
@@ -15,3 +14,124 @@
 //! **Group marker** `__tiledb_group.tdb` and legacy array lock `__lock.tdb`: empty files.
 //!
 //! Upstream: `format_spec/consolidated_commits_file.md`.
+use binrw::binrw;
+
+/// A fragment commit marker (`.wrt` from v12, `.ok` for v5–v11), the group marker `__tiledb_group.tdb` and the legacy lock `__lock.tdb`: empty files. Anything in them is an error (TileDB never writes any).
+///
+/// Source: `tiledb/sm/fragment/fragment_identifier.cc`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct CommitMarker {}
+impl CommitMarker {
+    /// The fewest bytes a `CommitMarker` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}
+
+/// A vacuum (`.vac`) or ignore (`.ign`) file: one path per line, each ended by a newline (a last line without it counts; TileDB reads lines with getline). Empty lines carry nothing; TileDB writes none.
+///
+/// Source: `tiledb/sm/array/array_directory.cc`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct PathList {
+    /// The lines, in file order.
+    ///
+    /// Versions: all versions. Runs to the end of the enclosing structure. Source: `tiledb/sm/array/array_directory.cc`.
+    #[br(parse_with = crate::format::io::read_until_eof, args(u64::MAX, 1, "PathList.lines", ()))]
+    pub lines: Vec<PathLine>,
+}
+
+impl PathList {
+    /// The fewest bytes a `PathList` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}
+
+/// One line of a text file: a path.
+///
+/// Source: `tiledb/sm/array/array_directory.cc`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct PathLine {
+    /// The path: for `.ign` a commit path relative to the array; for `.vac` a fragment or metadata path (relative from v19, an absolute URI before).
+    ///
+    /// Versions: all versions. Ends at the first byte 0x0a, which is consumed and not kept, or at the end of the enclosing structure (it is always written). Source: `tiledb/sm/array/array_directory.cc`.
+    #[br(
+        parse_with = crate::format::io::read_terminated,
+        args(10u8, true, u64::MAX, "PathLine.path"),
+    )]
+    #[bw(write_with = crate::format::io::write_terminated, args(10u8, "PathLine.path"))]
+    pub path: Vec<u8>,
+}
+
+impl PathLine {
+    /// The fewest bytes a `PathLine` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}
+
+/// A consolidated commits file (`.con`, v12+; not a generic tile): entries until the end of the file.
+///
+/// Source: `tiledb/sm/consolidator/consolidator.cc`.
+///
+/// Erratum: format_spec/consolidated_commits_file.md says `.upd` entries are followed by a size and a tile; tiledb/sm/consolidator/consolidator.cc embeds tiles only for `.del` entries, and tiledb/sm/array/array_directory.cc only reads them for `.del`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct ConsolidatedCommits {
+    /// The entries, in file order.
+    ///
+    /// Versions: all versions. Runs to the end of the enclosing structure. Source: `tiledb/sm/consolidator/consolidator.cc`.
+    #[br(
+        parse_with = crate::format::io::read_until_eof,
+        args(u64::MAX, 1, "ConsolidatedCommits.entries", ()),
+    )]
+    pub entries: Vec<ConsolidatedCommit>,
+}
+
+impl ConsolidatedCommits {
+    /// The fewest bytes a `ConsolidatedCommits` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}
+
+/// One entry of a `.con` file: a commit path relative to the array, then, for a delete commit (`.del`), the whole delete commit file (a generic tile) it embeds.
+///
+/// Source: `tiledb/sm/array/array_directory.cc`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct ConsolidatedCommit {
+    /// The commit's path: `__commits/<name>.wrt`, `.del` or `.upd`, or `<name>.ok` (v5–v11 fragments).
+    ///
+    /// Versions: all versions. Ends at the first byte 0x0a, which is consumed and not kept, or at the end of the enclosing structure (it is always written). Source: `tiledb/sm/array/array_directory.cc`.
+    #[br(
+        parse_with = crate::format::io::read_terminated,
+        args(10u8, true, u64::MAX, "ConsolidatedCommit.path"),
+    )]
+    #[bw(write_with = crate::format::io::write_terminated, args(10u8, "ConsolidatedCommit.path"))]
+    pub path: Vec<u8>,
+    #[br(temp, if(path.ends_with(b".del"), 0))]
+    #[bw(
+        if(path.ends_with(b".del")),
+        try_calc = crate::format::io::checked_length::<u64, _>(tile, "ConsolidatedCommit.tile_size"),
+    )]
+    tile_size: u64,
+    /// Delete commits only: the delete commit file, a generic tile, header included.
+    ///
+    /// Versions: all versions. Present only when `path.ends_with(b".del")`. `None` where absent. Its length is stored before it in `tile_size` (u64): Delete commits only: the number of bytes of the embedded delete commit file. Size: `tile_size` bytes. Source: `tiledb/sm/array/array_directory.cc`.
+    #[br(
+        if(path.ends_with(b".del")),
+        parse_with = crate::format::io::read_bytes,
+        args(tile_size, u64::MAX, "ConsolidatedCommit.tile"),
+    )]
+    #[bw(
+        if(path.ends_with(b".del")),
+        assert(crate::format::io::present_where_required(tile.is_some(), path.ends_with(b".del")), "ConsolidatedCommit.tile is required when path.ends_with(b\".del\")"),
+    )]
+    pub tile: Option<Vec<u8>>,
+}
+
+impl ConsolidatedCommit {
+    /// The fewest bytes a `ConsolidatedCommit` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}

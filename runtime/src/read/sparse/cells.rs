@@ -38,7 +38,7 @@ pub(crate) fn coord_bytes<'a>(
     cell: u64,
 ) -> Option<&'a [u8]> {
     let f = frag.fragment;
-    if f.version >= 5 {
+    if crate::format::generated::dimensions_stored_apart(f.version) {
         let tile = frag.fields.get(&Field::Dimension(dim))?.get(slot)?;
         return Some(tile.cell(cell));
     }
@@ -59,7 +59,7 @@ pub(crate) fn coord_bytes<'a>(
                 | crate::filter::Filter::DoubleDelta { .. }
         )
     });
-    let start = if f.version >= 2 || compressed {
+    let start = if crate::format::generated::coords_unzipped(f.version) || compressed {
         dim * n * size + cell as usize * size
     } else {
         (cell as usize * dims + dim) * size

@@ -114,13 +114,14 @@ fn plan<'a>(
         let tiles = touched_tiles(array, fragment, ranges)?;
         // Fields: coordinates, timestamps, delete metadata, condition
         // fields and the output attributes.
-        let mut fields: Vec<Field> = if fragment.version >= 5 {
-            (0..fschema.dimensions.len())
-                .map(Field::Dimension)
-                .collect()
-        } else {
-            vec![Field::Coords]
-        };
+        let mut fields: Vec<Field> =
+            if crate::format::generated::dimensions_stored_apart(fragment.version) {
+                (0..fschema.dimensions.len())
+                    .map(Field::Dimension)
+                    .collect()
+            } else {
+                vec![Field::Coords]
+            };
         if fragment.has_timestamps {
             fields.push(Field::Timestamps);
         }

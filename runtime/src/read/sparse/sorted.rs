@@ -132,7 +132,7 @@ pub(crate) fn try_read(
         && loaded.len() < (1 << PRIORITY_BITS)
         && loaded.iter().all(|f| {
             let frag = f.fragment;
-            frag.version >= 5
+            crate::format::generated::dimensions_stored_apart(frag.version)
                 && !frag.has_timestamps
                 && !frag.has_delete_meta
                 && frag.schema.dimensions.len() == n

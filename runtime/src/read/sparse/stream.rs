@@ -53,7 +53,7 @@ pub(crate) fn stream_stored_order(
         && fixed_numeric
         && attrs_fixed
         && (1..=4).contains(&n)
-        && fragment.version >= 5
+        && crate::format::generated::dimensions_stored_apart(fragment.version)
         && !fragment.has_timestamps
         && !fragment.has_delete_meta
         && fragment.schema.dimensions.len() == n

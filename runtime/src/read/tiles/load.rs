@@ -104,7 +104,7 @@ pub fn load_tiles_pooled(
         Some(n) => load.fixed(selection, n, pool)?,
         None => load.var(pool)?,
     };
-    if shape.nullable && fragment.version >= 7 {
+    if shape.nullable && crate::format::generated::validity_stored(fragment.version) {
         load.add_validity(selection, &mut result, pool)?;
     }
     Ok(result)

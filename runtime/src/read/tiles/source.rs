@@ -115,7 +115,7 @@ impl<'f> TileSource<'f> {
                 )
             }
             TilePart::Validity => {
-                if !shape.nullable || version < 7 {
+                if !shape.nullable || !crate::format::generated::validity_stored(version) {
                     return Ok(None);
                 }
                 (

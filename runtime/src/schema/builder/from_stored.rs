@@ -118,14 +118,9 @@ pub(super) fn builder_of(schema: &ArraySchema) -> Result<SchemaBuilder> {
 /// their `start_size`.
 fn current_domain_ranges(s: &stored::ArraySchema) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let dims = dimension_shapes(s);
-    let bytes = s.current_domain.as_deref().unwrap_or_default();
-    let cd: stored::CurrentDomain = crate::format::io::read_exact_from(
-        bytes,
-        stored::CurrentDomainBinReadArgs::builder()
-            .dims(dims.clone())
-            .finalize(),
-        "CurrentDomain",
-    )?;
+    let Some(cd) = s.current_domain.clone() else {
+        return Ok(Vec::new());
+    };
     let rect = cd
         .ndrectangle
         .unwrap_or(stored::NDRectangle { ranges: Vec::new() });
