@@ -69,6 +69,8 @@ pub enum SpecErrorKind {
     MissingVersionEntry { key: &'static str, version: u32 },
     /// A struct's declared `fixed_size` disagrees with its fields.
     FixedSizeMismatch { declared: u64, computed: String },
+    /// `view = true` on a struct whose layout a zero-copy view cannot read.
+    NotViewable(String),
     /// Anything else that makes the spec inconsistent.
     Invalid(String),
 }
@@ -145,6 +147,7 @@ impl fmt::Display for SpecErrorKind {
                 f,
                 "fixed_size = {declared}, but the fields take {computed}"
             ),
+            SpecErrorKind::NotViewable(why) => write!(f, "view = true, but the field {why}"),
             SpecErrorKind::Invalid(message) => write!(f, "{message}"),
         }
     }

@@ -217,6 +217,85 @@ pub struct Struct<E = Checked> {
     pub version: Option<E>,
     pub version_text: String,
     pub fields: Vec<Field<E>>,
+    /// `view = true`: the zero-copy view's plan, computed once the
+    /// expressions are checked (`validate::views`).
+    pub view: Option<ViewPlan>,
+}
+
+/// How a zero-copy view reads a struct: its fields cut into runs of
+/// fixed-size fields at constant offsets, and the variable-size fields
+/// (bytes, lists) between them, each borrowed from the input.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct ViewPlan {
+    pub items: Vec<ViewItem>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewItem {
+    /// Fixed-size fields, `size` bytes in all.
+    Run { size: u64, fields: Vec<ViewScalar> },
+    /// A `bytes` field whose length is an earlier field or a param.
+    Bytes { field: usize, len: ViewLen },
+    /// A list counted by an earlier field.
+    List {
+        field: usize,
+        count: usize,
+        elem: ViewElem,
+    },
+}
+
+/// A fixed-size field inside a run.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ViewScalar {
+    /// Index into the struct's fields.
+    pub field: usize,
+    /// Byte offset within the run.
+    pub offset: u64,
+    pub kind: ScalarKind,
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ScalarKind {
+    Prim(Prim),
+    Enum {
+        name: String,
+        repr: Prim,
+    },
+    /// Bytes of a literal size.
+    Bytes(u64),
+}
+
+impl ScalarKind {
+    pub fn size(&self) -> u64 {
+        match self {
+            ScalarKind::Prim(p) | ScalarKind::Enum { repr: p, .. } => p.size(),
+            ScalarKind::Bytes(n) => *n,
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewLen {
+    /// An earlier field (its index).
+    Field(usize),
+    /// A param (its name).
+    Param(String),
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewElem {
+    Prim(Prim),
+    /// A struct with a view; its params get the arguments, in its param order.
+    Struct {
+        name: String,
+        args: Vec<ViewArg>,
+    },
+}
+
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewArg {
+    Param(String),
+    Literal(u64),
 }
 
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]

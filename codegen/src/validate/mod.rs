@@ -12,6 +12,7 @@ mod enums;
 mod exprs;
 mod sizes;
 mod structs;
+mod views;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -156,7 +157,8 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     }
     structs::check_across(&shells, &table)?;
     sizes::check_fixed_sizes(&shells, &table)?;
-    let (files, checked_table) = exprs::check_files(shells, &table)?;
+    let (mut files, mut checked_table) = exprs::check_files(shells, &table)?;
+    views::plan_views(&mut files, &mut checked_table)?;
 
     let spec = Spec {
         current: raw_format.current,

@@ -1,0 +1,312 @@
+//! What the generated zero-copy views (`<Name>View`, for the structs marked
+//! `view = true` in spec/) call: bounded splits of the input, lazy lists,
+//! and the checks of their writers.
+//!
+//! A view checks each length once, when it is parsed, against the bytes
+//! present; nothing is allocated, whatever a length says. Errors are
+//! [`Error::corrupt`] with the byte offset from the start of the parsed
+//! bytes and the `Struct.field` path, as the binrw readers give them; the
+//! caller adds its base offset and file ([`Error::at_base`], [`Error::in_file`]).
+
+use crate::error::{Cause, Error, Result};
+
+/// A structure read in place from bytes: the generated views, and the
+/// numbers lists of them hold.
+pub trait View<'a>: Sized + Copy {
+    /// The params of the struct, as a tuple (`()` for none).
+    type Args: Copy + std::fmt::Debug;
+    /// The fewest bytes one occupies.
+    const MIN_SIZE: usize;
+    /// The bytes one occupies when the params alone fix it (so that a list
+    /// of them can be split without reading each).
+    fn stride(args: Self::Args) -> Option<usize>;
+    /// Reads one from the start of `bytes`; returns it and the bytes after.
+    fn parse_with(bytes: &'a [u8], args: Self::Args) -> Result<(Self, &'a [u8])>;
+}
+
+macro_rules! number_view {
+    ($($t:ty),*) => {$(
+        impl<'a> View<'a> for $t {
+            type Args = ();
+            const MIN_SIZE: usize = std::mem::size_of::<$t>();
+            fn stride(_: ()) -> Option<usize> {
+                Some(std::mem::size_of::<$t>())
+            }
+            fn parse_with(bytes: &'a [u8], _: ()) -> Result<(Self, &'a [u8])> {
+                let (value, rest) = fixed::<{ std::mem::size_of::<$t>() }>(bytes, 0, stringify!($t))?;
+                Ok((<$t>::from_le_bytes(*value), rest))
+            }
+        }
+
+        impl ViewList<'_, $t> {
+            /// The values, in order.
+            pub fn values(&self) -> impl ExactSizeIterator<Item = $t> + '_ {
+                self.bytes
+                    .chunks_exact(std::mem::size_of::<$t>())
+                    .map(|b| {
+                        let mut value = [0u8; std::mem::size_of::<$t>()];
+                        value.copy_from_slice(b);
+                        <$t>::from_le_bytes(value)
+                    })
+            }
+        }
+    )*};
+}
+number_view!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+/// The first `N` bytes of `rest` as an array, and the bytes after them;
+/// `at` is where `rest` starts in the parsed bytes, `field` what is read.
+#[inline]
+pub fn fixed<'a, const N: usize>(
+    rest: &'a [u8],
+    at: usize,
+    field: &'static str,
+) -> Result<(&'a [u8; N], &'a [u8])> {
+    rest.split_first_chunk::<N>()
+        .ok_or_else(|| truncated(at, field, N as u64, rest.len()))
+}
+
+/// The first `len` bytes of `rest`, and the bytes after them.
+#[inline]
+pub fn bytes<'a>(
+    rest: &'a [u8],
+    at: usize,
+    len: u64,
+    field: &'static str,
+) -> Result<(&'a [u8], &'a [u8])> {
+    match usize::try_from(len) {
+        Ok(len) if len <= rest.len() => Ok(rest.split_at(len)),
+        _ => Err(truncated(at, field, len, rest.len())),
+    }
+}
+
+fn truncated(at: usize, field: &'static str, needed: u64, available: usize) -> Error {
+    Error::corrupt(
+        at as u64,
+        field,
+        Cause::Truncated {
+            needed,
+            available: available as u64,
+        },
+    )
+}
+
+/// A field whose value the spec fixes (`value`) holds another.
+#[inline]
+pub fn check_value(found: u64, expected: u64, at: u64, field: &'static str) -> Result<()> {
+    if found == expected {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        at,
+        field,
+        Cause::Inconsistent {
+            what: field,
+            expected,
+            found,
+        },
+    ))
+}
+
+/// Writing: bytes of a fixed (literal or param) size have it.
+#[inline]
+pub fn check_len(len: u64, expected: u64, field: &'static str) -> Result<()> {
+    if len == expected {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{field} must be {expected} bytes, got {len}"
+    )))
+}
+
+/// Writing: a length as the integer type that stores it.
+#[inline]
+pub fn length<T: TryFrom<usize>>(len: usize, field: &'static str) -> Result<T> {
+    T::try_from(len).map_err(|_| {
+        Error::Usage(format!(
+            "{field}: length {len} does not fit in {}",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// Bytes a view's writer takes: a slice, or [`Pieces`] written one after
+/// another without being joined first.
+pub trait ByteSource {
+    /// How many bytes.
+    fn byte_len(&self) -> usize;
+    /// Appends them to `out`.
+    fn append_to(&self, out: &mut Vec<u8>);
+}
+
+impl ByteSource for [u8] {
+    fn byte_len(&self) -> usize {
+        self.len()
+    }
+    fn append_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self);
+    }
+}
+
+/// An element of a list a view's writer writes: the generated struct
+/// `Owned` itself, or anything the caller has that writes the same layout
+/// (through `<Owned>View::write`) without building it. `Args` are the
+/// struct's params, as a tuple.
+pub trait Element<Owned, Args> {
+    /// Appends the element to `out`.
+    fn write_element(&self, out: &mut Vec<u8>, args: Args) -> Result<()>;
+}
+
+/// Byte pieces written as one field, in order.
+#[derive(Debug, Clone, Copy)]
+pub struct Pieces<'s, T>(pub &'s [T]);
+
+impl<T: AsRef<[u8]>> ByteSource for Pieces<'_, T> {
+    fn byte_len(&self) -> usize {
+        self.0.iter().map(|p| p.as_ref().len()).sum()
+    }
+    fn append_to(&self, out: &mut Vec<u8>) {
+        for piece in self.0 {
+            out.extend_from_slice(piece.as_ref());
+        }
+    }
+}
+
+/// A list read in place: `count` elements of `V`, their bytes checked to be
+/// present when the list was split from its struct, each read when asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewList<'a, V: View<'a>> {
+    bytes: &'a [u8],
+    count: usize,
+    args: V::Args,
+    /// Where the list starts in the bytes its struct was parsed from.
+    at: usize,
+    /// `Struct.field`, for errors met in an element.
+    field: &'static str,
+}
+
+impl<'a, V: View<'a>> ViewList<'a, V> {
+    /// Splits `count` elements off the start of `rest` (which starts at `at`
+    /// of the parsed bytes). Elements of a size fixed by `args` are only
+    /// measured; others are read once to find where the list ends.
+    pub fn split(
+        rest: &'a [u8],
+        at: usize,
+        count: u64,
+        args: V::Args,
+        field: &'static str,
+    ) -> Result<(Self, &'a [u8])> {
+        // Every element takes at least MIN_SIZE (and one byte, so that a
+        // count never makes us loop longer than the input is long).
+        let least = count.saturating_mul(V::MIN_SIZE.max(1) as u64);
+        if least > rest.len() as u64 {
+            return Err(truncated(at, field, least, rest.len()));
+        }
+        let count = count as usize;
+        let len = match V::stride(args) {
+            Some(stride) => {
+                let len = stride.checked_mul(count).unwrap_or(usize::MAX);
+                if len > rest.len() {
+                    return Err(truncated(at, field, len as u64, rest.len()));
+                }
+                len
+            }
+            None => {
+                let mut tail = rest;
+                for i in 0..count {
+                    let pos = rest.len() - tail.len();
+                    tail = V::parse_with(tail, args)
+                        .map_err(|e| element_error(e, field, i, at + pos))?
+                        .1;
+                }
+                rest.len() - tail.len()
+            }
+        };
+        let (bytes, rest) = rest.split_at(len);
+        Ok((
+            ViewList {
+                bytes,
+                count,
+                args,
+                at,
+                field,
+            },
+            rest,
+        ))
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The bytes of the whole list.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The elements, in order. Each is read as it comes; an error names its
+    /// offset in the parsed bytes.
+    pub fn iter(&self) -> ViewIter<'a, V> {
+        ViewIter {
+            rest: self.bytes,
+            index: 0,
+            count: self.count,
+            args: self.args,
+            at: self.at,
+            field: self.field,
+        }
+    }
+}
+
+/// The elements of a [`ViewList`].
+#[derive(Debug, Clone)]
+pub struct ViewIter<'a, V: View<'a>> {
+    rest: &'a [u8],
+    index: usize,
+    count: usize,
+    args: V::Args,
+    at: usize,
+    field: &'static str,
+}
+
+/// An element's error, located in the list's struct: `Struct.field[i]`
+/// before the element's own field, its offset moved by where it starts.
+fn element_error(err: Error, field: &str, index: usize, at: usize) -> Error {
+    err.within(format_args!("{field}[{index}]"))
+        .at_base(at as u64)
+}
+
+impl<'a, V: View<'a>> Iterator for ViewIter<'a, V> {
+    type Item = Result<V>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<V>> {
+        if self.index == self.count {
+            return None;
+        }
+        let index = self.index;
+        self.index += 1;
+        Some(match V::parse_with(self.rest, self.args) {
+            Ok((value, rest)) => {
+                self.at += self.rest.len() - rest.len();
+                self.rest = rest;
+                Ok(value)
+            }
+            Err(e) => {
+                self.index = self.count;
+                Err(element_error(e, self.field, index, self.at))
+            }
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.count - self.index;
+        (left, Some(left))
+    }
+}
