@@ -124,7 +124,7 @@ impl Emitter<'_> {
             }
         }
         let doc = format!(
-            " Appends a `{}` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.",
+            " Appends a `{}` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.",
             structure.name
         );
         let allow = if args.len() > 6 {
@@ -136,8 +136,17 @@ impl Emitter<'_> {
             #[doc = #doc]
             #allow
             pub fn write(out: &mut Vec<u8>, #(#args),*) -> crate::Result<()> {
-                #body
-                Ok(())
+                // A refusal leaves `out` as it was.
+                let start = out.len();
+                let mut fields = || -> crate::Result<()> {
+                    #body
+                    Ok(())
+                };
+                let written = fields();
+                if written.is_err() {
+                    out.truncate(start);
+                }
+                written
             }
         }
     }

@@ -102,10 +102,12 @@ fn plan(structure: &Struct, table: &TypeTable) -> Result<ViewPlan, Refusal> {
                     variable_before = true;
                     None
                 }
-                None => return Err(at(format!(
+                None => {
+                    return Err(at(format!(
                     "has size `{}`; a view needs a literal, a param or an earlier integer field",
                     size.text
-                ))),
+                )))
+                }
             },
             Layout::List {
                 elem,

@@ -12,7 +12,7 @@ use crate::error::{Cause, Error, Result};
 
 /// A structure read in place from bytes: the generated views, and the
 /// numbers lists of them hold.
-pub trait View<'a>: Sized + Copy {
+pub trait View<'a>: Sized + Copy + std::fmt::Debug {
     /// The params of the struct, as a tuple (`()` for none).
     type Args: Copy + std::fmt::Debug;
     /// The fewest bytes one occupies.

@@ -101,31 +101,39 @@ impl<'a> CompressionChunkMetadataView<'a> {
     ) -> crate::format::view::ViewList<'a, CompressedPartView<'a>> {
         self.data_parts
     }
-    /// Appends a `CompressionChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `CompressionChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         md_parts: &[impl crate::format::view::Element<CompressedPart, ()>],
         data_parts: &[impl crate::format::view::Element<CompressedPart, ()>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(md_parts.len(), "CompressionChunkMetadata.n_md_parts")?
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(data_parts.len(), "CompressionChunkMetadata.n_data_parts")?
-                .to_le_bytes(),
-        );
-        for item in md_parts {
-            item.write_element(out, ())?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_parts.len(), "CompressionChunkMetadata.n_md_parts")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_parts.len(), "CompressionChunkMetadata.n_data_parts")?
+                    .to_le_bytes(),
+            );
+            for item in md_parts {
+                item.write_element(out, ())?;
+            }
+            for item in data_parts {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        for item in data_parts {
-            item.write_element(out, ())?;
-        }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
@@ -200,15 +208,23 @@ impl<'a> CompressedPartView<'a> {
     pub fn compressed_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
-    /// Appends a `CompressedPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `CompressedPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         orig_len: u32,
         compressed_len: u32,
     ) -> crate::Result<()> {
-        out.extend_from_slice(&orig_len.to_le_bytes());
-        out.extend_from_slice(&compressed_len.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(&compressed_len.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for CompressedPartView<'a> {
@@ -332,32 +348,40 @@ impl<'a> ChecksumChunkMetadataView<'a> {
     pub fn data_checksums(&self) -> crate::format::view::ViewList<'a, ChecksumView<'a>> {
         self.data_checksums
     }
-    /// Appends a `ChecksumChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `ChecksumChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         digest_len: u64,
         md_checksums: &[impl crate::format::view::Element<Checksum, (u64,)>],
         data_checksums: &[impl crate::format::view::Element<Checksum, (u64,)>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(md_checksums.len(), "ChecksumChunkMetadata.n_md_checksums")?
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(data_checksums.len(), "ChecksumChunkMetadata.n_data_checksums")?
-                .to_le_bytes(),
-        );
-        for item in md_checksums {
-            item.write_element(out, (digest_len as u64,))?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_checksums.len(), "ChecksumChunkMetadata.n_md_checksums")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_checksums.len(), "ChecksumChunkMetadata.n_data_checksums")?
+                    .to_le_bytes(),
+            );
+            for item in md_checksums {
+                item.write_element(out, (digest_len as u64,))?;
+            }
+            for item in data_checksums {
+                item.write_element(out, (digest_len as u64,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        for item in data_checksums {
-            item.write_element(out, (digest_len as u64,))?;
-        }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
@@ -453,21 +477,29 @@ impl<'a> ChecksumView<'a> {
     pub fn digest(&self) -> &'a [u8] {
         self.digest
     }
-    /// Appends a `Checksum` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `Checksum` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         digest_len: u64,
         part_len: u64,
         digest: &(impl crate::format::view::ByteSource + ?Sized),
     ) -> crate::Result<()> {
-        out.extend_from_slice(&part_len.to_le_bytes());
-        crate::format::view::check_len(
-            digest.byte_len() as u64,
-            digest_len as u64,
-            "Checksum.digest",
-        )?;
-        digest.append_to(out);
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&part_len.to_le_bytes());
+            crate::format::view::check_len(
+                digest.byte_len() as u64,
+                digest_len as u64,
+                "Checksum.digest",
+            )?;
+            digest.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for ChecksumView<'a> {
@@ -559,18 +591,26 @@ impl<'a> PartSizesMetadataView<'a> {
     pub fn part_sizes(&self) -> crate::format::view::ViewList<'a, u32> {
         self.part_sizes
     }
-    /// Appends a `PartSizesMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `PartSizesMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(out: &mut Vec<u8>, part_sizes: &[u32]) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(part_sizes.len(), "PartSizesMetadata.n_parts")?
-                .to_le_bytes(),
-        );
-        for value in part_sizes {
-            out.extend_from_slice(&value.to_le_bytes());
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(part_sizes.len(), "PartSizesMetadata.n_parts")?
+                    .to_le_bytes(),
+            );
+            for value in part_sizes {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
@@ -671,24 +711,32 @@ impl<'a> BitWidthReductionMetadataView<'a> {
     pub fn windows(&self) -> crate::format::view::ViewList<'a, BitWidthWindowView<'a>> {
         self.windows
     }
-    /// Appends a `BitWidthReductionMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `BitWidthReductionMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         value_size: u64,
         orig_len: u32,
         windows: &[impl crate::format::view::Element<BitWidthWindow, (u64,)>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(&orig_len.to_le_bytes());
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(windows.len(), "BitWidthReductionMetadata.n_windows")?
-                .to_le_bytes(),
-        );
-        for item in windows {
-            item.write_element(out, (value_size as u64,))?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(windows.len(), "BitWidthReductionMetadata.n_windows")?
+                    .to_le_bytes(),
+            );
+            for item in windows {
+                item.write_element(out, (value_size as u64,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
@@ -788,7 +836,7 @@ impl<'a> BitWidthWindowView<'a> {
     pub fn window_bytes(&self) -> u32 {
         u32::from_le_bytes([self.run1[1], self.run1[2], self.run1[3], self.run1[4]])
     }
-    /// Appends a `BitWidthWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `BitWidthWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         value_size: u64,
@@ -796,15 +844,23 @@ impl<'a> BitWidthWindowView<'a> {
         bits: u8,
         window_bytes: u32,
     ) -> crate::Result<()> {
-        crate::format::view::check_len(
-            offset.byte_len() as u64,
-            value_size as u64,
-            "BitWidthWindow.offset",
-        )?;
-        offset.append_to(out);
-        out.extend_from_slice(&bits.to_le_bytes());
-        out.extend_from_slice(&window_bytes.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            crate::format::view::check_len(
+                offset.byte_len() as u64,
+                value_size as u64,
+                "BitWidthWindow.offset",
+            )?;
+            offset.append_to(out);
+            out.extend_from_slice(&bits.to_le_bytes());
+            out.extend_from_slice(&window_bytes.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for BitWidthWindowView<'a> {
@@ -906,22 +962,30 @@ impl<'a> PositiveDeltaMetadataView<'a> {
     ) -> crate::format::view::ViewList<'a, PositiveDeltaWindowView<'a>> {
         self.windows
     }
-    /// Appends a `PositiveDeltaMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `PositiveDeltaMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         value_size: u64,
         windows: &[impl crate::format::view::Element<PositiveDeltaWindow, (u64,)>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(windows.len(), "PositiveDeltaMetadata.n_windows")?
-                .to_le_bytes(),
-        );
-        for item in windows {
-            item.write_element(out, (value_size as u64,))?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(windows.len(), "PositiveDeltaMetadata.n_windows")?
+                    .to_le_bytes(),
+            );
+            for item in windows {
+                item.write_element(out, (value_size as u64,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
@@ -1012,21 +1076,29 @@ impl<'a> PositiveDeltaWindowView<'a> {
     pub fn window_bytes(&self) -> u32 {
         u32::from_le_bytes([self.run1[0], self.run1[1], self.run1[2], self.run1[3]])
     }
-    /// Appends a `PositiveDeltaWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `PositiveDeltaWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         value_size: u64,
         first: &(impl crate::format::view::ByteSource + ?Sized),
         window_bytes: u32,
     ) -> crate::Result<()> {
-        crate::format::view::check_len(
-            first.byte_len() as u64,
-            value_size as u64,
-            "PositiveDeltaWindow.first",
-        )?;
-        first.append_to(out);
-        out.extend_from_slice(&window_bytes.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            crate::format::view::check_len(
+                first.byte_len() as u64,
+                value_size as u64,
+                "PositiveDeltaWindow.first",
+            )?;
+            first.append_to(out);
+            out.extend_from_slice(&window_bytes.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for PositiveDeltaWindowView<'a> {
@@ -1151,31 +1223,39 @@ impl<'a> Aes256GcmMetadataView<'a> {
     pub fn data_parts(&self) -> crate::format::view::ViewList<'a, AesPartView<'a>> {
         self.data_parts
     }
-    /// Appends a `Aes256GcmMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `Aes256GcmMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         md_parts: &[impl crate::format::view::Element<AesPart, ()>],
         data_parts: &[impl crate::format::view::Element<AesPart, ()>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(md_parts.len(), "Aes256GcmMetadata.n_md_parts")?
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(data_parts.len(), "Aes256GcmMetadata.n_data_parts")?
-                .to_le_bytes(),
-        );
-        for item in md_parts {
-            item.write_element(out, ())?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_parts.len(), "Aes256GcmMetadata.n_md_parts")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_parts.len(), "Aes256GcmMetadata.n_data_parts")?
+                    .to_le_bytes(),
+            );
+            for item in md_parts {
+                item.write_element(out, ())?;
+            }
+            for item in data_parts {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        for item in data_parts {
-            item.write_element(out, ())?;
-        }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
@@ -1267,7 +1347,7 @@ impl<'a> AesPartView<'a> {
     pub fn tag(&self) -> &'a [u8] {
         &self.run0[20..36]
     }
-    /// Appends a `AesPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `AesPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         plain_len: u32,
@@ -1275,13 +1355,21 @@ impl<'a> AesPartView<'a> {
         iv: &[u8],
         tag: &[u8],
     ) -> crate::Result<()> {
-        out.extend_from_slice(&plain_len.to_le_bytes());
-        out.extend_from_slice(&encrypted_len.to_le_bytes());
-        crate::format::view::check_len(iv.len() as u64, 12, "AesPart.iv")?;
-        out.extend_from_slice(iv);
-        crate::format::view::check_len(tag.len() as u64, 16, "AesPart.tag")?;
-        out.extend_from_slice(tag);
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&plain_len.to_le_bytes());
+            out.extend_from_slice(&encrypted_len.to_le_bytes());
+            crate::format::view::check_len(iv.len() as u64, 12, "AesPart.iv")?;
+            out.extend_from_slice(iv);
+            crate::format::view::check_len(tag.len() as u64, 16, "AesPart.tag")?;
+            out.extend_from_slice(tag);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for AesPartView<'a> {
@@ -1366,11 +1454,19 @@ impl<'a> DoubleDeltaHeaderView<'a> {
             self.run0[8],
         ])
     }
-    /// Appends a `DoubleDeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `DoubleDeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(out: &mut Vec<u8>, bitsize: u8, n_values: u64) -> crate::Result<()> {
-        out.extend_from_slice(&bitsize.to_le_bytes());
-        out.extend_from_slice(&n_values.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&bitsize.to_le_bytes());
+            out.extend_from_slice(&n_values.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for DoubleDeltaHeaderView<'a> {
@@ -1441,10 +1537,18 @@ impl<'a> DeltaHeaderView<'a> {
             self.run0[7],
         ])
     }
-    /// Appends a `DeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `DeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(out: &mut Vec<u8>, n_values: u64) -> crate::Result<()> {
-        out.extend_from_slice(&n_values.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&n_values.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for DeltaHeaderView<'a> {
@@ -1566,7 +1670,7 @@ impl<'a> VarStringRleMetadataView<'a> {
     pub fn str_len_width(&self) -> u8 {
         u8::from_le_bytes([self.run0[21]])
     }
-    /// Appends a `VarStringRleMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `VarStringRleMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         input_len: u32,
@@ -1575,14 +1679,22 @@ impl<'a> VarStringRleMetadataView<'a> {
         run_len_width: u8,
         str_len_width: u8,
     ) -> crate::Result<()> {
-        out.extend_from_slice(&u32::to_le_bytes(0));
-        out.extend_from_slice(&u32::to_le_bytes(1));
-        out.extend_from_slice(&input_len.to_le_bytes());
-        out.extend_from_slice(&output_len.to_le_bytes());
-        out.extend_from_slice(&offsets_len.to_le_bytes());
-        out.extend_from_slice(&run_len_width.to_le_bytes());
-        out.extend_from_slice(&str_len_width.to_le_bytes());
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&u32::to_le_bytes(0));
+            out.extend_from_slice(&u32::to_le_bytes(1));
+            out.extend_from_slice(&input_len.to_le_bytes());
+            out.extend_from_slice(&output_len.to_le_bytes());
+            out.extend_from_slice(&offsets_len.to_le_bytes());
+            out.extend_from_slice(&run_len_width.to_le_bytes());
+            out.extend_from_slice(&str_len_width.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for VarStringRleMetadataView<'a> {
@@ -1745,7 +1857,7 @@ impl<'a> VarStringDictionaryMetadataView<'a> {
     pub fn dict(&self) -> &'a [u8] {
         self.dict
     }
-    /// Appends a `VarStringDictionaryMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `VarStringDictionaryMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         input_len: u32,
@@ -1755,21 +1867,29 @@ impl<'a> VarStringDictionaryMetadataView<'a> {
         str_len_width: u8,
         dict: &(impl crate::format::view::ByteSource + ?Sized),
     ) -> crate::Result<()> {
-        out.extend_from_slice(&u32::to_le_bytes(0));
-        out.extend_from_slice(&u32::to_le_bytes(1));
-        out.extend_from_slice(&input_len.to_le_bytes());
-        out.extend_from_slice(&output_len.to_le_bytes());
-        out.extend_from_slice(&offsets_len.to_le_bytes());
-        out.extend_from_slice(&id_width.to_le_bytes());
-        out.extend_from_slice(&str_len_width.to_le_bytes());
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(dict.byte_len(), "VarStringDictionaryMetadata.dict_len")?
-                .to_le_bytes(),
-        );
-        dict.append_to(out);
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&u32::to_le_bytes(0));
+            out.extend_from_slice(&u32::to_le_bytes(1));
+            out.extend_from_slice(&input_len.to_le_bytes());
+            out.extend_from_slice(&output_len.to_le_bytes());
+            out.extend_from_slice(&offsets_len.to_le_bytes());
+            out.extend_from_slice(&id_width.to_le_bytes());
+            out.extend_from_slice(&str_len_width.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(dict.byte_len(), "VarStringDictionaryMetadata.dict_len")?
+                    .to_le_bytes(),
+            );
+            dict.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {

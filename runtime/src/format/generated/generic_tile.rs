@@ -132,19 +132,27 @@ impl<'a> TileView<'a> {
     pub fn chunks(&self) -> crate::format::view::ViewList<'a, TileChunkView<'a>> {
         self.chunks
     }
-    /// Appends a `Tile` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `Tile` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         chunks: &[impl crate::format::view::Element<TileChunk, ()>],
     ) -> crate::Result<()> {
-        out.extend_from_slice(
-            &crate::format::view::length::<u64>(chunks.len(), "Tile.n_chunks")?
-                .to_le_bytes(),
-        );
-        for item in chunks {
-            item.write_element(out, ())?;
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<u64>(chunks.len(), "Tile.n_chunks")?
+                    .to_le_bytes(),
+            );
+            for item in chunks {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
         }
-        Ok(())
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for TileView<'a> {
@@ -265,27 +273,37 @@ impl<'a> TileChunkView<'a> {
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
-    /// Appends a `TileChunk` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them.
+    /// Appends a `TileChunk` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
     pub fn write(
         out: &mut Vec<u8>,
         orig_len: u32,
         metadata: &(impl crate::format::view::ByteSource + ?Sized),
         data: &(impl crate::format::view::ByteSource + ?Sized),
     ) -> crate::Result<()> {
-        out.extend_from_slice(&orig_len.to_le_bytes());
-        out.extend_from_slice(
-            &crate::format::view::length::<
-                u32,
-            >(data.byte_len(), "TileChunk.filtered_len")?
-                .to_le_bytes(),
-        );
-        out.extend_from_slice(
-            &crate::format::view::length::<u32>(metadata.byte_len(), "TileChunk.md_len")?
-                .to_le_bytes(),
-        );
-        metadata.append_to(out);
-        data.append_to(out);
-        Ok(())
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data.byte_len(), "TileChunk.filtered_len")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(metadata.byte_len(), "TileChunk.md_len")?
+                    .to_le_bytes(),
+            );
+            metadata.append_to(out);
+            data.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
     }
 }
 impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
