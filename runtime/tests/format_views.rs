@@ -12,7 +12,7 @@ use binrw::BinRead;
 use tiledb_runtime::error::Cause;
 use tiledb_runtime::format::generated::*;
 use tiledb_runtime::format::io::{read_exact_from, read_prefix, write_to_vec};
-use tiledb_runtime::format::view::{Pieces, View};
+use tiledb_runtime::format::view::{FaultKind, Pieces, View, ViewFault};
 use tiledb_runtime::Error;
 
 fn corpus() -> PathBuf {
@@ -41,8 +41,8 @@ fn schema(array: &Path) -> Option<ArraySchema> {
 fn prefixes_are_truncated<'a, V: View<'a>>(bytes: &'a [u8], args: V::Args, what: &str) {
     for cut in 0..bytes.len() {
         match V::parse_with(&bytes[..cut], args) {
-            Err(Error::Corrupt {
-                cause: Cause::Truncated { .. },
+            Err(ViewFault {
+                kind: FaultKind::Truncated { .. },
                 ..
             }) => {}
             other => panic!("{what} cut at {cut} of {}: {other:?}", bytes.len()),
@@ -393,6 +393,14 @@ fn list_errors_name_the_element() {
             }
         )
     );
+    // `parse_open` finds the same fault when the chunks are iterated.
+    let open = TileView::parse_open(&tile).unwrap();
+    let faults: Vec<Error> = open
+        .chunks()
+        .iter()
+        .filter_map(|c| c.err().map(Error::from))
+        .collect();
+    assert_eq!(faults, [TileView::parse(&tile).unwrap_err()]);
     let mut md = Vec::new();
     PartSizesMetadataView::write(&mut md, &[1, 2]).unwrap();
     md[..4].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -424,5 +432,19 @@ fn a_writer_refuses_bytes_of_the_wrong_size() {
     assert_eq!(
         (part.plain_len(), part.iv(), part.tag()),
         (4, &[1u8; 12][..], &[2u8; 16][..])
+    );
+}
+
+/// The stored offsets tile of a string-encoded var field is the framing of
+/// a tile without chunks, as the view writes and reads it.
+#[test]
+fn the_skipped_offsets_tile_is_a_tile_of_no_chunks() {
+    let mut empty = Vec::new();
+    TileView::write(&mut empty, &[] as &[TileChunk]).unwrap();
+    assert_eq!(empty, tiledb_runtime::tile::SKIPPED_OFFSETS_TILE);
+    let (tile, rest) = TileView::parse(&tiledb_runtime::tile::SKIPPED_OFFSETS_TILE).unwrap();
+    assert_eq!(
+        (tile.n_chunks(), tile.chunks().len(), rest.len()),
+        (0, 0, 0)
     );
 }

@@ -160,6 +160,10 @@ impl Emitter<'_> {
 
         let mut members = TokenStream::new();
         let mut parse = TokenStream::new();
+        // `parse_open`: when the last item is a list, the same up to it,
+        // then the list taking every byte left, its elements checked as
+        // they are read (one pass where `parse` needs two to find its end).
+        let mut parse_open: Option<TokenStream> = None;
         let mut build = TokenStream::new();
         let mut accessors = TokenStream::new();
         let mut min_size = 0u64;
@@ -223,6 +227,7 @@ impl Emitter<'_> {
                     let doc = first_line(field);
                     accessors.extend(quote! {
                         #[doc = #doc]
+                        #[inline]
                         pub fn #id(&self) -> &'a [u8] {
                             self.#id
                         }
@@ -242,6 +247,13 @@ impl Emitter<'_> {
                     let elem_ty = self.elem_tokens(elem);
                     let args = self.elem_args(elem);
                     members.extend(quote!(#id: #v::ViewList<'a, #elem_ty>,));
+                    if i + 1 == plan.items.len() {
+                        let mut open = parse.clone();
+                        open.extend(quote! {
+                            let #id = #v::ViewList::split_open(rest, bytes.len() - rest.len(), #read as u64, #args, #path)?;
+                        });
+                        parse_open = Some(open);
+                    }
                     parse.extend(quote! {
                         let (#id, rest) = #v::ViewList::split(rest, bytes.len() - rest.len(), #read as u64, #args, #path)?;
                     });
@@ -249,6 +261,7 @@ impl Emitter<'_> {
                     let doc = first_line(field);
                     accessors.extend(quote! {
                         #[doc = #doc]
+                        #[inline]
                         pub fn #id(&self) -> #v::ViewList<'a, #elem_ty> {
                             self.#id
                         }
@@ -256,6 +269,21 @@ impl Emitter<'_> {
                 }
             }
         }
+        let open_fn = parse_open.map(|open| {
+            let doc = format!(
+                " Reads a `{}` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.",
+                structure.name
+            );
+            quote! {
+                #[doc = #doc]
+                #[inline]
+                pub fn parse_open(bytes: &'a [u8], #(#params),*) -> std::result::Result<Self, #v::ViewFault> {
+                    let rest = bytes;
+                    #open
+                    Ok(#name { #build })
+                }
+            }
+        });
         let stride_body = self.stride_body(structure, plan, fixed_stride, min_size);
         let write = self.emit_view_write(structure, plan, &params);
         let element = self.emit_view_element(structure);
@@ -269,12 +297,7 @@ impl Emitter<'_> {
             structure.name
         );
         let args_ty = quote!((#(#param_tys,)*));
-        let args_names: Vec<TokenStream> = (0..structure.params.len())
-            .map(|i| {
-                let i = syn::Index::from(i);
-                quote!(args.#i)
-            })
-            .collect();
+        let param_names: Vec<syn::Ident> = structure.params.iter().map(param_ident).collect();
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy)]
@@ -287,11 +310,12 @@ impl Emitter<'_> {
                 pub const MIN_SIZE: usize = #min;
 
                 #[doc = #parse_doc]
+                #[inline]
                 pub fn parse(bytes: &'a [u8], #(#params),*) -> crate::Result<(Self, &'a [u8])> {
-                    let rest = bytes;
-                    #parse
-                    Ok((#name { #build }, rest))
+                    Ok(<Self as #v::View<'a>>::parse_with(bytes, (#(#param_names,)*))?)
                 }
+
+                #open_fn
 
                 #accessors
 
@@ -302,13 +326,17 @@ impl Emitter<'_> {
                 type Args = #args_ty;
                 const MIN_SIZE: usize = #min;
 
+                #[inline]
                 fn stride(args: Self::Args) -> Option<usize> {
                     #stride_body
                 }
 
-                fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-                    let _ = args;
-                    Self::parse(bytes, #(#args_names),*)
+                #[inline]
+                fn parse_with(bytes: &'a [u8], args: Self::Args) -> #v::Parsed<'a, Self> {
+                    let (#(#param_names,)*) = args;
+                    let rest = bytes;
+                    #parse
+                    Ok((#name { #build }, rest))
                 }
             }
 
@@ -374,6 +402,7 @@ impl Emitter<'_> {
                 let read = load(quote!(self.#run), scalar.offset, *prim);
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #id(&self) -> #ty {
                         #read
                     }
@@ -388,6 +417,7 @@ impl Emitter<'_> {
                 let path = format!("{}.{}", structure.name, field.name);
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #id(&self) -> crate::Result<#enum_ty> {
                         let value = #read;
                         #enum_ty::from_value(value).ok_or_else(|| {
@@ -404,6 +434,7 @@ impl Emitter<'_> {
                 let end = Literal::usize_unsuffixed((scalar.offset + n) as usize);
                 quote! {
                     #[doc = #doc]
+                    #[inline]
                     pub fn #id(&self) -> &'a [u8] {
                         &self.#run[#start..#end]
                     }

@@ -7,6 +7,7 @@ use super::stage::{
     by_width, corrupt, read_uint, view_fault, write_fault, write_uint, Fault, StageResult,
 };
 use crate::format::generated::DeltaHeaderView;
+use crate::format::view::View;
 
 pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     if !input.len().is_multiple_of(width) {
@@ -34,8 +35,8 @@ fn differences<const W: usize>(values: &[u8], out: &mut [u8]) {
 }
 
 pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<()> {
-    let (header, body) =
-        DeltaHeaderView::parse(input).map_err(|e| view_fault("DELTA input", 0, e))?;
+    let (header, body) = DeltaHeaderView::parse_with(input, ())
+        .map_err(|e| view_fault("DELTA input", 0, e.into()))?;
     let n = header.n_values();
     let declared = out.len() / width;
     // TileDB encodes floor(len / width) values and drops the tail of an input

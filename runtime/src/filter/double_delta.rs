@@ -13,6 +13,7 @@ use super::stage::{
     corrupt, read_uint, sign_extend, view_fault, write_fault, write_uint, Fault, StageResult,
 };
 use crate::format::generated::DoubleDeltaHeaderView;
+use crate::format::view::View;
 
 /// The value as TileDB widens it to 64 bits before subtracting.
 fn widen(bytes: &[u8], kind: IntKind) -> i128 {
@@ -168,8 +169,8 @@ impl BitReader<'_> {
 
 pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let width = kind.size();
-    let (header, body) =
-        DoubleDeltaHeaderView::parse(input).map_err(|e| view_fault("DOUBLE_DELTA input", 0, e))?;
+    let (header, body) = DoubleDeltaHeaderView::parse_with(input, ())
+        .map_err(|e| view_fault("DOUBLE_DELTA input", 0, e.into()))?;
     let (bits, n) = (u32::from(header.bitsize()), header.n_values());
     // TileDB encodes floor(len / width) values; an input that is not a whole
     // number of values (e.g. compressed bytes from an earlier filter) keeps

@@ -145,8 +145,8 @@ impl<'a> Cursor<'a> {
 
     /// A view's error, whose offset counts from `start` of these bytes, as
     /// a fault naming this cursor's bytes, the byte and the field.
-    pub fn fault(&self, start: usize, err: Error) -> Fault {
-        view_fault(self.what, start, err)
+    pub fn fault(&self, start: usize, err: impl Into<Error>) -> Fault {
+        view_fault(self.what, start, err.into())
     }
 
     /// `needed` bytes at the current position, beyond the end.

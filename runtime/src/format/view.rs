@@ -3,10 +3,13 @@
 //! and the checks of their writers.
 //!
 //! A view checks each length once, when it is parsed, against the bytes
-//! present; nothing is allocated, whatever a length says. Errors are
-//! [`Error::corrupt`] with the byte offset from the start of the parsed
-//! bytes and the `Struct.field` path, as the binrw readers give them; the
-//! caller adds its base offset and file ([`Error::at_base`], [`Error::in_file`]).
+//! present; nothing is allocated, whatever a length says. On the hot path a
+//! refusal is a [`ViewFault`], small and `Copy` (so that parsing returns in
+//! registers); it becomes [`Error::corrupt`] — the byte offset from the
+//! start of the parsed bytes, the `Struct.field` path and a structured
+//! [`Cause`], as the binrw readers give them — where it leaves the view
+//! (`<Name>View::parse`, `?`). The caller adds its base offset and file
+//! ([`Error::at_base`], [`Error::in_file`]).
 
 use crate::error::{Cause, Error, Result};
 
@@ -21,7 +24,7 @@ pub trait View<'a>: Sized + Copy + std::fmt::Debug {
     /// of them can be split without reading each).
     fn stride(args: Self::Args) -> Option<usize>;
     /// Reads one from the start of `bytes`; returns it and the bytes after.
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> Result<(Self, &'a [u8])>;
+    fn parse_with(bytes: &'a [u8], args: Self::Args) -> Parsed<'a, Self>;
 }
 
 macro_rules! number_view {
@@ -32,7 +35,7 @@ macro_rules! number_view {
             fn stride(_: ()) -> Option<usize> {
                 Some(std::mem::size_of::<$t>())
             }
-            fn parse_with(bytes: &'a [u8], _: ()) -> Result<(Self, &'a [u8])> {
+            fn parse_with(bytes: &'a [u8], _: ()) -> Parsed<'a, Self> {
                 let (value, rest) = fixed::<{ std::mem::size_of::<$t>() }>(bytes, 0, stringify!($t))?;
                 Ok((<$t>::from_le_bytes(*value), rest))
             }
@@ -54,6 +57,63 @@ macro_rules! number_view {
 }
 number_view!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 
+/// What parsing a view gives: it and the bytes after it, or the fault.
+pub type Parsed<'a, V> = std::result::Result<(V, &'a [u8]), ViewFault>;
+
+/// Why a view refused its bytes, kept small and `Copy` for the hot path;
+/// it converts into [`Error`] (`?` does it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewFault {
+    /// Byte offset from the start of the parsed bytes.
+    pub at: u64,
+    /// `Struct.field`.
+    pub field: &'static str,
+    /// The list element it lies in (`Struct.list` and the index), when it
+    /// does (the innermost, should lists nest).
+    pub element: Option<(&'static str, usize)>,
+    /// What is wrong.
+    pub kind: FaultKind,
+}
+
+/// What a [`ViewFault`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    /// `needed` bytes, `available` present.
+    Truncated {
+        /// Bytes needed from the offset on.
+        needed: u64,
+        /// Bytes present from the offset on.
+        available: u64,
+    },
+    /// A field the spec fixes (`value`) holds another value.
+    Value {
+        /// The value the spec states.
+        expected: u64,
+        /// The value stored.
+        found: u64,
+    },
+}
+
+impl From<ViewFault> for Error {
+    #[cold]
+    #[inline(never)]
+    fn from(fault: ViewFault) -> Error {
+        let field = match fault.element {
+            Some((list, index)) => format!("{list}[{index}], {}", fault.field),
+            None => fault.field.to_string(),
+        };
+        let cause = match fault.kind {
+            FaultKind::Truncated { needed, available } => Cause::Truncated { needed, available },
+            FaultKind::Value { expected, found } => Cause::Inconsistent {
+                what: fault.field,
+                expected,
+                found,
+            },
+        };
+        Error::corrupt(fault.at, field, cause)
+    }
+}
+
 /// The first `N` bytes of `rest` as an array, and the bytes after them;
 /// `at` is where `rest` starts in the parsed bytes, `field` what is read.
 #[inline]
@@ -61,9 +121,11 @@ pub fn fixed<'a, const N: usize>(
     rest: &'a [u8],
     at: usize,
     field: &'static str,
-) -> Result<(&'a [u8; N], &'a [u8])> {
-    rest.split_first_chunk::<N>()
-        .ok_or_else(|| truncated(at, field, N as u64, rest.len()))
+) -> std::result::Result<(&'a [u8; N], &'a [u8]), ViewFault> {
+    match rest.split_first_chunk::<N>() {
+        Some(split) => Ok(split),
+        None => Err(truncated(at, field, N as u64, rest.len())),
+    }
 }
 
 /// The first `len` bytes of `rest`, and the bytes after them.
@@ -73,39 +135,43 @@ pub fn bytes<'a>(
     at: usize,
     len: u64,
     field: &'static str,
-) -> Result<(&'a [u8], &'a [u8])> {
+) -> std::result::Result<(&'a [u8], &'a [u8]), ViewFault> {
     match usize::try_from(len) {
         Ok(len) if len <= rest.len() => Ok(rest.split_at(len)),
         _ => Err(truncated(at, field, len, rest.len())),
     }
 }
 
-fn truncated(at: usize, field: &'static str, needed: u64, available: usize) -> Error {
-    Error::corrupt(
-        at as u64,
+#[cold]
+fn truncated(at: usize, field: &'static str, needed: u64, available: usize) -> ViewFault {
+    ViewFault {
+        at: at as u64,
         field,
-        Cause::Truncated {
+        element: None,
+        kind: FaultKind::Truncated {
             needed,
             available: available as u64,
         },
-    )
+    }
 }
 
 /// A field whose value the spec fixes (`value`) holds another.
 #[inline]
-pub fn check_value(found: u64, expected: u64, at: u64, field: &'static str) -> Result<()> {
+pub fn check_value(
+    found: u64,
+    expected: u64,
+    at: u64,
+    field: &'static str,
+) -> std::result::Result<(), ViewFault> {
     if found == expected {
         return Ok(());
     }
-    Err(Error::corrupt(
+    Err(ViewFault {
         at,
         field,
-        Cause::Inconsistent {
-            what: field,
-            expected,
-            found,
-        },
-    ))
+        element: None,
+        kind: FaultKind::Value { expected, found },
+    })
 }
 
 /// Writing: bytes of a fixed (literal or param) size have it.
@@ -189,13 +255,14 @@ impl<'a, V: View<'a>> ViewList<'a, V> {
     /// Splits `count` elements off the start of `rest` (which starts at `at`
     /// of the parsed bytes). Elements of a size fixed by `args` are only
     /// measured; others are read once to find where the list ends.
+    #[inline]
     pub fn split(
         rest: &'a [u8],
         at: usize,
         count: u64,
         args: V::Args,
         field: &'static str,
-    ) -> Result<(Self, &'a [u8])> {
+    ) -> std::result::Result<(Self, &'a [u8]), ViewFault> {
         // Every element takes at least MIN_SIZE (and one byte, so that a
         // count never makes us loop longer than the input is long).
         let least = count.saturating_mul(V::MIN_SIZE.max(1) as u64);
@@ -235,7 +302,33 @@ impl<'a, V: View<'a>> ViewList<'a, V> {
         ))
     }
 
+    /// Takes `count` elements from `rest` without finding where they end
+    /// (`parse_open`): the list holds every byte of `rest`, and each element
+    /// is checked when the list is iterated. The count is judged against
+    /// the bytes present first, as by [`ViewList::split`].
+    #[inline]
+    pub fn split_open(
+        rest: &'a [u8],
+        at: usize,
+        count: u64,
+        args: V::Args,
+        field: &'static str,
+    ) -> std::result::Result<Self, ViewFault> {
+        let least = count.saturating_mul(V::MIN_SIZE.max(1) as u64);
+        if least > rest.len() as u64 {
+            return Err(truncated(at, field, least, rest.len()));
+        }
+        Ok(ViewList {
+            bytes: rest,
+            count: count as usize,
+            args,
+            at,
+            field,
+        })
+    }
+
     /// The number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
         self.count
     }
@@ -245,13 +338,15 @@ impl<'a, V: View<'a>> ViewList<'a, V> {
         self.count == 0
     }
 
-    /// The bytes of the whole list.
+    /// The bytes of the whole list (of a list from [`ViewList::split_open`],
+    /// every byte after its start).
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// The elements, in order. Each is read as it comes; an error names its
     /// offset in the parsed bytes.
+    #[inline]
     pub fn iter(&self) -> ViewIter<'a, V> {
         ViewIter {
             rest: self.bytes,
@@ -275,18 +370,20 @@ pub struct ViewIter<'a, V: View<'a>> {
     field: &'static str,
 }
 
-/// An element's error, located in the list's struct: `Struct.field[i]`
-/// before the element's own field, its offset moved by where it starts.
-fn element_error(err: Error, field: &str, index: usize, at: usize) -> Error {
-    err.within(format_args!("{field}[{index}]"))
-        .at_base(at as u64)
+/// An element's fault, located in the list's struct: the list and the
+/// index, its offset moved by where the element starts.
+#[cold]
+fn element_error(mut fault: ViewFault, field: &'static str, index: usize, at: usize) -> ViewFault {
+    fault.at += at as u64;
+    fault.element = fault.element.or(Some((field, index)));
+    fault
 }
 
 impl<'a, V: View<'a>> Iterator for ViewIter<'a, V> {
-    type Item = Result<V>;
+    type Item = std::result::Result<V, ViewFault>;
 
     #[inline]
-    fn next(&mut self) -> Option<Result<V>> {
+    fn next(&mut self) -> Option<Self::Item> {
         if self.index == self.count {
             return None;
         }

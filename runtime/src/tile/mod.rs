@@ -21,8 +21,10 @@
 //! | var data (cell size = the type's size) | the same | [`filter_var_tile`] |
 //! | var ASCII/UTF8 data whose pipeline encodes whole strings ([`FilterPipeline::skips_offsets`]); its offsets tile is [`SKIPPED_OFFSETS_TILE`] | [`unfilter_var_string_tile`] | [`filter_var_tile`] |
 //!
-//! Errors from a buffer carry offsets within the tile and the field
-//! `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file offset.
+//! Errors from a buffer carry offsets within the tile and the field: the
+//! framing's as the view names it (`Tile.chunks[C], TileChunk.data`), a
+//! filter's `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file
+//! offset.
 
 pub mod generic;
 
@@ -60,7 +62,8 @@ pub struct Chunk<'a> {
 /// Splits a filtered tile into its chunks, checking every length against
 /// the bytes present (the generated [`TileView`] of `spec/generic_tile.toml`).
 pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
-    let (framing, _) = TileView::parse(tile)?;
+    // One pass: the chunks are checked as they are read.
+    let framing = TileView::parse_open(tile)?;
     let mut chunks = Vec::with_capacity(framing.chunks().len());
     let mut offset = TileView::MIN_SIZE;
     for chunk in framing.chunks().iter() {

@@ -55,7 +55,15 @@ impl<'a> CompressionChunkMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `CompressionChunkMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `CompressionChunkMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -67,35 +75,36 @@ impl<'a> CompressionChunkMetadataView<'a> {
             (),
             "CompressionChunkMetadata.md_parts",
         )?;
-        let (data_parts, rest) = crate::format::view::ViewList::split(
+        let data_parts = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
             (),
             "CompressionChunkMetadata.data_parts",
         )?;
-        Ok((
-            CompressionChunkMetadataView {
-                run0,
-                md_parts,
-                data_parts,
-            },
-            rest,
-        ))
+        Ok(CompressionChunkMetadataView {
+            run0,
+            md_parts,
+            data_parts,
+        })
     }
     /// Number of metadata parts compressed (the earlier filters' metadata).
+    #[inline]
     pub fn n_md_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Number of data parts compressed.
+    #[inline]
     pub fn n_data_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// Sizes of each compressed metadata part.
+    #[inline]
     pub fn md_parts(&self) -> crate::format::view::ViewList<'a, CompressedPartView<'a>> {
         self.md_parts
     }
     /// Sizes of each compressed data part.
+    #[inline]
     pub fn data_parts(
         &self,
     ) -> crate::format::view::ViewList<'a, CompressedPartView<'a>> {
@@ -139,13 +148,43 @@ impl<'a> CompressionChunkMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "CompressionChunkMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            (),
+            "CompressionChunkMetadata.md_parts",
+        )?;
+        let (data_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            (),
+            "CompressionChunkMetadata.data_parts",
+        )?;
+        Ok((
+            CompressionChunkMetadataView {
+                run0,
+                md_parts,
+                data_parts,
+            },
+            rest,
+        ))
     }
 }
 
@@ -193,18 +232,17 @@ impl<'a> CompressedPartView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `CompressedPart` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            8,
-        >(rest, bytes.len() - rest.len(), "CompressedPart.orig_len")?;
-        Ok((CompressedPartView { run0 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Bytes of the part before compression.
+    #[inline]
     pub fn orig_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Bytes of the compressed part.
+    #[inline]
     pub fn compressed_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
@@ -230,13 +268,22 @@ impl<'a> CompressedPartView<'a> {
 impl<'a> crate::format::view::View<'a> for CompressedPartView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         Some(8)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "CompressedPart.orig_len")?;
+        Ok((CompressedPartView { run0 }, rest))
     }
 }
 
@@ -304,7 +351,16 @@ impl<'a> ChecksumChunkMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `ChecksumChunkMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], digest_len: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (digest_len,))?)
+    }
+    /// Reads a `ChecksumChunkMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        digest_len: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -316,35 +372,36 @@ impl<'a> ChecksumChunkMetadataView<'a> {
             (digest_len as u64,),
             "ChecksumChunkMetadata.md_checksums",
         )?;
-        let (data_checksums, rest) = crate::format::view::ViewList::split(
+        let data_checksums = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
             (digest_len as u64,),
             "ChecksumChunkMetadata.data_checksums",
         )?;
-        Ok((
-            ChecksumChunkMetadataView {
-                run0,
-                md_checksums,
-                data_checksums,
-            },
-            rest,
-        ))
+        Ok(ChecksumChunkMetadataView {
+            run0,
+            md_checksums,
+            data_checksums,
+        })
     }
     /// Number of checksums of metadata parts.
+    #[inline]
     pub fn n_md_checksums(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Number of checksums of data parts.
+    #[inline]
     pub fn n_data_checksums(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// Checksums of the metadata parts.
+    #[inline]
     pub fn md_checksums(&self) -> crate::format::view::ViewList<'a, ChecksumView<'a>> {
         self.md_checksums
     }
     /// Checksums of the data parts.
+    #[inline]
     pub fn data_checksums(&self) -> crate::format::view::ViewList<'a, ChecksumView<'a>> {
         self.data_checksums
     }
@@ -387,13 +444,43 @@ impl<'a> ChecksumChunkMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (digest_len,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "ChecksumChunkMetadata.n_md_checksums")?;
+        let (md_checksums, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            (digest_len as u64,),
+            "ChecksumChunkMetadata.md_checksums",
+        )?;
+        let (data_checksums, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            (digest_len as u64,),
+            "ChecksumChunkMetadata.data_checksums",
+        )?;
+        Ok((
+            ChecksumChunkMetadataView {
+                run0,
+                md_checksums,
+                data_checksums,
+            },
+            rest,
+        ))
     }
 }
 
@@ -447,20 +534,12 @@ impl<'a> ChecksumView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `Checksum` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], digest_len: u64) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            8,
-        >(rest, bytes.len() - rest.len(), "Checksum.part_len")?;
-        let (digest, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            digest_len as u64,
-            "Checksum.digest",
-        )?;
-        Ok((ChecksumView { run0, digest }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (digest_len,))?)
     }
     /// Bytes of the part that was checksummed.
+    #[inline]
     pub fn part_len(&self) -> u64 {
         u64::from_le_bytes([
             self.run0[0],
@@ -474,6 +553,7 @@ impl<'a> ChecksumView<'a> {
         ])
     }
     /// The digest of the part.
+    #[inline]
     pub fn digest(&self) -> &'a [u8] {
         self.digest
     }
@@ -505,14 +585,29 @@ impl<'a> ChecksumView<'a> {
 impl<'a> crate::format::view::View<'a> for ChecksumView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let size: usize = 8;
         let size = size.checked_add(usize::try_from(args.0).ok()?)?;
         Some(size)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (digest_len,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Checksum.part_len")?;
+        let (digest, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            digest_len as u64,
+            "Checksum.digest",
+        )?;
+        Ok((ChecksumView { run0, digest }, rest))
     }
 }
 
@@ -563,31 +658,38 @@ impl<'a> PartSizesMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 4;
     /// Reads a `PartSizesMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `PartSizesMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             4,
         >(rest, bytes.len() - rest.len(), "PartSizesMetadata.n_parts")?;
-        let (part_sizes, rest) = crate::format::view::ViewList::split(
+        let part_sizes = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
             (),
             "PartSizesMetadata.part_sizes",
         )?;
-        Ok((
-            PartSizesMetadataView {
-                run0,
-                part_sizes,
-            },
-            rest,
-        ))
+        Ok(PartSizesMetadataView {
+            run0,
+            part_sizes,
+        })
     }
     /// Number of data parts.
+    #[inline]
     pub fn n_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Bytes of each data part, in order.
+    #[inline]
     pub fn part_sizes(&self) -> crate::format::view::ViewList<'a, u32> {
         self.part_sizes
     }
@@ -616,13 +718,35 @@ impl<'a> PartSizesMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 4;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PartSizesMetadata.n_parts")?;
+        let (part_sizes, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            (),
+            "PartSizesMetadata.part_sizes",
+        )?;
+        Ok((
+            PartSizesMetadataView {
+                run0,
+                part_sizes,
+            },
+            rest,
+        ))
     }
 }
 
@@ -679,35 +803,44 @@ impl<'a> BitWidthReductionMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `BitWidthReductionMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// Reads a `BitWidthReductionMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        value_size: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
         >(rest, bytes.len() - rest.len(), "BitWidthReductionMetadata.orig_len")?;
-        let (windows, rest) = crate::format::view::ViewList::split(
+        let windows = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
             (value_size as u64,),
             "BitWidthReductionMetadata.windows",
         )?;
-        Ok((
-            BitWidthReductionMetadataView {
-                run0,
-                windows,
-            },
-            rest,
-        ))
+        Ok(BitWidthReductionMetadataView {
+            run0,
+            windows,
+        })
     }
     /// Total bytes of the filter's input.
+    #[inline]
     pub fn orig_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Number of windows over all parts.
+    #[inline]
     pub fn n_windows(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// The windows, in order.
+    #[inline]
     pub fn windows(&self) -> crate::format::view::ViewList<'a, BitWidthWindowView<'a>> {
         self.windows
     }
@@ -742,13 +875,35 @@ impl<'a> BitWidthReductionMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "BitWidthReductionMetadata.orig_len")?;
+        let (windows, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            (value_size as u64,),
+            "BitWidthReductionMetadata.windows",
+        )?;
+        Ok((
+            BitWidthReductionMetadataView {
+                run0,
+                windows,
+            },
+            rest,
+        ))
     }
 }
 
@@ -811,28 +966,22 @@ impl<'a> BitWidthWindowView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 5;
     /// Reads a `BitWidthWindow` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (offset, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            value_size as u64,
-            "BitWidthWindow.offset",
-        )?;
-        let (run1, rest) = crate::format::view::fixed::<
-            5,
-        >(rest, bytes.len() - rest.len(), "BitWidthWindow.bits")?;
-        Ok((BitWidthWindowView { offset, run1 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
     }
     /// The window's minimum, a value of the input type, subtracted from every value of the window.
+    #[inline]
     pub fn offset(&self) -> &'a [u8] {
         self.offset
     }
     /// Width of the stored values: 8, 16, 32 or 64.
+    #[inline]
     pub fn bits(&self) -> u8 {
         u8::from_le_bytes([self.run1[0]])
     }
     /// Bytes of the window's input values.
+    #[inline]
     pub fn window_bytes(&self) -> u32 {
         u32::from_le_bytes([self.run1[1], self.run1[2], self.run1[3], self.run1[4]])
     }
@@ -866,14 +1015,29 @@ impl<'a> BitWidthWindowView<'a> {
 impl<'a> crate::format::view::View<'a> for BitWidthWindowView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 5;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let size: usize = 5;
         let size = size.checked_add(usize::try_from(args.0).ok()?)?;
         Some(size)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (offset, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            value_size as u64,
+            "BitWidthWindow.offset",
+        )?;
+        let (run1, rest) = crate::format::view::fixed::<
+            5,
+        >(rest, bytes.len() - rest.len(), "BitWidthWindow.bits")?;
+        Ok((BitWidthWindowView { offset, run1 }, rest))
     }
 }
 
@@ -932,31 +1096,39 @@ impl<'a> PositiveDeltaMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 4;
     /// Reads a `PositiveDeltaMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// Reads a `PositiveDeltaMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        value_size: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             4,
         >(rest, bytes.len() - rest.len(), "PositiveDeltaMetadata.n_windows")?;
-        let (windows, rest) = crate::format::view::ViewList::split(
+        let windows = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
             (value_size as u64,),
             "PositiveDeltaMetadata.windows",
         )?;
-        Ok((
-            PositiveDeltaMetadataView {
-                run0,
-                windows,
-            },
-            rest,
-        ))
+        Ok(PositiveDeltaMetadataView {
+            run0,
+            windows,
+        })
     }
     /// Number of windows over all parts.
+    #[inline]
     pub fn n_windows(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// The windows, in order.
+    #[inline]
     pub fn windows(
         &self,
     ) -> crate::format::view::ViewList<'a, PositiveDeltaWindowView<'a>> {
@@ -991,13 +1163,35 @@ impl<'a> PositiveDeltaMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 4;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PositiveDeltaMetadata.n_windows")?;
+        let (windows, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            (value_size as u64,),
+            "PositiveDeltaMetadata.windows",
+        )?;
+        Ok((
+            PositiveDeltaMetadataView {
+                run0,
+                windows,
+            },
+            rest,
+        ))
     }
 }
 
@@ -1049,30 +1243,17 @@ impl<'a> PositiveDeltaWindowView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 4;
     /// Reads a `PositiveDeltaWindow` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (first, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            value_size as u64,
-            "PositiveDeltaWindow.first",
-        )?;
-        let (run1, rest) = crate::format::view::fixed::<
-            4,
-        >(rest, bytes.len() - rest.len(), "PositiveDeltaWindow.window_bytes")?;
-        Ok((
-            PositiveDeltaWindowView {
-                first,
-                run1,
-            },
-            rest,
-        ))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
     }
     /// The window's first value, from which the deltas start.
+    #[inline]
     pub fn first(&self) -> &'a [u8] {
         self.first
     }
     /// Bytes of the window (input and output have the same size).
+    #[inline]
     pub fn window_bytes(&self) -> u32 {
         u32::from_le_bytes([self.run1[0], self.run1[1], self.run1[2], self.run1[3]])
     }
@@ -1104,14 +1285,35 @@ impl<'a> PositiveDeltaWindowView<'a> {
 impl<'a> crate::format::view::View<'a> for PositiveDeltaWindowView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 4;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let size: usize = 4;
         let size = size.checked_add(usize::try_from(args.0).ok()?)?;
         Some(size)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes, args.0)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (first, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            value_size as u64,
+            "PositiveDeltaWindow.first",
+        )?;
+        let (run1, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PositiveDeltaWindow.window_bytes")?;
+        Ok((
+            PositiveDeltaWindowView {
+                first,
+                run1,
+            },
+            rest,
+        ))
     }
 }
 
@@ -1179,7 +1381,15 @@ impl<'a> Aes256GcmMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `Aes256GcmMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `Aes256GcmMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -1191,35 +1401,36 @@ impl<'a> Aes256GcmMetadataView<'a> {
             (),
             "Aes256GcmMetadata.md_parts",
         )?;
-        let (data_parts, rest) = crate::format::view::ViewList::split(
+        let data_parts = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
             (),
             "Aes256GcmMetadata.data_parts",
         )?;
-        Ok((
-            Aes256GcmMetadataView {
-                run0,
-                md_parts,
-                data_parts,
-            },
-            rest,
-        ))
+        Ok(Aes256GcmMetadataView {
+            run0,
+            md_parts,
+            data_parts,
+        })
     }
     /// Number of encrypted metadata parts.
+    #[inline]
     pub fn n_md_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Number of encrypted data parts.
+    #[inline]
     pub fn n_data_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// The metadata parts.
+    #[inline]
     pub fn md_parts(&self) -> crate::format::view::ViewList<'a, AesPartView<'a>> {
         self.md_parts
     }
     /// The data parts.
+    #[inline]
     pub fn data_parts(&self) -> crate::format::view::ViewList<'a, AesPartView<'a>> {
         self.data_parts
     }
@@ -1261,13 +1472,43 @@ impl<'a> Aes256GcmMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Aes256GcmMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            (),
+            "Aes256GcmMetadata.md_parts",
+        )?;
+        let (data_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            (),
+            "Aes256GcmMetadata.data_parts",
+        )?;
+        Ok((
+            Aes256GcmMetadataView {
+                run0,
+                md_parts,
+                data_parts,
+            },
+            rest,
+        ))
     }
 }
 
@@ -1324,26 +1565,27 @@ impl<'a> AesPartView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 36;
     /// Reads a `AesPart` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            36,
-        >(rest, bytes.len() - rest.len(), "AesPart.plain_len")?;
-        Ok((AesPartView { run0 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Bytes of the plaintext.
+    #[inline]
     pub fn plain_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Bytes of the ciphertext.
+    #[inline]
     pub fn encrypted_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// The initialization vector.
+    #[inline]
     pub fn iv(&self) -> &'a [u8] {
         &self.run0[8..20]
     }
     /// The authentication tag.
+    #[inline]
     pub fn tag(&self) -> &'a [u8] {
         &self.run0[20..36]
     }
@@ -1375,13 +1617,22 @@ impl<'a> AesPartView<'a> {
 impl<'a> crate::format::view::View<'a> for AesPartView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 36;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         Some(36)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            36,
+        >(rest, bytes.len() - rest.len(), "AesPart.plain_len")?;
+        Ok((AesPartView { run0 }, rest))
     }
 }
 
@@ -1430,18 +1681,17 @@ impl<'a> DoubleDeltaHeaderView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 9;
     /// Reads a `DoubleDeltaHeader` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            9,
-        >(rest, bytes.len() - rest.len(), "DoubleDeltaHeader.bitsize")?;
-        Ok((DoubleDeltaHeaderView { run0 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Bits per double-delta magnitude; 0 when there are at most two values.
+    #[inline]
     pub fn bitsize(&self) -> u8 {
         u8::from_le_bytes([self.run0[0]])
     }
     /// Number of values (T) in the part.
+    #[inline]
     pub fn n_values(&self) -> u64 {
         u64::from_le_bytes([
             self.run0[1],
@@ -1472,13 +1722,22 @@ impl<'a> DoubleDeltaHeaderView<'a> {
 impl<'a> crate::format::view::View<'a> for DoubleDeltaHeaderView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 9;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         Some(9)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            9,
+        >(rest, bytes.len() - rest.len(), "DoubleDeltaHeader.bitsize")?;
+        Ok((DoubleDeltaHeaderView { run0 }, rest))
     }
 }
 
@@ -1517,14 +1776,12 @@ impl<'a> DeltaHeaderView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `DeltaHeader` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            8,
-        >(rest, bytes.len() - rest.len(), "DeltaHeader.n_values")?;
-        Ok((DeltaHeaderView { run0 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Number of values (T) in the part.
+    #[inline]
     pub fn n_values(&self) -> u64 {
         u64::from_le_bytes([
             self.run0[0],
@@ -1554,13 +1811,22 @@ impl<'a> DeltaHeaderView<'a> {
 impl<'a> crate::format::view::View<'a> for DeltaHeaderView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         Some(8)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "DeltaHeader.n_values")?;
+        Ok((DeltaHeaderView { run0 }, rest))
     }
 }
 
@@ -1623,50 +1889,42 @@ impl<'a> VarStringRleMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 22;
     /// Reads a `VarStringRleMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            22,
-        >(rest, bytes.len() - rest.len(), "VarStringRleMetadata.n_md_parts")?;
-        crate::format::view::check_value(
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            0,
-            (bytes.len() - rest.len() - 22) as u64 + 0,
-            "VarStringRleMetadata.n_md_parts",
-        )?;
-        crate::format::view::check_value(
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            1,
-            (bytes.len() - rest.len() - 22) as u64 + 4,
-            "VarStringRleMetadata.n_data_parts",
-        )?;
-        Ok((VarStringRleMetadataView { run0 }, rest))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Always 0.
+    #[inline]
     pub fn n_md_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Always 1.
+    #[inline]
     pub fn n_data_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// Bytes of the strings (the unfiltered var tile).
+    #[inline]
     pub fn input_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
     }
     /// Bytes of the encoded runs.
+    #[inline]
     pub fn output_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[12], self.run0[13], self.run0[14], self.run0[15]])
     }
     /// Bytes of the rebuilt offsets: 8 × the number of cells.
+    #[inline]
     pub fn offsets_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[16], self.run0[17], self.run0[18], self.run0[19]])
     }
     /// Bytes of each run length: 1, 2, 4 or 8.
+    #[inline]
     pub fn run_len_width(&self) -> u8 {
         u8::from_le_bytes([self.run0[20]])
     }
     /// Bytes of each string length: 1, 2, 4 or 8.
+    #[inline]
     pub fn str_len_width(&self) -> u8 {
         u8::from_le_bytes([self.run0[21]])
     }
@@ -1700,13 +1958,34 @@ impl<'a> VarStringRleMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for VarStringRleMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 22;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         Some(22)
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            22,
+        >(rest, bytes.len() - rest.len(), "VarStringRleMetadata.n_md_parts")?;
+        crate::format::view::check_value(
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            0,
+            (bytes.len() - rest.len() - 22) as u64 + 0,
+            "VarStringRleMetadata.n_md_parts",
+        )?;
+        crate::format::view::check_value(
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            1,
+            (bytes.len() - rest.len() - 22) as u64 + 4,
+            "VarStringRleMetadata.n_data_parts",
+        )?;
+        Ok((VarStringRleMetadataView { run0 }, rest))
     }
 }
 
@@ -1790,70 +2069,52 @@ impl<'a> VarStringDictionaryMetadataView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 26;
     /// Reads a `VarStringDictionaryMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            26,
-        >(rest, bytes.len() - rest.len(), "VarStringDictionaryMetadata.n_md_parts")?;
-        crate::format::view::check_value(
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            0,
-            (bytes.len() - rest.len() - 26) as u64 + 0,
-            "VarStringDictionaryMetadata.n_md_parts",
-        )?;
-        crate::format::view::check_value(
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            1,
-            (bytes.len() - rest.len() - 26) as u64 + 4,
-            "VarStringDictionaryMetadata.n_data_parts",
-        )?;
-        let (dict, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[22], run0[23], run0[24], run0[25]]) as u64,
-            "VarStringDictionaryMetadata.dict",
-        )?;
-        Ok((
-            VarStringDictionaryMetadataView {
-                run0,
-                dict,
-            },
-            rest,
-        ))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Always 0.
+    #[inline]
     pub fn n_md_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Always 1.
+    #[inline]
     pub fn n_data_parts(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// Bytes of the strings (the unfiltered var tile).
+    #[inline]
     pub fn input_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
     }
     /// Bytes of the encoded ids.
+    #[inline]
     pub fn output_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[12], self.run0[13], self.run0[14], self.run0[15]])
     }
     /// Bytes of the rebuilt offsets: 8 × the number of cells.
+    #[inline]
     pub fn offsets_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[16], self.run0[17], self.run0[18], self.run0[19]])
     }
     /// Bytes of each id: 1, 2, 4 or 8.
+    #[inline]
     pub fn id_width(&self) -> u8 {
         u8::from_le_bytes([self.run0[20]])
     }
     /// Bytes of each dictionary string length: 1, 2, 4 or 8.
+    #[inline]
     pub fn str_len_width(&self) -> u8 {
         u8::from_le_bytes([self.run0[21]])
     }
     /// Bytes of the serialized dictionary.
+    #[inline]
     pub fn dict_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[22], self.run0[23], self.run0[24], self.run0[25]])
     }
     /// The distinct strings in id order, each as a big-endian length (str_len_width bytes) and the string bytes.
+    #[inline]
     pub fn dict(&self) -> &'a [u8] {
         self.dict
     }
@@ -1895,13 +2156,46 @@ impl<'a> VarStringDictionaryMetadataView<'a> {
 impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 26;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            26,
+        >(rest, bytes.len() - rest.len(), "VarStringDictionaryMetadata.n_md_parts")?;
+        crate::format::view::check_value(
+            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            0,
+            (bytes.len() - rest.len() - 26) as u64 + 0,
+            "VarStringDictionaryMetadata.n_md_parts",
+        )?;
+        crate::format::view::check_value(
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            1,
+            (bytes.len() - rest.len() - 26) as u64 + 4,
+            "VarStringDictionaryMetadata.n_data_parts",
+        )?;
+        let (dict, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[22], run0[23], run0[24], run0[25]]) as u64,
+            "VarStringDictionaryMetadata.dict",
+        )?;
+        Ok((
+            VarStringDictionaryMetadataView {
+                run0,
+                dict,
+            },
+            rest,
+        ))
     }
 }
 

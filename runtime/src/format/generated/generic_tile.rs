@@ -92,12 +92,20 @@ impl<'a> TileView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 8;
     /// Reads a `Tile` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `Tile` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
         >(rest, bytes.len() - rest.len(), "Tile.n_chunks")?;
-        let (chunks, rest) = crate::format::view::ViewList::split(
+        let chunks = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
             u64::from_le_bytes([
@@ -113,9 +121,10 @@ impl<'a> TileView<'a> {
             (),
             "Tile.chunks",
         )?;
-        Ok((TileView { run0, chunks }, rest))
+        Ok(TileView { run0, chunks })
     }
     /// Number of chunks in the tile.
+    #[inline]
     pub fn n_chunks(&self) -> u64 {
         u64::from_le_bytes([
             self.run0[0],
@@ -129,6 +138,7 @@ impl<'a> TileView<'a> {
         ])
     }
     /// The chunks, in order; unfiltered and concatenated they give the tile.
+    #[inline]
     pub fn chunks(&self) -> crate::format::view::ViewList<'a, TileChunkView<'a>> {
         self.chunks
     }
@@ -158,13 +168,38 @@ impl<'a> TileView<'a> {
 impl<'a> crate::format::view::View<'a> for TileView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Tile.n_chunks")?;
+        let (chunks, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from_le_bytes([
+                run0[0],
+                run0[1],
+                run0[2],
+                run0[3],
+                run0[4],
+                run0[5],
+                run0[6],
+                run0[7],
+            ]) as u64,
+            (),
+            "Tile.chunks",
+        )?;
+        Ok((TileView { run0, chunks }, rest))
     }
 }
 
@@ -227,49 +262,32 @@ impl<'a> TileChunkView<'a> {
     /// The fewest bytes the struct occupies: its fixed-size fields.
     pub const MIN_SIZE: usize = 12;
     /// Reads a `TileChunk` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
     pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
-        let rest = bytes;
-        let (run0, rest) = crate::format::view::fixed::<
-            12,
-        >(rest, bytes.len() - rest.len(), "TileChunk.orig_len")?;
-        let (metadata, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[8], run0[9], run0[10], run0[11]]) as u64,
-            "TileChunk.metadata",
-        )?;
-        let (data, rest) = crate::format::view::bytes(
-            rest,
-            bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            "TileChunk.data",
-        )?;
-        Ok((
-            TileChunkView {
-                run0,
-                metadata,
-                data,
-            },
-            rest,
-        ))
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
     }
     /// Number of bytes of the chunk before filtering.
+    #[inline]
     pub fn orig_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
     }
     /// Number of bytes of filtered chunk data.
+    #[inline]
     pub fn filtered_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
     }
     /// Number of bytes of chunk metadata.
+    #[inline]
     pub fn md_len(&self) -> u32 {
         u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
     }
     /// The metadata written by the filters, the last filter's first (see filter_metadata.toml).
+    #[inline]
     pub fn metadata(&self) -> &'a [u8] {
         self.metadata
     }
     /// The filtered chunk bytes.
+    #[inline]
     pub fn data(&self) -> &'a [u8] {
         self.data
     }
@@ -309,13 +327,41 @@ impl<'a> TileChunkView<'a> {
 impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 12;
+    #[inline]
     fn stride(args: Self::Args) -> Option<usize> {
         let _ = args;
         None
     }
-    fn parse_with(bytes: &'a [u8], args: Self::Args) -> crate::Result<(Self, &'a [u8])> {
-        let _ = args;
-        Self::parse(bytes)
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let () = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            12,
+        >(rest, bytes.len() - rest.len(), "TileChunk.orig_len")?;
+        let (metadata, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[8], run0[9], run0[10], run0[11]]) as u64,
+            "TileChunk.metadata",
+        )?;
+        let (data, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            "TileChunk.data",
+        )?;
+        Ok((
+            TileChunkView {
+                run0,
+                metadata,
+                data,
+            },
+            rest,
+        ))
     }
 }
 
