@@ -301,7 +301,7 @@ fn views_read_and_write_what_binrw_does_on_real_tiles() {
                             FilterType::Rle | FilterType::Dictionary
                                 if var && attribute.datatype.is_string() =>
                             {
-                                check_strings(md, filter == FilterType::Dictionary)
+                                check_strings(md, filter == FilterType::Dictionary);
                             }
                             _ if var => continue,
                             FilterType::Gzip

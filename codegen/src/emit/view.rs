@@ -63,6 +63,25 @@ fn load(run: TokenStream, offset: u64, prim: Prim) -> TokenStream {
     quote!(#ty::from_le_bytes([#(#bytes),*]))
 }
 
+/// `value` (of type `prim`, unsigned) as a u64.
+fn as_u64(value: TokenStream, prim: Prim) -> TokenStream {
+    if prim == Prim::U64 {
+        value
+    } else {
+        quote!(u64::from(#value))
+    }
+}
+
+/// The param `name` of `owner` as a value of type `to` (cast only when its
+/// own type differs).
+pub(super) fn param_as(owner: &Struct, name: &str, to: &Ty, to_tokens: TokenStream) -> TokenStream {
+    let id = ident(name);
+    match owner.params.iter().find(|p| p.name == name) {
+        Some(param) if &param.ty == to => quote!(#id),
+        _ => quote!(#id as #to_tokens),
+    }
+}
+
 impl Emitter<'_> {
     /// The view type of a list element.
     fn elem_tokens(&self, elem: &ViewElem) -> TokenStream {
@@ -103,7 +122,7 @@ impl Emitter<'_> {
     }
 
     /// The arguments passed to a list's elements, as a tuple.
-    fn elem_args(&self, elem: &ViewElem) -> TokenStream {
+    fn elem_args(&self, owner: &Struct, elem: &ViewElem) -> TokenStream {
         let ViewElem::Struct { name, args } = elem else {
             return quote!(());
         };
@@ -116,10 +135,7 @@ impl Emitter<'_> {
         let values = args.iter().zip(&params).map(|(arg, param)| {
             let ty = self.ty_tokens(&param.ty);
             match arg {
-                ViewArg::Param(p) => {
-                    let p = ident(p);
-                    quote!(#p as #ty)
-                }
+                ViewArg::Param(p) => param_as(owner, p, &param.ty, ty),
                 ViewArg::Literal(n) => {
                     let n = Literal::u64_unsuffixed(*n);
                     quote!(#n)
@@ -186,14 +202,20 @@ impl Emitter<'_> {
                         if let (Role::Value(value), ScalarKind::Prim(prim)) =
                             (&field.role, &scalar.kind)
                         {
-                            let read = load(quote!(#run), scalar.offset, *prim);
+                            let read = as_u64(load(quote!(#run), scalar.offset, *prim), *prim);
                             let expected = Literal::u64_unsuffixed(
                                 value.text.trim().parse::<u64>().unwrap_or(0),
                             );
-                            let off = Literal::u64_unsuffixed(scalar.offset);
+                            let run_at = quote!((bytes.len() - rest.len() - #n) as u64);
+                            let at = if scalar.offset == 0 {
+                                run_at
+                            } else {
+                                let off = Literal::u64_unsuffixed(scalar.offset);
+                                quote!(#run_at + #off)
+                            };
                             let path = format!("{}.{}", structure.name, field.name);
                             parse.extend(quote! {
-                                #v::check_value(#read as u64, #expected, (bytes.len() - rest.len() - #n) as u64 + #off, #path)?;
+                                #v::check_value(#read, #expected, #at, #path)?;
                             });
                         }
                         accessors.extend(self.scalar_accessor(structure, i, scalar));
@@ -211,12 +233,10 @@ impl Emitter<'_> {
                                 unreachable!("a length is an integer field")
                             };
                             let run = run_ident(run);
-                            let read = load(quote!(#run), scalar.offset, prim);
-                            quote!(#read as u64)
+                            as_u64(load(quote!(#run), scalar.offset, prim), prim)
                         }
                         ViewLen::Param(p) => {
-                            let p = ident(p);
-                            quote!(#p as u64)
+                            param_as(structure, p, &Ty::Prim(Prim::U64), quote!(u64))
                         }
                     };
                     members.extend(quote!(#id: &'a [u8],));
@@ -243,19 +263,19 @@ impl Emitter<'_> {
                         unreachable!("a count is an integer field")
                     };
                     let run = run_ident(run);
-                    let read = load(quote!(#run), scalar.offset, prim);
+                    let read = as_u64(load(quote!(#run), scalar.offset, prim), prim);
                     let elem_ty = self.elem_tokens(elem);
-                    let args = self.elem_args(elem);
+                    let args = self.elem_args(structure, elem);
                     members.extend(quote!(#id: #v::ViewList<'a, #elem_ty>,));
                     if i + 1 == plan.items.len() {
                         let mut open = parse.clone();
                         open.extend(quote! {
-                            let #id = #v::ViewList::split_open(rest, bytes.len() - rest.len(), #read as u64, #args, #path)?;
+                            let #id = #v::ViewList::split_open(rest, bytes.len() - rest.len(), #read, #args, #path)?;
                         });
                         parse_open = Some(open);
                     }
                     parse.extend(quote! {
-                        let (#id, rest) = #v::ViewList::split(rest, bytes.len() - rest.len(), #read as u64, #args, #path)?;
+                        let (#id, rest) = #v::ViewList::split(rest, bytes.len() - rest.len(), #read, #args, #path)?;
                     });
                     build.extend(quote!(#id,));
                     let doc = first_line(field);
@@ -298,6 +318,11 @@ impl Emitter<'_> {
         );
         let args_ty = quote!((#(#param_tys,)*));
         let param_names: Vec<syn::Ident> = structure.params.iter().map(param_ident).collect();
+        let (args_name, destructure) = if structure.params.is_empty() {
+            (quote!(_args), quote!())
+        } else {
+            (quote!(args), quote!(let (#(#param_names,)*) = args;))
+        };
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, Copy)]
@@ -327,13 +352,11 @@ impl Emitter<'_> {
                 const MIN_SIZE: usize = #min;
 
                 #[inline]
-                fn stride(args: Self::Args) -> Option<usize> {
-                    #stride_body
-                }
+                #stride_body
 
                 #[inline]
-                fn parse_with(bytes: &'a [u8], args: Self::Args) -> #v::Parsed<'a, Self> {
-                    let (#(#param_names,)*) = args;
+                fn parse_with(bytes: &'a [u8], #args_name: Self::Args) -> #v::Parsed<'a, Self> {
+                    #destructure
                     let rest = bytes;
                     #parse
                     Ok((#name { #build }, rest))
@@ -354,8 +377,9 @@ impl Emitter<'_> {
     ) -> TokenStream {
         if !fixed {
             return quote! {
-                let _ = args;
-                None
+                fn stride(_args: Self::Args) -> Option<usize> {
+                    None
+                }
             };
         }
         let min = Literal::usize_unsuffixed(min_size as usize);
@@ -379,14 +403,17 @@ impl Emitter<'_> {
         }
         if terms.is_empty() {
             quote! {
-                let _ = args;
-                Some(#min)
+                fn stride(_args: Self::Args) -> Option<usize> {
+                    Some(#min)
+                }
             }
         } else {
             quote! {
-                let size: usize = #min;
-                #terms
-                Some(size)
+                fn stride(args: Self::Args) -> Option<usize> {
+                    let size: usize = #min;
+                    #terms
+                    Some(size)
+                }
             }
         }
     }

@@ -94,10 +94,9 @@ impl Emitter<'_> {
                 Piece::Bytes(len) => {
                     args.push(quote!(#id: &(impl #v::ByteSource + ?Sized)));
                     if let ViewLen::Param(p) = len {
-                        let p = ident(p);
-                        body.extend(
-                            quote!(#v::check_len(#id.byte_len() as u64, #p as u64, #path)?;),
-                        );
+                        let p =
+                            super::view::param_as(structure, p, &Ty::Prim(Prim::U64), quote!(u64));
+                        body.extend(quote!(#v::check_len(#id.byte_len() as u64, #p, #path)?;));
                     }
                     body.extend(quote!(#id.append_to(out);));
                 }
@@ -114,7 +113,7 @@ impl Emitter<'_> {
                     let owned = self.named(name, "");
                     let args_ty = self.elem_args_ty(name);
                     args.push(quote!(#id: &[impl #v::Element<#owned, #args_ty>]));
-                    let elem_args = self.elem_write_args(elem);
+                    let elem_args = self.elem_write_args(structure, elem);
                     body.extend(quote! {
                         for item in #id {
                             item.write_element(out, (#elem_args))?;
@@ -152,7 +151,7 @@ impl Emitter<'_> {
     }
 
     /// The params passed to a list element's writer, each followed by a comma.
-    fn elem_write_args(&self, elem: &ViewElem) -> TokenStream {
+    fn elem_write_args(&self, owner: &Struct, elem: &ViewElem) -> TokenStream {
         let ViewElem::Struct { name, args } = elem else {
             return quote!();
         };
@@ -167,8 +166,8 @@ impl Emitter<'_> {
             let ty = self.ty_tokens(&param.ty);
             out.extend(match arg {
                 ViewArg::Param(p) => {
-                    let p = ident(p);
-                    quote!(#p as #ty,)
+                    let value = super::view::param_as(owner, p, &param.ty, ty);
+                    quote!(#value,)
                 }
                 ViewArg::Literal(n) => {
                     let n = Literal::u64_unsuffixed(*n);
@@ -204,10 +203,14 @@ impl Emitter<'_> {
             })
             .collect();
         let fields = self.elem_fields(&structure.name);
+        let args = if structure.params.is_empty() {
+            quote!(_args)
+        } else {
+            quote!(args)
+        };
         quote! {
             impl #v::Element<#owned, #args_ty> for #owned {
-                fn write_element(&self, out: &mut Vec<u8>, args: #args_ty) -> crate::Result<()> {
-                    let _ = args;
+                fn write_element(&self, out: &mut Vec<u8>, #args: #args_ty) -> crate::Result<()> {
                     let item = self;
                     #view::write(out, #(#params)* #fields)
                 }

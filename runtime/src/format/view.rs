@@ -272,7 +272,7 @@ impl<'a, V: View<'a>> ViewList<'a, V> {
         let count = count as usize;
         let len = match V::stride(args) {
             Some(stride) => {
-                let len = stride.checked_mul(count).unwrap_or(usize::MAX);
+                let len = stride.saturating_mul(count);
                 if len > rest.len() {
                     return Err(truncated(at, field, len as u64, rest.len()));
                 }

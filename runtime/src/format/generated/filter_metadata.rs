@@ -71,14 +71,14 @@ impl<'a> CompressionChunkMetadataView<'a> {
         let (md_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "CompressionChunkMetadata.md_parts",
         )?;
         let data_parts = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             (),
             "CompressionChunkMetadata.data_parts",
         )?;
@@ -149,16 +149,14 @@ impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -166,14 +164,14 @@ impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
         let (md_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "CompressionChunkMetadata.md_parts",
         )?;
         let (data_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             (),
             "CompressionChunkMetadata.data_parts",
         )?;
@@ -190,8 +188,7 @@ impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
 
 impl crate::format::view::Element<CompressionChunkMetadata, ()>
 for CompressionChunkMetadata {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         CompressionChunkMetadataView::write(
             out,
@@ -269,16 +266,14 @@ impl<'a> crate::format::view::View<'a> for CompressedPartView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         Some(8)
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -288,8 +283,7 @@ impl<'a> crate::format::view::View<'a> for CompressedPartView<'a> {
 }
 
 impl crate::format::view::Element<CompressedPart, ()> for CompressedPart {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         CompressedPartView::write(out, item.orig_len, item.compressed_len)
     }
@@ -368,15 +362,15 @@ impl<'a> ChecksumChunkMetadataView<'a> {
         let (md_checksums, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            (digest_len as u64,),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (digest_len,),
             "ChecksumChunkMetadata.md_checksums",
         )?;
         let data_checksums = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            (digest_len as u64,),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (digest_len,),
             "ChecksumChunkMetadata.data_checksums",
         )?;
         Ok(ChecksumChunkMetadataView {
@@ -427,10 +421,10 @@ impl<'a> ChecksumChunkMetadataView<'a> {
                     .to_le_bytes(),
             );
             for item in md_checksums {
-                item.write_element(out, (digest_len as u64,))?;
+                item.write_element(out, (digest_len,))?;
             }
             for item in data_checksums {
-                item.write_element(out, (digest_len as u64,))?;
+                item.write_element(out, (digest_len,))?;
             }
             Ok(())
         };
@@ -445,8 +439,7 @@ impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
@@ -462,15 +455,15 @@ impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
         let (md_checksums, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            (digest_len as u64,),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (digest_len,),
             "ChecksumChunkMetadata.md_checksums",
         )?;
         let (data_checksums, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            (digest_len as u64,),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (digest_len,),
             "ChecksumChunkMetadata.data_checksums",
         )?;
         Ok((
@@ -487,7 +480,6 @@ impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
 impl crate::format::view::Element<ChecksumChunkMetadata, (u64,)>
 for ChecksumChunkMetadata {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         ChecksumChunkMetadataView::write(
             out,
@@ -569,7 +561,7 @@ impl<'a> ChecksumView<'a> {
             out.extend_from_slice(&part_len.to_le_bytes());
             crate::format::view::check_len(
                 digest.byte_len() as u64,
-                digest_len as u64,
+                digest_len,
                 "Checksum.digest",
             )?;
             digest.append_to(out);
@@ -604,7 +596,7 @@ impl<'a> crate::format::view::View<'a> for ChecksumView<'a> {
         let (digest, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            digest_len as u64,
+            digest_len,
             "Checksum.digest",
         )?;
         Ok((ChecksumView { run0, digest }, rest))
@@ -613,7 +605,6 @@ impl<'a> crate::format::view::View<'a> for ChecksumView<'a> {
 
 impl crate::format::view::Element<Checksum, (u64,)> for Checksum {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         ChecksumView::write(out, args.0, item.part_len, item.digest.as_slice())
     }
@@ -674,7 +665,7 @@ impl<'a> PartSizesMetadataView<'a> {
         let part_sizes = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "PartSizesMetadata.part_sizes",
         )?;
@@ -719,16 +710,14 @@ impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 4;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             4,
@@ -736,7 +725,7 @@ impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
         let (part_sizes, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "PartSizesMetadata.part_sizes",
         )?;
@@ -751,8 +740,7 @@ impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
 }
 
 impl crate::format::view::Element<PartSizesMetadata, ()> for PartSizesMetadata {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         PartSizesMetadataView::write(out, item.part_sizes.as_slice())
     }
@@ -820,8 +808,8 @@ impl<'a> BitWidthReductionMetadataView<'a> {
         let windows = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            (value_size as u64,),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (value_size,),
             "BitWidthReductionMetadata.windows",
         )?;
         Ok(BitWidthReductionMetadataView {
@@ -861,7 +849,7 @@ impl<'a> BitWidthReductionMetadataView<'a> {
                     .to_le_bytes(),
             );
             for item in windows {
-                item.write_element(out, (value_size as u64,))?;
+                item.write_element(out, (value_size,))?;
             }
             Ok(())
         };
@@ -876,8 +864,7 @@ impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
@@ -893,8 +880,8 @@ impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
         let (windows, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
-            (value_size as u64,),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (value_size,),
             "BitWidthReductionMetadata.windows",
         )?;
         Ok((
@@ -910,7 +897,6 @@ impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
 impl crate::format::view::Element<BitWidthReductionMetadata, (u64,)>
 for BitWidthReductionMetadata {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         BitWidthReductionMetadataView::write(
             out,
@@ -997,7 +983,7 @@ impl<'a> BitWidthWindowView<'a> {
         let mut fields = || -> crate::Result<()> {
             crate::format::view::check_len(
                 offset.byte_len() as u64,
-                value_size as u64,
+                value_size,
                 "BitWidthWindow.offset",
             )?;
             offset.append_to(out);
@@ -1031,7 +1017,7 @@ impl<'a> crate::format::view::View<'a> for BitWidthWindowView<'a> {
         let (offset, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            value_size as u64,
+            value_size,
             "BitWidthWindow.offset",
         )?;
         let (run1, rest) = crate::format::view::fixed::<
@@ -1043,7 +1029,6 @@ impl<'a> crate::format::view::View<'a> for BitWidthWindowView<'a> {
 
 impl crate::format::view::Element<BitWidthWindow, (u64,)> for BitWidthWindow {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         BitWidthWindowView::write(
             out,
@@ -1113,8 +1098,8 @@ impl<'a> PositiveDeltaMetadataView<'a> {
         let windows = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            (value_size as u64,),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (value_size,),
             "PositiveDeltaMetadata.windows",
         )?;
         Ok(PositiveDeltaMetadataView {
@@ -1149,7 +1134,7 @@ impl<'a> PositiveDeltaMetadataView<'a> {
                     .to_le_bytes(),
             );
             for item in windows {
-                item.write_element(out, (value_size as u64,))?;
+                item.write_element(out, (value_size,))?;
             }
             Ok(())
         };
@@ -1164,8 +1149,7 @@ impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
     type Args = (u64,);
     const MIN_SIZE: usize = 4;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
@@ -1181,8 +1165,8 @@ impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
         let (windows, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
-            (value_size as u64,),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (value_size,),
             "PositiveDeltaMetadata.windows",
         )?;
         Ok((
@@ -1198,7 +1182,6 @@ impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
 impl crate::format::view::Element<PositiveDeltaMetadata, (u64,)>
 for PositiveDeltaMetadata {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         PositiveDeltaMetadataView::write(out, args.0, item.windows.as_slice())
     }
@@ -1268,7 +1251,7 @@ impl<'a> PositiveDeltaWindowView<'a> {
         let mut fields = || -> crate::Result<()> {
             crate::format::view::check_len(
                 first.byte_len() as u64,
-                value_size as u64,
+                value_size,
                 "PositiveDeltaWindow.first",
             )?;
             first.append_to(out);
@@ -1301,7 +1284,7 @@ impl<'a> crate::format::view::View<'a> for PositiveDeltaWindowView<'a> {
         let (first, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            value_size as u64,
+            value_size,
             "PositiveDeltaWindow.first",
         )?;
         let (run1, rest) = crate::format::view::fixed::<
@@ -1319,7 +1302,6 @@ impl<'a> crate::format::view::View<'a> for PositiveDeltaWindowView<'a> {
 
 impl crate::format::view::Element<PositiveDeltaWindow, (u64,)> for PositiveDeltaWindow {
     fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
-        let _ = args;
         let item = self;
         PositiveDeltaWindowView::write(
             out,
@@ -1397,14 +1379,14 @@ impl<'a> Aes256GcmMetadataView<'a> {
         let (md_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "Aes256GcmMetadata.md_parts",
         )?;
         let data_parts = crate::format::view::ViewList::split_open(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             (),
             "Aes256GcmMetadata.data_parts",
         )?;
@@ -1473,16 +1455,14 @@ impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -1490,14 +1470,14 @@ impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
         let (md_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             (),
             "Aes256GcmMetadata.md_parts",
         )?;
         let (data_parts, rest) = crate::format::view::ViewList::split(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             (),
             "Aes256GcmMetadata.data_parts",
         )?;
@@ -1513,8 +1493,7 @@ impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
 }
 
 impl crate::format::view::Element<Aes256GcmMetadata, ()> for Aes256GcmMetadata {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         Aes256GcmMetadataView::write(
             out,
@@ -1618,16 +1597,14 @@ impl<'a> crate::format::view::View<'a> for AesPartView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 36;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         Some(36)
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             36,
@@ -1637,8 +1614,7 @@ impl<'a> crate::format::view::View<'a> for AesPartView<'a> {
 }
 
 impl crate::format::view::Element<AesPart, ()> for AesPart {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         AesPartView::write(
             out,
@@ -1723,16 +1699,14 @@ impl<'a> crate::format::view::View<'a> for DoubleDeltaHeaderView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 9;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         Some(9)
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             9,
@@ -1742,8 +1716,7 @@ impl<'a> crate::format::view::View<'a> for DoubleDeltaHeaderView<'a> {
 }
 
 impl crate::format::view::Element<DoubleDeltaHeader, ()> for DoubleDeltaHeader {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         DoubleDeltaHeaderView::write(out, item.bitsize, item.n_values)
     }
@@ -1812,16 +1785,14 @@ impl<'a> crate::format::view::View<'a> for DeltaHeaderView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         Some(8)
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -1831,8 +1802,7 @@ impl<'a> crate::format::view::View<'a> for DeltaHeaderView<'a> {
 }
 
 impl crate::format::view::Element<DeltaHeader, ()> for DeltaHeader {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         DeltaHeaderView::write(out, item.n_values)
     }
@@ -1959,28 +1929,26 @@ impl<'a> crate::format::view::View<'a> for VarStringRleMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 22;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         Some(22)
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             22,
         >(rest, bytes.len() - rest.len(), "VarStringRleMetadata.n_md_parts")?;
         crate::format::view::check_value(
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             0,
-            (bytes.len() - rest.len() - 22) as u64 + 0,
+            (bytes.len() - rest.len() - 22) as u64,
             "VarStringRleMetadata.n_md_parts",
         )?;
         crate::format::view::check_value(
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             1,
             (bytes.len() - rest.len() - 22) as u64 + 4,
             "VarStringRleMetadata.n_data_parts",
@@ -1990,8 +1958,7 @@ impl<'a> crate::format::view::View<'a> for VarStringRleMetadataView<'a> {
 }
 
 impl crate::format::view::Element<VarStringRleMetadata, ()> for VarStringRleMetadata {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         VarStringRleMetadataView::write(
             out,
@@ -2157,28 +2124,26 @@ impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 26;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             26,
         >(rest, bytes.len() - rest.len(), "VarStringDictionaryMetadata.n_md_parts")?;
         crate::format::view::check_value(
-            u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]]) as u64,
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
             0,
-            (bytes.len() - rest.len() - 26) as u64 + 0,
+            (bytes.len() - rest.len() - 26) as u64,
             "VarStringDictionaryMetadata.n_md_parts",
         )?;
         crate::format::view::check_value(
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             1,
             (bytes.len() - rest.len() - 26) as u64 + 4,
             "VarStringDictionaryMetadata.n_data_parts",
@@ -2186,7 +2151,7 @@ impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {
         let (dict, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[22], run0[23], run0[24], run0[25]]) as u64,
+            u64::from(u32::from_le_bytes([run0[22], run0[23], run0[24], run0[25]])),
             "VarStringDictionaryMetadata.dict",
         )?;
         Ok((
@@ -2201,8 +2166,7 @@ impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {
 
 impl crate::format::view::Element<VarStringDictionaryMetadata, ()>
 for VarStringDictionaryMetadata {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         VarStringDictionaryMetadataView::write(
             out,

@@ -117,7 +117,7 @@ impl<'a> TileView<'a> {
                 run0[5],
                 run0[6],
                 run0[7],
-            ]) as u64,
+            ]),
             (),
             "Tile.chunks",
         )?;
@@ -169,16 +169,14 @@ impl<'a> crate::format::view::View<'a> for TileView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 8;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             8,
@@ -195,7 +193,7 @@ impl<'a> crate::format::view::View<'a> for TileView<'a> {
                 run0[5],
                 run0[6],
                 run0[7],
-            ]) as u64,
+            ]),
             (),
             "Tile.chunks",
         )?;
@@ -204,8 +202,7 @@ impl<'a> crate::format::view::View<'a> for TileView<'a> {
 }
 
 impl crate::format::view::Element<Tile, ()> for Tile {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         TileView::write(out, item.chunks.as_slice())
     }
@@ -328,16 +325,14 @@ impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
     type Args = ();
     const MIN_SIZE: usize = 12;
     #[inline]
-    fn stride(args: Self::Args) -> Option<usize> {
-        let _ = args;
+    fn stride(_args: Self::Args) -> Option<usize> {
         None
     }
     #[inline]
     fn parse_with(
         bytes: &'a [u8],
-        args: Self::Args,
+        _args: Self::Args,
     ) -> crate::format::view::Parsed<'a, Self> {
-        let () = args;
         let rest = bytes;
         let (run0, rest) = crate::format::view::fixed::<
             12,
@@ -345,13 +340,13 @@ impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
         let (metadata, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[8], run0[9], run0[10], run0[11]]) as u64,
+            u64::from(u32::from_le_bytes([run0[8], run0[9], run0[10], run0[11]])),
             "TileChunk.metadata",
         )?;
         let (data, rest) = crate::format::view::bytes(
             rest,
             bytes.len() - rest.len(),
-            u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]]) as u64,
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
             "TileChunk.data",
         )?;
         Ok((
@@ -366,8 +361,7 @@ impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
 }
 
 impl crate::format::view::Element<TileChunk, ()> for TileChunk {
-    fn write_element(&self, out: &mut Vec<u8>, args: ()) -> crate::Result<()> {
-        let _ = args;
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
         let item = self;
         TileChunkView::write(
             out,
