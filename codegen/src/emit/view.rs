@@ -20,6 +20,21 @@ use super::expr::prim_tokens;
 use crate::model::*;
 use crate::naming::ident;
 
+/// What the items of a plan add to the view, gathered item by item.
+#[derive(Default)]
+struct ViewBody {
+    members: TokenStream,
+    parse: TokenStream,
+    /// `parse_open`: when the last item is a list, `parse` up to it, then
+    /// the list taking every byte left, its elements checked as they are
+    /// read (one pass where `parse` needs two to find its end).
+    parse_open: Option<TokenStream>,
+    build: TokenStream,
+    accessors: TokenStream,
+    min_size: u64,
+    fixed_stride: bool,
+}
+
 fn view_path() -> TokenStream {
     quote!(crate::format::view)
 }
@@ -174,121 +189,34 @@ impl Emitter<'_> {
             .map(|p| self.ty_tokens(&p.ty))
             .collect();
 
-        let mut members = TokenStream::new();
-        let mut parse = TokenStream::new();
-        // `parse_open`: when the last item is a list, the same up to it,
-        // then the list taking every byte left, its elements checked as
-        // they are read (one pass where `parse` needs two to find its end).
-        let mut parse_open: Option<TokenStream> = None;
-        let mut build = TokenStream::new();
-        let mut accessors = TokenStream::new();
-        let mut min_size = 0u64;
-        let mut fixed_stride = true;
+        let mut body = ViewBody {
+            fixed_stride: true,
+            ..ViewBody::default()
+        };
         for (i, item) in plan.items.iter().enumerate() {
             match item {
                 ViewItem::Run { size, fields } => {
-                    min_size += size;
-                    let run = run_ident(i);
-                    let n = Literal::usize_unsuffixed(*size as usize);
-                    let first = &structure.fields[fields[0].field];
-                    let path = format!("{}.{}", structure.name, first.name);
-                    members.extend(quote!(#run: &'a [u8; #n],));
-                    parse.extend(quote! {
-                        let (#run, rest) = #v::fixed::<#n>(rest, bytes.len() - rest.len(), #path)?;
-                    });
-                    build.extend(quote!(#run,));
-                    for scalar in fields {
-                        let field = &structure.fields[scalar.field];
-                        if let (Role::Value(value), ScalarKind::Prim(prim)) =
-                            (&field.role, &scalar.kind)
-                        {
-                            let read = as_u64(load(quote!(#run), scalar.offset, *prim), *prim);
-                            let expected = Literal::u64_unsuffixed(
-                                value.text.trim().parse::<u64>().unwrap_or(0),
-                            );
-                            let run_at = quote!((bytes.len() - rest.len() - #n) as u64);
-                            let at = if scalar.offset == 0 {
-                                run_at
-                            } else {
-                                let off = Literal::u64_unsuffixed(scalar.offset);
-                                quote!(#run_at + #off)
-                            };
-                            let path = format!("{}.{}", structure.name, field.name);
-                            parse.extend(quote! {
-                                #v::check_value(#read, #expected, #at, #path)?;
-                            });
-                        }
-                        accessors.extend(self.scalar_accessor(structure, i, scalar));
-                    }
+                    self.view_run(structure, i, *size, fields, &mut body);
                 }
                 ViewItem::Bytes { field, len } => {
-                    let field = &structure.fields[*field];
-                    let id = ident(&field.ident);
-                    let path = format!("{}.{}", structure.name, field.name);
-                    let len_expr = match len {
-                        ViewLen::Field(index) => {
-                            fixed_stride = false;
-                            let (run, scalar) = locate(plan, *index).expect("planned");
-                            let ScalarKind::Prim(prim) = scalar.kind else {
-                                unreachable!("a length is an integer field")
-                            };
-                            let run = run_ident(run);
-                            as_u64(load(quote!(#run), scalar.offset, prim), prim)
-                        }
-                        ViewLen::Param(p) => {
-                            param_as(structure, p, &Ty::Prim(Prim::U64), quote!(u64))
-                        }
-                    };
-                    members.extend(quote!(#id: &'a [u8],));
-                    parse.extend(quote! {
-                        let (#id, rest) = #v::bytes(rest, bytes.len() - rest.len(), #len_expr, #path)?;
-                    });
-                    build.extend(quote!(#id,));
-                    let doc = first_line(field);
-                    accessors.extend(quote! {
-                        #[doc = #doc]
-                        #[inline]
-                        pub fn #id(&self) -> &'a [u8] {
-                            self.#id
-                        }
-                    });
+                    self.view_bytes(structure, plan, &structure.fields[*field], len, &mut body);
                 }
                 ViewItem::List { field, count, elem } => {
-                    fixed_stride = false;
+                    let last = i + 1 == plan.items.len();
                     let field = &structure.fields[*field];
-                    let id = ident(&field.ident);
-                    let path = format!("{}.{}", structure.name, field.name);
-                    let (run, scalar) = locate(plan, *count).expect("planned");
-                    let ScalarKind::Prim(prim) = scalar.kind else {
-                        unreachable!("a count is an integer field")
-                    };
-                    let run = run_ident(run);
-                    let read = as_u64(load(quote!(#run), scalar.offset, prim), prim);
-                    let elem_ty = self.elem_tokens(elem);
-                    let args = self.elem_args(structure, elem);
-                    members.extend(quote!(#id: #v::ViewList<'a, #elem_ty>,));
-                    if i + 1 == plan.items.len() {
-                        let mut open = parse.clone();
-                        open.extend(quote! {
-                            let #id = #v::ViewList::split_open(rest, bytes.len() - rest.len(), #read, #args, #path)?;
-                        });
-                        parse_open = Some(open);
-                    }
-                    parse.extend(quote! {
-                        let (#id, rest) = #v::ViewList::split(rest, bytes.len() - rest.len(), #read, #args, #path)?;
-                    });
-                    build.extend(quote!(#id,));
-                    let doc = first_line(field);
-                    accessors.extend(quote! {
-                        #[doc = #doc]
-                        #[inline]
-                        pub fn #id(&self) -> #v::ViewList<'a, #elem_ty> {
-                            self.#id
-                        }
-                    });
+                    self.view_list(structure, plan, (field, *count, elem), last, &mut body);
                 }
             }
         }
+        let ViewBody {
+            members,
+            parse,
+            parse_open,
+            build,
+            accessors,
+            min_size,
+            fixed_stride,
+        } = body;
         let open_fn = parse_open.map(|open| {
             let doc = format!(
                 " Reads a `{}` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.",
@@ -365,6 +293,133 @@ impl Emitter<'_> {
 
             #element
         }
+    }
+
+    /// A run of fixed-size fields: one array member, its split, the checks
+    /// of its fixed values and its accessors.
+    fn view_run(
+        &self,
+        structure: &Struct,
+        i: usize,
+        size: u64,
+        fields: &[ViewScalar],
+        out: &mut ViewBody,
+    ) {
+        let v = view_path();
+        out.min_size += size;
+        let run = run_ident(i);
+        let n = Literal::usize_unsuffixed(size as usize);
+        let first = &structure.fields[fields[0].field];
+        let path = format!("{}.{}", structure.name, first.name);
+        out.members.extend(quote!(#run: &'a [u8; #n],));
+        out.parse.extend(quote! {
+            let (#run, rest) = #v::fixed::<#n>(rest, bytes.len() - rest.len(), #path)?;
+        });
+        out.build.extend(quote!(#run,));
+        for scalar in fields {
+            let field = &structure.fields[scalar.field];
+            if let (Role::Value(value), ScalarKind::Prim(prim)) = (&field.role, &scalar.kind) {
+                let read = as_u64(load(quote!(#run), scalar.offset, *prim), *prim);
+                let expected =
+                    Literal::u64_unsuffixed(value.text.trim().parse::<u64>().unwrap_or(0));
+                let run_at = quote!((bytes.len() - rest.len() - #n) as u64);
+                let at = if scalar.offset == 0 {
+                    run_at
+                } else {
+                    let off = Literal::u64_unsuffixed(scalar.offset);
+                    quote!(#run_at + #off)
+                };
+                let path = format!("{}.{}", structure.name, field.name);
+                out.parse.extend(quote! {
+                    #v::check_value(#read, #expected, #at, #path)?;
+                });
+            }
+            out.accessors
+                .extend(self.scalar_accessor(structure, i, scalar));
+        }
+    }
+
+    /// A `bytes` field sized by an earlier field or a param: a borrowed slice.
+    fn view_bytes(
+        &self,
+        structure: &Struct,
+        plan: &ViewPlan,
+        field: &Field,
+        len: &ViewLen,
+        out: &mut ViewBody,
+    ) {
+        let v = view_path();
+        let id = ident(&field.ident);
+        let path = format!("{}.{}", structure.name, field.name);
+        let len_expr = match len {
+            ViewLen::Field(index) => {
+                out.fixed_stride = false;
+                let (run, scalar) = locate(plan, *index).expect("planned");
+                let ScalarKind::Prim(prim) = scalar.kind else {
+                    unreachable!("a length is an integer field")
+                };
+                let run = run_ident(run);
+                as_u64(load(quote!(#run), scalar.offset, prim), prim)
+            }
+            ViewLen::Param(p) => param_as(structure, p, &Ty::Prim(Prim::U64), quote!(u64)),
+        };
+        out.members.extend(quote!(#id: &'a [u8],));
+        out.parse.extend(quote! {
+            let (#id, rest) = #v::bytes(rest, bytes.len() - rest.len(), #len_expr, #path)?;
+        });
+        out.build.extend(quote!(#id,));
+        let doc = first_line(field);
+        out.accessors.extend(quote! {
+            #[doc = #doc]
+            #[inline]
+            pub fn #id(&self) -> &'a [u8] {
+                self.#id
+            }
+        });
+    }
+
+    /// A list counted by an earlier field: a lazy [`ViewList`]; when it is
+    /// the last item, `parse_open` too.
+    fn view_list(
+        &self,
+        structure: &Struct,
+        plan: &ViewPlan,
+        (field, count, elem): (&Field, usize, &ViewElem),
+        last: bool,
+        out: &mut ViewBody,
+    ) {
+        let v = view_path();
+        out.fixed_stride = false;
+        let id = ident(&field.ident);
+        let path = format!("{}.{}", structure.name, field.name);
+        let (run, scalar) = locate(plan, count).expect("planned");
+        let ScalarKind::Prim(prim) = scalar.kind else {
+            unreachable!("a count is an integer field")
+        };
+        let run = run_ident(run);
+        let read = as_u64(load(quote!(#run), scalar.offset, prim), prim);
+        let elem_ty = self.elem_tokens(elem);
+        let args = self.elem_args(structure, elem);
+        out.members.extend(quote!(#id: #v::ViewList<'a, #elem_ty>,));
+        if last {
+            let mut open = out.parse.clone();
+            open.extend(quote! {
+                let #id = #v::ViewList::split_open(rest, bytes.len() - rest.len(), #read, #args, #path)?;
+            });
+            out.parse_open = Some(open);
+        }
+        out.parse.extend(quote! {
+            let (#id, rest) = #v::ViewList::split(rest, bytes.len() - rest.len(), #read, #args, #path)?;
+        });
+        out.build.extend(quote!(#id,));
+        let doc = first_line(field);
+        out.accessors.extend(quote! {
+            #[doc = #doc]
+            #[inline]
+            pub fn #id(&self) -> #v::ViewList<'a, #elem_ty> {
+                self.#id
+            }
+        });
     }
 
     /// `View::stride`: the size given the params, when nothing else varies.
