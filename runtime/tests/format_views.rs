@@ -448,3 +448,59 @@ fn the_skipped_offsets_tile_is_a_tile_of_no_chunks() {
         (0, 0, 0)
     );
 }
+
+/// Parses `bytes` as `V`: the bytes it takes, or 0 for a fault, which must
+/// convert into a corrupt-input error located within the bytes.
+fn walk<'a, V: View<'a>>(bytes: &'a [u8], args: V::Args) -> usize {
+    match V::parse_with(bytes, args) {
+        Ok((_, rest)) => bytes.len() - rest.len(),
+        Err(fault) => {
+            // The fault converts into the runtime's error, located in the bytes.
+            let Error::Corrupt { at, .. } = Error::from(fault) else {
+                panic!("a view fault is corrupt input");
+            };
+            assert!(at.offset <= bytes.len() as u64, "{at:?}");
+            0
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Arbitrary bytes and params never make a view panic or claim bytes
+    /// it does not have; iterating its lists either yields elements or a
+    /// fault located inside the bytes.
+    #[test]
+    fn arbitrary_bytes_are_read_or_refused(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        size in proptest::prelude::prop_oneof![1u64..=8, proptest::prelude::Just(u64::MAX)],
+    ) {
+        let b = &bytes[..];
+        let used = walk::<TileView<'_>>(b, ())
+            + walk::<CompressionChunkMetadataView<'_>>(b, ())
+            + walk::<ChecksumChunkMetadataView<'_>>(b, (size,))
+            + walk::<PartSizesMetadataView<'_>>(b, ())
+            + walk::<BitWidthReductionMetadataView<'_>>(b, (size,))
+            + walk::<PositiveDeltaMetadataView<'_>>(b, (size,))
+            + walk::<Aes256GcmMetadataView<'_>>(b, ())
+            + walk::<DeltaHeaderView<'_>>(b, ())
+            + walk::<DoubleDeltaHeaderView<'_>>(b, ())
+            + walk::<VarStringRleMetadataView<'_>>(b, ())
+            + walk::<VarStringDictionaryMetadataView<'_>>(b, ());
+        proptest::prop_assert!(used <= 11 * bytes.len());
+        if let Ok(tile) = TileView::parse_open(b) {
+            for chunk in tile.chunks().iter() {
+                match chunk {
+                    Ok(chunk) => proptest::prop_assert!(chunk.data().len() <= bytes.len()),
+                    Err(fault) => proptest::prop_assert!(fault.at <= bytes.len() as u64),
+                }
+            }
+        }
+        if let Ok((md, _)) = BitWidthReductionMetadataView::parse(b, size) {
+            for window in md.windows().iter() {
+                proptest::prop_assert!(window.is_ok());
+            }
+        }
+    }
+}
