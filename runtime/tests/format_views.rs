@@ -504,3 +504,51 @@ proptest::proptest! {
         }
     }
 }
+
+/// AES-256-GCM's chunk metadata (the corpus has no encrypted arrays): an
+/// encrypted generic tile's chunks, read by the view and by binrw alike and
+/// written back byte for byte.
+#[test]
+fn aes_metadata_of_an_encrypted_generic_tile() {
+    let payload: Vec<u8> = (0..150_000u32).map(|i| (i % 251) as u8).collect();
+    let bytes =
+        tiledb_runtime::tile::generic::write_generic_tile(&payload, 22, Some(&[7; 32])).unwrap();
+    let (_, header_len) = read_prefix::<GenericTileHeader>(&bytes, (), "header").unwrap();
+    let (tile, _) = TileView::parse(&bytes[header_len as usize..]).unwrap();
+    assert!(tile.chunks().len() > 1);
+    for chunk in tile.chunks().iter() {
+        let md = chunk.unwrap().metadata();
+        let (value, used) = binrw_read::<Aes256GcmMetadata>(md, (), "AES");
+        assert_eq!(used, md.len());
+        let (view, rest) = Aes256GcmMetadataView::parse(md).unwrap();
+        assert!(rest.is_empty());
+        // GZIP's metadata part, then the data part.
+        assert_eq!((view.md_parts().len(), view.data_parts().len()), (1, 1));
+        for (read, expected) in view
+            .md_parts()
+            .iter()
+            .chain(view.data_parts().iter())
+            .zip(value.md_parts.iter().chain(&value.data_parts))
+        {
+            let read = read.unwrap();
+            assert_eq!(
+                (
+                    read.plain_len(),
+                    read.encrypted_len(),
+                    read.iv(),
+                    read.tag()
+                ),
+                (
+                    expected.plain_len,
+                    expected.encrypted_len,
+                    &expected.iv[..],
+                    &expected.tag[..]
+                )
+            );
+        }
+        let mut out = Vec::new();
+        Aes256GcmMetadataView::write(&mut out, &value.md_parts, &value.data_parts).unwrap();
+        assert_eq!(out, md);
+        prefixes_are_truncated::<Aes256GcmMetadataView<'_>>(md, (), "AES");
+    }
+}
