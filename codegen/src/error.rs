@@ -122,6 +122,8 @@ pub enum SpecErrorKind {
         /// The sum of the fields, or why they have no fixed size.
         computed: String,
     },
+    /// `view = true` on a struct whose layout a zero-copy view cannot read.
+    NotViewable(String),
     /// Anything else that makes the spec inconsistent.
     Invalid(String),
 }
@@ -198,6 +200,7 @@ impl fmt::Display for SpecErrorKind {
                 f,
                 "fixed_size = {declared}, but the fields take {computed}"
             ),
+            SpecErrorKind::NotViewable(why) => write!(f, "view = true, but the field {why}"),
             SpecErrorKind::Invalid(message) => write!(f, "{message}"),
         }
     }

@@ -329,6 +329,116 @@ pub struct Struct<E = Checked> {
     pub version_text: String,
     /// The fields, in file order.
     pub fields: Vec<Field<E>>,
+    /// `view = true`: the zero-copy view's plan, computed once the
+    /// expressions are checked (`validate::views`).
+    pub view: Option<ViewPlan>,
+}
+
+/// How a zero-copy view reads a struct: its fields cut into runs of
+/// fixed-size fields at constant offsets, and the variable-size fields
+/// (bytes, lists) between them, each borrowed from the input.
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
+pub struct ViewPlan {
+    /// The struct's fields as the view reads them, in file order.
+    pub items: Vec<ViewItem>,
+}
+
+/// One step of a view's reading: a run of fixed-size fields, or one
+/// variable-size field borrowed from the input.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewItem {
+    /// Fixed-size fields, `size` bytes in all.
+    Run {
+        /// The run's length in bytes (the sum of its fields).
+        size: u64,
+        /// The fields of the run, each at its offset within it.
+        fields: Vec<ViewScalar>,
+    },
+    /// A `bytes` field whose length is an earlier field or a param.
+    Bytes {
+        /// Index into the struct's fields.
+        field: usize,
+        /// Where the length comes from.
+        len: ViewLen,
+    },
+    /// A list counted by an earlier field.
+    List {
+        /// Index into the struct's fields.
+        field: usize,
+        /// Index of the earlier field holding the element count.
+        count: usize,
+        /// What each element is.
+        elem: ViewElem,
+    },
+}
+
+/// A fixed-size field inside a run.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct ViewScalar {
+    /// Index into the struct's fields.
+    pub field: usize,
+    /// Byte offset within the run.
+    pub offset: u64,
+    /// How the field's bytes are decoded.
+    pub kind: ScalarKind,
+}
+
+/// The type of a fixed-size field in a view.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ScalarKind {
+    /// A little-endian primitive.
+    Prim(Prim),
+    /// A generated enum stored as a primitive.
+    Enum {
+        /// The enum's Rust name.
+        name: String,
+        /// The primitive it is stored as.
+        repr: Prim,
+    },
+    /// Bytes of a literal size.
+    Bytes(u64),
+}
+
+impl ScalarKind {
+    /// The field's size in bytes.
+    pub fn size(&self) -> u64 {
+        match self {
+            ScalarKind::Prim(p) | ScalarKind::Enum { repr: p, .. } => p.size(),
+            ScalarKind::Bytes(n) => *n,
+        }
+    }
+}
+
+/// Where a view's `bytes` field takes its length from.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewLen {
+    /// An earlier field (its index).
+    Field(usize),
+    /// A param (its name).
+    Param(String),
+}
+
+/// The element of a list a view reads.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewElem {
+    /// A little-endian primitive.
+    Prim(Prim),
+    /// A struct with a view; its params get the arguments, in its param order.
+    Struct {
+        /// The element struct's Rust name.
+        name: String,
+        /// The arguments, in the element struct's param order.
+        args: Vec<ViewArg>,
+    },
+}
+
+/// An argument a view passes to the view of a list element.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub enum ViewArg {
+    /// The enclosing struct's param of this name.
+    Param(String),
+    /// A constant.
+    Literal(u64),
 }
 
 /// One field of a struct: its layout, when it is present, and whether it is

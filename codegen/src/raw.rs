@@ -243,6 +243,10 @@ pub struct RawStruct {
     /// the codegen checks it against the sum of its fields.
     #[serde(default)]
     pub fixed_size: Option<u64>,
+    /// Also generate a zero-copy view (`<Name>View<'a>` over `&'a [u8]`)
+    /// with a mirrored writer; the codegen checks the layout allows one.
+    #[serde(default)]
+    pub view: bool,
     #[serde(default, rename = "field", alias = "fields")]
     pub fields: Vec<RawField>,
 }

@@ -1,8 +1,9 @@
 //! `--unused`: the generated types that no runtime code outside
 //! `format/generated/` names, each with its reason from spec/
-//! (`unused_reason`). A text scan: a type counts as used when its name
-//! appears as a word in a `.rs` file of `runtime/src` outside the generated
-//! folder (comments included, so naming a type in a doc link counts).
+//! (`unused_reason`). A text scan: a type counts as used when its name (or
+//! the name of its zero-copy view, `<Name>View`) appears as a word in a
+//! `.rs` file of `runtime/src` outside the generated folder (comments
+//! included, so naming a type in a doc link counts).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -52,11 +53,14 @@ pub fn scan(spec: &Spec, runtime_src: &Path) -> std::io::Result<Vec<TypeUse>> {
     )?;
     let mut out = Vec::new();
     let mut push = |name: &str, file: &str, kind: &'static str, reason: &Option<String>| {
+        // A struct's zero-copy view reads and writes its layout: using
+        // `<Name>View` uses `<Name>`.
+        let used = words.contains(name) || words.contains(&format!("{name}View"));
         out.push(TypeUse {
             name: name.to_string(),
             file: file.to_string(),
             kind,
-            used: words.contains(name),
+            used,
             reason: reason.clone(),
         });
     };

@@ -128,13 +128,21 @@ fn an_error_in_a_file_names_the_file() {
 }
 
 #[test]
-fn a_chunk_count_beyond_the_bytes_is_out_of_range() {
-    // Five chunks, but not even one 12-byte chunk header follows.
+fn a_chunk_count_beyond_the_bytes_is_truncated() {
+    // Five chunks, but not even one 12-byte chunk header follows: the
+    // count is judged against the bytes before any chunk is read.
     let mut tile = framed(&[], 5);
     tile.extend([0u8; 10]);
     assert_eq!(
         unfilter_tile(&tile, &FilterPipeline::default(), &ctx(), 0).unwrap_err(),
-        Error::corrupt(0, "n_chunks", Cause::OutOfRange { value: 5, limit: 0 })
+        Error::corrupt(
+            8,
+            "Tile.chunks",
+            Cause::Truncated {
+                needed: 60,
+                available: 10
+            }
+        )
     );
 }
 
@@ -148,8 +156,8 @@ fn a_chunk_body_past_the_end_is_truncated() {
     assert_eq!(
         unfilter_tile(&tile, &FilterPipeline::default(), &ctx(), 4).unwrap_err(),
         Error::corrupt(
-            8,
-            "chunk 0",
+            20,
+            "Tile.chunks[0], TileChunk.data",
             Cause::Truncated {
                 needed: 100,
                 available: 4
@@ -184,9 +192,9 @@ fn a_filter_stage_names_the_part_it_found_truncated() {
         unfilter_tile(&tile, &pipeline, &ctx(), 4).unwrap_err(),
         Error::corrupt(
             8,
-            "chunk 0, ZSTD, chunk metadata byte 0",
+            "chunk 0, ZSTD, chunk metadata byte 0, CompressionChunkMetadata.n_md_parts",
             Cause::Truncated {
-                needed: 4,
+                needed: 8,
                 available: 0
             }
         )

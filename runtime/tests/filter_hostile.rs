@@ -41,7 +41,7 @@ fn a_chunk_count_beyond_the_bytes_is_refused_before_allocating() {
     t.extend_from_slice(&[0u8; 40]);
     let e = unfilter_tile(&t, &FilterPipeline::default(), &ctx(), 0).unwrap_err();
     assert_eq!(e.class(), ErrorClass::Corrupt);
-    assert_eq!(corrupt_field(&e), "n_chunks");
+    assert_eq!(corrupt_field(&e), "Tile.chunks");
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn chunk_lengths_beyond_the_tile_are_corrupt() {
     // filtered_len claims more than is present.
     t[12..16].copy_from_slice(&1000u32.to_le_bytes());
     let e = unfilter_tile(&t, &FilterPipeline::default(), &ctx(), 4).unwrap_err();
-    assert_eq!(corrupt_field(&e), "chunk 0");
+    assert_eq!(corrupt_field(&e), "Tile.chunks[0], TileChunk.data");
     assert_eq!(e.class(), ErrorClass::Corrupt);
 }
 

@@ -20,6 +20,8 @@ mod size;
 mod structs;
 mod switches;
 pub mod tables;
+mod view;
+mod view_write;
 
 use std::collections::BTreeMap;
 
@@ -120,6 +122,7 @@ impl Emitter<'_> {
         }
         for structure in &file.structs {
             items.extend(self.emit_struct(structure));
+            items.extend(self.emit_view(structure));
         }
         if !file.folders.is_empty() {
             items.extend(emit_folders(&file.folders));

@@ -239,6 +239,7 @@ fn check_struct(
         version,
         version_text: structure.version_text.clone(),
         fields,
+        view: structure.view.clone(),
     })
 }
 

@@ -13,6 +13,7 @@ mod exprs;
 mod gates;
 mod sizes;
 mod structs;
+mod views;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -157,7 +158,8 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     }
     structs::check_across(&shells, &table)?;
     sizes::check_fixed_sizes(&shells, &table)?;
-    let (files, checked_table) = exprs::check_files(shells, &table)?;
+    let (mut files, mut checked_table) = exprs::check_files(shells, &table)?;
+    views::plan_views(&mut files, &mut checked_table)?;
 
     let spec = Spec {
         current: raw_format.current,

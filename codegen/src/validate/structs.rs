@@ -52,6 +52,8 @@ pub(super) fn build_struct(
         }),
         version_text,
         fields,
+        // A placeholder marking the request; `views` plans it.
+        view: raw.view.then(ViewPlan::default),
     })
 }
 

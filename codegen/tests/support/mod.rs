@@ -1,6 +1,7 @@
 //! Builds and tests a temporary crate from a (modified) copy of spec/: the
-//! generated modules, plus copies of `runtime/src/format/io.rs` and
-//! `runtime/src/error.rs`, which is all the generated code needs.
+//! generated modules, plus copies of `runtime/src/format/io.rs`,
+//! `runtime/src/format/view.rs` and `runtime/src/error.rs`, which is all
+//! the generated code needs.
 //!
 //! The crate builds in `target/<target_name>/`, so only the first run
 //! compiles its dependencies. FUTURE_VERSION_KEEP=1 keeps the crate.
@@ -76,10 +77,15 @@ pub fn run_generated_crate(
         format_dir.join("io.rs"),
     )
     .expect("io.rs");
+    std::fs::copy(
+        root.join("runtime/src/format/view.rs"),
+        format_dir.join("view.rs"),
+    )
+    .expect("view.rs");
     std::fs::copy(root.join("runtime/src/error.rs"), src.join("error.rs")).expect("error.rs");
     std::fs::write(
         src.join("lib.rs"),
-        "pub mod error;\npub use error::{Error, Result};\npub mod format {\n    pub mod generated;\n    pub mod io;\n}\n",
+        "pub mod error;\npub use error::{Error, Result};\npub mod format {\n    pub mod generated;\n    pub mod io;\n    pub mod view;\n}\n",
     )
     .expect("lib.rs");
     std::fs::write(

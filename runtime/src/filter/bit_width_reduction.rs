@@ -13,10 +13,12 @@
 
 use super::datatype::{bit_width_reduction_kind, IntKind};
 use super::stage::{
-    by_width, corrupt, prepend_metadata, read_uint, sign_extend, view, write_uint, Cursor, Fault,
-    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    by_width, corrupt, prepend_metadata, read_uint, sign_extend, view, write_fault, write_uint,
+    Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
+use crate::format::generated::{BitWidthReductionMetadataView, BitWidthWindow, BitWidthWindowView};
+use crate::format::view::Element;
 
 /// A value widened so that differences never overflow.
 pub(crate) fn value_at(bytes: &[u8], kind: IntKind) -> i128 {
@@ -115,14 +117,12 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         u32::try_from(input.data_len()).map_err(|_| Fault::Usage("input exceeds 4 GiB".into()))?;
     let mut windows = Vec::new();
     let mut out = Vec::with_capacity(input.data_len());
-    let mut n_windows = 0u32;
     for part in &input.data {
         if part.is_empty() {
             continue;
         }
         let size = window_bytes(part.len(), max_window(env.filter), w);
         for window in part.chunks(size) {
-            n_windows += 1;
             let whole = window.len() / w * w;
             let (bits, offset) = bits_for(
                 kind,
@@ -131,9 +131,11 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
             );
             let mut offset_bytes = [0u8; 8];
             write_uint(&mut offset_bytes, offset as u64, w);
-            windows.extend_from_slice(&offset_bytes[..w]);
-            windows.push(bits as u8);
-            windows.extend_from_slice(&(window.len() as u32).to_le_bytes());
+            windows.push(Window {
+                offset: offset_bytes,
+                bits: bits as u8,
+                window_bytes: window.len() as u32,
+            });
             if bits >= 8 * w as u32 || window.len() % w != 0 {
                 out.extend_from_slice(window);
             } else {
@@ -151,11 +153,28 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
             }
         }
     }
-    let mut md = Vec::with_capacity(8 + windows.len());
-    md.extend_from_slice(&total.to_le_bytes());
-    md.extend_from_slice(&n_windows.to_le_bytes());
-    md.extend_from_slice(&windows);
+    let mut md = Vec::with_capacity(8 + windows.len() * (w + 5));
+    BitWidthReductionMetadataView::write(&mut md, w as u64, total, &windows)
+        .map_err(write_fault)?;
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+/// A window as the writer has it (its minimum in the first `value_size`
+/// bytes), written as `BitWidthWindow` without building one.
+struct Window {
+    offset: [u8; 8],
+    bits: u8,
+    window_bytes: u32,
+}
+
+impl Element<BitWidthWindow, (u64,)> for Window {
+    fn write_element(&self, out: &mut Vec<u8>, (value_size,): (u64,)) -> crate::Result<()> {
+        let offset = self
+            .offset
+            .get(..value_size as usize)
+            .unwrap_or(&self.offset);
+        BitWidthWindowView::write(out, value_size, offset, self.bits, self.window_bytes)
+    }
 }
 
 /// The smallest and largest of the `W`-byte values.
@@ -207,15 +226,16 @@ pub(crate) fn reverse(
         return Ok(MetadataOut::Rest);
     };
     let w = kind.size();
-    let original = md.u32()? as usize;
-    let n_windows = md.count(w + 5)?;
+    let (header, start) = md.read_view::<BitWidthReductionMetadataView<'_>>((w as u64,))?;
+    let original = header.orig_len() as usize;
     let output = out.alloc(original)?;
     let mut input = Cursor::new(data, "bit-width-reduced data");
     let mut pos = 0usize;
-    for _ in 0..n_windows {
-        let offset = value_at(md.take(w)?, kind);
-        let bits = md.u8()? as usize;
-        let bytes = md.u32()? as usize;
+    for window in header.windows().iter() {
+        let window = window.map_err(|e| md.fault(start, e))?;
+        let offset = value_at(window.offset(), kind);
+        let bits = window.bits() as usize;
+        let bytes = window.window_bytes() as usize;
         if bytes > output.len() - pos {
             return corrupt(format!(
                 "windows expand past the declared {} bytes",

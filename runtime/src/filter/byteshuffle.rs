@@ -9,8 +9,10 @@
 )]
 
 use super::stage::{
-    corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    corrupt, prepend_metadata, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv,
+    StageResult,
 };
+use crate::format::generated::PartSizesMetadataView;
 
 pub(crate) fn shuffle(width: usize, input: &[u8], out: &mut [u8]) {
     let n = input.len().checked_div(width).unwrap_or(0);
@@ -249,30 +251,36 @@ fn unshuffle_any(width: usize, input: &[u8], out: &mut [u8], n: usize) {
     }
 }
 
-/// Writes `n_parts` and the sizes of `parts`.
+/// Writes `n_parts` and the sizes of `parts` (`PartSizesMetadata` in
+/// spec/filter_metadata.toml, through its generated view).
 pub(crate) fn part_sizes_metadata<'p>(
     parts: impl ExactSizeIterator<Item = &'p [u8]>,
 ) -> StageResult<Vec<u8>> {
-    let mut md = Vec::with_capacity(4 + 4 * parts.len());
-    md.extend_from_slice(&(parts.len() as u32).to_le_bytes());
-    for part in parts {
-        let size =
-            u32::try_from(part.len()).map_err(|_| Fault::Usage("a part exceeds 4 GiB".into()))?;
-        md.extend_from_slice(&size.to_le_bytes());
-    }
+    let sizes = parts
+        .map(|part| {
+            u32::try_from(part.len()).map_err(|_| Fault::Usage("a part exceeds 4 GiB".into()))
+        })
+        .collect::<StageResult<Vec<u32>>>()?;
+    write_part_sizes(&sizes)
+}
+
+/// `PartSizesMetadata` of the given sizes.
+pub(crate) fn write_part_sizes(sizes: &[u32]) -> StageResult<Vec<u8>> {
+    let mut md = Vec::with_capacity(4 + 4 * sizes.len());
+    PartSizesMetadataView::write(&mut md, sizes).map_err(write_fault)?;
     Ok(md)
+}
+
+/// Reads `n_parts` and the part sizes (`PartSizesMetadata`).
+pub(crate) fn read_sizes(md: &mut Cursor<'_>) -> StageResult<Vec<usize>> {
+    let (header, _) = md.read_view::<PartSizesMetadataView<'_>>(())?;
+    Ok(header.part_sizes().values().map(|s| s as usize).collect())
 }
 
 /// Reads `n_parts` and the part sizes, checking that they cover `data`.
 pub(crate) fn read_part_sizes(md: &mut Cursor<'_>, data_len: usize) -> StageResult<Vec<usize>> {
-    let n = md.count(4)?;
-    let mut sizes = Vec::with_capacity(n);
-    let mut total = 0usize;
-    for _ in 0..n {
-        let size = md.u32()? as usize;
-        total = total.saturating_add(size);
-        sizes.push(size);
-    }
+    let sizes = read_sizes(md)?;
+    let total = sizes.iter().fold(0usize, |sum, s| sum.saturating_add(*s));
     if total != data_len {
         return corrupt(format!(
             "parts declare {total} bytes but the data holds {data_len}"

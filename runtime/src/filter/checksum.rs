@@ -5,14 +5,18 @@
 //! a corrupt tile.
 //!
 //! Metadata: `n_metadata_parts u32, n_data_parts u32`, the records, then the
-//! earlier metadata.
+//! earlier metadata (`ChecksumChunkMetadata` in spec/filter_metadata.toml,
+//! read and written through its generated view).
 
 use md5::Md5;
 use sha2::{Digest, Sha256};
 
-use super::stage::{view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
+use super::stage::{
+    view, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
 use super::Filter;
 use crate::error::Cause;
+use crate::format::generated::{Checksum, ChecksumChunkMetadataView};
 
 fn digest(filter: &Filter, bytes: &[u8]) -> Vec<u8> {
     match filter {
@@ -29,14 +33,18 @@ fn digest_len(filter: &Filter) -> usize {
 }
 
 pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
-    let n_records = input.metadata.len() + input.data.len();
-    let mut md = Vec::with_capacity(8 + n_records * (8 + digest_len(env.filter)));
-    md.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
-    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
-    for part in input.all_slices() {
-        md.extend_from_slice(&(part.len() as u64).to_le_bytes());
-        md.extend_from_slice(&digest(env.filter, part));
-    }
+    let checksums: Vec<Checksum> = input
+        .all_slices()
+        .map(|part| Checksum {
+            part_len: part.len() as u64,
+            digest: digest(env.filter, part),
+        })
+        .collect();
+    let (md_checksums, data_checksums) = checksums.split_at(input.metadata.len());
+    let len = digest_len(env.filter);
+    let mut md = Vec::with_capacity(8 + checksums.len() * (8 + len));
+    ChecksumChunkMetadataView::write(&mut md, len as u64, md_checksums, data_checksums)
+        .map_err(write_fault)?;
     let mut metadata = vec![md];
     metadata.extend(view(input.metadata));
     Ok(Parts {
@@ -52,22 +60,25 @@ pub(crate) fn reverse(
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
     let name = env.filter.name();
-    let len = digest_len(env.filter);
-    let n_metadata = md.u32()? as usize;
-    let n_data = md.u32()? as usize;
-    let records = md.take(n_metadata.saturating_add(n_data).saturating_mul(8 + len))?;
+    let len = digest_len(env.filter) as u64;
+    let (header, start) = md.read_view::<ChecksumChunkMetadataView<'_>>((len,))?;
     // The metadata this checksum covers is what follows its own.
     let covered_metadata = md.rest();
+    let n_metadata = header.md_checksums().len();
+    let records = header
+        .md_checksums()
+        .iter()
+        .chain(header.data_checksums().iter());
     let (mut md_pos, mut data_pos) = (0usize, 0usize);
-    for (i, record) in records.chunks_exact(8 + len).enumerate() {
-        let (size, expected) = record.split_at(8);
-        let size = u64::from_le_bytes(size.try_into().map_err(|_| Fault::corrupt("record"))?);
+    for (i, record) in records.enumerate() {
+        let record = record.map_err(|e| md.fault(start, e))?;
+        let expected = record.digest();
         let (source, pos, what) = if i < n_metadata {
             (covered_metadata, &mut md_pos, "metadata")
         } else {
             (data, &mut data_pos, "data")
         };
-        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        let size = usize::try_from(record.part_len()).unwrap_or(usize::MAX);
         let part = || {
             let index = if i < n_metadata { i } else { i - n_metadata };
             format!("{what} part {index}")

@@ -3,15 +3,20 @@
 //! of RLE live in [`super::var_string`]).
 //!
 //! Chunk metadata: `n_metadata_parts u32, n_data_parts u32`, then for every
-//! metadata part and then every data part `{original u32, compressed u32}`.
+//! metadata part and then every data part `{original u32, compressed u32}`
+//! (`CompressionChunkMetadata` in spec/filter_metadata.toml, read and
+//! written through its generated view).
 //! Chunk data: the compressed metadata parts, then the compressed data parts.
 //! A compressor consumes the metadata of the filters before it, so on the way
 //! back its output metadata is exactly the decompressed metadata parts.
 #![allow(unsafe_code, reason = "liblz4 FFI; each block states its SAFETY")]
 
 use super::datatype::delta_int_kind;
-use super::stage::{corrupt, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
+use super::stage::{
+    corrupt, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
 use super::{delta, double_delta, rle, Filter};
+use crate::format::generated::{CompressedPart, CompressionChunkMetadataView};
 
 /// One codec applied to one part.
 #[derive(Debug, Clone, Copy)]
@@ -113,21 +118,23 @@ impl Codec {
 }
 
 pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'a>> {
-    let n_parts = input.metadata.len() + input.data.len();
-    let mut header = Vec::with_capacity(8 + 8 * n_parts);
-    header.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
-    header.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut sizes = Vec::with_capacity(input.metadata.len() + input.data.len());
     let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
     for part in input.all_slices() {
-        let original = u32::try_from(part.len())
+        let orig_len = u32::try_from(part.len())
             .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
         let start = out.len();
         codec.compress(part, &mut out)?;
-        let compressed = u32::try_from(out.len() - start)
+        let compressed_len = u32::try_from(out.len() - start)
             .map_err(|_| Fault::Usage("compressed part exceeds 4 GiB".into()))?;
-        header.extend_from_slice(&original.to_le_bytes());
-        header.extend_from_slice(&compressed.to_le_bytes());
+        sizes.push(CompressedPart {
+            orig_len,
+            compressed_len,
+        });
     }
+    let (md_parts, data_parts) = sizes.split_at(input.metadata.len());
+    let mut header = Vec::with_capacity(8 + 8 * sizes.len());
+    CompressionChunkMetadataView::write(&mut header, md_parts, data_parts).map_err(write_fault)?;
     Ok(Parts {
         metadata: vec![header],
         data: vec![out.into()],
@@ -140,26 +147,21 @@ pub(crate) fn reverse(
     data: &[u8],
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
-    let n_metadata = md.u32()? as usize;
-    let n_data = md.u32()? as usize;
-    let n_total = n_metadata.saturating_add(n_data);
-    let sizes = md.take(
-        n_total
-            .checked_mul(8)
-            .ok_or_else(|| Fault::corrupt("part count overflows"))?,
-    )?;
-    let size_at = |i: usize| {
-        let entry = &sizes[8 * i..8 * i + 8];
-        let original = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]) as usize;
-        let compressed = u32::from_le_bytes([entry[4], entry[5], entry[6], entry[7]]) as usize;
-        (original, compressed)
+    let (header, start) = md.read_view::<CompressionChunkMetadataView<'_>>(())?;
+    let (md_parts, data_parts) = (header.md_parts(), header.data_parts());
+    let sizes = || {
+        md_parts.iter().chain(data_parts.iter()).map(|part| {
+            part.map(|p| (p.orig_len() as usize, p.compressed_len() as usize))
+                .map_err(|e| md.fault(start, e))
+        })
     };
+    let n_metadata = md_parts.len();
     let limit = out.limit();
     let mut metadata_len = 0usize;
     let mut data_len = 0usize;
     let mut compressed_len = 0usize;
-    for i in 0..n_total {
-        let (original, compressed) = size_at(i);
+    for (i, part) in sizes().enumerate() {
+        let (original, compressed) = part?;
         if i < n_metadata {
             metadata_len = metadata_len.saturating_add(original);
         } else {
@@ -181,8 +183,8 @@ pub(crate) fn reverse(
     let mut metadata = vec![0u8; metadata_len];
     let output = out.alloc(data_len)?;
     let (mut input_pos, mut md_pos, mut data_pos) = (0usize, 0usize, 0usize);
-    for i in 0..n_total {
-        let (original, compressed) = size_at(i);
+    for (i, part) in sizes().enumerate() {
+        let (original, compressed) = part?;
         let input = &data[input_pos..input_pos + compressed];
         input_pos += compressed;
         let target = if i < n_metadata {

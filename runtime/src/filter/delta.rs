@@ -1,8 +1,13 @@
-//! DELTA (`delta_compressor.cc`): `n u64`, the first value, then each
+//! DELTA (`delta_compressor.cc`): `n u64` (`DeltaHeader` in
+//! spec/filter_metadata.toml, through its generated view), the first value, then each
 //! difference from the previous value, computed in 64 bits and stored
 //! truncated to the value's width, so decoding adds with wrap-around.
 
-use super::stage::{by_width, corrupt, read_uint, write_uint, Fault, StageResult};
+use super::stage::{
+    by_width, corrupt, read_uint, view_fault, write_fault, write_uint, Fault, StageResult,
+};
+use crate::format::generated::DeltaHeaderView;
+use crate::format::view::View;
 
 pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     if !input.len().is_multiple_of(width) {
@@ -12,7 +17,7 @@ pub(crate) fn encode(width: usize, input: &[u8], out: &mut Vec<u8>) -> StageResu
         )));
     }
     let n = input.len() / width;
-    out.extend_from_slice(&(n as u64).to_le_bytes());
+    DeltaHeaderView::write(out, n as u64).map_err(write_fault)?;
     let start = out.len();
     out.resize(start + input.len(), 0);
     by_width!(width, differences(input, &mut out[start..]));
@@ -30,10 +35,9 @@ fn differences<const W: usize>(values: &[u8], out: &mut [u8]) {
 }
 
 pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<()> {
-    let Some((n, body)) = input.split_first_chunk::<8>() else {
-        return corrupt("DELTA input lacks its value count");
-    };
-    let n = u64::from_le_bytes(*n);
+    let (header, body) = DeltaHeaderView::parse_with(input, ())
+        .map_err(|e| view_fault("DELTA input", 0, e.into()))?;
+    let n = header.n_values();
     let declared = out.len() / width;
     // TileDB encodes floor(len / width) values and drops the tail of an input
     // that is not a whole number of values (it stays unwritten; zero here).

@@ -1,6 +1,7 @@
 //! DOUBLE_DELTA (`dd_compressor.cc`).
 //!
-//! Layout: `bitsize u8, n u64`, then either the raw values (when `bitsize`
+//! Layout: `bitsize u8, n u64` (`DoubleDeltaHeader` in
+//! spec/filter_metadata.toml, through its generated view), then either the raw values (when `bitsize`
 //! is at least the value's width in bits minus one) or the first two values
 //! followed by one signed double delta per further value: a sign bit
 //! (1 = negative) and `bitsize` bits of the magnitude, most significant bit
@@ -8,7 +9,11 @@
 //! last, partial word is written too.
 
 use super::datatype::IntKind;
-use super::stage::{corrupt, read_uint, sign_extend, write_uint, Fault, StageResult};
+use super::stage::{
+    corrupt, read_uint, sign_extend, view_fault, write_fault, write_uint, Fault, StageResult,
+};
+use crate::format::generated::DoubleDeltaHeaderView;
+use crate::format::view::View;
 
 /// The value as TileDB widens it to 64 bits before subtracting.
 fn widen(bytes: &[u8], kind: IntKind) -> i128 {
@@ -103,8 +108,7 @@ pub(crate) fn encode(
     }
     let n = input.len() / width;
     let bits = bitsize(kind, count_first_delta, input)?;
-    out.push(bits as u8);
-    out.extend_from_slice(&(n as u64).to_le_bytes());
+    DoubleDeltaHeaderView::write(out, bits as u8, n as u64).map_err(write_fault)?;
     if bits as usize >= width * 8 - 1 {
         out.extend_from_slice(input);
         return Ok(());
@@ -165,12 +169,9 @@ impl BitReader<'_> {
 
 pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let width = kind.size();
-    if input.len() < 9 {
-        return corrupt("DOUBLE_DELTA input lacks its header");
-    }
-    let bits = input[0] as u32;
-    let n = read_uint(&input[1..9], 8);
-    let body = &input[9..];
+    let (header, body) = DoubleDeltaHeaderView::parse_with(input, ())
+        .map_err(|e| view_fault("DOUBLE_DELTA input", 0, e.into()))?;
+    let (bits, n) = (u32::from(header.bitsize()), header.n_values());
     // TileDB encodes floor(len / width) values; an input that is not a whole
     // number of values (e.g. compressed bytes from an earlier filter) keeps
     // its tail only on the raw path, which copies every byte.

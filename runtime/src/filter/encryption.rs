@@ -5,15 +5,17 @@
 //! metadata and restores it on the way back.
 //!
 //! Metadata: `n_metadata_parts u32, n_data_parts u32`, then per part
-//! `{plain u32, encrypted u32, iv[12], tag[16]}`.
+//! `{plain u32, encrypted u32, iv[12], tag[16]}` (`Aes256GcmMetadata` in
+//! spec/filter_metadata.toml, read and written through its generated view).
 //! Data: the ciphertexts, metadata parts first.
 
 use aes_gcm::aead::{AeadCore, AeadInPlace, KeyInit, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
-use super::stage::{corrupt, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
-
-const RECORD: usize = 4 + 4 + 12 + 16;
+use super::stage::{
+    corrupt, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+};
+use crate::format::generated::{Aes256GcmMetadataView, AesPart, AesPartView};
 
 fn cipher(env: &StageEnv<'_>) -> Option<Aes256Gcm> {
     env.ctx
@@ -25,9 +27,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
     let Some(cipher) = cipher(env) else {
         return Err(Fault::Usage("AES-256-GCM needs an encryption key".into()));
     };
-    let mut md = Vec::with_capacity(8 + RECORD * (input.metadata.len() + input.data.len()));
-    md.extend_from_slice(&(input.metadata.len() as u32).to_le_bytes());
-    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut records = Vec::with_capacity(input.metadata.len() + input.data.len());
     let mut out = Vec::with_capacity(input.data_len() + 64);
     for part in input.all_slices() {
         let size =
@@ -38,11 +38,16 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         let tag = cipher
             .encrypt_in_place_detached(&nonce, b"", &mut out[start..])
             .map_err(|_| Fault::Usage("AES-256-GCM encryption failed".into()))?;
-        md.extend_from_slice(&size.to_le_bytes());
-        md.extend_from_slice(&size.to_le_bytes());
-        md.extend_from_slice(&nonce);
-        md.extend_from_slice(&tag);
+        records.push(AesPart {
+            plain_len: size,
+            encrypted_len: size,
+            iv: nonce.to_vec(),
+            tag: tag.to_vec(),
+        });
     }
+    let (md_parts, data_parts) = records.split_at(input.metadata.len());
+    let mut md = Vec::with_capacity(8 + AesPartView::MIN_SIZE * records.len());
+    Aes256GcmMetadataView::write(&mut md, md_parts, data_parts).map_err(write_fault)?;
     Ok(Parts {
         metadata: vec![md],
         data: vec![out.into()],
@@ -60,15 +65,21 @@ pub(crate) fn reverse(
             "the tile is encrypted; an AES-256-GCM key is needed".into(),
         ));
     };
-    let n_metadata = md.u32()? as usize;
-    let n_data = md.u32()? as usize;
-    let records = md.take(n_metadata.saturating_add(n_data).saturating_mul(RECORD))?;
+    let (header, start) = md.read_view::<Aes256GcmMetadataView<'_>>(())?;
+    let n_metadata = header.md_parts().len();
+    let records = || {
+        header
+            .md_parts()
+            .iter()
+            .chain(header.data_parts().iter())
+            .map(|r| r.map_err(|e| md.fault(start, e)))
+    };
     let mut metadata_len = 0usize;
     let mut data_len = 0usize;
     let mut encrypted_len = 0usize;
-    for (i, r) in records.chunks_exact(RECORD).enumerate() {
-        let plain = u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as usize;
-        let encrypted = u32::from_le_bytes([r[4], r[5], r[6], r[7]]) as usize;
+    for (i, r) in records().enumerate() {
+        let r = r?;
+        let (plain, encrypted) = (r.plain_len() as usize, r.encrypted_len() as usize);
         if plain != encrypted {
             return corrupt(format!(
                 "AES part {i}: plaintext {plain} and ciphertext {encrypted} bytes differ"
@@ -90,10 +101,11 @@ pub(crate) fn reverse(
     let mut metadata = vec![0u8; metadata_len];
     let output = out.alloc(data_len)?;
     let (mut pos, mut md_pos, mut data_pos) = (0usize, 0usize, 0usize);
-    for (i, r) in records.chunks_exact(RECORD).enumerate() {
-        let size = u32::from_le_bytes([r[0], r[1], r[2], r[3]]) as usize;
-        let nonce = Nonce::from_slice(&r[8..20]);
-        let tag = Tag::from_slice(&r[20..36]);
+    for (i, r) in records().enumerate() {
+        let r = r?;
+        let size = r.plain_len() as usize;
+        let nonce = Nonce::from_slice(r.iv());
+        let tag = Tag::from_slice(r.tag());
         let target = if i < n_metadata {
             md_pos += size;
             &mut metadata[md_pos - size..md_pos]

@@ -12,10 +12,14 @@
 use super::bit_width_reduction::{value_at, window_bytes};
 use super::datatype::positive_delta_kind;
 use super::stage::{
-    by_width, corrupt, prepend_metadata, read_uint, view, write_uint, Cursor, Fault, MetadataOut,
-    OutBuf, Parts, StageEnv, StageResult,
+    by_width, corrupt, prepend_metadata, read_uint, view, write_fault, write_uint, Cursor, Fault,
+    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
+use crate::format::generated::{
+    PositiveDeltaMetadataView, PositiveDeltaWindow, PositiveDeltaWindowView,
+};
+use crate::format::view::Element;
 
 pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let Some(kind) = positive_delta_kind(env.datatype, env.ctx.version) else {
@@ -30,21 +34,21 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
     let w = kind.size();
     let mut windows = Vec::new();
     let mut out = Vec::with_capacity(input.data_len());
-    let mut n_windows = 0u32;
     for part in &input.data {
         if part.is_empty() {
             continue;
         }
         let size = window_bytes(part.len(), *max_window, w);
         for window in part.chunks(size) {
-            n_windows += 1;
             // TileDB reads the first value even from a window shorter than
             // one value (past its end); we pad with zeros.
             let mut first = [0u8; 8];
             let n = window.len().min(w);
             first[..n].copy_from_slice(&window[..n]);
-            windows.extend_from_slice(&first[..w]);
-            windows.extend_from_slice(&(window.len() as u32).to_le_bytes());
+            windows.push(Window {
+                first,
+                window_bytes: window.len() as u32,
+            });
             if window.len() % w != 0 {
                 out.extend_from_slice(window);
                 continue;
@@ -62,10 +66,23 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
             }
         }
     }
-    let mut md = Vec::with_capacity(4 + windows.len());
-    md.extend_from_slice(&n_windows.to_le_bytes());
-    md.extend_from_slice(&windows);
+    let mut md = Vec::with_capacity(4 + windows.len() * (w + 4));
+    PositiveDeltaMetadataView::write(&mut md, w as u64, &windows).map_err(write_fault)?;
     Ok(prepend_metadata(md, input.metadata, vec![out]))
+}
+
+/// A window as the writer has it (its first value in the first
+/// `value_size` bytes), written as `PositiveDeltaWindow` without building one.
+struct Window {
+    first: [u8; 8],
+    window_bytes: u32,
+}
+
+impl Element<PositiveDeltaWindow, (u64,)> for Window {
+    fn write_element(&self, out: &mut Vec<u8>, (value_size,): (u64,)) -> crate::Result<()> {
+        let first = self.first.get(..value_size as usize).unwrap_or(&self.first);
+        PositiveDeltaWindowView::write(out, value_size, first, self.window_bytes)
+    }
 }
 
 fn undelta<const W: usize>(first: u64, deltas: &[u8], out: &mut [u8]) {
@@ -87,12 +104,13 @@ pub(crate) fn reverse(
         return Ok(MetadataOut::Rest);
     };
     let w = kind.size();
-    let n_windows = md.count(w + 4)?;
+    let (header, start) = md.read_view::<PositiveDeltaMetadataView<'_>>((w as u64,))?;
     let output = out.alloc(data.len())?;
     let mut pos = 0usize;
-    for _ in 0..n_windows {
-        let first = read_uint(md.take(w)?, w);
-        let bytes = md.u32()? as usize;
+    for window in header.windows().iter() {
+        let window = window.map_err(|e| md.fault(start, e))?;
+        let first = read_uint(window.first(), w);
+        let bytes = window.window_bytes() as usize;
         if bytes > data.len() - pos {
             return corrupt(format!(
                 "windows cover more than the {} data bytes",

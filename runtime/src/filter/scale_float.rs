@@ -7,6 +7,7 @@
 //! Metadata: `n_parts u32`, then each part's *output* size `u32`, then the
 //! earlier metadata. One output part per input part.
 
+use super::byteshuffle::{read_sizes, write_part_sizes};
 use super::stage::{
     corrupt, prepend_metadata, read_uint, sign_extend, Cursor, Fault, MetadataOut, OutBuf, Parts,
     StageEnv, StageResult,
@@ -65,8 +66,7 @@ fn to_int(x: f64, width: usize) -> u64 {
 
 pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let p = params(env).map_err(Fault::Usage)?;
-    let mut md = Vec::with_capacity(4 + 4 * input.data.len());
-    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut sizes = Vec::with_capacity(input.data.len());
     let mut outputs = Vec::with_capacity(input.data.len());
     for part in &input.data {
         if part.len() % p.float_width != 0 {
@@ -78,7 +78,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         let n = part.len() / p.float_width;
         let size = u32::try_from(n * p.int_width)
             .map_err(|_| Fault::Usage("part exceeds 4 GiB".into()))?;
-        md.extend_from_slice(&size.to_le_bytes());
+        sizes.push(size);
         let mut out = Vec::with_capacity(size as usize);
         for v in part.chunks_exact(p.float_width) {
             let scaled = if p.float_width == 4 {
@@ -95,6 +95,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
     // TileDB prepends each output part in turn; with the single data part a
     // non-empty chunk has, the order is the same.
     outputs.reverse();
+    let md = write_part_sizes(&sizes)?;
     Ok(prepend_metadata(md, input.metadata, outputs))
 }
 
@@ -105,14 +106,8 @@ pub(crate) fn reverse(
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
     let p = params(env).map_err(Fault::corrupt)?;
-    let n = md.count(4)?;
-    let mut sizes = Vec::with_capacity(n);
-    let mut total_in = 0usize;
-    for _ in 0..n {
-        let size = md.u32()? as usize;
-        total_in = total_in.saturating_add(size);
-        sizes.push(size);
-    }
+    let sizes = read_sizes(md)?;
+    let total_in = sizes.iter().fold(0usize, |sum, s| sum.saturating_add(*s));
     if total_in > data.len() {
         return corrupt(format!(
             "parts declare {total_in} bytes but the data holds {}",

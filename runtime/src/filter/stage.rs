@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 
 use super::{Datatype, Filter, FilterContext};
-use crate::error::Cause;
+use crate::error::{Cause, Error};
+use crate::format::view::View;
 
 /// Why a filter stage failed. The tile code turns it into an [`crate::Error`]
 /// that names the tile, chunk and filter.
@@ -128,26 +129,24 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
-    pub fn array<const N: usize>(&mut self) -> StageResult<[u8; N]> {
-        let mut out = [0u8; N];
-        out.copy_from_slice(self.take(N)?);
-        Ok(out)
-    }
-
-    pub fn u8(&mut self) -> StageResult<u8> {
-        Ok(self.array::<1>()?[0])
-    }
-    pub fn u32(&mut self) -> StageResult<u32> {
-        Ok(u32::from_le_bytes(self.array()?))
-    }
-
-    /// A count of `item_size`-byte records that must all be present.
-    pub fn count(&mut self, item_size: usize) -> StageResult<usize> {
-        let n = self.u32()? as usize;
-        if n.saturating_mul(item_size) > self.remaining() {
-            return Err(self.truncated(n.saturating_mul(item_size)));
+    /// The generated zero-copy view `V` (spec/filter_metadata.toml) read
+    /// at the position, which moves past it. Returns it and where it starts,
+    /// for [`Cursor::fault`] on errors met later in its lists.
+    pub fn read_view<V: View<'a>>(&mut self, args: V::Args) -> StageResult<(V, usize)> {
+        let start = self.pos;
+        match V::parse_with(self.rest(), args) {
+            Ok((value, rest)) => {
+                self.pos = self.bytes.len() - rest.len();
+                Ok((value, start))
+            }
+            Err(e) => Err(self.fault(start, e)),
         }
-        Ok(n)
+    }
+
+    /// A view's error, whose offset counts from `start` of these bytes, as
+    /// a fault naming this cursor's bytes, the byte and the field.
+    pub fn fault(&self, start: usize, err: impl Into<Error>) -> Fault {
+        view_fault(self.what, start, err.into())
     }
 
     /// `needed` bytes at the current position, beyond the end.
@@ -160,6 +159,23 @@ impl<'a> Cursor<'a> {
             },
         )
     }
+}
+
+/// A view's error (offset counted from `start` of the bytes called `what`)
+/// as a stage fault: `WHAT byte N, Struct.field` and its cause.
+pub(crate) fn view_fault(what: &str, start: usize, err: Error) -> Fault {
+    match err {
+        Error::Corrupt { at, cause } => Fault::CorruptPart(
+            format!("{what} byte {}, {}", start as u64 + at.offset, at.field),
+            cause,
+        ),
+        other => Fault::Corrupt(Cause::Text(other.to_string())),
+    }
+}
+
+/// A view writer's refusal (a length that does not fit) as a stage fault.
+pub(crate) fn write_fault(err: Error) -> Fault {
+    Fault::Usage(err.to_string())
 }
 
 /// Where a reverse stage writes its data. The stage that runs last (the

@@ -9,14 +9,17 @@
 //! `id_width u8, str_len_width u8, dict_bytes u32` and the dictionary, a
 //! sequence of `{len (big-endian, str_len_width), bytes}` with no count.
 //! Data: RLE runs `{run_len, str_len, bytes}` or one dictionary id per cell,
-//! all big-endian. Widths are 1, 2, 4 or 8: the smallest that fits.
+//! all big-endian. Widths are 1, 2, 4 or 8: the smallest that fits. The
+//! metadata is `VarStringRleMetadata` / `VarStringDictionaryMetadata` in
+//! spec/filter_metadata.toml, read and written through their generated views.
 
 use std::collections::HashMap;
 
 use super::stage::{
-    corrupt, push_be, read_be, Cursor, Fault, MetadataOut, OutBuf, Parts, StageResult,
+    corrupt, push_be, read_be, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageResult,
 };
 use super::Filter;
+use crate::format::generated::{VarStringDictionaryMetadataView, VarStringRleMetadataView};
 
 /// Which string encoding a filter selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,10 +73,8 @@ fn cells<'a>(data: &'a [u8], offsets: &[u64]) -> StageResult<Vec<&'a [u8]>> {
     Ok(out)
 }
 
-fn u32_len(n: usize, what: &str) -> StageResult<[u8; 4]> {
-    u32::try_from(n)
-        .map(u32::to_le_bytes)
-        .map_err(|_| Fault::Usage(format!("{what} exceeds 4 GiB")))
+fn u32_len(n: usize, what: &str) -> StageResult<u32> {
+    u32::try_from(n).map_err(|_| Fault::Usage(format!("{what} exceeds 4 GiB")))
 }
 
 pub(crate) fn forward<'a>(
@@ -87,12 +88,10 @@ pub(crate) fn forward<'a>(
             "a var-sized tile needs at least one cell".into(),
         ));
     }
-    let mut md = Vec::new();
-    md.extend_from_slice(&0u32.to_le_bytes());
-    md.extend_from_slice(&1u32.to_le_bytes());
-    md.extend_from_slice(&u32_len(data.len(), "var data")?);
+    let input_len = u32_len(data.len(), "var data")?;
     let mut out = Vec::new();
-    let tail: Vec<u8> = match codec {
+    let mut md = Vec::new();
+    match codec {
         StringCodec::Rle => {
             // Runs first, to size the widths.
             let mut runs: Vec<(u64, &[u8])> = Vec::new();
@@ -112,7 +111,15 @@ pub(crate) fn forward<'a>(
                 push_be(&mut out, s.len() as u64, len_w as usize);
                 out.extend_from_slice(s);
             }
-            vec![run_w, len_w]
+            VarStringRleMetadataView::write(
+                &mut md,
+                input_len,
+                u32_len(out.len(), "encoded strings")?,
+                u32_len(cells.len() * 8, "offsets")?,
+                run_w,
+                len_w,
+            )
+            .map_err(write_fault)?;
         }
         StringCodec::Dictionary => {
             let id_w = width_for(cells.len() as u64);
@@ -128,15 +135,18 @@ pub(crate) fn forward<'a>(
                 });
                 push_be(&mut out, id, id_w as usize);
             }
-            let mut tail = vec![id_w, len_w];
-            tail.extend_from_slice(&u32_len(dict.len(), "dictionary")?);
-            tail.extend_from_slice(&dict);
-            tail
+            VarStringDictionaryMetadataView::write(
+                &mut md,
+                input_len,
+                u32_len(out.len(), "encoded strings")?,
+                u32_len(cells.len() * 8, "offsets")?,
+                id_w,
+                len_w,
+                dict.as_slice(),
+            )
+            .map_err(write_fault)?;
         }
-    };
-    md.extend_from_slice(&u32_len(out.len(), "encoded strings")?);
-    md.extend_from_slice(&u32_len(cells.len() * 8, "offsets")?);
-    md.extend_from_slice(&tail);
+    }
     Ok(Parts {
         metadata: vec![md],
         data: vec![out.into()],
@@ -153,11 +163,21 @@ pub(crate) fn reverse(
     expected_cells: u64,
     offsets: &mut Vec<u64>,
 ) -> StageResult<MetadataOut> {
-    let _n_metadata = md.u32()?;
-    let _n_data = md.u32()?;
-    let input_bytes = md.u32()? as usize;
-    let encoded_bytes = md.u32()? as usize;
-    let offsets_bytes = md.u32()? as u64;
+    // The codec's metadata: the sizes, the widths, the dictionary.
+    let (sizes, widths, dict_bytes) = match codec {
+        StringCodec::Rle => {
+            let (h, _) = md.read_view::<VarStringRleMetadataView<'_>>(())?;
+            let sizes = (h.input_len(), h.output_len(), h.offsets_len());
+            (sizes, (h.run_len_width(), h.str_len_width()), &[][..])
+        }
+        StringCodec::Dictionary => {
+            let (h, _) = md.read_view::<VarStringDictionaryMetadataView<'_>>(())?;
+            let sizes = (h.input_len(), h.output_len(), h.offsets_len());
+            (sizes, (h.id_width(), h.str_len_width()), h.dict())
+        }
+    };
+    let (input_bytes, encoded_bytes, offsets_bytes) =
+        (sizes.0 as usize, sizes.1 as usize, u64::from(sizes.2));
     if offsets_bytes != expected_cells.saturating_mul(8) {
         return corrupt(format!(
             "offsets size {offsets_bytes} does not match the tile's {expected_cells} cells"
@@ -194,8 +214,7 @@ pub(crate) fn reverse(
     };
     match codec {
         StringCodec::Rle => {
-            let run_w = valid_width(md.u8()?)?;
-            let len_w = valid_width(md.u8()?)?;
+            let (run_w, len_w) = (valid_width(widths.0)?, valid_width(widths.1)?);
             while input.remaining() > 0 {
                 let run = read_be(input.take(run_w)?, run_w);
                 let len = read_be(input.take(len_w)?, len_w);
@@ -211,10 +230,8 @@ pub(crate) fn reverse(
             }
         }
         StringCodec::Dictionary => {
-            let id_w = valid_width(md.u8()?)?;
-            let len_w = valid_width(md.u8()?)?;
-            let dict_bytes = md.u32()? as usize;
-            let mut dict_cursor = Cursor::new(md.take(dict_bytes)?, "dictionary");
+            let (id_w, len_w) = (valid_width(widths.0)?, valid_width(widths.1)?);
+            let mut dict_cursor = Cursor::new(dict_bytes, "dictionary");
             let mut dict: Vec<&[u8]> = Vec::new();
             while dict_cursor.remaining() > 0 {
                 let len = read_be(dict_cursor.take(len_w)?, len_w);

@@ -18,6 +18,7 @@ use std::io::Cursor as IoCursor;
 
 use image_webp::WebPDecoder;
 
+use super::byteshuffle::{read_sizes, write_part_sizes};
 use super::stage::{
     corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
@@ -151,8 +152,7 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
         return Err(Fault::Usage("not a WebP filter".into()));
     };
     let width = img.stride / img.depth;
-    let mut md = Vec::with_capacity(4 + 4 * input.data.len());
-    md.extend_from_slice(&(input.data.len() as u32).to_le_bytes());
+    let mut sizes = Vec::with_capacity(input.data.len());
     let mut outputs = Vec::with_capacity(input.data.len());
     for part in &input.data {
         if width == 0 || img.height == 0 || part.len() != img.height * width * img.depth {
@@ -165,12 +165,16 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
             )));
         }
         let encoded = encode(&img, part, *quality)?;
-        md.extend_from_slice(&(encoded.len() as u32).to_le_bytes());
+        sizes.push(
+            u32::try_from(encoded.len())
+                .map_err(|_| Fault::Usage("a WebP image exceeds 4 GiB".into()))?,
+        );
         outputs.push(encoded);
     }
     // TileDB prepends each encoded part; the order only matters for
     // several parts, which a non-empty chunk never has.
     outputs.reverse();
+    let md = write_part_sizes(&sizes)?;
     Ok(prepend_metadata(md, input.metadata, outputs))
 }
 
@@ -208,11 +212,10 @@ pub(crate) fn reverse(
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
     let img = image(env).map_err(Fault::corrupt)?;
-    let n = md.count(4)?;
-    let mut images = Vec::with_capacity(n);
+    let sizes = read_sizes(md)?;
+    let mut images = Vec::with_capacity(sizes.len());
     let mut pos = 0usize;
-    for _ in 0..n {
-        let size = md.u32()? as usize;
+    for size in sizes {
         if size > data.len() - pos {
             return corrupt(format!(
                 "WebP part of {size} bytes overruns the {} data bytes",

@@ -8,6 +8,7 @@
 #[rustfmt::skip]
 pub mod generated;
 pub mod io;
+pub mod view;
 
 use crate::error::{Error, Result};
 

@@ -1,10 +1,10 @@
 //! Tiles: the chunked framing of filtered data.
 //!
 //! A filtered tile is `n_chunks u64`, then per chunk `original_len u32,
-//! filtered_len u32, metadata_len u32, metadata, data` (the layout is
-//! described in `spec/generic_tile.toml`; it is hand-written here because it
-//! is the hot path of every read). The sum of the original lengths must equal
-//! the tile's expected unfiltered size.
+//! filtered_len u32, metadata_len u32, metadata, data` (`Tile` and
+//! `TileChunk` in `spec/generic_tile.toml`, read and written here through
+//! their generated zero-copy views, [`TileView`] and [`TileChunkView`]). The
+//! sum of the original lengths must equal the tile's expected unfiltered size.
 //!
 //! Writing cuts a tile into chunks as TileDB does (`WriterTile::compute_chunk_size`,
 //! `FilterPipeline::get_var_chunk_sizes`), runs the pipeline over every chunk
@@ -21,8 +21,10 @@
 //! | var data (cell size = the type's size) | the same | [`filter_var_tile`] |
 //! | var ASCII/UTF8 data whose pipeline encodes whole strings ([`FilterPipeline::skips_offsets`]); its offsets tile is [`SKIPPED_OFFSETS_TILE`] | [`unfilter_var_string_tile`] | [`filter_var_tile`] |
 //!
-//! Errors from a buffer carry offsets within the tile and the field
-//! `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file offset.
+//! Errors from a buffer carry offsets within the tile and the field: the
+//! framing's as the view names it (`Tile.chunks[C], TileChunk.data`), a
+//! filter's `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file
+//! offset.
 
 pub mod generic;
 
@@ -32,6 +34,8 @@ use crate::error::Cause;
 use crate::filter::run::{self, StringCells};
 use crate::filter::stage::{Fault, Parts};
 use crate::filter::{FilterContext, FilterPipeline};
+use crate::format::generated::{TileChunk, TileChunkView, TileView};
+use crate::format::view::{Element, Pieces};
 use crate::{Error, Result};
 
 /// The chunk size TileDB cuts tiles at, whatever the pipeline says
@@ -41,8 +45,6 @@ pub const CHUNK_SIZE: u64 = 64 * 1024;
 /// The stored offsets tile of a var-sized string field whose pipeline
 /// encodes whole strings (see [`FilterPipeline::skips_offsets`]): zero chunks.
 pub const SKIPPED_OFFSETS_TILE: [u8; 8] = [0; 8];
-
-const CHUNK_HEADER: usize = 12;
 
 /// One chunk of a filtered tile, borrowed from the tile's bytes.
 #[derive(Debug, Clone, Copy)]
@@ -58,68 +60,22 @@ pub struct Chunk<'a> {
 }
 
 /// Splits a filtered tile into its chunks, checking every length against
-/// the bytes present.
+/// the bytes present (the generated [`TileView`] of `spec/generic_tile.toml`).
 pub fn parse_chunks(tile: &[u8]) -> Result<Vec<Chunk<'_>>> {
-    let Some((count, mut rest)) = tile.split_first_chunk::<8>() else {
-        return Err(Error::corrupt(
-            0,
-            "n_chunks",
-            Cause::Truncated {
-                needed: 8,
-                available: tile.len() as u64,
-            },
-        ));
-    };
-    let count = u64::from_le_bytes(*count);
-    // Every chunk takes at least its 12-byte header.
-    if count > (rest.len() / CHUNK_HEADER) as u64 {
-        return Err(Error::corrupt(
-            0,
-            "n_chunks",
-            Cause::OutOfRange {
-                value: count,
-                limit: (rest.len() / CHUNK_HEADER) as u64,
-            },
-        ));
-    }
-    let mut chunks = Vec::with_capacity(count as usize);
-    let mut offset = 8usize;
-    for c in 0..count {
-        let field = || format!("chunk {c}");
-        let Some((header, body)) = rest.split_first_chunk::<CHUNK_HEADER>() else {
-            return Err(Error::corrupt(
-                offset as u64,
-                field(),
-                Cause::Truncated {
-                    needed: CHUNK_HEADER as u64,
-                    available: rest.len() as u64,
-                },
-            ));
-        };
-        let word =
-            |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
-        let (original_len, data_len, metadata_len) = (word(0), word(4), word(8));
-        let body_len = metadata_len as usize + data_len as usize;
-        if body_len > body.len() {
-            return Err(Error::corrupt(
-                offset as u64,
-                field(),
-                Cause::Truncated {
-                    needed: body_len as u64,
-                    available: body.len() as u64,
-                },
-            ));
-        }
-        let (metadata, tail) = body.split_at(metadata_len as usize);
-        let (data, tail) = tail.split_at(data_len as usize);
+    // One pass: the chunks are checked as they are read.
+    let framing = TileView::parse_open(tile)?;
+    let mut chunks = Vec::with_capacity(framing.chunks().len());
+    let mut offset = TileView::MIN_SIZE;
+    for chunk in framing.chunks().iter() {
+        let chunk = chunk?;
+        let (metadata, data) = (chunk.metadata(), chunk.data());
         chunks.push(Chunk {
             offset,
-            original_len,
+            original_len: chunk.orig_len(),
             metadata,
             data,
         });
-        offset += CHUNK_HEADER + body_len;
-        rest = tail;
+        offset += TileChunkView::MIN_SIZE + metadata.len() + data.len();
     }
     Ok(chunks)
 }
@@ -672,23 +628,39 @@ fn frame(
     let metadata_len = |p: &Parts<'_>| p.metadata.iter().map(Vec::len).sum::<usize>();
     let total: usize = filtered
         .iter()
-        .map(|p| CHUNK_HEADER + metadata_len(p) + p.data_len())
+        .map(|p| TileChunkView::MIN_SIZE + metadata_len(p) + p.data_len())
         .sum();
-    let mut out = Vec::with_capacity(8 + total);
-    out.extend_from_slice(&(bounds.len() as u64).to_le_bytes());
-    let as_u32 = |n: usize| {
-        u32::try_from(n).map_err(|_| Error::Usage("a filtered chunk exceeds 4 GiB".into()))
-    };
-    for (&(start, end), parts) in bounds.iter().zip(&filtered) {
-        out.extend_from_slice(&as_u32(end - start)?.to_le_bytes());
-        out.extend_from_slice(&as_u32(parts.data_len())?.to_le_bytes());
-        out.extend_from_slice(&as_u32(metadata_len(parts))?.to_le_bytes());
-        // Metadata parts, then data parts, straight into the tile.
-        for part in parts.all_slices() {
-            out.extend_from_slice(part);
-        }
-    }
+    let framed: Vec<FramedChunk<'_, '_>> = bounds
+        .iter()
+        .zip(&filtered)
+        .map(|(&(start, end), parts)| FramedChunk {
+            original_len: end - start,
+            parts,
+        })
+        .collect();
+    let mut out = Vec::with_capacity(TileView::MIN_SIZE + total);
+    TileView::write(&mut out, &framed)?;
     Ok(out)
+}
+
+/// A filtered chunk as [`TileView::write`] takes it: its metadata and data
+/// parts are written straight into the tile, never joined first.
+struct FramedChunk<'p, 'a> {
+    original_len: usize,
+    parts: &'p Parts<'a>,
+}
+
+impl Element<TileChunk, ()> for FramedChunk<'_, '_> {
+    fn write_element(&self, out: &mut Vec<u8>, (): ()) -> Result<()> {
+        let original_len = u32::try_from(self.original_len)
+            .map_err(|_| Error::Usage("a chunk exceeds 4 GiB".into()))?;
+        TileChunkView::write(
+            out,
+            original_len,
+            &Pieces(&self.parts.metadata),
+            &Pieces(&self.parts.data),
+        )
+    }
 }
 
 /// Filters a tile of fixed-size cells (or an offsets, validity or generic

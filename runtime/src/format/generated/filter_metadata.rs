@@ -44,6 +44,160 @@ impl CompressionChunkMetadata {
     pub const MIN_SIZE: u64 = 8;
 }
 
+/// A zero-copy view of [`CompressionChunkMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct CompressionChunkMetadataView<'a> {
+    run0: &'a [u8; 8],
+    md_parts: crate::format::view::ViewList<'a, CompressedPartView<'a>>,
+    data_parts: crate::format::view::ViewList<'a, CompressedPartView<'a>>,
+}
+impl<'a> CompressionChunkMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `CompressionChunkMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `CompressionChunkMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "CompressionChunkMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "CompressionChunkMetadata.md_parts",
+        )?;
+        let data_parts = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (),
+            "CompressionChunkMetadata.data_parts",
+        )?;
+        Ok(CompressionChunkMetadataView {
+            run0,
+            md_parts,
+            data_parts,
+        })
+    }
+    /// Number of metadata parts compressed (the earlier filters' metadata).
+    #[inline]
+    pub fn n_md_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Number of data parts compressed.
+    #[inline]
+    pub fn n_data_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Sizes of each compressed metadata part.
+    #[inline]
+    pub fn md_parts(&self) -> crate::format::view::ViewList<'a, CompressedPartView<'a>> {
+        self.md_parts
+    }
+    /// Sizes of each compressed data part.
+    #[inline]
+    pub fn data_parts(
+        &self,
+    ) -> crate::format::view::ViewList<'a, CompressedPartView<'a>> {
+        self.data_parts
+    }
+    /// Appends a `CompressionChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        md_parts: &[impl crate::format::view::Element<CompressedPart, ()>],
+        data_parts: &[impl crate::format::view::Element<CompressedPart, ()>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_parts.len(), "CompressionChunkMetadata.n_md_parts")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_parts.len(), "CompressionChunkMetadata.n_data_parts")?
+                    .to_le_bytes(),
+            );
+            for item in md_parts {
+                item.write_element(out, ())?;
+            }
+            for item in data_parts {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for CompressionChunkMetadataView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "CompressionChunkMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "CompressionChunkMetadata.md_parts",
+        )?;
+        let (data_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (),
+            "CompressionChunkMetadata.data_parts",
+        )?;
+        Ok((
+            CompressionChunkMetadataView {
+                run0,
+                md_parts,
+                data_parts,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<CompressionChunkMetadata, ()>
+for CompressionChunkMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        CompressionChunkMetadataView::write(
+            out,
+            item.md_parts.as_slice(),
+            item.data_parts.as_slice(),
+        )
+    }
+}
+
 /// Sizes of one compressed part.
 ///
 /// Source: `format_spec/tile.md#compression-filters`.
@@ -64,6 +218,75 @@ pub struct CompressedPart {
 impl CompressedPart {
     /// The fewest bytes a `CompressedPart` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
+}
+
+/// A zero-copy view of [`CompressedPart`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct CompressedPartView<'a> {
+    run0: &'a [u8; 8],
+}
+impl<'a> CompressedPartView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `CompressedPart` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Bytes of the part before compression.
+    #[inline]
+    pub fn orig_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Bytes of the compressed part.
+    #[inline]
+    pub fn compressed_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Appends a `CompressedPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        orig_len: u32,
+        compressed_len: u32,
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(&compressed_len.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for CompressedPartView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        Some(8)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "CompressedPart.orig_len")?;
+        Ok((CompressedPartView { run0 }, rest))
+    }
+}
+
+impl crate::format::view::Element<CompressedPart, ()> for CompressedPart {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        CompressedPartView::write(out, item.orig_len, item.compressed_len)
+    }
 }
 
 /// Metadata of CHECKSUM_MD5 (16-byte digests) or CHECKSUM_SHA256 (32-byte digests): a checksum of every earlier metadata part, then of every data part. The data and the earlier metadata pass through unchanged (the earlier metadata follows this struct). Readers may skip validation when configured to.
@@ -111,6 +334,162 @@ impl ChecksumChunkMetadata {
     pub const MIN_SIZE: u64 = 8;
 }
 
+/// A zero-copy view of [`ChecksumChunkMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct ChecksumChunkMetadataView<'a> {
+    run0: &'a [u8; 8],
+    md_checksums: crate::format::view::ViewList<'a, ChecksumView<'a>>,
+    data_checksums: crate::format::view::ViewList<'a, ChecksumView<'a>>,
+}
+impl<'a> ChecksumChunkMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `ChecksumChunkMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], digest_len: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (digest_len,))?)
+    }
+    /// Reads a `ChecksumChunkMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        digest_len: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "ChecksumChunkMetadata.n_md_checksums")?;
+        let (md_checksums, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (digest_len,),
+            "ChecksumChunkMetadata.md_checksums",
+        )?;
+        let data_checksums = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (digest_len,),
+            "ChecksumChunkMetadata.data_checksums",
+        )?;
+        Ok(ChecksumChunkMetadataView {
+            run0,
+            md_checksums,
+            data_checksums,
+        })
+    }
+    /// Number of checksums of metadata parts.
+    #[inline]
+    pub fn n_md_checksums(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Number of checksums of data parts.
+    #[inline]
+    pub fn n_data_checksums(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Checksums of the metadata parts.
+    #[inline]
+    pub fn md_checksums(&self) -> crate::format::view::ViewList<'a, ChecksumView<'a>> {
+        self.md_checksums
+    }
+    /// Checksums of the data parts.
+    #[inline]
+    pub fn data_checksums(&self) -> crate::format::view::ViewList<'a, ChecksumView<'a>> {
+        self.data_checksums
+    }
+    /// Appends a `ChecksumChunkMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        digest_len: u64,
+        md_checksums: &[impl crate::format::view::Element<Checksum, (u64,)>],
+        data_checksums: &[impl crate::format::view::Element<Checksum, (u64,)>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_checksums.len(), "ChecksumChunkMetadata.n_md_checksums")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_checksums.len(), "ChecksumChunkMetadata.n_data_checksums")?
+                    .to_le_bytes(),
+            );
+            for item in md_checksums {
+                item.write_element(out, (digest_len,))?;
+            }
+            for item in data_checksums {
+                item.write_element(out, (digest_len,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for ChecksumChunkMetadataView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (digest_len,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "ChecksumChunkMetadata.n_md_checksums")?;
+        let (md_checksums, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (digest_len,),
+            "ChecksumChunkMetadata.md_checksums",
+        )?;
+        let (data_checksums, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (digest_len,),
+            "ChecksumChunkMetadata.data_checksums",
+        )?;
+        Ok((
+            ChecksumChunkMetadataView {
+                run0,
+                md_checksums,
+                data_checksums,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<ChecksumChunkMetadata, (u64,)>
+for ChecksumChunkMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        ChecksumChunkMetadataView::write(
+            out,
+            args.0,
+            item.md_checksums.as_slice(),
+            item.data_checksums.as_slice(),
+        )
+    }
+}
+
 /// The checksum of one part.
 ///
 /// Source: `format_spec/tile.md#checksum-filters`.
@@ -135,6 +514,100 @@ pub struct Checksum {
 impl Checksum {
     /// The fewest bytes a `Checksum` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
+}
+
+/// A zero-copy view of [`Checksum`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct ChecksumView<'a> {
+    run0: &'a [u8; 8],
+    digest: &'a [u8],
+}
+impl<'a> ChecksumView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `Checksum` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], digest_len: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (digest_len,))?)
+    }
+    /// Bytes of the part that was checksummed.
+    #[inline]
+    pub fn part_len(&self) -> u64 {
+        u64::from_le_bytes([
+            self.run0[0],
+            self.run0[1],
+            self.run0[2],
+            self.run0[3],
+            self.run0[4],
+            self.run0[5],
+            self.run0[6],
+            self.run0[7],
+        ])
+    }
+    /// The digest of the part.
+    #[inline]
+    pub fn digest(&self) -> &'a [u8] {
+        self.digest
+    }
+    /// Appends a `Checksum` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        digest_len: u64,
+        part_len: u64,
+        digest: &(impl crate::format::view::ByteSource + ?Sized),
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&part_len.to_le_bytes());
+            crate::format::view::check_len(
+                digest.byte_len() as u64,
+                digest_len,
+                "Checksum.digest",
+            )?;
+            digest.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for ChecksumView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(args: Self::Args) -> Option<usize> {
+        let size: usize = 8;
+        let size = size.checked_add(usize::try_from(args.0).ok()?)?;
+        Some(size)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (digest_len,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Checksum.part_len")?;
+        let (digest, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            digest_len,
+            "Checksum.digest",
+        )?;
+        Ok((ChecksumView { run0, digest }, rest))
+    }
+}
+
+impl crate::format::view::Element<Checksum, (u64,)> for Checksum {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        ChecksumView::write(out, args.0, item.part_len, item.digest.as_slice())
+    }
 }
 
 /// Metadata of BYTESHUFFLE, BITSHUFFLE and XOR (the size of each data part, which the filter transforms in place), SCALE_FLOAT (the size of each output part of narrow integers) and WEBP (the size of each encoded WebP bitstream). The earlier metadata follows unchanged.
@@ -164,6 +637,113 @@ pub struct PartSizesMetadata {
 impl PartSizesMetadata {
     /// The fewest bytes a `PartSizesMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
+}
+
+/// A zero-copy view of [`PartSizesMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct PartSizesMetadataView<'a> {
+    run0: &'a [u8; 4],
+    part_sizes: crate::format::view::ViewList<'a, u32>,
+}
+impl<'a> PartSizesMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 4;
+    /// Reads a `PartSizesMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `PartSizesMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PartSizesMetadata.n_parts")?;
+        let part_sizes = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "PartSizesMetadata.part_sizes",
+        )?;
+        Ok(PartSizesMetadataView {
+            run0,
+            part_sizes,
+        })
+    }
+    /// Number of data parts.
+    #[inline]
+    pub fn n_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Bytes of each data part, in order.
+    #[inline]
+    pub fn part_sizes(&self) -> crate::format::view::ViewList<'a, u32> {
+        self.part_sizes
+    }
+    /// Appends a `PartSizesMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(out: &mut Vec<u8>, part_sizes: &[u32]) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(part_sizes.len(), "PartSizesMetadata.n_parts")?
+                    .to_le_bytes(),
+            );
+            for value in part_sizes {
+                out.extend_from_slice(&value.to_le_bytes());
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for PartSizesMetadataView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 4;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PartSizesMetadata.n_parts")?;
+        let (part_sizes, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "PartSizesMetadata.part_sizes",
+        )?;
+        Ok((
+            PartSizesMetadataView {
+                run0,
+                part_sizes,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<PartSizesMetadata, ()> for PartSizesMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        PartSizesMetadataView::write(out, item.part_sizes.as_slice())
+    }
 }
 
 /// Metadata of BIT_WIDTH_REDUCTION on 16/32/64-bit integers (and date/time from version 20). Each part is cut into windows of at most max_window bytes (rounded down to whole values); a window whose values all fit in fewer bits after subtracting its minimum is stored as values of that narrower width (signed for signed types), otherwise raw.
@@ -201,6 +781,132 @@ impl BitWidthReductionMetadata {
     pub const MIN_SIZE: u64 = 8;
 }
 
+/// A zero-copy view of [`BitWidthReductionMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct BitWidthReductionMetadataView<'a> {
+    run0: &'a [u8; 8],
+    windows: crate::format::view::ViewList<'a, BitWidthWindowView<'a>>,
+}
+impl<'a> BitWidthReductionMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `BitWidthReductionMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// Reads a `BitWidthReductionMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        value_size: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "BitWidthReductionMetadata.orig_len")?;
+        let windows = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (value_size,),
+            "BitWidthReductionMetadata.windows",
+        )?;
+        Ok(BitWidthReductionMetadataView {
+            run0,
+            windows,
+        })
+    }
+    /// Total bytes of the filter's input.
+    #[inline]
+    pub fn orig_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Number of windows over all parts.
+    #[inline]
+    pub fn n_windows(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// The windows, in order.
+    #[inline]
+    pub fn windows(&self) -> crate::format::view::ViewList<'a, BitWidthWindowView<'a>> {
+        self.windows
+    }
+    /// Appends a `BitWidthReductionMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        value_size: u64,
+        orig_len: u32,
+        windows: &[impl crate::format::view::Element<BitWidthWindow, (u64,)>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(windows.len(), "BitWidthReductionMetadata.n_windows")?
+                    .to_le_bytes(),
+            );
+            for item in windows {
+                item.write_element(out, (value_size,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for BitWidthReductionMetadataView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "BitWidthReductionMetadata.orig_len")?;
+        let (windows, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (value_size,),
+            "BitWidthReductionMetadata.windows",
+        )?;
+        Ok((
+            BitWidthReductionMetadataView {
+                run0,
+                windows,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<BitWidthReductionMetadata, (u64,)>
+for BitWidthReductionMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        BitWidthReductionMetadataView::write(
+            out,
+            args.0,
+            item.orig_len,
+            item.windows.as_slice(),
+        )
+    }
+}
+
 /// One window of bit-width reduction.
 ///
 /// Source: `tiledb/sm/filter/bit_width_reduction_filter.cc`.
@@ -236,6 +942,104 @@ impl BitWidthWindow {
     pub const MIN_SIZE: u64 = 5;
 }
 
+/// A zero-copy view of [`BitWidthWindow`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct BitWidthWindowView<'a> {
+    offset: &'a [u8],
+    run1: &'a [u8; 5],
+}
+impl<'a> BitWidthWindowView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 5;
+    /// Reads a `BitWidthWindow` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// The window's minimum, a value of the input type, subtracted from every value of the window.
+    #[inline]
+    pub fn offset(&self) -> &'a [u8] {
+        self.offset
+    }
+    /// Width of the stored values: 8, 16, 32 or 64.
+    #[inline]
+    pub fn bits(&self) -> u8 {
+        u8::from_le_bytes([self.run1[0]])
+    }
+    /// Bytes of the window's input values.
+    #[inline]
+    pub fn window_bytes(&self) -> u32 {
+        u32::from_le_bytes([self.run1[1], self.run1[2], self.run1[3], self.run1[4]])
+    }
+    /// Appends a `BitWidthWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        value_size: u64,
+        offset: &(impl crate::format::view::ByteSource + ?Sized),
+        bits: u8,
+        window_bytes: u32,
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            crate::format::view::check_len(
+                offset.byte_len() as u64,
+                value_size,
+                "BitWidthWindow.offset",
+            )?;
+            offset.append_to(out);
+            out.extend_from_slice(&bits.to_le_bytes());
+            out.extend_from_slice(&window_bytes.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for BitWidthWindowView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 5;
+    #[inline]
+    fn stride(args: Self::Args) -> Option<usize> {
+        let size: usize = 5;
+        let size = size.checked_add(usize::try_from(args.0).ok()?)?;
+        Some(size)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (offset, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            value_size,
+            "BitWidthWindow.offset",
+        )?;
+        let (run1, rest) = crate::format::view::fixed::<
+            5,
+        >(rest, bytes.len() - rest.len(), "BitWidthWindow.bits")?;
+        Ok((BitWidthWindowView { offset, run1 }, rest))
+    }
+}
+
+impl crate::format::view::Element<BitWidthWindow, (u64,)> for BitWidthWindow {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        BitWidthWindowView::write(
+            out,
+            args.0,
+            item.offset.as_slice(),
+            item.bits,
+            item.window_bytes,
+        )
+    }
+}
+
 /// Metadata of POSITIVE_DELTA on integers (BOOL and BLOB as u8; date/time from version 20). Each window stores the difference of each value from the previous one, the first value being the window's own start, so the first stored delta is 0. A window that is not a whole number of values is stored raw.
 ///
 /// Source: `tiledb/sm/filter/positive_delta_filter.cc`.
@@ -267,6 +1071,122 @@ impl PositiveDeltaMetadata {
     pub const MIN_SIZE: u64 = 4;
 }
 
+/// A zero-copy view of [`PositiveDeltaMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct PositiveDeltaMetadataView<'a> {
+    run0: &'a [u8; 4],
+    windows: crate::format::view::ViewList<'a, PositiveDeltaWindowView<'a>>,
+}
+impl<'a> PositiveDeltaMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 4;
+    /// Reads a `PositiveDeltaMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// Reads a `PositiveDeltaMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+        value_size: u64,
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PositiveDeltaMetadata.n_windows")?;
+        let windows = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (value_size,),
+            "PositiveDeltaMetadata.windows",
+        )?;
+        Ok(PositiveDeltaMetadataView {
+            run0,
+            windows,
+        })
+    }
+    /// Number of windows over all parts.
+    #[inline]
+    pub fn n_windows(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// The windows, in order.
+    #[inline]
+    pub fn windows(
+        &self,
+    ) -> crate::format::view::ViewList<'a, PositiveDeltaWindowView<'a>> {
+        self.windows
+    }
+    /// Appends a `PositiveDeltaMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        value_size: u64,
+        windows: &[impl crate::format::view::Element<PositiveDeltaWindow, (u64,)>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(windows.len(), "PositiveDeltaMetadata.n_windows")?
+                    .to_le_bytes(),
+            );
+            for item in windows {
+                item.write_element(out, (value_size,))?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for PositiveDeltaMetadataView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 4;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PositiveDeltaMetadata.n_windows")?;
+        let (windows, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (value_size,),
+            "PositiveDeltaMetadata.windows",
+        )?;
+        Ok((
+            PositiveDeltaMetadataView {
+                run0,
+                windows,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<PositiveDeltaMetadata, (u64,)>
+for PositiveDeltaMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        PositiveDeltaMetadataView::write(out, args.0, item.windows.as_slice())
+    }
+}
+
 /// One window of positive delta encoding.
 ///
 /// Source: `format_spec/tile.md#positive-delta-encoding-filter`.
@@ -294,6 +1214,102 @@ pub struct PositiveDeltaWindow {
 impl PositiveDeltaWindow {
     /// The fewest bytes a `PositiveDeltaWindow` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 4;
+}
+
+/// A zero-copy view of [`PositiveDeltaWindow`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct PositiveDeltaWindowView<'a> {
+    first: &'a [u8],
+    run1: &'a [u8; 4],
+}
+impl<'a> PositiveDeltaWindowView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 4;
+    /// Reads a `PositiveDeltaWindow` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8], value_size: u64) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, (value_size,))?)
+    }
+    /// The window's first value, from which the deltas start.
+    #[inline]
+    pub fn first(&self) -> &'a [u8] {
+        self.first
+    }
+    /// Bytes of the window (input and output have the same size).
+    #[inline]
+    pub fn window_bytes(&self) -> u32 {
+        u32::from_le_bytes([self.run1[0], self.run1[1], self.run1[2], self.run1[3]])
+    }
+    /// Appends a `PositiveDeltaWindow` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        value_size: u64,
+        first: &(impl crate::format::view::ByteSource + ?Sized),
+        window_bytes: u32,
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            crate::format::view::check_len(
+                first.byte_len() as u64,
+                value_size,
+                "PositiveDeltaWindow.first",
+            )?;
+            first.append_to(out);
+            out.extend_from_slice(&window_bytes.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for PositiveDeltaWindowView<'a> {
+    type Args = (u64,);
+    const MIN_SIZE: usize = 4;
+    #[inline]
+    fn stride(args: Self::Args) -> Option<usize> {
+        let size: usize = 4;
+        let size = size.checked_add(usize::try_from(args.0).ok()?)?;
+        Some(size)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let (value_size,) = args;
+        let rest = bytes;
+        let (first, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            value_size,
+            "PositiveDeltaWindow.first",
+        )?;
+        let (run1, rest) = crate::format::view::fixed::<
+            4,
+        >(rest, bytes.len() - rest.len(), "PositiveDeltaWindow.window_bytes")?;
+        Ok((
+            PositiveDeltaWindowView {
+                first,
+                run1,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<PositiveDeltaWindow, (u64,)> for PositiveDeltaWindow {
+    fn write_element(&self, out: &mut Vec<u8>, args: (u64,)) -> crate::Result<()> {
+        let item = self;
+        PositiveDeltaWindowView::write(
+            out,
+            args.0,
+            item.first.as_slice(),
+            item.window_bytes,
+        )
+    }
 }
 
 /// Metadata of the internal AES-256-GCM filter (type 11): one entry per earlier metadata part, then per data part. Its data is the ciphertexts in the same order (as long as the plaintexts); the earlier metadata is NOT kept in the chunk metadata, only encrypted in the data. Each part has a random 12-byte IV and no additional authenticated data.
@@ -336,6 +1352,157 @@ impl Aes256GcmMetadata {
     pub const MIN_SIZE: u64 = 8;
 }
 
+/// A zero-copy view of [`Aes256GcmMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct Aes256GcmMetadataView<'a> {
+    run0: &'a [u8; 8],
+    md_parts: crate::format::view::ViewList<'a, AesPartView<'a>>,
+    data_parts: crate::format::view::ViewList<'a, AesPartView<'a>>,
+}
+impl<'a> Aes256GcmMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `Aes256GcmMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `Aes256GcmMetadata` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Aes256GcmMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "Aes256GcmMetadata.md_parts",
+        )?;
+        let data_parts = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (),
+            "Aes256GcmMetadata.data_parts",
+        )?;
+        Ok(Aes256GcmMetadataView {
+            run0,
+            md_parts,
+            data_parts,
+        })
+    }
+    /// Number of encrypted metadata parts.
+    #[inline]
+    pub fn n_md_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Number of encrypted data parts.
+    #[inline]
+    pub fn n_data_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// The metadata parts.
+    #[inline]
+    pub fn md_parts(&self) -> crate::format::view::ViewList<'a, AesPartView<'a>> {
+        self.md_parts
+    }
+    /// The data parts.
+    #[inline]
+    pub fn data_parts(&self) -> crate::format::view::ViewList<'a, AesPartView<'a>> {
+        self.data_parts
+    }
+    /// Appends a `Aes256GcmMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        md_parts: &[impl crate::format::view::Element<AesPart, ()>],
+        data_parts: &[impl crate::format::view::Element<AesPart, ()>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(md_parts.len(), "Aes256GcmMetadata.n_md_parts")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data_parts.len(), "Aes256GcmMetadata.n_data_parts")?
+                    .to_le_bytes(),
+            );
+            for item in md_parts {
+                item.write_element(out, ())?;
+            }
+            for item in data_parts {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for Aes256GcmMetadataView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Aes256GcmMetadata.n_md_parts")?;
+        let (md_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            (),
+            "Aes256GcmMetadata.md_parts",
+        )?;
+        let (data_parts, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            (),
+            "Aes256GcmMetadata.data_parts",
+        )?;
+        Ok((
+            Aes256GcmMetadataView {
+                run0,
+                md_parts,
+                data_parts,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<Aes256GcmMetadata, ()> for Aes256GcmMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        Aes256GcmMetadataView::write(
+            out,
+            item.md_parts.as_slice(),
+            item.data_parts.as_slice(),
+        )
+    }
+}
+
 /// One part encrypted with AES-256-GCM.
 ///
 /// Source: `format_spec/tile.md#encryption-filters`.
@@ -368,6 +1535,97 @@ impl AesPart {
     pub const MIN_SIZE: u64 = 36;
 }
 
+/// A zero-copy view of [`AesPart`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct AesPartView<'a> {
+    run0: &'a [u8; 36],
+}
+impl<'a> AesPartView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 36;
+    /// Reads a `AesPart` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Bytes of the plaintext.
+    #[inline]
+    pub fn plain_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Bytes of the ciphertext.
+    #[inline]
+    pub fn encrypted_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// The initialization vector.
+    #[inline]
+    pub fn iv(&self) -> &'a [u8] {
+        &self.run0[8..20]
+    }
+    /// The authentication tag.
+    #[inline]
+    pub fn tag(&self) -> &'a [u8] {
+        &self.run0[20..36]
+    }
+    /// Appends a `AesPart` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        plain_len: u32,
+        encrypted_len: u32,
+        iv: &[u8],
+        tag: &[u8],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&plain_len.to_le_bytes());
+            out.extend_from_slice(&encrypted_len.to_le_bytes());
+            crate::format::view::check_len(iv.len() as u64, 12, "AesPart.iv")?;
+            out.extend_from_slice(iv);
+            crate::format::view::check_len(tag.len() as u64, 16, "AesPart.tag")?;
+            out.extend_from_slice(tag);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for AesPartView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 36;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        Some(36)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            36,
+        >(rest, bytes.len() - rest.len(), "AesPart.plain_len")?;
+        Ok((AesPartView { run0 }, rest))
+    }
+}
+
+impl crate::format::view::Element<AesPart, ()> for AesPart {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        AesPartView::write(
+            out,
+            item.plain_len,
+            item.encrypted_len,
+            item.iv.as_slice(),
+            item.tag.as_slice(),
+        )
+    }
+}
+
 /// The start of every part compressed by DOUBLE_DELTA (in the compression filter's data, not its metadata). When bitsize ≥ 8·sizeof(T) − 1 the n raw values follow. Otherwise the first and second values follow (as T), then for each later value the double delta (x\[i\] − x\[i−1\]) − (x\[i−1\] − x\[i−2\]) as a sign bit (1 = negative) and `bitsize` bits of its magnitude, packed from the most significant bit of 64-bit words written little-endian; the last word is zero-padded.
 ///
 /// Source: `format_spec/filters/double_delta.md`.
@@ -390,6 +1648,80 @@ impl DoubleDeltaHeader {
     pub const MIN_SIZE: u64 = 9;
 }
 
+/// A zero-copy view of [`DoubleDeltaHeader`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct DoubleDeltaHeaderView<'a> {
+    run0: &'a [u8; 9],
+}
+impl<'a> DoubleDeltaHeaderView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 9;
+    /// Reads a `DoubleDeltaHeader` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Bits per double-delta magnitude; 0 when there are at most two values.
+    #[inline]
+    pub fn bitsize(&self) -> u8 {
+        u8::from_le_bytes([self.run0[0]])
+    }
+    /// Number of values (T) in the part.
+    #[inline]
+    pub fn n_values(&self) -> u64 {
+        u64::from_le_bytes([
+            self.run0[1],
+            self.run0[2],
+            self.run0[3],
+            self.run0[4],
+            self.run0[5],
+            self.run0[6],
+            self.run0[7],
+            self.run0[8],
+        ])
+    }
+    /// Appends a `DoubleDeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(out: &mut Vec<u8>, bitsize: u8, n_values: u64) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&bitsize.to_le_bytes());
+            out.extend_from_slice(&n_values.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for DoubleDeltaHeaderView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 9;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        Some(9)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            9,
+        >(rest, bytes.len() - rest.len(), "DoubleDeltaHeader.bitsize")?;
+        Ok((DoubleDeltaHeaderView { run0 }, rest))
+    }
+}
+
+impl crate::format::view::Element<DoubleDeltaHeader, ()> for DoubleDeltaHeader {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        DoubleDeltaHeaderView::write(out, item.bitsize, item.n_values)
+    }
+}
+
 /// The start of every part compressed by DELTA: the count, then the first value and each difference from the previous value, all as T (differences computed in i64 and truncated to T).
 ///
 /// Source: `format_spec/filters/delta.md`.
@@ -406,6 +1738,74 @@ pub struct DeltaHeader {
 impl DeltaHeader {
     /// The fewest bytes a `DeltaHeader` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 8;
+}
+
+/// A zero-copy view of [`DeltaHeader`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct DeltaHeaderView<'a> {
+    run0: &'a [u8; 8],
+}
+impl<'a> DeltaHeaderView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `DeltaHeader` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Number of values (T) in the part.
+    #[inline]
+    pub fn n_values(&self) -> u64 {
+        u64::from_le_bytes([
+            self.run0[0],
+            self.run0[1],
+            self.run0[2],
+            self.run0[3],
+            self.run0[4],
+            self.run0[5],
+            self.run0[6],
+            self.run0[7],
+        ])
+    }
+    /// Appends a `DeltaHeader` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(out: &mut Vec<u8>, n_values: u64) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&n_values.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for DeltaHeaderView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        Some(8)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "DeltaHeader.n_values")?;
+        Ok((DeltaHeaderView { run0 }, rest))
+    }
+}
+
+impl crate::format::view::Element<DeltaHeader, ()> for DeltaHeader {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        DeltaHeaderView::write(out, item.n_values)
+    }
 }
 
 /// Metadata of an RLE filter applied to var-sized strings whose offsets it absorbs (ASCII from version 12, UTF-8 from version 17; the filter must be first). The tile is one chunk; its offsets tile is empty on disk (n_chunks = 0) and the reader rebuilds the offsets. Data: runs of {run length, string length, string bytes}, both lengths big-endian of the widths given here.
@@ -448,6 +1848,127 @@ pub struct VarStringRleMetadata {
 impl VarStringRleMetadata {
     /// The fewest bytes a `VarStringRleMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 22;
+}
+
+/// A zero-copy view of [`VarStringRleMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct VarStringRleMetadataView<'a> {
+    run0: &'a [u8; 22],
+}
+impl<'a> VarStringRleMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 22;
+    /// Reads a `VarStringRleMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Always 0.
+    #[inline]
+    pub fn n_md_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Always 1.
+    #[inline]
+    pub fn n_data_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Bytes of the strings (the unfiltered var tile).
+    #[inline]
+    pub fn input_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
+    }
+    /// Bytes of the encoded runs.
+    #[inline]
+    pub fn output_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[12], self.run0[13], self.run0[14], self.run0[15]])
+    }
+    /// Bytes of the rebuilt offsets: 8 × the number of cells.
+    #[inline]
+    pub fn offsets_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[16], self.run0[17], self.run0[18], self.run0[19]])
+    }
+    /// Bytes of each run length: 1, 2, 4 or 8.
+    #[inline]
+    pub fn run_len_width(&self) -> u8 {
+        u8::from_le_bytes([self.run0[20]])
+    }
+    /// Bytes of each string length: 1, 2, 4 or 8.
+    #[inline]
+    pub fn str_len_width(&self) -> u8 {
+        u8::from_le_bytes([self.run0[21]])
+    }
+    /// Appends a `VarStringRleMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        input_len: u32,
+        output_len: u32,
+        offsets_len: u32,
+        run_len_width: u8,
+        str_len_width: u8,
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&u32::to_le_bytes(0));
+            out.extend_from_slice(&u32::to_le_bytes(1));
+            out.extend_from_slice(&input_len.to_le_bytes());
+            out.extend_from_slice(&output_len.to_le_bytes());
+            out.extend_from_slice(&offsets_len.to_le_bytes());
+            out.extend_from_slice(&run_len_width.to_le_bytes());
+            out.extend_from_slice(&str_len_width.to_le_bytes());
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for VarStringRleMetadataView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 22;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        Some(22)
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            22,
+        >(rest, bytes.len() - rest.len(), "VarStringRleMetadata.n_md_parts")?;
+        crate::format::view::check_value(
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            0,
+            (bytes.len() - rest.len() - 22) as u64,
+            "VarStringRleMetadata.n_md_parts",
+        )?;
+        crate::format::view::check_value(
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            1,
+            (bytes.len() - rest.len() - 22) as u64 + 4,
+            "VarStringRleMetadata.n_data_parts",
+        )?;
+        Ok((VarStringRleMetadataView { run0 }, rest))
+    }
+}
+
+impl crate::format::view::Element<VarStringRleMetadata, ()> for VarStringRleMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        VarStringRleMetadataView::write(
+            out,
+            item.input_len,
+            item.output_len,
+            item.offsets_len,
+            item.run_len_width,
+            item.str_len_width,
+        )
+    }
 }
 
 /// Metadata of a DICTIONARY filter on var-sized strings (ASCII from version 13, UTF-8 from version 17; the filter must be first). As for RLE the tile is one chunk and the offsets tile is empty. Data: one big-endian id of id_width bytes per cell; ids number the distinct strings in order of first appearance.
@@ -503,4 +2024,158 @@ pub struct VarStringDictionaryMetadata {
 impl VarStringDictionaryMetadata {
     /// The fewest bytes a `VarStringDictionaryMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 26;
+}
+
+/// A zero-copy view of [`VarStringDictionaryMetadata`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct VarStringDictionaryMetadataView<'a> {
+    run0: &'a [u8; 26],
+    dict: &'a [u8],
+}
+impl<'a> VarStringDictionaryMetadataView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 26;
+    /// Reads a `VarStringDictionaryMetadata` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Always 0.
+    #[inline]
+    pub fn n_md_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Always 1.
+    #[inline]
+    pub fn n_data_parts(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Bytes of the strings (the unfiltered var tile).
+    #[inline]
+    pub fn input_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
+    }
+    /// Bytes of the encoded ids.
+    #[inline]
+    pub fn output_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[12], self.run0[13], self.run0[14], self.run0[15]])
+    }
+    /// Bytes of the rebuilt offsets: 8 × the number of cells.
+    #[inline]
+    pub fn offsets_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[16], self.run0[17], self.run0[18], self.run0[19]])
+    }
+    /// Bytes of each id: 1, 2, 4 or 8.
+    #[inline]
+    pub fn id_width(&self) -> u8 {
+        u8::from_le_bytes([self.run0[20]])
+    }
+    /// Bytes of each dictionary string length: 1, 2, 4 or 8.
+    #[inline]
+    pub fn str_len_width(&self) -> u8 {
+        u8::from_le_bytes([self.run0[21]])
+    }
+    /// Bytes of the serialized dictionary.
+    #[inline]
+    pub fn dict_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[22], self.run0[23], self.run0[24], self.run0[25]])
+    }
+    /// The distinct strings in id order, each as a big-endian length (str_len_width bytes) and the string bytes.
+    #[inline]
+    pub fn dict(&self) -> &'a [u8] {
+        self.dict
+    }
+    /// Appends a `VarStringDictionaryMetadata` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        input_len: u32,
+        output_len: u32,
+        offsets_len: u32,
+        id_width: u8,
+        str_len_width: u8,
+        dict: &(impl crate::format::view::ByteSource + ?Sized),
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&u32::to_le_bytes(0));
+            out.extend_from_slice(&u32::to_le_bytes(1));
+            out.extend_from_slice(&input_len.to_le_bytes());
+            out.extend_from_slice(&output_len.to_le_bytes());
+            out.extend_from_slice(&offsets_len.to_le_bytes());
+            out.extend_from_slice(&id_width.to_le_bytes());
+            out.extend_from_slice(&str_len_width.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(dict.byte_len(), "VarStringDictionaryMetadata.dict_len")?
+                    .to_le_bytes(),
+            );
+            dict.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for VarStringDictionaryMetadataView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 26;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            26,
+        >(rest, bytes.len() - rest.len(), "VarStringDictionaryMetadata.n_md_parts")?;
+        crate::format::view::check_value(
+            u64::from(u32::from_le_bytes([run0[0], run0[1], run0[2], run0[3]])),
+            0,
+            (bytes.len() - rest.len() - 26) as u64,
+            "VarStringDictionaryMetadata.n_md_parts",
+        )?;
+        crate::format::view::check_value(
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            1,
+            (bytes.len() - rest.len() - 26) as u64 + 4,
+            "VarStringDictionaryMetadata.n_data_parts",
+        )?;
+        let (dict, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[22], run0[23], run0[24], run0[25]])),
+            "VarStringDictionaryMetadata.dict",
+        )?;
+        Ok((
+            VarStringDictionaryMetadataView {
+                run0,
+                dict,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<VarStringDictionaryMetadata, ()>
+for VarStringDictionaryMetadata {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        VarStringDictionaryMetadataView::write(
+            out,
+            item.input_len,
+            item.output_len,
+            item.offsets_len,
+            item.id_width,
+            item.str_len_width,
+            item.dict.as_slice(),
+        )
+    }
 }

@@ -82,6 +82,132 @@ impl Tile {
     pub const MIN_SIZE: u64 = 8;
 }
 
+/// A zero-copy view of [`Tile`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct TileView<'a> {
+    run0: &'a [u8; 8],
+    chunks: crate::format::view::ViewList<'a, TileChunkView<'a>>,
+}
+impl<'a> TileView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 8;
+    /// Reads a `Tile` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Reads a `Tile` from the start of `bytes` without finding where its last list ends: the list takes every byte left, and each element is checked (and a fault reported) as the list is iterated. For a caller that reads every element and needs nothing after them, one pass instead of [`Self::parse`]'s two.
+    #[inline]
+    pub fn parse_open(
+        bytes: &'a [u8],
+    ) -> std::result::Result<Self, crate::format::view::ViewFault> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Tile.n_chunks")?;
+        let chunks = crate::format::view::ViewList::split_open(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from_le_bytes([
+                run0[0],
+                run0[1],
+                run0[2],
+                run0[3],
+                run0[4],
+                run0[5],
+                run0[6],
+                run0[7],
+            ]),
+            (),
+            "Tile.chunks",
+        )?;
+        Ok(TileView { run0, chunks })
+    }
+    /// Number of chunks in the tile.
+    #[inline]
+    pub fn n_chunks(&self) -> u64 {
+        u64::from_le_bytes([
+            self.run0[0],
+            self.run0[1],
+            self.run0[2],
+            self.run0[3],
+            self.run0[4],
+            self.run0[5],
+            self.run0[6],
+            self.run0[7],
+        ])
+    }
+    /// The chunks, in order; unfiltered and concatenated they give the tile.
+    #[inline]
+    pub fn chunks(&self) -> crate::format::view::ViewList<'a, TileChunkView<'a>> {
+        self.chunks
+    }
+    /// Appends a `Tile` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        chunks: &[impl crate::format::view::Element<TileChunk, ()>],
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(
+                &crate::format::view::length::<u64>(chunks.len(), "Tile.n_chunks")?
+                    .to_le_bytes(),
+            );
+            for item in chunks {
+                item.write_element(out, ())?;
+            }
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for TileView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 8;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            8,
+        >(rest, bytes.len() - rest.len(), "Tile.n_chunks")?;
+        let (chunks, rest) = crate::format::view::ViewList::split(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from_le_bytes([
+                run0[0],
+                run0[1],
+                run0[2],
+                run0[3],
+                run0[4],
+                run0[5],
+                run0[6],
+                run0[7],
+            ]),
+            (),
+            "Tile.chunks",
+        )?;
+        Ok((TileView { run0, chunks }, rest))
+    }
+}
+
+impl crate::format::view::Element<Tile, ()> for Tile {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        TileView::write(out, item.chunks.as_slice())
+    }
+}
+
 /// One chunk of a filtered tile: the lengths, the metadata the filters added (each filter prepends its own), then the filtered bytes. From version 11 on, a var-sized cell is never split across chunks.
 ///
 /// Source: `format_spec/tile.md#chunk-format`.
@@ -120,4 +246,128 @@ pub struct TileChunk {
 impl TileChunk {
     /// The fewest bytes a `TileChunk` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;
+}
+
+/// A zero-copy view of [`TileChunk`] over the bytes it is stored in: each length checked once by [`Self::parse`], each field read in place when asked for. [`Self::write`] writes the same layout.
+#[derive(Debug, Clone, Copy)]
+pub struct TileChunkView<'a> {
+    run0: &'a [u8; 12],
+    metadata: &'a [u8],
+    data: &'a [u8],
+}
+impl<'a> TileChunkView<'a> {
+    /// The fewest bytes the struct occupies: its fixed-size fields.
+    pub const MIN_SIZE: usize = 12;
+    /// Reads a `TileChunk` from the start of `bytes`; returns it and the bytes after it. Errors name the byte offset within `bytes` and the field.
+    #[inline]
+    pub fn parse(bytes: &'a [u8]) -> crate::Result<(Self, &'a [u8])> {
+        Ok(<Self as crate::format::view::View<'a>>::parse_with(bytes, ())?)
+    }
+    /// Number of bytes of the chunk before filtering.
+    #[inline]
+    pub fn orig_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[0], self.run0[1], self.run0[2], self.run0[3]])
+    }
+    /// Number of bytes of filtered chunk data.
+    #[inline]
+    pub fn filtered_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[4], self.run0[5], self.run0[6], self.run0[7]])
+    }
+    /// Number of bytes of chunk metadata.
+    #[inline]
+    pub fn md_len(&self) -> u32 {
+        u32::from_le_bytes([self.run0[8], self.run0[9], self.run0[10], self.run0[11]])
+    }
+    /// The metadata written by the filters, the last filter's first (see filter_metadata.toml).
+    #[inline]
+    pub fn metadata(&self) -> &'a [u8] {
+        self.metadata
+    }
+    /// The filtered chunk bytes.
+    #[inline]
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    /// Appends a `TileChunk` to `out`, the mirror of [`Self::parse`]: lengths are computed from what they measure, fixed values written as the spec states them. A length that does not fit its field, or bytes of another size than the spec fixes, are refused (`Error::Usage`) and leave `out` as it was.
+    pub fn write(
+        out: &mut Vec<u8>,
+        orig_len: u32,
+        metadata: &(impl crate::format::view::ByteSource + ?Sized),
+        data: &(impl crate::format::view::ByteSource + ?Sized),
+    ) -> crate::Result<()> {
+        let start = out.len();
+        let mut fields = || -> crate::Result<()> {
+            out.extend_from_slice(&orig_len.to_le_bytes());
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(data.byte_len(), "TileChunk.filtered_len")?
+                    .to_le_bytes(),
+            );
+            out.extend_from_slice(
+                &crate::format::view::length::<
+                    u32,
+                >(metadata.byte_len(), "TileChunk.md_len")?
+                    .to_le_bytes(),
+            );
+            metadata.append_to(out);
+            data.append_to(out);
+            Ok(())
+        };
+        let written = fields();
+        if written.is_err() {
+            out.truncate(start);
+        }
+        written
+    }
+}
+impl<'a> crate::format::view::View<'a> for TileChunkView<'a> {
+    type Args = ();
+    const MIN_SIZE: usize = 12;
+    #[inline]
+    fn stride(_args: Self::Args) -> Option<usize> {
+        None
+    }
+    #[inline]
+    fn parse_with(
+        bytes: &'a [u8],
+        _args: Self::Args,
+    ) -> crate::format::view::Parsed<'a, Self> {
+        let rest = bytes;
+        let (run0, rest) = crate::format::view::fixed::<
+            12,
+        >(rest, bytes.len() - rest.len(), "TileChunk.orig_len")?;
+        let (metadata, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[8], run0[9], run0[10], run0[11]])),
+            "TileChunk.metadata",
+        )?;
+        let (data, rest) = crate::format::view::bytes(
+            rest,
+            bytes.len() - rest.len(),
+            u64::from(u32::from_le_bytes([run0[4], run0[5], run0[6], run0[7]])),
+            "TileChunk.data",
+        )?;
+        Ok((
+            TileChunkView {
+                run0,
+                metadata,
+                data,
+            },
+            rest,
+        ))
+    }
+}
+
+impl crate::format::view::Element<TileChunk, ()> for TileChunk {
+    fn write_element(&self, out: &mut Vec<u8>, _args: ()) -> crate::Result<()> {
+        let item = self;
+        TileChunkView::write(
+            out,
+            item.orig_len,
+            item.metadata.as_slice(),
+            item.data.as_slice(),
+        )
+    }
 }
