@@ -15,6 +15,7 @@ mod check;
 mod conformance;
 mod datetime;
 mod differential;
+mod explain;
 mod info;
 mod key;
 mod read;
@@ -74,6 +75,8 @@ enum Command {
     /// Differential fuzzing: mutated case recipes written by either side, read by our
     /// runtime and by TileDB, which must agree.
     Differential(differential::Args),
+    /// Every byte of a file (or of every file of a folder) explained field by field from spec/.
+    Explain(explain::Args),
 }
 
 fn main() -> ExitCode {
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),
+        Command::Explain(args) => explain::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -1,0 +1,188 @@
+//! The file kinds `tdb explain` knows, and how each is walked: which
+//! generated walker reads which bytes, and which spans are in file offsets
+//! and which in the offsets of an unfiltered payload.
+
+use std::path::Path;
+
+use super::walker::{Span, Walker};
+use super::walkers::*;
+use crate::error::{Error, Result};
+use crate::tile::generic::read_generic_tile;
+
+/// The kind of a file, from its place in the array or group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum FileKind {
+    /// `__schema/<name>` or `__array_schema.tdb`.
+    ArraySchema,
+    /// `__schema/__enumerations/<name>`.
+    Enumeration,
+    /// `__meta/<name>` of an array or a group.
+    Metadata,
+    /// `__group/<name>`.
+    GroupDetails,
+    /// `__commits/<name>.del`.
+    DeleteCommit,
+    /// `__commits/<name>.upd`.
+    UpdateCommit,
+    /// `__fragment_meta/<name>.meta`.
+    ConsolidatedFragmentMetadata,
+}
+
+impl FileKind {
+    /// The kind of the file at `path`, or `None` for a kind not explained yet.
+    pub fn of(path: &Path) -> Option<FileKind> {
+        let name = path.file_name()?.to_str()?;
+        let parent = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|p| p.to_str())
+            .unwrap_or("");
+        if name.ends_with(".vac") || name.ends_with(".ok") {
+            return None;
+        }
+        Some(match parent {
+            _ if name == "__array_schema.tdb" => FileKind::ArraySchema,
+            "__enumerations" => FileKind::Enumeration,
+            "__schema" => FileKind::ArraySchema,
+            "__meta" => FileKind::Metadata,
+            "__group" => FileKind::GroupDetails,
+            "__commits" if name.ends_with(".del") => FileKind::DeleteCommit,
+            "__commits" if name.ends_with(".upd") => FileKind::UpdateCommit,
+            "__fragment_meta" if name.ends_with(".meta") => FileKind::ConsolidatedFragmentMetadata,
+            _ => return None,
+        })
+    }
+
+    /// The spec struct the generic tile's payload holds.
+    pub fn payload_struct(self) -> &'static str {
+        match self {
+            FileKind::ArraySchema => "ArraySchema",
+            FileKind::Enumeration => "Enumeration",
+            FileKind::Metadata => "Metadata",
+            FileKind::GroupDetails => "GroupDetails",
+            FileKind::DeleteCommit => "DeleteCommit",
+            FileKind::UpdateCommit => "UpdateCommit",
+            FileKind::ConsolidatedFragmentMetadata => "ConsolidatedFragmentMetadata",
+        }
+    }
+}
+
+/// A file explained: spans over its bytes, and over each unfiltered payload.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Explained {
+    /// What the file is.
+    pub kind: FileKind,
+    /// The file's size in bytes.
+    pub file_size: u64,
+    /// The file, in file offsets; payload spans (in payload offsets) hang
+    /// under the generic tile whose payload they are.
+    pub root: Span,
+}
+
+/// How many bytes of one range the spans attribute to fields.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Coverage {
+    /// Bytes some field claims.
+    pub covered: u64,
+    /// Bytes in all.
+    pub size: u64,
+    /// The ranges no field claims, `[start, end)`.
+    pub unexplained: Vec<(u64, u64)>,
+}
+
+impl Coverage {
+    /// The share covered, as a percentage (100 for an empty range).
+    pub fn percent(&self) -> f64 {
+        if self.size == 0 {
+            100.0
+        } else {
+            self.covered as f64 * 100.0 / self.size as f64
+        }
+    }
+}
+
+/// The coverage of `[0, size)` by the leaves of `root` in `space`.
+pub fn coverage(root: &Span, space: &str, size: u64) -> Coverage {
+    let mut leaves = Vec::new();
+    root.leaves(space, &mut leaves);
+    leaves.sort_unstable();
+    let (mut covered, mut at, mut unexplained) = (0u64, 0u64, Vec::new());
+    for (start, end) in leaves {
+        let (start, end) = (start.min(size), end.min(size));
+        if start > at {
+            unexplained.push((at, start));
+        }
+        if end > at {
+            covered += end - start.max(at);
+            at = end;
+        }
+    }
+    if at < size {
+        unexplained.push((at, size));
+    }
+    Coverage {
+        covered,
+        size,
+        unexplained,
+    }
+}
+
+/// Explains the file at `path` (its bytes `bytes`); `key` decrypts an encrypted array's tiles.
+pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result<Explained> {
+    let kind = FileKind::of(path).ok_or_else(|| {
+        Error::unsupported(format!(
+            "{}: tdb explain does not know this kind of file yet",
+            path.display()
+        ))
+    })?;
+    let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
+    let tile = explain_generic_tile(bytes, 0, key, kind)?;
+    root.children.push(tile);
+    Ok(Explained {
+        kind,
+        file_size: bytes.len() as u64,
+        root,
+    })
+}
+
+/// The generic tile at `offset` of `bytes`: its header and chunk framing in
+/// file offsets, then its payload walked as `kind`'s struct.
+pub fn explain_generic_tile(
+    bytes: &[u8],
+    offset: u64,
+    key: Option<&[u8; 32]>,
+    kind: FileKind,
+) -> Result<Span> {
+    let decoded = read_generic_tile(bytes, offset, key)?;
+    let mut w = Walker::new(&bytes[..decoded.end as usize], "generic tile", "file");
+    w.seek(offset);
+    w.enter_group("GenericTileHeader", "GenericTileHeader");
+    walk_generic_tile_header(&mut w)?;
+    w.leave();
+    w.enter_group("Tile", "Tile");
+    walk_tile(&mut w)?;
+    w.leave();
+    let mut tile = w.finish();
+    tile.offset = offset;
+    tile.size = decoded.end - offset;
+    let payload = &decoded.payload;
+    let mut p = Walker::new(payload, "payload", "payload");
+    p.enter_group(kind.payload_struct(), kind.payload_struct());
+    match kind {
+        FileKind::ArraySchema => walk_array_schema(&mut p).map(drop),
+        FileKind::Enumeration => walk_enumeration(&mut p).map(drop),
+        FileKind::Metadata => walk_metadata(&mut p).map(drop),
+        FileKind::GroupDetails => walk_group_details(&mut p).map(drop),
+        FileKind::DeleteCommit => walk_delete_commit(&mut p).map(drop),
+        FileKind::UpdateCommit => walk_update_commit(&mut p).map(drop),
+        FileKind::ConsolidatedFragmentMetadata => {
+            walk_consolidated_fragment_metadata(&mut p).map(drop)
+        }
+    }
+    .map_err(|e| decoded.locate(e))?;
+    p.leave();
+    let mut payload_span = p.finish();
+    payload_span.size = payload.len() as u64;
+    tile.children.push(payload_span);
+    Ok(tile)
+}
