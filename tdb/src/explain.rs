@@ -173,19 +173,40 @@ fn print_text(
         Err(e) => return writeln!(out, "error: {e}"),
     };
     if coverage_only {
+        let (file, payloads) = coverages
+            .split_first()
+            .expect("the file's coverage comes first");
+        let file = &file.1;
+        let covered: u64 = payloads.iter().map(|(_, c)| c.covered).sum();
+        let size: u64 = payloads.iter().map(|(_, c)| c.size).sum();
+        let whole = file.covered == file.size && covered == size;
+        writeln!(
+            out,
+            "{:.2}% {} ({}: file {} of {} bytes; {} unfiltered payload(s) {} of {} bytes){}",
+            if whole {
+                100.0
+            } else {
+                file.percent().min(
+                    Coverage {
+                        covered,
+                        size,
+                        unexplained: vec![],
+                    }
+                    .percent(),
+                )
+            },
+            result.path.display(),
+            explained.kind.payload_struct(),
+            file.covered,
+            file.size,
+            payloads.len(),
+            covered,
+            size,
+            if whole { "" } else { " INCOMPLETE" },
+        )?;
         for (space, c) in coverages {
-            writeln!(
-                out,
-                "{:.2}% {} ({}, {}: {} of {} bytes)",
-                c.percent(),
-                result.path.display(),
-                explained.kind.payload_struct(),
-                space,
-                c.covered,
-                c.size
-            )?;
             for (start, end) in &c.unexplained {
-                writeln!(out, "    unexplained: bytes {start}..{end}")?;
+                writeln!(out, "    unexplained in the {space}: bytes {start}..{end}")?;
             }
         }
         return Ok(());

@@ -26,6 +26,9 @@ pub enum FileKind {
     UpdateCommit,
     /// `__fragment_meta/<name>.meta`.
     ConsolidatedFragmentMetadata,
+    /// `__fragments/<fragment>/__fragment_metadata.tdb` (format 10 and later):
+    /// generic tiles, then the footer that points at them.
+    FragmentMetadata,
 }
 
 impl FileKind {
@@ -42,6 +45,7 @@ impl FileKind {
         }
         Some(match parent {
             _ if name == "__array_schema.tdb" => FileKind::ArraySchema,
+            _ if name == "__fragment_metadata.tdb" => FileKind::FragmentMetadata,
             "__enumerations" => FileKind::Enumeration,
             "__schema" => FileKind::ArraySchema,
             "__meta" => FileKind::Metadata,
@@ -63,6 +67,7 @@ impl FileKind {
             FileKind::DeleteCommit => "DeleteCommit",
             FileKind::UpdateCommit => "UpdateCommit",
             FileKind::ConsolidatedFragmentMetadata => "ConsolidatedFragmentMetadata",
+            FileKind::FragmentMetadata => "FragmentFooter",
         }
     }
 }
@@ -136,8 +141,13 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
         ))
     })?;
     let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
-    let tile = explain_generic_tile(bytes, 0, key, kind)?;
-    root.children.push(tile);
+    if kind == FileKind::FragmentMetadata {
+        root.children = super::fragment::explain_fragment_metadata(path, bytes, key)?;
+    } else {
+        root.children.push(explain_generic_tile(bytes, 0, key, |p| {
+            walk_payload(kind, p)
+        })?);
+    }
     Ok(Explained {
         kind,
         file_size: bytes.len() as u64,
@@ -145,13 +155,30 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
     })
 }
 
+/// Walks a payload of `kind`'s struct.
+fn walk_payload(kind: FileKind, p: &mut Walker<'_>) -> Result<()> {
+    p.enter_group(kind.payload_struct(), kind.payload_struct());
+    match kind {
+        FileKind::ArraySchema => walk_array_schema(p).map(drop),
+        FileKind::Enumeration => walk_enumeration(p).map(drop),
+        FileKind::Metadata => walk_metadata(p).map(drop),
+        FileKind::GroupDetails => walk_group_details(p).map(drop),
+        FileKind::DeleteCommit => walk_delete_commit(p).map(drop),
+        FileKind::UpdateCommit => walk_update_commit(p).map(drop),
+        FileKind::ConsolidatedFragmentMetadata => walk_consolidated_fragment_metadata(p).map(drop),
+        FileKind::FragmentMetadata => Err(p.unsupported()),
+    }?;
+    p.leave();
+    Ok(())
+}
+
 /// The generic tile at `offset` of `bytes`: its header and chunk framing in
-/// file offsets, then its payload walked as `kind`'s struct.
+/// file offsets, then its payload walked by `walk` (in payload offsets).
 pub fn explain_generic_tile(
     bytes: &[u8],
     offset: u64,
     key: Option<&[u8; 32]>,
-    kind: FileKind,
+    walk: impl FnOnce(&mut Walker<'_>) -> Result<()>,
 ) -> Result<Span> {
     let decoded = read_generic_tile(bytes, offset, key)?;
     let mut w = Walker::new(&bytes[..decoded.end as usize], "generic tile", "file");
@@ -167,20 +194,7 @@ pub fn explain_generic_tile(
     tile.size = decoded.end - offset;
     let payload = &decoded.payload;
     let mut p = Walker::new(payload, "payload", "payload");
-    p.enter_group(kind.payload_struct(), kind.payload_struct());
-    match kind {
-        FileKind::ArraySchema => walk_array_schema(&mut p).map(drop),
-        FileKind::Enumeration => walk_enumeration(&mut p).map(drop),
-        FileKind::Metadata => walk_metadata(&mut p).map(drop),
-        FileKind::GroupDetails => walk_group_details(&mut p).map(drop),
-        FileKind::DeleteCommit => walk_delete_commit(&mut p).map(drop),
-        FileKind::UpdateCommit => walk_update_commit(&mut p).map(drop),
-        FileKind::ConsolidatedFragmentMetadata => {
-            walk_consolidated_fragment_metadata(&mut p).map(drop)
-        }
-    }
-    .map_err(|e| decoded.locate(e))?;
-    p.leave();
+    walk(&mut p).map_err(|e| decoded.locate(e))?;
     let mut payload_span = p.finish();
     payload_span.size = payload.len() as u64;
     tile.children.push(payload_span);

@@ -6,10 +6,11 @@
 //! (in payload offsets) walked as the struct the file kind holds.
 
 mod files;
+mod fragment;
 pub mod walker;
 #[rustfmt::skip]
 #[allow(missing_docs)]
 pub mod walkers;
 
-pub use files::{coverage, explain_file, Coverage, Explained, FileKind};
+pub use files::{coverage, explain_file, explain_generic_tile, Coverage, Explained, FileKind};
 pub use walker::{FieldInfo, Span, Walker};
