@@ -130,7 +130,9 @@ fn compare_with_loader(kind: FileKind, tile: &GenericTile, root: &Span, path: &P
                 "{what}"
             );
         }
-        FileKind::FragmentMetadata => unreachable!("checked by fragment_metadata_is_whole"),
+        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => {
+            unreachable!("checked by fragment_metadata_is_whole")
+        }
     }
 }
 
@@ -223,7 +225,35 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
             path.display()
         );
     }
+    // Each attribute's data file: explained whole, its tiles starting where
+    // the metadata's tile offsets say.
+    let fragment = path.parent().unwrap();
+    for i in 0..schema.attributes.len() {
+        for (suffix, tables) in [("", &file.tile_offsets), ("_var", &file.tile_var_offsets)] {
+            let data = fragment.join(format!("a{i}{suffix}.tdb"));
+            let Ok(bytes) = std::fs::read(&data) else {
+                continue;
+            };
+            let e = match explain_file(&data, &bytes, key) {
+                Ok(e) => e,
+                // A negative case may break a data file its metadata describes.
+                Err(_) if data.to_string_lossy().contains("/negative.") => continue,
+                Err(err) => panic!("{}: {err}", data.display()),
+            };
+            assert_eq!(e.kind, FileKind::DataTiles);
+            assert_whole(&e.root, bytes.len() as u64, &data);
+            let starts: Vec<u64> = e.root.children.iter().map(|t| t.offset).collect();
+            assert_eq!(&starts, &tables[i], "{}", data.display());
+            data_files_checked_add();
+        }
+    }
     true
+}
+
+static DATA_FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn data_files_checked_add() {
+    DATA_FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Whether the loaders' parser reads the payload whole.
@@ -238,7 +268,7 @@ fn loader_accepts(kind: FileKind, tile: &GenericTile) -> bool {
         FileKind::ConsolidatedFragmentMetadata => tile
             .parse::<stored::ConsolidatedFragmentMetadata>((), "")
             .is_ok(),
-        FileKind::FragmentMetadata => false,
+        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => false,
     }
 }
 
@@ -255,6 +285,15 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
         };
         let bytes = std::fs::read(&path).unwrap();
         let key = key_of(&path);
+        if matches!(kind, FileKind::DataTiles | FileKind::Marker) {
+            // Checked with their fragment's metadata (data tiles) or empty (markers).
+            if kind == FileKind::Marker {
+                assert!(bytes.is_empty(), "{}", path.display());
+                let e = explain_file(&path, &bytes, None).unwrap();
+                assert!(e.root.children.is_empty());
+            }
+            continue;
+        }
         if kind == FileKind::FragmentMetadata {
             if fragment_metadata_is_whole(&path, &bytes, key.as_ref()) {
                 explained += 1;
@@ -323,4 +362,7 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
         assert!(kinds.contains(kind), "the corpus has no {kind} explained");
     }
     assert!(explained > 500);
+    let data = DATA_FILES.load(std::sync::atomic::Ordering::Relaxed);
+    println!("{data} attribute data files explained whole, tiles where the metadata says");
+    assert!(data > 500);
 }

@@ -29,6 +29,11 @@ pub enum FileKind {
     /// `__fragments/<fragment>/__fragment_metadata.tdb` (format 10 and later):
     /// generic tiles, then the footer that points at them.
     FragmentMetadata,
+    /// `__fragments/<fragment>/<field>[_var|_validity].tdb`: filtered data
+    /// tiles, one after another.
+    DataTiles,
+    /// An empty marker file (`__commits/*.wrt`, `*.ok`, `__tiledb_group.tdb`).
+    Marker,
 }
 
 impl FileKind {
@@ -40,12 +45,25 @@ impl FileKind {
             .and_then(|p| p.file_name())
             .and_then(|p| p.to_str())
             .unwrap_or("");
-        if name.ends_with(".vac") || name.ends_with(".ok") {
+        if name.ends_with(".vac") {
             return None;
         }
+        let grandparent = path
+            .parent()
+            .and_then(|p| p.parent())
+            .and_then(|p| p.file_name())
+            .and_then(|p| p.to_str())
+            .unwrap_or("");
         Some(match parent {
             _ if name == "__array_schema.tdb" => FileKind::ArraySchema,
             _ if name == "__fragment_metadata.tdb" => FileKind::FragmentMetadata,
+            _ if name.ends_with(".wrt")
+                || name.ends_with(".ok")
+                || name == "__tiledb_group.tdb" =>
+            {
+                FileKind::Marker
+            }
+            _ if grandparent == "__fragments" && name.ends_with(".tdb") => FileKind::DataTiles,
             "__enumerations" => FileKind::Enumeration,
             "__schema" => FileKind::ArraySchema,
             "__meta" => FileKind::Metadata,
@@ -68,6 +86,8 @@ impl FileKind {
             FileKind::UpdateCommit => "UpdateCommit",
             FileKind::ConsolidatedFragmentMetadata => "ConsolidatedFragmentMetadata",
             FileKind::FragmentMetadata => "FragmentFooter",
+            FileKind::DataTiles => "Tile",
+            FileKind::Marker => "marker",
         }
     }
 }
@@ -143,6 +163,16 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
     let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
     if kind == FileKind::FragmentMetadata {
         root.children = super::fragment::explain_fragment_metadata(path, bytes, key)?;
+    } else if kind == FileKind::DataTiles {
+        root.children = explain_data_tiles(bytes)?;
+    } else if kind == FileKind::Marker {
+        if !bytes.is_empty() {
+            return Err(Error::corrupt(
+                0,
+                "marker file",
+                "a marker file holds no bytes",
+            ));
+        }
     } else {
         root.children.push(explain_generic_tile(bytes, 0, key, |p| {
             walk_payload(kind, p)
@@ -166,7 +196,7 @@ fn walk_payload(kind: FileKind, p: &mut Walker<'_>) -> Result<()> {
         FileKind::DeleteCommit => walk_delete_commit(p).map(drop),
         FileKind::UpdateCommit => walk_update_commit(p).map(drop),
         FileKind::ConsolidatedFragmentMetadata => walk_consolidated_fragment_metadata(p).map(drop),
-        FileKind::FragmentMetadata => Err(p.unsupported()),
+        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => Err(p.unsupported()),
     }?;
     p.leave();
     Ok(())
@@ -199,4 +229,33 @@ pub fn explain_generic_tile(
     payload_span.size = payload.len() as u64;
     tile.children.push(payload_span);
     Ok(tile)
+}
+
+/// A data file: filtered tiles one after another to the end of the file,
+/// each walked down to its chunks' lengths, filter metadata and data, with
+/// a summary of the tile (chunks, bytes before and after filtering).
+fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
+    let mut spans = Vec::new();
+    let mut pos = 0u64;
+    let mut index = 0u64;
+    while pos < bytes.len() as u64 {
+        let mut w = Walker::new(bytes, "tile", "file");
+        w.seek(pos);
+        w.enter_group(&format!("tile {index}"), "Tile");
+        let tile = walk_tile(&mut w)?;
+        w.leave();
+        let end = w.pos();
+        let mut span = w.finish().children.remove(0);
+        let unfiltered: u64 = tile.chunks.iter().map(|c| u64::from(c.orig_len)).sum();
+        let metadata: u64 = tile.chunks.iter().map(|c| c.metadata.len() as u64).sum();
+        span.value = Some(format!(
+            "{} chunk(s); {unfiltered} bytes unfiltered, {} filtered, {metadata} of filter metadata",
+            tile.chunks.len(),
+            end - pos
+        ));
+        spans.push(span);
+        pos = end;
+        index += 1;
+    }
+    Ok(spans)
 }
