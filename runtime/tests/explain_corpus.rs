@@ -130,7 +130,11 @@ fn compare_with_loader(kind: FileKind, tile: &GenericTile, root: &Span, path: &P
                 "{what}"
             );
         }
-        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => {
+        FileKind::FragmentMetadata
+        | FileKind::DataTiles
+        | FileKind::Marker
+        | FileKind::TextLines
+        | FileKind::ConsolidatedCommits => {
             unreachable!("checked by fragment_metadata_is_whole")
         }
     }
@@ -268,7 +272,11 @@ fn loader_accepts(kind: FileKind, tile: &GenericTile) -> bool {
         FileKind::ConsolidatedFragmentMetadata => tile
             .parse::<stored::ConsolidatedFragmentMetadata>((), "")
             .is_ok(),
-        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => false,
+        FileKind::FragmentMetadata
+        | FileKind::DataTiles
+        | FileKind::Marker
+        | FileKind::TextLines
+        | FileKind::ConsolidatedCommits => false,
     }
 }
 
@@ -285,6 +293,24 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
         };
         let bytes = std::fs::read(&path).unwrap();
         let key = key_of(&path);
+        if matches!(kind, FileKind::TextLines | FileKind::ConsolidatedCommits) {
+            // Text: every byte in a line (or an embedded delete commit), each
+            // line one of the file's newline-separated lines.
+            let e = explain_file(&path, &bytes, key.as_ref())
+                .unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+            assert_whole(&e.root, bytes.len() as u64, &path);
+            let lines: Vec<String> = String::from_utf8_lossy(&bytes)
+                .lines()
+                .map(|l| format!("{l:?}"))
+                .collect();
+            let shown = values(&e.root, "line");
+            if !bytes.windows(4).any(|w| w == b".del") {
+                assert_eq!(shown, lines, "{}", path.display());
+            }
+            kinds.insert(format!("{kind:?}"));
+            explained += 1;
+            continue;
+        }
         if matches!(kind, FileKind::DataTiles | FileKind::Marker) {
             // Checked with their fragment's metadata (data tiles) or empty (markers).
             if kind == FileKind::Marker {

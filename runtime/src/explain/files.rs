@@ -32,6 +32,11 @@ pub enum FileKind {
     /// `__fragments/<fragment>/<field>[_var|_validity].tdb`: filtered data
     /// tiles, one after another.
     DataTiles,
+    /// `.vac` and `.ign` files: newline-separated paths.
+    TextLines,
+    /// `__commits/*.con`: newline-separated commit paths, a `.del` line
+    /// followed by its size and the delete commit's whole generic tile.
+    ConsolidatedCommits,
     /// An empty marker file (`__commits/*.wrt`, `*.ok`, `__tiledb_group.tdb`).
     Marker,
 }
@@ -45,8 +50,8 @@ impl FileKind {
             .and_then(|p| p.file_name())
             .and_then(|p| p.to_str())
             .unwrap_or("");
-        if name.ends_with(".vac") {
-            return None;
+        if name.ends_with(".vac") || name.ends_with(".ign") {
+            return Some(FileKind::TextLines);
         }
         let grandparent = path
             .parent()
@@ -69,6 +74,7 @@ impl FileKind {
             "__meta" => FileKind::Metadata,
             "__group" => FileKind::GroupDetails,
             "__commits" if name.ends_with(".del") => FileKind::DeleteCommit,
+            "__commits" if name.ends_with(".con") => FileKind::ConsolidatedCommits,
             "__commits" if name.ends_with(".upd") => FileKind::UpdateCommit,
             "__fragment_meta" if name.ends_with(".meta") => FileKind::ConsolidatedFragmentMetadata,
             _ => return None,
@@ -88,6 +94,8 @@ impl FileKind {
             FileKind::FragmentMetadata => "FragmentFooter",
             FileKind::DataTiles => "Tile",
             FileKind::Marker => "marker",
+            FileKind::TextLines => "text lines",
+            FileKind::ConsolidatedCommits => "consolidated commits",
         }
     }
 }
@@ -165,6 +173,9 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
         root.children = super::fragment::explain_fragment_metadata(path, bytes, key)?;
     } else if kind == FileKind::DataTiles {
         root.children = explain_data_tiles(bytes)?;
+    } else if matches!(kind, FileKind::TextLines | FileKind::ConsolidatedCommits) {
+        root.children =
+            super::text::explain_lines(bytes, key, kind == FileKind::ConsolidatedCommits)?;
     } else if kind == FileKind::Marker {
         if !bytes.is_empty() {
             return Err(Error::corrupt(
@@ -196,7 +207,11 @@ fn walk_payload(kind: FileKind, p: &mut Walker<'_>) -> Result<()> {
         FileKind::DeleteCommit => walk_delete_commit(p).map(drop),
         FileKind::UpdateCommit => walk_update_commit(p).map(drop),
         FileKind::ConsolidatedFragmentMetadata => walk_consolidated_fragment_metadata(p).map(drop),
-        FileKind::FragmentMetadata | FileKind::DataTiles | FileKind::Marker => Err(p.unsupported()),
+        FileKind::FragmentMetadata
+        | FileKind::DataTiles
+        | FileKind::Marker
+        | FileKind::TextLines
+        | FileKind::ConsolidatedCommits => Err(p.unsupported()),
     }?;
     p.leave();
     Ok(())

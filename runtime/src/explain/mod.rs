@@ -7,6 +7,7 @@
 
 mod files;
 mod fragment;
+mod text;
 pub mod walker;
 #[rustfmt::skip]
 #[allow(missing_docs)]

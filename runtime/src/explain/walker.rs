@@ -364,6 +364,7 @@ impl<'a> Walker<'a> {
         };
         let mut bytes = self.bytes(at as u64 + 1, max.saturating_add(1))?;
         bytes.pop();
+        self.set_text(&bytes);
         Ok(bytes)
     }
 
