@@ -64,11 +64,19 @@ impl FileKind {
             _ if name == "__fragment_metadata.tdb" => FileKind::FragmentMetadata,
             _ if name.ends_with(".wrt")
                 || name.ends_with(".ok")
-                || name == "__tiledb_group.tdb" =>
+                || name == "__tiledb_group.tdb"
+                || name == "__lock.tdb" =>
             {
                 FileKind::Marker
             }
-            _ if grandparent == "__fragments" && name.ends_with(".tdb") => FileKind::DataTiles,
+            // A fragment folder: under __fragments/ (v12+), or beside the
+            // schema before, known by its metadata file.
+            _ if name.ends_with(".tdb")
+                && (grandparent == "__fragments"
+                    || path.with_file_name("__fragment_metadata.tdb").is_file()) =>
+            {
+                FileKind::DataTiles
+            }
             "__enumerations" => FileKind::Enumeration,
             "__schema" => FileKind::ArraySchema,
             "__meta" => FileKind::Metadata,

@@ -13,9 +13,15 @@ use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
 
-/// The array folder of a fragment metadata file: `<array>/__fragments/<fragment>/<file>`.
+/// The array folder of a fragment metadata file:
+/// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.
 fn array_dir(path: &Path) -> Option<&Path> {
-    path.parent()?.parent()?.parent()
+    let parent = path.parent()?.parent()?;
+    if parent.file_name().is_some_and(|n| n == "__fragments") {
+        parent.parent()
+    } else {
+        Some(parent)
+    }
 }
 
 /// The spans of a `__fragment_metadata.tdb` file, in file order.
