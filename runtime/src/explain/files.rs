@@ -7,6 +7,7 @@ use std::path::Path;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};
+use crate::format::generated::FilterType;
 use crate::tile::generic::read_generic_tile;
 
 /// The kind of a file, from its place in the array or group.
@@ -237,12 +238,15 @@ pub fn explain_generic_tile(
     let mut w = Walker::new(&bytes[..decoded.end as usize], "generic tile", "file");
     w.seek(offset);
     w.enter_group("GenericTileHeader", "GenericTileHeader");
-    walk_generic_tile_header(&mut w)?;
+    let header = walk_generic_tile_header(&mut w)?;
     w.leave();
     w.enter_group("Tile", "Tile");
     walk_tile(&mut w)?;
     w.leave();
     let mut tile = w.finish();
+    if let Some(last) = header.pipeline.filters.last() {
+        explain_chunk_metadata(bytes, &mut tile, last.filter_type);
+    }
     tile.offset = offset;
     tile.size = decoded.end - offset;
     let payload = &decoded.payload;
@@ -281,4 +285,44 @@ fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
         index += 1;
     }
     Ok(spans)
+}
+
+/// Walks the filter metadata at the front of each chunk's metadata: that of
+/// the pipeline's last filter (spec/filter_metadata.toml: each filter
+/// prepends its own). A compression or encryption filter carries the earlier
+/// filters' metadata inside its data, so its struct is all there is; for any
+/// other last filter the metadata stays shown as bytes.
+pub fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, last: FilterType) {
+    use FilterType as F;
+    let walk: fn(&mut Walker<'_>) -> Result<()> = match last {
+        // The filters spec/filter_metadata.toml lists for CompressionChunkMetadata.
+        F::Gzip
+        | F::Zstd
+        | F::Lz4
+        | F::Rle
+        | F::Bzip2
+        | F::DoubleDelta
+        | F::Delta
+        | F::Dictionary => |w| walk_compression_chunk_metadata(w).map(drop),
+        F::Aes256Gcm => |w| walk_aes256_gcm_metadata(w).map(drop),
+        _ => return,
+    };
+    for child in &mut span.children {
+        if child.name == "TileChunk.metadata" && child.size > 0 {
+            let end = (child.offset + child.size) as usize;
+            let Some(within) = bytes.get(..end) else {
+                continue;
+            };
+            let mut w = Walker::new(within, "metadata", "file");
+            w.seek(child.offset);
+            let name = format!("{} filter metadata", last.name());
+            w.enter_group(&name, &name);
+            if walk(&mut w).is_ok() && w.remaining() == 0 {
+                w.leave();
+                child.children = w.finish().children;
+            }
+        } else {
+            explain_chunk_metadata(bytes, child, last);
+        }
+    }
 }
