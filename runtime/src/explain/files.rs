@@ -181,7 +181,7 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
     if kind == FileKind::FragmentMetadata {
         root.children = super::fragment::explain_fragment_metadata(path, bytes, key)?;
     } else if kind == FileKind::DataTiles {
-        root.children = explain_data_tiles(bytes)?;
+        root.children = super::data::explain_data_file(path, bytes, key)?;
     } else if matches!(kind, FileKind::TextLines | FileKind::ConsolidatedCommits) {
         root.children =
             super::text::explain_lines(bytes, key, kind == FileKind::ConsolidatedCommits)?;
@@ -261,7 +261,7 @@ pub fn explain_generic_tile(
 /// A data file: filtered tiles one after another to the end of the file,
 /// each walked down to its chunks' lengths, filter metadata and data, with
 /// a summary of the tile (chunks, bytes before and after filtering).
-fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
+pub(super) fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
     let mut spans = Vec::new();
     let mut pos = 0u64;
     let mut index = 0u64;

@@ -15,7 +15,7 @@ use crate::storage::LocalStorage;
 
 /// The array folder of a fragment metadata file:
 /// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.
-fn array_dir(path: &Path) -> Option<&Path> {
+pub(super) fn array_dir(path: &Path) -> Option<&Path> {
     let parent = path.parent()?.parent()?;
     if parent.file_name().is_some_and(|n| n == "__fragments") {
         parent.parent()
