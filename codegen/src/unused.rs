@@ -89,7 +89,11 @@ fn collect_words(dir: &Path, skip: &Path, words: &mut BTreeSet<String>) -> std::
             let text = std::fs::read_to_string(&path)?;
             // Other generated code (the explain walkers) names every type;
             // that is not the runtime using it.
-            if text.lines().next().is_some_and(|l| l.contains("@generated")) {
+            if text
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("@generated"))
+            {
                 continue;
             }
             words.extend(
