@@ -248,7 +248,12 @@ impl Emitter<'_> {
                     ListLen::UntilEof => quote!({
                         let mut list = Vec::new();
                         let mut i = 0u64;
-                        while w.remaining() > 0 { w.enter_elem(i); list.push(#one); w.leave(); i += 1; }
+                        while w.remaining() > 0 {
+                            let before = w.pos();
+                            w.enter_elem(i); list.push(#one); w.leave(); i += 1;
+                            // An element that reads nothing would repeat forever.
+                            w.advanced_since(before)?;
+                        }
                         list
                     }),
                     ListLen::Each { over, entry } => {

@@ -368,6 +368,16 @@ impl<'a> Walker<'a> {
         Ok(bytes)
     }
 
+    /// Fails when nothing was read since `before` (an element of a list read
+    /// to the end of its window must take bytes).
+    pub fn advanced_since(&self, before: u64) -> Result<()> {
+        if self.pos > before {
+            Ok(())
+        } else {
+            Err(self.error("a list element that takes no bytes"))
+        }
+    }
+
     /// Checks a list's count against its bound and the bytes left.
     pub fn check_count(&self, n: u64, max: u64, elem_min: u64) -> Result<u64> {
         let limit = max.min(self.remaining() / elem_min.max(1));

@@ -395,10 +395,12 @@ pub fn walk_array_schema(w: &mut Walker<'_>) -> Result<ArraySchema> {
                 let mut list = Vec::new();
                 let mut i = 0u64;
                 while w.remaining() > 0 {
+                    let before = w.pos();
                     w.enter_elem(i);
                     list.push(w.prim::<u8>()?);
                     w.leave();
                     i += 1;
+                    w.advanced_since(before)?;
                 }
                 list
             }
@@ -1972,10 +1974,12 @@ pub fn walk_consolidated_fragment_metadata(
             let mut list = Vec::new();
             let mut i = 0u64;
             while w.remaining() > 0 {
+                let before = w.pos();
                 w.enter_elem(i);
                 list.push(w.prim::<u8>()?);
                 w.leave();
                 i += 1;
+                w.advanced_since(before)?;
             }
             list
         }
@@ -6138,10 +6142,12 @@ pub fn walk_metadata(w: &mut Walker<'_>) -> Result<Metadata> {
             let mut list = Vec::new();
             let mut i = 0u64;
             while w.remaining() > 0 {
+                let before = w.pos();
                 w.enter_elem(i);
                 list.push(walk_metadata_entry(w)?);
                 w.leave();
                 i += 1;
+                w.advanced_since(before)?;
             }
             list
         }
