@@ -38,7 +38,9 @@ pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> R
                 .filter(|c| c.name == "Tile.chunks")
                 .flat_map(|c| &c.children)
                 .flat_map(|chunk| &chunk.children)
-                .filter(|f| f.name == "TileChunk.orig_len")
+                // A chunk's `orig_len` (named without its struct, which the
+                // runtime does not otherwise use; see `--unused`).
+                .filter(|f| f.name.ends_with(".orig_len"))
                 .filter_map(|f| f.value.as_deref()?.parse::<u64>().ok())
                 .sum();
             value.push_str(&format!("; {} cell(s) of {cell} bytes", unfiltered / cell));

@@ -295,7 +295,7 @@ pub(super) fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
 pub fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, last: FilterType) {
     use FilterType as F;
     let walk: fn(&mut Walker<'_>) -> Result<()> = match last {
-        // The filters spec/filter_metadata.toml lists for CompressionChunkMetadata.
+        // The filters spec/filter_metadata.toml lists for the compression metadata struct.
         F::Gzip
         | F::Zstd
         | F::Lz4
@@ -308,7 +308,8 @@ pub fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, last: FilterType) {
         _ => return,
     };
     for child in &mut span.children {
-        if child.name == "TileChunk.metadata" && child.size > 0 {
+        // A chunk's `metadata` bytes (under `Tile.chunks`).
+        if child.name.ends_with("Chunk.metadata") && child.size > 0 {
             let end = (child.offset + child.size) as usize;
             let Some(within) = bytes.get(..end) else {
                 continue;
