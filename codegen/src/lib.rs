@@ -72,6 +72,10 @@ pub fn generate(spec_dir: &Path) -> Result<GeneratedFiles, SpecError> {
     out.files
         .push((tables_dir.join("format.md"), tables::render_format(&spec)));
     out.files.push((generated.join("mod.rs"), emit_mod(&spec)));
+    out.files.push((
+        PathBuf::from(emit::explain::EXPLAIN_PATH),
+        emit::explain::emit_walkers(&spec, &table),
+    ));
     out.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
 }

@@ -65,6 +65,7 @@ pub mod snapshot;
 // 5
 pub mod check;
 pub mod consolidate;
+pub mod explain;
 pub mod read;
 pub mod vacuum;
 pub mod write;

@@ -17,6 +17,7 @@ mod conformance;
 mod create;
 mod datetime;
 mod differential;
+mod explain;
 mod info;
 mod key;
 mod read;
@@ -82,6 +83,8 @@ enum Command {
     /// Differential fuzzing: mutated case recipes written by either side, read by our
     /// runtime and by TileDB, which must agree.
     Differential(differential::Args),
+    /// Every byte of a file (or of every file of a folder) explained field by field from spec/.
+    Explain(explain::Args),
 }
 
 fn main() -> ExitCode {
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),
+        Command::Explain(args) => explain::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -13,6 +13,7 @@ mod context;
 mod contexts;
 mod docs;
 mod enums;
+pub mod explain;
 pub mod expr;
 pub mod format;
 pub mod render;

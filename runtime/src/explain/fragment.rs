@@ -1,0 +1,128 @@
+//! A fragment metadata file explained: the footer at its end (walked
+//! against the schema it names, which gives the field counts and dimension
+//! shapes), the trailing footer length, and every generic tile the footer's
+//! offsets point at, each payload walked as the struct the footer says.
+
+use std::path::Path;
+
+use super::files::explain_generic_tile;
+use super::walker::{Span, Walker};
+use super::walkers::*;
+use crate::error::{Error, Result};
+use crate::fragment::{footer_region, footer_schema_name};
+use crate::schema::{dimension_shapes, ArraySchema};
+use crate::storage::LocalStorage;
+
+/// The array folder of a fragment metadata file:
+/// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.
+pub(super) fn array_dir(path: &Path) -> Option<&Path> {
+    let parent = path.parent()?.parent()?;
+    if parent.file_name().is_some_and(|n| n == "__fragments") {
+        parent.parent()
+    } else {
+        Some(parent)
+    }
+}
+
+/// The spans of a `__fragment_metadata.tdb` file, in file order.
+pub fn explain_fragment_metadata(
+    path: &Path,
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+) -> Result<Vec<Span>> {
+    let (head, start) = footer_region(bytes)?;
+    if head.version < 10 {
+        return Err(Error::unsupported(format!(
+            "fragment metadata of format version {} (before 10) is not explained yet",
+            head.version
+        )));
+    }
+    let trailer = bytes.len() as u64 - 8;
+    let name = footer_schema_name(&bytes[start as usize..trailer as usize])?;
+    let dir = array_dir(path).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: a fragment metadata file is explained inside its array (…/__fragments/<fragment>/)",
+            path.display()
+        ))
+    })?;
+    let storage = LocalStorage::new(dir);
+    let schema = ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref())?, key)?;
+    let dims = dimension_shapes(&schema.stored);
+
+    let mut w = Walker::new(&bytes[..trailer as usize], "footer", "file");
+    w.seek(start);
+    w.enter_group("FragmentFooter", "FragmentFooter");
+    let footer = walk_fragment_footer(&mut w, schema.attributes.len() as u64, dims.clone())?;
+    w.leave();
+    let mut spans = w.finish().children;
+    let mut w = Walker::new(bytes, "footer length", "file");
+    w.seek(trailer);
+    w.enter_group("FooterLength", "FooterLength");
+    walk_footer_length(&mut w)?;
+    w.leave();
+    spans.extend(w.finish().children);
+
+    let tile = |what: String, offset: u64, walk: &dyn Fn(&mut Walker<'_>) -> Result<()>| {
+        explain_generic_tile(bytes, offset, key, |p| walk(p))
+            .map(|mut span| {
+                span.name = format!("{what}: generic tile");
+                span
+            })
+            .map_err(|e| e.within(&what))
+    };
+    let version = footer.version;
+    spans.push(tile("rtree".into(), footer.rtree_offset, &|p| {
+        walk_r_tree(p, version, dims.clone()).map(drop)
+    })?);
+    let offsets_tables: [(&str, &[u64]); 5] = [
+        ("tile_offsets", &footer.tile_offsets_offsets),
+        ("tile_var_offsets", &footer.tile_var_offsets_offsets),
+        ("tile_var_sizes", &footer.tile_var_sizes_offsets),
+        (
+            "tile_validity_offsets",
+            footer
+                .tile_validity_offsets_offsets
+                .as_deref()
+                .unwrap_or(&[]),
+        ),
+        (
+            "tile_null_counts",
+            footer.tile_null_counts_offsets.as_deref().unwrap_or(&[]),
+        ),
+    ];
+    for (what, list) in offsets_tables {
+        for (i, &offset) in list.iter().enumerate() {
+            spans.push(tile(format!("{what}[{i}]"), offset, &|p| {
+                walk_tile_offsets(p).map(drop)
+            })?);
+        }
+    }
+    for (what, list) in [
+        ("tile_mins", &footer.tile_mins_offsets),
+        ("tile_maxes", &footer.tile_maxes_offsets),
+    ] {
+        for (i, &offset) in list.iter().flatten().enumerate() {
+            spans.push(tile(format!("{what}[{i}]"), offset, &|p| {
+                walk_tile_min_max(p).map(drop)
+            })?);
+        }
+    }
+    for (i, &offset) in footer.tile_sums_offsets.iter().flatten().enumerate() {
+        spans.push(tile(format!("tile_sums[{i}]"), offset, &|p| {
+            walk_tile_sums(p).map(drop)
+        })?);
+    }
+    let num_fields = footer.tile_offsets_offsets.len() as u64;
+    if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| version >= 12) {
+        spans.push(tile("fragment_mmsn".into(), offset, &|p| {
+            walk_fragment_mmsn(p, num_fields).map(drop)
+        })?);
+    }
+    if let Some(offset) = footer.processed_conditions_offset {
+        spans.push(tile("processed_conditions".into(), offset, &|p| {
+            walk_processed_conditions(p).map(drop)
+        })?);
+    }
+    spans.sort_by_key(|s| s.offset);
+    Ok(spans)
+}

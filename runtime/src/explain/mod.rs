@@ -1,0 +1,18 @@
+//! `tdb explain`: every byte of a file attributed to a field of spec/.
+//!
+//! The walkers are generated from spec/ (`walkers.rs`, by tiledb-codegen);
+//! this module composes them per file kind: the generic tile envelope (its
+//! header and chunk framing, in file offsets), then the unfiltered payload
+//! (in payload offsets) walked as the struct the file kind holds.
+
+mod data;
+mod files;
+mod fragment;
+mod text;
+pub mod walker;
+#[rustfmt::skip]
+#[allow(missing_docs)]
+pub mod walkers;
+
+pub use files::{coverage, explain_file, explain_generic_tile, Coverage, Explained, FileKind};
+pub use walker::{FieldInfo, Span, Walker};
