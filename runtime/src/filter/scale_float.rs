@@ -13,6 +13,7 @@ use super::stage::{
     StageEnv, StageResult,
 };
 use super::Filter;
+use crate::error::Cause;
 
 struct Params {
     scale: f64,
@@ -109,10 +110,10 @@ pub(crate) fn reverse(
     let sizes = read_sizes(md)?;
     let total_in = sizes.iter().fold(0usize, |sum, s| sum.saturating_add(*s));
     if total_in > data.len() {
-        return corrupt(format!(
-            "parts declare {total_in} bytes but the data holds {}",
-            data.len()
-        ));
+        return corrupt(Cause::Truncated {
+            needed: total_in as u64,
+            available: data.len() as u64,
+        });
     }
     let total_out: usize = sizes.iter().map(|s| s / p.int_width * p.float_width).sum();
     let output = out.alloc(total_out)?;

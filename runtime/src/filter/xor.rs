@@ -11,6 +11,7 @@ use super::stage::{
     by_width, corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf,
     Parts, StageEnv, StageResult,
 };
+use crate::error::Cause;
 
 fn width(env: &StageEnv<'_>) -> StageResult<usize> {
     xor_width(env.datatype).ok_or_else(|| {
@@ -71,9 +72,10 @@ pub(crate) fn reverse(
     let mut pos = 0;
     for size in sizes {
         if size % w != 0 {
-            return corrupt(format!(
-                "XOR part of {size} bytes is not a whole number of {w}-byte values"
-            ));
+            return corrupt(Cause::NotMultiple {
+                size: size as u64,
+                unit: w as u64,
+            });
         }
         by_width!(
             w,
