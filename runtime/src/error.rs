@@ -167,6 +167,12 @@ pub enum Cause {
         /// The values allowed.
         allowed: &'static [u64],
     },
+    /// Stored sizes that add up to `size` bytes, more memory than the
+    /// system gives (an allocation of that size failed).
+    TooLarge {
+        /// The bytes the stored sizes call for.
+        size: u64,
+    },
     /// Any other cause, as text.
     Text(String),
 }
@@ -226,6 +232,9 @@ impl fmt::Display for Cause {
             } => {
                 let allowed: Vec<String> = allowed.iter().map(u64::to_string).collect();
                 write!(f, "{what} is {value}, not one of {}", allowed.join(", "))
+            }
+            Cause::TooLarge { size } => {
+                write!(f, "needs {size} bytes, more than can be allocated")
             }
             Cause::Text(text) => f.write_str(text),
         }
