@@ -188,7 +188,7 @@ pub(crate) fn reverse(
         return corrupt(Cause::Inconsistent {
             what: "the offsets size",
             expected: expected_cells.saturating_mul(8),
-            found: offsets_bytes as u64,
+            found: offsets_bytes,
         });
     }
     if encoded_bytes > data.len() {
