@@ -2,7 +2,9 @@
 //! the fault, never a panic and never an allocation sized by the attacker.
 
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
-use tiledb_runtime::tile::{filter_tile, unfilter_tile, unfilter_tiles, TileJob};
+use tiledb_runtime::tile::{
+    filter_tile, filter_var_tile, unfilter_tile, unfilter_tiles, unfilter_var_string_tile, TileJob,
+};
 use tiledb_runtime::{Cause, Error, ErrorClass};
 
 fn ctx() -> FilterContext {
@@ -377,4 +379,23 @@ fn a_wrong_key_fails_authentication_of_the_first_part() {
         part: 0,
     };
     assert_eq!(e, Error::corrupt(8, "chunk 0, AES_256_GCM", cause));
+}
+
+#[test]
+fn string_encodings_state_a_cell_count_that_disagrees() {
+    let (data, offsets) = (b"abba".to_vec(), vec![0u64, 1, 3]);
+    let ctx = FilterContext::new(Datatype::StringUtf8, 1, 22);
+    for filter in [Filter::Rle { level: 0 }, Filter::Dictionary { level: 0 }] {
+        let pipeline = FilterPipeline::new(vec![filter.clone()]);
+        let t = filter_var_tile(&data, &offsets, &pipeline, &ctx).unwrap();
+        // The fragment says 4 cells; the chunk's offsets size is for 3.
+        let e = unfilter_var_string_tile(&t, &pipeline, &ctx, 4, 4).unwrap_err();
+        let cause = Cause::Inconsistent {
+            what: "the offsets size",
+            expected: 32,
+            found: 24,
+        };
+        let field = format!("chunk 0, {}", filter.name());
+        assert_eq!(e, Error::corrupt(8, field, cause));
+    }
 }
