@@ -399,3 +399,22 @@ fn string_encodings_state_a_cell_count_that_disagrees() {
         assert_eq!(e, Error::corrupt(8, field, cause));
     }
 }
+
+#[test]
+fn a_width_outside_the_allowed_set_names_the_set() {
+    let pipeline = FilterPipeline::new(vec![Filter::ScaleFloat {
+        scale: 1.0,
+        offset: 0.0,
+        byte_width: 4,
+    }]);
+    // SCALE_FLOAT over 2-byte values: the schema gives no float to restore.
+    let t = tile(4, &u32s([1, 4]), &[0; 4]);
+    let e = unfilter_tile(&t, &pipeline, &ctx_of(Datatype::Int16), 4).unwrap_err();
+    let cause = Cause::NotOneOf {
+        what: "the size of the values SCALE_FLOAT reads (a float)",
+        value: 2,
+        allowed: &[4, 8],
+    };
+    assert_eq!(e, Error::corrupt(8, "chunk 0, SCALE_FLOAT", cause));
+    assert!(e.to_string().ends_with("is 2, not one of 4, 8"), "{e}");
+}

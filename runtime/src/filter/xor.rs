@@ -63,9 +63,12 @@ pub(crate) fn reverse(
     data: &[u8],
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
-    let w = width(env).map_err(|f| match f {
-        Fault::Usage(m) => Fault::corrupt(m),
-        other => other,
+    let w = xor_width(env.datatype).ok_or_else(|| {
+        Fault::corrupt(Cause::NotOneOf {
+            what: "the size of the values XOR reads",
+            value: env.datatype.size(),
+            allowed: &[1, 2, 4, 8],
+        })
     })?;
     let sizes = read_part_sizes(md, data.len())?;
     let output = out.alloc(data.len())?;
