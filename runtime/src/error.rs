@@ -141,6 +141,38 @@ pub enum Cause {
         /// The form it must have, e.g. `a timestamped name`.
         expected: &'static str,
     },
+    /// A codec (a compressor, an image format) refused the stored bytes:
+    /// which codec is data, its library's own message is `detail`.
+    Codec {
+        /// The codec, e.g. `zlib`, `zstd`, `lz4`, `bzip2`, `WebP`.
+        codec: &'static str,
+        /// What the codec's library reported.
+        detail: String,
+    },
+    /// Authenticated decryption (`algorithm`) refused part `part` of a chunk:
+    /// the key is wrong or the bytes were altered.
+    Unauthentic {
+        /// The cipher, e.g. `AES-256-GCM`.
+        algorithm: &'static str,
+        /// The index of the refused part in the chunk's parts.
+        part: u64,
+    },
+    /// A stored value outside the set the format allows, e.g. a width that
+    /// must be 1, 2, 4 or 8.
+    NotOneOf {
+        /// What the value is, e.g. `the bit width of a window`.
+        what: &'static str,
+        /// The stored value.
+        value: u64,
+        /// The values allowed.
+        allowed: &'static [u64],
+    },
+    /// Stored sizes that add up to `size` bytes, more memory than the
+    /// system gives (an allocation of that size failed).
+    TooLarge {
+        /// The bytes the stored sizes call for.
+        size: u64,
+    },
     /// Any other cause, as text.
     Text(String),
 }
@@ -188,6 +220,22 @@ impl fmt::Display for Cause {
                 write!(f, "stored {found:?}, expected {expected:?}")
             }
             Cause::BadName { name, expected } => write!(f, "{name:?} is not {expected}"),
+            Cause::Codec { codec, detail } => write!(f, "{codec}: {detail}"),
+            Cause::Unauthentic { algorithm, part } => write!(
+                f,
+                "{algorithm} authentication failed on part {part} (wrong key or corrupt data)"
+            ),
+            Cause::NotOneOf {
+                what,
+                value,
+                allowed,
+            } => {
+                let allowed: Vec<String> = allowed.iter().map(u64::to_string).collect();
+                write!(f, "{what} is {value}, not one of {}", allowed.join(", "))
+            }
+            Cause::TooLarge { size } => {
+                write!(f, "needs {size} bytes, more than can be allocated")
+            }
             Cause::Text(text) => f.write_str(text),
         }
     }

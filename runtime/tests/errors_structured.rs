@@ -604,3 +604,33 @@ fn relative_paths_state_the_rule_they_break() {
         )
     );
 }
+
+#[test]
+fn a_tiledb_1_3_tile_states_its_framing_faults_as_data() {
+    use tiledb_runtime::schema::legacy13::{read_generic_tile, reframe};
+    // compressed_size, tile_size, datatype (INT32), cell_size, compressor
+    // (none), level; then 4 of the 100 bytes claimed.
+    let mut file = 100u64.to_le_bytes().to_vec();
+    file.extend_from_slice(&4u64.to_le_bytes());
+    file.push(0);
+    file.extend_from_slice(&4u64.to_le_bytes());
+    file.push(0);
+    file.extend_from_slice(&0i32.to_le_bytes());
+    let header = file.len() as u64;
+    file.extend_from_slice(&[1, 2, 3, 4]);
+    let cause = Cause::Truncated {
+        needed: 100,
+        available: 4,
+    };
+    assert_eq!(
+        read_generic_tile(&file).unwrap_err(),
+        Error::corrupt(header, "Legacy13GenericTileHeader.compressed_size", cause)
+    );
+    let cause = Cause::Empty {
+        what: "the chunk list",
+    };
+    assert_eq!(
+        reframe(&0u64.to_le_bytes(), true).unwrap_err(),
+        Error::corrupt(0, "Legacy13Chunks.n_chunks", cause)
+    );
+}

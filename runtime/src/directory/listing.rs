@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::directory::files::TimestampedFile;
 use crate::directory::text_files;
 use crate::directory::timestamped_name::{Extension, TimestampedName};
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::storage::{DirEntry, RelPath, Storage};
 
 pub(crate) fn in_file(storage: &dyn Storage, path: &RelPath) -> impl Fn(Error) -> Error {
@@ -39,10 +39,10 @@ pub(crate) fn list_checked(
             return Err(Error::corrupt(
                 0,
                 "directory listing",
-                format!(
-                    "a zero-byte file named {:?} masks the folder of that name",
-                    entry.name
-                ),
+                Cause::BadName {
+                    name: entry.name.clone(),
+                    expected: "a folder, not a zero-byte file masking it",
+                },
             )
             .in_file(storage.describe(&path)));
         }

@@ -13,10 +13,11 @@
 
 use super::datatype::{bit_width_reduction_kind, IntKind};
 use super::stage::{
-    by_width, corrupt, prepend_metadata, read_uint, sign_extend, view, write_fault, write_uint,
-    Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    by_width, corrupt_part, prepend_metadata, read_uint, sign_extend, view, write_fault,
+    write_uint, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
+use crate::error::Cause;
 use crate::format::generated::{BitWidthReductionMetadataView, BitWidthWindow, BitWidthWindowView};
 use crate::format::view::Element;
 
@@ -237,16 +238,26 @@ pub(crate) fn reverse(
         let bits = window.bits() as usize;
         let bytes = window.window_bytes() as usize;
         if bytes > output.len() - pos {
-            return corrupt(format!(
-                "windows expand past the declared {} bytes",
-                output.len()
-            ));
+            return corrupt_part(
+                "windows",
+                Cause::OutOfRange {
+                    value: pos.saturating_add(bytes) as u64,
+                    limit: output.len() as u64,
+                },
+            );
         }
         if bits >= 8 * w || !bytes.is_multiple_of(w) {
             output[pos..pos + bytes].copy_from_slice(input.take(bytes)?);
         } else {
             if !matches!(bits, 8 | 16 | 32) {
-                return corrupt(format!("window width {bits} bits is not 8, 16 or 32"));
+                return corrupt_part(
+                    "windows",
+                    Cause::NotOneOf {
+                        what: "the bit width of a window",
+                        value: bits as u64,
+                        allowed: &[8, 16, 32],
+                    },
+                );
             }
             let narrow = bits / 8;
             let packed = input.take(bytes / w * narrow)?;
@@ -263,11 +274,23 @@ pub(crate) fn reverse(
         }
         pos += bytes;
     }
-    if pos != original || input.remaining() != 0 {
-        return corrupt(format!(
-            "windows cover {pos} of {original} bytes and leave {} input bytes",
-            input.remaining()
-        ));
+    if pos != original {
+        return corrupt_part(
+            "windows",
+            Cause::Inconsistent {
+                what: "the bytes the windows cover",
+                expected: original as u64,
+                found: pos as u64,
+            },
+        );
+    }
+    if input.remaining() != 0 {
+        return corrupt_part(
+            "windows",
+            Cause::TrailingBytes {
+                count: input.remaining() as u64,
+            },
+        );
     }
     Ok(MetadataOut::Rest)
 }

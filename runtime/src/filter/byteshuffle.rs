@@ -12,6 +12,7 @@ use super::stage::{
     corrupt, prepend_metadata, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv,
     StageResult,
 };
+use crate::error::Cause;
 use crate::format::generated::PartSizesMetadataView;
 
 pub(crate) fn shuffle(width: usize, input: &[u8], out: &mut [u8]) {
@@ -282,9 +283,11 @@ pub(crate) fn read_part_sizes(md: &mut Cursor<'_>, data_len: usize) -> StageResu
     let sizes = read_sizes(md)?;
     let total = sizes.iter().fold(0usize, |sum, s| sum.saturating_add(*s));
     if total != data_len {
-        return corrupt(format!(
-            "parts declare {total} bytes but the data holds {data_len}"
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the total of the part sizes",
+            expected: data_len as u64,
+            found: total as u64,
+        });
     }
     Ok(sizes)
 }

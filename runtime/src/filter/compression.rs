@@ -13,9 +13,11 @@
 
 use super::datatype::delta_int_kind;
 use super::stage::{
-    corrupt, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    codec_fault, corrupt, corrupt_part, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts,
+    StageEnv, StageResult,
 };
 use super::{delta, double_delta, rle, Filter};
+use crate::error::Cause;
 use crate::format::generated::{CompressedPart, CompressionChunkMetadataView};
 
 /// One codec applied to one part.
@@ -170,15 +172,22 @@ pub(crate) fn reverse(
         compressed_len = compressed_len.saturating_add(compressed);
     }
     if compressed_len > data.len() {
-        return corrupt(format!(
-            "parts declare {compressed_len} compressed bytes but the chunk holds {}",
-            data.len()
-        ));
+        return corrupt_part(
+            "compressed parts",
+            Cause::Truncated {
+                needed: compressed_len as u64,
+                available: data.len() as u64,
+            },
+        );
     }
     if metadata_len > limit {
-        return corrupt(format!(
-            "metadata parts declare {metadata_len} bytes, more than the chunk can hold"
-        ));
+        return corrupt_part(
+            "metadata parts",
+            Cause::OutOfRange {
+                value: metadata_len as u64,
+                limit: limit as u64,
+            },
+        );
     }
     let mut metadata = vec![0u8; metadata_len];
     let output = out.alloc(data_len)?;
@@ -229,19 +238,22 @@ fn gzip_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let mut z = flate2::Decompress::new(true);
     let status = z
         .decompress(input, out, flate2::FlushDecompress::Finish)
-        .map_err(|e| Fault::corrupt(format!("zlib stream: {e}")))?;
+        .map_err(|e| codec_fault("zlib", e.to_string()))?;
     if status != flate2::Status::StreamEnd {
-        return corrupt(format!(
-            "zlib stream does not end within the declared {} bytes",
-            out.len()
+        return Err(codec_fault(
+            "zlib",
+            format!(
+                "the stream does not end within the declared {} bytes",
+                out.len()
+            ),
         ));
     }
     if z.total_out() as usize != out.len() {
-        return corrupt(format!(
-            "zlib stream holds {} bytes, {} declared",
-            z.total_out(),
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the zlib stream's decompressed size",
+            expected: out.len() as u64,
+            found: z.total_out(),
+        });
     }
     Ok(())
 }
@@ -268,14 +280,13 @@ fn zstd_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     }
     let n = CONTEXT
         .with(|c| c.borrow_mut().decompress(out, input))
-        .map_err(|code| {
-            Fault::corrupt(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
-        })?;
+        .map_err(|code| codec_fault("zstd", zstd::zstd_safe::get_error_name(code).to_string()))?;
     if n != out.len() {
-        return corrupt(format!(
-            "zstd frame holds {n} bytes, {} declared",
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the zstd frame's decompressed size",
+            expected: out.len() as u64,
+            found: n as u64,
+        });
     }
     Ok(())
 }
@@ -312,7 +323,10 @@ fn lz4_compress(input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
 fn lz4_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let (Ok(input_len), Ok(capacity)) = (i32::try_from(input.len()), i32::try_from(out.len()))
     else {
-        return corrupt("lz4 block exceeds 2 GiB");
+        return corrupt(Cause::OutOfRange {
+            value: input.len().max(out.len()) as u64,
+            limit: i32::MAX as u64,
+        });
     };
     // liblz4's bounds-checked decoder (faster than lz4_flex's): it reads at
     // most `input_len` bytes from `input` and writes at most `capacity`
@@ -327,10 +341,17 @@ fn lz4_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
         )
     };
     if n < 0 {
-        return corrupt(format!("lz4 block is malformed (liblz4 error {n})"));
+        return Err(codec_fault(
+            "lz4",
+            format!("malformed block (liblz4 error {n})"),
+        ));
     }
     if n as usize != out.len() {
-        return corrupt(format!("lz4 block holds {n} bytes, {} declared", out.len()));
+        return corrupt(Cause::Inconsistent {
+            what: "the lz4 block's decompressed size",
+            expected: out.len() as u64,
+            found: n as u64,
+        });
     }
     Ok(())
 }
@@ -362,19 +383,22 @@ fn bzip2_decompress(input: &[u8], out: &mut [u8]) -> StageResult<()> {
     let mut z = bzip2::Decompress::new(false);
     let status = z
         .decompress(input, out)
-        .map_err(|e| Fault::corrupt(format!("bzip2 stream: {e}")))?;
+        .map_err(|e| codec_fault("bzip2", e.to_string()))?;
     if status != bzip2::Status::StreamEnd {
-        return corrupt(format!(
-            "bzip2 stream does not end within the declared {} bytes",
-            out.len()
+        return Err(codec_fault(
+            "bzip2",
+            format!(
+                "the stream does not end within the declared {} bytes",
+                out.len()
+            ),
         ));
     }
     if z.total_out() as usize != out.len() {
-        return corrupt(format!(
-            "bzip2 stream holds {} bytes, {} declared",
-            z.total_out(),
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the bzip2 stream's decompressed size",
+            expected: out.len() as u64,
+            found: z.total_out(),
+        });
     }
     Ok(())
 }

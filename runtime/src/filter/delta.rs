@@ -6,6 +6,7 @@
 use super::stage::{
     by_width, corrupt, read_uint, view_fault, write_fault, write_uint, Fault, StageResult,
 };
+use crate::error::Cause;
 use crate::format::generated::DeltaHeaderView;
 use crate::format::view::View;
 
@@ -42,20 +43,21 @@ pub(crate) fn decode(width: usize, input: &[u8], out: &mut [u8]) -> StageResult<
     // TileDB encodes floor(len / width) values and drops the tail of an input
     // that is not a whole number of values (it stays unwritten; zero here).
     if n != declared as u64 {
-        return corrupt(format!(
-            "DELTA holds {n} values but {} bytes are declared",
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the DELTA value count",
+            expected: declared as u64,
+            found: n,
+        });
     }
     let whole = declared * width;
     out[whole..].fill(0);
     let out = &mut out[..whole];
     if body.len() != out.len() {
-        return corrupt(format!(
-            "DELTA body is {} bytes, expected {}",
-            body.len(),
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the DELTA body size",
+            expected: out.len() as u64,
+            found: body.len() as u64,
+        });
     }
     by_width!(width, accumulate(body, out));
     Ok(())

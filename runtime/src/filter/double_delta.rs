@@ -10,8 +10,10 @@
 
 use super::datatype::IntKind;
 use super::stage::{
-    corrupt, read_uint, sign_extend, view_fault, write_fault, write_uint, Fault, StageResult,
+    corrupt, corrupt_part, read_uint, sign_extend, view_fault, write_fault, write_uint, Fault,
+    StageResult,
 };
+use crate::error::Cause;
 use crate::format::generated::DoubleDeltaHeaderView;
 use crate::format::view::View;
 
@@ -148,7 +150,7 @@ impl BitReader<'_> {
         while wanted > 0 {
             if self.left == 0 {
                 let Some(next) = self.words.next() else {
-                    return corrupt("DOUBLE_DELTA bit stream ends early");
+                    return corrupt_part("bit stream", Cause::EndsEarly);
                 };
                 self.word = read_uint(next, 8);
                 self.left = 64;
@@ -176,25 +178,32 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     // number of values (e.g. compressed bytes from an earlier filter) keeps
     // its tail only on the raw path, which copies every byte.
     if n != (out.len() / width) as u64 {
-        return corrupt(format!(
-            "DOUBLE_DELTA holds {n} values but {} bytes are declared",
-            out.len()
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the DOUBLE_DELTA value count",
+            expected: (out.len() / width) as u64,
+            found: n,
+        });
     }
     let n = n as usize;
     if bits as usize >= width * 8 - 1 {
         if body.len() != out.len() {
-            return corrupt(format!(
-                "DOUBLE_DELTA raw body is {} bytes, expected {}",
-                body.len(),
-                out.len()
-            ));
+            return corrupt(Cause::Inconsistent {
+                what: "the DOUBLE_DELTA raw body size",
+                expected: out.len() as u64,
+                found: body.len() as u64,
+            });
         }
         out.copy_from_slice(body);
         return Ok(());
     }
     if bits > 64 {
-        return corrupt(format!("DOUBLE_DELTA bit size {bits} exceeds 64"));
+        return corrupt_part(
+            "bit size",
+            Cause::OutOfRange {
+                value: u64::from(bits),
+                limit: 64,
+            },
+        );
     }
     // Bytes past the last whole value are not encoded; TileDB leaves them
     // unwritten, here they read as zero.
@@ -203,7 +212,13 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     let out = &mut out[..whole];
     let head = out.len().min(2 * width);
     if body.len() < head {
-        return corrupt("DOUBLE_DELTA input lacks its first values");
+        return corrupt_part(
+            "first values",
+            Cause::Truncated {
+                needed: head as u64,
+                available: body.len() as u64,
+            },
+        );
     }
     out[..head].copy_from_slice(&body[..head]);
     if n <= 2 {
@@ -211,7 +226,13 @@ pub(crate) fn decode(kind: IntKind, input: &[u8], out: &mut [u8]) -> StageResult
     }
     let stream = &body[head..];
     if !stream.len().is_multiple_of(8) {
-        return corrupt("DOUBLE_DELTA bit stream is not a whole number of 64-bit words");
+        return corrupt_part(
+            "bit stream",
+            Cause::NotMultiple {
+                size: stream.len() as u64,
+                unit: 8,
+            },
+        );
     }
     let reader = BitReader {
         words: stream.chunks_exact(8),

@@ -13,8 +13,10 @@ use aes_gcm::aead::{AeadCore, AeadInPlace, KeyInit, OsRng};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 
 use super::stage::{
-    corrupt, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    corrupt, corrupt_part, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv,
+    StageResult,
 };
+use crate::error::Cause;
 use crate::format::generated::{Aes256GcmMetadataView, AesPart, AesPartView};
 
 fn cipher(env: &StageEnv<'_>) -> Option<Aes256Gcm> {
@@ -81,9 +83,14 @@ pub(crate) fn reverse(
         let r = r?;
         let (plain, encrypted) = (r.plain_len() as usize, r.encrypted_len() as usize);
         if plain != encrypted {
-            return corrupt(format!(
-                "AES part {i}: plaintext {plain} and ciphertext {encrypted} bytes differ"
-            ));
+            return corrupt_part(
+                &format!("part {i}"),
+                Cause::Inconsistent {
+                    what: "the ciphertext size",
+                    expected: plain as u64,
+                    found: encrypted as u64,
+                },
+            );
         }
         if i < n_metadata {
             metadata_len += plain;
@@ -93,10 +100,10 @@ pub(crate) fn reverse(
         encrypted_len = encrypted_len.saturating_add(encrypted);
     }
     if encrypted_len > data.len() || metadata_len > data.len() {
-        return corrupt(format!(
-            "AES parts declare {encrypted_len} bytes, the chunk holds {}",
-            data.len()
-        ));
+        return corrupt(Cause::Truncated {
+            needed: encrypted_len.max(metadata_len) as u64,
+            available: data.len() as u64,
+        });
     }
     let mut metadata = vec![0u8; metadata_len];
     let output = out.alloc(data_len)?;
@@ -117,9 +124,10 @@ pub(crate) fn reverse(
         cipher
             .decrypt_in_place_detached(nonce, b"", target, tag)
             .map_err(|_| {
-                Fault::corrupt(format!(
-                    "AES-256-GCM authentication failed on part {i} (wrong key or corrupt data)"
-                ))
+                Fault::corrupt(Cause::Unauthentic {
+                    algorithm: "AES-256-GCM",
+                    part: i as u64,
+                })
             })?;
         pos += size;
     }

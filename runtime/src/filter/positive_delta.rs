@@ -12,10 +12,11 @@
 use super::bit_width_reduction::{value_at, window_bytes};
 use super::datatype::positive_delta_kind;
 use super::stage::{
-    by_width, corrupt, prepend_metadata, read_uint, view, write_fault, write_uint, Cursor, Fault,
-    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    by_width, corrupt_part, prepend_metadata, read_uint, view, write_fault, write_uint, Cursor,
+    Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::Filter;
+use crate::error::Cause;
 use crate::format::generated::{
     PositiveDeltaMetadataView, PositiveDeltaWindow, PositiveDeltaWindowView,
 };
@@ -112,10 +113,13 @@ pub(crate) fn reverse(
         let first = read_uint(window.first(), w);
         let bytes = window.window_bytes() as usize;
         if bytes > data.len() - pos {
-            return corrupt(format!(
-                "windows cover more than the {} data bytes",
-                data.len()
-            ));
+            return corrupt_part(
+                "windows",
+                Cause::OutOfRange {
+                    value: pos.saturating_add(bytes) as u64,
+                    limit: data.len() as u64,
+                },
+            );
         }
         if !bytes.is_multiple_of(w) {
             output[pos..pos + bytes].copy_from_slice(&data[pos..pos + bytes]);
@@ -132,7 +136,14 @@ pub(crate) fn reverse(
         pos += bytes;
     }
     if pos != data.len() {
-        return corrupt(format!("windows cover {pos} of {} data bytes", data.len()));
+        return corrupt_part(
+            "windows",
+            Cause::Inconsistent {
+                what: "the bytes the windows cover",
+                expected: data.len() as u64,
+                found: pos as u64,
+            },
+        );
     }
     Ok(MetadataOut::Rest)
 }

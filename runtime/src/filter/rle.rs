@@ -3,7 +3,8 @@
 //! The string form used on var-sized ASCII/UTF8 tiles is in
 //! [`super::var_string`].
 
-use super::stage::{corrupt, Fault, StageResult};
+use super::stage::{corrupt, corrupt_part, Fault, StageResult};
+use crate::error::Cause;
 
 const MAX_RUN: u16 = u16::MAX;
 
@@ -44,17 +45,16 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
         if out.is_empty() {
             return Ok(());
         }
-        return corrupt(format!(
-            "RLE input of {} bytes holds no run but {} bytes are declared",
-            input.len(),
-            out.len()
-        ));
+        return corrupt(Cause::Truncated {
+            needed: run_size as u64,
+            available: input.len() as u64,
+        });
     }
     if !input.len().is_multiple_of(run_size) {
-        return corrupt(format!(
-            "RLE input of {} bytes is not a whole number of {run_size}-byte runs",
-            input.len()
-        ));
+        return corrupt(Cause::NotMultiple {
+            size: input.len() as u64,
+            unit: run_size as u64,
+        });
     }
     let mut pos = 0usize;
     for run in input.chunks_exact(run_size) {
@@ -62,10 +62,13 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
         let count = u16::from_be_bytes([len[0], len[1]]) as usize;
         let bytes = count * cell_size;
         if bytes > out.len() - pos {
-            return corrupt(format!(
-                "RLE runs expand past the declared {} bytes",
-                out.len()
-            ));
+            return corrupt_part(
+                "runs",
+                Cause::OutOfRange {
+                    value: pos.saturating_add(bytes) as u64,
+                    limit: out.len() as u64,
+                },
+            );
         }
         let target = &mut out[pos..pos + bytes];
         match cell_size {
@@ -82,7 +85,14 @@ pub(crate) fn decode(cell_size: usize, input: &[u8], out: &mut [u8]) -> StageRes
         pos += bytes;
     }
     if pos != out.len() {
-        return corrupt(format!("RLE runs hold {pos} bytes, {} declared", out.len()));
+        return corrupt_part(
+            "runs",
+            Cause::Inconsistent {
+                what: "the bytes the runs hold",
+                expected: out.len() as u64,
+                found: pos as u64,
+            },
+        );
     }
     Ok(())
 }

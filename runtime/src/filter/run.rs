@@ -9,6 +9,7 @@ use super::{
     bit_width_reduction, bitshuffle, byteshuffle, checksum, encryption, positive_delta,
     scale_float, webp, xor, Datatype, Filter, FilterContext, FilterPipeline,
 };
+use crate::error::Cause;
 
 /// A stage failure and the index of the filter that raised it.
 pub(crate) type ChunkResult<T> = Result<T, (usize, Fault)>;
@@ -193,11 +194,11 @@ pub(crate) fn unfilter_chunk(
         if data.len() != dest.len() {
             return Err((
                 0,
-                Fault::corrupt(format!(
-                    "unfiltered chunk holds {} bytes, {} declared",
-                    data.len(),
-                    dest.len()
-                )),
+                Fault::corrupt(Cause::Inconsistent {
+                    what: "the unfiltered chunk size",
+                    expected: dest.len() as u64,
+                    found: data.len() as u64,
+                }),
             ));
         }
         dest.copy_from_slice(data);

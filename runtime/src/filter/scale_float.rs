@@ -13,6 +13,7 @@ use super::stage::{
     StageEnv, StageResult,
 };
 use super::Filter;
+use crate::error::Cause;
 
 struct Params {
     scale: f64,
@@ -21,29 +22,35 @@ struct Params {
     int_width: usize,
 }
 
-fn params(env: &StageEnv<'_>) -> Result<Params, String> {
+/// The filter's widths, or the cause that makes them unusable (a usage
+/// error when writing, corrupt when reading).
+fn params(env: &StageEnv<'_>) -> Result<Params, Cause> {
     let Filter::ScaleFloat {
         scale,
         offset,
         byte_width,
     } = env.filter
     else {
-        return Err("not a scale-float filter".into());
+        return Err(Cause::Text("not a scale-float filter".into()));
     };
     let int_width = match byte_width {
         1 | 2 | 4 | 8 => *byte_width as usize,
         other => {
-            return Err(format!(
-                "SCALE_FLOAT byte width {other} is not 1, 2, 4 or 8"
-            ))
+            return Err(Cause::NotOneOf {
+                what: "the SCALE_FLOAT byte width",
+                value: *other,
+                allowed: &[1, 2, 4, 8],
+            })
         }
     };
     let float_width = match env.datatype.size() {
         4 | 8 => env.datatype.size() as usize,
         other => {
-            return Err(format!(
-                "SCALE_FLOAT applies to 4- or 8-byte floats, not {other}-byte values"
-            ))
+            return Err(Cause::NotOneOf {
+                what: "the size of the values SCALE_FLOAT reads (a float)",
+                value: other,
+                allowed: &[4, 8],
+            })
         }
     };
     Ok(Params {
@@ -65,7 +72,7 @@ fn to_int(x: f64, width: usize) -> u64 {
 }
 
 pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
-    let p = params(env).map_err(Fault::Usage)?;
+    let p = params(env).map_err(|cause| Fault::Usage(cause.to_string()))?;
     let mut sizes = Vec::with_capacity(input.data.len());
     let mut outputs = Vec::with_capacity(input.data.len());
     for part in &input.data {
@@ -109,10 +116,10 @@ pub(crate) fn reverse(
     let sizes = read_sizes(md)?;
     let total_in = sizes.iter().fold(0usize, |sum, s| sum.saturating_add(*s));
     if total_in > data.len() {
-        return corrupt(format!(
-            "parts declare {total_in} bytes but the data holds {}",
-            data.len()
-        ));
+        return corrupt(Cause::Truncated {
+            needed: total_in as u64,
+            available: data.len() as u64,
+        });
     }
     let total_out: usize = sizes.iter().map(|s| s / p.int_width * p.float_width).sum();
     let output = out.alloc(total_out)?;

@@ -31,6 +31,17 @@ pub(crate) fn corrupt<T>(cause: impl Into<Cause>) -> StageResult<T> {
     Err(Fault::Corrupt(cause.into()))
 }
 
+/// A fault in one named part of the chunk (e.g. `windows`, `bit stream`):
+/// the part goes into the error's field after the filter's name.
+pub(crate) fn corrupt_part<T>(part: &str, cause: Cause) -> StageResult<T> {
+    Err(Fault::CorruptPart(part.to_string(), cause))
+}
+
+/// A codec's refusal: the codec as data, its library's message as detail.
+pub(crate) fn codec_fault(codec: &'static str, detail: String) -> Fault {
+    Fault::Corrupt(Cause::Codec { codec, detail })
+}
+
 impl Fault {
     pub(crate) fn corrupt(cause: impl Into<Cause>) -> Fault {
         Fault::Corrupt(cause.into())

@@ -16,9 +16,11 @@
 use std::collections::HashMap;
 
 use super::stage::{
-    corrupt, push_be, read_be, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageResult,
+    corrupt, corrupt_part, push_be, read_be, write_fault, Cursor, Fault, MetadataOut, OutBuf,
+    Parts, StageResult,
 };
 use super::Filter;
+use crate::error::Cause;
 use crate::format::generated::{VarStringDictionaryMetadataView, VarStringRleMetadataView};
 
 /// Which string encoding a filter selects.
@@ -53,7 +55,11 @@ fn width_for(value: u64) -> u8 {
 fn valid_width(w: u8) -> StageResult<usize> {
     match w {
         1 | 2 | 4 | 8 => Ok(w as usize),
-        _ => corrupt(format!("width {w} is not 1, 2, 4 or 8")),
+        _ => corrupt(Cause::NotOneOf {
+            what: "a byte width",
+            value: u64::from(w),
+            allowed: &[1, 2, 4, 8],
+        }),
     }
 }
 
@@ -179,15 +185,20 @@ pub(crate) fn reverse(
     let (input_bytes, encoded_bytes, offsets_bytes) =
         (sizes.0 as usize, sizes.1 as usize, u64::from(sizes.2));
     if offsets_bytes != expected_cells.saturating_mul(8) {
-        return corrupt(format!(
-            "offsets size {offsets_bytes} does not match the tile's {expected_cells} cells"
-        ));
+        return corrupt(Cause::Inconsistent {
+            what: "the offsets size",
+            expected: expected_cells.saturating_mul(8),
+            found: offsets_bytes,
+        });
     }
     if encoded_bytes > data.len() {
-        return corrupt(format!(
-            "encoded strings declare {encoded_bytes} bytes, the chunk holds {}",
-            data.len()
-        ));
+        return corrupt_part(
+            "encoded strings",
+            Cause::Truncated {
+                needed: encoded_bytes as u64,
+                available: data.len() as u64,
+            },
+        );
     }
     let mut input = Cursor::new(&data[..encoded_bytes], "encoded strings");
     let output = out.alloc(input_bytes)?;
@@ -197,15 +208,22 @@ pub(crate) fn reverse(
     let mut pos = 0usize;
     let mut emit = |s: &[u8], offsets: &mut Vec<u64>| -> StageResult<()> {
         if offsets.len() as u64 >= expected_cells {
-            return corrupt(format!(
-                "strings decode to more than the tile's {expected_cells} cells"
-            ));
+            return corrupt_part(
+                "cells",
+                Cause::OutOfRange {
+                    value: offsets.len() as u64 + 1,
+                    limit: expected_cells,
+                },
+            );
         }
         if s.len() > output.len() - pos {
-            return corrupt(format!(
-                "strings decode to more than the declared {} bytes",
-                output.len()
-            ));
+            return corrupt_part(
+                "string bytes",
+                Cause::OutOfRange {
+                    value: pos.saturating_add(s.len()) as u64,
+                    limit: output.len() as u64,
+                },
+            );
         }
         output[pos..pos + s.len()].copy_from_slice(s);
         offsets.push(pos as u64);
@@ -220,9 +238,13 @@ pub(crate) fn reverse(
                 let len = read_be(input.take(len_w)?, len_w);
                 let s = input.take(usize::try_from(len).unwrap_or(usize::MAX))?;
                 if run > expected_cells {
-                    return corrupt(format!(
-                        "a run of {run} exceeds the tile's {expected_cells} cells"
-                    ));
+                    return corrupt_part(
+                        "run length",
+                        Cause::OutOfRange {
+                            value: run,
+                            limit: expected_cells,
+                        },
+                    );
                 }
                 for _ in 0..run {
                     emit(s, offsets)?;
@@ -240,20 +262,31 @@ pub(crate) fn reverse(
             while input.remaining() > 0 {
                 let id = read_be(input.take(id_w)?, id_w);
                 let Some(s) = usize::try_from(id).ok().and_then(|i| dict.get(i)) else {
-                    return corrupt(format!(
-                        "dictionary id {id} is not below the {} entries",
-                        dict.len()
-                    ));
+                    return corrupt_part(
+                        "dictionary id",
+                        Cause::IndexOutOfRange {
+                            index: id,
+                            count: dict.len() as u64,
+                        },
+                    );
                 };
                 emit(s, offsets)?;
             }
         }
     }
-    if pos != input_bytes || offsets.len() as u64 != expected_cells {
-        return corrupt(format!(
-            "strings decode to {} cells and {pos} bytes, expected {expected_cells} cells and {input_bytes} bytes",
-            offsets.len()
-        ));
+    if offsets.len() as u64 != expected_cells {
+        return corrupt(Cause::Inconsistent {
+            what: "the cells the strings decode to",
+            expected: expected_cells,
+            found: offsets.len() as u64,
+        });
+    }
+    if pos != input_bytes {
+        return corrupt(Cause::Inconsistent {
+            what: "the bytes the strings decode to",
+            expected: input_bytes as u64,
+            found: pos as u64,
+        });
     }
     Ok(MetadataOut::New(Vec::new()))
 }

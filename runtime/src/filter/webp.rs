@@ -20,9 +20,11 @@ use image_webp::WebPDecoder;
 
 use super::byteshuffle::{read_sizes, write_part_sizes};
 use super::stage::{
-    corrupt, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult,
+    codec_fault, corrupt, corrupt_part, prepend_metadata, Cursor, Fault, MetadataOut, OutBuf,
+    Parts, StageEnv, StageResult,
 };
 use super::{Datatype, Filter, WebpFormat};
+use crate::error::Cause;
 
 struct Image {
     format: WebpFormat,
@@ -180,17 +182,23 @@ pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<P
 
 fn decode(img: &Image, bytes: &[u8], limit: usize) -> StageResult<Vec<u8>> {
     let mut decoder =
-        WebPDecoder::new(IoCursor::new(bytes)).map_err(|e| Fault::corrupt(format!("WebP: {e}")))?;
+        WebPDecoder::new(IoCursor::new(bytes)).map_err(|e| codec_fault("WebP", e.to_string()))?;
     let (w, h) = decoder.dimensions();
     let (w, h) = (w as usize, h as usize);
     let channels = if decoder.has_alpha() { 4 } else { 3 };
     if w.saturating_mul(h).saturating_mul(4) > limit.saturating_mul(2).max(1 << 16) {
-        return corrupt(format!("WebP image of {w}×{h} pixels exceeds the chunk"));
+        return corrupt_part(
+            "image size",
+            Cause::OutOfRange {
+                value: w.saturating_mul(h).saturating_mul(4) as u64,
+                limit: limit.saturating_mul(2).max(1 << 16) as u64,
+            },
+        );
     }
     let mut decoded = vec![0u8; w * h * channels];
     decoder
         .read_image(&mut decoded)
-        .map_err(|e| Fault::corrupt(format!("WebP: {e}")))?;
+        .map_err(|e| codec_fault("WebP", e.to_string()))?;
     // Convert to the stored layout, as libwebp's WebPDecodeRGB/RGBA/BGR/BGRA do.
     let mut pixels = Vec::with_capacity(w * h * img.depth);
     for px in decoded.chunks_exact(channels) {
@@ -217,10 +225,10 @@ pub(crate) fn reverse(
     let mut pos = 0usize;
     for size in sizes {
         if size > data.len() - pos {
-            return corrupt(format!(
-                "WebP part of {size} bytes overruns the {} data bytes",
-                data.len()
-            ));
+            return corrupt(Cause::Truncated {
+                needed: size as u64,
+                available: (data.len() - pos) as u64,
+            });
         }
         images.push(decode(&img, &data[pos..pos + size], out.limit())?);
         pos += size;

@@ -11,6 +11,7 @@ use super::stage::{
     by_width, corrupt, prepend_metadata, read_uint, write_uint, Cursor, Fault, MetadataOut, OutBuf,
     Parts, StageEnv, StageResult,
 };
+use crate::error::Cause;
 
 fn width(env: &StageEnv<'_>) -> StageResult<usize> {
     xor_width(env.datatype).ok_or_else(|| {
@@ -62,18 +63,22 @@ pub(crate) fn reverse(
     data: &[u8],
     out: &mut OutBuf<'_>,
 ) -> StageResult<MetadataOut> {
-    let w = width(env).map_err(|f| match f {
-        Fault::Usage(m) => Fault::corrupt(m),
-        other => other,
+    let w = xor_width(env.datatype).ok_or_else(|| {
+        Fault::corrupt(Cause::NotOneOf {
+            what: "the size of the values XOR reads",
+            value: env.datatype.size(),
+            allowed: &[1, 2, 4, 8],
+        })
     })?;
     let sizes = read_part_sizes(md, data.len())?;
     let output = out.alloc(data.len())?;
     let mut pos = 0;
     for size in sizes {
         if size % w != 0 {
-            return corrupt(format!(
-                "XOR part of {size} bytes is not a whole number of {w}-byte values"
-            ));
+            return corrupt(Cause::NotMultiple {
+                size: size as u64,
+                unit: w as u64,
+            });
         }
         by_width!(
             w,

@@ -707,7 +707,9 @@ where
         return Err(fail(
             start.saturating_add(used),
             field,
-            format!("uses {used} of its {size} bytes"),
+            Cause::TrailingBytes {
+                count: size.saturating_sub(used),
+            },
         ));
     }
     Ok(T::from(value))

@@ -35,7 +35,7 @@ use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::column::Column;
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::read::result::ReadResult;
 use crate::read::typed::TypedResult;
@@ -251,8 +251,12 @@ fn column_array(mut column: Column, enumeration: Option<&Enumeration>) -> Result
         DataType::LargeList(item) => {
             let size = column.datatype.size();
             let offsets = column.offsets.take().unwrap_or_default();
-            if offsets.iter().any(|o| o % size != 0) {
-                return Err(Error::corrupt(0, name, "var cells of partial values"));
+            if let Some(&partial) = offsets.iter().find(|&&o| o % size != 0) {
+                let cause = Cause::NotMultiple {
+                    size: partial,
+                    unit: size,
+                };
+                return Err(Error::corrupt(0, name, cause));
             }
             let count = column.data.len() / size as usize;
             let child = ArrayData::builder(item.data_type().clone())

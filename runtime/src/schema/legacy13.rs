@@ -7,7 +7,7 @@
 //! the stored schema model with one compression filter per field, and 1.3
 //! tiles are re-framed as modern tiles.
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::{read_exact_from, read_prefix};
 
@@ -148,14 +148,27 @@ pub fn read_generic_tile(bytes: &[u8]) -> Result<Vec<u8>> {
             Error::corrupt(
                 used,
                 "Legacy13GenericTileHeader.compressed_size",
-                format!(
-                    "{} bytes claimed, {} present",
-                    header.compressed_size,
-                    bytes.len() as u64 - used
-                ),
+                Cause::Truncated {
+                    needed: header.compressed_size,
+                    available: bytes.len() as u64 - used,
+                },
             )
         })?;
     decode_tile(body, &header)
+}
+
+/// A chunk size as the u32 a modern chunk stores, or the error naming `field`.
+fn u32_or(value: u64, field: &str) -> Result<u32> {
+    u32::try_from(value).map_err(|_| {
+        Error::corrupt(
+            0,
+            field,
+            Cause::OutOfRange {
+                value,
+                limit: u64::from(u32::MAX),
+            },
+        )
+    })
 }
 
 /// Re-frames a 1.3 tile body as a modern tile (chunks with compression
@@ -174,14 +187,18 @@ pub fn reframe(body: &[u8], compressed: bool) -> Result<Vec<u8>> {
     }
     let legacy: stored::Legacy13Chunks = read_exact_from(body, (), "Legacy13Chunks")?;
     if legacy.chunks.is_empty() {
-        return Err(Error::corrupt(0, "Legacy13Chunks.n_chunks", "no chunks"));
+        return Err(Error::corrupt(
+            0,
+            "Legacy13Chunks.n_chunks",
+            Cause::Empty {
+                what: "the chunk list",
+            },
+        ));
     }
     out.extend_from_slice(&(legacy.chunks.len() as u64).to_le_bytes());
     for chunk in &legacy.chunks {
-        let original = u32::try_from(chunk.original_size)
-            .map_err(|_| Error::corrupt(0, "Legacy13Chunk.original_size", "too large"))?;
-        let size = u32::try_from(chunk.data.len())
-            .map_err(|_| Error::corrupt(0, "Legacy13Chunk.compressed_size", "too large"))?;
+        let original = u32_or(chunk.original_size, "Legacy13Chunk.original_size")?;
+        let size = u32_or(chunk.data.len() as u64, "Legacy13Chunk.compressed_size")?;
         // Compression metadata: no metadata parts, one data part.
         let metadata: Vec<u8> = [0u32, 1, original, size]
             .iter()

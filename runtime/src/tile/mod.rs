@@ -188,7 +188,10 @@ pub fn unfilter_tile(
         Error::corrupt(
             0,
             "chunks",
-            format!("tile size {expected_len} does not fit in memory"),
+            Cause::OutOfRange {
+                value: expected_len,
+                limit: usize::MAX as u64,
+            },
         )
     })?;
     let mut out = vec![0u8; len];
@@ -484,7 +487,14 @@ pub fn unfilter_tiles(
         check_total(&chunks, job.expected_len).map_err(|e| locate(e, job))?;
         let len = usize::try_from(job.expected_len).map_err(|_| {
             locate(
-                Error::corrupt(0, "chunks", "tile size does not fit in memory"),
+                Error::corrupt(
+                    0,
+                    "chunks",
+                    Cause::OutOfRange {
+                        value: job.expected_len,
+                        limit: usize::MAX as u64,
+                    },
+                ),
                 job,
             )
         })?;

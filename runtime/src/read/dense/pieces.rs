@@ -115,7 +115,7 @@ pub(crate) fn too_large(bytes: u64) -> Error {
     Error::corrupt(
         0,
         "tile var sizes",
-        format!("the cells read need {bytes} bytes, more than can be allocated"),
+        crate::error::Cause::TooLarge { size: bytes },
     )
 }
 
