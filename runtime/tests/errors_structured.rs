@@ -427,18 +427,13 @@ fn vacuum_and_commit_lines_name_the_line_and_what_it_must_be() {
 
 #[test]
 fn a_delete_commit_in_a_con_file_must_hold_its_size_and_tile() {
+    // The size field runs into the end of the file: located there, naming
+    // the entry (the generated `ConsolidatedCommits` reads the entries).
     let line = format!("__commits/__1_1_{LABEL}_22.del\n");
     let size_at = line.len() as u64;
     assert_eq!(
         parse_consolidated_commits(line.as_bytes()).unwrap_err(),
-        Error::corrupt(
-            size_at,
-            "delete tile size",
-            Cause::Truncated {
-                needed: 8,
-                available: 0
-            }
-        )
+        Error::corrupt(size_at, "ConsolidatedCommits.entries[0]", Cause::EndsEarly)
     );
     let mut data = line.into_bytes();
     data.extend(100u64.to_le_bytes());
@@ -446,8 +441,8 @@ fn a_delete_commit_in_a_con_file_must_hold_its_size_and_tile() {
     assert_eq!(
         parse_consolidated_commits(&data).unwrap_err(),
         Error::corrupt(
-            size_at,
-            "delete tile size",
+            size_at + 8,
+            "ConsolidatedCommit.tile",
             Cause::Truncated {
                 needed: 100,
                 available: 3

@@ -222,7 +222,19 @@ where
             return Err(fail(pos, field, cause));
         }
         let before = reader.stream_position()?;
-        items.push(E::read_options(reader, endian, args.clone())?);
+        let item = match E::read_options(reader, endian, args.clone()) {
+            Ok(item) => item,
+            // A plain read that ran out of data carries no position: the
+            // element ran into the end of the data, so locate it there,
+            // naming the element.
+            Err(e) if binrw_pos(innermost(&e)).is_none() && is_eof(&e) => {
+                let end = reader.seek(SeekFrom::End(0))?;
+                let element = format!("{field}[{}]", items.len());
+                return Err(fail(end, &element, Cause::EndsEarly));
+            }
+            Err(e) => return Err(e),
+        };
+        items.push(item);
         if reader.stream_position()? == before && min_size == 0 {
             // An element that reads nothing would loop forever.
             return Err(fail(before, field, "an element read no bytes"));
@@ -459,6 +471,11 @@ fn innermost(err: &binrw::Error) -> &binrw::Error {
             .unwrap_or(err),
         other => other,
     }
+}
+
+/// The read ran out of data (a plain read, not a bounded reader's refusal).
+fn is_eof(err: &binrw::Error) -> bool {
+    matches!(innermost(err), binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof)
 }
 
 fn flatten_message(err: &binrw::Error) -> Cause {
