@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use super::files::{explain_chunk_metadata, explain_data_tiles};
 use super::fragment::array_dir;
+use super::tiles::{explain_chunk_metadata, explain_data_tiles};
 use super::walker::Span;
 use crate::error::Result;
 use crate::format::generated::{FilterPipeline, FilterType};

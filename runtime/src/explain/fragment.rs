@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::files::explain_generic_tile;
+use super::tiles::explain_generic_tile;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};

@@ -9,10 +9,12 @@ mod data;
 mod files;
 mod fragment;
 mod text;
+mod tiles;
 pub mod walker;
 #[rustfmt::skip]
 #[allow(missing_docs)]
 pub mod walkers;
 
-pub use files::{coverage, explain_file, explain_generic_tile, Coverage, Explained, FileKind};
+pub use files::{coverage, explain_file, Coverage, Explained, FileKind};
+pub use tiles::explain_generic_tile;
 pub use walker::{FieldInfo, Span, Walker};

@@ -4,7 +4,7 @@
 //! commit's whole generic tile: its span is then explained through the
 //! generic-tile envelope and the generated `DeleteCommit` walker.
 
-use super::files::explain_generic_tile;
+use super::tiles::explain_generic_tile;
 use super::walker::{Span, Walker};
 use super::walkers::{walk_consolidated_commits, walk_delete_commit, walk_path_list};
 use crate::error::{Cause, Error, Result};
