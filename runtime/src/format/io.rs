@@ -224,9 +224,8 @@ where
         let before = reader.stream_position()?;
         let item = match E::read_options(reader, endian, args.clone()) {
             Ok(item) => item,
-            // A plain read that ran out of data carries no position: the
-            // element ran into the end of the data, so locate it there,
-            // naming the element.
+            // A plain read that ran out of data has no position: locate it
+            // at the end of the data, naming the element.
             Err(e) if binrw_pos(innermost(&e)).is_none() && is_eof(&e) => {
                 let end = reader.seek(SeekFrom::End(0))?;
                 let element = format!("{field}[{}]", items.len());
@@ -479,17 +478,11 @@ fn is_eof(err: &binrw::Error) -> bool {
 }
 
 fn flatten_message(err: &binrw::Error) -> Cause {
-    match innermost(err) {
-        binrw::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => Cause::EndsEarly,
-        other => Cause::Text(
-            other
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-        ),
+    if is_eof(err) {
+        return Cause::EndsEarly;
     }
+    let text = innermost(err).to_string();
+    Cause::Text(text.lines().next().unwrap_or_default().to_string())
 }
 
 /// Reads a whole buffer as `T`; trailing bytes are an error.
