@@ -11,16 +11,14 @@ use tiledb_runtime::schema::{ArraySchema, Enumeration, Scalar};
 
 use crate::datetime;
 
-/// Cells of `dt` are text (printed as strings).
-pub(crate) fn is_text(dt: Datatype) -> bool {
+fn is_text(dt: Datatype) -> bool {
     matches!(
         dt,
         Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
     )
 }
 
-/// Cells of `dt` are opaque bytes (printed as hex).
-pub(crate) fn is_bytes(dt: Datatype) -> bool {
+fn is_bytes(dt: Datatype) -> bool {
     use Datatype::*;
     matches!(
         dt,
@@ -28,8 +26,7 @@ pub(crate) fn is_bytes(dt: Datatype) -> bool {
     )
 }
 
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
+fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
