@@ -69,7 +69,10 @@ function setState(s) {
   const p = new URLSearchParams();
   for (const f of FILTERS) if (s[f]) p.set(f, s[f]);
   const hash = p.toString();
-  if (location.hash.slice(1) !== hash) location.hash = hash; else render();
+  // Render now rather than on the hashchange event, which fires later: whoever changed a
+  // filter sees its effect as soon as the change returns.
+  if (location.hash.slice(1) !== hash) location.hash = hash;
+  render();
 }
 function matches(r, s) {
   if (s.status === "unexpected" ? !UNEXPECTED.has(r.status) : s.status && r.status !== s.status) return false;
@@ -197,7 +200,9 @@ function renderChecks(results, s) {
     for (const x of R.stale_known_failures) stale.append(el("p", { text: "known_failures/" + x.implementation + ".toml: case " + x.entry.case + ": " + x.why }));
   }
 }
+let rendered = null;
 function render() {
+  rendered = location.hash.slice(1);
   const s = state();
   renderFilters(s);
   const results = R.results.filter((r) => matches(r, s));
@@ -214,7 +219,8 @@ function header() {
   for (const i of R.implementations) box.append(el("li", { text: i.name + " " + i.version + " [" + i.roles.join(", ") + "]" }));
   for (const n of R.notes) box.append(el("li", { class: "note", text: "note: " + n }));
 }
-window.addEventListener("hashchange", render);
+// Back, forward and an edited address change the hash without setState.
+window.addEventListener("hashchange", () => { if (location.hash.slice(1) !== rendered) render(); });
 header();
 render();
 document.body.dataset.ready = "1";
