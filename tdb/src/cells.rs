@@ -10,26 +10,7 @@ use tiledb_runtime::read::encode_scalar;
 use tiledb_runtime::schema::Scalar;
 
 use crate::datetime;
-use crate::values::scalar_json;
-
-fn is_text(dt: Datatype) -> bool {
-    matches!(
-        dt,
-        Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
-    )
-}
-
-fn is_bytes(dt: Datatype) -> bool {
-    use Datatype::*;
-    matches!(
-        dt,
-        Blob | GeomWkb | GeomWkt | Any | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4
-    )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::values::{hex, is_bytes, is_text, scalar_json};
 
 fn unhex(text: &str) -> Result<Vec<u8>, String> {
     if !text.len().is_multiple_of(2) || !text.is_ascii() {

@@ -11,14 +11,16 @@ use tiledb_runtime::schema::{ArraySchema, Enumeration, Scalar};
 
 use crate::datetime;
 
-fn is_text(dt: Datatype) -> bool {
+/// Cells of `dt` are text (printed as strings).
+pub(crate) fn is_text(dt: Datatype) -> bool {
     matches!(
         dt,
         Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
     )
 }
 
-fn is_bytes(dt: Datatype) -> bool {
+/// Cells of `dt` are opaque bytes (printed as hex).
+pub(crate) fn is_bytes(dt: Datatype) -> bool {
     use Datatype::*;
     matches!(
         dt,
@@ -26,7 +28,8 @@ fn is_bytes(dt: Datatype) -> bool {
     )
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

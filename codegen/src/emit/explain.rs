@@ -302,7 +302,7 @@ impl Emitter<'_> {
             let keys: Vec<TokenStream> = case
                 .keys
                 .iter()
-                .map(|k| self.key_tokens(on_ty, k))
+                .map(|k| self.key_pattern(on_ty, k))
                 .collect();
             let variant = ident(&case.ty);
             let walk = self.walk_single(&Ty::Struct(case.ty.clone()), &field.args, read);
@@ -314,7 +314,7 @@ impl Emitter<'_> {
             let keys: Vec<TokenStream> = switch
                 .errors
                 .iter()
-                .map(|(k, _)| self.key_tokens(on_ty, k))
+                .map(|(k, _)| self.key_pattern(on_ty, k))
                 .collect();
             arms.push(quote!(#(#keys)|* => return Err(w.refused(#path)),));
         }
@@ -327,28 +327,6 @@ impl Emitter<'_> {
             None => arms.push(quote!(_ => return Err(w.unsupported()),)),
         }
         quote!(match #on { #(#arms)* })
-    }
-
-    fn key_tokens(&self, on_ty: &Ty, key: &str) -> TokenStream {
-        match on_ty {
-            Ty::Enum(enum_name) => {
-                let variant = self
-                    .table
-                    .enums
-                    .get(enum_name)
-                    .and_then(|e| e.variant(key))
-                    .map(|v| v.rust_name.clone())
-                    .unwrap_or_default();
-                let e = self.named(enum_name, "");
-                let v = ident(&variant);
-                quote!(#e::#v)
-            }
-            _ => {
-                let n: i128 = key.parse().unwrap_or_default();
-                let lit = Literal::i128_unsuffixed(n);
-                quote!(#lit)
-            }
-        }
     }
 }
 

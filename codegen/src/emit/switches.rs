@@ -81,7 +81,7 @@ impl Emitter<'_> {
     }
 
     /// The pattern that matches a case key: an enum variant or an integer.
-    fn key_pattern(&self, on_ty: &Ty, key: &str) -> TokenStream {
+    pub(super) fn key_pattern(&self, on_ty: &Ty, key: &str) -> TokenStream {
         match on_ty {
             Ty::Enum(enum_name) => {
                 let variant = self

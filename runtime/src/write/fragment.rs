@@ -165,7 +165,8 @@ fn check_shape(
     Ok(())
 }
 
-fn shape_name(cell_val_num: Option<u32>) -> String {
+/// How a message spells a field's values per cell: `x<n>` or `var`.
+pub(super) fn shape_name(cell_val_num: Option<u32>) -> String {
     match cell_val_num {
         Some(n) => format!("x{n}"),
         None => "var".to_string(),

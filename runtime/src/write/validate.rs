@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::read::order::GlobalOrder;
 use crate::schema::{ArraySchema, Scalar};
 
+use super::fragment::shape_name;
 use super::fragment_input::{usage, Column, FragmentInput};
 
 /// The order of the cells a write gives.
@@ -181,9 +182,9 @@ fn check_column(
             "the column for {} holds {} {}, the field is {} {}",
             c.name,
             c.datatype.name(),
-            shape(c.cell_val_num),
+            shape_name(c.cell_val_num),
             datatype.name(),
-            shape(cell_val_num)
+            shape_name(cell_val_num)
         )));
     }
     match (nullable, c.validity.is_some()) {
@@ -205,13 +206,6 @@ fn check_column(
         return Err(usage(why));
     }
     Ok(())
-}
-
-fn shape(cell_val_num: Option<u32>) -> String {
-    match cell_val_num {
-        Some(n) => format!("x{n}"),
-        None => "var".to_string(),
-    }
 }
 
 /// The number of cells: every column holds as many
