@@ -243,6 +243,58 @@ pub enum PropTy {
     Bool,
     /// A string.
     Str,
+    /// A struct of spec/ the value stands for (`chunk_metadata = "struct"`):
+    /// each variant names one, with arguments for its params, or `""` for
+    /// none. The explain walkers get one dispatch per such property.
+    Struct,
+}
+
+/// A variant's value of a `struct` property: the struct it names and the
+/// argument given for each of the struct's params (an integer literal, or a
+/// name the generated dispatch takes as a `u64` parameter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructRef {
+    /// The struct's name.
+    pub name: String,
+    /// `(param, argument)` pairs, sorted by param.
+    pub args: Vec<(String, String)>,
+}
+
+impl StructRef {
+    /// The struct a `struct` property's value names, `None` for `""`
+    /// (the value's shape was checked when the enum was validated).
+    pub fn parse(value: &toml::Value) -> Option<StructRef> {
+        match value {
+            toml::Value::String(name) if !name.is_empty() => Some(StructRef {
+                name: name.clone(),
+                args: Vec::new(),
+            }),
+            toml::Value::Table(table) => {
+                let name = table.get("struct")?.as_str()?.to_string();
+                let mut args: Vec<(String, String)> = table
+                    .get("args")
+                    .and_then(|a| a.as_table())
+                    .map(|a| {
+                        a.iter()
+                            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                args.sort();
+                Some(StructRef { name, args })
+            }
+            _ => None,
+        }
+    }
+
+    /// The names among the arguments (not integer literals): the inputs the
+    /// generated dispatch takes.
+    pub fn inputs(&self) -> impl Iterator<Item = &str> {
+        self.args
+            .iter()
+            .map(|(_, arg)| arg.as_str())
+            .filter(|arg| arg.parse::<u64>().is_err())
+    }
 }
 
 /// One value of an enum.

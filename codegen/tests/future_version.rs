@@ -115,6 +115,8 @@ doc = "A field of the next format version (added by the future-version test)."
 name = "FUTURE_FILTER"
 value = 21
 since = 24
+chunk_metadata = "PartSizesMetadata"
+var_string_chunk_metadata = ""
 doc = "A filter of the next format version (added by the future-version test)."
 "#,
             ),

@@ -232,6 +232,8 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
     // Each attribute's data file: explained whole, its tiles starting where
     // the metadata's tile offsets say.
     let fragment = path.parent().unwrap();
+    // The cells of each tile, as each data file's tile summary gives them.
+    let mut cell_counts: Vec<(PathBuf, Vec<u64>)> = Vec::new();
     for i in 0..schema.attributes.len() {
         for (suffix, tables) in [("", &file.tile_offsets), ("_var", &file.tile_var_offsets)] {
             let data = fragment.join(format!("a{i}{suffix}.tdb"));
@@ -248,16 +250,52 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
             assert_whole(&e.root, bytes.len() as u64, &data);
             let starts: Vec<u64> = e.root.children.iter().map(|t| t.offset).collect();
             assert_eq!(&starts, &tables[i], "{}", data.display());
+            let counts: Vec<u64> = e
+                .root
+                .children
+                .iter()
+                .filter_map(|t| {
+                    let (_, rest) = t.value.as_deref()?.split_once("; ")?.1.rsplit_once("; ")?;
+                    rest.split_once(" cell(s)")?.0.parse().ok()
+                })
+                .collect();
+            if !counts.is_empty() {
+                cell_counts.push((data.clone(), counts));
+            }
             data_files_checked_add();
             let mut metadata = Vec::new();
             find(&e.root, "TileChunk.metadata", &mut metadata);
             let walked = metadata.iter().filter(|m| !m.children.is_empty()).count();
+            let nonempty = metadata.iter().filter(|m| m.size > 0).count();
+            // Every filter's metadata is a struct of spec/ (FilterType.chunk_metadata):
+            // the metadata of every chunk is walked, whatever the last filter.
+            assert_eq!(walked, nonempty, "{}: chunk metadata left as bytes", data.display());
             DATA_METADATA.fetch_add(walked, std::sync::atomic::Ordering::Relaxed);
+            let mut kinds = METADATA_KINDS.lock().unwrap();
+            for m in &metadata {
+                kinds.extend(m.children.iter().map(|c| c.name.clone()));
+            }
+        }
+    }
+    // Every field of a fragment has the same cells in each tile: the var-sized
+    // counts (from the offsets file, or the var-string metadata) agree with the
+    // fixed-size ones.
+    if let Some((first, counts)) = cell_counts.first() {
+        for (other, theirs) in &cell_counts[1..] {
+            assert_eq!(counts, theirs, "{} vs {}", first.display(), other.display());
+        }
+        if cell_counts.iter().any(|(p, _)| p.to_string_lossy().ends_with("_var.tdb")) {
+            VAR_COUNTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
     true
 }
 
+/// Fragments whose var-sized data files' cell counts were checked.
+static VAR_COUNTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// The filters whose chunk metadata was walked in data files, by group name.
+static METADATA_KINDS: std::sync::Mutex<std::collections::BTreeSet<String>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 static DATA_FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 /// Chunks of data files whose filter metadata was walked as a spec struct.
 static DATA_METADATA: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -403,6 +441,17 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
     println!("{data} attribute data files explained whole, tiles where the metadata says");
     assert!(data > 500);
     let walked = DATA_METADATA.load(std::sync::atomic::Ordering::Relaxed);
-    println!("{walked} data chunks with their filter metadata walked as the last filter's struct");
+    let var_counts = VAR_COUNTS.load(std::sync::atomic::Ordering::Relaxed);
+    println!("{var_counts} fragments' var-sized cell counts agree with their fixed-size ones");
+    assert!(var_counts > 20);
+    let kinds = METADATA_KINDS.lock().unwrap().clone();
+    println!("{walked} data chunks with their filter metadata walked as their filters' structs: {kinds:?}");
     assert!(walked > 50);
+    // Filters that leave the earlier metadata after theirs, and the var-string form.
+    for kind in ["CHECKSUM_SHA256", "BYTESHUFFLE", "BIT_WIDTH_REDUCTION", "RLE"] {
+        assert!(
+            kinds.contains(&format!("{kind} filter metadata")),
+            "no {kind} metadata walked in the corpus: {kinds:?}"
+        );
+    }
 }

@@ -259,6 +259,20 @@ fn property_method(spec_enum: &Enum, index: usize, property: &str, prop_ty: Prop
                 })
                 .collect(),
         ),
+        PropTy::Struct => (
+            quote!(Option<&'static str>),
+            spec_enum
+                .variants
+                .iter()
+                .map(|v| match StructRef::parse(&v.props[index]) {
+                    Some(r) => {
+                        let name = r.name;
+                        quote!(Some(#name))
+                    }
+                    None => quote!(None),
+                })
+                .collect(),
+        ),
         PropTy::Str => (
             quote!(&'static str),
             spec_enum
@@ -287,7 +301,12 @@ fn property_method(spec_enum: &Enum, index: usize, property: &str, prop_ty: Prop
         .iter()
         .map(|(_, value, patterns)| quote!(#(#patterns)|* => #value))
         .collect();
-    let doc = format!(" The `{property}` of this value, as the spec lists it.");
+    let doc = match prop_ty {
+        PropTy::Struct => format!(
+            " The struct of spec/ that is the `{property}` of this value, by name (`None`: none)."
+        ),
+        _ => format!(" The `{property}` of this value, as the spec lists it."),
+    };
     quote! {
         #[doc = #doc]
         pub const fn #method(self) -> #ret {

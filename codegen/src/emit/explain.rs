@@ -32,6 +32,9 @@ pub fn emit_walkers(spec: &Spec, table: &TypeTable) -> String {
         for structure in &file.structs {
             items.extend(emitter.walker(&file.display, structure));
         }
+        for spec_enum in &file.enums {
+            items.extend(struct_property_walkers(&file.display, spec_enum, table));
+        }
     }
     let tokens = quote! {
         //! Field-by-field walkers of every spec struct, for `tdb explain`.
@@ -42,6 +45,82 @@ pub fn emit_walkers(spec: &Spec, table: &TypeTable) -> String {
         #items
     };
     render("spec/ (every file)", tokens)
+}
+
+/// For each `struct` property of an enum, a walker of the struct a value
+/// names: `walk_<enum>_<property>(w, value, inputs…)` walks it and returns
+/// `true`, or returns `false` for a value that names none. Its inputs are
+/// the name arguments of every variant (`u64`, sorted), literals inlined.
+fn struct_property_walkers(file: &str, spec_enum: &Enum, table: &TypeTable) -> TokenStream {
+    let mut out = TokenStream::new();
+    let enum_ident = ident(&spec_enum.name);
+    for (index, (property, prop_ty)) in spec_enum.properties.iter().enumerate() {
+        if *prop_ty != PropTy::Struct {
+            continue;
+        }
+        let refs: Vec<Option<StructRef>> = spec_enum
+            .variants
+            .iter()
+            .map(|v| StructRef::parse(&v.props[index]))
+            .collect();
+        let inputs: BTreeSet<&str> = refs.iter().flatten().flat_map(|r| r.inputs()).collect();
+        let input_params = inputs.iter().map(|i| {
+            let id = ident(i);
+            quote!(#id: u64)
+        });
+        // Variants grouped by what they walk, so the match stays short.
+        let mut arms: Vec<(Option<StructRef>, Vec<TokenStream>)> = Vec::new();
+        for (variant, reference) in spec_enum.variants.iter().zip(&refs) {
+            let id = ident(&variant.rust_name);
+            let pattern = quote!(#enum_ident::#id);
+            match arms.iter_mut().find(|(r, _)| r == reference) {
+                Some((_, patterns)) => patterns.push(pattern),
+                None => arms.push((reference.clone(), vec![pattern])),
+            }
+        }
+        let arms = arms.iter().map(|(reference, patterns)| {
+            let Some(reference) = reference else {
+                return quote!(#(#patterns)|* => Ok(false));
+            };
+            let walker = walker_name(&reference.name);
+            let params = table
+                .structs
+                .get(&reference.name)
+                .map(|s| s.params.as_slice())
+                .unwrap_or_default();
+            let args = params.iter().map(|param| {
+                let arg = reference
+                    .args
+                    .iter()
+                    .find(|(p, _)| *p == param.name)
+                    .map(|(_, a)| a.as_str())
+                    .unwrap_or_default();
+                match arg.parse::<u64>() {
+                    Ok(n) => {
+                        let lit = Literal::u64_unsuffixed(n);
+                        quote!(#lit)
+                    }
+                    Err(_) => {
+                        let id = ident(arg);
+                        quote!(#id)
+                    }
+                }
+            });
+            quote!(#(#patterns)|* => { #walker(w, #(#args),*)?; Ok(true) })
+        });
+        let fn_name = format_ident!("walk_{}_{}", snake(&spec_enum.name), property);
+        let doc = format!(
+            " Walks the struct that is the `{property}` of a `{}` value (spec: {file}); `false` when the value names none.",
+            spec_enum.name
+        );
+        out.extend(quote! {
+            #[doc = #doc]
+            pub fn #fn_name(w: &mut Walker<'_>, of: #enum_ident, #(#input_params),*) -> Result<bool> {
+                match of { #(#arms,)* }
+            }
+        });
+    }
+    out
 }
 
 /// The name of the walker of struct `name`.

@@ -276,6 +276,13 @@ fn render_enums(out: &mut String, file: &SpecFile) {
             for value in &variant.props {
                 let shown = match value {
                     toml::Value::String(s) => s.clone(),
+                    toml::Value::Table(_) => StructRef::parse(value)
+                        .map(|r| {
+                            let args: Vec<String> =
+                                r.args.iter().map(|(p, a)| format!("{p} = {a}")).collect();
+                            format!("{}({})", r.name, args.join(", "))
+                        })
+                        .unwrap_or_default(),
                     other => other.to_string(),
                 };
                 let _ = write!(row, " {} |", cell(&shown));

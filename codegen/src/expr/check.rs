@@ -424,6 +424,9 @@ impl<E> Scope<'_, E> {
                     PropTy::Int(p) => Ty::Prim(*p),
                     PropTy::Bool => Ty::Bool,
                     PropTy::Str => return bad(format!("property {property} is text, not a value")),
+                    PropTy::Struct => {
+                        return bad(format!("property {property} names a struct, not a value"))
+                    }
                 };
                 plain(receiver, vec![], ty)
             }

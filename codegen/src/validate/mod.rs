@@ -136,7 +136,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
             file: &shell.display,
         };
         for raw_enum in &shell.raw.enums {
-            let built = enums::build_enum(&ctx, raw_enum, gates)?;
+            let built = enums::build_enum(&ctx, raw_enum, gates, &declared)?;
             table.enums.insert(built.name.clone(), built.clone());
             shell.enums.push(built);
         }
@@ -157,6 +157,14 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         }
     }
     structs::check_across(&shells, &table)?;
+    for shell in &shells {
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        for spec_enum in &shell.enums {
+            enums::check_struct_properties(&ctx, spec_enum, &table.structs)?;
+        }
+    }
     sizes::check_fixed_sizes(&shells, &table)?;
     let (mut files, mut checked_table) = exprs::check_files(shells, &table)?;
     views::plan_views(&mut files, &mut checked_table)?;

@@ -6,18 +6,19 @@
 use std::path::Path;
 
 use super::fragment::array_dir;
-use super::tiles::{explain_chunk_metadata, explain_data_tiles};
+use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;
-use crate::format::generated::{FilterPipeline, FilterType};
+use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
 use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::ArraySchema;
 use crate::storage::LocalStorage;
 
-/// What the schema says of the data file's field: its pipeline's last
-/// filter, and the bytes of one cell (fixed-size data only).
+/// What the schema says of the data file's field: the filters that leave
+/// metadata in its chunks, and the bytes of one cell (`None`: var-sized
+/// data, whose cells the offsets file counts).
 struct FieldFacts {
-    last_filter: Option<FilterType>,
+    stages: Vec<MetadataStage>,
     cell_size: Option<u64>,
 }
 
@@ -27,26 +28,74 @@ pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> R
     let Some(facts) = field_facts(path, key) else {
         return Ok(spans);
     };
-    for span in &mut spans {
-        if let Some(last) = facts.last_filter {
-            explain_chunk_metadata(bytes, span, last);
-        }
-        if let (Some(cell), Some(value)) = (facts.cell_size.filter(|c| *c > 0), &mut span.value) {
-            let unfiltered: u64 = span
-                .children
-                .iter()
-                .filter(|c| c.name == "Tile.chunks")
-                .flat_map(|c| &c.children)
-                .flat_map(|chunk| &chunk.children)
-                // A chunk's `orig_len` (named without its struct, which the
-                // runtime does not otherwise use; see `--unused`).
-                .filter(|f| f.name.ends_with(".orig_len"))
-                .filter_map(|f| f.value.as_deref()?.parse::<u64>().ok())
-                .sum();
-            value.push_str(&format!("; {} cell(s) of {cell} bytes", unfiltered / cell));
+    // A var-sized data file's cells are counted by its offsets file, tile by tile.
+    let offsets_cells = match facts.cell_size {
+        None => offsets_tile_cells(path),
+        Some(_) => Vec::new(),
+    };
+    for (index, span) in spans.iter_mut().enumerate() {
+        explain_chunk_metadata(bytes, span, &facts.stages);
+        let cells = match facts.cell_size {
+            Some(0) => continue,
+            // No bytes: offsets the strings' encoding rebuilds (not stored).
+            Some(cell) => Some(unfiltered_bytes(span) / cell)
+                .filter(|n| *n > 0)
+                .map(|n| (n, format!("{cell} bytes"))),
+            // Offsets rebuilt from the strings' encoding are not stored: the
+            // var-string metadata gives their bytes, 8 per cell.
+            None => offsets_cells
+                .get(index)
+                .copied()
+                .filter(|n| *n > 0)
+                .or_else(|| Some(sum_of(span, "Metadata.offsets_len") / 8).filter(|n| *n > 0))
+                .map(|n| (n, "var size".to_string())),
+        };
+        if let (Some((n, size)), Some(value)) = (cells, &mut span.value) {
+            value.push_str(&format!("; {n} cell(s) of {size}"));
         }
     }
     Ok(spans)
+}
+
+/// The sum of the values of the fields under `span` whose names end with
+/// `suffix`.
+fn sum_of(span: &Span, suffix: &str) -> u64 {
+    let own = span
+        .name
+        .ends_with(suffix)
+        .then(|| span.value.as_deref()?.parse::<u64>().ok())
+        .flatten()
+        .unwrap_or(0);
+    own + span.children.iter().map(|c| sum_of(c, suffix)).sum::<u64>()
+}
+
+/// The unfiltered bytes of a tile: its chunks' `orig_len` (named without
+/// the chunk's struct, which the runtime does not otherwise use; see
+/// `--unused`).
+fn unfiltered_bytes(tile: &Span) -> u64 {
+    tile.children
+        .iter()
+        .filter(|c| c.name == "Tile.chunks")
+        .flat_map(|c| &c.children)
+        .flat_map(|chunk| &chunk.children)
+        .filter(|f| f.name.ends_with(".orig_len"))
+        .filter_map(|f| f.value.as_deref()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// The cells of each tile of the offsets file beside a var-sized data file
+/// (`a0_var.tdb` → `a0.tdb`): 8 bytes of unfiltered offsets per cell.
+fn offsets_tile_cells(path: &Path) -> Vec<u64> {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let Some(field) = stem.strip_suffix("_var") else {
+        return Vec::new();
+    };
+    let Ok(bytes) = std::fs::read(path.with_file_name(format!("{field}.tdb"))) else {
+        return Vec::new();
+    };
+    explain_data_tiles(&bytes)
+        .map(|tiles| tiles.iter().map(|t| unfiltered_bytes(t) / 8).collect())
+        .unwrap_or_default()
 }
 
 /// The schema's facts for the field a data file holds (`a<i>`, `d<j>`,
@@ -58,58 +107,57 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
     if head.version < 10 {
         return None;
     }
+    let version = head.version;
     let name = footer_schema_name(metadata.get(start as usize..)?).ok()?;
     let storage = LocalStorage::new(array_dir(&metadata_path)?);
     let schema =
         ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
-    let stored = &schema.stored;
     let stem = path.file_stem()?.to_str()?;
     let (field, suffix) = match stem.split_once('_') {
         Some((field, suffix)) => (field, suffix),
         None => (stem, ""),
     };
     let index: usize = field.get(1..)?.parse().ok()?;
-    let last = |p: &FilterPipeline| p.filters.last().map(|f| f.filter_type);
-    let offsets = FieldFacts {
-        last_filter: last(&stored.offsets_filters),
-        cell_size: Some(8),
+    let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {
+        // An encrypted array's tiles end their pipeline with AES-256-GCM,
+        // which the schema does not list (as the reader adds it).
+        let mut pipeline = pipeline.clone();
+        if key.is_some() && !pipeline.has(FilterType::Aes256Gcm) {
+            pipeline.filters.push(Filter::Aes256Gcm);
+        }
+        let types = pipeline.input_types(datatype);
+        let filters = pipeline.filters.iter().map(|f| f.filter_type()).zip(types);
+        let var_strings = var_data && pipeline.skips_offsets(datatype, version);
+        FieldFacts {
+            stages: metadata_stages(filters, version, var_strings),
+            cell_size,
+        }
     };
+    let offsets = facts(&schema.offsets_filters, Datatype::Uint64, false, Some(8));
     Some(match (field.as_bytes().first()?, suffix) {
-        (b'a', "validity") => FieldFacts {
-            last_filter: stored.validity_filters.as_ref().and_then(last),
-            cell_size: Some(1),
-        },
-        (b'a', "var") => FieldFacts {
-            last_filter: last(&stored.attributes.get(index)?.filters),
-            cell_size: None,
-        },
+        (b'a', "validity") => facts(&schema.validity_filters, Datatype::Uint8, false, Some(1)),
+        (b'a', "var") => {
+            let attribute = schema.attributes.get(index)?;
+            facts(&attribute.filters, attribute.datatype, true, None)
+        }
         (b'a', "") => {
             let attribute = schema.attributes.get(index)?;
             match attribute.cell_size() {
                 None => offsets,
-                Some(size) => FieldFacts {
-                    last_filter: last(&stored.attributes.get(index)?.filters),
-                    cell_size: Some(size),
-                },
+                Some(size) => facts(&attribute.filters, attribute.datatype, false, Some(size)),
             }
         }
         (b'd', suffix) => {
             let dimension = schema.dimensions.get(index)?;
-            let own = stored.domain.dimensions.get(index)?.filters.as_ref();
-            // A dimension with no filters of its own uses the coordinates' pipeline.
-            let pipeline = own
-                .filter(|p| !p.filters.is_empty())
-                .unwrap_or(&stored.coords_filters);
             match (dimension.var, suffix) {
                 (true, "") => offsets,
-                (true, _) => FieldFacts {
-                    last_filter: last(pipeline),
-                    cell_size: None,
-                },
-                (false, _) => FieldFacts {
-                    last_filter: last(pipeline),
-                    cell_size: Some(dimension.coord_size()),
-                },
+                (true, _) => facts(&dimension.filters, dimension.datatype, true, None),
+                (false, _) => facts(
+                    &dimension.filters,
+                    dimension.datatype,
+                    false,
+                    Some(dimension.coord_size()),
+                ),
             }
         }
         _ => return None,

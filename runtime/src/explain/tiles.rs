@@ -6,7 +6,8 @@
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::Result;
-use crate::format::generated::FilterType;
+use crate::filter::datatype::{bit_width_reduction_kind, positive_delta_kind};
+use crate::filter::{Datatype, FilterType};
 use crate::tile::generic::read_generic_tile;
 
 /// The generic tile at `offset` of `bytes`: its header and chunk framing in
@@ -27,9 +28,10 @@ pub fn explain_generic_tile(
     walk_tile(&mut w)?;
     w.leave();
     let mut tile = w.finish();
-    if let Some(last) = header.pipeline.filters.last() {
-        explain_chunk_metadata(bytes, &mut tile, last.filter_type);
-    }
+    // A generic tile's payload is bytes (CHAR) to every filter.
+    let filters = header.pipeline.filters.iter();
+    let stages = metadata_stages(filters.map(|f| (f.filter_type, Datatype::Char)), 0, false);
+    explain_chunk_metadata(bytes, &mut tile, &stages);
     tile.offset = offset;
     tile.size = decoded.end - offset;
     let payload = &decoded.payload;
@@ -70,26 +72,60 @@ pub(super) fn explain_data_tiles(bytes: &[u8]) -> Result<Vec<Span>> {
     Ok(spans)
 }
 
-/// Walks the filter metadata at the front of each chunk's metadata: that of
-/// the pipeline's last filter (spec/filter_metadata.toml: each filter
-/// prepends its own). A compression or encryption filter carries the earlier
-/// filters' metadata inside its data, so its struct is all there is; for any
-/// other last filter the metadata stays shown as bytes.
-pub fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, last: FilterType) {
-    use FilterType as F;
-    let walk: fn(&mut Walker<'_>) -> Result<()> = match last {
-        // The filters spec/filter_metadata.toml lists for the compression metadata struct.
-        F::Gzip
-        | F::Zstd
-        | F::Lz4
-        | F::Rle
-        | F::Bzip2
-        | F::DoubleDelta
-        | F::Delta
-        | F::Dictionary => |w| walk_compression_chunk_metadata(w).map(drop),
-        F::Aes256Gcm => |w| walk_aes256_gcm_metadata(w).map(drop),
-        _ => return,
-    };
+/// One filter of a pipeline as a chunk's metadata holds it: a filter that
+/// writes metadata for the field (bit-width reduction and positive delta
+/// write none for types they pass through), with the bytes of a value it
+/// sees and whether it writes the var-sized string form.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct MetadataStage {
+    filter: FilterType,
+    value_size: u64,
+    var_strings: bool,
+}
+
+/// The stages of `filters` (in write order, each with the datatype it
+/// sees) that leave metadata in a chunk of a field at format `version`;
+/// `var_strings` when the field's var-sized strings are encoded with their
+/// offsets (`FilterPipeline::skips_offsets`).
+pub(super) fn metadata_stages(
+    filters: impl IntoIterator<Item = (FilterType, Datatype)>,
+    version: u32,
+    var_strings: bool,
+) -> Vec<MetadataStage> {
+    filters
+        .into_iter()
+        .filter_map(|(filter, datatype)| {
+            let var_strings = var_strings && filter.var_string_chunk_metadata().is_some();
+            let value_size = match filter {
+                FilterType::BitWidthReduction => bit_width_reduction_kind(datatype, version)?.size(),
+                FilterType::PositiveDelta => positive_delta_kind(datatype, version)?.size(),
+                _ => datatype.size() as usize,
+            };
+            let writes = if var_strings {
+                filter.var_string_chunk_metadata()
+            } else {
+                filter.chunk_metadata()
+            };
+            writes.map(|_| MetadataStage {
+                filter,
+                value_size: value_size as u64,
+                var_strings,
+            })
+        })
+        .collect()
+}
+
+/// Walks each chunk's metadata as the structs its filters wrote
+/// (spec/enums.toml: `FilterType.chunk_metadata`): the last filter's at the
+/// front, then — for a filter that leaves the earlier metadata after its own
+/// — the previous filter's, and so on. A compression or encryption filter
+/// encloses the earlier metadata in its data, so nothing follows its struct.
+/// A chunk whose metadata the stages do not account for byte for byte stays
+/// shown as bytes.
+pub(super) fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, stages: &[MetadataStage]) {
+    if stages.is_empty() {
+        return;
+    }
     for child in &mut span.children {
         // A chunk's `metadata` bytes (under `Tile.chunks`).
         if child.name.ends_with("Chunk.metadata") && child.size > 0 {
@@ -99,14 +135,29 @@ pub fn explain_chunk_metadata(bytes: &[u8], span: &mut Span, last: FilterType) {
             };
             let mut w = Walker::new(within, "metadata", "file");
             w.seek(child.offset);
-            let name = format!("{} filter metadata", last.name());
-            w.enter_group(&name, &name);
-            if walk(&mut w).is_ok() && w.remaining() == 0 {
-                w.leave();
+            if walk_metadata_stages(&mut w, stages).is_ok() && w.remaining() == 0 {
                 child.children = w.finish().children;
             }
         } else {
-            explain_chunk_metadata(bytes, child, last);
+            explain_chunk_metadata(bytes, child, stages);
         }
     }
+}
+
+/// The stages' structs from the last filter back, while bytes remain.
+fn walk_metadata_stages(w: &mut Walker<'_>, stages: &[MetadataStage]) -> Result<()> {
+    for stage in stages.iter().rev() {
+        if w.remaining() == 0 {
+            break;
+        }
+        let name = format!("{} filter metadata", stage.filter.name());
+        w.enter_group(&name, &name);
+        if stage.var_strings {
+            walk_filter_type_var_string_chunk_metadata(w, stage.filter)?;
+        } else {
+            walk_filter_type_chunk_metadata(w, stage.filter, stage.value_size)?;
+        }
+        w.leave();
+    }
+    Ok(())
 }

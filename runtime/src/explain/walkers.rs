@@ -2252,6 +2252,91 @@ pub fn walk_enumeration(w: &mut Walker<'_>) -> Result<Enumeration> {
     })
 }
 
+/// Walks the struct that is the `chunk_metadata` of a `FilterType` value (spec: spec/enums.toml); `false` when the value names none.
+pub fn walk_filter_type_chunk_metadata(
+    w: &mut Walker<'_>,
+    of: FilterType,
+    value_size: u64,
+) -> Result<bool> {
+    match of {
+        FilterType::None | FilterType::Deprecated => Ok(false),
+        FilterType::Gzip
+        | FilterType::Zstd
+        | FilterType::Lz4
+        | FilterType::Rle
+        | FilterType::Bzip2
+        | FilterType::DoubleDelta
+        | FilterType::Dictionary
+        | FilterType::Delta => {
+            walk_compression_chunk_metadata(w)?;
+            Ok(true)
+        }
+        FilterType::BitWidthReduction => {
+            walk_bit_width_reduction_metadata(w, value_size)?;
+            Ok(true)
+        }
+        FilterType::Bitshuffle
+        | FilterType::Byteshuffle
+        | FilterType::ScaleFloat
+        | FilterType::Xor
+        | FilterType::Webp => {
+            walk_part_sizes_metadata(w)?;
+            Ok(true)
+        }
+        FilterType::PositiveDelta => {
+            walk_positive_delta_metadata(w, value_size)?;
+            Ok(true)
+        }
+        FilterType::Aes256Gcm => {
+            walk_aes256_gcm_metadata(w)?;
+            Ok(true)
+        }
+        FilterType::ChecksumMd5 => {
+            walk_checksum_chunk_metadata(w, 16)?;
+            Ok(true)
+        }
+        FilterType::ChecksumSha256 => {
+            walk_checksum_chunk_metadata(w, 32)?;
+            Ok(true)
+        }
+    }
+}
+
+/// Walks the struct that is the `var_string_chunk_metadata` of a `FilterType` value (spec: spec/enums.toml); `false` when the value names none.
+pub fn walk_filter_type_var_string_chunk_metadata(
+    w: &mut Walker<'_>,
+    of: FilterType,
+) -> Result<bool> {
+    match of {
+        FilterType::None
+        | FilterType::Gzip
+        | FilterType::Zstd
+        | FilterType::Lz4
+        | FilterType::Bzip2
+        | FilterType::DoubleDelta
+        | FilterType::BitWidthReduction
+        | FilterType::Bitshuffle
+        | FilterType::Byteshuffle
+        | FilterType::PositiveDelta
+        | FilterType::Aes256Gcm
+        | FilterType::ChecksumMd5
+        | FilterType::ChecksumSha256
+        | FilterType::ScaleFloat
+        | FilterType::Xor
+        | FilterType::Deprecated
+        | FilterType::Webp
+        | FilterType::Delta => Ok(false),
+        FilterType::Rle => {
+            walk_var_string_rle_metadata(w)?;
+            Ok(true)
+        }
+        FilterType::Dictionary => {
+            walk_var_string_dictionary_metadata(w)?;
+            Ok(true)
+        }
+    }
+}
+
 /// Walks a `CompressionChunkMetadata` (spec: spec/filter_metadata.toml).
 pub fn walk_compression_chunk_metadata(
     w: &mut Walker<'_>,

@@ -991,6 +991,56 @@ impl FilterType {
         };
         from && before
     }
+    /// The struct of spec/ that is the `chunk_metadata` of this value, by name (`None`: none).
+    pub const fn chunk_metadata(self) -> Option<&'static str> {
+        match self {
+            FilterType::None | FilterType::Deprecated => None,
+            FilterType::Gzip
+            | FilterType::Zstd
+            | FilterType::Lz4
+            | FilterType::Rle
+            | FilterType::Bzip2
+            | FilterType::DoubleDelta
+            | FilterType::Dictionary
+            | FilterType::Delta => Some("CompressionChunkMetadata"),
+            FilterType::BitWidthReduction => Some("BitWidthReductionMetadata"),
+            FilterType::Bitshuffle
+            | FilterType::Byteshuffle
+            | FilterType::ScaleFloat
+            | FilterType::Xor
+            | FilterType::Webp => Some("PartSizesMetadata"),
+            FilterType::PositiveDelta => Some("PositiveDeltaMetadata"),
+            FilterType::Aes256Gcm => Some("Aes256GcmMetadata"),
+            FilterType::ChecksumMd5 | FilterType::ChecksumSha256 => {
+                Some("ChecksumChunkMetadata")
+            }
+        }
+    }
+    /// The struct of spec/ that is the `var_string_chunk_metadata` of this value, by name (`None`: none).
+    pub const fn var_string_chunk_metadata(self) -> Option<&'static str> {
+        match self {
+            FilterType::None
+            | FilterType::Gzip
+            | FilterType::Zstd
+            | FilterType::Lz4
+            | FilterType::Bzip2
+            | FilterType::DoubleDelta
+            | FilterType::BitWidthReduction
+            | FilterType::Bitshuffle
+            | FilterType::Byteshuffle
+            | FilterType::PositiveDelta
+            | FilterType::Aes256Gcm
+            | FilterType::ChecksumMd5
+            | FilterType::ChecksumSha256
+            | FilterType::ScaleFloat
+            | FilterType::Xor
+            | FilterType::Deprecated
+            | FilterType::Webp
+            | FilterType::Delta => None,
+            FilterType::Rle => Some("VarStringRleMetadata"),
+            FilterType::Dictionary => Some("VarStringDictionaryMetadata"),
+        }
+    }
 }
 
 impl core::fmt::Display for FilterType {
