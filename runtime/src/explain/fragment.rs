@@ -9,7 +9,9 @@ use super::tiles::explain_generic_tile;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};
+use crate::format::generated::footer_after_tiles;
 use crate::fragment::{footer_region, footer_schema_name};
+use crate::tile::generic::read_generic_tile;
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
 
@@ -24,16 +26,66 @@ pub(super) fn array_dir(path: &Path) -> Option<&Path> {
     }
 }
 
+/// A format 1-2 fragment metadata file: one generic tile whose payload is
+/// `FragmentMetadataV1V2`, against the array's only schema; or TileDB 1.3's,
+/// a 1.3 generic tile whose payload is `Legacy13FragmentMetadata`.
+fn explain_v1_v2(
+    path: &Path,
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+    legacy13: bool,
+) -> Result<Vec<Span>> {
+    let dir = path.parent().and_then(Path::parent).ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: a fragment metadata file is explained inside its array (…/<fragment>/)",
+            path.display()
+        ))
+    })?;
+    let storage = LocalStorage::new(dir);
+    let schema = ArraySchema::load(&storage, &ArraySchema::path_for(None)?, key)?;
+    let dims = dimension_shapes(&schema.stored);
+    let num_attributes = schema.attributes.len() as u64;
+    if legacy13 {
+        let mut tile = super::legacy13::explain_legacy13_tile(bytes, |p| {
+            p.enter_group("Legacy13FragmentMetadata", "Legacy13FragmentMetadata");
+            walk_legacy13_fragment_metadata(p, num_attributes, dims.clone())?;
+            p.leave();
+            Ok(())
+        })?;
+        tile.name = "fragment metadata (TileDB 1.3): generic tile".into();
+        return Ok(vec![tile]);
+    }
+    let mut tile = explain_generic_tile(bytes, 0, key, |p| {
+        p.enter_group("FragmentMetadataV1V2", "FragmentMetadataV1V2");
+        walk_fragment_metadata_v1_v2(p, num_attributes, dims.clone())?;
+        p.leave();
+        Ok(())
+    })?;
+    tile.name = "fragment metadata (formats 1-2): generic tile".into();
+    Ok(vec![tile])
+}
+
 /// The spans of a `__fragment_metadata.tdb` file, in file order.
 pub fn explain_fragment_metadata(
     path: &Path,
     bytes: &[u8],
     key: Option<&[u8; 32]>,
 ) -> Result<Vec<Span>> {
+    // Formats 1-2: the whole file is one generic tile holding the
+    // v1-v2 layout, read against `__array_schema.tdb` (as the loader does).
+    if let Ok(tile) = read_generic_tile(bytes, 0, key) {
+        if !footer_after_tiles(tile.header.version) && tile.end == bytes.len() as u64 {
+            return explain_v1_v2(path, bytes, key, false);
+        }
+    }
+    if super::legacy13::is_legacy13_tile(bytes, key) {
+        return explain_v1_v2(path, bytes, key, true);
+    }
     let (head, start) = footer_region(bytes)?;
     if head.version < 10 {
         return Err(Error::unsupported(format!(
-            "fragment metadata of format version {} (before 10) is not explained yet",
+            "fragment metadata of format version {} (3 to 9, footer after the tiles) is not \
+             explained yet",
             head.version
         )));
     }

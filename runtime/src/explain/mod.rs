@@ -8,6 +8,7 @@
 mod data;
 mod files;
 mod fragment;
+mod legacy13;
 mod text;
 mod tiles;
 pub mod walker;

@@ -6916,6 +6916,57 @@ pub fn walk_legacy13_attribute(w: &mut Walker<'_>) -> Result<Legacy13Attribute> 
     })
 }
 
+/// Walks a `Legacy13FragmentMetadata` (spec: spec/legacy13.toml).
+pub fn walk_legacy13_fragment_metadata(
+    w: &mut Walker<'_>,
+    num_attributes: u64,
+    dims: Vec<DimensionShape>,
+) -> Result<Legacy13FragmentMetadata> {
+    w.enter(
+        &FieldInfo {
+            name: "Legacy13FragmentMetadata.library_major_minor",
+            spec_type: "[u32]",
+            spec_file: "spec/legacy13.toml",
+            source: "TileDB 1.3: core/src/fragment/fragment_metadata.cc",
+            erratum: None,
+            gate: None,
+        },
+        None,
+    );
+    let library_major_minor: Vec<u32> = {
+        {
+            let n = w.check_count(2 as u64, u64::MAX, 4)?;
+            let mut list = Vec::new();
+            for i in 0..n {
+                w.enter_elem(i);
+                list.push(w.prim::<u32>()?);
+                w.leave();
+            }
+            list
+        }
+    };
+    w.leave();
+    w.enter(
+        &FieldInfo {
+            name: "Legacy13FragmentMetadata.metadata",
+            spec_type: "FragmentMetadataV1V2",
+            spec_file: "spec/legacy13.toml",
+            source: "TileDB 1.3: core/src/fragment/fragment_metadata.cc",
+            erratum: None,
+            gate: None,
+        },
+        None,
+    );
+    let metadata: FragmentMetadataV1V2 = {
+        walk_fragment_metadata_v1_v2(w, num_attributes, dims.clone())?
+    };
+    w.leave();
+    Ok(Legacy13FragmentMetadata {
+        library_major_minor,
+        metadata,
+    })
+}
+
 /// Walks a `Metadata` (spec: spec/metadata.toml).
 pub fn walk_metadata(w: &mut Walker<'_>) -> Result<Metadata> {
     w.enter(

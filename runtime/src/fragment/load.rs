@@ -49,28 +49,37 @@ impl FragmentMetadata {
                     && tile.end == bytes.len() as u64
                 {
                     let schema = schemas.get(None)?;
-                    let mut meta = Self::from_legacy(fragment, schema, &tile.payload, key)
+                    let legacy = read_exact_from::<stored::FragmentMetadataV1V2>(
+                        &tile.payload,
+                        stored::FragmentMetadataV1V2BinReadArgs::builder()
+                            .num_attributes(schema.attributes.len() as u64)
+                            .dims(dimension_shapes(&schema.stored))
+                            .finalize(),
+                        "FragmentMetadataV1V2",
+                    )
+                    .map_err(|e| e.in_file(&describe))?;
+                    let mut meta = Self::from_legacy(fragment, schema, legacy, key)
                         .map_err(|e| e.in_file(&describe))?;
                     meta.set_legacy_density(storage)?;
                     return Ok(meta);
                 }
             }
             if named_version.is_none() && crate::schema::legacy13::is_v13_generic_tile(&bytes) {
-                // TileDB 1.3: the v1-v2 layout behind a 12-byte library
-                // version (major, minor, revision) instead of the format
-                // version.
+                // TileDB 1.3: the v1-v2 layout behind the library's version
+                // (spec: Legacy13FragmentMetadata).
                 let schema = schemas.get(None)?;
                 let payload = crate::schema::legacy13::read_generic_tile(&bytes)
                     .map_err(|e| e.in_file(&describe))?;
-                let rest = payload.get(8..).ok_or_else(|| {
-                    let available = payload.len() as u64;
-                    let cause = Cause::Truncated {
-                        needed: 8,
-                        available,
-                    };
-                    Error::corrupt(0, "version", cause).in_file(&describe)
-                })?;
-                let mut meta = Self::from_legacy(fragment, schema, rest, key)
+                let legacy = read_exact_from::<stored::Legacy13FragmentMetadata>(
+                    &payload,
+                    stored::Legacy13FragmentMetadataBinReadArgs::builder()
+                        .num_attributes(schema.attributes.len() as u64)
+                        .dims(dimension_shapes(&schema.stored))
+                        .finalize(),
+                    "Legacy13FragmentMetadata",
+                )
+                .map_err(|e| e.in_file(&describe))?;
+                let mut meta = Self::from_legacy(fragment, schema, legacy.metadata, key)
                     .map_err(|e| e.in_file(&describe))?;
                 meta.version = 0;
                 meta.set_legacy_density(storage)?;
@@ -242,18 +251,9 @@ impl FragmentMetadata {
     fn from_legacy(
         fragment: &Fragment,
         schema: Arc<ArraySchema>,
-        payload: &[u8],
+        legacy: stored::FragmentMetadataV1V2,
         key: Option<&[u8; 32]>,
     ) -> Result<FragmentMetadata> {
-        let dims = dimension_shapes(&schema.stored);
-        let legacy: stored::FragmentMetadataV1V2 = read_exact_from(
-            payload,
-            stored::FragmentMetadataV1V2BinReadArgs::builder()
-                .num_attributes(schema.attributes.len() as u64)
-                .dims(dims)
-                .finalize(),
-            "FragmentMetadataV1V2",
-        )?;
         let non_empty_domain = if legacy.non_empty_domain.is_empty() {
             None
         } else {

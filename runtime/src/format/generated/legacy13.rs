@@ -3,7 +3,12 @@
 //!
 //! Upstream: `TileDB 1.3: core/src/array_schema/array_schema.cc, core/src/tile/tile_io.cc`.
 use binrw::binrw;
+use super::array_schema::DimensionShape;
 use super::enums::{ArrayType, Datatype, Layout};
+use super::fragment_metadata::{
+    FragmentMetadataV1V2, FragmentMetadataV1V2BinReadArgs,
+    FragmentMetadataV1V2BinWriteArgs,
+};
 
 /// The compressor of a TileDB 1.3 field or generic tile (tiledb_compressor_t of TileDB 1.3). The Blosc family is not read (unsupported).
 ///
@@ -446,4 +451,40 @@ pub struct Legacy13Attribute {
 impl Legacy13Attribute {
     /// The fewest bytes a `Legacy13Attribute` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 14;
+}
+
+/// A TileDB 1.3 `__fragment_metadata.tdb` (the payload of a 1.3 generic tile): the version of the library that wrote it, then the v1-v2 layout, whose leading `version` field holds the library's revision (the third number of the version).
+///
+/// Source: `TileDB 1.3: core/src/fragment/fragment_metadata.cc`.
+///
+/// Read and written with these arguments:
+/// - `num_attributes` (`u64`): number of attributes of the schema
+/// - `dims` (`[DimensionShape]`): shape of every dimension (all fixed-sized)
+#[binrw]
+#[brw(little, import { num_attributes: u64, dims: Vec<DimensionShape> })]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Legacy13FragmentMetadata {
+    /// The major and minor version of the library that wrote it (1, 3).
+    ///
+    /// Versions: all versions. Count: `2`. Source: `TileDB 1.3: core/src/fragment/fragment_metadata.cc`.
+    #[br(
+        parse_with = crate::format::io::read_numbers,
+        args(2, u64::MAX, "Legacy13FragmentMetadata.library_major_minor"),
+    )]
+    pub library_major_minor: Vec<u32>,
+    /// The v1-v2 layout; its `version` is the library's revision.
+    ///
+    /// Versions: all versions. Source: `TileDB 1.3: core/src/fragment/fragment_metadata.cc`.
+    #[br(
+        args_raw = FragmentMetadataV1V2BinReadArgs::builder().num_attributes(num_attributes).dims(dims.clone()).finalize(),
+    )]
+    #[bw(
+        args_raw = FragmentMetadataV1V2BinWriteArgs::builder().num_attributes(num_attributes).dims(dims.clone()).finalize(),
+    )]
+    pub metadata: FragmentMetadataV1V2,
+}
+
+impl Legacy13FragmentMetadata {
+    /// The fewest bytes a `Legacy13FragmentMetadata` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 44;
 }
