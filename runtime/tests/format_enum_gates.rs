@@ -118,17 +118,24 @@ fn from_stored_at_checks_every_filter() {
     }
 }
 
-/// The retired filter type 17 is a value the format had, which no reader
-/// handles any more: `unsupported`, never `corrupt`.
+/// The retired filter type 17 (BITSORT, formats 16-17 only) is a value the
+/// format had, which no reader handles any more: `unsupported`, never
+/// `corrupt` — as retired inside its versions, by its gate outside them.
 #[test]
 fn the_retired_filter_type_is_unsupported() {
-    let bytes = generic_tile(22, FilterType::Deprecated, &[1, 2, 3, 4]);
-    let err = read_generic_tile(&bytes, 0, None).expect_err("filter type 17");
-    assert_eq!(err.class(), ErrorClass::Unsupported, "{err}");
-    assert!(
-        err.to_string().contains("filter type 17 is retired"),
-        "{err}"
-    );
+    assert_eq!(FilterType::Deprecated.since(), Some(16));
+    assert_eq!(FilterType::Deprecated.until(), Some(18));
+    for (version, message) in [
+        (16, "filter type 17 is retired"),
+        (17, "filter type 17 is retired"),
+        (15, "DEPRECATED"),
+        (22, "DEPRECATED"),
+    ] {
+        let bytes = generic_tile(version, FilterType::Deprecated, &[1, 2, 3, 4]);
+        let err = read_generic_tile(&bytes, 0, None).expect_err("filter type 17");
+        assert_eq!(err.class(), ErrorClass::Unsupported, "v{version}: {err}");
+        assert!(err.to_string().contains(message), "v{version}: {err}");
+    }
 }
 
 /// The compressor byte of a filter's options is gated like the filter

@@ -835,9 +835,13 @@ pub enum FilterType {
     ///
     /// Erratum: format_spec/filter_pipeline.md gives no version for this filter. It first appears at tag 2.12.0, whose format_version (tiledb/sm/misc/constants.cc) is 16; TileDB writes schemas and generic tiles at its own version, so no file of an older version holds it.
     Xor = 16,
-    /// `DEPRECATED` = 17: Retired filter id (FILTER_DEPRECATED); TileDB rejects it when reading a pipeline.
+    /// `DEPRECATED` = 17: Retired filter id (FILTER_DEPRECATED): FILTER_BITSORT, added in TileDB 2.13 (TileDB-Inc/TileDB 0ed11d3c5, #3483; 2.13 and 2.14 write formats 16 and 17) and removed before 2.15 (06863996f, #3852, first in 2.15.0, which writes format 18), when the value was renamed DEPRECATED. TileDB 2.30 rejects it when reading a pipeline of any version; so does the runtime (inside its versions as retired, outside them by this gate).
+    ///
+    /// Valid in versions 16 to 17.
     ///
     /// Deprecated.
+    ///
+    /// Source: `tiledb/api/c_api/filter/filter_api_enum.h`.
     Deprecated = 17,
     /// `WEBP` = 18: WebP image compression of 2-D UINT8 tiles.
     ///
@@ -968,6 +972,7 @@ impl FilterType {
             FilterType::Dictionary => Some(13u32),
             FilterType::ScaleFloat => Some(15u32),
             FilterType::Xor => Some(16u32),
+            FilterType::Deprecated => Some(16u32),
             FilterType::Webp => Some(16u32),
             FilterType::Delta => Some(19u32),
             _ => None,
@@ -975,7 +980,10 @@ impl FilterType {
     }
     /// The format version from which this value is no longer valid, if limited.
     pub const fn until(self) -> Option<u32> {
-        None
+        match self {
+            FilterType::Deprecated => Some(18u32),
+            _ => None,
+        }
     }
     /// Whether this value is valid in format `version` (within its
     /// `since`/`until`). A file of another version holding it is
