@@ -54,7 +54,11 @@ fn well_formed_struct_properties_are_accepted() {
         "",
     );
     run(&body).unwrap();
-    let none = with_values(r#""""#, r#"{ struct = "Sized", args = { width = "16" } }"#, "");
+    let none = with_values(
+        r#""""#,
+        r#"{ struct = "Sized", args = { width = "16" } }"#,
+        "",
+    );
     run(&none).unwrap();
 }
 

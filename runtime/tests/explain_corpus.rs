@@ -269,7 +269,12 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
             let nonempty = metadata.iter().filter(|m| m.size > 0).count();
             // Every filter's metadata is a struct of spec/ (FilterType.chunk_metadata):
             // the metadata of every chunk is walked, whatever the last filter.
-            assert_eq!(walked, nonempty, "{}: chunk metadata left as bytes", data.display());
+            assert_eq!(
+                walked,
+                nonempty,
+                "{}: chunk metadata left as bytes",
+                data.display()
+            );
             DATA_METADATA.fetch_add(walked, std::sync::atomic::Ordering::Relaxed);
             let mut kinds = METADATA_KINDS.lock().unwrap();
             for m in &metadata {
@@ -284,7 +289,10 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
         for (other, theirs) in &cell_counts[1..] {
             assert_eq!(counts, theirs, "{} vs {}", first.display(), other.display());
         }
-        if cell_counts.iter().any(|(p, _)| p.to_string_lossy().ends_with("_var.tdb")) {
+        if cell_counts
+            .iter()
+            .any(|(p, _)| p.to_string_lossy().ends_with("_var.tdb"))
+        {
             VAR_COUNTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -448,7 +456,12 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
     println!("{walked} data chunks with their filter metadata walked as their filters' structs: {kinds:?}");
     assert!(walked > 50);
     // Filters that leave the earlier metadata after theirs, and the var-string form.
-    for kind in ["CHECKSUM_SHA256", "BYTESHUFFLE", "BIT_WIDTH_REDUCTION", "RLE"] {
+    for kind in [
+        "CHECKSUM_SHA256",
+        "BYTESHUFFLE",
+        "BIT_WIDTH_REDUCTION",
+        "RLE",
+    ] {
         assert!(
             kinds.contains(&format!("{kind} filter metadata")),
             "no {kind} metadata walked in the corpus: {kinds:?}"

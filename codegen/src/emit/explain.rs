@@ -63,7 +63,7 @@ fn struct_property_walkers(file: &str, spec_enum: &Enum, table: &TypeTable) -> T
             .iter()
             .map(|v| StructRef::parse(&v.props[index]))
             .collect();
-        let inputs: BTreeSet<&str> = refs.iter().flatten().flat_map(|r| r.inputs()).collect();
+        let inputs: BTreeSet<&str> = refs.iter().flatten().flat_map(StructRef::inputs).collect();
         let input_params = inputs.iter().map(|i| {
             let id = ident(i);
             quote!(#id: u64)

@@ -202,7 +202,9 @@ fn check_struct_value(
                     return invalid(format!("argument {param} must be a string, not {arg}"));
                 };
                 let is_name = arg.starts_with(|c: char| c.is_ascii_lowercase())
-                    && arg.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+                    && arg
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
                 if arg.parse::<u64>().is_err() && !is_name {
                     return invalid(format!(
                         "argument {param} = \"{arg}\" is neither an integer nor a snake_case name"

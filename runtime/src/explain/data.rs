@@ -86,7 +86,10 @@ fn unfiltered_bytes(tile: &Span) -> u64 {
 /// The cells of each tile of the offsets file beside a var-sized data file
 /// (`a0_var.tdb` → `a0.tdb`): 8 bytes of unfiltered offsets per cell.
 fn offsets_tile_cells(path: &Path) -> Vec<u64> {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
     let Some(field) = stem.strip_suffix("_var") else {
         return Vec::new();
     };
@@ -126,7 +129,7 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
             pipeline.filters.push(Filter::Aes256Gcm);
         }
         let types = pipeline.input_types(datatype);
-        let filters = pipeline.filters.iter().map(|f| f.filter_type()).zip(types);
+        let filters = pipeline.filters.iter().map(Filter::filter_type).zip(types);
         let var_strings = var_data && pipeline.skips_offsets(datatype, version);
         FieldFacts {
             stages: metadata_stages(filters, version, var_strings),

@@ -193,12 +193,13 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
             ));
         }
     } else if kind == FileKind::ArraySchema && super::legacy13::is_legacy13_tile(bytes, key) {
-        root.children.push(super::legacy13::explain_legacy13_tile(bytes, |p| {
-            p.enter_group("Legacy13ArraySchema", "Legacy13ArraySchema");
-            walk_legacy13_array_schema(p)?;
-            p.leave();
-            Ok(())
-        })?);
+        root.children
+            .push(super::legacy13::explain_legacy13_tile(bytes, |p| {
+                p.enter_group("Legacy13ArraySchema", "Legacy13ArraySchema");
+                walk_legacy13_array_schema(p)?;
+                p.leave();
+                Ok(())
+            })?);
     } else {
         root.children.push(explain_generic_tile(bytes, 0, key, |p| {
             walk_payload(kind, p)

@@ -11,9 +11,9 @@ use super::walkers::*;
 use crate::error::{Error, Result};
 use crate::format::generated::footer_after_tiles;
 use crate::fragment::{footer_region, footer_schema_name};
-use crate::tile::generic::read_generic_tile;
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
+use crate::tile::generic::read_generic_tile;
 
 /// The array folder of a fragment metadata file:
 /// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.

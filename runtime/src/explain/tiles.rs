@@ -97,7 +97,9 @@ pub(super) fn metadata_stages(
         .filter_map(|(filter, datatype)| {
             let var_strings = var_strings && filter.var_string_chunk_metadata().is_some();
             let value_size = match filter {
-                FilterType::BitWidthReduction => bit_width_reduction_kind(datatype, version)?.size(),
+                FilterType::BitWidthReduction => {
+                    bit_width_reduction_kind(datatype, version)?.size()
+                }
                 FilterType::PositiveDelta => positive_delta_kind(datatype, version)?.size(),
                 _ => datatype.size() as usize,
             };
