@@ -237,12 +237,13 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
             options.timestamp_end,
             key.as_ref(),
         )?;
-        let mut members: Vec<(String, String, bool)> = group
+        // A member without a name has none (`null`), as TileDB reports it; it sorts first.
+        let mut members: Vec<(Option<String>, String, bool)> = group
             .members
             .iter()
             .map(|m| {
                 (
-                    m.name.clone(),
+                    m.name_set.then(|| m.name.clone()),
                     member_uri(&path, &m.uri, m.relative),
                     m.is_array,
                 )

@@ -1,12 +1,13 @@
 //! Replaying a conformance recipe (`conformance/cases/*.toml`, described in
 //! `conformance/README.md`) with this runtime as the writer: the schema is
-//! built and serialized here, writes become fragments, metadata puts and
-//! deletes become `__meta/` files.
+//! built and serialized here, writes become fragments; metadata, groups and
+//! schema evolution are calls into the runtime's API (`edits`).
 //!
 //! Steps this writer does not perform yet are refused with
 //! [`Error::Unsupported`], so a caller can tell "not supported" from "wrong".
 
 pub mod condition;
+mod edits;
 mod schema;
 mod steps;
 pub mod values;
@@ -20,14 +21,12 @@ use tiledb_runtime::error::{Error, Result};
 use tiledb_runtime::format::generated as stored;
 use tiledb_runtime::schema::ArraySchema;
 use tiledb_runtime::storage::{LocalStorage, Storage};
-use tiledb_runtime::write::{self, WRITE_VERSION};
+use tiledb_runtime::write;
 
 use schema::label_schema;
 pub use schema::stored_schema;
 use schema::stored_schema_parts;
-use steps::{
-    consolidate_step, evolve, meta_step, timestamp, vacuum_step, write_labels, write_step,
-};
+use steps::{consolidate_step, timestamp, vacuum_step, write_labels, write_step};
 
 fn unsupported(what: impl Into<String>) -> Error {
     Error::Unsupported {
@@ -93,69 +92,6 @@ fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Res
         schema,
         labels,
     })
-}
-
-/// A group: `__tiledb_group.tdb` (empty), `__group/`, `__meta/`.
-fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
-    let root = out_dir.join(uri);
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
-    let storage = LocalStorage::new(&root);
-    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__group")?)?;
-    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__meta")?)?;
-    storage.write(
-        &tiledb_runtime::storage::RelPath::parse("__tiledb_group.tdb")?,
-        &[],
-    )
-}
-
-/// Adds a member and writes the group's details (format 2: every current
-/// member, newest first, as TileDB writes them) to a new `__group` file.
-fn group_add(
-    out_dir: &Path,
-    uri: &str,
-    members: &mut Vec<stored::GroupMember>,
-    step: &Value,
-    arrays: &BTreeMap<String, ArrayState>,
-) -> Result<()> {
-    let member = get_str(step, "member").ok_or_else(|| usage("group_add without a member"))?;
-    let relative = step
-        .get("relative")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    if !relative {
-        return Err(unsupported("absolute group members"));
-    }
-    let member_uri = format!("{uri}/{member}");
-    let object_type = if arrays.contains_key(&member_uri) {
-        stored::ObjectType::Array
-    } else {
-        stored::ObjectType::Group
-    };
-    let name = get_str(step, "name");
-    members.insert(
-        0,
-        stored::GroupMember {
-            version: 2,
-            object_type,
-            relative,
-            uri: member.as_bytes().to_vec(),
-            name_set: name.is_some(),
-            name: name.map(|n| n.as_bytes().to_vec()),
-            deleted: false,
-        },
-    );
-    let details = stored::GroupDetails {
-        version: 2,
-        members: members.clone(),
-    };
-    let payload = tiledb_runtime::format::io::write_to_vec(&details, (), "GroupDetails")?;
-    let tile = tiledb_runtime::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
-    let name = tiledb_runtime::directory::TimestampedName::generate(0, 0, Some(2), None)?;
-    let storage = LocalStorage::new(out_dir.join(uri));
-    storage.write(
-        &tiledb_runtime::storage::RelPath::parse("__group")?.join(name.as_str())?,
-        &tile,
-    )
 }
 
 /// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
@@ -251,7 +187,6 @@ pub fn replay_case_steps(
     };
     let main_uri = get_str(&case, "uri").unwrap_or("array");
     let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
-    let mut groups: BTreeMap<String, Vec<stored::GroupMember>> = BTreeMap::new();
     if let Some(schema_spec) = case.get("schema") {
         if !begin("create") {
             return Ok(());
@@ -281,20 +216,19 @@ pub fn replay_case_steps(
                 continue;
             }
             "create_group" => {
-                create_group(out_dir, &uri)?;
-                groups.insert(uri, Vec::new());
+                tiledb_runtime::group::Group::create(&LocalStorage::new(out_dir.join(&uri)))?;
                 continue;
             }
             "group_add" => {
-                let members = groups
-                    .get_mut(&uri)
-                    .ok_or_else(|| usage(format!("no group {uri}")))?;
-                group_add(out_dir, &uri, members, step, &arrays)?;
+                edits::group_add(&out_dir.join(&uri), step)?;
                 continue;
             }
-            "group_meta_put" => {
-                let storage = LocalStorage::new(out_dir.join(&uri));
-                meta_step(&storage, step, false, None)?;
+            "group_remove" => {
+                edits::group_remove(&out_dir.join(&uri), step)?;
+                continue;
+            }
+            "group_meta_put" | "group_meta_delete" => {
+                edits::group_metadata(&out_dir.join(&uri), step, op == "group_meta_delete")?;
                 continue;
             }
             _ => {}
@@ -309,8 +243,8 @@ pub fn replay_case_steps(
                 write_labels(&state.labels, step, key)?;
                 write_step(&storage, &state.schema, step, key)?;
             }
-            "meta_put" => meta_step(&storage, step, false, key)?,
-            "meta_delete" => meta_step(&storage, step, true, key)?,
+            "meta_put" => edits::array_metadata(&state.root, step, false, key)?,
+            "meta_delete" => edits::array_metadata(&state.root, step, true, key)?,
             "delete" => {
                 let text = get_str(step, "condition")
                     .ok_or_else(|| usage("a delete step without a condition"))?;
@@ -318,8 +252,8 @@ pub fn replay_case_steps(
                 write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
             }
             "evolve" => {
-                let (next, loaded) = evolve(&storage, &state.stored, step, key.as_ref())?;
-                state.stored = next;
+                let loaded = edits::evolve(&state.root, step, key)?;
+                state.stored = loaded.stored.clone();
                 state.schema = loaded;
             }
             "consolidate" => consolidate_step(&storage, &state.root, step)?,

@@ -1,6 +1,5 @@
 //! The steps of a recipe that act on one array: writes (with their
-//! columns), metadata puts and deletes, schema evolution, consolidation and
-//! vacuum.
+//! columns), consolidation and vacuum.
 
 use std::path::{Path, PathBuf};
 
@@ -8,108 +7,12 @@ use toml::Value;
 
 use tiledb_runtime::error::{Error, Result};
 use tiledb_runtime::filter::Datatype;
-use tiledb_runtime::format::generated as stored;
 use tiledb_runtime::schema::ArraySchema;
 use tiledb_runtime::storage::{LocalStorage, Storage};
 use tiledb_runtime::write::{self, Column, FragmentInput};
 
-use super::schema::attribute;
-use super::values::{self, cell_bytes, column_values, datatype_by_name};
+use super::values::{self, column_values};
 use super::{get_str, unsupported, usage};
-
-/// Schema evolution: drops then adds attributes, extends enumerations, and
-/// writes the result as a new schema file (stamped with the current time, as TileDB does).
-pub(super) fn evolve(
-    storage: &dyn Storage,
-    current: &stored::ArraySchema,
-    step: &Value,
-    key: Option<&[u8; 32]>,
-) -> Result<(stored::ArraySchema, ArraySchema)> {
-    if step.get("add_enumerations").is_some() {
-        return Err(unsupported("evolving enumerations"));
-    }
-    let mut next = current.clone();
-    let no_list = Vec::new();
-    for name in step
-        .get("drop_attrs")
-        .and_then(Value::as_array)
-        .unwrap_or(&no_list)
-    {
-        let name = name.as_str().ok_or_else(|| usage("a bad attribute name"))?;
-        let before = next.attributes.len();
-        next.attributes.retain(|a| a.name != name.as_bytes());
-        if next.attributes.len() == before {
-            return Err(usage(format!("no attribute {name} to drop")));
-        }
-    }
-    for a in step
-        .get("add_attrs")
-        .and_then(Value::as_array)
-        .unwrap_or(&no_list)
-    {
-        next.attributes.push(attribute(a)?);
-    }
-    for e in step
-        .get("extend_enumerations")
-        .and_then(Value::as_array)
-        .unwrap_or(&no_list)
-    {
-        extend_enumeration(storage, &mut next, e, key)?;
-    }
-    let loaded = write::write_schema(storage, &next, 0, key)?;
-    Ok((next, loaded))
-}
-
-/// Extends an enumeration as TileDB's schema evolution does: the old file
-/// stays, a new file under a fresh label holds the old values followed by the
-/// new ones, and the evolved schema's reference points at the new file (TileDB
-/// loads the file the reference names and checks that the file carries the
-/// same name and path).
-pub(super) fn extend_enumeration(
-    storage: &dyn Storage,
-    schema: &mut stored::ArraySchema,
-    spec: &Value,
-    key: Option<&[u8; 32]>,
-) -> Result<()> {
-    let name = get_str(spec, "name").ok_or_else(|| usage("an extension without a name"))?;
-    let reference = schema
-        .enumerations
-        .iter_mut()
-        .flatten()
-        .find(|r| r.name == name.as_bytes())
-        .ok_or_else(|| usage(format!("no enumeration {name} to extend")))?;
-    let old_path = tiledb_runtime::storage::RelPath::parse(&format!(
-        "__schema/__enumerations/{}",
-        String::from_utf8_lossy(&reference.path)
-    ))?;
-    let tile = tiledb_runtime::tile::generic::load_generic_tile_file(storage, &old_path, key)?;
-    let mut extended: stored::Enumeration =
-        tiledb_runtime::format::io::read_exact_from(&tile.payload, (), "Enumeration")?;
-    let values = spec
-        .get("values")
-        .ok_or_else(|| usage("an extension without values"))?;
-    let added = column_values(extended.datatype, extended.cell_val_num, values)?;
-    for cell in &added {
-        match extended.offsets.as_mut() {
-            Some(offsets) => offsets.extend((extended.data.len() as u64).to_le_bytes()),
-            None if extended.cell_val_num == u32::MAX => {
-                return Err(usage(format!("enumeration {name} has no offsets")))
-            }
-            None => {}
-        }
-        extended.data.extend_from_slice(cell);
-    }
-    let (label, _) = tiledb_runtime::directory::timestamped_name::new_label()?;
-    extended.path = format!("__{label}_0").into_bytes();
-    write::write_enumeration(
-        storage,
-        &String::from_utf8_lossy(&extended.path),
-        &extended,
-        key,
-    )?;
-    reference.path = extended.path;
-    Ok(())
-}
 
 pub(super) fn timestamp(step: &Value) -> Result<u64> {
     step.get("timestamp")
@@ -209,51 +112,6 @@ pub(super) fn write_step(
         }
     }
     write::write_fragment(storage, schema, &input)?;
-    Ok(())
-}
-
-pub(super) fn meta_step(
-    storage: &dyn Storage,
-    step: &Value,
-    delete: bool,
-    array_key: Option<[u8; 32]>,
-) -> Result<()> {
-    let key = get_str(step, "key").ok_or_else(|| usage("a metadata step without a key"))?;
-    let entry = if delete {
-        stored::MetadataEntry {
-            key: key.as_bytes().to_vec(),
-            deleted: true,
-            value_type: stored::Datatype::Any,
-            value_num: 0,
-            value: None,
-        }
-    } else {
-        let datatype = datatype_by_name(get_str(step, "type").unwrap_or("INT32"))?;
-        let v = step
-            .get("values")
-            .ok_or_else(|| usage("a metadata put without values"))?;
-        let bytes = match v {
-            Value::String(_) => cell_bytes(datatype, u32::MAX, v)?,
-            Value::Array(items) => {
-                let mut out = Vec::new();
-                for item in items {
-                    out.extend(values::value_bytes(datatype, item)?);
-                }
-                out
-            }
-            other => return Err(usage(format!("bad metadata values {other}"))),
-        };
-        stored::MetadataEntry {
-            key: key.as_bytes().to_vec(),
-            deleted: false,
-            value_type: datatype,
-            value_num: (bytes.len() as u64 / datatype.size().max(1)) as u32,
-            value: Some(bytes),
-        }
-    };
-    // Group metadata steps carry no timestamp: TileDB's clock, as now.
-    let at = timestamp(step).unwrap_or(0);
-    write::write_metadata(storage, vec![entry], at, array_key.as_ref())?;
     Ok(())
 }
 

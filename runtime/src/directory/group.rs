@@ -40,7 +40,12 @@ pub enum ObjectType {
 /// An array if `__schema/` is a folder or `__array_schema.tdb` a file;
 /// otherwise a group if `__group/` is a folder or `__tiledb_group.tdb` a file.
 pub fn object_type(storage: &dyn Storage) -> Result<ObjectType> {
-    let root = RelPath::root();
+    object_type_at(storage, &RelPath::root())
+}
+
+/// [`object_type`] of the folder `root` inside `storage` (a group member).
+pub fn object_type_at(storage: &dyn Storage, root: &RelPath) -> Result<ObjectType> {
+    let root = root.clone();
     if storage.kind(&root)? != Some(EntryKind::Dir) {
         return Ok(ObjectType::Invalid);
     }
