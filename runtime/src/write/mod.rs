@@ -16,6 +16,7 @@ pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
 pub mod group;
+mod labels;
 pub mod metadata;
 pub(crate) mod tile_meta;
 mod validate;
@@ -146,18 +147,22 @@ fn create_at(
 }
 
 /// Checks `write` as TileDB checks a write query ([`validate`]) and writes
-/// its fragment; `None` when it has no cells. A refused write writes
-/// nothing.
+/// its fragment; `None` when it has no cells. Columns named after
+/// dimension labels become fragments of the label arrays (dense writes,
+/// written first). A refused write writes nothing.
 pub fn write_checked(
     storage: &dyn Storage,
     schema: &ArraySchema,
     write: &Write,
     key: Option<&[u8; 32]>,
 ) -> Result<Option<String>> {
-    let Some(mut input) = validate(schema, write)? else {
+    // Label columns go to the label arrays (checked here, written first).
+    let (main, label_fragments) = labels::split_labels(storage, schema, write, key)?;
+    let Some(mut input) = validate(schema, &main)? else {
         return Ok(None);
     };
     input.key = key.copied();
+    labels::write_labels(storage, &label_fragments)?;
     write_fragment(storage, schema, &input).map(Some)
 }
 
