@@ -165,7 +165,7 @@ fn label_writes_read_alike() {
         for (who, dir) in [("ours", ours_dir.path()), ("TileDB's", theirs_dir.path())] {
             match t.read(dir, &case_file, read) {
                 Answer::Value(v) => {
-                    assert_eq!(v, mine, "{read}: TileDB reads {who} array otherwise")
+                    assert_eq!(v, mine, "{read}: TileDB reads {who} array otherwise");
                 }
                 other => panic!("{read}: TileDB on {who} array: {other:?}"),
             }

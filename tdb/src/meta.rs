@@ -101,7 +101,7 @@ fn parse_value(datatype: Datatype, words: &[String]) -> Result<MetadataValue, St
         words.join(" ").into_bytes()
     } else if is_bytes(datatype) {
         let text: String = words.concat();
-        if text.len() % 2 != 0 {
+        if !text.len().is_multiple_of(2) {
             return Err(format!("{text:?} is not hexadecimal"));
         }
         (0..text.len())

@@ -82,7 +82,7 @@ impl MetadataValue {
             ));
         }
         let size = datatype.size().max(1);
-        if bytes.len() as u64 % size != 0 {
+        if !(bytes.len() as u64).is_multiple_of(size) {
             return Err(Error::Usage(format!(
                 "{} bytes are not a whole number of {} values ({size} bytes each)",
                 bytes.len(),
