@@ -26,7 +26,7 @@ use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::write;
 
 pub use schema::stored_schema;
-use steps::{consolidate_step, timestamp, vacuum_step, write_labels, write_step};
+use steps::{consolidate_step, timestamp, vacuum_step, write_step};
 
 fn unsupported(what: impl Into<String>) -> Error {
     Error::Unsupported {
@@ -229,11 +229,8 @@ pub fn replay_case_steps(
             .ok_or_else(|| usage(format!("no array {uri}")))?;
         let storage = LocalStorage::new(&state.root);
         match op {
-            "write" => {
-                // Label values go to the label arrays first, the array last.
-                write_labels(&state.labels, step, key)?;
-                write_step(&storage, &state.schema, step, key)?;
-            }
+            // Label values go to the label arrays (first), as `Array::write` does it.
+            "write" => write_step(&state.root, &state.schema, &state.labels, step, key)?,
             "meta_put" => edits::array_metadata(&state.root, step, false, key)?,
             "meta_delete" => edits::array_metadata(&state.root, step, true, key)?,
             "delete" => {

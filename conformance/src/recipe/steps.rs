@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::error::{Error, Result};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::schema::ArraySchema;
-use tiledb_runtime::storage::{LocalStorage, Storage};
-use tiledb_runtime::write::{self, Column, FragmentInput};
+use tiledb_runtime::storage::Storage;
+use tiledb_runtime::write::{Column, Write, WriteLayout};
 
 use super::values::{self, column_values};
 use super::{get_str, unsupported, usage};
@@ -59,20 +60,20 @@ pub(super) fn column(
     Ok(column)
 }
 
+/// A write step as one validated write through `Array::write`: a column per
+/// attribute (and, for sparse arrays, per dimension), and one per dimension
+/// label the step gives values for (written to the label's array).
 pub(super) fn write_step(
-    storage: &dyn Storage,
+    root: &Path,
     schema: &ArraySchema,
+    labels: &[(String, usize, ArraySchema, PathBuf)],
     step: &Value,
     key: Option<[u8; 32]>,
 ) -> Result<()> {
     let layout = get_str(step, "layout");
-    let mut input = FragmentInput {
-        timestamp: timestamp(step)?,
-        key,
-        ..Default::default()
-    };
+    let mut columns = Vec::new();
     for a in &schema.attributes {
-        input.attrs.push(column(
+        columns.push(column(
             step,
             "data",
             &a.name,
@@ -81,12 +82,12 @@ pub(super) fn write_step(
             a.nullable,
         )?);
     }
-    if schema.is_dense() {
-        match layout.unwrap_or("row-major") {
-            "row-major" => {}
-            "col-major" => input.col_major = true,
+    let mut write = if schema.is_dense() {
+        let layout = match layout.unwrap_or("row-major") {
+            "row-major" => WriteLayout::RowMajor,
+            "col-major" => WriteLayout::ColMajor,
             other => return Err(unsupported(format!("dense writes in {other} layout"))),
-        }
+        };
         let sub = step
             .get("subarray")
             .and_then(Value::as_array)
@@ -99,19 +100,38 @@ pub(super) fn write_step(
             };
             ranges.push((bound(r.first())?, bound(r.get(1))?));
         }
-        input.subarray = Some(ranges);
-    } else {
-        if matches!(layout, Some(l) if l != "unordered" && l != "global") {
-            return Err(unsupported("sparse writes in row- or col-major layout"));
+        for (name, _, label_schema, _) in labels {
+            if step.get("data").and_then(|d| d.get(name)).is_some() {
+                let attr = &label_schema.attributes[0];
+                columns.push(column(
+                    step,
+                    "data",
+                    name,
+                    attr.datatype,
+                    attr.cell_val_num,
+                    false,
+                )?);
+            }
         }
+        Write::dense(ranges, columns).with_layout(layout)
+    } else {
+        let layout = match layout.unwrap_or("unordered") {
+            "unordered" => WriteLayout::Unordered,
+            "global" => WriteLayout::GlobalOrder,
+            _ => return Err(unsupported("sparse writes in row- or col-major layout")),
+        };
         for d in &schema.dimensions {
             let cvn = if d.var { None } else { Some(1) };
-            input
-                .dims
-                .push(column(step, "coords", &d.name, d.datatype, cvn, false)?);
+            columns.push(column(step, "coords", &d.name, d.datatype, cvn, false)?);
         }
-    }
-    write::write_fragment(storage, schema, &input)?;
+        Write::sparse(columns).with_layout(layout)
+    };
+    write.timestamp = timestamp(step)?;
+    let options = OpenOptions {
+        key,
+        ..OpenOptions::default()
+    };
+    Array::open_path(root, options)?.write(&write)?;
     Ok(())
 }
 
@@ -198,43 +218,4 @@ pub(super) fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {
         "array_meta" => tiledb_runtime::vacuum::vacuum_array_meta(storage).map(drop),
         other => Err(unsupported(format!("vacuum mode {other}"))),
     }
-}
-
-/// The label values of a write step, each written to its label array.
-pub(super) fn write_labels(
-    labels: &[(String, usize, ArraySchema, PathBuf)],
-    step: &Value,
-    key: Option<[u8; 32]>,
-) -> Result<()> {
-    for (name, dim, label_schema, label_root) in labels {
-        if step.get("data").and_then(|d| d.get(name)).is_none() {
-            continue;
-        }
-        let col = column(
-            step,
-            "data",
-            name,
-            label_schema.attributes[0].datatype,
-            label_schema.attributes[0].cell_val_num,
-            false,
-        )?;
-        let sub = step
-            .get("subarray")
-            .and_then(Value::as_array)
-            .and_then(|s| s.get(*dim))
-            .and_then(Value::as_array)
-            .ok_or_else(|| usage("a label write needs the subarray"))?;
-        let bound = |v: Option<&Value>| -> Result<i128> {
-            values::integer(v.ok_or_else(|| usage("bad subarray"))?)
-        };
-        let input = FragmentInput {
-            timestamp: timestamp(step)?,
-            attrs: vec![col],
-            subarray: Some(vec![(bound(sub.first())?, bound(sub.get(1))?)]),
-            key,
-            ..Default::default()
-        };
-        write::write_fragment(&LocalStorage::new(label_root), label_schema, &input)?;
-    }
-    Ok(())
 }
