@@ -1027,7 +1027,7 @@ def read_schema(uri, read, ctx):
                 "cell_order": s.cell_order,
                 "tile_order": s.tile_order,
                 "capacity": int(s.capacity),
-                "allows_duplicates": bool(s.allows_duplicates),
+                "allows_duplicates": bool(s.allows_duplicates) if s.sparse else False,  # dense: tiledb-py raises
                 "dims": [
                     {"name": f[0], "type": f[2], "cell_val_num": f[3]}
                     for f in actual_fields(A)
