@@ -175,6 +175,12 @@ impl GroupDirectory {
         }
     }
 
+    /// The newest details file in range is group-details version 1 (which a
+    /// version-2 file after it cannot extend).
+    pub fn latest_is_version_1(&self) -> bool {
+        self.details.files.last().is_some_and(is_details_v1)
+    }
+
     /// Group metadata files to apply, in time order, `.vac` applied.
     pub fn metadata(&self) -> &TimestampedSet {
         &self.metadata

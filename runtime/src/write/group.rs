@@ -74,6 +74,8 @@ pub fn require_group(storage: &dyn Storage) -> Result<()> {
 pub struct GroupEdit<'a> {
     storage: &'a dyn Storage,
     key: Option<[u8; 32]>,
+    /// The details version the commit writes: 2, or 1 for a group at version 1.
+    details_version: u32,
     /// The members committed when the edit began.
     current: Vec<GroupMember>,
     changes: Vec<stored::GroupMember>,
@@ -96,16 +98,18 @@ impl<'a> GroupEdit<'a> {
     pub fn begin(storage: &'a dyn Storage, key: Option<[u8; 32]>) -> Result<GroupEdit<'a>> {
         require_group(storage)?;
         let dir = crate::directory::GroupDirectory::open(storage, 0, u64::MAX)?;
-        if dir.details_to_load().len() == 1 && dir.details_files().len() > 1 {
-            return Err(Error::Unsupported {
-                file: storage.describe(&RelPath::root()),
-                what: "editing a group whose latest details file is version 1".into(),
-            });
-        }
+        // A group whose latest details are version 1 stays at version 1, as
+        // TileDB keeps it: each commit lists every member.
+        let details_version = if dir.latest_is_version_1() {
+            1
+        } else {
+            DETAILS_VERSION
+        };
         let current = GroupContents::load(storage, 0, u64::MAX, key.as_ref())?.members;
         Ok(GroupEdit {
             storage,
             key,
+            details_version,
             current,
             changes: Vec::new(),
             keys_added: BTreeSet::new(),
@@ -230,6 +234,40 @@ impl<'a> GroupEdit<'a> {
         Ok(self)
     }
 
+    /// Version 1: the members as the changes leave them, each a version-1
+    /// member (TileDB's `GroupDetailsV1::members_to_serialize`).
+    fn every_member_after(&self) -> Vec<stored::GroupMember> {
+        let mut members: Vec<stored::GroupMember> = self
+            .current
+            .iter()
+            .map(|m| stored::GroupMember {
+                version: 1,
+                object_type: if m.is_array {
+                    stored::ObjectType::Array
+                } else {
+                    stored::ObjectType::Group
+                },
+                relative: m.relative,
+                uri: m.uri.as_bytes().to_vec(),
+                name_set: m.name_set,
+                name: m.name_set.then(|| m.name.as_bytes().to_vec()),
+                deleted: false,
+            })
+            .collect();
+        for change in &self.changes {
+            let key = key_of(change);
+            members.retain(|m| key_of(m) != key);
+            if !change.deleted {
+                members.push(stored::GroupMember {
+                    version: 1,
+                    deleted: false,
+                    ..change.clone()
+                });
+            }
+        }
+        members
+    }
+
     /// Writes the changes as one details file stamped `timestamp`
     /// (milliseconds; 0 means now) and returns its name; `None`, writing
     /// nothing, when there are none.
@@ -237,20 +275,26 @@ impl<'a> GroupEdit<'a> {
         if self.changes.is_empty() {
             return Ok(None);
         }
-        let mut seen = BTreeSet::new();
-        let mut members = Vec::new();
-        for m in self.changes.iter().rev() {
-            if seen.insert(key_of(m)) {
-                members.push(m.clone());
+        let members = if self.details_version == 1 {
+            self.every_member_after()
+        } else {
+            let mut seen = BTreeSet::new();
+            let mut members = Vec::new();
+            for m in self.changes.iter().rev() {
+                if seen.insert(key_of(m)) {
+                    members.push(m.clone());
+                }
             }
-        }
+            members
+        };
         let details = stored::GroupDetails {
-            version: DETAILS_VERSION,
+            version: self.details_version,
             members,
         };
         let payload = write_to_vec(&details, (), "GroupDetails")?;
         let tile = write_generic_tile(&payload, WRITE_VERSION, self.key.as_ref())?;
-        let name = TimestampedName::generate(timestamp, timestamp, Some(DETAILS_VERSION), None)?;
+        let name =
+            TimestampedName::generate(timestamp, timestamp, Some(self.details_version), None)?;
         let dir = RelPath::root().join(GROUP_DETAILS_DIR)?;
         self.storage.create_dir(&dir)?;
         self.storage.write(&dir.join(name.as_str())?, &tile)?;
