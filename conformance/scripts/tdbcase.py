@@ -591,11 +591,63 @@ def make_ctx(case, extra=None):
 _CONTEXTS = {}
 
 
+# Strings of wider code units: a metadata value of these is a list of code units.
+WIDE_STRING_TYPES = {"STRING_UTF16": "<u2", "STRING_UCS2": "<u2", "STRING_UTF32": "<u4", "STRING_UCS4": "<u4"}
+
+
 def meta_buffer(t, values):
     """The bytes of a metadata value: a string (hex for BLOB) for byte types, else a list."""
     if t in BYTE_TYPES:
         return cell_bytes(t, values, True, "var")
+    if t in WIDE_STRING_TYPES:
+        return np.array(values, dtype=WIDE_STRING_TYPES[t]).tobytes()
     return b"".join(cell_bytes(t, v, False, 1) for v in values)
+
+
+_LIBTILEDB = None
+
+
+def _libtiledb():
+    """TileDB's C library, the one tiledb-py loaded, for what tiledb-py cannot decode."""
+    global _LIBTILEDB
+    if _LIBTILEDB is None:
+        import ctypes
+
+        libs = glob.glob(os.path.join(os.path.dirname(tiledb.__file__), "..", "tiledb.libs", "libtiledb*.so*"))
+        lib = ctypes.CDLL(libs[0] if libs else "libtiledb.so")
+        lib.tiledb_datatype_size.restype = ctypes.c_uint64
+        _LIBTILEDB = lib
+    return _LIBTILEDB
+
+
+def raw_metadata(uri, key, is_group):
+    """`(type name, raw bytes)` of one metadata value through TileDB's C API: tiledb-py cannot
+    decode every type (wide strings, WKT, dates without numpy's unit)."""
+    import ctypes
+
+    lib = _libtiledb()
+    ctx, obj = ctypes.c_void_p(), ctypes.c_void_p()
+    if lib.tiledb_ctx_alloc(None, ctypes.byref(ctx)) != 0:
+        raise RuntimeError("tiledb_ctx_alloc failed")
+    kind = "group" if is_group else "array"
+    try:
+        if getattr(lib, f"tiledb_{kind}_alloc")(ctx, uri.encode(), ctypes.byref(obj)) != 0:
+            raise RuntimeError(f"tiledb_{kind}_alloc failed")
+        if getattr(lib, f"tiledb_{kind}_open")(ctx, obj, 0) != 0:  # TILEDB_READ
+            raise RuntimeError(f"tiledb_{kind}_open failed")
+        t, n, v = ctypes.c_int(), ctypes.c_uint32(), ctypes.c_void_p()
+        rc = getattr(lib, f"tiledb_{kind}_get_metadata")(ctx, obj, key.encode(), ctypes.byref(t), ctypes.byref(n), ctypes.byref(v))
+        if rc != 0:
+            raise RuntimeError(f"tiledb_{kind}_get_metadata failed")
+        size = n.value * lib.tiledb_datatype_size(t.value)
+        raw = ctypes.string_at(v, size) if size else b""
+        getattr(lib, f"tiledb_{kind}_close")(ctx, obj)
+        name = tiledb.libtiledb.DataType(t.value).name
+        return name, raw
+    finally:
+        if obj:
+            getattr(lib, f"tiledb_{kind}_free")(ctypes.byref(obj))
+        lib.tiledb_ctx_free(ctypes.byref(ctx))
 
 
 def put_metadata(A, step):
@@ -605,7 +657,8 @@ def put_metadata(A, step):
         raise Unsupported("typed metadata through tiledb-py 0.19")
     t = step["type"]
     data = meta_buffer(t, step["values"])
-    count = len(data) // raw_dtype(t).itemsize
+    size = np.dtype(WIDE_STRING_TYPES[t]).itemsize if t in WIDE_STRING_TYPES else raw_dtype(t).itemsize
+    count = len(data) // size
     target = A.array if hasattr(A, "array") else A
     target._put_metadata(step["key"], getattr(tiledb.libtiledb.DataType, t), count, data)
 
@@ -652,6 +705,17 @@ def replay(case, out_dir):
             for name in step.get("drop_attrs", []):
                 se.drop_attribute(name)
                 schema["attrs"] = [a for a in schema["attrs"] if a["name"] != name]
+            for name in step.get("drop_enumerations", []):
+                se.drop_enumeration(name)
+            if step.get("current_domain"):
+                with tiledb.open(target, ctx=ctx) as A:
+                    rect = tiledb.NDRectangle(ctx, A.schema.domain)
+                for i, (lo, hi) in enumerate(step["current_domain"]):
+                    t = schema["dims"][i]["type"]
+                    rect.set_range(i, dim_value(t, lo), dim_value(t, hi))
+                current = tiledb.CurrentDomain(ctx)
+                current.set_ndrectangle(rect)
+                se.expand_current_domain(current)
             se.array_evolve(target)
         elif op == "consolidate":
             cfg = {"sm.consolidation.mode": step.get("mode", "fragments")}
@@ -670,11 +734,20 @@ def replay(case, out_dir):
         elif op == "create_group":
             tiledb.Group.create(target, ctx=ctx)
         elif op == "group_add":
+            relative = step.get("relative", True)
+            # An absolute member is the member's path under the group, as a local path.
+            member = step["member"] if relative else os.path.abspath(os.path.join(target, step["member"]))
             with tiledb.Group(target, "w", ctx=ctx) as g:
-                g.add(step["member"], name=step.get("name"), relative=step.get("relative", True))
+                g.add(member, name=step.get("name"), relative=relative)
+        elif op == "group_remove":
+            with tiledb.Group(target, "w", ctx=ctx) as g:
+                g.remove(step["member"])
         elif op == "group_meta_put":
             with tiledb.Group(target, "w", ctx=ctx) as g:
                 put_metadata(g, step)
+        elif op == "group_meta_delete":
+            with tiledb.Group(target, "w", ctx=ctx) as g:
+                del g.meta[step["key"]]
         else:
             raise ValueError(f"{case['id']}: unknown op {op}")
 
@@ -884,12 +957,22 @@ def read_metadata(uri, read, ctx):
         n = A.array._metadata_num()
         for i in range(n):
             key = A.array._get_key_from_index(i)
-            out[key] = _meta_entry(A.array, key)
+            out[key] = _meta_entry(A.array, key, uri)
         return {"metadata": dict(sorted(out.items()))}
 
 
-def _meta_entry(arr, key):
-    value, dtype = arr._get_metadata(key, False)
+def _meta_entry(arr, key, uri=None, is_group=False):
+    try:
+        value, dtype = arr._get_metadata(key, False)
+    except Exception:
+        if uri is None:
+            raise
+        # A type tiledb-py cannot decode: its raw bytes from the C API.
+        t, raw = raw_metadata(uri, key, is_group)
+        if t in BYTE_TYPES or t in WIDE_STRING_TYPES:
+            return {"type": t, "value": raw.hex()}
+        size = raw_dtype(t).itemsize
+        return {"type": t, "values": [canon_scalar(t, raw[i : i + size]) for i in range(0, len(raw), size)]}
     return canon_meta(str(dtype).split(".")[-1], value)
 
 
@@ -944,7 +1027,7 @@ def read_schema(uri, read, ctx):
                 "cell_order": s.cell_order,
                 "tile_order": s.tile_order,
                 "capacity": int(s.capacity),
-                "allows_duplicates": bool(s.allows_duplicates),
+                "allows_duplicates": bool(s.allows_duplicates) if s.sparse else False,  # dense: tiledb-py raises
                 "dims": [
                     {"name": f[0], "type": f[2], "cell_val_num": f[3]}
                     for f in actual_fields(A)
@@ -967,7 +1050,7 @@ def read_group(uri, read, ctx):
             members.append({"name": m.name, "uri": os.path.relpath(m.uri.replace("file://", ""), uri.replace("file://", "")), "type": "array" if m.type == tiledb.Array else "group"})
         meta = {}
         for k in g.meta.keys():
-            meta[k] = _meta_entry(g, k)
+            meta[k] = _meta_entry(g, k, uri, True)
         return {"members": sorted(members, key=lambda m: (m["name"] or "", m["uri"])), "metadata": dict(sorted(meta.items()))}
 
 

@@ -105,7 +105,9 @@ pub fn cells(result: &ReadResult, first_kind: &str) -> (Value, Vec<Value>) {
 pub(crate) fn metadata(meta: &Metadata) -> Value {
     let mut out = Map::new();
     for (key, v) in &meta.entries {
-        let entry = if is_byte_type(v.datatype) {
+        // Wide strings as their bytes too: tiledb-py gives them no values (the adapter reads
+        // their raw bytes).
+        let entry = if is_byte_type(v.datatype) || v.datatype.is_string() {
             json!({"type": v.datatype.name(), "value": hex(&v.bytes)})
         } else {
             let size = usize::try_from(v.datatype.size()).unwrap_or(1).max(1);

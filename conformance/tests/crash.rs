@@ -2,7 +2,9 @@
 //!
 //! Each scenario of `conformance/crash/` (a recipe in the case format: fragment writes of
 //! dense, sparse, var-sized and nullable fields, deletes, metadata puts and deletes, schema
-//! evolution, group edits, consolidation and vacuum in all four modes) is replayed by a child
+//! evolution (attributes, enumerations added, extended and dropped, the current domain
+//! expanded), group edits (members added by relative and absolute URI and removed, group
+//! metadata put and deleted), consolidation and vacuum in all four modes) is replayed by a child
 //! process (`replay-recipe`, our writer) that is killed with SIGKILL
 //!
 //! * just before a file-changing system call: `strace` delivers the signal on entry to the
@@ -573,4 +575,9 @@ fn sparse_array_operations_survive_kills() {
 #[test]
 fn group_edits_survive_kills() {
     run_scenario("crash.group.toml");
+}
+
+#[test]
+fn schema_evolution_and_metadata_survive_kills() {
+    run_scenario("crash.evolve.toml");
 }

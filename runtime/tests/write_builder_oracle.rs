@@ -13,7 +13,7 @@
 //!   TileDB itself.
 //!
 //! The schemas and writes are conformance recipes (`conformance/README.md`),
-//! turned into builder calls and typed columns by `builder_oracle/recipe.rs`
+//! turned into builder calls and typed columns by `tiledb_conformance::recipe::builder`
 //! and into tiledb-py calls by `conformance/scripts/tdbcase.py`.
 
 mod common;
@@ -21,8 +21,7 @@ mod common;
 mod generate;
 #[path = "builder_oracle/oracle.rs"]
 mod oracle;
-#[path = "builder_oracle/recipe.rs"]
-mod recipe;
+use tiledb_conformance::recipe::builder as recipe;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -39,7 +39,7 @@ fn bound(dt: tiledb_runtime::filter::Datatype, bytes: &[u8]) -> Value {
     }
 }
 
-fn metadata_json(meta: &Metadata) -> Value {
+pub(crate) fn metadata_json(meta: &Metadata) -> Value {
     let mut out = Map::new();
     for (k, v) in &meta.entries {
         let value = if matches!(

@@ -17,9 +17,12 @@ mod conformance;
 mod create;
 mod datetime;
 mod differential;
+mod evolve;
 mod explain;
+mod group;
 mod info;
 mod key;
+mod meta;
 mod read;
 mod schema_doc;
 mod values;
@@ -85,6 +88,12 @@ enum Command {
     Differential(differential::Args),
     /// Every byte of a file (or of every file of a folder) explained field by field from spec/.
     Explain(explain::Args),
+    /// Get, set or delete metadata of an array or a group.
+    Meta(meta::Args),
+    /// Create a group, add or remove members, list them.
+    Group(group::Args),
+    /// Evolve an array's schema (attributes, enumerations, current domain).
+    Evolve(evolve::Args),
 }
 
 fn main() -> ExitCode {
@@ -98,6 +107,9 @@ fn main() -> ExitCode {
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Meta(args) => meta::run(args),
+        Command::Group(args) => group::run(args),
+        Command::Evolve(args) => evolve::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -292,7 +292,7 @@ fn dimension_from(d: &Value) -> R<DimensionSpec> {
     })
 }
 
-fn attribute_from(a: &Value) -> R<AttributeSpec> {
+pub(crate) fn attribute_from(a: &Value) -> R<AttributeSpec> {
     let name = name(a, "an attribute")?;
     let t = datatype(a, "type")?;
     let mut spec = AttributeSpec::new(&name, t);
@@ -316,7 +316,7 @@ fn attribute_from(a: &Value) -> R<AttributeSpec> {
     Ok(spec)
 }
 
-fn enumeration_from(e: &Value) -> R<EnumerationSpec> {
+pub(crate) fn enumeration_from(e: &Value) -> R<EnumerationSpec> {
     let name = name(e, "an enumeration")?;
     let t = datatype(e, "type")?;
     let cvn = cvn_from(e, Some(1))?;

@@ -237,12 +237,13 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
             options.timestamp_end,
             key.as_ref(),
         )?;
-        let mut members: Vec<(String, String, bool)> = group
+        // A member without a name has none (`null`), as TileDB reports it; it sorts first.
+        let mut members: Vec<(Option<String>, String, bool)> = group
             .members
             .iter()
             .map(|m| {
                 (
-                    m.name.clone(),
+                    m.name_set.then(|| m.name.clone()),
                     member_uri(&path, &m.uri, m.relative),
                     m.is_array,
                 )
@@ -321,8 +322,19 @@ fn member_uri(group: &Path, uri: &str, relative: bool) -> String {
     let local = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
     let group = std::fs::canonicalize(group).unwrap_or_else(|_| group.to_path_buf());
     let local = std::fs::canonicalize(&local).unwrap_or(local);
-    match local.strip_prefix(&group) {
-        Ok(rel) => rel.to_string_lossy().into_owned(),
-        Err(_) => uri.to_string(),
+    if !local.is_absolute() {
+        return uri.to_string();
     }
+    // As Python's `os.path.relpath`, which the TileDB adapter uses: `..` up to the common
+    // folder, then down.
+    let (g, l): (Vec<_>, Vec<_>) = (group.components().collect(), local.components().collect());
+    let common = g.iter().zip(&l).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..g.len() {
+        rel.push("..");
+    }
+    for c in &l[common..] {
+        rel.push(c);
+    }
+    rel.to_string_lossy().into_owned()
 }

@@ -1,12 +1,15 @@
 //! Replaying a conformance recipe (`conformance/cases/*.toml`, described in
-//! `conformance/README.md`) with this runtime as the writer: the schema is
-//! built and serialized here, writes become fragments, metadata puts and
-//! deletes become `__meta/` files.
+//! `conformance/README.md`) with this runtime as the writer: arrays are
+//! created through the runtime's `SchemaBuilder` (`builder`), writes become
+//! fragments; metadata, groups and schema evolution are calls into the
+//! runtime's API (`edits`).
 //!
 //! Steps this writer does not perform yet are refused with
 //! [`Error::Unsupported`], so a caller can tell "not supported" from "wrong".
 
+pub mod builder;
 pub mod condition;
+mod edits;
 mod schema;
 mod steps;
 pub mod values;
@@ -16,18 +19,14 @@ use std::path::{Path, PathBuf};
 
 use toml::Value;
 
+use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::error::{Error, Result};
-use tiledb_runtime::format::generated as stored;
 use tiledb_runtime::schema::ArraySchema;
-use tiledb_runtime::storage::{LocalStorage, Storage};
-use tiledb_runtime::write::{self, WRITE_VERSION};
+use tiledb_runtime::storage::LocalStorage;
+use tiledb_runtime::write;
 
-use schema::label_schema;
 pub use schema::stored_schema;
-use schema::stored_schema_parts;
-use steps::{
-    consolidate_step, evolve, meta_step, timestamp, vacuum_step, write_labels, write_step,
-};
+use steps::{consolidate_step, timestamp, vacuum_step, write_step};
 
 fn unsupported(what: impl Into<String>) -> Error {
     Error::Unsupported {
@@ -47,115 +46,43 @@ fn get_str<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
 /// An array created by a recipe: its folder and current schema.
 struct ArrayState {
     root: PathBuf,
-    stored: stored::ArraySchema,
     schema: ArraySchema,
-    /// `(label name, labelled dimension, label array schema)`.
+    /// `(label name, labelled dimension, label array schema, label array folder)`.
     labels: Vec<(String, usize, ArraySchema, PathBuf)>,
 }
 
-/// Creates the array `uri` (relative to `out_dir`) with its enumerations.
+/// Creates the array `uri` (relative to `out_dir`) from the recipe's schema
+/// through the runtime's [`SchemaBuilder`](tiledb_runtime::schema::SchemaBuilder)
+/// (checked as TileDB checks it; enumeration files, label arrays, then the
+/// schema file).
 fn create(out_dir: &Path, uri: &str, spec: &Value, key: Option<[u8; 32]>) -> Result<ArrayState> {
-    let (stored, enums) = stored_schema_parts(spec)?;
+    let mut builder = builder::builder(spec).map_err(usage)?;
+    builder.encryption_key = key;
     let root = out_dir.join(uri);
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
     let storage = LocalStorage::new(&root);
-    // Enumeration files first: the schema refers to them.
-    if !enums.is_empty() {
-        storage.create_dir(&tiledb_runtime::storage::RelPath::parse(
-            "__schema/__enumerations",
-        )?)?;
-        for e in &enums {
-            write::write_enumeration(&storage, &String::from_utf8_lossy(&e.path), e, key.as_ref())?;
-        }
-    }
+    let schema = write::create_array_from(&storage, &builder, 0)?;
     let mut labels = Vec::new();
-    for label in stored.labels.iter().flatten() {
-        let label_root = root.join(String::from_utf8_lossy(&label.uri).as_ref());
-        std::fs::create_dir_all(&label_root).map_err(|e| Error::io(&label_root, &e))?;
-        let label_storage = LocalStorage::new(&label_root);
-        let loaded = write::create_array(
-            &label_storage,
-            &label_schema(&stored, label)?,
-            0,
-            key.as_ref(),
+    for label in &schema.labels {
+        let label_root = root.join(&label.uri);
+        let label_array = Array::open_path(
+            &label_root,
+            OpenOptions {
+                key,
+                ..OpenOptions::default()
+            },
         )?;
         labels.push((
-            String::from_utf8_lossy(&label.name).into_owned(),
+            label.name.clone(),
             label.dim_index as usize,
-            loaded,
+            label_array.schema().clone(),
             label_root,
         ));
     }
-    let schema = write::create_array(&storage, &stored, 0, key.as_ref())?;
     Ok(ArrayState {
         root,
-        stored,
         schema,
         labels,
     })
-}
-
-/// A group: `__tiledb_group.tdb` (empty), `__group/`, `__meta/`.
-fn create_group(out_dir: &Path, uri: &str) -> Result<()> {
-    let root = out_dir.join(uri);
-    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, &e))?;
-    let storage = LocalStorage::new(&root);
-    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__group")?)?;
-    storage.create_dir(&tiledb_runtime::storage::RelPath::parse("__meta")?)?;
-    storage.write(
-        &tiledb_runtime::storage::RelPath::parse("__tiledb_group.tdb")?,
-        &[],
-    )
-}
-
-/// Adds a member and writes the group's details (format 2: every current
-/// member, newest first, as TileDB writes them) to a new `__group` file.
-fn group_add(
-    out_dir: &Path,
-    uri: &str,
-    members: &mut Vec<stored::GroupMember>,
-    step: &Value,
-    arrays: &BTreeMap<String, ArrayState>,
-) -> Result<()> {
-    let member = get_str(step, "member").ok_or_else(|| usage("group_add without a member"))?;
-    let relative = step
-        .get("relative")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
-    if !relative {
-        return Err(unsupported("absolute group members"));
-    }
-    let member_uri = format!("{uri}/{member}");
-    let object_type = if arrays.contains_key(&member_uri) {
-        stored::ObjectType::Array
-    } else {
-        stored::ObjectType::Group
-    };
-    let name = get_str(step, "name");
-    members.insert(
-        0,
-        stored::GroupMember {
-            version: 2,
-            object_type,
-            relative,
-            uri: member.as_bytes().to_vec(),
-            name_set: name.is_some(),
-            name: name.map(|n| n.as_bytes().to_vec()),
-            deleted: false,
-        },
-    );
-    let details = stored::GroupDetails {
-        version: 2,
-        members: members.clone(),
-    };
-    let payload = tiledb_runtime::format::io::write_to_vec(&details, (), "GroupDetails")?;
-    let tile = tiledb_runtime::tile::generic::write_generic_tile(&payload, WRITE_VERSION, None)?;
-    let name = tiledb_runtime::directory::TimestampedName::generate(0, 0, Some(2), None)?;
-    let storage = LocalStorage::new(out_dir.join(uri));
-    storage.write(
-        &tiledb_runtime::storage::RelPath::parse("__group")?.join(name.as_str())?,
-        &tile,
-    )
 }
 
 /// Replays the recipe `case_toml` (the text of a case file) into `out_dir`,
@@ -251,7 +178,6 @@ pub fn replay_case_steps(
     };
     let main_uri = get_str(&case, "uri").unwrap_or("array");
     let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
-    let mut groups: BTreeMap<String, Vec<stored::GroupMember>> = BTreeMap::new();
     if let Some(schema_spec) = case.get("schema") {
         if !begin("create") {
             return Ok(());
@@ -281,20 +207,19 @@ pub fn replay_case_steps(
                 continue;
             }
             "create_group" => {
-                create_group(out_dir, &uri)?;
-                groups.insert(uri, Vec::new());
+                tiledb_runtime::group::Group::create(&LocalStorage::new(out_dir.join(&uri)))?;
                 continue;
             }
             "group_add" => {
-                let members = groups
-                    .get_mut(&uri)
-                    .ok_or_else(|| usage(format!("no group {uri}")))?;
-                group_add(out_dir, &uri, members, step, &arrays)?;
+                edits::group_add(&out_dir.join(&uri), step)?;
                 continue;
             }
-            "group_meta_put" => {
-                let storage = LocalStorage::new(out_dir.join(&uri));
-                meta_step(&storage, step, false, None)?;
+            "group_remove" => {
+                edits::group_remove(&out_dir.join(&uri), step)?;
+                continue;
+            }
+            "group_meta_put" | "group_meta_delete" => {
+                edits::group_metadata(&out_dir.join(&uri), step, op == "group_meta_delete")?;
                 continue;
             }
             _ => {}
@@ -304,24 +229,17 @@ pub fn replay_case_steps(
             .ok_or_else(|| usage(format!("no array {uri}")))?;
         let storage = LocalStorage::new(&state.root);
         match op {
-            "write" => {
-                // Label values go to the label arrays first, the array last.
-                write_labels(&state.labels, step, key)?;
-                write_step(&storage, &state.schema, step, key)?;
-            }
-            "meta_put" => meta_step(&storage, step, false, key)?,
-            "meta_delete" => meta_step(&storage, step, true, key)?,
+            // Label values go to the label arrays (first), as `Array::write` does it.
+            "write" => write_step(&state.root, &state.schema, &state.labels, step, key)?,
+            "meta_put" => edits::array_metadata(&state.root, step, false, key)?,
+            "meta_delete" => edits::array_metadata(&state.root, step, true, key)?,
             "delete" => {
                 let text = get_str(step, "condition")
                     .ok_or_else(|| usage("a delete step without a condition"))?;
                 let ast = condition::negate(condition::parse(text, &state.schema)?);
                 write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
             }
-            "evolve" => {
-                let (next, loaded) = evolve(&storage, &state.stored, step, key.as_ref())?;
-                state.stored = next;
-                state.schema = loaded;
-            }
+            "evolve" => state.schema = edits::evolve(&state.root, step, key)?,
             "consolidate" => consolidate_step(&storage, &state.root, step)?,
             "vacuum" => vacuum_step(&storage, step)?,
             other => return Err(unsupported(format!("the {other} step"))),

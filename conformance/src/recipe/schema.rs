@@ -184,48 +184,6 @@ pub(super) fn label_specs(schema: &Value) -> Result<Vec<LabelSpec>> {
     Ok(out)
 }
 
-/// The schema of an ordered label's array (`__labels/l<i>`): dense, one
-/// dimension `index` shaped like the labelled one, one attribute `label`
-/// carrying the order.
-pub(super) fn label_schema(
-    main: &stored::ArraySchema,
-    label: &stored::DimensionLabel,
-) -> Result<stored::ArraySchema> {
-    let mut dim = main
-        .domain
-        .dimensions
-        .get(label.dim_index as usize)
-        .cloned()
-        .ok_or_else(|| usage("a label on a missing dimension"))?;
-    dim.name = b"index".to_vec();
-    dim.filters = Some(FilterPipeline::new(Vec::new()).to_stored());
-    let mut schema = main.clone();
-    schema.array_type = stored::ArrayType::Dense;
-    schema.tile_order = stored::Layout::RowMajor;
-    schema.cell_order = stored::Layout::RowMajor;
-    schema.capacity = 10000;
-    schema.allows_dups = false;
-    schema.coords_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
-    schema.offsets_filters = FilterPipeline::new(vec![Filter::Zstd { level: -1 }]).to_stored();
-    schema.validity_filters =
-        Some(FilterPipeline::new(vec![Filter::Rle { level: -1 }]).to_stored());
-    schema.domain.dimensions = vec![dim];
-    schema.attributes = vec![stored::Attribute {
-        name: label.label_attr_name.clone(),
-        datatype: label.label_datatype,
-        cell_val_num: 1,
-        filters: FilterPipeline::new(Vec::new()).to_stored(),
-        fill: Some(fill_default(label.label_datatype, 1)),
-        nullable: false,
-        fill_validity: 0,
-        order: label.label_order,
-        enumeration_name: Some(Vec::new()),
-    }];
-    schema.labels = Some(Vec::new());
-    schema.enumerations = Some(Vec::new());
-    Ok(schema)
-}
-
 /// The enumerations of a recipe's schema, each with a fresh file name
 /// (`__<label>_0`).
 pub(super) fn enumerations(schema: &Value) -> Result<Vec<stored::Enumeration>> {

@@ -75,6 +75,9 @@ pub fn value_bytes(t: Datatype, v: &Value) -> Result<Vec<u8>> {
         Int32 => (i()? as i32).to_le_bytes().to_vec(),
         Uint32 => (i()? as u32).to_le_bytes().to_vec(),
         Uint64 => (i()? as u64).to_le_bytes().to_vec(),
+        // Wide strings: a value is one code unit.
+        StringUtf16 | StringUcs2 => (i()? as u16).to_le_bytes().to_vec(),
+        StringUtf32 | StringUcs4 => (i()? as u32).to_le_bytes().to_vec(),
         _ if t.size() == 8 => (i()? as i64).to_le_bytes().to_vec(),
         other => return Err(usage(format!("{} values are not numbers", other.name()))),
     })

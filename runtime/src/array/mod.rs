@@ -8,12 +8,12 @@ use crate::condition::DeleteCondition;
 use crate::directory::ArrayDirectory;
 use crate::error::Result;
 use crate::fragment::FragmentMetadata;
-use crate::metadata::Metadata;
+use crate::metadata::{Metadata, MetadataValue};
 use crate::read::{QueryBuilder, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar, SchemaBuilder};
 use crate::snapshot::Snapshot;
 use crate::storage::{LocalStorage, Storage};
-use crate::write::Write;
+use crate::write::{MetadataChange, SchemaEvolution, Write};
 
 pub use crate::snapshot::OpenOptions;
 
@@ -136,5 +136,44 @@ impl Array {
     /// The array metadata visible at the open range.
     pub fn metadata(&self) -> Result<Metadata> {
         self.snapshot.metadata()
+    }
+
+    /// Puts one metadata value under `key`, now (see
+    /// [`update_metadata`](Self::update_metadata)).
+    pub fn put_metadata(&self, key: &str, value: MetadataValue) -> Result<()> {
+        self.update_metadata(&[MetadataChange::Put(key.to_string(), value)], 0)
+            .map(drop)
+    }
+
+    /// Deletes the metadata `key`, now.
+    pub fn delete_metadata(&self, key: &str) -> Result<()> {
+        self.update_metadata(&[MetadataChange::Delete(key.to_string())], 0)
+            .map(drop)
+    }
+
+    /// Writes a batch of metadata puts and deletes as one file stamped
+    /// `timestamp` (milliseconds; 0 means now), checked as TileDB checks
+    /// them ([`crate::write::metadata`]); a refused batch writes nothing.
+    /// Returns the file's name (`None` for no changes). This opened array
+    /// does not see the change; open the array again.
+    pub fn update_metadata(
+        &self,
+        changes: &[MetadataChange],
+        timestamp: u64,
+    ) -> Result<Option<String>> {
+        crate::write::write_metadata_changes(
+            self.storage(),
+            changes,
+            timestamp,
+            self.options().key.as_ref(),
+        )
+    }
+
+    /// Evolves the array's schema (the one it was opened with, which must
+    /// be its latest) as TileDB does ([`SchemaEvolution`]); a refused
+    /// evolution writes nothing. Returns the new schema; this opened array
+    /// keeps the old one.
+    pub fn evolve(&self, evolution: &SchemaEvolution) -> Result<ArraySchema> {
+        evolution.apply(self.storage(), self.schema(), self.options().key.as_ref())
     }
 }

@@ -40,7 +40,12 @@ pub enum ObjectType {
 /// An array if `__schema/` is a folder or `__array_schema.tdb` a file;
 /// otherwise a group if `__group/` is a folder or `__tiledb_group.tdb` a file.
 pub fn object_type(storage: &dyn Storage) -> Result<ObjectType> {
-    let root = RelPath::root();
+    object_type_at(storage, &RelPath::root())
+}
+
+/// [`object_type`] of the folder `root` inside `storage` (a group member).
+pub fn object_type_at(storage: &dyn Storage, root: &RelPath) -> Result<ObjectType> {
+    let root = root.clone();
     if storage.kind(&root)? != Some(EntryKind::Dir) {
         return Ok(ObjectType::Invalid);
     }
@@ -168,6 +173,12 @@ impl GroupDirectory {
             Some((latest, _)) if is_details_v1(latest) => std::slice::from_ref(latest),
             _ => files,
         }
+    }
+
+    /// The newest details file in range is group-details version 1 (which a
+    /// version-2 file after it cannot extend).
+    pub fn latest_is_version_1(&self) -> bool {
+        self.details.files.last().is_some_and(is_details_v1)
     }
 
     /// Group metadata files to apply, in time order, `.vac` applied.

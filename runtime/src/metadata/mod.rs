@@ -5,8 +5,9 @@ pub mod group_contents;
 
 use std::collections::BTreeMap;
 
+use crate::column::CellValue;
 use crate::directory::TimestampedFile;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filter::{format_conversion, Datatype};
 use crate::format::generated as stored;
 use crate::storage::Storage;
@@ -67,5 +68,57 @@ impl Metadata {
             }
         }
         Ok(meta)
+    }
+}
+
+impl MetadataValue {
+    /// A value of `datatype` holding `bytes` (little-endian, a whole number
+    /// of values). Refused, as TileDB's `put_metadata` refuses it, for the
+    /// type `ANY`; and when `bytes` is not a whole number of values.
+    pub fn new(datatype: Datatype, bytes: Vec<u8>) -> Result<MetadataValue> {
+        if datatype == Datatype::Any {
+            return Err(Error::Usage(
+                "a metadata value cannot be of type ANY".to_string(),
+            ));
+        }
+        let size = datatype.size().max(1);
+        if !(bytes.len() as u64).is_multiple_of(size) {
+            return Err(Error::Usage(format!(
+                "{} bytes are not a whole number of {} values ({size} bytes each)",
+                bytes.len(),
+                datatype.name()
+            )));
+        }
+        let value_num = u32::try_from(bytes.len() as u64 / size).map_err(|_| {
+            Error::Usage(format!(
+                "a metadata value of {} bytes holds more than 2^32 - 1 values",
+                bytes.len()
+            ))
+        })?;
+        Ok(MetadataValue {
+            datatype,
+            value_num,
+            bytes,
+        })
+    }
+
+    /// Numbers typed by `T` (`i32` → `INT32`, `f64` → `FLOAT64`, …).
+    pub fn from_values<T: CellValue>(values: &[T]) -> Result<MetadataValue> {
+        let mut bytes = Vec::with_capacity(std::mem::size_of_val(values));
+        for v in values {
+            v.put_le(&mut bytes);
+        }
+        Self::new(T::DATATYPE, bytes)
+    }
+
+    /// A UTF-8 string (`STRING_UTF8`, one value per byte), as tiledb-py
+    /// stores a `str`.
+    pub fn string(text: &str) -> Result<MetadataValue> {
+        Self::new(Datatype::StringUtf8, text.as_bytes().to_vec())
+    }
+
+    /// Raw bytes (`BLOB`), as tiledb-py stores `bytes`.
+    pub fn blob(bytes: &[u8]) -> Result<MetadataValue> {
+        Self::new(Datatype::Blob, bytes.to_vec())
     }
 }

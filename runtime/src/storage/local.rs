@@ -84,6 +84,9 @@ impl LocalStorage {
     /// Flushes the folder holding `path`.
     fn sync_parent(&self, path: &Path) -> Result<()> {
         match path.parent() {
+            // A relative root of one component (`arr`): its parent is the
+            // working folder, which `Path::parent` gives as "".
+            Some(parent) if parent.as_os_str().is_empty() => self.sync_dir(Path::new(".")),
             Some(parent) => self.sync_dir(parent),
             None => Ok(()),
         }

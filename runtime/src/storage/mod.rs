@@ -15,11 +15,13 @@ use crate::error::{Cause, Error, Result};
 
 pub(crate) mod label;
 mod local;
+mod sub;
 mod temp;
 #[cfg(test)]
 mod tests;
 
 pub use local::LocalStorage;
+pub use sub::SubStorage;
 pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
 
 /// A path inside the storage root: zero or more components joined by `/`.

@@ -1,6 +1,7 @@
 //! Writing arrays that TileDB 2.30 reads: array creation (the schema as a
 //! generic tile under `__schema/`), fragments (dense and sparse, format 22),
-//! commit markers, array metadata and delete commits.
+//! commit markers, array and group metadata (`metadata`), delete commits,
+//! groups (`group`) and schema evolution (`evolve`).
 //!
 //! Crash safety comes from two rules. Every file appears whole or not at
 //! all: [`Storage::write`] is atomic (locally a temporary file, flushed, then
@@ -9,10 +10,14 @@
 //! `__commits/<name>.wrt`. Readers ignore a fragment folder without a
 //! marker, so a write that stops part way leaves the array as it was.
 
+pub mod evolve;
 mod field_tiles;
 pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
+pub mod group;
+mod labels;
+pub mod metadata;
 pub(crate) mod tile_meta;
 mod validate;
 
@@ -25,7 +30,10 @@ use crate::schema::{ArraySchema, SchemaBuilder};
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 
+pub use evolve::SchemaEvolution;
 pub use fragment::{write_fragment, Column, FragmentInput};
+pub use group::{create_group, GroupEdit};
+pub use metadata::{write_metadata_changes, MetadataChange};
 pub use validate::{validate, Write, WriteLayout};
 
 /// The format version this writer produces (TileDB 2.30's): `writes` in `spec/format.toml`.
@@ -139,18 +147,22 @@ fn create_at(
 }
 
 /// Checks `write` as TileDB checks a write query ([`validate`]) and writes
-/// its fragment; `None` when it has no cells. A refused write writes
-/// nothing.
+/// its fragment; `None` when it has no cells. Columns named after
+/// dimension labels become fragments of the label arrays (dense writes,
+/// written first). A refused write writes nothing.
 pub fn write_checked(
     storage: &dyn Storage,
     schema: &ArraySchema,
     write: &Write,
     key: Option<&[u8; 32]>,
 ) -> Result<Option<String>> {
-    let Some(mut input) = validate(schema, write)? else {
+    // Label columns go to the label arrays (checked here, written first).
+    let (main, label_fragments) = labels::split_labels(storage, schema, write, key)?;
+    let Some(mut input) = validate(schema, &main)? else {
         return Ok(None);
     };
     input.key = key.copied();
+    labels::write_labels(storage, &label_fragments)?;
     write_fragment(storage, schema, &input).map(Some)
 }
 

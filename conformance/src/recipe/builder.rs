@@ -1,14 +1,13 @@
 //! The conformance recipe's `[schema]` and write steps as calls of the
-//! runtime's public API: a [`SchemaBuilder`] (leaving to it every default
+//! runtime's public API (the replay creates arrays with it; the runtime's
+//! builder oracle test writes with it too): a [`SchemaBuilder`] (leaving to it every default
 //! the recipe leaves out) and a [`Write`] of named columns, exactly as the
 //! step gives them (so that a step TileDB refuses reaches the runtime's
 //! checks unchanged).
 
 use toml::Value;
 
-use tiledb_conformance::recipe::values::{
-    cell_bytes, column_values, datatype_by_name, integer, value_bytes,
-};
+use super::values::{cell_bytes, column_values, datatype_by_name, integer, value_bytes};
 use tiledb_runtime::filter::{Datatype, Filter, WebpFormat};
 use tiledb_runtime::format::generated::{ArrayType, DataOrder};
 use tiledb_runtime::schema::{

@@ -1,0 +1,98 @@
+//! [`SubStorage`]: the folder `prefix` of another storage as a storage of
+//! its own — how an array reaches the arrays of its dimension labels
+//! (`__labels/l<i>`) through the one storage it was opened on.
+
+use std::path::PathBuf;
+
+use crate::error::Result;
+
+use super::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
+
+/// The folder `prefix` of `inner`; every path is relative to it.
+pub struct SubStorage<'a> {
+    inner: &'a dyn Storage,
+    prefix: RelPath,
+}
+
+impl<'a> SubStorage<'a> {
+    /// The folder `prefix` (confined like any path) of `inner`.
+    pub fn new(inner: &'a dyn Storage, prefix: RelPath) -> SubStorage<'a> {
+        SubStorage { inner, prefix }
+    }
+
+    fn full(&self, path: &RelPath) -> Result<RelPath> {
+        let mut out = self.prefix.clone();
+        for c in path.components() {
+            out = out.join(c)?;
+        }
+        Ok(out)
+    }
+}
+
+impl Storage for SubStorage<'_> {
+    fn describe(&self, path: &RelPath) -> PathBuf {
+        match self.full(path) {
+            Ok(full) => self.inner.describe(&full),
+            Err(_) => self.inner.describe(&self.prefix).join(path.as_str()),
+        }
+    }
+
+    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        self.inner.list(&self.full(dir)?)
+    }
+
+    fn list_names(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
+        self.inner.list_names(&self.full(dir)?)
+    }
+
+    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
+        self.inner.kind(&self.full(path)?)
+    }
+
+    fn size(&self, file: &RelPath) -> Result<u64> {
+        self.inner.size(&self.full(file)?)
+    }
+
+    fn read(&self, file: &RelPath) -> Result<Vec<u8>> {
+        self.inner.read(&self.full(file)?)
+    }
+
+    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>> {
+        self.inner.read_range(&self.full(file)?, offset, len)
+    }
+
+    fn read_range_into(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        buffer: &mut Vec<u8>,
+    ) -> Result<()> {
+        self.inner
+            .read_range_into(&self.full(file)?, offset, len, buffer)
+    }
+
+    fn create_dir(&self, dir: &RelPath) -> Result<()> {
+        self.inner.create_dir(&self.full(dir)?)
+    }
+
+    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()> {
+        self.inner.write(&self.full(file)?, data)
+    }
+
+    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
+        self.inner.rename(&self.full(from)?, &self.full(to)?)
+    }
+
+    fn remove_file(&self, file: &RelPath) -> Result<()> {
+        self.inner.remove_file(&self.full(file)?)
+    }
+
+    fn remove_dir(&self, dir: &RelPath) -> Result<()> {
+        self.inner.remove_dir(&self.full(dir)?)
+    }
+
+    fn counters(&self) -> IoCounters {
+        self.inner.counters()
+    }
+}

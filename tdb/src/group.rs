@@ -1,0 +1,156 @@
+//! `tdb group create|add|remove|list`: groups and their members (group
+//! metadata is `tdb meta`, which takes a group too). Each edit is checked as
+//! TileDB checks it and committed as one file; a refused edit writes nothing.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+use tiledb_runtime::array::OpenOptions;
+use tiledb_runtime::group::Group;
+use tiledb_runtime::storage::LocalStorage;
+
+use crate::key::KeyArgs;
+use crate::{output_error, Failure};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Create an empty group (refused where an array or a group already is).
+    Create {
+        /// The folder of the new group.
+        group: PathBuf,
+    },
+    /// Add an array or a group as a member.
+    Add {
+        /// The group.
+        group: PathBuf,
+        /// The member: a path relative to the group (stored relative), or with
+        /// --absolute any path (stored as its absolute file:// URI).
+        member: String,
+        /// The member's name (without one, it is known by its URI).
+        #[arg(long)]
+        name: Option<String>,
+        /// Store the member by its absolute URI; MEMBER is then relative to
+        /// the working folder or absolute.
+        #[arg(long)]
+        absolute: bool,
+        /// The details file's timestamp (milliseconds since 1970; default now).
+        #[arg(long)]
+        timestamp: Option<u64>,
+        #[command(flatten)]
+        key: KeyArgs,
+    },
+    /// Remove members, each by name or by stored URI.
+    Remove {
+        /// The group.
+        group: PathBuf,
+        /// Names or URIs of members.
+        #[arg(required = true)]
+        members: Vec<String>,
+        /// The details file's timestamp (milliseconds since 1970; default now).
+        #[arg(long)]
+        timestamp: Option<u64>,
+        #[command(flatten)]
+        key: KeyArgs,
+    },
+    /// List the members (name, URI, type) and the metadata.
+    List {
+        /// The group.
+        group: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        key: KeyArgs,
+    },
+}
+
+fn options(key: &KeyArgs) -> Result<OpenOptions, String> {
+    Ok(OpenOptions {
+        key: key.resolve()?,
+        ..OpenOptions::default()
+    })
+}
+
+pub fn run(args: Args) -> Result<ExitCode, Failure> {
+    match args.action {
+        Action::Create { group } => {
+            Group::create(&LocalStorage::new(&group))
+                .map_err(|e| format!("{}: {e}", group.display()))?;
+        }
+        Action::Add {
+            group,
+            member,
+            name,
+            absolute,
+            timestamp,
+            key,
+        } => {
+            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
+            let storage = LocalStorage::new(&group);
+            let options = options(&key)?;
+            let mut edit = Group::edit(&storage, &options).map_err(at)?;
+            if absolute {
+                let path = std::path::absolute(&member).map_err(|e| format!("{member}: {e}"))?;
+                let uri = format!("file://{}", path.display());
+                edit.add_absolute(&uri, name.as_deref(), &LocalStorage::new(&path))
+                    .map_err(at)?;
+            } else {
+                edit.add_relative(&member, name.as_deref()).map_err(at)?;
+            }
+            edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
+        }
+        Action::Remove {
+            group,
+            members,
+            timestamp,
+            key,
+        } => {
+            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
+            let storage = LocalStorage::new(&group);
+            let options = options(&key)?;
+            let mut edit = Group::edit(&storage, &options).map_err(at)?;
+            for m in &members {
+                edit.remove(m).map_err(at)?;
+            }
+            edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
+        }
+        Action::List { group, json, key } => {
+            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
+            let g = Group::open_path(&group, options(&key)?).map_err(at)?;
+            let mut out = std::io::stdout().lock();
+            if json {
+                let doc = json!({
+                    "members": g.members().iter().map(|m| json!({
+                        "name": m.name_set.then_some(&m.name),
+                        "uri": m.uri,
+                        "relative": m.relative,
+                        "type": if m.is_array { "array" } else { "group" },
+                    })).collect::<Vec<_>>(),
+                    "metadata": crate::info::metadata_json(g.metadata()),
+                });
+                writeln!(out, "{doc}").map_err(output_error)?;
+            } else {
+                for m in g.members() {
+                    let kind = if m.is_array { "array" } else { "group" };
+                    let place = if m.relative { "relative" } else { "absolute" };
+                    writeln!(out, "{}\t{kind}\t{place}\t{}", m.name, m.uri)
+                        .map_err(output_error)?;
+                }
+                let meta = g.metadata();
+                if !meta.entries.is_empty() {
+                    writeln!(out, "{} metadata key(s)", meta.entries.len())
+                        .map_err(output_error)?;
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
