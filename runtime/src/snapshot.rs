@@ -40,7 +40,7 @@ impl Default for OpenOptions {
 
 /// An array opened at a time range.
 pub struct Snapshot {
-    storage: Box<dyn Storage>,
+    storage: Arc<dyn Storage>,
     directory: ArrayDirectory,
     schema: Arc<ArraySchema>,
     fragments: Vec<Arc<FragmentMetadata>>,
@@ -59,6 +59,12 @@ impl Snapshot {
     /// metadata, and each fragment's footer (only the footer: from a
     /// consolidated `.meta` file when it holds it), and the delete commits.
     pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
+        Self::open_shared(Arc::from(storage), options)
+    }
+
+    /// Opens the array rooted at a storage shared with other snapshots:
+    /// consolidation reopens the array after each step on the same storage.
+    pub fn open_shared(storage: Arc<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
         let directory = ArrayDirectory::open(
             storage.as_ref(),
             options.timestamp_start,
@@ -140,6 +146,11 @@ impl Snapshot {
     /// The storage the array was opened on; every path below is relative to its root.
     pub fn storage(&self) -> &dyn Storage {
         self.storage.as_ref()
+    }
+
+    /// The storage as a shared handle, to open the array again on it.
+    pub fn shared_storage(&self) -> Arc<dyn Storage> {
+        Arc::clone(&self.storage)
     }
 
     /// The options the array was opened with (time range, key).

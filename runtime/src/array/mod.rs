@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::condition::DeleteCondition;
+use crate::consolidate::{ConsolidationConfig, ConsolidationMode, Progress};
 use crate::directory::ArrayDirectory;
 use crate::error::Result;
 use crate::fragment::FragmentMetadata;
@@ -136,5 +137,39 @@ impl Array {
     /// The array metadata visible at the open range.
     pub fn metadata(&self) -> Result<Metadata> {
         self.snapshot.metadata()
+    }
+
+    /// Consolidates the array in `config.mode` (TileDB's
+    /// `sm.consolidation.*` settings; see [`crate::consolidate`]), with the
+    /// key the array was opened with. Returns the names of the files
+    /// written. This opened array does not see them; open it again.
+    pub fn consolidate(&self, config: &ConsolidationConfig) -> Result<Vec<String>> {
+        self.consolidate_reporting(config, &mut |_| {})
+    }
+
+    /// [`consolidate`](Self::consolidate), calling `progress` after each step.
+    pub fn consolidate_reporting(
+        &self,
+        config: &ConsolidationConfig,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Vec<String>> {
+        crate::consolidate::consolidate_reporting(
+            self.snapshot.shared_storage(),
+            config,
+            self.options().key,
+            progress,
+        )
+    }
+
+    /// Removes what consolidations in `mode` made obsolete (see
+    /// [`crate::vacuum`]); returns how many fragments or files went.
+    pub fn vacuum(&self, mode: ConsolidationMode) -> Result<usize> {
+        let storage = self.storage();
+        match mode {
+            ConsolidationMode::Fragments => crate::vacuum::vacuum_fragments(storage),
+            ConsolidationMode::FragmentMeta => crate::vacuum::vacuum_fragment_meta(storage),
+            ConsolidationMode::Commits => crate::vacuum::vacuum_commits(storage),
+            ConsolidationMode::ArrayMeta => crate::vacuum::vacuum_array_meta(storage),
+        }
     }
 }
