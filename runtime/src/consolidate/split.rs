@@ -10,19 +10,22 @@
 //! the last tile where its tiles still formed a rectangle, and the tiles
 //! after it start the next one. A sparse fragment's last, partial tile is
 //! written when the writer finishes, without weighing: it always joins the
-//! last fragment. All fragments carry the run's time span; the `.vac` file
-//! is named after the first, and only the first takes the run's place
-//! among the candidates of the next step.
+//! last fragment. All fragments carry the run's time span and are committed
+//! together by one `.con` file listing their markers; the `.vac` file is
+//! named after the first, and only the first takes the run's place among
+//! the candidates of the next step.
 
 use super::select::IntRect;
 use super::span_name;
 use crate::column::Column;
-use crate::directory::text_files::encode_lines;
+use crate::directory::text_files::{encode_consolidated_commits, encode_lines};
 use crate::directory::{Extension, COMMITS_DIR};
 use crate::error::{Error, Result};
 use crate::schema::{ArraySchema, Scalar};
 use crate::storage::{RelPath, Storage};
-use crate::write::fragment::{tile_sizes, write_fragment_named, DeleteMeta, FragmentInput};
+use crate::write::fragment::{
+    commit, tile_sizes, write_fragment_uncommitted, DeleteMeta, FragmentInput,
+};
 
 /// What one step writes: the cells, the run they come from, and how.
 pub(super) struct StepOutput<'a> {
@@ -66,12 +69,27 @@ pub(super) fn write_step(out: StepOutput<'_>) -> Result<Vec<String>> {
     let mut names = Vec::with_capacity(parts.len());
     for part in &parts {
         let name = span_name(t1, t2, true, None)?;
-        write_fragment_named(out.storage, out.schema, part, &name, out.processed)?;
+        write_fragment_uncommitted(out.storage, out.schema, part, &name, out.processed)?;
         names.push(name);
     }
     let Some(first) = names.first() else {
         return Ok(Vec::new());
     };
+    // One fragment gets its marker; several are committed together, by one
+    // `.con` file listing their markers, as TileDB's writer does: all of
+    // them become visible at once.
+    if let [only] = &names[..] {
+        commit(out.storage, only)?;
+    } else {
+        let commits = RelPath::parse(COMMITS_DIR)?;
+        let markers = names
+            .iter()
+            .map(|n| commits.join(n.with_extension(Some(Extension::Wrt)).as_str()))
+            .collect::<Result<Vec<_>>>()?;
+        let bytes = encode_consolidated_commits(markers.iter().map(|m| (m, None)))?;
+        let con = span_name(t1, t2, true, Some(Extension::Con))?;
+        out.storage.write(&commits.join(con.as_str())?, &bytes)?;
+    }
     let lines: Vec<String> = out
         .inputs
         .iter()

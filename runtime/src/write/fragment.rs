@@ -45,6 +45,21 @@ pub fn write_fragment_named(
     name: &TimestampedName,
     processed: &[String],
 ) -> Result<String> {
+    write_fragment_uncommitted(storage, schema, input, name, processed)?;
+    // Last: the commit marker.
+    commit(storage, name)?;
+    Ok(name.as_str().to_string())
+}
+
+/// [`write_fragment_named`] without the commit marker: the caller commits
+/// (consolidation commits several fragments at once, in one `.con` file).
+pub(crate) fn write_fragment_uncommitted(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    name: &TimestampedName,
+    processed: &[String],
+) -> Result<()> {
     let n = check_input(schema, input)?;
     let (tiles, cells_per_tile) = cut_tiles(schema, input, n)?;
     let fields = field_tiles(schema, input, &tiles, n, processed)?;
@@ -86,11 +101,7 @@ pub fn write_fragment_named(
         file_validity_sizes,
         processed,
     })?;
-    storage.write(&dir.join(FRAGMENT_METADATA_FILE)?, &meta)?;
-
-    // Last: the commit marker.
-    commit(storage, name)?;
-    Ok(name.as_str().to_string())
+    storage.write(&dir.join(FRAGMENT_METADATA_FILE)?, &meta)
 }
 
 /// How `input` is cut into tiles, and each tile's stored size: the bytes
