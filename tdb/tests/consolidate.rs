@@ -212,7 +212,10 @@ fn bad_input_exits_2_naming_the_fault_and_leaves_the_array_as_it_was() {
             "total_budget",
         ),
         (vec!["consolidate", encrypted], "key is needed"),
-        (vec!["consolidate", encrypted, "--key", wrong_key], "wrong key"),
+        (
+            vec!["consolidate", encrypted, "--key", wrong_key],
+            "wrong key",
+        ),
         (
             vec![
                 "consolidate",

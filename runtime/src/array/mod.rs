@@ -124,7 +124,7 @@ impl Array {
 
     /// Runs a read described as bytes (the untyped API under [`query`](Self::query)).
     pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
-        crate::read::read(&self.snapshot, query)
+        crate::read::read_retrying(&self.snapshot, query)
     }
 
     /// The array's schema as an Arrow schema: its dimensions, then its
