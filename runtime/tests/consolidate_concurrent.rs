@@ -11,8 +11,8 @@
 //! excused only when a vacuum overlapped that read and the message is that
 //! one; ours lists again and retries, and has no excuse.
 //!
-//! Sizes: `CONCURRENT_FRAGMENTS` fragments per array (default 60) and
-//! `CONCURRENT_ROUNDS` passes over the four modes (default 3; the longer
+//! Sizes: `CONCURRENT_FRAGMENTS` fragments per array (default 40) and
+//! `CONCURRENT_ROUNDS` passes over the four modes (default 2; the longer
 //! run in README.md). Without the oracle venv only our readers run, and the
 //! test says so.
 
@@ -121,9 +121,11 @@ fn consolidate_and_vacuum(array: &Path, rounds: usize, vacuums: &Vacuums) -> usi
                 config.steps = 2;
             }
             opened.consolidate(&config).unwrap();
+            vacuums.let_readers_read();
             vacuums.started.fetch_add(1, Ordering::SeqCst);
             opened.vacuum(mode).unwrap();
             vacuums.finished.fetch_add(1, Ordering::SeqCst);
+            vacuums.let_readers_read();
             states += 2;
         }
     }
@@ -163,6 +165,25 @@ fn first_difference(expected: &[String], got: &[String]) -> String {
 struct Vacuums {
     started: AtomicUsize,
     finished: AtomicUsize,
+    /// Reads finished by all readers.
+    reads: AtomicUsize,
+    /// Readers running.
+    readers: AtomicUsize,
+}
+
+impl Vacuums {
+    /// Waits (up to 20 s) until every reader could finish a read begun
+    /// after now: each state between two operations is read, while other
+    /// reads overlap the operations.
+    fn let_readers_read(&self) {
+        let target = self.reads.load(Ordering::SeqCst) + 2 * self.readers.load(Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        while self.reads.load(Ordering::SeqCst) < target
+            && start.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
 }
 
 /// What one reader saw.
@@ -184,12 +205,14 @@ fn spawn_reader(
     stop: Arc<AtomicBool>,
     vacuums: Arc<Vacuums>,
 ) -> std::thread::JoinHandle<Tally> {
+    vacuums.readers.fetch_add(1, Ordering::SeqCst);
     std::thread::spawn(move || {
         let mut tally = Tally::default();
         while !stop.load(Ordering::SeqCst) {
             let ended_before = vacuums.finished.load(Ordering::SeqCst);
             let got = reads(reader.as_mut(), &dir, &case);
             let overlapped = vacuums.started.load(Ordering::SeqCst) > ended_before;
+            vacuums.reads.fetch_add(1, Ordering::SeqCst);
             tally.reads += 1;
             if got == expected {
                 continue;
@@ -209,8 +232,8 @@ fn spawn_reader(
 
 #[test]
 fn readers_during_consolidation_and_vacuum_see_every_cell_and_never_fail() {
-    let fragments = env_number("CONCURRENT_FRAGMENTS", 60);
-    let rounds = env_number("CONCURRENT_ROUNDS", 3);
+    let fragments = env_number("CONCURRENT_FRAGMENTS", 40);
+    let rounds = env_number("CONCURRENT_ROUNDS", 2);
     let ws = workspace();
     let tiledb_command = tiledb_py_command(&ws, &ws.join("conformance"));
     if tiledb_command.is_none() {
