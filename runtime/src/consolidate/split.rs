@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::schema::{ArraySchema, Scalar};
 use crate::storage::{RelPath, Storage};
 use crate::write::fragment::{
-    commit, tile_sizes, write_fragment_uncommitted, DeleteMeta, FragmentInput,
+    commit, tile_sizes, write_fragment_uncommitted, DeleteMeta, FragmentInput, TileCells,
 };
 
 /// What one step writes: the cells, the run they come from, and how.
@@ -185,7 +185,7 @@ fn cut(
 fn cut_sparse(
     schema: &ArraySchema,
     input: FragmentInput,
-    tiles: &[Vec<Option<usize>>],
+    tiles: &[TileCells],
     sizes: &[u64],
     max: u64,
 ) -> Result<Vec<FragmentInput>> {

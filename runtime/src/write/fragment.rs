@@ -16,7 +16,8 @@ use crate::storage::{RelPath, Storage};
 
 pub use super::fragment_input::{Column, DeleteMeta, FragmentInput};
 
-use super::field_tiles::{dense_tiles, field_tiles, sparse_tiles, TileCells};
+pub(crate) use super::field_tiles::TileCells;
+use super::field_tiles::{dense_tiles, field_tiles, sparse_tiles};
 use super::fragment_input::usage;
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
 use super::WRITE_VERSION;
@@ -112,7 +113,7 @@ pub(crate) fn tile_sizes(
     schema: &ArraySchema,
     input: &FragmentInput,
     processed: &[String],
-) -> Result<(Vec<Vec<Option<usize>>>, Vec<u64>)> {
+) -> Result<(Vec<TileCells>, Vec<u64>)> {
     let n = check_input(schema, input)?;
     let (tiles, _) = cut_tiles(schema, input, n)?;
     let fields = field_tiles(schema, input, &tiles, n, processed)?;
