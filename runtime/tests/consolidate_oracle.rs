@@ -613,3 +613,61 @@ fn refusals(python: &Path, work: &Path, source: &Source, failures: &mut Vec<Stri
         }
     }
 }
+
+/// Purging a run whose every cell is deleted leaves nothing to write:
+/// TileDB refuses ("Consolidation read 0 cells"), so do we, and both
+/// arrays stay as they were.
+#[test]
+fn purging_a_run_of_deleted_cells_only_is_refused_as_tiledb_refuses_it() {
+    let Some(python) = tiledb_python() else {
+        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let work = work.path();
+    let case_file = work.join("case.toml");
+    std::fs::write(
+        &case_file,
+        "id = \"c.purge.all\"\ntitle = \"t\"\nlevel = \"optional\"\nmin_format = 22\n\n\
+         [schema]\ntype = \"sparse\"\n\
+         dims = [{ name = \"d\", type = \"INT32\", domain = [0, 99], tile = 10 }]\n\
+         attrs = [{ name = \"a\", type = \"INT32\" }]\n\n\
+         [[steps]]\nop = \"write\"\ntimestamp = 1\ncoords = { d = [1, 2, 3] }\ndata = { a = [1, 2, 3] }\n\n\
+         [[steps]]\nop = \"write\"\ntimestamp = 2\ncoords = { d = [4, 5] }\ndata = { a = [4, 5] }\n\n\
+         [[steps]]\nop = \"delete\"\ntimestamp = 3\ncondition = \"a < 10\"\n",
+    )
+    .unwrap();
+    let written = RuntimeAdapter::new().write(&case_file, &work.join("ours"));
+    assert!(matches!(written, Answer::Value(_)), "{written:?}");
+    let array = work.join("ours/array");
+    let before = snapshot(&array);
+    let config = ConsolidationConfig {
+        purge_deleted_cells: true,
+        ..Default::default()
+    };
+    let err = open(&array, "").consolidate(&config).unwrap_err();
+    assert_eq!(err.class().name(), "usage", "{err}");
+    assert!(err.to_string().contains("0 cells"), "{err}");
+    assert!(snapshot(&array) == before, "our refusal changed the array");
+    let purge = [("sm.consolidation.purge_deleted_cells", "true")];
+    let answer = tiledb_jobs(
+        &python,
+        work,
+        &[job(
+            "consolidate",
+            &array,
+            &case_file,
+            ConsolidationMode::Fragments,
+            &purge,
+        )],
+    );
+    let message = answer[0]
+        .get("error")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    assert!(message.contains("read 0 cells"), "TileDB: {}", answer[0]);
+    assert!(
+        snapshot(&array) == before,
+        "TileDB's refusal changed the array"
+    );
+}
