@@ -38,9 +38,24 @@ impl Default for OpenOptions {
     }
 }
 
+/// How many times an open or a read starts again when a file it listed
+/// was removed meanwhile by a concurrent vacuum.
+pub const VANISHED_RETRIES: usize = 8;
+
+/// The error is a file that is not there (any more): listed, then removed.
+pub(crate) fn vanished(error: &crate::error::Error) -> bool {
+    matches!(
+        error,
+        crate::error::Error::Io {
+            kind: std::io::ErrorKind::NotFound,
+            ..
+        }
+    )
+}
+
 /// An array opened at a time range.
 pub struct Snapshot {
-    storage: Box<dyn Storage>,
+    storage: Arc<dyn Storage>,
     directory: ArrayDirectory,
     schema: Arc<ArraySchema>,
     fragments: Vec<Arc<FragmentMetadata>>,
@@ -59,6 +74,27 @@ impl Snapshot {
     /// metadata, and each fragment's footer (only the footer: from a
     /// consolidated `.meta` file when it holds it), and the delete commits.
     pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
+        Self::open_shared(Arc::from(storage), options)
+    }
+
+    /// Opens the array rooted at a storage shared with other snapshots:
+    /// consolidation reopens the array after each step on the same storage.
+    ///
+    /// A file that was listed but is gone when read was removed by a vacuum
+    /// running meanwhile (consolidation keeps the array's content, vacuum
+    /// then removes what it made obsolete): the folder is listed again and
+    /// the open retried, up to [`VANISHED_RETRIES`] times.
+    pub fn open_shared(storage: Arc<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
+        let mut attempt = 0;
+        loop {
+            match Self::load(Arc::clone(&storage), options) {
+                Err(e) if vanished(&e) && attempt < VANISHED_RETRIES => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    fn load(storage: Arc<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
         let directory = ArrayDirectory::open(
             storage.as_ref(),
             options.timestamp_start,
@@ -142,6 +178,11 @@ impl Snapshot {
         self.storage.as_ref()
     }
 
+    /// The storage as a shared handle, to open the array again on it.
+    pub fn shared_storage(&self) -> Arc<dyn Storage> {
+        Arc::clone(&self.storage)
+    }
+
     /// The options the array was opened with (time range, key).
     pub fn options(&self) -> &OpenOptions {
         &self.options
@@ -187,12 +228,20 @@ impl Snapshot {
         out
     }
 
-    /// The array metadata visible at the open range.
+    /// The array metadata visible at the open range. Metadata files
+    /// removed by a vacuum since the open (after a consolidation merged
+    /// them) are found again by listing the folder anew.
     pub fn metadata(&self) -> Result<Metadata> {
-        Metadata::load(
-            self.storage.as_ref(),
-            &self.directory.metadata().files,
-            self.options.key.as_ref(),
-        )
+        let key = self.options.key.as_ref();
+        let storage = self.storage.as_ref();
+        let mut result = Metadata::load(storage, &self.directory.metadata().files, key);
+        let mut attempt = 0;
+        while result.as_ref().is_err_and(vanished) && attempt < VANISHED_RETRIES {
+            attempt += 1;
+            let (start, end) = (self.options.timestamp_start, self.options.timestamp_end);
+            let listed = ArrayDirectory::open(storage, start, end)?;
+            result = Metadata::load(storage, &listed.metadata().files, key);
+        }
+        result
     }
 }

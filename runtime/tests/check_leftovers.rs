@@ -255,9 +255,10 @@ impl Storage for StoppingStorage {
 /// `.con` file commits them); the cells before any vacuum.
 fn consolidated_array(root: &Path, commits_vacuumed: bool) -> Vec<(i32, i32)> {
     write_array(root, &WRITES);
-    consolidate_fragments(root)
-        .unwrap()
-        .expect("a consolidation");
+    let shared: std::sync::Arc<dyn tiledb_runtime::storage::Storage> =
+        std::sync::Arc::new(LocalStorage::new(root));
+    let written = consolidate_fragments(shared, &Default::default(), None).unwrap();
+    assert!(!written.is_empty(), "a consolidation");
     let storage = LocalStorage::new(root);
     consolidate_commits(&storage).unwrap().expect("a .con file");
     if commits_vacuumed {
@@ -353,7 +354,7 @@ fn temporary_files_are_notes_where_tiledb_ignores_them_and_findings_where_it_can
     write_array(&base, &WRITES[..2]);
     let storage = LocalStorage::new(&base);
     write_metadata(&storage, Vec::new(), 40, None).unwrap();
-    consolidate_fragment_meta(&storage).unwrap();
+    consolidate_fragment_meta(&storage, None).unwrap();
     let before = cells(&base);
     let fragment = fragment_dirs(&base)[0].clone();
     let tmp = ".__5_5_0123456789abcdef0123456789abcdef_22.wrt.1a2b3c.tmp";

@@ -285,7 +285,9 @@ fn consolidation_refuses_an_input_naming_an_unknown_delete() {
     let marker = "__commits/__30_30_0123456789abcdef0123456789abcdef_22.del".to_string();
     let input = two_cells(vec![30, u64::MAX], vec![0, u64::MAX]);
     write_fragment_named(&storage, &schema, &input, &name, &[marker]).unwrap();
-    let err = tiledb_runtime::consolidate::consolidate_fragments(&root).unwrap_err();
+    let shared: std::sync::Arc<dyn tiledb_runtime::storage::Storage> = std::sync::Arc::new(storage);
+    let err = tiledb_runtime::consolidate::consolidate_fragments(shared, &Default::default(), None)
+        .unwrap_err();
     assert_eq!(err.class().name(), "corrupt", "{err}");
     assert!(err.to_string().contains("__30_30_0123"), "{err}");
 }

@@ -14,6 +14,7 @@ mod arrow_out;
 mod cells;
 mod check;
 mod conformance;
+mod consolidate;
 mod create;
 mod datetime;
 mod differential;
@@ -81,6 +82,10 @@ enum Command {
     Write(write::Args),
     /// Validate every file of an array and report each problem.
     Check(check::Args),
+    /// Consolidate fragments, fragment metadata, commits or array metadata (TileDB's modes).
+    Consolidate(consolidate::Args),
+    /// Remove what a consolidation made obsolete, in the same modes.
+    Vacuum(consolidate::VacuumArgs),
     /// Run the conformance matrix (with no arguments: the shipped corpus).
     Conformance(conformance::Args),
     /// Differential fuzzing: mutated case recipes written by either side, read by our
@@ -104,6 +109,8 @@ fn main() -> ExitCode {
         Command::Create(args) => create::run(args),
         Command::Write(args) => write::run(args),
         Command::Check(args) => check::run(args),
+        Command::Consolidate(args) => consolidate::run(args),
+        Command::Vacuum(args) => consolidate::run_vacuum(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),
         Command::Explain(args) => explain::run(args),

@@ -111,6 +111,20 @@ pub fn recipe_operations(case_toml: &str) -> Result<Vec<String>> {
     Ok(ops)
 }
 
+/// The case's AES-256-GCM key (`encryption`), if any.
+fn case_key(case: &Value) -> Result<Option<[u8; 32]>> {
+    let Some(e) = case.get("encryption") else {
+        return Ok(None);
+    };
+    if get_str(e, "type") != Some("AES_256_GCM") {
+        return Err(unsupported("encryption other than AES_256_GCM"));
+    }
+    let k = get_str(e, "key").unwrap_or_default().as_bytes();
+    Ok(Some(k.try_into().map_err(|_| {
+        usage("an AES-256-GCM key must be 32 bytes")
+    })?))
+}
+
 /// Performs operation `index` of [`recipe_operations`] again on the folders
 /// a replay left in `out_dir`. Only consolidation and vacuum, which need
 /// nothing of the replay's state but the folder: a crash test finishes an
@@ -130,7 +144,7 @@ pub fn rerun_operation(case_toml: &str, out_dir: &Path, index: usize) -> Result<
     let root = out_dir.join(get_str(step, "uri").unwrap_or(main_uri));
     let storage = LocalStorage::new(&root);
     match get_str(step, "op") {
-        Some("consolidate") => consolidate_step(&storage, &root, step),
+        Some("consolidate") => consolidate_step(&root, step, case_key(&case)?),
         Some("vacuum") => vacuum_step(&storage, step),
         other => Err(unsupported(format!(
             "running the {} step again",
@@ -163,19 +177,7 @@ pub fn replay_case_steps(
     if case.get("base").is_some() {
         return Err(usage("negative cases are made by mutation, not written"));
     }
-    let key: Option<[u8; 32]> = match case.get("encryption") {
-        None => None,
-        Some(e) => {
-            if get_str(e, "type") != Some("AES_256_GCM") {
-                return Err(unsupported("encryption other than AES_256_GCM"));
-            }
-            let k = get_str(e, "key").unwrap_or_default().as_bytes();
-            Some(
-                k.try_into()
-                    .map_err(|_| usage("an AES-256-GCM key must be 32 bytes"))?,
-            )
-        }
-    };
+    let key = case_key(&case)?;
     let main_uri = get_str(&case, "uri").unwrap_or("array");
     let mut arrays: BTreeMap<String, ArrayState> = BTreeMap::new();
     if let Some(schema_spec) = case.get("schema") {
@@ -240,7 +242,7 @@ pub fn replay_case_steps(
                 write::write_delete(&storage, ast, timestamp(step)?, key.as_ref())?;
             }
             "evolve" => state.schema = edits::evolve(&state.root, step, key)?,
-            "consolidate" => consolidate_step(&storage, &state.root, step)?,
+            "consolidate" => consolidate_step(&state.root, step, key)?,
             "vacuum" => vacuum_step(&storage, step)?,
             other => return Err(unsupported(format!("the {other} step"))),
         }

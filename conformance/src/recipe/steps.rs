@@ -9,7 +9,7 @@ use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::error::{Error, Result};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::schema::ArraySchema;
-use tiledb_runtime::storage::Storage;
+use tiledb_runtime::storage::{LocalStorage, Storage};
 use tiledb_runtime::write::{Column, Write, WriteLayout};
 
 use super::values::{self, column_values};
@@ -157,7 +157,7 @@ pub(super) fn consolidation_config(
             };
             // The mode is the step's own `mode`.
             if key == "sm.consolidation.mode" {
-                if text != "fragments" {
+                if text != get_str(step, "mode").unwrap_or("fragments") {
                     return Err(unsupported(format!("consolidation mode {text} in config")));
                 }
                 continue;
@@ -187,27 +187,14 @@ pub(super) fn consolidation_config(
     Ok(config)
 }
 
-pub(super) fn consolidate_step(storage: &dyn Storage, root: &Path, step: &Value) -> Result<()> {
-    let mode = get_str(step, "mode").unwrap_or("fragments");
-    if mode != "fragments"
-        && (step.get("config").is_some() || step.get("timestamp_range").is_some())
-    {
-        return Err(unsupported(format!(
-            "consolidation of {mode} with a config or a time range"
-        )));
-    }
-    match mode {
-        "fragments" => {
-            let config = consolidation_config(step)?;
-            tiledb_runtime::consolidate::consolidate_fragments_with(root, &config).map(drop)
-        }
-        "fragment_meta" => {
-            tiledb_runtime::consolidate::consolidate_fragment_meta(storage).map(drop)
-        }
-        "commits" => tiledb_runtime::consolidate::consolidate_commits(storage).map(drop),
-        "array_meta" => tiledb_runtime::consolidate::consolidate_array_meta(root).map(drop),
-        other => Err(unsupported(format!("consolidation mode {other}"))),
-    }
+pub(super) fn consolidate_step(root: &Path, step: &Value, key: Option<[u8; 32]>) -> Result<()> {
+    let mut config = consolidation_config(step)?;
+    config.mode = get_str(step, "mode")
+        .unwrap_or("fragments")
+        .parse()
+        .map_err(|e| unsupported(format!("consolidation: {e}")))?;
+    let storage: std::sync::Arc<dyn Storage> = std::sync::Arc::new(LocalStorage::new(root));
+    tiledb_runtime::consolidate::consolidate(storage, &config, key).map(drop)
 }
 
 pub(super) fn vacuum_step(storage: &dyn Storage, step: &Value) -> Result<()> {

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::condition::DeleteCondition;
+use crate::consolidate::{ConsolidationConfig, ConsolidationMode, Progress};
 use crate::directory::ArrayDirectory;
 use crate::error::Result;
 use crate::fragment::FragmentMetadata;
@@ -123,7 +124,7 @@ impl Array {
 
     /// Runs a read described as bytes (the untyped API under [`query`](Self::query)).
     pub fn read(&self, query: &ReadQuery) -> Result<ReadResult> {
-        crate::read::read(&self.snapshot, query)
+        crate::read::read_retrying(&self.snapshot, query)
     }
 
     /// The array's schema as an Arrow schema: its dimensions, then its
@@ -175,5 +176,39 @@ impl Array {
     /// keeps the old one.
     pub fn evolve(&self, evolution: &SchemaEvolution) -> Result<ArraySchema> {
         evolution.apply(self.storage(), self.schema(), self.options().key.as_ref())
+    }
+
+    /// Consolidates the array in `config.mode` (TileDB's
+    /// `sm.consolidation.*` settings; see [`crate::consolidate`]), with the
+    /// key the array was opened with. Returns the names of the files
+    /// written. This opened array does not see them; open it again.
+    pub fn consolidate(&self, config: &ConsolidationConfig) -> Result<Vec<String>> {
+        self.consolidate_reporting(config, &mut |_| {})
+    }
+
+    /// [`consolidate`](Self::consolidate), calling `progress` after each step.
+    pub fn consolidate_reporting(
+        &self,
+        config: &ConsolidationConfig,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Vec<String>> {
+        crate::consolidate::consolidate_reporting(
+            self.snapshot.shared_storage(),
+            config,
+            self.options().key,
+            progress,
+        )
+    }
+
+    /// Removes what consolidations in `mode` made obsolete (see
+    /// [`crate::vacuum`]); returns how many fragments or files went.
+    pub fn vacuum(&self, mode: ConsolidationMode) -> Result<usize> {
+        let storage = self.storage();
+        match mode {
+            ConsolidationMode::Fragments => crate::vacuum::vacuum_fragments(storage),
+            ConsolidationMode::FragmentMeta => crate::vacuum::vacuum_fragment_meta(storage),
+            ConsolidationMode::Commits => crate::vacuum::vacuum_commits(storage),
+            ConsolidationMode::ArrayMeta => crate::vacuum::vacuum_array_meta(storage),
+        }
     }
 }

@@ -19,103 +19,10 @@
 //! kept unless a later one is more than 25% smaller (compared with the one
 //! kept so far).
 
-use crate::error::{Error, Result};
+use super::ConsolidationConfig;
 
 /// An integer range per dimension, inclusive (dense arrays only).
 pub type IntRect = Vec<(i128, i128)>;
-
-/// TileDB's `sm.consolidation.*` settings that steer fragment
-/// consolidation. [`Default`] gives TileDB's defaults
-/// (tiledb/sm/config/config.cc).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConsolidationConfig {
-    /// `sm.consolidation.steps`: how many runs to merge, one after another.
-    pub steps: u32,
-    /// `sm.consolidation.step_min_frags`.
-    pub step_min_frags: u32,
-    /// `sm.consolidation.step_max_frags`.
-    pub step_max_frags: u32,
-    /// `sm.consolidation.step_size_ratio`, in `[0, 1]`.
-    pub step_size_ratio: f32,
-    /// `sm.consolidation.amplification` (dense arrays), non-negative.
-    pub amplification: f32,
-    /// `sm.consolidation.timestamp_start`: older fragments are not inputs.
-    pub timestamp_start: u64,
-    /// `sm.consolidation.timestamp_end`: fragments ending later are not
-    /// inputs.
-    pub timestamp_end: u64,
-}
-
-impl Default for ConsolidationConfig {
-    fn default() -> Self {
-        ConsolidationConfig {
-            steps: u32::MAX,
-            step_min_frags: u32::MAX,
-            step_max_frags: u32::MAX,
-            step_size_ratio: 0.0,
-            amplification: 1.0,
-            timestamp_start: 0,
-            timestamp_end: u64::MAX,
-        }
-    }
-}
-
-impl ConsolidationConfig {
-    /// Sets one `sm.consolidation.*` key from its text value, as TileDB's
-    /// config parses it. Keys that do not steer the choice of fragments
-    /// (`mode`, buffer sizes, ...) are refused: we do not honour them.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        let bad = |what: &str| Error::Usage(format!("{key} = {value:?}: {what}"));
-        let value = value.trim();
-        match key {
-            "sm.consolidation.steps" => self.steps = value.parse().map_err(|_| bad("not a u32"))?,
-            "sm.consolidation.step_min_frags" => {
-                self.step_min_frags = value.parse().map_err(|_| bad("not a u32"))?;
-            }
-            "sm.consolidation.step_max_frags" => {
-                self.step_max_frags = value.parse().map_err(|_| bad("not a u32"))?;
-            }
-            "sm.consolidation.step_size_ratio" => {
-                self.step_size_ratio = value.parse().map_err(|_| bad("not a number"))?;
-            }
-            "sm.consolidation.amplification" => {
-                self.amplification = value.parse().map_err(|_| bad("not a number"))?;
-            }
-            "sm.consolidation.timestamp_start" => {
-                self.timestamp_start = value.parse().map_err(|_| bad("not a u64"))?;
-            }
-            "sm.consolidation.timestamp_end" => {
-                self.timestamp_end = value.parse().map_err(|_| bad("not a u64"))?;
-            }
-            _ => {
-                return Err(Error::Usage(format!(
-                    "unsupported consolidation setting {key}"
-                )))
-            }
-        }
-        Ok(())
-    }
-
-    /// TileDB's sanity checks on these settings.
-    pub fn validate(&self) -> Result<()> {
-        if self.step_min_frags > self.step_max_frags {
-            return Err(Error::Usage(
-                "sm.consolidation.step_min_frags is larger than step_max_frags".into(),
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.step_size_ratio) {
-            return Err(Error::Usage(
-                "sm.consolidation.step_size_ratio must be in [0.0, 1.0]".into(),
-            ));
-        }
-        if self.amplification.is_nan() || self.amplification < 0.0 {
-            return Err(Error::Usage(
-                "sm.consolidation.amplification must be non-negative".into(),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// One candidate fragment, as the choice sees it.
 #[derive(Debug, Clone)]
@@ -376,36 +283,5 @@ mod tests {
         let anterior = vec![(0, 0)];
         let cands = dense(&[(0, 3), (4, 7)], 4);
         assert!(next_run(&config, true, &cands, Some(&anterior)).is_none());
-    }
-}
-
-#[cfg(test)]
-mod config_tests {
-    use super::*;
-
-    #[test]
-    fn settings_parse_as_text_and_are_checked_as_tiledb_checks_them() {
-        let mut config = ConsolidationConfig::default();
-        config.set("sm.consolidation.step_min_frags", "3").unwrap();
-        config
-            .set("sm.consolidation.step_max_frags", " 2 ")
-            .unwrap();
-        assert_eq!((config.step_min_frags, config.step_max_frags), (3, 2));
-        assert!(config.validate().is_err(), "min above max");
-        config.set("sm.consolidation.step_min_frags", "2").unwrap();
-        config.validate().unwrap();
-        config
-            .set("sm.consolidation.step_size_ratio", "1.5")
-            .unwrap();
-        assert!(config.validate().is_err(), "ratio above 1");
-        config
-            .set("sm.consolidation.step_size_ratio", "0.25")
-            .unwrap();
-        config.set("sm.consolidation.amplification", "-1").unwrap();
-        assert!(config.validate().is_err(), "negative amplification");
-        assert!(config.set("sm.consolidation.steps", "-1").is_err());
-        assert!(config
-            .set("sm.consolidation.max_fragment_size", "100")
-            .is_err());
     }
 }

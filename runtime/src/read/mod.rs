@@ -26,6 +26,24 @@ pub use typed::{QueryBuilder, RangeValue, TypedResult};
 use crate::error::Result;
 use crate::snapshot::Snapshot;
 
+/// [`read`], started again on the array opened anew (same storage, same
+/// options) when a file the snapshot listed was removed meanwhile by a
+/// concurrent vacuum: what a consolidation merged is still there in its
+/// consolidated form, so the result is the same. The façades' reads
+/// ([`crate::array::Array::read`], [`QueryBuilder::read`]) go through here.
+pub fn read_retrying(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    let mut result = read(snapshot, query);
+    let mut attempt = 0;
+    while result.as_ref().is_err_and(crate::snapshot::vanished)
+        && attempt < crate::snapshot::VANISHED_RETRIES
+    {
+        attempt += 1;
+        let fresh = Snapshot::open_shared(snapshot.shared_storage(), *snapshot.options())?;
+        result = read(&fresh, query);
+    }
+    result
+}
+
 /// Runs a read: the dense or the sparse reader, by the schema.
 pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let mut result = if snapshot.schema().is_dense() {

@@ -16,7 +16,8 @@ use crate::storage::{RelPath, Storage};
 
 pub use super::fragment_input::{Column, DeleteMeta, FragmentInput};
 
-use super::field_tiles::{dense_tiles, field_tiles, sparse_tiles, TileCells};
+pub(crate) use super::field_tiles::TileCells;
+use super::field_tiles::{dense_tiles, field_tiles, sparse_tiles};
 use super::fragment_input::usage;
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
 use super::WRITE_VERSION;
@@ -45,6 +46,21 @@ pub fn write_fragment_named(
     name: &TimestampedName,
     processed: &[String],
 ) -> Result<String> {
+    write_fragment_uncommitted(storage, schema, input, name, processed)?;
+    // Last: the commit marker.
+    commit(storage, name)?;
+    Ok(name.as_str().to_string())
+}
+
+/// [`write_fragment_named`] without the commit marker: the caller commits
+/// (consolidation commits several fragments at once, in one `.con` file).
+pub(crate) fn write_fragment_uncommitted(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    name: &TimestampedName,
+    processed: &[String],
+) -> Result<()> {
     let n = check_input(schema, input)?;
     let (tiles, cells_per_tile) = cut_tiles(schema, input, n)?;
     let fields = field_tiles(schema, input, &tiles, n, processed)?;
@@ -86,11 +102,40 @@ pub fn write_fragment_named(
         file_validity_sizes,
         processed,
     })?;
-    storage.write(&dir.join(FRAGMENT_METADATA_FILE)?, &meta)?;
+    storage.write(&dir.join(FRAGMENT_METADATA_FILE)?, &meta)
+}
 
-    // Last: the commit marker.
-    commit(storage, name)?;
-    Ok(name.as_str().to_string())
+/// How `input` is cut into tiles, and each tile's stored size: the bytes
+/// of its filtered tiles summed over every field written (offsets, values
+/// and validity), as TileDB's global order writer weighs a tile against
+/// `max_fragment_size`. Fill cells of dense tiles are `None`.
+pub(crate) fn tile_sizes(
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    processed: &[String],
+) -> Result<(Vec<TileCells>, Vec<u64>)> {
+    let n = check_input(schema, input)?;
+    let (tiles, _) = cut_tiles(schema, input, n)?;
+    let fields = field_tiles(schema, input, &tiles, n, processed)?;
+    let mut sizes = vec![0u64; tiles.len()];
+    // A tile's size in one file: up to the next tile's offset, or the end.
+    let add = |sizes: &mut [u64], offsets: &[u64], file_len: usize| {
+        for (t, size) in sizes.iter_mut().enumerate() {
+            let start = offsets.get(t).copied().unwrap_or(0);
+            let end = offsets.get(t + 1).copied().unwrap_or(file_len as u64);
+            *size += end.saturating_sub(start);
+        }
+    };
+    for f in fields.fields.iter().flatten().filter(|f| !f.coords_slot) {
+        add(&mut sizes, &f.tile_offsets, f.fixed.len());
+        if f.var_sized {
+            add(&mut sizes, &f.var_offsets, f.var.len());
+        }
+        if f.nullable {
+            add(&mut sizes, &f.validity_offsets, f.validity.len());
+        }
+    }
+    Ok((tiles, sizes))
 }
 
 /// Checks the input against the schema: each column well formed and of its

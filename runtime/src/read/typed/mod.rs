@@ -155,7 +155,7 @@ impl<'a> QueryBuilder<'a> {
             }
         }
         let result = if fill_dense_ranges(self.snapshot, &mut query) {
-            crate::read::read(self.snapshot, &query)?
+            crate::read::read_retrying(self.snapshot, &query)?
         } else {
             empty_result(self.snapshot, &query)
         };
