@@ -20,6 +20,7 @@ mod differential;
 mod explain;
 mod info;
 mod key;
+mod location;
 mod read;
 mod schema_doc;
 mod values;
@@ -62,6 +63,12 @@ pub fn output_error(e: std::io::Error) -> Failure {
     about = "Create, write, read, inspect, check and test TileDB arrays in pure Rust"
 )]
 struct Cli {
+    /// Object-store configuration, `key=value`, repeatable: `aws_endpoint`,
+    /// `aws_region`, `aws_access_key_id`, `allow_http`, `retry_max`,
+    /// `retry_timeout_secs`, `max_in_flight`, … (the environment's
+    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` variables apply first).
+    #[arg(long = "config", value_name = "KEY=VALUE", global = true)]
+    config: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -89,7 +96,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
+    let outcome = location::set_config(&cli.config).and_then(|()| match cli.command {
         Command::Info(args) => info::run(args),
         Command::Read(args) => read::run(args),
         Command::Create(args) => create::run(args),
@@ -98,7 +105,7 @@ fn main() -> ExitCode {
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),
         Command::Explain(args) => explain::run(args),
-    };
+    });
     match outcome {
         Ok(code) => code,
         Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
