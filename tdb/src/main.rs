@@ -66,8 +66,9 @@ struct Cli {
     /// Object-store configuration, `key=value`, repeatable: `aws_endpoint`,
     /// `aws_region`, `aws_access_key_id`, `allow_http`, `retry_max`,
     /// `retry_timeout_secs`, `max_in_flight`, … (the environment's
-    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` variables apply first).
-    #[arg(long = "config", value_name = "KEY=VALUE", global = true)]
+    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` variables apply first). Given before
+    /// the command: `tdb --config aws_region=eu-west-1 read s3://…`.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
     config: Vec<String>,
     #[command(subcommand)]
     command: Command,

@@ -193,7 +193,7 @@ impl ObjectStorage {
 
     /// The part of a listed key below `dir_key`, if it lies there: keys
     /// outside the root are never reported.
-    fn name_below<'k>(dir_key: &Key, listed: &'k Key) -> Option<String> {
+    fn name_below(dir_key: &Key, listed: &Key) -> Option<String> {
         let mut rest = listed.prefix_match(dir_key)?;
         let name = rest.next()?;
         // Only direct children: a delimited listing gives no deeper keys,
@@ -549,7 +549,7 @@ impl Storage for ObjectStorage {
             }
             asked.push(offset..end);
         }
-        if asked.iter().all(|r| r.is_empty()) {
+        if asked.iter().all(Range::is_empty) {
             // Nothing to fetch, but a range past the end is still an error.
             if let Some(&(offset, len)) = ranges.iter().max_by_key(|r| r.0) {
                 if let Some(e) = self.range_past_end(file, offset, len) {

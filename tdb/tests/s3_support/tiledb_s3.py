@@ -9,7 +9,8 @@ TileDB under the URI `out`; {"op": "read", "array_root", "case_file",
 "read_id"} and {"op": "read", "array_root", "read"} answer a read in the
 conformance kit's canonical JSON; {"op": "fragments", "uri", "count"} makes
 a sparse array of `count` one-cell fragments (the request-count bench);
-{"op": "open_read", "uri"} opens an array and reads it whole. Each answer is
+{"op": "open_read", "uri"} opens an array and reads it whole;
+{"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata. Each answer is
 one JSON line: the result, or {"error": message, "class": class}.
 """
 
@@ -27,6 +28,9 @@ import tiledb_py_adapter as adapter  # noqa: E402
 import tdbcase  # noqa: E402
 
 S3 = json.loads(sys.argv[1])
+# Every context, including those tiledb-py makes on its own (a dimension
+# label's array), talks to the test's server and nowhere else.
+tiledb.default_ctx(tiledb.Config(S3))
 _make_ctx = tdbcase.make_ctx
 
 
@@ -67,10 +71,16 @@ def handle(req):
         return adapter.read_by_id(req["array_root"], req["case_file"], req["read_id"])
     if op == "read":
         return adapter.read(req["array_root"], req.get("case", {}), req["read"])
+    if op == "noop":
+        return {"ok": True}
     if op == "fragments":
         return fragments(req["uri"], req["count"])
     if op == "open_read":
         return open_read(req["uri"])
+    if op == "consolidate_fragment_meta":
+        config = tiledb.Config({"sm.consolidation.mode": "fragment_meta"})
+        tiledb.consolidate(req["uri"], config=config, ctx=CTX)
+        return {"ok": True}
     raise adapter.UsageError(f"unknown op {op!r}")
 
 
