@@ -22,6 +22,8 @@ mod local;
 mod object;
 #[cfg(feature = "object-store")]
 mod object_cache;
+#[cfg(all(test, feature = "object-store"))]
+mod object_tests;
 mod temp;
 #[cfg(test)]
 mod tests;

@@ -196,11 +196,11 @@ mod object_url {
         let (scheme, rest) = location.split_once("://").unwrap_or_default();
         // The URL parser would resolve `a/../b` silently: refused instead,
         // so a root never names something other than it reads.
-        if rest
-            .split(['/', '?', '#'])
-            .skip(1)
-            .any(|segment| segment == "." || segment == ".." || segment == "%2e%2e")
-        {
+        let dot_segment = |segment: &str| {
+            let segment = segment.to_ascii_lowercase().replace("%2e", ".");
+            segment == "." || segment == ".."
+        };
+        if rest.split(['/', '?', '#']).skip(1).any(dot_segment) {
             return Err(usage(location, "a URL with `.` or `..` segments"));
         }
         let url = Url::parse(location).map_err(|e| usage(location, e))?;
