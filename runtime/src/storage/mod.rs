@@ -256,6 +256,15 @@ pub trait Storage: Send + Sync {
         Ok(buffers)
     }
 
+    /// How many independent reads are worth running at once: 0 (the
+    /// default) when the computer's threads are the bound (a local disk),
+    /// more for a store where each read waits on the network, so that
+    /// callers loading many small files (fragment footers at open) run
+    /// that many at once.
+    fn concurrent_reads(&self) -> usize {
+        0
+    }
+
     /// Creates a folder and its missing parents.
     fn create_dir(&self, dir: &RelPath) -> Result<()>;
 

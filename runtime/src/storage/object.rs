@@ -567,6 +567,10 @@ impl Storage for ObjectStorage {
         Ok(())
     }
 
+    fn concurrent_reads(&self) -> usize {
+        self.max_in_flight
+    }
+
     fn create_dir(&self, dir: &RelPath) -> Result<()> {
         // A folder is the prefix of its files: nothing to make.
         self.refuse_if_read_only(dir)
