@@ -119,18 +119,35 @@ impl Snapshot {
         // Footers are independent reads: loaded in parallel (thousands of
         // fragments without consolidated metadata), the first error in
         // fragment order reported.
-        let loaded: Vec<Result<FragmentMetadata>> = listed
-            .par_iter()
-            .map(|fragment| {
-                FragmentMetadata::load(
-                    storage.as_ref(),
-                    fragment,
-                    &schemas,
-                    &consolidated,
-                    key.as_ref(),
-                )
+        let load_all = || -> Vec<Result<FragmentMetadata>> {
+            listed
+                .par_iter()
+                .map(|fragment| {
+                    FragmentMetadata::load(
+                        storage.as_ref(),
+                        fragment,
+                        &schemas,
+                        &consolidated,
+                        key.as_ref(),
+                    )
+                })
+                .collect()
+        };
+        // Over a network each load mostly waits: as many at once as the
+        // storage takes, on a pool of that many threads.
+        let wanted = storage.concurrent_reads();
+        let pool = (wanted > rayon::current_num_threads() && listed.len() > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(wanted)
+                    .build()
+                    .ok()
             })
-            .collect();
+            .flatten();
+        let loaded = match pool {
+            Some(pool) => pool.install(load_all),
+            None => load_all(),
+        };
         let mut fragments = Vec::with_capacity(listed.len());
         for fragment in loaded {
             fragments.push(Arc::new(fragment?));

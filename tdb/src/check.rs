@@ -6,14 +6,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tiledb_runtime::check::{check_array, CheckOptions};
+use tiledb_runtime::check::{check_storage, CheckOptions};
 
 use crate::key::KeyArgs;
 use crate::{output_error, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     pub array: PathBuf,
     #[command(flatten)]
     pub key: KeyArgs,
@@ -23,17 +23,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    if !args.array.is_dir() {
-        return Err(Failure::Message(format!(
-            "{} is not a folder",
-            args.array.display()
-        )));
-    }
+    crate::location::require_folder(&args.array)?;
+    let storage = crate::location::storage(&args.array)?;
     let options = CheckOptions {
         encryption_key: args.key.resolve()?,
         ..Default::default()
     };
-    let report = check_array(&args.array, &options);
+    let report = check_storage(storage.as_ref(), &options);
     let mut out = std::io::stdout().lock();
     for finding in &report.findings {
         if args.json {

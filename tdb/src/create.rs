@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tiledb_runtime::array::Array;
 
 use crate::key::KeyArgs;
 use crate::schema_doc::builder_from;
@@ -15,7 +14,7 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The folder of the new array.
+    /// The folder of the new array, or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// The schema document: JSON (`tdb info --json`, whole or its "schema"),
     /// or TOML when the file name ends in `.toml`.
@@ -61,7 +60,6 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if let Some(key) = args.key.resolve()? {
         builder.encryption_key = Some(key);
     }
-    Array::create_path(&args.array, &builder)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    crate::location::create_array(&args.array, &builder)?;
     Ok(ExitCode::SUCCESS)
 }

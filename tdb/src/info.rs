@@ -11,7 +11,6 @@ use tiledb_runtime::directory::{object_type, ObjectType};
 use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::schema::Scalar;
-use tiledb_runtime::storage::LocalStorage;
 
 use crate::key::KeyArgs;
 use crate::values::scalar_json;
@@ -19,7 +18,7 @@ use crate::{output_error, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array or group folder.
+    /// The array or group: a folder or a URL (`s3://bucket/array`, …).
     path: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -220,17 +219,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         (options.timestamp_start, options.timestamp_end) = crate::read::open_range(at)?;
     }
     let where_ = |e: tiledb_runtime::Error| format!("{}: {e}", args.path.display());
-    if !args.path.is_dir() {
-        return Err(Failure::Message(format!(
-            "{}: not a folder",
-            args.path.display()
-        )));
-    }
-    let storage = LocalStorage::new(&args.path);
-    let doc = match object_type(&storage).map_err(where_)? {
+    crate::location::require_folder(&args.path)?;
+    let storage = crate::location::storage(&args.path)?;
+    let doc = match object_type(storage.as_ref()).map_err(where_)? {
         ObjectType::Group => {
             let g = GroupContents::load(
-                &storage,
+                storage.as_ref(),
                 options.timestamp_start,
                 options.timestamp_end,
                 key.as_ref(),
@@ -242,7 +236,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
                 "metadata": metadata_json(&g.metadata),
             })
         }
-        ObjectType::Array => array_json(&Array::open_path(&args.path, options).map_err(where_)?),
+        ObjectType::Array => array_json(&Array::open(storage, options).map_err(where_)?),
         _ => {
             return Err(Failure::Message(format!(
                 "{}: neither a TileDB array nor a group",

@@ -23,6 +23,7 @@ mod explain;
 mod group;
 mod info;
 mod key;
+mod location;
 mod meta;
 mod read;
 mod schema_doc;
@@ -66,6 +67,13 @@ pub fn output_error(e: std::io::Error) -> Failure {
     about = "Create, write, read, inspect, check and test TileDB arrays in pure Rust"
 )]
 struct Cli {
+    /// Object-store configuration, `key=value`, repeatable: `aws_endpoint`,
+    /// `aws_region`, `aws_access_key_id`, `allow_http`, `retry_max`,
+    /// `retry_timeout_secs`, `max_in_flight`, … (the environment's
+    /// `AWS_*`, `GOOGLE_*`, `AZURE_*` variables apply first). Given before
+    /// the command: `tdb --config aws_region=eu-west-1 read s3://…`.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    config: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -103,7 +111,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let outcome = match cli.command {
+    let outcome = location::set_config(&cli.config).and_then(|()| match cli.command {
         Command::Info(args) => info::run(args),
         Command::Read(args) => read::run(args),
         Command::Create(args) => create::run(args),
@@ -117,7 +125,7 @@ fn main() -> ExitCode {
         Command::Meta(args) => meta::run(args),
         Command::Group(args) => group::run(args),
         Command::Evolve(args) => evolve::run(args),
-    };
+    });
     match outcome {
         Ok(code) => code,
         Err(Failure::ClosedPipe) => ExitCode::SUCCESS,

@@ -57,7 +57,7 @@ impl From<LayoutArg> for ResultOrder {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array folder, or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -118,8 +118,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if let Some(at) = &args.at {
         (options.timestamp_start, options.timestamp_end) = open_range(at)?;
     }
-    let array = Array::open_path(&args.array, options)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
     let mut query = ReadQuery {
         layout,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::schema::{ArraySchema, Scalar};
 use tiledb_runtime::write::{Column, Write, WriteLayout};
@@ -21,7 +21,7 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array folder, or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// The cells: the JSON of `tdb read --format json`.
     #[arg(long, value_name = "FILE")]
@@ -187,8 +187,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         ..OpenOptions::default()
     };
     let at = |e: String| format!("{}: {e}", args.input.display());
-    let array = Array::open_path(&args.array, options)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
     let (coords, attrs) = columns(schema, &doc).map_err(at)?;
     let write = if schema.is_dense() {

@@ -16,7 +16,7 @@ mod runtime;
 
 pub use process::tiledb_py_command;
 pub use process::ProcessAdapter;
-pub use runtime::{run_read, Failure, RuntimeAdapter};
+pub use runtime::{run_read, run_read_on, Failure, Opener, RuntimeAdapter};
 
 /// What an implementation says about itself (`info`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

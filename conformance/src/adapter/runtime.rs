@@ -19,7 +19,7 @@ use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::read::labels::read_by_label;
 use tiledb_runtime::read::ResultOrder;
 use tiledb_runtime::schema::{Scalar, MAX_SUPPORTED_VERSION};
-use tiledb_runtime::storage::LocalStorage;
+use tiledb_runtime::storage::{LocalStorage, Storage};
 
 use super::{Adapter, Answer, Info};
 use crate::canonical;
@@ -209,6 +209,25 @@ impl From<tiledb_runtime::Error> for Failure {
 /// One read of a case (`read`, an entry of its `[[reads]]`) with our runtime, as canonical
 /// JSON (without `id`); `array_root` holds the case's array (or group).
 pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, Failure> {
+    let local = |path: &Path| -> tiledb_runtime::Result<Box<dyn Storage>> {
+        Ok(Box::new(LocalStorage::new(path)))
+    };
+    run_read_on(array_root, &local, case, read)
+}
+
+/// How [`run_read_on`] reaches the folder at a local-looking path: the same
+/// read then runs on another storage (an object store holding a copy of
+/// the case's folders), its answer comparable with the local one.
+pub type Opener<'a> = dyn Fn(&Path) -> tiledb_runtime::Result<Box<dyn Storage>> + 'a;
+
+/// [`run_read`], each array and group opened through `open` (given the
+/// path [`run_read`] would open, under `array_root`).
+pub fn run_read_on(
+    array_root: &Path,
+    open: &Opener<'_>,
+    case: &Value,
+    read: &Value,
+) -> Result<Value, Failure> {
     let uri = read
         .get("uri")
         .or(case.get("uri"))
@@ -230,9 +249,9 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
     let options = canonical::open_options(read, key);
     let kind = read.get("kind").and_then(Value::as_str).unwrap_or("cells");
     if kind == "group" {
-        let storage = LocalStorage::new(&path);
+        let storage = open(&path)?;
         let group = GroupContents::load(
-            &storage,
+            storage.as_ref(),
             options.timestamp_start,
             options.timestamp_end,
             key.as_ref(),
@@ -258,7 +277,7 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
             .collect();
         return Ok(json!({"members": members, "metadata": canonical::metadata(&group.metadata)}));
     }
-    let array = Array::open_path(&path, options)?;
+    let array = Array::open(open(&path)?, options)?;
     Ok(match kind {
         "metadata" => json!({"metadata": canonical::metadata(&array.metadata()?)}),
         "schema" => json!({"schema": canonical::schema(array.schema())}),
@@ -284,7 +303,7 @@ pub fn run_read(array_root: &Path, case: &Value, read: &Value) -> Result<Value, 
                 .iter()
                 .find(|l| l.name == name)
                 .ok_or_else(|| Failure::Spec(format!("no dimension label {name:?}")))?;
-            let label_array = Array::open_path(path.join(&label.uri), options)?;
+            let label_array = Array::open(open(&path.join(&label.uri))?, options)?;
             let range = read
                 .get("label_range")
                 .and_then(Value::as_array)

@@ -29,6 +29,27 @@ impl Array {
         Self::open(Box::new(LocalStorage::new(path.as_ref())), options)
     }
 
+    /// Opens the array at `location`: a local path or an object-store URL
+    /// (`s3://bucket/array`, …), configured from the environment and from
+    /// `config` (see [`crate::storage::open_url`]).
+    pub fn open_url(
+        location: &str,
+        config: &[(String, String)],
+        options: OpenOptions,
+    ) -> Result<Array> {
+        Self::open(crate::storage::open_url(location, config)?, options)
+    }
+
+    /// Creates an array at `location` (a local path or an object-store
+    /// URL, see [`crate::storage::open_url`]) from `schema` and opens it.
+    pub fn create_url(
+        location: &str,
+        config: &[(String, String)],
+        schema: &SchemaBuilder,
+    ) -> Result<Array> {
+        Self::create(crate::storage::open_url(location, config)?, schema)
+    }
+
     /// Opens the array rooted at `storage` (see [`Snapshot::open`]).
     pub fn open(storage: Box<dyn Storage>, options: OpenOptions) -> Result<Array> {
         Ok(Array {

@@ -23,6 +23,19 @@ impl Group {
         Self::open(&LocalStorage::new(path.as_ref()), options)
     }
 
+    /// Opens the group at `location`: a local path or an object-store URL
+    /// (see [`crate::storage::open_url`]).
+    pub fn open_url(
+        location: &str,
+        config: &[(String, String)],
+        options: OpenOptions,
+    ) -> Result<Group> {
+        Self::open(
+            crate::storage::open_url(location, config)?.as_ref(),
+            options,
+        )
+    }
+
     /// Opens the group rooted at `storage`: its members and metadata at the
     /// open range.
     pub fn open(storage: &dyn Storage, options: OpenOptions) -> Result<Group> {

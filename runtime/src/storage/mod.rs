@@ -1,5 +1,8 @@
 //! Where an array's files live: a small storage interface rooted at one
-//! array (or group) folder, and its local-filesystem implementation.
+//! array (or group) folder, its local-filesystem implementation, and (with
+//! the `object-store` feature) its object-store implementation
+//! ([`ObjectStorage`]: S3, GCS, Azure, HTTP, memory), chosen by
+//! [`open_url`] from a path or URL.
 //!
 //! Every path handed to storage is a [`RelPath`]: a path relative to the
 //! folder, built from checked components. Names read from files (vacuum
@@ -16,13 +19,23 @@ use crate::error::{Cause, Error, Result};
 pub(crate) mod label;
 mod local;
 mod sub;
+#[cfg(feature = "object-store")]
+mod object;
+#[cfg(feature = "object-store")]
+mod object_cache;
+#[cfg(all(test, feature = "object-store"))]
+mod object_tests;
 mod temp;
 #[cfg(test)]
 mod tests;
+mod url;
 
 pub use local::LocalStorage;
 pub use sub::SubStorage;
+#[cfg(feature = "object-store")]
+pub use object::{ObjectStorage, COALESCE_GAP, DEFAULT_MAX_IN_FLIGHT};
 pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
+pub use url::{is_url, keys as config_keys, open_url, parse_config};
 
 /// A path inside the storage root: zero or more components joined by `/`.
 /// The empty path is the root itself.
@@ -219,6 +232,39 @@ pub trait Storage: Send + Sync {
     ) -> Result<()> {
         *buffer = self.read_range(file, offset, len)?;
         Ok(())
+    }
+
+    /// Several ranges `(offset, len)` of one file into `buffers` (one per
+    /// range, replacing their contents), each checked as
+    /// [`Storage::read_range`] checks it. The default reads them one by
+    /// one; an object store overrides it to merge nearby ranges and fetch
+    /// them concurrently (a bounded number of requests in flight).
+    fn read_ranges_into(
+        &self,
+        file: &RelPath,
+        ranges: &[(u64, u64)],
+        buffers: &mut [Vec<u8>],
+    ) -> Result<()> {
+        for (&(offset, len), buffer) in ranges.iter().zip(buffers.iter_mut()) {
+            self.read_range_into(file, offset, len, buffer)?;
+        }
+        Ok(())
+    }
+
+    /// [`Storage::read_ranges_into`] into new buffers.
+    fn read_ranges(&self, file: &RelPath, ranges: &[(u64, u64)]) -> Result<Vec<Vec<u8>>> {
+        let mut buffers = vec![Vec::new(); ranges.len()];
+        self.read_ranges_into(file, ranges, &mut buffers)?;
+        Ok(buffers)
+    }
+
+    /// How many independent reads are worth running at once: 0 (the
+    /// default) when the computer's threads are the bound (a local disk),
+    /// more for a store where each read waits on the network, so that
+    /// callers loading many small files (fragment footers at open) run
+    /// that many at once.
+    fn concurrent_reads(&self) -> usize {
+        0
     }
 
     /// Creates a folder and its missing parents.

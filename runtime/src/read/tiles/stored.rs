@@ -63,18 +63,8 @@ pub(crate) struct StoredFile<'a> {
     pub(crate) size: u64,
 }
 
-/// Reads the stored bytes of tile `t` of one of a field's files into
-/// `bytes` (TileDB 1.3's own chunk framing turned into the chunked one).
-/// Returns where they start in the file.
-pub(crate) fn read_stored_tile(
-    storage: &dyn Storage,
-    fragment: &FragmentMetadata,
-    field: Field,
-    file: &StoredFile<'_>,
-    (path, describe): (&RelPath, &Path),
-    t: u64,
-    bytes: &mut Vec<u8>,
-) -> Result<u64> {
+/// Where tile `t` of one of a field's files lies: `(start, length)`.
+fn stored_tile_range(file: &StoredFile<'_>, describe: &Path, t: u64) -> Result<(u64, u64)> {
     let start = *file.offsets.get(t as usize).ok_or_else(|| {
         let cause = Cause::IndexOutOfRange {
             index: t,
@@ -98,7 +88,19 @@ pub(crate) fn read_stored_tile(
         )
         .in_file(describe));
     }
-    storage.read_range_into(path, start, end - start, bytes)?;
+    Ok((start, end - start))
+}
+
+/// The stored bytes of a tile read at `start` (TileDB 1.3's own chunk
+/// framing turned into the chunked one).
+fn reframe_stored_tile(
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    describe: &Path,
+    start: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<()> {
     if fragment.version == 0 {
         // TileDB 1.3: raw, or its own chunk framing when compressed.
         let shape = FieldShape::of(fragment, field);
@@ -111,9 +113,30 @@ pub(crate) fn read_stored_tile(
         *bytes = crate::schema::legacy13::reframe(bytes, compressed)
             .map_err(|e| e.at_base(start).in_file(describe))?;
     }
+    Ok(())
+}
+
+/// Reads the stored bytes of tile `t` of one of a field's files into
+/// `bytes` (TileDB 1.3's own chunk framing turned into the chunked one).
+/// Returns where they start in the file.
+pub(crate) fn read_stored_tile(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    (path, describe): (&RelPath, &Path),
+    t: u64,
+    bytes: &mut Vec<u8>,
+) -> Result<u64> {
+    let (start, len) = stored_tile_range(file, describe, t)?;
+    storage.read_range_into(path, start, len, bytes)?;
+    reframe_stored_tile(fragment, field, file, describe, start, bytes)?;
     Ok(start)
 }
 
+/// The stored bytes of `tiles` of one of a field's files, with where each
+/// starts: asked of the storage as one batch, which an object store merges
+/// and fetches concurrently.
 pub(crate) fn persisted(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
@@ -124,19 +147,18 @@ pub(crate) fn persisted(
 ) -> Result<Vec<(Vec<u8>, u64)>> {
     let path = fragment.data_path(field, file.suffix)?;
     let describe = storage.describe(&path);
+    let ranges = tiles
+        .iter()
+        .map(|&t| stored_tile_range(&file, &describe, t))
+        .collect::<Result<Vec<_>>>()?;
+    let mut bytes: Vec<Vec<u8>> = (0..tiles.len())
+        .map(|_| buffers.pop().unwrap_or_default())
+        .collect();
+    storage.read_ranges_into(&path, &ranges, &mut bytes)?;
     let mut out = Vec::with_capacity(tiles.len());
-    for &t in tiles {
-        let mut bytes = buffers.pop().unwrap_or_default();
-        let start = read_stored_tile(
-            storage,
-            fragment,
-            field,
-            &file,
-            (&path, &describe),
-            t,
-            &mut bytes,
-        )?;
-        out.push((bytes, start));
+    for (mut tile, (start, _)) in bytes.into_iter().zip(ranges) {
+        reframe_stored_tile(fragment, field, &file, &describe, start, &mut tile)?;
+        out.push((tile, start));
     }
     Ok(out)
 }

@@ -1,0 +1,128 @@
+//! [`ObjectStorage`] on the in-memory store: the interface's promises kept
+//! without folders (listing, kinds, sizes, ranges, removal, confinement),
+//! the cache forgetting what changes, and calls from rayon threads and
+//! from inside a tokio runtime.
+
+use crate::error::ErrorClass;
+use crate::storage::{open_url, EntryKind, RelPath, Storage};
+
+fn path(text: &str) -> RelPath {
+    RelPath::parse(text).unwrap()
+}
+
+fn names(storage: &dyn Storage, dir: &str) -> Option<Vec<String>> {
+    let dir = if dir.is_empty() {
+        RelPath::root()
+    } else {
+        path(dir)
+    };
+    storage
+        .list(&dir)
+        .unwrap()
+        .map(|entries| entries.into_iter().map(|e| e.name).collect())
+}
+
+#[test]
+fn folders_exist_through_their_files_and_listings_are_sorted() {
+    let storage = open_url("memory://folders/root", &[]).unwrap();
+    assert_eq!(storage.kind(&RelPath::root()).unwrap(), None);
+    assert_eq!(names(storage.as_ref(), ""), None);
+    storage.create_dir(&path("empty")).unwrap();
+    assert_eq!(
+        storage.kind(&path("empty")).unwrap(),
+        None,
+        "a folder is its files"
+    );
+    for file in ["b/2", "a", "b/1", "c/d/e"] {
+        storage.write(&path(file), file.as_bytes()).unwrap();
+    }
+    assert_eq!(names(storage.as_ref(), "").unwrap(), ["a", "b", "c"]);
+    assert_eq!(names(storage.as_ref(), "b").unwrap(), ["1", "2"]);
+    assert_eq!(names(storage.as_ref(), "c").unwrap(), ["d"]);
+    assert_eq!(storage.kind(&path("b")).unwrap(), Some(EntryKind::Dir));
+    assert_eq!(storage.kind(&path("b/1")).unwrap(), Some(EntryKind::File));
+    assert_eq!(storage.size(&path("c/d/e")).unwrap(), 5);
+    let listed = storage.list(&RelPath::root()).unwrap().unwrap();
+    assert_eq!((listed[0].kind, listed[0].size), (EntryKind::File, Some(1)));
+    assert_eq!((listed[1].kind, listed[1].size), (EntryKind::Dir, Some(0)));
+    // A neighbour whose name extends the root's is not below it.
+    let neighbour = open_url("memory://folders/rootx", &[]).unwrap();
+    neighbour.write(&path("z"), b"z").unwrap();
+    assert_eq!(names(storage.as_ref(), "").unwrap(), ["a", "b", "c"]);
+    storage.remove_dir(&path("b")).unwrap();
+    assert_eq!(names(storage.as_ref(), "").unwrap(), ["a", "c"]);
+    assert_eq!(names(storage.as_ref(), "b"), None);
+    assert!(storage.remove_dir(&RelPath::root()).is_err());
+    assert!(storage.remove_file(&path("b/1")).is_err());
+    assert_eq!(neighbour.read(&path("z")).unwrap(), b"z");
+}
+
+#[test]
+fn ranges_are_checked_batched_and_forgotten_on_change() {
+    let storage = open_url("memory://ranges/root", &[]).unwrap();
+    let data: Vec<u8> = (0..=255).collect();
+    storage.write(&path("f"), &data).unwrap();
+    assert_eq!(storage.size(&path("f")).unwrap(), 256);
+    assert_eq!(storage.read_range(&path("f"), 10, 3).unwrap(), [10, 11, 12]);
+    let batch = storage
+        .read_ranges(&path("f"), &[(200, 2), (0, 1), (7, 0)])
+        .unwrap();
+    assert_eq!(batch, [vec![200, 201], vec![0], vec![]]);
+    let past = storage.read_range(&path("f"), 250, 10).unwrap_err();
+    assert_eq!(past.class(), ErrorClass::Corrupt);
+    assert!(
+        past.to_string().contains("memory://ranges/root/f"),
+        "{past}"
+    );
+    assert!(storage
+        .read_ranges(&path("f"), &[(0, 1), (300, 1)])
+        .is_err());
+    // Replaced: the cached size and bytes are forgotten.
+    storage.write(&path("f"), b"new").unwrap();
+    assert_eq!(storage.size(&path("f")).unwrap(), 3);
+    assert_eq!(storage.read(&path("f")).unwrap(), b"new");
+    assert_eq!(storage.read_range(&path("f"), 1, 2).unwrap(), b"ew");
+    let missing = storage.read(&path("g")).unwrap_err();
+    assert_eq!(missing.class(), ErrorClass::Io);
+}
+
+#[test]
+fn urls_are_confined_and_schemes_checked() {
+    for bad in [
+        "memory://x/a/../b",
+        "memory://x/./a",
+        "s3://bucket/a/%2e%2e/b",
+        "ftp://host/a",
+    ] {
+        assert!(open_url(bad, &[]).is_err(), "{bad}");
+    }
+    let typo = [("aws_regoin".to_owned(), "x".to_owned())];
+    let err = open_url("s3://bucket/a", &typo).err().unwrap();
+    assert!(err.to_string().contains("aws_regoin"), "{err}");
+    let http = open_url("http://127.0.0.1:9/a", &[]).unwrap();
+    assert!(http.write(&path("f"), b"x").is_err(), "HTTP is read-only");
+}
+
+#[test]
+fn calls_work_from_rayon_threads_and_inside_a_tokio_runtime() {
+    use rayon::prelude::*;
+    let storage = open_url("memory://threads/root", &[]).unwrap();
+    (0..64u32).into_par_iter().for_each(|i| {
+        storage
+            .write(&path(&format!("f{i}")), &i.to_le_bytes())
+            .unwrap();
+    });
+    let sum: u32 = (0..64u32)
+        .into_par_iter()
+        .map(|i| {
+            let bytes = storage.read(&path(&format!("f{i}"))).unwrap();
+            u32::from_le_bytes(bytes.try_into().unwrap())
+        })
+        .sum();
+    assert_eq!(sum, (0..64u32).sum::<u32>());
+    let callers_runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let read = callers_runtime.block_on(async { storage.read(&path("f3")).unwrap() });
+    assert_eq!(read, 3u32.to_le_bytes());
+}

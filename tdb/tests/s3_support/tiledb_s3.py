@@ -1,0 +1,100 @@
+"""TileDB 2.30 (tiledb-py) on the test's S3 server: the conformance adapter's
+replay and reads, with every TileDB context configured for that server.
+
+    python tiledb_s3.py CONFIG_JSON     # one JSON request per line on stdin
+
+CONFIG_JSON is a TileDB configuration ({"vfs.s3.endpoint_override": ...}).
+Requests: {"op": "replay", "case_file", "out"} writes a case's recipe with
+TileDB under the URI `out`; {"op": "read", "array_root", "case_file",
+"read_id"} and {"op": "read", "array_root", "read"} answer a read in the
+conformance kit's canonical JSON; {"op": "fragments", "uri", "count"} makes
+a sparse array of `count` one-cell fragments (the request-count bench);
+{"op": "open_read", "uri"} opens an array and reads it whole;
+{"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata. Each answer is
+one JSON line: the result, or {"error": message, "class": class}.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ADAPTERS = os.path.join(HERE, "..", "..", "..", "conformance", "adapters")
+sys.path.insert(0, ADAPTERS)
+
+import numpy as np  # noqa: E402
+import tiledb  # noqa: E402
+import tiledb_py_adapter as adapter  # noqa: E402
+import tdbcase  # noqa: E402
+
+S3 = json.loads(sys.argv[1])
+# Every context, including those tiledb-py makes on its own (a dimension
+# label's array), talks to the test's server and nowhere else.
+tiledb.default_ctx(tiledb.Config(S3))
+_make_ctx = tdbcase.make_ctx
+
+
+def make_ctx(case, extra=None):
+    merged = dict(S3)
+    merged.update(extra or {})
+    return _make_ctx(case, merged)
+
+
+tdbcase.make_ctx = make_ctx
+CTX = make_ctx({})
+
+
+def fragments(uri, count):
+    dim = tiledb.Dim(name="d", domain=(0, 1_000_000), tile=1000, dtype=np.int64)
+    schema = tiledb.ArraySchema(
+        domain=tiledb.Domain(dim), sparse=True, attrs=[tiledb.Attr(name="a", dtype=np.int32)]
+    )
+    tiledb.Array.create(uri, schema, ctx=CTX)
+    for i in range(count):
+        with tiledb.open(uri, "w", timestamp=i + 1, ctx=CTX) as A:
+            A[np.array([i], dtype=np.int64)] = np.array([i * 7], dtype=np.int32)
+    return {"ok": True}
+
+
+def open_read(uri):
+    with tiledb.open(uri, ctx=CTX) as A:
+        data = A[:]
+    return {"cells": int(len(data["a"]))}
+
+
+def handle(req):
+    op = req["op"]
+    if op == "replay":
+        tdbcase.replay(adapter.load_case(req["case_file"]), req["out"])
+        return {"ok": True}
+    if op == "read" and "read_id" in req:
+        return adapter.read_by_id(req["array_root"], req["case_file"], req["read_id"])
+    if op == "read":
+        return adapter.read(req["array_root"], req.get("case", {}), req["read"])
+    if op == "noop":
+        return {"ok": True}
+    if op == "fragments":
+        return fragments(req["uri"], req["count"])
+    if op == "open_read":
+        return open_read(req["uri"])
+    if op == "consolidate_fragment_meta":
+        config = tiledb.Config({"sm.consolidation.mode": "fragment_meta"})
+        tiledb.consolidate(req["uri"], config=config, ctx=CTX)
+        return {"ok": True}
+    raise adapter.UsageError(f"unknown op {op!r}")
+
+
+def main():
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            answer = handle(json.loads(line))
+        except Exception as e:  # every failure becomes an answer
+            answer = {"error": f"{type(e).__name__}: {e}", "class": adapter.classify(e)}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
