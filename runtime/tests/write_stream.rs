@@ -236,7 +236,7 @@ fn a_dense_stream_ended_early_is_refused_and_keeps_its_fragments() {
     // TileDB reads the first 20 rows as written and the rest as fill.
     let rows = 20 * 50;
     let expected = json!({
-        "a": (0..5000).map(|i| if i < rows { i as i32 * 3 - 7 } else { i32::MIN }).collect::<Vec<_>>(),
+        "a": (0..5000usize).map(|i| if i < rows { i as i32 * 3 - 7 } else { i32::MIN }).collect::<Vec<_>>(),
         "f": (0..5000).map(|i| (i < rows && i % 5 != 0).then_some(i as f64 / 4.0)).collect::<Vec<_>>(),
     });
     assert_tiledb_reads(&path, &expected);

@@ -212,7 +212,7 @@ impl<'a> StreamWriter<'a> {
             None => Write::sparse(std::mem::take(&mut self.held)),
             Some(d) => {
                 let rows = cells / d.row_cells;
-                if last && cells % d.row_cells != 0 {
+                if last && !cells.is_multiple_of(d.row_cells) {
                     return Err(usage("the dense stream ended within a row"));
                 }
                 let left = d.subarray[0].1 - d.next_row + 1;
