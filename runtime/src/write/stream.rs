@@ -45,6 +45,8 @@ pub struct StreamWriter<'a> {
     key: Option<[u8; 32]>,
     limit: u64,
     timestamp: u64,
+    /// The stamp of the last fragment cut.
+    last_stamp: u64,
     dense: Option<DenseBox>,
     held: Vec<Column>,
     held_bytes: u64,
@@ -112,6 +114,7 @@ impl<'a> StreamWriter<'a> {
             key,
             limit: limit.max(1),
             timestamp: 0,
+            last_stamp: 0,
             dense,
             held: Vec::new(),
             held_bytes: 0,
@@ -229,7 +232,15 @@ impl<'a> StreamWriter<'a> {
                 Write::dense(slab, std::mem::replace(&mut self.held, rest))
             }
         };
-        let write = write.at(self.timestamp);
+        // Fragments stamped "now" get strictly increasing stamps, so a later
+        // fragment's cell wins over an equal one of an earlier fragment
+        // even when both are cut within one millisecond.
+        let stamp = match self.timestamp {
+            0 => crate::directory::timestamped_name::now_ms().max(self.last_stamp + 1),
+            t => t,
+        };
+        self.last_stamp = stamp;
+        let write = write.at(stamp);
         let fragment = self.commit(&write);
         if let (Ok(_), Some(d)) = (&fragment, &mut self.dense) {
             d.next_row = write_rows_end(&write);
