@@ -1061,11 +1061,22 @@ def read_label(uri, read, ctx):
         lab = A.schema.dim_label(name)
         lt_ = tiledb_type_name(lab.dtype)
         lo, hi = (_range_value(lt_, x) for x in read["label_range"])
-        result = A.label_index([name])[lo:hi]
+        # The label range goes at its dimension's position; the other dimensions stay whole.
+        key = [slice(None)] * A.schema.domain.ndim
+        key[lab.dim_index] = slice(lo, hi)
+        result = A.label_index([name])[tuple(key)]
         fields = [(name, "label", lt_, 1, False)] + [f for f in actual_fields(A) if f[1] == "attr"]
+        # On an N-D array TileDB returns the label values once per index (1-D) but each
+        # attribute as the whole slab (N-D): spread the label along its dimension so each cell
+        # carries its own label, as the slab is flattened in row-major order.
+        shape = next((np.asarray(result[f[0]]).shape for f in fields[1:]), None)
         columns = []
         for n, _, t, cvn, _ in fields:
             arr = np.asarray(result[n])
+            if n == name and shape is not None and len(shape) > 1:
+                axis = [1] * len(shape)
+                axis[lab.dim_index] = -1
+                arr = np.broadcast_to(arr.reshape(axis), shape)
             if arr.dtype.kind in "Mm":
                 arr = arr.view(np.int64)
             raw = arr.astype(raw_dtype(t).newbyteorder("<")).tobytes()

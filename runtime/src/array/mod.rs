@@ -14,7 +14,7 @@ use crate::read::{QueryBuilder, ReadQuery, ReadResult};
 use crate::schema::{ArraySchema, Scalar, SchemaBuilder};
 use crate::snapshot::Snapshot;
 use crate::storage::{LocalStorage, Storage};
-use crate::write::{MetadataChange, SchemaEvolution, Write};
+use crate::write::{MetadataChange, SchemaEvolution, StreamWriter, Write};
 
 pub use crate::snapshot::OpenOptions;
 
@@ -86,6 +86,30 @@ impl Array {
             write,
             self.options().key.as_ref(),
         )
+    }
+
+    /// A sparse streaming writer: batches of columns (cells in any order)
+    /// written as fragments cut once `limit_bytes` of cells are held, each
+    /// committed as it is cut (see [`crate::write::stream`]).
+    pub fn stream_sparse(&self, limit_bytes: u64) -> Result<StreamWriter<'_>> {
+        StreamWriter::sparse(
+            self.storage(),
+            self.schema(),
+            self.options().key,
+            limit_bytes,
+        )
+    }
+
+    /// A dense streaming writer of the box `subarray`, cells in row-major
+    /// order across the batches, cut at whole rows of the first dimension
+    /// once `limit_bytes` of cells are held (see [`crate::write::stream`]).
+    pub fn stream_dense(
+        &self,
+        subarray: Vec<(i128, i128)>,
+        limit_bytes: u64,
+    ) -> Result<StreamWriter<'_>> {
+        let key = self.options().key;
+        StreamWriter::dense(self.storage(), self.schema(), key, limit_bytes, subarray)
     }
 
     /// What was loaded at open: the state every operation works on.

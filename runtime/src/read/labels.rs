@@ -1,7 +1,8 @@
 //! Reads through a dimension label: the label array (`__labels/<uri>`, a
 //! dense array mapping `index` to `label`) turns a label range into index
 //! ranges on the labelled dimension; the result carries the label of each
-//! cell first.
+//! cell first. On an N-D array the other dimensions stay whole, so a label
+//! range selects the whole slab, as TileDB's label reads do.
 
 use crate::error::{Cause, Error, Result};
 use crate::read::query::{encode_scalar, ReadQuery};

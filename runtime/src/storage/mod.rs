@@ -18,22 +18,22 @@ use crate::error::{Cause, Error, Result};
 
 pub(crate) mod label;
 mod local;
-mod sub;
 #[cfg(feature = "object-store")]
 mod object;
 #[cfg(feature = "object-store")]
 mod object_cache;
 #[cfg(all(test, feature = "object-store"))]
 mod object_tests;
+mod sub;
 mod temp;
 #[cfg(test)]
 mod tests;
 mod url;
 
 pub use local::LocalStorage;
-pub use sub::SubStorage;
 #[cfg(feature = "object-store")]
 pub use object::{ObjectStorage, COALESCE_GAP, DEFAULT_MAX_IN_FLIGHT};
+pub use sub::SubStorage;
 pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
 pub use url::{is_url, keys as config_keys, open_url, parse_config};
 

@@ -1,7 +1,8 @@
 //! Writing arrays that TileDB 2.30 reads: array creation (the schema as a
 //! generic tile under `__schema/`), fragments (dense and sparse, format 22),
 //! commit markers, array and group metadata (`metadata`), delete commits,
-//! groups (`group`) and schema evolution (`evolve`).
+//! groups (`group`), schema evolution (`evolve`) and streamed writes cut
+//! into fragments at a size limit (`stream`).
 //!
 //! Crash safety comes from two rules. Every file appears whole or not at
 //! all: [`Storage::write`] is atomic (locally a temporary file, flushed, then
@@ -18,6 +19,7 @@ mod fragment_meta;
 pub mod group;
 mod labels;
 pub mod metadata;
+pub mod stream;
 pub(crate) mod tile_meta;
 mod validate;
 
@@ -34,6 +36,7 @@ pub use evolve::SchemaEvolution;
 pub use fragment::{write_fragment, Column, FragmentInput};
 pub use group::{create_group, GroupEdit};
 pub use metadata::{write_metadata_changes, MetadataChange};
+pub use stream::StreamWriter;
 pub use validate::{validate, Write, WriteLayout};
 
 /// The format version this writer produces (TileDB 2.30's): `writes` in `spec/format.toml`.
