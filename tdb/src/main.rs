@@ -10,12 +10,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agg;
 mod arrow_out;
 mod cells;
 mod check;
 mod conformance;
 mod create;
 mod datetime;
+mod delete;
 mod differential;
 mod explain;
 mod info;
@@ -76,6 +78,10 @@ enum Command {
     Create(create::Args),
     /// Write one fragment from the JSON `tdb read --format json` prints.
     Write(write::Args),
+    /// Delete the cells that satisfy a condition (`--where`), as TileDB's delete query.
+    Delete(delete::Args),
+    /// Aggregates (count, sum, min, max, mean, null_count) over a subarray and a condition.
+    Agg(agg::Args),
     /// Validate every file of an array and report each problem.
     Check(check::Args),
     /// Run the conformance matrix (with no arguments: the shipped corpus).
@@ -94,6 +100,8 @@ fn main() -> ExitCode {
         Command::Read(args) => read::run(args),
         Command::Create(args) => create::run(args),
         Command::Write(args) => write::run(args),
+        Command::Delete(args) => delete::run(args),
+        Command::Agg(args) => agg::run(args),
         Command::Check(args) => check::run(args),
         Command::Conformance(args) => conformance::run(args),
         Command::Differential(args) => differential::run(args),

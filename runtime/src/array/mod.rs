@@ -5,8 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::condition::DeleteCondition;
+use crate::condition::QueryCondition;
 use crate::directory::ArrayDirectory;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fragment::FragmentMetadata;
 use crate::metadata::Metadata;
 use crate::read::{QueryBuilder, ReadQuery, ReadResult};
@@ -64,6 +65,41 @@ impl Array {
             write,
             self.options().key.as_ref(),
         )
+    }
+
+    /// Deletes the cells that satisfy `condition` (tiledb-py's `cond=`
+    /// syntax, see [`QueryCondition`]) by writing a delete commit at
+    /// `timestamp` (milliseconds; `None` = now), as TileDB's delete query
+    /// does. Refused, writing nothing, where TileDB refuses: on a dense
+    /// array, with a condition that does not fit the schema, or one whose
+    /// answer does not depend on the cells (a value missing from an
+    /// enumeration, a null test of a field that cannot be null). Returns
+    /// the commit's file name. This opened array does not see the delete;
+    /// open the array again.
+    pub fn delete(&self, condition: &str, timestamp: Option<u64>) -> Result<String> {
+        if self.schema().is_dense() {
+            return Err(Error::Usage(
+                "deletes apply to sparse arrays only (TileDB refuses them on dense arrays)".into(),
+            ));
+        }
+        let condition = QueryCondition::parse(condition, self.schema())?;
+        if condition.fields().iter().any(|f| {
+            self.schema()
+                .attribute(f)
+                .is_some_and(|(_, a)| a.enumeration.is_some())
+        }) {
+            return Err(Error::Usage(format!(
+                "{condition}: deletes by the values of an enumerated attribute are not supported"
+            )));
+        }
+        // TileDB stores the negation: the condition of the cells to keep.
+        let keep = condition.negated().to_stored().ok_or_else(|| {
+            Error::Usage(format!(
+                "{condition}: the condition selects every cell or none, whatever they hold"
+            ))
+        })?;
+        let timestamp = timestamp.unwrap_or_else(crate::directory::timestamped_name::now_ms);
+        crate::write::write_delete(self.storage(), keep, timestamp, self.options().key.as_ref())
     }
 
     /// What was loaded at open: the state every operation works on.
