@@ -301,7 +301,8 @@ fn is_unsigned(datatype: Datatype) -> bool {
 /// A sum in TileDB's result type, saturating (and staying) at the limit.
 fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateValue {
     if datatype.is_real() {
-        return AggregateValue::Float(values.filter_map(|v| v.as_f64()).sum());
+        // From +0.0: an empty sum is 0, not Iterator::sum's -0.0.
+        return AggregateValue::Float(values.filter_map(|v| v.as_f64()).fold(0.0, |a, b| a + b));
     }
     let (lo, hi) = if is_unsigned(datatype) {
         (0, u64::MAX as i128)
