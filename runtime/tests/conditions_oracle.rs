@@ -66,9 +66,13 @@ fn cell_json(schema: &ArraySchema, column: &Column, i: usize) -> Value {
         let index = Scalar::decode(column.datatype, bytes)
             .and_then(|s| s.as_int())
             .unwrap();
-        return json!(hex(&e.values[index as usize]));
+        return scalar_json(Scalar::decode(e.datatype, &e.values[index as usize]));
     }
-    match Scalar::decode(column.datatype, bytes) {
+    scalar_json(Scalar::decode(column.datatype, bytes))
+}
+
+fn scalar_json(value: Option<Scalar>) -> Value {
+    match value {
         Some(Scalar::Int(v)) if v > i64::MAX as i128 => json!(v as u64),
         Some(Scalar::Int(v)) => json!(v as i64),
         Some(Scalar::Float(f)) => float_json(f),
@@ -93,13 +97,17 @@ fn sorted(mut rows: Vec<Value>) -> Vec<Value> {
     rows
 }
 
-fn aggregate_json(value: &AggregateValue, datatype: Datatype) -> Value {
+fn aggregate_json(value: &AggregateValue, datatype: Datatype, op: &str) -> Value {
     match value {
         AggregateValue::Null => Value::Null,
         AggregateValue::UInt(v) => json!(v),
         AggregateValue::Int(v) => json!(v),
         // TileDB's result of a float min/max is stored as f64 by tiledb-py.
-        AggregateValue::Float(f) if datatype == Datatype::Float32 => float_json(*f as f32 as f64),
+        AggregateValue::Float(f)
+            if datatype == Datatype::Float32 && (op == "min" || op == "max") =>
+        {
+            float_json(*f as f32 as f64)
+        }
         AggregateValue::Float(f) => float_json(*f),
         AggregateValue::Bytes(b) => json!(hex(b)),
     }
@@ -121,8 +129,8 @@ fn check_case(array: &Array, case: &Value, uri: &str) -> Vec<String> {
             )]
         }
     };
-    let ours = query.clone().read().expect("read under the condition");
-    let ours = rows(schema, ours.raw());
+    let read = query.clone().read().expect("read under the condition");
+    let ours = rows(schema, read.raw());
     let same = if schema.is_dense() {
         ours == *expected
     } else {
@@ -141,12 +149,42 @@ fn check_case(array: &Array, case: &Value, uri: &str) -> Vec<String> {
             for (op, expected) in ops.as_object().unwrap() {
                 let aggregate = Aggregate::parse(&format!("{op}:{attribute}")).unwrap();
                 let value = &query.aggregate(&[aggregate]).expect("aggregate")[0];
-                let mut ours = aggregate_json(value, datatype);
+                let mut ours = aggregate_json(value, datatype, op);
+                // Float aggregates over cells holding NaN: TileDB's min/max
+                // keep the first value until a smaller one comes and its sum
+                // stops at the first overflow, so with NaN (and infinities)
+                // the answer depends on the order TileDB visits its tiles
+                // in; not compared.
+                if datatype.is_real()
+                    && op != "count"
+                    && op != "null_count"
+                    && has_nan(read.raw(), attribute)
+                {
+                    continue;
+                }
+                // Integer sums and means reaching the type's limits: TileDB's
+                // overflow point depends on its order of cells (and its mean
+                // reports f64::MAX on some overflows); not compared.
+                if !datatype.is_real()
+                    && (op == "sum" || op == "mean")
+                    && near_overflow(read.raw(), attribute)
+                {
+                    continue;
+                }
                 // tiledb-py turns an empty float min/max/mean into NaN.
                 if ours.is_null() && datatype.is_real() && expected == "nan" {
                     ours = json!("nan");
                 }
-                if ours != *expected {
+                // -0.0 and 0.0 are equal to min/max: which one TileDB keeps
+                // depends on its order of tiles.
+                let as_float = |v: &Value| {
+                    v.as_str()
+                        .and_then(|b| b.parse::<u64>().ok())
+                        .map(f64::from_bits)
+                };
+                let equal_floats = datatype.is_real()
+                    && matches!((as_float(&ours), as_float(expected)), (Some(a), Some(b)) if a == b);
+                if ours != *expected && !equal_floats {
                     failures.push(format!(
                         "{uri}: {cond:?}: {op}({attribute}) = {ours}, TileDB {expected}"
                     ));
@@ -155,6 +193,31 @@ fn check_case(array: &Array, case: &Value, uri: &str) -> Vec<String> {
         }
     }
     failures
+}
+
+fn has_nan(result: &ReadResult, attribute: &str) -> bool {
+    let column = result
+        .attributes
+        .iter()
+        .find(|c| c.name == attribute)
+        .unwrap();
+    (0..column.len()).any(|i| {
+        let (bytes, valid) = column.cell(i);
+        valid && matches!(Scalar::decode(column.datatype, bytes), Some(Scalar::Float(f)) if f.is_nan())
+    })
+}
+
+/// Whether the cells' integer values sum past 2^62 in magnitude at any point.
+fn near_overflow(result: &ReadResult, attribute: &str) -> bool {
+    let column = result
+        .attributes
+        .iter()
+        .find(|c| c.name == attribute)
+        .unwrap();
+    (0..column.len()).any(|i| {
+        let (bytes, valid) = column.cell(i);
+        valid && matches!(Scalar::decode(column.datatype, bytes), Some(Scalar::Int(v)) if v.abs() >= 1 << 61)
+    })
 }
 
 fn corpus_arrays() -> Vec<PathBuf> {
@@ -260,7 +323,7 @@ fn our_deletes_read_by_tiledb_as_its_own() {
     let conditions = [
         "attr('i') < 0",
         "f >= 1.5 or s == 'ab'",
-        "not (u > 30000) and i != None",
+        "not (u > 30000) and i > -20",
         "s in ['a', 'z'] and y <= 0",
         "g != 3.0",
     ];
@@ -311,6 +374,10 @@ fn bad_conditions_and_deletes_are_refused_untouched() {
         let path = dir.path().join(kind);
         let before = oracle(&python, &["cells", path.to_str().unwrap()]);
         let array = Array::open_path(&path, OpenOptions::default()).unwrap();
+        assert!(
+            array.delete("i == None", Some(10)).is_err(),
+            "a delete testing null was accepted"
+        );
         for bad in [
             "nosuch == 1",
             "i == 'x'",

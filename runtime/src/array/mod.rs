@@ -92,6 +92,13 @@ impl Array {
                 "{condition}: deletes by the values of an enumerated attribute are not supported"
             )));
         }
+        if has_null_test(condition.root()) {
+            // TileDB cannot read back a delete commit holding a null test
+            // ("value size mismatch").
+            return Err(Error::Usage(format!(
+                "{condition}: deletes cannot test for null (== None / != None); TileDB cannot read such a delete"
+            )));
+        }
         // TileDB stores the negation: the condition of the cells to keep.
         let keep = condition.negated().to_stored().ok_or_else(|| {
             Error::Usage(format!(
@@ -172,5 +179,15 @@ impl Array {
     /// The array metadata visible at the open range.
     pub fn metadata(&self) -> Result<Metadata> {
         self.snapshot.metadata()
+    }
+}
+
+/// Whether the condition holds a `== None` / `!= None` test.
+fn has_null_test(node: &crate::condition::Node) -> bool {
+    use crate::condition::Node;
+    match node {
+        Node::And(c) | Node::Or(c) => c.iter().any(has_null_test),
+        Node::Null { .. } => true,
+        _ => false,
     }
 }

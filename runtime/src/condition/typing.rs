@@ -32,8 +32,12 @@ pub(crate) fn check(text: &str, expr: &Expr, schema: &ArraySchema) -> Result<Nod
     Checker { text, schema }.node(expr)
 }
 
+/// Compared as bytes: strings (`CHAR` too) and the byte types.
 fn is_stringy(datatype: Datatype) -> bool {
-    is_ascii_or_utf8(datatype) || is_byte(datatype) && datatype != Datatype::Bool
+    is_ascii_or_utf8(datatype)
+        || datatype.is_string()
+        || datatype == Datatype::Char
+        || is_byte(datatype) && datatype != Datatype::Bool
 }
 
 impl<'a> Checker<'a> {

@@ -5,19 +5,22 @@
 //!
 //! - `count` counts the cells (null or not) that satisfy the condition;
 //! - `sum` of signed integers is an `i64`, of unsigned integers a `u64`,
-//!   of floats an `f64`; an integer sum that overflows stays at the
-//!   type's limit, as TileDB's saturating sum does;
+//!   of floats an `f64`; an integer sum that overflows (either way)
+//!   becomes the type's maximum, as TileDB's does;
 //! - `min`/`max` keep the attribute's type; the first value is kept until
 //!   a later one is strictly smaller (larger), so a NaN first stays;
 //!   strings compare byte-wise and only ASCII strings are allowed (TileDB
 //!   refuses UTF-8);
-//! - `mean` is an `f64`; nulls are skipped by `sum`, `min`, `max` and
+//! - a float sum that overflows upwards becomes `f64::MAX` and stops;
+//! - `mean` is an `f64` (`f64::MAX` when the sum overflowed upwards); nulls are skipped by `sum`, `min`, `max` and
 //!   `mean`, and with no value left a nullable attribute's answer is null;
 //! - `null_count` applies to nullable attributes only; dimensions are
 //!   not aggregated (TileDB refuses them).
 //!
 //! Every aggregate is answered from the cells the read returns (in global
-//! order); tile and fragment metadata are not used yet.
+//! order); tile and fragment metadata are not used yet. Where TileDB's
+//! answer depends on the order it visits tiles in (min/max and sums over
+//! floats holding NaN, integer sums near overflow), ours may differ.
 
 use crate::column::Column;
 use crate::condition::QueryCondition;
@@ -250,6 +253,10 @@ fn answer(
             for v in values() {
                 total += v.as_f64().unwrap_or(f64::NAN);
                 n += 1;
+                if total == f64::INFINITY {
+                    // TileDB's sum saturated: its mean is that limit.
+                    return AggregateValue::Float(f64::MAX);
+                }
             }
             match n {
                 0 => empty(AggregateOp::Mean, column.nullable, Some(column.datatype)),
@@ -298,11 +305,23 @@ fn is_unsigned(datatype: Datatype) -> bool {
     )
 }
 
-/// A sum in TileDB's result type, saturating (and staying) at the limit.
+/// A sum in TileDB's result type. An integer sum that overflows either
+/// way becomes the type's maximum and stops there (TileDB 2.30 answers
+/// `i64::MAX` for a sum that ran below `i64::MIN` too); a float sum that
+/// overflows upwards (an infinity included) becomes `f64::MAX` and stops,
+/// one that overflows downwards reaches `-inf`, as TileDB's do.
 fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateValue {
     if datatype.is_real() {
         // From +0.0: an empty sum is 0, not Iterator::sum's -0.0.
-        return AggregateValue::Float(values.filter_map(|v| v.as_f64()).fold(0.0, |a, b| a + b));
+        let mut total = 0f64;
+        for v in values.filter_map(|v| v.as_f64()) {
+            total += v;
+            if total == f64::INFINITY {
+                total = f64::MAX;
+                break;
+            }
+        }
+        return AggregateValue::Float(total);
     }
     let (lo, hi) = if is_unsigned(datatype) {
         (0, u64::MAX as i128)
@@ -311,10 +330,11 @@ fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateVal
     };
     let mut total: i128 = 0;
     for v in values.filter_map(|v| v.as_int()) {
-        if total == hi || total == lo && lo != 0 {
+        total += v;
+        if total < lo || total > hi {
+            total = hi;
             break;
         }
-        total = (total + v).clamp(lo, hi);
     }
     if is_unsigned(datatype) {
         AggregateValue::UInt(total as u64)

@@ -1,7 +1,8 @@
 //! Reads under a [`QueryCondition`], as TileDB answers them: a sparse read
 //! returns only the cells that satisfy the condition; a dense read keeps
 //! its shape and gives each cell that fails the attributes' fill values
-//! (null for a nullable attribute whose fill is null).
+//! (null for a nullable attribute whose fill is null; an empty cell for a
+//! var-sized attribute).
 //!
 //! The fields the condition reads but the query does not return are read
 //! alongside and dropped afterwards.
@@ -63,7 +64,14 @@ pub fn read_where(
         let schema = snapshot.schema();
         for column in &mut result.attributes {
             if let Some((_, attribute)) = schema.attribute(&column.name) {
-                *column = filled(column, &keep, &attribute.fill, attribute.fill_validity);
+                // TileDB gives a var-sized cell that fails no bytes, not
+                // the fill value (TileDB 2.30, corpus dense.filter.dictionary).
+                let fill: &[u8] = if attribute.cell_val_num.is_none() {
+                    &[]
+                } else {
+                    &attribute.fill
+                };
+                *column = filled(column, &keep, fill, attribute.fill_validity);
             }
         }
     } else {
