@@ -130,9 +130,13 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let mut out = std::io::stdout().lock();
     use std::io::Write;
     if args.json {
-        let object: serde_json::Map<String, serde_json::Value> =
-            names.into_iter().zip(values.iter().map(render)).collect();
-        writeln!(out, "{}", serde_json::Value::Object(object)).map_err(output_error)?;
+        // Written by hand so that the aggregates keep the order asked.
+        let fields: Vec<String> = names
+            .into_iter()
+            .zip(values.iter().map(render))
+            .map(|(name, value)| format!("{}:{value}", serde_json::Value::String(name)))
+            .collect();
+        writeln!(out, "{{{}}}", fields.join(",")).map_err(output_error)?;
     } else {
         for (name, value) in names.iter().zip(&values) {
             writeln!(out, "{name} = {}", render(value)).map_err(output_error)?;
