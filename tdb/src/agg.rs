@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::condition::QueryCondition;
-use tiledb_runtime::read::{Aggregate, AggregateValue, ReadQuery, ReadResult};
+use tiledb_runtime::read::{Aggregate, AggregateValue, ReadQuery};
 
 use crate::key::KeyArgs;
 use crate::values::parse_bound;
@@ -36,24 +35,6 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     key: KeyArgs,
-}
-
-/// The condition `--where` gives, checked against the array's schema.
-pub fn parse_where(array: &Array, text: &str) -> Result<QueryCondition, Failure> {
-    QueryCondition::parse(text, array.schema())
-        .map_err(|e| Failure::Message(format!("--where: {e}")))
-}
-
-/// Runs `query`, under `condition` when one is given.
-pub fn read_where(
-    array: &Array,
-    query: &ReadQuery,
-    condition: Option<&QueryCondition>,
-) -> tiledb_runtime::error::Result<ReadResult> {
-    match condition {
-        Some(c) => tiledb_runtime::read::read_where(array.snapshot(), query, c),
-        None => array.read(query),
-    }
 }
 
 fn render(value: &AggregateValue) -> serde_json::Value {
@@ -106,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let condition = args
         .condition
         .as_deref()
-        .map(|c| parse_where(&array, c))
+        .map(|c| crate::condition::parse_where(&array, c))
         .transpose()?;
     let values = tiledb_runtime::read::aggregate::aggregate(
         array.snapshot(),

@@ -14,6 +14,7 @@ mod agg;
 mod arrow_out;
 mod cells;
 mod check;
+mod condition;
 mod conformance;
 mod create;
 mod datetime;

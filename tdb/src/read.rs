@@ -164,11 +164,11 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let condition = args
         .condition
         .as_deref()
-        .map(|c| crate::agg::parse_where(&array, c))
+        .map(|c| crate::condition::parse_where(&array, c))
         .transpose()?;
     // A dense read without ranges covers the non-empty domain.
     let result = if fill_dense_ranges(array.snapshot(), &mut query) {
-        crate::agg::read_where(&array, &query, condition.as_ref())
+        crate::condition::read_where(&array, &query, condition.as_ref())
             .map_err(|e| format!("{}: {e}", args.array.display()))?
     } else {
         empty_result(array.snapshot(), &query)

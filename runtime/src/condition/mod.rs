@@ -7,6 +7,7 @@
 //! syntax), checked against a schema: reads filter with it, aggregates
 //! count under it and deletes store it as the AST above.
 
+mod node;
 mod query;
 mod text;
 mod typing;

@@ -6,7 +6,7 @@
 //! and TileDB refuse (dimensions of dense arrays, `<` on an unordered
 //! enumeration, `x < None`).
 
-use super::query::{Comparison, Node};
+use super::node::{Comparison, Node};
 use super::text::{CmpOp, Expr, Literal};
 use crate::error::{Error, Result};
 use crate::filter::datatype::{is_ascii_or_utf8, is_byte};

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::read::conditioned::{mask, widened};
 use crate::read::query::{ReadQuery, ResultOrder};
+use crate::read::typed::QueryBuilder;
 use crate::schema::{Attribute, Scalar};
 use crate::snapshot::Snapshot;
 
@@ -129,6 +130,15 @@ fn check(attribute: &Attribute, op: AggregateOp) -> Result<()> {
             refuse("min and max apply to numbers and ASCII strings (TileDB refuses other types)")
         }
         _ => Ok(()),
+    }
+}
+
+impl QueryBuilder<'_> {
+    /// Computes `aggregates` over the cells this query selects (its ranges
+    /// and condition; a dense array without ranges: its non-empty domain).
+    pub fn aggregate(&self, aggregates: &[Aggregate]) -> Result<Vec<AggregateValue>> {
+        let (snapshot, query, condition) = self.parts();
+        aggregate(snapshot, query, condition, aggregates)
     }
 }
 

@@ -34,7 +34,6 @@ pub use result::{CellType, TypedResult, VarCells};
 use crate::column::Column;
 use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
-use crate::read::aggregate::{Aggregate, AggregateValue};
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
 use crate::snapshot::Snapshot;
@@ -147,15 +146,9 @@ impl<'a> QueryBuilder<'a> {
         self
     }
 
-    /// Computes `aggregates` over the cells this query selects (its ranges
-    /// and condition), see [`crate::read::aggregate`].
-    pub fn aggregate(&self, aggregates: &[Aggregate]) -> Result<Vec<AggregateValue>> {
-        crate::read::aggregate::aggregate(
-            self.snapshot,
-            &self.query,
-            self.condition.as_ref(),
-            aggregates,
-        )
+    /// What the builder holds: the snapshot, the query, the condition.
+    pub(crate) fn parts(&self) -> (&'a Snapshot, &ReadQuery, Option<&QueryCondition>) {
+        (self.snapshot, &self.query, self.condition.as_ref())
     }
 
     /// The untyped query this builder has built so far.
