@@ -10,13 +10,16 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agg;
 mod arrow_out;
 mod cells;
 mod check;
+mod condition;
 mod conformance;
 mod consolidate;
 mod create;
 mod datetime;
+mod delete;
 mod differential;
 mod evolve;
 mod explain;
@@ -88,6 +91,10 @@ enum Command {
     Create(create::Args),
     /// Write one fragment from the JSON `tdb read --format json` prints.
     Write(write::Args),
+    /// Delete the cells that satisfy a condition (`--where`), as TileDB's delete query.
+    Delete(delete::Args),
+    /// Aggregates (count, sum, min, max, mean, null_count) over a subarray and a condition.
+    Agg(agg::Args),
     /// Validate every file of an array and report each problem.
     Check(check::Args),
     /// Consolidate fragments, fragment metadata, commits or array metadata (TileDB's modes).
@@ -116,6 +123,8 @@ fn main() -> ExitCode {
         Command::Read(args) => read::run(args),
         Command::Create(args) => create::run(args),
         Command::Write(args) => write::run(args),
+        Command::Delete(args) => delete::run(args),
+        Command::Agg(args) => agg::run(args),
         Command::Check(args) => check::run(args),
         Command::Consolidate(args) => consolidate::run(args),
         Command::Vacuum(args) => consolidate::run_vacuum(args),

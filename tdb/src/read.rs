@@ -80,6 +80,10 @@ pub struct Args {
     /// (what tiledb-py returns for a dense `A[...]`; the benchmark's reads).
     #[arg(long)]
     no_coordinates: bool,
+    /// Only the cells satisfying this condition (tiledb-py's `cond=` syntax:
+    /// `a > 5 and s == 'x'`); on a dense array the others read as fill values.
+    #[arg(long = "where", value_name = "EXPR")]
+    condition: Option<String>,
     /// Print at most N cells (the first N of the result order).
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -156,10 +160,14 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             parse_bound(dimension.datatype, hi).map_err(|e| format!("--subarray {spec:?}: {e}"))?;
         query.ranges[d].push((lo, hi));
     }
+    let condition = args
+        .condition
+        .as_deref()
+        .map(|c| crate::condition::parse_where(&array, c))
+        .transpose()?;
     // A dense read without ranges covers the non-empty domain.
     let result = if fill_dense_ranges(array.snapshot(), &mut query) {
-        array
-            .read(&query)
+        crate::condition::read_where(&array, &query, condition.as_ref())
             .map_err(|e| format!("{}: {e}", args.array.display()))?
     } else {
         empty_result(array.snapshot(), &query)

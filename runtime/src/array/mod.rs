@@ -5,9 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::condition::DeleteCondition;
+use crate::condition::QueryCondition;
 use crate::consolidate::{ConsolidationConfig, ConsolidationMode, Progress};
 use crate::directory::ArrayDirectory;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fragment::FragmentMetadata;
 use crate::metadata::{Metadata, MetadataValue};
 use crate::read::{QueryBuilder, ReadQuery, ReadResult};
@@ -110,6 +111,48 @@ impl Array {
     ) -> Result<StreamWriter<'_>> {
         let key = self.options().key;
         StreamWriter::dense(self.storage(), self.schema(), key, limit_bytes, subarray)
+    }
+
+    /// Deletes the cells that satisfy `condition` (tiledb-py's `cond=`
+    /// syntax, see [`QueryCondition`]) by writing a delete commit at
+    /// `timestamp` (milliseconds; `None` = now), as TileDB's delete query
+    /// does. Refused, writing nothing, where TileDB refuses: on a dense
+    /// array, with a condition that does not fit the schema, or one whose
+    /// answer does not depend on the cells (a value missing from an
+    /// enumeration, a null test of a field that cannot be null). Returns
+    /// the commit's file name. This opened array does not see the delete;
+    /// open the array again.
+    pub fn delete(&self, condition: &str, timestamp: Option<u64>) -> Result<String> {
+        if self.schema().is_dense() {
+            return Err(Error::Usage(
+                "deletes apply to sparse arrays only (TileDB refuses them on dense arrays)".into(),
+            ));
+        }
+        let condition = QueryCondition::parse(condition, self.schema())?;
+        if condition.fields().iter().any(|f| {
+            self.schema()
+                .attribute(f)
+                .is_some_and(|(_, a)| a.enumeration.is_some())
+        }) {
+            return Err(Error::Usage(format!(
+                "{condition}: deletes by the values of an enumerated attribute are not supported"
+            )));
+        }
+        if has_null_test(condition.root()) {
+            // TileDB cannot read back a delete commit holding a null test
+            // ("value size mismatch").
+            return Err(Error::Usage(format!(
+                "{condition}: deletes cannot test for null (== None / != None); TileDB cannot read such a delete"
+            )));
+        }
+        // TileDB stores the negation: the condition of the cells to keep.
+        let keep = condition.negated().to_stored().ok_or_else(|| {
+            Error::Usage(format!(
+                "{condition}: the condition selects every cell or none, whatever they hold"
+            ))
+        })?;
+        let timestamp = timestamp.unwrap_or_else(crate::directory::timestamped_name::now_ms);
+        crate::write::write_delete(self.storage(), keep, timestamp, self.options().key.as_ref())
     }
 
     /// What was loaded at open: the state every operation works on.
@@ -255,5 +298,15 @@ impl Array {
             ConsolidationMode::Commits => crate::vacuum::vacuum_commits(storage),
             ConsolidationMode::ArrayMeta => crate::vacuum::vacuum_array_meta(storage),
         }
+    }
+}
+
+/// Whether the condition holds a `== None` / `!= None` test.
+fn has_null_test(node: &crate::condition::Node) -> bool {
+    use crate::condition::Node;
+    match node {
+        Node::And(c) | Node::Or(c) => c.iter().any(has_null_test),
+        Node::Null { .. } => true,
+        _ => false,
     }
 }

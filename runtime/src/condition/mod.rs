@@ -2,6 +2,17 @@
 //! commits: the AST of the negated delete condition, i.e. the condition a
 //! cell must satisfy to be kept. Updates are read as deletes (their values
 //! are never applied), as TileDB does.
+//!
+//! [`QueryCondition`] is the condition a user writes (tiledb-py's `cond=`
+//! syntax), checked against a schema: reads filter with it, aggregates
+//! count under it and deletes store it as the AST above.
+
+mod node;
+mod query;
+mod text;
+mod typing;
+
+pub use query::{Comparison, Node, QueryCondition};
 
 use std::cmp::Ordering;
 

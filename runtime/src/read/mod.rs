@@ -5,9 +5,13 @@
 //! readers (`dense`, [`sparse`]), which load tiles through [`tiles`].
 //! [`typed`] is the API in Rust types over them (`Array::query`), and
 //! `arrow` (the `arrow` feature) turns results into Arrow record batches.
+//! [`conditioned`] reads under a query condition, [`aggregate`] computes
+//! TileDB's aggregates.
 
+pub mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
+pub mod conditioned;
 pub(crate) mod dense;
 pub(crate) mod hilbert;
 pub mod labels;
@@ -19,6 +23,8 @@ pub mod sparse;
 pub mod tiles;
 pub mod typed;
 
+pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
+pub use conditioned::read_where;
 pub use query::{encode_scalar, Range, ReadQuery, ResultOrder};
 pub use result::{Column, ReadResult};
 pub use typed::{QueryBuilder, RangeValue, TypedResult};

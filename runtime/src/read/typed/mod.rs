@@ -32,6 +32,7 @@ pub use bounds::RangeValue;
 pub use result::{CellType, TypedResult, VarCells};
 
 use crate::column::Column;
+use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
@@ -42,6 +43,7 @@ use crate::snapshot::Snapshot;
 pub struct QueryBuilder<'a> {
     snapshot: &'a Snapshot,
     query: ReadQuery,
+    condition: Option<QueryCondition>,
 }
 
 impl std::fmt::Debug for QueryBuilder<'_> {
@@ -63,6 +65,7 @@ impl<'a> QueryBuilder<'a> {
                 ranges: vec![Vec::new(); dims],
                 ..ReadQuery::default()
             },
+            condition: None,
         }
     }
 
@@ -128,6 +131,26 @@ impl<'a> QueryBuilder<'a> {
         self
     }
 
+    /// Keeps only the cells that satisfy `condition`, in tiledb-py's `cond=`
+    /// syntax (`"a > 5 and s == 'x'"`, see [`QueryCondition`]); a dense read
+    /// keeps its shape and fills the cells that fail. A condition that does
+    /// not fit the schema is a usage error.
+    pub fn condition(self, condition: &str) -> Result<Self> {
+        let condition = QueryCondition::parse(condition, self.snapshot.schema())?;
+        Ok(self.with_condition(condition))
+    }
+
+    /// Keeps only the cells that satisfy an already checked condition.
+    pub fn with_condition(mut self, condition: QueryCondition) -> Self {
+        self.condition = Some(condition);
+        self
+    }
+
+    /// What the builder holds: the snapshot, the query, the condition.
+    pub(crate) fn parts(&self) -> (&'a Snapshot, &ReadQuery, Option<&QueryCondition>) {
+        (self.snapshot, &self.query, self.condition.as_ref())
+    }
+
     /// The untyped query this builder has built so far.
     pub fn raw_query(&self) -> &ReadQuery {
         &self.query
@@ -155,7 +178,10 @@ impl<'a> QueryBuilder<'a> {
             }
         }
         let result = if fill_dense_ranges(self.snapshot, &mut query) {
-            crate::read::read_retrying(self.snapshot, &query)?
+            match &self.condition {
+                Some(c) => crate::read::conditioned::read_where(self.snapshot, &query, c)?,
+                None => crate::read::read_retrying(self.snapshot, &query)?,
+            }
         } else {
             empty_result(self.snapshot, &query)
         };

@@ -1,0 +1,158 @@
+//! `tdb read --where`, `tdb agg` and `tdb delete --where` on copies of
+//! corpus arrays: bad input exits 2 with the array untouched; a delete we
+//! write is read by TileDB (tiledb-py, when the oracle venv is present) as
+//! we read it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn corpus_array(case: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/corpus/tiledb-2.30")
+        .join(case)
+        .join("array")
+}
+
+fn tdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tdb"))
+        .args(args)
+        .output()
+        .expect("run tdb")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(snapshot(&entry.path()));
+        } else {
+            out.push((entry.path(), std::fs::read(entry.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "tdb failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn bad_conditions_exit_2_and_leave_the_array_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = dir.path().join("sparse");
+    let dense = dir.path().join("dense");
+    copy_dir(&corpus_array("sparse.attr.int32"), &sparse);
+    copy_dir(&corpus_array("dense.attr.int32"), &dense);
+    let (before_sparse, before_dense) = (snapshot(&sparse), snapshot(&dense));
+    let s = sparse.to_str().unwrap();
+    for bad in ["nosuch > 1", "a > 2.5", "a == 'x'", "a >", "a < 3000000000"] {
+        for args in [
+            vec!["delete", s, "--where", bad],
+            vec!["read", s, "--where", bad],
+            vec!["agg", s, "--op", "count", "--where", bad],
+        ] {
+            let out = tdb(&args);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?} exited {:?}",
+                out.status
+            );
+            assert!(!out.stderr.is_empty(), "{args:?}: no message");
+        }
+    }
+    let out = tdb(&["delete", dense.to_str().unwrap(), "--where", "a > 0"]);
+    assert_eq!(out.status.code(), Some(2), "a delete on a dense array");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sparse arrays only"));
+    for op in ["sum", "nope:a", "null_count:a", "sum:d"] {
+        assert_eq!(
+            tdb(&["agg", s, "--op", op]).status.code(),
+            Some(2),
+            "--op {op}"
+        );
+    }
+    assert_eq!(before_sparse, snapshot(&sparse), "the sparse array changed");
+    assert_eq!(before_dense, snapshot(&dense), "the dense array changed");
+}
+
+#[test]
+fn a_delete_then_reads_and_aggregates_agree_with_tiledb() {
+    let dir = tempfile::tempdir().unwrap();
+    let array = dir.path().join("sparse");
+    copy_dir(&corpus_array("sparse.attr.int32"), &array);
+    let a = array.to_str().unwrap();
+    // The corpus array holds a = [-2147483647, 2147483647, -2147483648, 0, 2147483646].
+    let kept = stdout(&tdb(&[
+        "read",
+        a,
+        "--where",
+        "a >= 0 and d != 999",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(
+        kept.trim(),
+        r#"{"dimensions":{"d":[1,500]},"attributes":{"a":[2147483647,0]}}"#
+    );
+    let agg = stdout(&tdb(&[
+        "agg", a, "--op", "count", "--op", "min:a", "--op", "max:a", "--where", "a < 1", "--json",
+    ]));
+    assert_eq!(agg.trim(), r#"{"count":3,"min(a)":-2147483648,"max(a)":0}"#);
+    stdout(&tdb(&[
+        "delete",
+        a,
+        "--where",
+        "a < 0 or d == 500",
+        "--timestamp",
+        "4102444800000",
+    ]));
+    let after = stdout(&tdb(&[
+        "read",
+        a,
+        "--format",
+        "json",
+        "--at",
+        "4102444800000",
+    ]));
+    assert_eq!(
+        after.trim(),
+        r#"{"dimensions":{"d":[1,999]},"attributes":{"a":[2147483647,2147483646]}}"#
+    );
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-tiledb/bin/python");
+    if !python.is_file() {
+        println!("skipped the TileDB half: no .venv-tiledb");
+        return;
+    }
+    let script = format!(
+        "import tiledb, json\nA = tiledb.open({a:?}, timestamp=4102444800000)\nr = A[:]\nprint(json.dumps({{'d': [int(x) for x in r['d']], 'a': [int(x) for x in r['a']]}}))"
+    );
+    let out = Command::new(python).args(["-c", &script]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        r#"{"d": [1, 999], "a": [2147483647, 2147483646]}"#
+    );
+}
