@@ -8,6 +8,7 @@
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
+pub mod batches;
 pub(crate) mod dense;
 pub(crate) mod hilbert;
 pub mod labels;
@@ -19,9 +20,10 @@ pub mod sparse;
 pub mod tiles;
 pub mod typed;
 
+pub use batches::{batches, Batches};
 pub use query::{encode_scalar, Range, ReadQuery, ResultOrder};
 pub use result::{Column, ReadResult};
-pub use typed::{QueryBuilder, RangeValue, TypedResult};
+pub use typed::{QueryBuilder, RangeValue, TypedBatches, TypedResult};
 
 use crate::error::Result;
 use crate::snapshot::Snapshot;
