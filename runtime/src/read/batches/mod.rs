@@ -227,6 +227,9 @@ fn append_result(into: &mut ReadResult, part: ReadResult) {
         .chain(into.attributes.iter_mut().zip(part.attributes));
     for (col, add) in pairs {
         let base = col.data.len() as u64;
+        // Exactly: a large buffer then grows in place (no doubling, no
+        // second copy of the batch alive while it moves).
+        col.data.reserve_exact(add.data.len());
         col.data.extend_from_slice(&add.data);
         if let (Some(o), Some(add)) = (col.offsets.as_mut(), add.offsets) {
             o.extend(add.iter().skip(1).map(|x| base + x));
