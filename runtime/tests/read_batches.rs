@@ -176,7 +176,7 @@ fn check_query(array: &Array, query: &ReadQuery, what: &str, failures: &mut Vec<
     if cell > 1 && whole.cell_count() > 0 {
         // A budget below the largest cell: refused when that cell is met.
         let refused = batches(array.snapshot(), query, cell - 1)
-            .map(|b| b.collect::<Result<Vec<_>, _>>())
+            .map(Iterator::collect::<Result<Vec<_>, _>>)
             .and_then(|r| r);
         match refused {
             Err(e) if e.class() == ErrorClass::Usage => {}

@@ -45,6 +45,10 @@ struct Digit {
     unit: Unit,
 }
 
+/// Per dimension, the spans a part keeps (`None`: a dimension without an
+/// axis, whose ranges are the query's).
+type BoxSpans = Vec<Option<Vec<(i128, i128)>>>;
+
 /// One integer dimension as the plan cuts it.
 #[derive(Debug, Clone)]
 struct Axis {
@@ -228,7 +232,7 @@ impl Plan {
     }
 
     /// The query of a part.
-    fn planned(&self, part: Part, boxed: &[Option<Vec<(i128, i128)>>]) -> PlannedPart {
+    fn planned(&self, part: Part, boxed: &BoxSpans) -> PlannedPart {
         let mut query = self.base.clone();
         let schema_dims = query.ranges.len().max(boxed.len());
         query.ranges.resize(schema_dims, Vec::new());
@@ -252,12 +256,8 @@ impl Plan {
 
     /// Per dimension, the spans left once digits `..upto` take the units
     /// of `bounds`; `None` when some dimension keeps none (an empty part).
-    fn spans_before(
-        &self,
-        bounds: &[(i128, i128)],
-        upto: usize,
-    ) -> Option<Vec<Option<Vec<(i128, i128)>>>> {
-        let mut boxed: Vec<Option<Vec<(i128, i128)>>> = self
+    fn spans_before(&self, bounds: &[(i128, i128)], upto: usize) -> Option<BoxSpans> {
+        let mut boxed: BoxSpans = self
             .axes
             .iter()
             .map(|a| a.as_ref().map(|a| a.spans.clone()))

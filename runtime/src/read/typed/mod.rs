@@ -149,7 +149,7 @@ impl<'a> QueryBuilder<'a> {
     }
 
     /// Runs the read in batches of at most `budget` bytes each, in the
-    /// result order (see [`crate::read::batches`]): memory holds one
+    /// result order (see [`crate::read::batches()`]): memory holds one
     /// batch and the tiles it comes from, not the whole result.
     ///
     /// ```no_run
@@ -177,7 +177,7 @@ impl<'a> QueryBuilder<'a> {
 
     /// The query with a dense read's ranges filled in, the enumerations of
     /// the attributes read, and whether the read can have cells.
-    fn prepared(self) -> Result<(ReadQuery, Vec<(String, crate::schema::Enumeration)>, bool)> {
+    fn prepared(self) -> Result<(ReadQuery, Enumerations, bool)> {
         let schema = self.snapshot.schema();
         let mut query = self.query;
         let names: Vec<String> = match &query.attributes {
@@ -202,12 +202,15 @@ impl<'a> QueryBuilder<'a> {
     }
 }
 
+/// The enumerations of the attributes a read returns, by attribute name.
+type Enumerations = Vec<(String, crate::schema::Enumeration)>;
+
 /// A typed read in batches ([`QueryBuilder::batches`]): each item is the
 /// next batch as a [`TypedResult`], or the error that ended the read.
 #[derive(Debug)]
 pub struct TypedBatches<'a> {
     batches: crate::read::Batches<'a>,
-    enumerations: Vec<(String, crate::schema::Enumeration)>,
+    enumerations: Enumerations,
     empty: ReadResult,
 }
 
