@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use crate::error::Result;
+use crate::read::batches::key::Scale;
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::ranges::touched_tiles;
@@ -93,10 +94,11 @@ pub(crate) fn result_bytes(result: &ReadResult) -> u64 {
 }
 
 /// Every tile of the sparse fragments the query touches: its cells and,
-/// per dimension, its MBR when the dimension is integral.
+/// per dimension, its MBR as keys when the dimension is a number.
 #[derive(Debug)]
 pub(crate) struct SparseTiles {
     dims: usize,
+    scales: Vec<Scale>,
     /// `dims` per tile.
     mbrs: Vec<Option<(i128, i128)>>,
     cells: Vec<u64>,
@@ -108,8 +110,14 @@ impl SparseTiles {
         let schema = snapshot.schema();
         let ranges = decode_ranges(schema, query)?;
         let dims = schema.dimensions.len();
+        let scales: Vec<Scale> = schema
+            .dimensions
+            .iter()
+            .map(|d| Scale::of(d.datatype))
+            .collect();
         let mut tiles = SparseTiles {
             dims,
+            scales: scales.clone(),
             mbrs: Vec::new(),
             cells: Vec::new(),
         };
@@ -124,7 +132,7 @@ impl SparseTiles {
                 for d in 0..dims {
                     let bounds = mbr.and_then(|m| m.get(d)).and_then(|(lo, hi)| {
                         let datatype = fragment.schema.dimensions.get(d)?.datatype;
-                        let int = |b: &[u8]| Scalar::decode(datatype, b)?.as_int();
+                        let int = |b: &[u8]| scales[d].key(&Scalar::decode(datatype, b)?);
                         Some((int(lo)?, int(hi)?)).filter(|(a, b)| a <= b)
                     });
                     tiles.mbrs.push(bounds);
@@ -151,18 +159,14 @@ impl SparseTiles {
         'tiles: for &t in candidates {
             let mut share = 1f64;
             for (d, spans) in boxed.iter().enumerate() {
-                let (Some(spans), Some((lo, hi))) = (spans, self.mbrs[t as usize * self.dims + d])
+                let (Some(spans), Some(mbr)) = (spans, self.mbrs[t as usize * self.dims + d])
                 else {
                     continue;
                 };
-                let overlap: i128 = spans
-                    .iter()
-                    .map(|&(a, b)| (b.min(hi) - a.max(lo) + 1).max(0))
-                    .fold(0, i128::saturating_add);
-                if overlap == 0 {
-                    continue 'tiles;
+                match self.scales[d].share(mbr, spans) {
+                    Some(part) => share *= part,
+                    None => continue 'tiles,
                 }
-                share *= (overlap as f64 / (hi - lo + 1) as f64).min(1.0);
             }
             met.push(t);
             cells += self.cells[t as usize] as f64 * share;

@@ -10,13 +10,14 @@
 //! memory at once, and parts are joined or cut into batches of at most the
 //! budget. A part larger than estimated is cut further and read again.
 //!
-//! Where the order cannot be cut by coordinates — a dimension that is not
-//! an integer (floats, strings) at the head of the order, Hilbert order,
+//! Where the order cannot be cut by coordinates — a string dimension at
+//! the head of the order, the space tiles of a float dimension, Hilbert order,
 //! one sparse dimension read with overlapping or unsorted ranges — the
 //! cells under it are read at once and then cut into batches: memory then
 //! holds that part whole.
 
 mod estimate;
+mod key;
 mod plan;
 
 use crate::error::{Error, Result};
@@ -107,8 +108,14 @@ impl Batches<'_> {
                 return Ok(Some(slice));
             }
             // Parts aim at half the budget, so that two join into a batch
-            // and an estimate that falls short still fits.
-            let target = self.budget / 2;
+            // and an estimate that falls short still fits; sparse parts at
+            // an eighth: merging fragments takes several times a part's
+            // cells in working memory.
+            let target = if self.snapshot.schema().is_dense() {
+                self.budget / 2
+            } else {
+                self.budget / 8
+            };
             let Some(plan) = self.plan.as_mut() else {
                 return Ok(self.pending.take());
             };

@@ -21,8 +21,9 @@ use std::rc::Rc;
 use crate::error::Result;
 use crate::filter::Datatype;
 use crate::read::batches::estimate::{CellBytes, SparseTiles};
+use crate::read::batches::key::Scale;
 use crate::read::dense::{dense_dimensions, query_spans};
-use crate::read::query::{decode_ranges, encode_scalar, ReadQuery, ResultOrder};
+use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
@@ -58,6 +59,8 @@ struct Axis {
     low: i128,
     extent: i128,
     datatype: Datatype,
+    /// How its values are keys (the spans and bounds are keys).
+    scale: Scale,
 }
 
 /// A part of the read: digits before the last fixed to one unit, the last
@@ -202,7 +205,10 @@ impl Plan {
         let k = part.bounds.len() - 1;
         let (a, b) = part.bounds[k];
         if a < b {
-            let mid = a + (b - a) / 2;
+            let scale = self.axes[self.digits[k].dim]
+                .as_ref()
+                .map_or(Scale::Int, |axis| axis.scale);
+            let mid = scale.midpoint(a, b);
             for half in [(mid + 1, b), (a, mid)] {
                 let mut bounds = part.bounds.clone();
                 bounds[k] = half;
@@ -240,7 +246,10 @@ impl Plan {
             if let (Some(spans), Some(axis)) = (spans, &self.axes[d]) {
                 query.ranges[d] = spans
                     .iter()
-                    .map(|&(lo, hi)| (axis.encode(lo), axis.encode(hi)))
+                    .map(|&(lo, hi)| {
+                        let encode = |k| axis.scale.encode(axis.datatype, k);
+                        (encode(lo), encode(hi))
+                    })
                     .collect();
             }
         }
@@ -341,13 +350,7 @@ impl Plan {
     }
 }
 
-impl Axis {
-    fn encode(&self, value: i128) -> Vec<u8> {
-        encode_scalar(self.datatype, &Scalar::Int(value)).unwrap_or_default()
-    }
-}
-
-/// Per dimension, its axis when it is integral: the query's spans (the
+/// Per dimension, its axis when it is a number: the query's spans (the
 /// whole domain where it gives none; a dense read's current domain as the
 /// dense reader takes it), its domain's low bound and tile extent.
 fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Option<Axis>>> {
@@ -366,6 +369,7 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                     low: dim.low,
                     extent: dim.extent,
                     datatype: d.datatype,
+                    scale: Scale::Int,
                 })
             })
             .collect());
@@ -378,16 +382,18 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
             if dim.var {
                 return None;
             }
+            let scale = Scale::of(dim.datatype);
             let (lo, hi) = dim.domain_scalars()?;
-            let (lo, hi) = (lo.as_int()?, hi.as_int()?);
+            let (lo, hi) = (scale.key(&lo)?, scale.key(&hi)?);
             let spans = if ranges.is_empty() {
                 vec![(lo, hi)]
             } else {
                 ranges
                     .iter()
-                    .map(|(a, b)| Some((a.as_int()?, b.as_int()?)))
+                    .map(|(a, b)| Some((scale.key(a)?, scale.key(b)?)))
                     .collect::<Option<Vec<_>>>()?
             };
+            // Tile digits are only made for integer dimensions.
             let extent = dim
                 .extent_scalar()
                 .and_then(|e| e.as_int())
@@ -398,6 +404,7 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                 low: lo,
                 extent,
                 datatype: dim.datatype,
+                scale,
             })
         })
         .collect())
@@ -441,7 +448,7 @@ fn digits(
             }
             let tiled: Vec<Digit> = order(schema.tile_order == SchemaOrder::ColMajor)
                 .into_iter()
-                .filter(|&d| dense || schema.dimensions[d].extent.is_some())
+                .filter(|&d| dense || (n > 1 && tiles_order(&schema.dimensions[d])))
                 .map(|dim| Digit {
                     dim,
                     unit: Unit::Tile,
@@ -460,11 +467,31 @@ fn digits(
             (list, count)
         }
     };
-    if let Some(cut) = digits.iter().position(|d| axes[d.dim].is_none()) {
+    // Tiles of float dimensions are cut by float arithmetic the keys do
+    // not follow: the order is cut no further there.
+    let cut_at = |d: &Digit| match &axes[d.dim] {
+        None => true,
+        Some(axis) => d.unit == Unit::Tile && axis.scale != Scale::Int,
+    };
+    if let Some(cut) = digits.iter().position(cut_at) {
         digits.truncate(cut);
     }
     let tiles = tiles.min(digits.len());
     (digits, tiles)
+}
+
+/// Whether a sparse dimension's space tiles take part in the global order
+/// ahead of the coordinates: it has a tile extent, and (a float dimension)
+/// more than one tile. With one dimension, tile order then coordinate
+/// order is coordinate order, so none is needed.
+fn tiles_order(dim: &crate::schema::Dimension) -> bool {
+    let Some(extent) = dim.extent_scalar() else {
+        return false;
+    };
+    match (dim.domain_scalars(), extent) {
+        (Some((Scalar::Float(lo), Scalar::Float(hi))), Scalar::Float(e)) => e <= hi - lo,
+        _ => true,
+    }
 }
 
 /// The one axis's spans each start after the previous one ends.
