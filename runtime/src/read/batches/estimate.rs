@@ -129,10 +129,10 @@ impl SparseTiles {
             for t in touched_tiles(snapshot, fragment, &ranges)? {
                 tiles.cells.push(fragment.cell_num(t, 0));
                 let mbr = mbrs.get(t as usize);
-                for d in 0..dims {
+                for (d, scale) in scales.iter().enumerate() {
                     let bounds = mbr.and_then(|m| m.get(d)).and_then(|(lo, hi)| {
                         let datatype = fragment.schema.dimensions.get(d)?.datatype;
-                        let int = |b: &[u8]| scales[d].key(&Scalar::decode(datatype, b)?);
+                        let int = |b: &[u8]| scale.key(&Scalar::decode(datatype, b)?);
                         Some((int(lo)?, int(hi)?)).filter(|(a, b)| a <= b)
                     });
                     tiles.mbrs.push(bounds);
