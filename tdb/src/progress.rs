@@ -33,7 +33,7 @@ impl Progress {
                 ),
             None => ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()).with_style(
                 ProgressStyle::with_template(&format!(
-                    "{{spinner}} {what}: {{human_pos}} {unit} ({{per_sec}}, {{elapsed}})"
+                    "{{spinner}} {what}: {{human_pos}} {unit} ({{elapsed}})"
                 ))
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             ),
