@@ -1,11 +1,13 @@
-//! `tdb read --format arrow|parquet`: a record batch as an Arrow IPC
-//! stream or as a Parquet file.
+//! `tdb read --format arrow|parquet`: record batches as an Arrow IPC
+//! stream or as a Parquet file (a row group per batch), written as they
+//! come.
 
 use std::fmt;
 use std::io::Write;
 
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::StreamWriter;
+use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -19,6 +21,8 @@ pub enum WriteError {
     Arrow(arrow_schema::ArrowError),
     /// The Parquet writer refused the batch.
     Parquet(parquet::errors::ParquetError),
+    /// The batches stopped: the read failed.
+    Stopped(crate::Failure),
 }
 
 impl fmt::Display for WriteError {
@@ -27,6 +31,7 @@ impl fmt::Display for WriteError {
             WriteError::Io(e) => write!(f, "{e}"),
             WriteError::Arrow(e) => write!(f, "Arrow IPC: {e}"),
             WriteError::Parquet(e) => write!(f, "Parquet: {e}"),
+            WriteError::Stopped(e) => write!(f, "{e:?}"),
         }
     }
 }
@@ -38,24 +43,38 @@ fn arrow_error(e: arrow_schema::ArrowError) -> WriteError {
     }
 }
 
-/// Writes `batch` to `out`: a Parquet file (zstd) when `parquet`, else an
-/// Arrow IPC stream.
-pub fn write(
+/// Writes `batches` (each of `schema`) to `out` as they come: a Parquet
+/// file (zstd, a row group per batch) when `parquet`, else an Arrow IPC
+/// stream (its schema first, so that a read without cells still writes
+/// one).
+pub fn write_all(
     parquet: bool,
-    batch: &RecordBatch,
+    schema: SchemaRef,
+    batches: impl Iterator<Item = Result<RecordBatch, crate::Failure>>,
     out: &mut (impl Write + Send),
 ) -> Result<(), WriteError> {
     if parquet {
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .build();
-        let mut writer = ArrowWriter::try_new(out, batch.schema(), Some(properties))
-            .map_err(WriteError::Parquet)?;
-        writer.write(batch).map_err(WriteError::Parquet)?;
+        let mut writer =
+            ArrowWriter::try_new(out, schema, Some(properties)).map_err(WriteError::Parquet)?;
+        for batch in batches {
+            writer
+                .write(&batch.map_err(WriteError::Stopped)?)
+                .map_err(WriteError::Parquet)?;
+            // A row group per batch: the writer holds no more than one.
+            writer.flush().map_err(WriteError::Parquet)?;
+        }
         writer.close().map_err(WriteError::Parquet)?;
     } else {
-        let mut writer = StreamWriter::try_new(out, &batch.schema()).map_err(arrow_error)?;
-        writer.write(batch).map_err(arrow_error)?;
+        let mut writer = StreamWriter::try_new(out, &schema).map_err(arrow_error)?;
+        for batch in batches {
+            writer
+                .write(&batch.map_err(WriteError::Stopped)?)
+                .map_err(arrow_error)?;
+            writer.flush().map_err(arrow_error)?;
+        }
         writer.finish().map_err(arrow_error)?;
     }
     Ok(())

@@ -29,7 +29,10 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         encryption_key: args.key.resolve()?,
         ..Default::default()
     };
+    let progress =
+        crate::progress::Progress::spinner(&format!("checking {}", args.array.display()));
     let report = check_storage(storage.as_ref(), &options);
+    drop(progress);
     let mut out = std::io::stdout().lock();
     for finding in &report.findings {
         if args.json {

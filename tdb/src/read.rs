@@ -5,14 +5,13 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde_json::Value;
-use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::read::typed::{empty_result, fill_dense_ranges};
-use tiledb_runtime::read::{Column, ReadQuery, ReadResult, ResultOrder};
+use tiledb_runtime::array::OpenOptions;
+use tiledb_runtime::read::typed::fill_dense_ranges;
+use tiledb_runtime::read::{ReadQuery, ResultOrder};
 
 use crate::datetime;
 use crate::key::KeyArgs;
-use crate::values::{parse_bound, Render};
+use crate::values::parse_bound;
 use crate::{output_error, Failure};
 
 /// What `tdb read` prints.
@@ -84,9 +83,15 @@ pub struct Args {
     /// `a > 5 and s == 'x'`); on a dense array the others read as fill values.
     #[arg(long = "where", value_name = "EXPR")]
     condition: Option<String>,
-    /// Print at most N cells (the first N of the result order).
+    /// Print at most N cells (the first N of the result order); the read
+    /// stops once it has them.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// The most memory one batch of cells may take (the read goes batch by
+    /// batch, in the result order): bytes, or with a suffix (`64MiB`,
+    /// `1GiB`, `500MB`, `512k`).
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_bytes)]
+    memory_budget: u64,
     /// Print stored values: dates and times as integers, enumerated
     /// attributes as their indexes (json, csv and table output).
     #[arg(long)]
@@ -166,168 +171,89 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         .map(|c| crate::condition::parse_where(&array, c))
         .transpose()?;
     // A dense read without ranges covers the non-empty domain.
-    let result = if fill_dense_ranges(array.snapshot(), &mut query) {
-        crate::condition::read_where(&array, &query, condition.as_ref())
-            .map_err(|e| format!("{}: {e}", args.array.display()))?
-    } else {
-        empty_result(array.snapshot(), &query)
+    let has_cells = fill_dense_ranges(array.snapshot(), &mut query);
+    let output = crate::read_out::Output {
+        array: &array,
+        name: args.array.display().to_string(),
+        query,
+        condition,
+        has_cells,
+        budget: args.memory_budget,
+        format: args.format,
+        limit: args.limit,
+        raw: args.raw,
+        to_file: args.output.as_ref().map(|p| p.display().to_string()),
     };
     match &args.output {
         Some(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| format!("--output {}: {e}", path.display()))?;
             let mut out = std::io::BufWriter::new(file);
-            write_result(&args, &array, result, &mut out)?;
+            output.write(&mut out)?;
             out.flush()
                 .map_err(|e| format!("--output {}: {e}", path.display()))?;
         }
         None => {
             // Not locked: the Parquet writer wants a writer it could send.
             let mut out = std::io::BufWriter::new(std::io::stdout());
-            write_result(&args, &array, result, &mut out)?;
+            output.write(&mut out)?;
             out.flush().map_err(output_error)?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes the result in the format asked for.
-fn write_result(
-    args: &Args,
-    array: &Array,
-    result: ReadResult,
-    out: &mut (impl Write + Send),
-) -> Result<(), Failure> {
-    if !matches!(args.format, OutputFormat::Arrow | OutputFormat::Parquet) {
-        return print(args, array, &result, out);
-    }
-    if args.raw {
-        return Err("--raw applies to json, csv and table output".into());
-    }
-    let parquet = args.format == OutputFormat::Parquet;
-    if parquet && args.output.is_none() {
-        return Err("--format parquet writes a file: give --output FILE".into());
-    }
-    let batch = tiledb_runtime::read::arrow::record_batch(array.schema(), result)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
-    let batch = match args.limit {
-        Some(limit) => batch.slice(0, limit.min(batch.num_rows())),
-        None => batch,
+/// A byte count: digits, optionally followed by a unit (`k`/`KiB` = 1024,
+/// `KB` = 1000, `M`/`MiB`, `MB`, `G`/`GiB`, `GB`, `T`/`TiB`, `TB`; any
+/// case, a space allowed).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of bytes (e.g. 268435456 or 256MiB)"))?;
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "kb" => 1_000,
+        "m" | "mib" => 1 << 20,
+        "mb" => 1_000_000,
+        "g" | "gib" => 1 << 30,
+        "gb" => 1_000_000_000,
+        "t" | "tib" => 1 << 40,
+        "tb" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "{other:?} is not a unit of bytes (KiB, MiB, GiB, KB, MB, GB)"
+            ))
+        }
     };
-    crate::arrow_out::write(parquet, &batch, out).map_err(|e| match (e, &args.output) {
-        (crate::arrow_out::WriteError::Io(e), None) => output_error(e),
-        (e, Some(path)) => Failure::Message(format!("writing {}: {e}", path.display())),
-        (e, None) => Failure::Message(format!("writing the output: {e}")),
-    })
+    let bytes = number
+        .checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is more bytes than this machine counts"))?;
+    if bytes == 0 {
+        return Err("a memory budget of 0 bytes".into());
+    }
+    Ok(bytes)
 }
 
-fn print(
-    args: &Args,
-    array: &Array,
-    result: &ReadResult,
-    mut out: &mut impl Write,
-) -> Result<(), Failure> {
-    let columns: Vec<_> = result.dimensions.iter().chain(&result.attributes).collect();
-    let total = result.cell_count();
-    let n = args.limit.map_or(total, |limit| limit.min(total));
-    let render = Render::new(array.schema(), args.raw);
-    match args.format {
-        OutputFormat::Null => {
-            // The read has decoded every tile and gathered every cell into
-            // the result columns; print only the count, so that timing this
-            // command times the read (no text formatting).
-            std::hint::black_box(&columns);
-            writeln!(out, "{n}").map_err(output_error)?;
-        }
-        OutputFormat::Json => {
-            // Written by hand so that fields keep the schema's order.
-            let group = |cols: &[Column]| -> String {
-                let parts: Vec<String> = cols
-                    .iter()
-                    .map(|c| {
-                        let values = Value::Array((0..n).map(|i| render.cell_json(c, i)).collect());
-                        format!("{}:{values}", Value::String(c.name.clone()))
-                    })
-                    .collect();
-                format!("{{{}}}", parts.join(","))
-            };
-            writeln!(
-                out,
-                "{{\"dimensions\":{},\"attributes\":{}}}",
-                group(&result.dimensions),
-                group(&result.attributes)
-            )
-            .map_err(output_error)?;
-        }
-        OutputFormat::Csv => {
-            let mut csv = csv::Writer::from_writer(&mut out);
-            let csv_error = |e: csv::Error| match e.into_kind() {
-                csv::ErrorKind::Io(e) => output_error(e),
-                other => Failure::Message(format!("writing CSV: {other:?}")),
-            };
-            csv.write_record(columns.iter().map(|c| c.name.as_str()))
-                .map_err(csv_error)?;
-            for i in 0..n {
-                let row = columns
-                    .iter()
-                    .map(|c| render.cell_text(c, i).unwrap_or_default());
-                csv.write_record(row).map_err(csv_error)?;
-            }
-            csv.flush().map_err(output_error)?;
-        }
-        OutputFormat::Table => print_table(&mut out, &columns, &render, n, total)?,
-        OutputFormat::Arrow | OutputFormat::Parquet => unreachable!("written by write_result"),
-    }
-    Ok(())
-}
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
 
-/// Aligned columns, a rule under the header, and the cell count.
-fn print_table(
-    out: &mut impl Write,
-    columns: &[&Column],
-    render: &Render,
-    n: usize,
-    total: usize,
-) -> Result<(), Failure> {
-    let rows: Vec<Vec<String>> = (0..n)
-        .map(|i| {
-            columns
-                .iter()
-                .map(|c| render.cell_text(c, i).unwrap_or_else(|| "null".to_string()))
-                .collect()
-        })
-        .collect();
-    let mut widths: Vec<usize> = columns.iter().map(|c| c.name.chars().count()).collect();
-    for row in &rows {
-        for (w, v) in widths.iter_mut().zip(row) {
-            *w = (*w).max(v.chars().count());
+    #[test]
+    fn byte_counts_take_units() {
+        assert_eq!(parse_bytes("1234"), Ok(1234));
+        assert_eq!(parse_bytes("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_bytes("64 mib"), Ok(64 << 20));
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("500MB"), Ok(500_000_000));
+        assert_eq!(parse_bytes("512k"), Ok(512 << 10));
+        for bad in ["", "MiB", "12 parsecs", "0", "-5", "99999999999999999999"] {
+            assert!(parse_bytes(bad).is_err(), "{bad:?}");
         }
     }
-    let line = |cells: Vec<&str>| -> String {
-        cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-            .trim_end()
-            .to_string()
-    };
-    let header = line(columns.iter().map(|c| c.name.as_str()).collect());
-    let rule = widths
-        .iter()
-        .map(|w| "-".repeat(*w))
-        .collect::<Vec<_>>()
-        .join("-+-");
-    writeln!(out, "{header}\n{rule}").map_err(output_error)?;
-    for row in &rows {
-        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))
-            .map_err(output_error)?;
-    }
-    if n < total {
-        writeln!(out, "(first {n} of {total} cells)").map_err(output_error)?;
-    } else {
-        writeln!(out, "({n} cells)").map_err(output_error)?;
-    }
-    Ok(())
 }

@@ -186,6 +186,14 @@ impl TypedResult {
     }
 }
 
+impl<'a> crate::read::TypedBatches<'a> {
+    /// The batches as Arrow record batches, each with the same schema
+    /// (a read under a memory budget: see [`QueryBuilder::batches`](crate::read::QueryBuilder::batches)).
+    pub fn record_batches(self) -> impl Iterator<Item = Result<RecordBatch>> + 'a {
+        self.map(|batch| batch?.into_record_batch())
+    }
+}
+
 fn to_batch(result: ReadResult, enumerations: &[(String, Enumeration)]) -> Result<RecordBatch> {
     let rows = result.cell_count();
     let mut fields = Vec::new();

@@ -10,6 +10,7 @@
 use crate::column::Column;
 use crate::condition::QueryCondition;
 use crate::error::Result;
+use crate::read::batches::Batches;
 use crate::read::query::ReadQuery;
 use crate::read::result::ReadResult;
 use crate::snapshot::Snapshot;
@@ -54,7 +55,19 @@ pub fn read_where(
     condition: &QueryCondition,
 ) -> Result<ReadResult> {
     let (wide, asked) = widened(snapshot, query, condition);
-    let mut result = crate::read::read(snapshot, &wide)?;
+    let result = crate::read::read(snapshot, &wide)?;
+    narrowed(snapshot, query, condition, asked, result)
+}
+
+/// `result`, read by the [`widened`] query, kept (sparse) or filled (dense)
+/// by `condition`, with only the fields `query` asks for.
+fn narrowed(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    condition: &QueryCondition,
+    asked: usize,
+    mut result: ReadResult,
+) -> Result<ReadResult> {
     let keep = mask(&result, condition)?;
     result.attributes.truncate(asked);
     if query.skip_coordinates {
@@ -117,4 +130,72 @@ fn filled(column: &Column, keep: &[bool], fill: &[u8], fill_valid: bool) -> Colu
         }
     }
     out
+}
+
+/// The batches of a read under a memory budget ([`crate::read::batches()`]),
+/// each kept or filled by a condition when there is one. A sparse batch
+/// left without cells is skipped, so no batch is empty.
+pub struct BatchesWhere<'a> {
+    batches: Batches<'a>,
+    snapshot: &'a Snapshot,
+    /// The query as asked, the condition, and how many attributes were asked for.
+    condition: Option<(ReadQuery, QueryCondition, usize)>,
+}
+
+/// Runs `query` in batches of at most `budget` bytes (counting the fields
+/// the condition reads besides those asked for), under `condition` when
+/// one is given.
+pub fn batches_where<'a>(
+    snapshot: &'a Snapshot,
+    query: &ReadQuery,
+    condition: Option<&QueryCondition>,
+    budget: u64,
+) -> Result<BatchesWhere<'a>> {
+    let Some(condition) = condition else {
+        return Ok(BatchesWhere {
+            batches: crate::read::batches(snapshot, query, budget)?,
+            snapshot,
+            condition: None,
+        });
+    };
+    let (wide, asked) = widened(snapshot, query, condition);
+    Ok(BatchesWhere {
+        batches: crate::read::batches(snapshot, &wide, budget)?,
+        snapshot,
+        condition: Some((query.clone(), condition.clone(), asked)),
+    })
+}
+
+impl std::fmt::Debug for BatchesWhere<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchesWhere")
+            .field("batches", &self.batches)
+            .field("condition", &self.condition.as_ref().map(|(_, c, _)| c))
+            .finish_non_exhaustive()
+    }
+}
+
+impl BatchesWhere<'_> {
+    /// Ends the read: the iterator gives nothing more.
+    pub fn finish(&mut self) {
+        self.batches.finish();
+    }
+}
+
+impl Iterator for BatchesWhere<'_> {
+    type Item = Result<ReadResult>;
+
+    fn next(&mut self) -> Option<Result<ReadResult>> {
+        loop {
+            let batch = self.batches.next()?;
+            let Some((query, condition, asked)) = &self.condition else {
+                return Some(batch);
+            };
+            let narrowed = batch.and_then(|b| narrowed(self.snapshot, query, condition, *asked, b));
+            match narrowed {
+                Ok(result) if result.cell_count() == 0 => continue,
+                other => return Some(other),
+            }
+        }
+    }
 }

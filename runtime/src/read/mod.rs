@@ -11,6 +11,7 @@
 pub mod aggregate;
 #[cfg(feature = "arrow")]
 pub mod arrow;
+pub mod batches;
 pub mod conditioned;
 pub(crate) mod dense;
 pub(crate) mod hilbert;
@@ -24,10 +25,11 @@ pub mod tiles;
 pub mod typed;
 
 pub use aggregate::{Aggregate, AggregateOp, AggregateValue};
-pub use conditioned::read_where;
+pub use batches::{batches, Batches};
+pub use conditioned::{batches_where, read_where, BatchesWhere};
 pub use query::{encode_scalar, Range, ReadQuery, ResultOrder};
 pub use result::{Column, ReadResult};
-pub use typed::{QueryBuilder, RangeValue, TypedResult};
+pub use typed::{QueryBuilder, RangeValue, TypedBatches, TypedResult};
 
 use crate::error::Result;
 use crate::snapshot::Snapshot;

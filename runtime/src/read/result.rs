@@ -22,6 +22,12 @@ impl ReadResult {
         }
     }
 
+    /// Cells `range` of the result (a copy), e.g. the first N of a batch.
+    /// Panics when the range is not within the result's cells.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> ReadResult {
+        crate::read::batches::slice_result(self, range.start, range.end)
+    }
+
     /// The number of result cells.
     pub fn cell_count(&self) -> usize {
         self.dimensions

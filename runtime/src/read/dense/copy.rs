@@ -59,9 +59,7 @@ pub(crate) fn copy_line(
             .source
             .and_then(|(gi, t, pos, stride)| tiles.get(&(gi, t)).map(|d| (d, pos, stride)));
         let Some((tile, pos, stride)) = tile else {
-            for cell in dst.chunks_exact_mut(cell_size) {
-                cell.copy_from_slice(fill);
-            }
+            crate::read::dense::pieces::repeat_cell(dst, fill);
             continue;
         };
         let src: &[u8] = if validity {

@@ -32,7 +32,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
     let dims = dense_dimensions(schema)?;
-    let (all_spans, boxed, total) = query_spans(schema, &dims, &ranges)?;
+    let (all_spans, boxed, total) = query_spans(schema, &dims, &ranges, MAX_DENSE_CELLS)?;
     let geometry = fragment_geometry(array, &dims)?;
 
     // One box in row- or column-major order: copied tile by tile.
@@ -74,7 +74,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
 }
 
 /// The schema's dimensions as dense dimensions (integral, with a domain).
-fn dense_dimensions(schema: &ArraySchema) -> Result<Vec<DenseDimension>> {
+pub(crate) fn dense_dimensions(schema: &ArraySchema) -> Result<Vec<DenseDimension>> {
     let mut dims = Vec::new();
     for dim in &schema.dimensions {
         let (lo, hi) = dim.domain_scalars().ok_or_else(|| {
@@ -109,10 +109,11 @@ type QuerySpans = (Vec<Vec<Span>>, Vec<Span>, u128);
 /// The spans the query reads per dimension (the current domain, else the
 /// whole domain, where it gives none), the box when every dimension has
 /// one span, and the number of cells.
-fn query_spans(
+pub(crate) fn query_spans(
     schema: &ArraySchema,
     dims: &[DenseDimension],
     ranges: &[Vec<(Scalar, Scalar)>],
+    limit: u128,
 ) -> Result<QuerySpans> {
     let mut boxed: Vec<(i128, i128)> = Vec::new();
     let mut all_spans: Vec<Vec<(i128, i128)>> = Vec::new();
@@ -154,9 +155,9 @@ fn query_spans(
                 )));
             }
             total = total.saturating_mul((hi - lo + 1) as u128);
-            if total > MAX_DENSE_CELLS {
+            if total > limit {
                 return Err(Error::Usage(format!(
-                    "the subarray has more than {MAX_DENSE_CELLS} cells"
+                    "the subarray has more than {limit} cells (read it in batches)"
                 )));
             }
         }

@@ -261,9 +261,21 @@ pub(crate) fn fill_cells(places: Vec<&mut [u8]>, cell: &[u8]) {
         if cell.len() == 1 {
             place.fill(cell[0]);
         } else {
-            for c in place.chunks_exact_mut(cell.len()) {
-                c.copy_from_slice(cell);
-            }
+            repeat_cell(place, cell);
         }
     });
+}
+
+/// Fills `place` (a whole number of cells) with copies of `cell`, doubling
+/// the filled part with each copy: a few `memcpy`s however many cells (a
+/// read of a mostly unwritten domain is nearly all fill).
+pub(crate) fn repeat_cell(place: &mut [u8], cell: &[u8]) {
+    let first = cell.len().min(place.len());
+    place[..first].copy_from_slice(&cell[..first]);
+    let mut filled = first;
+    while filled > 0 && filled < place.len() {
+        let n = filled.min(place.len() - filled);
+        place.copy_within(..n, filled);
+        filled += n;
+    }
 }

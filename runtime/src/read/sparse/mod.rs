@@ -11,7 +11,7 @@ mod bands;
 mod cells;
 pub(crate) mod fragment_tiles;
 mod merge;
-mod ranges;
+pub(crate) mod ranges;
 mod sorted;
 mod stream;
 

@@ -158,6 +158,55 @@ impl<'a> QueryBuilder<'a> {
 
     /// Runs the read.
     pub fn read(self) -> Result<TypedResult> {
+        let snapshot = self.snapshot;
+        let condition = self.condition.clone();
+        let (query, enumerations, has_cells) = self.prepared()?;
+        let result = if has_cells {
+            match &condition {
+                Some(c) => crate::read::conditioned::read_where(snapshot, &query, c)?,
+                None => crate::read::read_retrying(snapshot, &query)?,
+            }
+        } else {
+            empty_result(snapshot, &query)
+        };
+        Ok(TypedResult {
+            result,
+            enumerations,
+        })
+    }
+
+    /// Runs the read in batches of at most `budget` bytes each, in the
+    /// result order (see [`crate::read::batches()`]): memory holds one
+    /// batch and the tiles it comes from, not the whole result.
+    ///
+    /// ```no_run
+    /// # fn main() -> tiledb_runtime::error::Result<()> {
+    /// # let array = tiledb_runtime::array::Array::open_path("a", Default::default())?;
+    /// let mut total = 0i64;
+    /// for batch in array.query().attributes(["a"]).batches(64 << 20)? {
+    ///     total += batch?.values::<i32>("a")?.iter().map(|&v| i64::from(v)).sum::<i64>();
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn batches(self, budget: u64) -> Result<TypedBatches<'a>> {
+        let snapshot = self.snapshot;
+        let condition = self.condition.clone();
+        let (query, enumerations, has_cells) = self.prepared()?;
+        let mut batches =
+            crate::read::conditioned::batches_where(snapshot, &query, condition.as_ref(), budget)?;
+        if !has_cells {
+            batches.finish();
+        }
+        Ok(TypedBatches {
+            batches,
+            enumerations,
+            empty: empty_result(snapshot, &query),
+        })
+    }
+
+    /// The query with a dense read's ranges filled in, the enumerations of
+    /// the attributes read, and whether the read can have cells.
+    fn prepared(self) -> Result<(ReadQuery, Enumerations, bool)> {
         let schema = self.snapshot.schema();
         let mut query = self.query;
         let names: Vec<String> = match &query.attributes {
@@ -177,18 +226,43 @@ impl<'a> QueryBuilder<'a> {
                 enumerations.push((name.clone(), e.clone()));
             }
         }
-        let result = if fill_dense_ranges(self.snapshot, &mut query) {
-            match &self.condition {
-                Some(c) => crate::read::conditioned::read_where(self.snapshot, &query, c)?,
-                None => crate::read::read_retrying(self.snapshot, &query)?,
-            }
-        } else {
-            empty_result(self.snapshot, &query)
-        };
-        Ok(TypedResult {
+        let has_cells = fill_dense_ranges(self.snapshot, &mut query);
+        Ok((query, enumerations, has_cells))
+    }
+}
+
+/// The enumerations of the attributes a read returns, by attribute name.
+type Enumerations = Vec<(String, crate::schema::Enumeration)>;
+
+/// A typed read in batches ([`QueryBuilder::batches`]): each item is the
+/// next batch as a [`TypedResult`], or the error that ended the read.
+#[derive(Debug)]
+pub struct TypedBatches<'a> {
+    batches: crate::read::BatchesWhere<'a>,
+    enumerations: Enumerations,
+    empty: ReadResult,
+}
+
+impl TypedBatches<'_> {
+    /// A result with the read's fields and no cells (for a header or a
+    /// schema when the read returns no batch).
+    pub fn empty(&self) -> TypedResult {
+        TypedResult {
+            result: self.empty.clone(),
+            enumerations: self.enumerations.clone(),
+        }
+    }
+}
+
+impl Iterator for TypedBatches<'_> {
+    type Item = Result<TypedResult>;
+
+    fn next(&mut self) -> Option<Result<TypedResult>> {
+        let batch = self.batches.next()?;
+        Some(batch.map(|result| TypedResult {
             result,
-            enumerations,
-        })
+            enumerations: self.enumerations.clone(),
+        }))
     }
 }
 

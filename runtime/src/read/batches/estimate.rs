@@ -1,0 +1,181 @@
+//! How large a part of a read will be, before reading it: the bytes of one
+//! result cell, and (sparse) the cells the fragments' tiles may hold in a
+//! box, from their MBRs.
+
+use std::rc::Rc;
+
+use crate::error::Result;
+use crate::read::batches::key::Scale;
+use crate::read::query::{decode_ranges, output_attributes, ReadQuery};
+use crate::read::result::{Column, ReadResult};
+use crate::read::sparse::ranges::touched_tiles;
+use crate::schema::Scalar;
+use crate::snapshot::Snapshot;
+
+/// A first guess at the bytes of one var-sized cell; what reads return
+/// raises it (see [`CellBytes::observe`]).
+const VAR_CELL_GUESS: u64 = 16;
+
+/// The bytes one result cell takes in the result's buffers.
+#[derive(Debug, Clone)]
+pub(crate) struct CellBytes {
+    /// Fixed-size values, offsets and validity bytes.
+    fixed: u64,
+    /// Var-sized fields.
+    var_fields: u64,
+    /// The most bytes per cell a part read so far returned.
+    observed: u64,
+}
+
+impl CellBytes {
+    /// The fields of `query`: coordinates (unless skipped), attributes.
+    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery) -> Result<CellBytes> {
+        let schema = snapshot.schema();
+        let mut bytes = CellBytes {
+            fixed: 0,
+            var_fields: 0,
+            observed: 0,
+        };
+        if !query.skip_coordinates {
+            for dim in &schema.dimensions {
+                if dim.var {
+                    bytes.fixed += 8;
+                    bytes.var_fields += 1;
+                } else {
+                    bytes.fixed += dim.datatype.size();
+                }
+            }
+        }
+        for a in output_attributes(schema, query)? {
+            let attr = &schema.attributes[a];
+            match attr.cell_val_num {
+                Some(v) => bytes.fixed += u64::from(v) * attr.datatype.size(),
+                None => {
+                    bytes.fixed += 8;
+                    bytes.var_fields += 1;
+                }
+            }
+            bytes.fixed += u64::from(attr.nullable);
+        }
+        Ok(bytes)
+    }
+
+    /// The estimated bytes of `cells` cells.
+    pub(crate) fn bytes(&self, cells: u128) -> u128 {
+        let guess = self.fixed + self.var_fields * VAR_CELL_GUESS;
+        cells.saturating_mul(u128::from(guess.max(self.observed).max(1)))
+    }
+
+    /// Learns from a part's result: var-sized cells larger than guessed
+    /// make the next parts smaller.
+    pub(crate) fn observe(&mut self, result: &ReadResult) {
+        let cells = result.cell_count() as u64;
+        if cells > 0 && self.var_fields > 0 {
+            self.observed = self.observed.max(result_bytes(result).div_ceil(cells));
+        }
+    }
+}
+
+/// The bytes of a column's buffers: values, offsets and validity.
+pub(crate) fn column_bytes(column: &Column) -> u64 {
+    let offsets = column.offsets.as_ref().map_or(0, |o| o.len() * 8);
+    let validity = column.validity.as_ref().map_or(0, Vec::len);
+    (column.data.len() + offsets + validity) as u64
+}
+
+/// The bytes of a result's buffers.
+pub(crate) fn result_bytes(result: &ReadResult) -> u64 {
+    result
+        .dimensions
+        .iter()
+        .chain(&result.attributes)
+        .map(column_bytes)
+        .sum()
+}
+
+/// Every tile of the sparse fragments the query touches: its cells and,
+/// per dimension, its MBR as keys when the dimension is a number.
+#[derive(Debug)]
+pub(crate) struct SparseTiles {
+    dims: usize,
+    scales: Vec<Scale>,
+    /// `dims` per tile.
+    mbrs: Vec<Option<(i128, i128)>>,
+    cells: Vec<u64>,
+}
+
+impl SparseTiles {
+    /// The tiles `query` touches in every visible sparse fragment.
+    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery) -> Result<SparseTiles> {
+        let schema = snapshot.schema();
+        let ranges = decode_ranges(schema, query)?;
+        let dims = schema.dimensions.len();
+        let scales: Vec<Scale> = schema
+            .dimensions
+            .iter()
+            .map(|d| Scale::of(d.datatype))
+            .collect();
+        let mut tiles = SparseTiles {
+            dims,
+            scales: scales.clone(),
+            mbrs: Vec::new(),
+            cells: Vec::new(),
+        };
+        for fragment in snapshot.fragments() {
+            if fragment.dense || fragment.non_empty_domain.is_none() {
+                continue;
+            }
+            let mbrs = fragment.mbrs(snapshot.storage())?;
+            for t in touched_tiles(snapshot, fragment, &ranges)? {
+                tiles.cells.push(fragment.cell_num(t, 0));
+                let mbr = mbrs.get(t as usize);
+                for (d, scale) in scales.iter().enumerate() {
+                    let bounds = mbr.and_then(|m| m.get(d)).and_then(|(lo, hi)| {
+                        let datatype = fragment.schema.dimensions.get(d)?.datatype;
+                        let int = |b: &[u8]| scale.key(&Scalar::decode(datatype, b)?);
+                        Some((int(lo)?, int(hi)?)).filter(|(a, b)| a <= b)
+                    });
+                    tiles.mbrs.push(bounds);
+                }
+            }
+        }
+        Ok(tiles)
+    }
+
+    /// Every tile, by index.
+    pub(crate) fn all(&self) -> Rc<[u32]> {
+        (0..self.cells.len() as u32).collect()
+    }
+
+    /// The cells of `candidates` expected in the box (each tile's cells
+    /// spread evenly over its MBR), and the candidates that meet it.
+    pub(crate) fn estimate(
+        &self,
+        boxed: &[Option<Vec<(i128, i128)>>],
+        candidates: &[u32],
+    ) -> (u128, Rc<[u32]>) {
+        let mut met = Vec::new();
+        let mut cells = 0f64;
+        'tiles: for &t in candidates {
+            let mut share = 1f64;
+            for (d, spans) in boxed.iter().enumerate() {
+                let (Some(spans), Some(mbr)) = (spans, self.mbrs[t as usize * self.dims + d])
+                else {
+                    continue;
+                };
+                match self.scales[d].share(mbr, spans) {
+                    Some(part) => share *= part,
+                    None => continue 'tiles,
+                }
+            }
+            met.push(t);
+            cells += self.cells[t as usize] as f64 * share;
+        }
+        let cells = if met.is_empty() {
+            0
+        } else {
+            (cells.ceil() as u128).max(1)
+        };
+        (cells, met.into())
+    }
+}

@@ -1,0 +1,248 @@
+//! Reads under a memory budget: [`Batches`], an iterator of results whose
+//! buffers each hold at most the budget, in the query's result order —
+//! what TileDB's incomplete queries give, without resizing buffers.
+//!
+//! The read is cut into parts that are contiguous in the result order
+//! (`plan`: boxes of ranges chosen by the dimensions' coordinates, or
+//! space tiles in global order, sized from the cell counts of the
+//! subarray (dense) or of the tiles' MBRs (sparse)); each part is read by
+//! the whole-result readers, so only one part's tiles and cells are in
+//! memory at once, and parts are joined or cut into batches of at most the
+//! budget. A part larger than estimated is cut further and read again.
+//!
+//! Where the order cannot be cut by coordinates — a string dimension at
+//! the head of the order, the space tiles of a float dimension, Hilbert order,
+//! one sparse dimension read with overlapping or unsorted ranges — the
+//! cells under it are read at once and then cut into batches: memory then
+//! holds that part whole.
+
+mod estimate;
+mod key;
+mod plan;
+
+use crate::error::{Error, Result};
+use crate::read::query::ReadQuery;
+use crate::read::result::{Column, ReadResult};
+use crate::snapshot::Snapshot;
+
+use estimate::result_bytes;
+use plan::Plan;
+
+/// The results of a read in batches of at most a budget of bytes, in the
+/// query's result order (made by [`batches`]). Each item is the next batch
+/// (never empty) or the error that ended the read; after an error the
+/// iterator ends.
+pub struct Batches<'a> {
+    snapshot: &'a Snapshot,
+    budget: u64,
+    plan: Option<Plan>,
+    /// Cells read but not yet handed out, joined until the budget.
+    pending: Option<ReadResult>,
+    /// A part larger than the budget that cannot be cut by coordinates,
+    /// handed out in slices: the result and the next cell.
+    oversized: Option<(ReadResult, usize)>,
+}
+
+impl std::fmt::Debug for Batches<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Batches")
+            .field("budget", &self.budget)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads `query` in batches whose buffers (values, offsets and validity
+/// of every field) hold at most `budget` bytes each. Batches concatenated
+/// are what [`read`](crate::read::read) returns for the same query. A
+/// budget of 0 is a usage error, and so, when it is met, is a single cell
+/// larger than the budget (as TileDB's query stays incomplete when its
+/// buffers cannot hold one cell).
+pub fn batches<'a>(snapshot: &'a Snapshot, query: &ReadQuery, budget: u64) -> Result<Batches<'a>> {
+    if budget == 0 {
+        return Err(Error::Usage("a memory budget of 0 bytes".into()));
+    }
+    Ok(Batches {
+        snapshot,
+        budget,
+        plan: Some(Plan::new(snapshot, query)?),
+        pending: None,
+        oversized: None,
+    })
+}
+
+impl Iterator for Batches<'_> {
+    type Item = Result<ReadResult>;
+
+    fn next(&mut self) -> Option<Result<ReadResult>> {
+        match self.advance() {
+            Ok(batch) => batch.map(Ok),
+            Err(e) => {
+                self.finish();
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl Batches<'_> {
+    /// Ends the read: the iterator returns nothing more.
+    pub fn finish(&mut self) {
+        self.plan = None;
+        self.pending = None;
+        self.oversized = None;
+    }
+
+    /// The next batch, `None` at the end.
+    fn advance(&mut self) -> Result<Option<ReadResult>> {
+        loop {
+            if let Some((result, at)) = self.oversized.take() {
+                if let Some(pending) = self.pending.take() {
+                    self.oversized = Some((result, at));
+                    return Ok(Some(pending));
+                }
+                let end = cells_within(&result, at, self.budget)?;
+                let slice = slice_result(&result, at, end);
+                if end < result.cell_count() {
+                    self.oversized = Some((result, end));
+                }
+                return Ok(Some(slice));
+            }
+            // Parts aim at half the budget, so that two join into a batch
+            // and an estimate that falls short still fits; sparse parts at
+            // an eighth: merging fragments takes several times a part's
+            // cells in working memory.
+            let target = if self.snapshot.schema().is_dense() {
+                self.budget / 2
+            } else {
+                self.budget / 8
+            };
+            let Some(plan) = self.plan.as_mut() else {
+                return Ok(self.pending.take());
+            };
+            let Some(next) = plan.next_part(target) else {
+                self.plan = None;
+                return Ok(self.pending.take());
+            };
+            let result = crate::read::read(self.snapshot, &next.query)?;
+            plan.cell_bytes().observe(&result);
+            let bytes = result_bytes(&result);
+            if result.cell_count() == 0 {
+                continue;
+            }
+            if bytes > self.budget {
+                if let Some(part) = &next.part {
+                    if plan.split(part) {
+                        continue;
+                    }
+                }
+                self.oversized = Some((result, 0));
+                continue;
+            }
+            match self.pending.take() {
+                None => self.pending = Some(result),
+                Some(mut pending) => {
+                    if result_bytes(&pending) + bytes <= self.budget {
+                        append_result(&mut pending, result);
+                        self.pending = Some(pending);
+                    } else {
+                        self.pending = Some(result);
+                        return Ok(Some(pending));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The end of the batch starting at cell `from` of `result`: as many cells
+/// as fit in `budget` bytes; a usage error when the first does not.
+fn cells_within(result: &ReadResult, from: usize, budget: u64) -> Result<usize> {
+    let columns: Vec<&Column> = result.dimensions.iter().chain(&result.attributes).collect();
+    let cell_bytes = |i: usize| -> u64 {
+        columns
+            .iter()
+            .map(|c| {
+                let values = match (&c.offsets, c.cell_size()) {
+                    (Some(o), _) => o[i + 1].saturating_sub(o[i]) + 8,
+                    (None, Some(size)) => size as u64,
+                    (None, None) => 0,
+                };
+                values + u64::from(c.validity.is_some())
+            })
+            .sum()
+    };
+    let total = result.cell_count();
+    // A var-sized column keeps one offset more than its cells: the end.
+    let ends = columns.iter().filter(|c| c.offsets.is_some()).count() as u64 * 8;
+    let mut used = ends;
+    let mut end = from;
+    while end < total {
+        let bytes = cell_bytes(end);
+        if used + bytes > budget {
+            break;
+        }
+        used += bytes;
+        end += 1;
+    }
+    if end == from && from < total {
+        return Err(Error::Usage(format!(
+            "a cell of {} bytes is larger than the memory budget of {budget} bytes",
+            cell_bytes(from) + ends
+        )));
+    }
+    Ok(end)
+}
+
+/// Cells `from..to` of a result.
+pub(crate) fn slice_result(result: &ReadResult, from: usize, to: usize) -> ReadResult {
+    let slice = |c: &Column| slice_column(c, from, to);
+    ReadResult {
+        dimensions: result.dimensions.iter().map(slice).collect(),
+        attributes: result.attributes.iter().map(slice).collect(),
+    }
+}
+
+/// Cells `from..to` of a column.
+fn slice_column(column: &Column, from: usize, to: usize) -> Column {
+    let mut out = Column::new(
+        &column.name,
+        column.datatype,
+        column.cell_val_num,
+        column.nullable,
+    );
+    match (&column.offsets, column.cell_size()) {
+        (Some(offsets), _) => {
+            let (start, end) = (offsets[from], offsets[to]);
+            out.data = column.data[start as usize..end as usize].to_vec();
+            out.offsets = Some(offsets[from..=to].iter().map(|o| o - start).collect());
+        }
+        (None, Some(size)) => out.data = column.data[from * size..to * size].to_vec(),
+        (None, None) => {}
+    }
+    if let Some(v) = &column.validity {
+        out.validity = Some(v[from..to].to_vec());
+    }
+    out
+}
+
+/// Appends the cells of `part` (the same fields) to `into`.
+fn append_result(into: &mut ReadResult, part: ReadResult) {
+    let pairs = into
+        .dimensions
+        .iter_mut()
+        .zip(part.dimensions)
+        .chain(into.attributes.iter_mut().zip(part.attributes));
+    for (col, add) in pairs {
+        let base = col.data.len() as u64;
+        // Exactly: a large buffer then grows in place (no doubling, no
+        // second copy of the batch alive while it moves).
+        col.data.reserve_exact(add.data.len());
+        col.data.extend_from_slice(&add.data);
+        if let (Some(o), Some(add)) = (col.offsets.as_mut(), add.offsets) {
+            o.extend(add.iter().skip(1).map(|x| base + x));
+        }
+        if let (Some(v), Some(add)) = (col.validity.as_mut(), add.validity) {
+            v.extend_from_slice(&add);
+        }
+    }
+}

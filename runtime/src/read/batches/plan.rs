@@ -1,0 +1,546 @@
+//! Cutting a read into parts that follow its result order.
+//!
+//! A result order is lexicographic over a list of *digits*: row-major is
+//! the first dimension's coordinate, then the second's, …; global order is
+//! each dimension's space-tile index (in tile order), then each
+//! coordinate (in cell order). Fixing the leading digits and giving the
+//! next one an interval selects cells that are contiguous in the result,
+//! and that selection is a box of ranges — a query the whole-result
+//! readers answer in the same order. So a read is cut into a sequence of
+//! such boxes: start with the first digit's whole interval, halve it while
+//! the box is estimated larger than the target, fix it and move to the
+//! next digit when a single value is still too large. The parts are made
+//! lazily (a stack of pending halves), so a huge domain costs no memory.
+//!
+//! Digits exist only for integer dimensions; the cut stops at the first
+//! digit of another dimension (floats, strings, Hilbert order), whose part
+//! is then read whole.
+
+use std::rc::Rc;
+
+use crate::error::Result;
+use crate::filter::Datatype;
+use crate::read::batches::estimate::{CellBytes, SparseTiles};
+use crate::read::batches::key::Scale;
+use crate::read::dense::{dense_dimensions, query_spans};
+use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
+use crate::schema::{ArraySchema, Scalar, SchemaOrder};
+use crate::snapshot::Snapshot;
+
+/// What the units of a digit are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    /// Positions in the dimension's ranges taken one after the other
+    /// (dense row- and column-major reads: multi-range results follow
+    /// the ranges as given).
+    Position,
+    /// Space-tile indices of the dimension (global order).
+    Tile,
+    /// Coordinate values.
+    Value,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Digit {
+    dim: usize,
+    unit: Unit,
+}
+
+/// Per dimension, the spans a part keeps (`None`: a dimension without an
+/// axis, whose ranges are the query's).
+type BoxSpans = Vec<Option<Vec<(i128, i128)>>>;
+
+/// One integer dimension as the plan cuts it.
+#[derive(Debug, Clone)]
+struct Axis {
+    /// The query's spans on it, as given.
+    spans: Vec<(i128, i128)>,
+    /// The domain's lower bound and the space-tile extent (tile digits).
+    low: i128,
+    extent: i128,
+    datatype: Datatype,
+    /// How its values are keys (the spans and bounds are keys).
+    scale: Scale,
+}
+
+/// A part of the read: digits before the last fixed to one unit, the last
+/// an interval (inclusive); the tiles (sparse) that may hold its cells.
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
+    bounds: Vec<(i128, i128)>,
+    tiles: Option<Rc<[u32]>>,
+}
+
+/// A part ready to read: its query, and whether it can still be cut.
+#[derive(Debug)]
+pub(crate) struct PlannedPart {
+    pub(crate) query: ReadQuery,
+    pub(crate) part: Option<Part>,
+}
+
+/// The plan of a read: its digits and the parts still to read.
+pub(crate) struct Plan {
+    base: ReadQuery,
+    /// Per dimension, the axis when the dimension is integral.
+    axes: Vec<Option<Axis>>,
+    digits: Vec<Digit>,
+    dense: bool,
+    /// Dense global order: parts never span two space tiles (each is then
+    /// read in cell order, the fast dense path).
+    tile_digits: usize,
+    /// The cell order as a layout (dense global parts are read in it).
+    cell_layout: ResultOrder,
+    cell_bytes: CellBytes,
+    sparse: Option<SparseTiles>,
+    /// Pending parts, the next on top; `None` once the unsplittable read
+    /// has been handed out.
+    stack: Vec<Part>,
+    whole: Option<()>,
+}
+
+/// The most cells of one dense part (the dense reader's own limit, halved).
+const MAX_DENSE_PART: u128 = crate::read::dense::MAX_DENSE_CELLS / 2;
+
+impl Plan {
+    /// The plan of `query` (already checked by the readers' decoding).
+    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery) -> Result<Plan> {
+        let schema = snapshot.schema();
+        let dense = schema.is_dense();
+        let n = schema.dimensions.len();
+        let mut layout = query.layout;
+        if dense && n == 1 && matches!(layout, ResultOrder::Global | ResultOrder::Unordered) {
+            layout = ResultOrder::RowMajor;
+        }
+        let axes = axes(snapshot, query, dense)?;
+        let (digits, tile_digits) = digits(schema, &axes, layout, dense);
+        let cell_bytes = CellBytes::new(snapshot, query)?;
+        let sparse = if dense {
+            None
+        } else {
+            Some(SparseTiles::new(snapshot, query)?)
+        };
+        let mut base = query.clone();
+        base.layout = layout;
+        let mut plan = Plan {
+            base,
+            axes,
+            digits,
+            dense,
+            tile_digits: if dense { tile_digits } else { 0 },
+            cell_layout: if schema.cell_order == SchemaOrder::ColMajor {
+                ResultOrder::ColMajor
+            } else {
+                ResultOrder::RowMajor
+            },
+            cell_bytes,
+            sparse,
+            stack: Vec::new(),
+            whole: None,
+        };
+        match plan.first_part() {
+            Some(part) => plan.stack.push(part),
+            None => plan.whole = Some(()),
+        }
+        Ok(plan)
+    }
+
+    /// The estimated bytes of one result cell (raised by what reads show).
+    pub(crate) fn cell_bytes(&mut self) -> &mut CellBytes {
+        &mut self.cell_bytes
+    }
+
+    /// The part covering every unit of the first digit; `None` when the
+    /// read has no digit (it is read whole).
+    fn first_part(&self) -> Option<Part> {
+        let digit = self.digits.first()?;
+        let boxed = self.spans_before(&[], 0)?;
+        let interval = self.interval(digit, &boxed[digit.dim])?;
+        Some(Part {
+            bounds: vec![interval],
+            tiles: self.sparse.as_ref().map(SparseTiles::all),
+        })
+    }
+
+    /// The next part in result order, at most about `target` bytes where
+    /// the digits allow; `None` at the end.
+    pub(crate) fn next_part(&mut self, target: u64) -> Option<PlannedPart> {
+        if self.whole.take().is_some() {
+            return Some(PlannedPart {
+                query: self.base.clone(),
+                part: None,
+            });
+        }
+        while let Some(mut part) = self.stack.pop() {
+            let Some(boxed) = self.spans_before(&part.bounds, part.bounds.len()) else {
+                continue;
+            };
+            let (cells, tiles) = self.estimate(&boxed, part.tiles.as_deref());
+            if cells == 0 {
+                continue;
+            }
+            part.tiles = tiles;
+            let bytes = self.cell_bytes.bytes(cells);
+            let whole_tile = part.bounds.len() > self.tile_digits
+                || (part.bounds.len() == self.tile_digits && {
+                    let (a, b) = part.bounds[part.bounds.len() - 1];
+                    a == b
+                });
+            let small = cells <= MAX_DENSE_PART || !self.dense;
+            // A part of about one cell is never cut further: the budget
+            // then says when it is too large, once read.
+            let fits = bytes <= u128::from(target) || cells <= 1;
+            if fits && small && whole_tile {
+                return Some(self.planned(part, &boxed));
+            }
+            if !self.split(&part) {
+                return Some(self.planned(part, &boxed));
+            }
+        }
+        None
+    }
+
+    /// Pushes the parts that replace `part` (its halves, or its one value
+    /// with the next digit opened); false when it cannot be cut.
+    pub(crate) fn split(&mut self, part: &Part) -> bool {
+        let k = part.bounds.len() - 1;
+        let (a, b) = part.bounds[k];
+        if a < b {
+            let scale = self.axes[self.digits[k].dim]
+                .as_ref()
+                .map_or(Scale::Int, |axis| axis.scale);
+            let mid = scale.midpoint(a, b);
+            for half in [(mid + 1, b), (a, mid)] {
+                let mut bounds = part.bounds.clone();
+                bounds[k] = half;
+                self.stack.push(Part {
+                    bounds,
+                    tiles: part.tiles.clone(),
+                });
+            }
+            return true;
+        }
+        let Some(next) = self.digits.get(k + 1).copied() else {
+            return false;
+        };
+        let Some(boxed) = self.spans_before(&part.bounds, k + 1) else {
+            return false;
+        };
+        let Some(interval) = self.interval(&next, &boxed[next.dim]) else {
+            return false;
+        };
+        let mut bounds = part.bounds.clone();
+        bounds.push(interval);
+        self.stack.push(Part {
+            bounds,
+            tiles: part.tiles.clone(),
+        });
+        true
+    }
+
+    /// The query of a part.
+    fn planned(&self, part: Part, boxed: &BoxSpans) -> PlannedPart {
+        let mut query = self.base.clone();
+        let schema_dims = query.ranges.len().max(boxed.len());
+        query.ranges.resize(schema_dims, Vec::new());
+        for (d, spans) in boxed.iter().enumerate() {
+            if let (Some(spans), Some(axis)) = (spans, &self.axes[d]) {
+                query.ranges[d] = spans
+                    .iter()
+                    .map(|&(lo, hi)| {
+                        let encode = |k| axis.scale.encode(axis.datatype, k);
+                        (encode(lo), encode(hi))
+                    })
+                    .collect();
+            }
+        }
+        if self.dense && self.tile_digits > 0 {
+            // One space tile: its cells in cell order are its global order.
+            query.layout = self.cell_layout;
+        }
+        PlannedPart {
+            query,
+            part: Some(part),
+        }
+    }
+
+    /// Per dimension, the spans left once digits `..upto` take the units
+    /// of `bounds`; `None` when some dimension keeps none (an empty part).
+    fn spans_before(&self, bounds: &[(i128, i128)], upto: usize) -> Option<BoxSpans> {
+        let mut boxed: BoxSpans = self
+            .axes
+            .iter()
+            .map(|a| a.as_ref().map(|a| a.spans.clone()))
+            .collect();
+        for (digit, &(a, b)) in self.digits.iter().zip(bounds).take(upto) {
+            let axis = self.axes[digit.dim].as_ref()?;
+            let spans = boxed[digit.dim].as_mut()?;
+            *spans = match digit.unit {
+                Unit::Position => positions(spans, a, b),
+                Unit::Tile => {
+                    let lo = axis.low.saturating_add(a.saturating_mul(axis.extent));
+                    let hi = axis
+                        .low
+                        .saturating_add((b.saturating_add(1)).saturating_mul(axis.extent))
+                        .saturating_sub(1);
+                    intersect(spans, lo, hi)
+                }
+                Unit::Value => intersect(spans, a, b),
+            };
+            if spans.is_empty() {
+                return None;
+            }
+        }
+        if self.tile_digits > 0 {
+            // Dense global: within a tile the cells come in cell order,
+            // whatever the order of the ranges.
+            for spans in boxed.iter_mut().flatten() {
+                spans.sort_unstable();
+            }
+        }
+        Some(boxed)
+    }
+
+    /// The units of `digit` over the dimension's remaining spans.
+    fn interval(&self, digit: &Digit, spans: &Option<Vec<(i128, i128)>>) -> Option<(i128, i128)> {
+        let spans = spans.as_ref()?;
+        let axis = self.axes[digit.dim].as_ref()?;
+        let lo = spans.iter().map(|s| s.0).min()?;
+        let hi = spans.iter().map(|s| s.1).max()?;
+        Some(match digit.unit {
+            Unit::Position => {
+                let len = spans
+                    .iter()
+                    .map(|(a, b)| b - a + 1)
+                    .fold(0i128, i128::saturating_add);
+                (0, len - 1)
+            }
+            Unit::Tile => (
+                (lo - axis.low).div_euclid(axis.extent),
+                (hi - axis.low).div_euclid(axis.extent),
+            ),
+            Unit::Value => (lo, hi),
+        })
+    }
+
+    /// The estimated cells of a box, and (sparse) the tiles it meets.
+    fn estimate(
+        &self,
+        boxed: &[Option<Vec<(i128, i128)>>],
+        tiles: Option<&[u32]>,
+    ) -> (u128, Option<Rc<[u32]>>) {
+        match &self.sparse {
+            Some(sparse) => {
+                let (cells, met) = sparse.estimate(boxed, tiles.unwrap_or(&[]));
+                (cells, Some(met))
+            }
+            None => {
+                let cells = boxed
+                    .iter()
+                    .flatten()
+                    .map(|spans| {
+                        spans
+                            .iter()
+                            .map(|(a, b)| (b - a + 1) as u128)
+                            .fold(0u128, u128::saturating_add)
+                    })
+                    .fold(1u128, u128::saturating_mul);
+                (cells, None)
+            }
+        }
+    }
+}
+
+/// Per dimension, its axis when it is a number: the query's spans (the
+/// whole domain where it gives none; a dense read's current domain as the
+/// dense reader takes it), its domain's low bound and tile extent.
+fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Option<Axis>>> {
+    let schema = snapshot.schema();
+    let ranges = decode_ranges(schema, query)?;
+    if dense {
+        let dims = dense_dimensions(schema)?;
+        let (all_spans, _, _) = query_spans(schema, &dims, &ranges, u128::MAX)?;
+        return Ok(dims
+            .iter()
+            .zip(all_spans)
+            .zip(&schema.dimensions)
+            .map(|((dim, spans), d)| {
+                Some(Axis {
+                    spans,
+                    low: dim.low,
+                    extent: dim.extent,
+                    datatype: d.datatype,
+                    scale: Scale::Int,
+                })
+            })
+            .collect());
+    }
+    Ok(schema
+        .dimensions
+        .iter()
+        .zip(&ranges)
+        .map(|(dim, ranges)| {
+            if dim.var {
+                return None;
+            }
+            let scale = Scale::of(dim.datatype);
+            let (lo, hi) = dim.domain_scalars()?;
+            let (lo, hi) = (scale.key(&lo)?, scale.key(&hi)?);
+            let spans = if ranges.is_empty() {
+                vec![(lo, hi)]
+            } else {
+                ranges
+                    .iter()
+                    .map(|(a, b)| Some((scale.key(a)?, scale.key(b)?)))
+                    .collect::<Option<Vec<_>>>()?
+            };
+            // Tile digits are only made for integer dimensions.
+            let extent = dim
+                .extent_scalar()
+                .and_then(|e| e.as_int())
+                .filter(|e| *e > 0)
+                .unwrap_or(hi - lo + 1);
+            Some(Axis {
+                spans,
+                low: lo,
+                extent,
+                datatype: dim.datatype,
+                scale,
+            })
+        })
+        .collect())
+}
+
+/// The digits of the result order, cut at the first one of a dimension
+/// without an axis; and how many of them are tile digits.
+fn digits(
+    schema: &ArraySchema,
+    axes: &[Option<Axis>],
+    layout: ResultOrder,
+    dense: bool,
+) -> (Vec<Digit>, usize) {
+    let n = schema.dimensions.len();
+    let order = |col: bool| -> Vec<usize> {
+        if col {
+            (0..n).rev().collect()
+        } else {
+            (0..n).collect()
+        }
+    };
+    let (mut digits, tiles): (Vec<Digit>, usize) = match layout {
+        ResultOrder::RowMajor | ResultOrder::ColMajor => {
+            let unit = if dense { Unit::Position } else { Unit::Value };
+            let list = order(layout == ResultOrder::ColMajor)
+                .into_iter()
+                .map(|dim| Digit { dim, unit })
+                .collect();
+            // One sparse dimension read with several ranges that are not
+            // ascending and apart: TileDB returns them in range order or
+            // in coordinate order depending on the fragments the cells
+            // come from, which a part cannot know. Read whole.
+            if !dense && n == 1 && !ascending_apart(axes) {
+                return (Vec::new(), 0);
+            }
+            (list, 0)
+        }
+        ResultOrder::Global | ResultOrder::Unordered => {
+            if !dense && schema.cell_order == SchemaOrder::Hilbert {
+                return (Vec::new(), 0);
+            }
+            let tiled: Vec<Digit> = order(schema.tile_order == SchemaOrder::ColMajor)
+                .into_iter()
+                .filter(|&d| dense || (n > 1 && tiles_order(&schema.dimensions[d])))
+                .map(|dim| Digit {
+                    dim,
+                    unit: Unit::Tile,
+                })
+                .collect();
+            let count = tiled.len();
+            let mut list = tiled;
+            list.extend(
+                order(schema.cell_order == SchemaOrder::ColMajor)
+                    .into_iter()
+                    .map(|dim| Digit {
+                        dim,
+                        unit: Unit::Value,
+                    }),
+            );
+            (list, count)
+        }
+    };
+    // Tiles of float dimensions are cut by float arithmetic the keys do
+    // not follow: the order is cut no further there.
+    let cut_at = |d: &Digit| match &axes[d.dim] {
+        None => true,
+        Some(axis) => d.unit == Unit::Tile && axis.scale != Scale::Int,
+    };
+    if let Some(cut) = digits.iter().position(cut_at) {
+        digits.truncate(cut);
+    }
+    let tiles = tiles.min(digits.len());
+    (digits, tiles)
+}
+
+/// Whether a sparse dimension's space tiles take part in the global order
+/// ahead of the coordinates: it has a tile extent, and (a float dimension)
+/// more than one tile. With one dimension, tile order then coordinate
+/// order is coordinate order, so none is needed.
+fn tiles_order(dim: &crate::schema::Dimension) -> bool {
+    let Some(extent) = dim.extent_scalar() else {
+        return false;
+    };
+    match (dim.domain_scalars(), extent) {
+        (Some((Scalar::Float(lo), Scalar::Float(hi))), Scalar::Float(e)) => e <= hi - lo,
+        _ => true,
+    }
+}
+
+/// The one axis's spans each start after the previous one ends.
+fn ascending_apart(axes: &[Option<Axis>]) -> bool {
+    match axes.first() {
+        Some(Some(axis)) => axis.spans.windows(2).all(|w| w[1].0 > w[0].1),
+        _ => true,
+    }
+}
+
+/// The parts of `spans` (taken one after the other) at positions `a..=b`.
+fn positions(spans: &[(i128, i128)], a: i128, b: i128) -> Vec<(i128, i128)> {
+    let mut out = Vec::new();
+    let mut at = 0i128;
+    for &(lo, hi) in spans {
+        let len = hi - lo + 1;
+        let (from, to) = (a.max(at), b.min(at + len - 1));
+        if from <= to {
+            out.push((lo + (from - at), lo + (to - at)));
+        }
+        at += len;
+        if at > b {
+            break;
+        }
+    }
+    out
+}
+
+/// Each span cut to `[lo, hi]`, the empty ones dropped.
+fn intersect(spans: &[(i128, i128)], lo: i128, hi: i128) -> Vec<(i128, i128)> {
+    spans
+        .iter()
+        .filter_map(|&(a, b)| {
+            let (a, b) = (a.max(lo), b.min(hi));
+            (a <= b).then_some((a, b))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_follow_the_spans_as_given() {
+        let spans = [(5, 7), (1, 2), (10, 10)];
+        assert_eq!(positions(&spans, 0, 5), spans.to_vec());
+        assert_eq!(positions(&spans, 2, 3), vec![(7, 7), (1, 1)]);
+        assert_eq!(positions(&spans, 4, 5), vec![(2, 2), (10, 10)]);
+        assert_eq!(intersect(&spans, 2, 6), vec![(5, 6), (2, 2)]);
+    }
+}

@@ -1,0 +1,309 @@
+//! A read under a memory budget holds one batch, not the result: a dense
+//! read whose result is 4 GiB (a domain of 2^30 cells, nearly all
+//! unwritten, so they read as the fill value — as TileDB reads them,
+//! checked against tiledb-py below) is read in batches under a 64 MiB
+//! budget, and sparse reads (row-major and global, an integer and a float
+//! dimension) of two fragments of 600,000 cells each under a 2 MiB budget; each runs in a child process (this test binary again,
+//! running the ignored `child` test) whose peak resident size
+//! (`VmHWM`) is measured. The child checks every cell it is given.
+//!
+//! The sizes keep a debug build near half a minute on two cores;
+//! `BUDGET_TEST_CELLS_LOG2=33` (a 32 GiB result) makes a longer run.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::filter::Datatype;
+use tiledb_runtime::read::{batches, ReadQuery, ResultOrder};
+use tiledb_runtime::schema::{AttributeSpec, DimensionSpec, SchemaBuilder};
+use tiledb_runtime::write::{Column, Write};
+
+const WRITTEN: i64 = 1000;
+const SPARSE_CELLS: i64 = 600_000;
+/// The float array's coordinates are shifted down by this (half below 0).
+const FLOAT_SHIFT: i64 = 600_000_000;
+
+fn dense_cells() -> i64 {
+    let log2 = std::env::var("BUDGET_TEST_CELLS_LOG2")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .unwrap_or(30);
+    1i64 << log2
+}
+
+/// The peak resident size of this process, in KiB.
+fn peak_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// A dense array over `0..cells` (INT32 `a`, fill -7) with `WRITTEN`
+/// cells written at its start (`a = 3 * d`).
+fn dense_array(path: &Path) {
+    let cells = dense_cells();
+    let schema = SchemaBuilder::dense()
+        .dimension(DimensionSpec::new::<i64>("d", 0, cells - 1, Some(1 << 20)))
+        .attribute(
+            AttributeSpec::new("a", Datatype::Int32)
+                .with_fill((-7i32).to_le_bytes().to_vec(), false),
+        );
+    let array = Array::create_path(path, &schema).unwrap();
+    let values: Vec<i32> = (0..WRITTEN as i32).map(|i| 3 * i).collect();
+    let write = Write::dense(
+        vec![(0, i128::from(WRITTEN) - 1)],
+        vec![Column::from_values("a", &values)],
+    );
+    array.write(&write).unwrap();
+}
+
+/// A sparse array (INT64 `d` over a wide domain, or FLOAT64 `d` half below
+/// zero, and INT64 `v = d + 1`) of two fragments whose coordinates
+/// interleave: even and odd multiples of 1000.
+fn sparse_array(path: &Path, float: bool) {
+    let dimension = if float {
+        DimensionSpec::new::<f64>("d", -1e12, 1e12, None)
+    } else {
+        DimensionSpec::new::<i64>("d", 0, 1 << 40, Some(1 << 20))
+    };
+    let schema = SchemaBuilder::sparse()
+        .dimension(dimension)
+        .attribute(AttributeSpec::new("v", Datatype::Int64))
+        .capacity(10_000);
+    let array = Array::create_path(path, &schema).unwrap();
+    let shift = if float { FLOAT_SHIFT } else { 0 };
+    for (parity, at) in [(0i64, 1u64), (1, 2)] {
+        let d: Vec<i64> = (0..SPARSE_CELLS)
+            .map(|i| (2 * i + parity) * 1000 - shift)
+            .collect();
+        let v: Vec<i64> = d.iter().map(|x| x + 1).collect();
+        let d = if float {
+            let d: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+            Column::from_values("d", &d)
+        } else {
+            Column::from_values("d", &d)
+        };
+        let write = Write::sparse(vec![d, Column::from_values("v", &v)]).at(at);
+        array.write(&write).unwrap();
+    }
+}
+
+/// Run by the tests below in a child process: reads the array named by
+/// `BUDGET_CHILD` in batches, checks every cell, and prints what it saw
+/// and its peak resident size.
+#[test]
+#[ignore = "run in a child process by the memory tests"]
+fn child() {
+    let spec = std::env::var("BUDGET_CHILD").expect("BUDGET_CHILD names the read");
+    let mut parts = spec.split(';');
+    let (kind, path, budget) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap().parse::<u64>().unwrap(),
+    );
+    let array = Array::open_path(path, OpenOptions::default()).unwrap();
+    let (mut cells, mut batch_count, mut largest) = (0u64, 0u64, 0usize);
+    let fill: Vec<u8> = (-7i32).to_le_bytes().repeat(1 << 18);
+    match kind {
+        "dense" => {
+            let query = ReadQuery {
+                ranges: vec![vec![(
+                    0i64.to_le_bytes().to_vec(),
+                    (dense_cells() - 1).to_le_bytes().to_vec(),
+                )]],
+                skip_coordinates: true,
+                ..ReadQuery::default()
+            };
+            for batch in batches(array.snapshot(), &query, budget).unwrap() {
+                let batch = batch.unwrap();
+                let a = &batch.attributes[0];
+                largest = largest.max(a.data.len());
+                // Written cells one by one; the fill as one comparison
+                // (a debug build checks 2^30 cells in little time).
+                let first = cells as i64;
+                let written = (WRITTEN - first).clamp(0, a.data.len() as i64 / 4) as usize;
+                for (i, v) in a.data[..written * 4].chunks_exact(4).enumerate() {
+                    let v = i32::from_le_bytes(v.try_into().unwrap());
+                    assert_eq!(
+                        v,
+                        3 * (first as i32 + i as i32),
+                        "cell {}",
+                        first + i as i64
+                    );
+                }
+                for rest in a.data[written * 4..].chunks(fill.len()) {
+                    assert!(
+                        rest == &fill[..rest.len()],
+                        "a cell after {first} is not the fill value"
+                    );
+                }
+                cells += batch.cell_count() as u64;
+                batch_count += 1;
+            }
+        }
+        sparse => {
+            let float = sparse.starts_with("sparse-float");
+            let shift = if float { FLOAT_SHIFT } else { 0 };
+            let layout = if sparse.ends_with("global") {
+                ResultOrder::Global
+            } else {
+                ResultOrder::RowMajor
+            };
+            let query = ReadQuery {
+                layout,
+                ..ReadQuery::default()
+            };
+            for batch in batches(array.snapshot(), &query, budget).unwrap() {
+                let batch = batch.unwrap();
+                largest = largest.max(batch.dimensions[0].data.len() * 2);
+                let d = batch.dimensions[0].data.chunks_exact(8);
+                let v = batch.attributes[0].data.chunks_exact(8);
+                for (i, (d, v)) in d.zip(v).enumerate() {
+                    let d = match float {
+                        true => f64::from_le_bytes(d.try_into().unwrap()) as i64,
+                        false => i64::from_le_bytes(d.try_into().unwrap()),
+                    };
+                    let v = i64::from_le_bytes(v.try_into().unwrap());
+                    // Both fragments merged: every multiple of 1000, in order.
+                    assert_eq!(d, (cells as i64 + i as i64) * 1000 - shift);
+                    assert_eq!(v, d + 1);
+                }
+                cells += batch.cell_count() as u64;
+                batch_count += 1;
+            }
+        }
+    }
+    println!(
+        "RESULT cells={cells} batches={batch_count} largest={largest} peak_kib={}",
+        peak_kib()
+    );
+}
+
+/// Runs the child on `kind;path;budget`: (cells, batches, peak KiB).
+fn run_child(kind: &str, path: &Path, budget: u64) -> (u64, u64, u64) {
+    let exe = std::env::current_exe().unwrap();
+    let output = Command::new(exe)
+        .args([
+            "child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            "BUDGET_CHILD",
+            format!("{kind};{};{budget}", path.display()),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the child failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no RESULT line from the child:\n{stdout}"));
+    let field = |name: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap()
+    };
+    println!("{kind}: {line}");
+    (field("cells"), field("batches"), field("peak_kib"))
+}
+
+#[test]
+fn a_multi_gigabyte_dense_read_stays_in_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dense");
+    dense_array(&path);
+    let budget: u64 = 64 << 20;
+    let (cells, batch_count, peak) = run_child("dense", &path, budget);
+    let result_bytes = dense_cells() as u64 * 4;
+    assert_eq!(cells, dense_cells() as u64);
+    assert!(
+        batch_count >= result_bytes / budget,
+        "{batch_count} batches"
+    );
+    // The process holds a few batches' worth (the batch handed out, the
+    // next being joined, a part being read), never the 4 GiB result.
+    let bound_kib = 3 * budget / 1024;
+    assert!(
+        peak < bound_kib,
+        "peak {peak} KiB over {bound_kib} KiB for a {result_bytes}-byte result"
+    );
+    assert!(result_bytes / 1024 > 10 * bound_kib);
+
+    // TileDB reads the unwritten cells as the fill value too.
+    let Some(python) = common::tiledb_python() else {
+        println!("skipped the TileDB comparison: no tiledb-py venv");
+        return;
+    };
+    let far = dense_cells() / 2;
+    let script = format!(
+        "import tiledb\nA = tiledb.open({:?})\nprint(list(A[{}:{}]['a']) + list(A[{far}:{}]['a']))",
+        path.display(),
+        WRITTEN - 2,
+        WRITTEN + 2,
+        far + 2
+    );
+    let out = Command::new(python).args(["-c", &script]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tiledb = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let ours = format!(
+        "[{}, {}, -7, -7, -7, -7]",
+        3 * (WRITTEN - 2),
+        3 * (WRITTEN - 1)
+    );
+    assert_eq!(
+        tiledb, ours,
+        "TileDB's cells around the written ones and far from them"
+    );
+}
+
+#[test]
+fn a_sparse_read_of_merged_fragments_stays_in_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse");
+    sparse_array(&path, false);
+    let float_path = dir.path().join("sparse-float");
+    sparse_array(&float_path, true);
+    let budget: u64 = 2 << 20;
+    let result_bytes = 2 * SPARSE_CELLS as u64 * 16;
+    for (kind, path) in [
+        ("sparse-row", &path),
+        ("sparse-global", &path),
+        ("sparse-float-row", &float_path),
+        ("sparse-float-global", &float_path),
+    ] {
+        let (cells, batch_count, peak) = run_child(kind, path, budget);
+        assert_eq!(cells, 2 * SPARSE_CELLS as u64);
+        assert!(
+            batch_count >= result_bytes / budget,
+            "{kind}: {batch_count} batches"
+        );
+        println!("{kind}: peak {peak} KiB for a {result_bytes}-byte result");
+        // Reading this array whole (the merge of two fragments) peaks
+        // near 400 MiB; in batches it stays near the 18 MiB result's
+        // batches plus the process's own.
+        let bound_kib = 32 << 10;
+        assert!(
+            peak < bound_kib,
+            "{kind}: peak {peak} KiB over {bound_kib} KiB"
+        );
+    }
+}

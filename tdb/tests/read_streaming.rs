@@ -1,0 +1,223 @@
+//! `tdb read` streams: on a dense array of 2^31 cells (a 2^31-line CSV of
+//! many gigabytes, hours of output), `--format csv | head` gets its first
+//! lines within seconds and the closed pipe ends `tdb` quietly with 0;
+//! `--limit` stops the read once it has its cells; a small memory budget
+//! gives the same output as the default one; and nothing is drawn on a
+//! standard error that is not a terminal.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tiledb_runtime::array::Array;
+use tiledb_runtime::filter::Datatype;
+use tiledb_runtime::schema::{AttributeSpec, DimensionSpec, SchemaBuilder};
+use tiledb_runtime::write::{Column, Write};
+
+/// Long enough for a loaded debug build; the whole output would take hours.
+const FIRST_LINES_WITHIN: Duration = Duration::from_secs(30);
+
+/// A dense array over `0..2^31` (INT32 `a`, fill -7) with its first 10
+/// cells written (`a = 10 * d`).
+fn big_array(path: &Path) {
+    let schema = SchemaBuilder::dense()
+        .dimension(DimensionSpec::new::<i64>(
+            "d",
+            0,
+            (1 << 31) - 1,
+            Some(1 << 20),
+        ))
+        .attribute(
+            AttributeSpec::new("a", Datatype::Int32)
+                .with_fill((-7i32).to_le_bytes().to_vec(), false),
+        );
+    let array = Array::create_path(path, &schema).unwrap();
+    let values: Vec<i32> = (0..10).map(|i| 10 * i).collect();
+    array
+        .write(&Write::dense(
+            vec![(0, 9)],
+            vec![Column::from_values("a", &values)],
+        ))
+        .unwrap();
+}
+
+fn tdb() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tdb"))
+}
+
+#[test]
+fn csv_into_head_prints_at_once_and_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    big_array(&path);
+    // The whole domain, not just the written cells.
+    let start = Instant::now();
+    let mut child = tdb()
+        .arg("read")
+        .arg(&path)
+        .args(["--format", "csv", "--subarray", "d=0:2147483647"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let header = lines.next().unwrap().unwrap();
+    let first = lines.next().unwrap().unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!((header.as_str(), first.as_str()), ("d,a", "0,0"));
+    assert!(
+        elapsed < FIRST_LINES_WITHIN,
+        "the first lines took {elapsed:?}"
+    );
+    // `head` closes the pipe: tdb ends quietly with 0, soon.
+    drop(lines);
+    let deadline = Instant::now() + FIRST_LINES_WITHIN;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("tdb went on after its reader closed the pipe");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status:?}: {err}");
+    assert_eq!(
+        err, "",
+        "nothing on a standard error that is not a terminal"
+    );
+}
+
+#[test]
+fn limit_stops_the_read_and_budgets_do_not_change_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    big_array(&path);
+    let run = |args: &[&str]| -> String {
+        let out = tdb().arg("read").arg(&path).args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let start = Instant::now();
+    let limited = run(&[
+        "--format",
+        "csv",
+        "--subarray",
+        "d=0:2147483647",
+        "--limit",
+        "12",
+    ]);
+    assert!(
+        start.elapsed() < FIRST_LINES_WITHIN,
+        "--limit took {:?}",
+        start.elapsed()
+    );
+    let expected: String = std::iter::once("d,a".to_string())
+        .chain((0..12).map(|d| format!("{d},{}", if d < 10 { 10 * d } else { -7 })))
+        .map(|l| l + "\n")
+        .collect();
+    assert_eq!(limited, expected);
+
+    // 4,000 cells under budgets of one cell's batch up to the default:
+    // every format prints the same.
+    for format in ["csv", "json", "table", "null"] {
+        let whole = run(&["--format", format, "--subarray", "d=0:3999"]);
+        for budget in ["12", "1KiB", "64k"] {
+            let batched = run(&[
+                "--format",
+                format,
+                "--subarray",
+                "d=0:3999",
+                "--memory-budget",
+                budget,
+            ]);
+            assert_eq!(batched, whole, "--format {format} --memory-budget {budget}");
+        }
+        let limited = run(&[
+            "--format",
+            format,
+            "--subarray",
+            "d=0:3999",
+            "--memory-budget",
+            "1KiB",
+            "--limit",
+            "1500",
+        ]);
+        let whole_limited = run(&[
+            "--format",
+            format,
+            "--subarray",
+            "d=0:3999",
+            "--limit",
+            "1500",
+        ]);
+        if format == "table" {
+            // Beyond one batch the total is not read: only the count differs.
+            assert!(
+                limited.ends_with("(first 1500 cells)\n"),
+                "{}",
+                &limited[limited.len() - 40..]
+            );
+            assert!(whole_limited.ends_with("(first 1500 of 4000 cells)\n"));
+            let body = |t: &str| t.lines().take(1502).collect::<Vec<_>>().join("\n");
+            assert_eq!(body(&limited), body(&whole_limited));
+        } else {
+            assert_eq!(limited, whole_limited, "--format {format} --limit 1500");
+        }
+    }
+    let bad = tdb()
+        .arg("read")
+        .arg(&path)
+        .args(["--memory-budget", "12 parsecs"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// An Arrow IPC stream written batch by batch (enumerations as
+/// dictionaries in every batch) holds the cells of the one-batch stream.
+#[test]
+fn arrow_streams_in_batches_hold_the_same_cells() {
+    let array = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../conformance/corpus/tiledb-2.30/sparse.enumeration/array");
+    let stream = |budget: &str| -> Vec<arrow_array::RecordBatch> {
+        let out = tdb()
+            .arg("read")
+            .arg(&array)
+            .args(["--format", "arrow", "--memory-budget", budget])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(out.stdout), None)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let whole = stream("256MiB");
+    assert_eq!(whole.len(), 1);
+    let batches = stream("8");
+    assert!(batches.len() > 1, "{} batches", batches.len());
+    let mut at = 0;
+    for batch in &batches {
+        assert_eq!(batch, &whole[0].slice(at, batch.num_rows()));
+        at += batch.num_rows();
+    }
+    assert_eq!(at, whole[0].num_rows());
+}
