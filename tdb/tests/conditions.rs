@@ -156,3 +156,43 @@ fn a_delete_then_reads_and_aggregates_agree_with_tiledb() {
         r#"{"d": [1, 999], "a": [2147483647, 2147483646]}"#
     );
 }
+
+/// `--where` under a budget of a few cells per batch prints what the
+/// default budget prints: the condition applies to every batch (sparse
+/// batches left without cells are skipped, dense cells that fail read as
+/// fill values), in every output format.
+#[test]
+fn a_condition_streams_under_a_small_memory_budget() {
+    for (case, condition) in [
+        ("sparse.attr.int32", "a >= 0 and d != 999"),
+        ("sparse.attr.int32", "a < 0"),
+        ("dense.attr.int32", "a > 0"),
+        ("dense.attr.int32", "a <= 0 or a == 7"),
+    ] {
+        let array = corpus_array(case);
+        let a = array.to_str().unwrap();
+        for format in ["json", "csv", "table"] {
+            let whole = stdout(&tdb(&["read", a, "--where", condition, "--format", format]));
+            let batched = stdout(&tdb(&[
+                "read",
+                a,
+                "--where",
+                condition,
+                "--format",
+                format,
+                "--memory-budget",
+                "16",
+            ]));
+            assert_eq!(batched, whole, "{case} {condition:?} as {format}");
+        }
+        let unconditioned = stdout(&tdb(&["read", a, "--format", "csv"]));
+        let conditioned = stdout(&tdb(&["read", a, "--where", condition, "--format", "csv"]));
+        if case.starts_with("sparse") {
+            assert!(conditioned.lines().count() < unconditioned.lines().count());
+        } else {
+            // Dense: the shape is kept, failing cells read as fill values.
+            assert_eq!(conditioned.lines().count(), unconditioned.lines().count());
+            assert_ne!(conditioned, unconditioned, "{case} {condition:?}");
+        }
+    }
+}
