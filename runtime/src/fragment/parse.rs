@@ -63,11 +63,13 @@ pub fn global_order_bounds(
 }
 
 /// The global-order bounds a section holds, if the open switch on its id
-/// typed it as such (every other id, known or not, holds something else).
+/// typed it as such. Every other id, known or not, holds something else;
+/// not matching them by name keeps a new section id free of Rust edits.
 fn bounds_of(section: &stored::FooterSection) -> Option<&stored::GlobalOrderBoundsSection> {
-    match &section.data {
-        stored::FooterSectionData::GlobalOrderBoundsSection(bounds) => Some(bounds),
-        stored::FooterSectionData::UnknownFooterSection(_) => None,
+    if let stored::FooterSectionData::GlobalOrderBoundsSection(bounds) = &section.data {
+        Some(bounds)
+    } else {
+        None
     }
 }
 
