@@ -311,7 +311,7 @@ pub struct FooterSection {
     pub id: u64,
     #[br(temp)]
     #[bw(
-        try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((0) as u64).finalize())), "FooterSection.data_size"),
+        try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((u32::MIN) as u64).finalize())), "FooterSection.data_size"),
     )]
     data_size: u32,
     /// The section data, interpreted according to `id`; the data of an id this version does not know is kept as bytes, so newer files stay readable.
@@ -322,7 +322,7 @@ pub struct FooterSection {
         args(data_size as u64, u64::MAX, "FooterSection.data", FooterSectionDataBinReadArgs::builder().switch_selector(id).num_dims(num_dims).size(data_size as u64).finalize()),
     )]
     #[bw(
-        args_raw = FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((crate::format::io::saturating_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((0) as u64).finalize())))) as u64).finalize(),
+        args_raw = FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((crate::format::io::saturating_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((u32::MIN) as u64).finalize())))) as u64).finalize(),
     )]
     pub data: FooterSectionData,
 }
