@@ -107,6 +107,12 @@ pub enum SpecErrorKind {
         /// The switch has a `default` (then it lacks `default_reason`).
         has_default: bool,
     },
+    /// A switch over an open enum (`enum = …`) without a `default` for the
+    /// values the enum does not know.
+    OpenSwitchWithoutFallback {
+        /// The open enum.
+        enum_name: String,
+    },
     /// `format.toml` sets a version (`current`, `reads`, `writes`) or spans
     /// one (`oldest..=current`) that has no `[[version]]` history entry.
     MissingVersionEntry {
@@ -192,6 +198,10 @@ impl fmt::Display for SpecErrorKind {
                     )
                 }
             }
+            SpecErrorKind::OpenSwitchWithoutFallback { enum_name } => write!(
+                f,
+                "type.default: the switch over the open enum {enum_name} has no default for the values {enum_name} does not know; give one (a struct holding the bytes) so that newer files stay readable"
+            ),
             SpecErrorKind::MissingVersionEntry { version, .. } => write!(
                 f,
                 "version {version} has no [[version]] entry in the history; add one saying what it changed"

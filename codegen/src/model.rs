@@ -662,6 +662,10 @@ pub struct Switch<E = Checked> {
     pub default_reason: Option<String>,
     /// Selector values that are read errors (spec key, reason).
     pub errors: Vec<(String, String)>,
+    /// For a switch over an open enum (an integer selector whose keys name
+    /// this enum's variants): the enum. Once checked, the keys are the
+    /// variants' integer values, so the emitters see an integer switch.
+    pub open_enum: Option<String>,
 }
 
 /// One case of a switch: a type and the values that select it.

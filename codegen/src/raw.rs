@@ -291,6 +291,12 @@ pub struct RawSwitch {
     /// Selector values that are read errors, with the reason.
     #[serde(default)]
     pub errors: BTreeMap<String, String>,
+    /// An open enum: the selector is a plain integer (values this enum does
+    /// not know must still be read, so it cannot be the enum itself), the
+    /// keys name this enum's variants, and `default` is required (it takes
+    /// the unknown values).
+    #[serde(default, rename = "enum")]
+    pub open_enum: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

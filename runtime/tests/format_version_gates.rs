@@ -287,7 +287,10 @@ fn footer_probe() -> Probe {
     for_each_list(&mut base, |list| list.extend([7, 8, 9]));
     base.sections = Some(vec![FooterSection {
         id: 0,
-        data: vec![0; 16 * dims.len()],
+        data: FooterSectionData::GlobalOrderBoundsSection(GlobalOrderBoundsSection {
+            min_offsets: vec![0; dims.len()],
+            max_offsets: vec![0; dims.len()],
+        }),
     }]);
     Box::new(move |version| {
         assert!(

@@ -130,11 +130,18 @@ impl Emitter<'_> {
         };
         // A size never feeds the arguments of what it measures; cutting the
         // recursion here keeps the substitution finite.
+        // The placeholder is typed (`u32::MIN`, not `0`) so that the
+        // conversion to a param's type is not a cast of a literal.
         let temp = |name: &str| match structure.fields.iter().find(|f| f.name == name) {
-            Some(Field {
-                role: Role::SizeOf(_),
-                ..
-            }) => quote!(0),
+            Some(
+                field @ Field {
+                    role: Role::SizeOf(_),
+                    ..
+                },
+            ) => {
+                let ty = self.ty_tokens(&field.base_ty());
+                quote!(#ty::MIN)
+            }
             Some(other) => self.temp_write(structure, other),
             None => TokenStream::new(),
         };

@@ -103,6 +103,23 @@ impl Emitter<'_> {
         }
     }
 
+    /// The keys as the spec names them: for a switch over an open enum (whose
+    /// checked keys are values), each value with its variant's name.
+    fn key_names(&self, switch: &Switch, keys: &[String]) -> String {
+        let named = |key: &String| {
+            let variant = switch
+                .open_enum
+                .as_ref()
+                .and_then(|name| self.table.enums.get(name))
+                .and_then(|e| e.variants.iter().find(|v| v.value.to_string() == *key));
+            match variant {
+                Some(v) => format!("{key} ({})", v.name),
+                None => key.clone(),
+            }
+        };
+        keys.iter().map(named).collect::<Vec<_>>().join(", ")
+    }
+
     /// The value of a case key, to order the variants.
     fn key_order(&self, on_ty: &Ty, key: &str) -> i128 {
         match on_ty {
@@ -177,7 +194,10 @@ impl Emitter<'_> {
                 .iter()
                 .map(|k| self.key_pattern(on_ty, k))
                 .collect();
-            let doc = format!(" When the selector is {}.", case.keys.join(", "));
+            let doc = format!(
+                " When the selector is {}.",
+                self.key_names(switch, &case.keys)
+            );
             let attrs = self.case_attrs(&case.ty);
             let pre = self.attr(
                 "br",

@@ -348,15 +348,7 @@ fn check_field(
             let on = arg_scope
                 .check(&switch.on.syn)
                 .map_err(|e| at("type.switch_on", e))?;
-            check_switch_keys(ctx, &path, switch, &on.ty, table)?;
-            let switch = Switch {
-                rust_name: switch.rust_name.clone(),
-                on: checked(&switch.on, on),
-                cases: switch.cases.clone(),
-                default: switch.default.clone(),
-                default_reason: switch.default_reason.clone(),
-                errors: switch.errors.clone(),
-            };
+            let switch = check_switch(ctx, &path, switch, on, table)?;
             (Layout::Switch(switch), args)
         }
     };
@@ -378,6 +370,86 @@ fn check_field(
         initial: field.initial.clone(),
     };
     Ok((field, version))
+}
+
+/// A switch once its selector is typed: the keys checked against the enum
+/// (or integers), and for a switch over an open enum turned into the
+/// variants' values, so the emitters see an integer switch.
+fn check_switch(
+    ctx: &Ctx,
+    path: &str,
+    switch: &Switch<Parsed>,
+    on: Expr,
+    table: &TypeTable<Parsed>,
+) -> Result<Switch, SpecError> {
+    let keys_ty = match &switch.open_enum {
+        Some(name) => open_enum_selector(ctx, path, switch, name, &on.ty)?,
+        None => on.ty.clone(),
+    };
+    check_switch_keys(ctx, path, switch, &keys_ty, table)?;
+    let value_of = |key: &String| match &switch.open_enum {
+        Some(name) => table
+            .enums
+            .get(name)
+            .and_then(|e| e.variant(key))
+            .map(|v| v.value.to_string())
+            .unwrap_or_else(|| key.clone()),
+        None => key.clone(),
+    };
+    let switch = Switch {
+        rust_name: switch.rust_name.clone(),
+        on: checked(&switch.on, on),
+        cases: switch
+            .cases
+            .iter()
+            .map(|c| SwitchCase {
+                ty: c.ty.clone(),
+                keys: c.keys.iter().map(value_of).collect(),
+            })
+            .collect(),
+        default: switch.default.clone(),
+        default_reason: switch.default_reason.clone(),
+        errors: switch
+            .errors
+            .iter()
+            .map(|(k, reason)| (value_of(k), reason.clone()))
+            .collect(),
+        open_enum: switch.open_enum.clone(),
+    };
+    Ok(switch)
+}
+
+/// A switch over an open enum looks at a plain integer and must say what
+/// the values the enum does not know become (`default`): without one, a
+/// newer file would be unreadable. Gives the type its keys are checked
+/// against (the enum).
+fn open_enum_selector(
+    ctx: &Ctx,
+    path: &str,
+    switch: &Switch<Parsed>,
+    enum_name: &str,
+    on_ty: &Ty,
+) -> Result<Ty, SpecError> {
+    if !on_ty.is_integer() {
+        return Err(expr_error(
+            ctx,
+            path,
+            "type.enum",
+            ExprError::Bad(format!(
+                "the selector is a {}; a switch over an open enum looks at a plain integer",
+                on_ty.spec_name()
+            )),
+        ));
+    }
+    if switch.default.is_none() {
+        return Err(ctx.err(
+            path,
+            SpecErrorKind::OpenSwitchWithoutFallback {
+                enum_name: enum_name.to_string(),
+            },
+        ));
+    }
+    Ok(Ty::Enum(enum_name.to_string()))
 }
 
 /// The case and error keys of a switch name variants of its enum, or are

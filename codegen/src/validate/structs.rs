@@ -536,6 +536,7 @@ fn build_switch(
         cases,
         default: raw.default.clone(),
         default_reason: raw.default_reason.clone(),
+        open_enum: raw.open_enum.clone(),
         errors: raw
             .errors
             .iter()

@@ -4730,7 +4730,7 @@ pub fn walk_fragment_footer(
                 let mut list = Vec::new();
                 for i in 0..n {
                     w.enter_elem(i);
-                    list.push(walk_footer_section(w)?);
+                    list.push(walk_footer_section(w, dims.len() as u64)?);
                     w.leave();
                 }
                 list
@@ -4780,7 +4780,7 @@ pub fn walk_fragment_footer(
 }
 
 /// Walks a `FooterSection` (spec: spec/fragment_metadata.toml).
-pub fn walk_footer_section(w: &mut Walker<'_>) -> Result<FooterSection> {
+pub fn walk_footer_section(w: &mut Walker<'_>, num_dims: u64) -> Result<FooterSection> {
     w.enter(
         &FieldInfo {
             name: "FooterSection.id",
@@ -4810,6 +4810,45 @@ pub fn walk_footer_section(w: &mut Walker<'_>) -> Result<FooterSection> {
     w.enter(
         &FieldInfo {
             name: "FooterSection.data",
+            spec_type: "FooterSectionData",
+            spec_file: "spec/fragment_metadata.toml",
+            source: "format_spec/fragment.md#optional-section",
+            erratum: None,
+            gate: None,
+        },
+        None,
+    );
+    let data: FooterSectionData = {
+        {
+            w.push_window((data_size as u64) as u64, u64::MAX)?;
+            let value = match id {
+                0 => {
+                    FooterSectionData::GlobalOrderBoundsSection(
+                        walk_global_order_bounds_section(w, num_dims)?,
+                    )
+                }
+                _ => {
+                    FooterSectionData::UnknownFooterSection(
+                        walk_unknown_footer_section(w, data_size as u64)?,
+                    )
+                }
+            };
+            w.pop_window()?;
+            value
+        }
+    };
+    w.leave();
+    Ok(FooterSection { id, data })
+}
+
+/// Walks a `UnknownFooterSection` (spec: spec/fragment_metadata.toml).
+pub fn walk_unknown_footer_section(
+    w: &mut Walker<'_>,
+    size: u64,
+) -> Result<UnknownFooterSection> {
+    w.enter(
+        &FieldInfo {
+            name: "UnknownFooterSection.data",
             spec_type: "bytes",
             spec_file: "spec/fragment_metadata.toml",
             source: "format_spec/fragment.md#optional-section",
@@ -4818,9 +4857,9 @@ pub fn walk_footer_section(w: &mut Walker<'_>) -> Result<FooterSection> {
         },
         None,
     );
-    let data: Vec<u8> = { w.bytes((data_size as u64) as u64, u64::MAX)? };
+    let data: Vec<u8> = { w.bytes(size as u64, u64::MAX)? };
     w.leave();
-    Ok(FooterSection { id, data })
+    Ok(UnknownFooterSection { data })
 }
 
 /// Walks a `GlobalOrderBoundsSection` (spec: spec/fragment_metadata.toml).

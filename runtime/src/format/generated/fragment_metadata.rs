@@ -280,11 +280,12 @@ pub struct FragmentFooter {
     #[br(
         if(version >= 23),
         parse_with = crate::format::io::read_list,
-        args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", ()),
+        args(n_sections as u64, u64::MAX, 12, "FragmentFooter.sections", FooterSectionBinReadArgs::builder().num_dims(dims.len() as u64).finalize()),
     )]
     #[bw(
         if((*version) >= 23),
         assert(crate::format::io::present_where_required(sections.is_some(), (*version) >= 23), "FragmentFooter.sections is required when version >= 23"),
+        args_raw = FooterSectionBinWriteArgs::builder().num_dims(dims.len() as u64).finalize(),
     )]
     pub sections: Option<Vec<FooterSection>>,
 }
@@ -297,30 +298,93 @@ impl FragmentFooter {
 /// An optional section of the footer (v23+): an id, the size of its data, the data. Sections stay small (constant or proportional to the number of fields) because the footer is read whenever the array is opened.
 ///
 /// Source: `format_spec/fragment.md#optional-section`.
+///
+/// Read and written with these arguments:
+/// - `num_dims` (`u64`): D: number of dimensions of the fragment's schema
 #[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+#[brw(little, import { num_dims: u64 })]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FooterSection {
-    /// What the section holds (FragmentSectionId). Unknown ids are skipped, so this is kept as a plain integer.
+    /// What the section holds (FragmentSectionId). Readers skip ids they do not know, so it is kept as a plain integer and `data` switches on it as an open enum.
     ///
     /// Versions: all versions. Source: `format_spec/fragment.md#optional-section`.
     pub id: u64,
     #[br(temp)]
-    #[bw(try_calc = crate::format::io::checked_length::<u32, _>(data, "FooterSection.data_size"))]
-    data_size: u32,
-    /// The section data, interpreted according to `id`.
-    ///
-    /// Versions: all versions. Its length is stored before it in `data_size` (u32): Number of bytes of the section data. Size: `data_size` bytes. Source: `format_spec/fragment.md#optional-section`.
-    #[br(
-        parse_with = crate::format::io::read_bytes,
-        args(data_size as u64, u64::MAX, "FooterSection.data"),
+    #[bw(
+        try_calc = crate::format::io::checked_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((u32::MIN) as u64).finalize())), "FooterSection.data_size"),
     )]
-    pub data: Vec<u8>,
+    data_size: u32,
+    /// The section data, interpreted according to `id`; the data of an id this version does not know is kept as bytes, so newer files stay readable.
+    ///
+    /// Versions: all versions. Its size in bytes is stored before it in `data_size` (u32): Number of bytes of the section data. Occupies exactly `data_size` bytes. Source: `format_spec/fragment.md#optional-section`.
+    #[br(
+        parse_with = crate::format::io::read_sized,
+        args(data_size as u64, u64::MAX, "FooterSection.data", FooterSectionDataBinReadArgs::builder().switch_selector(id).num_dims(num_dims).size(data_size as u64).finalize()),
+    )]
+    #[bw(
+        args_raw = FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((crate::format::io::saturating_size::<u32>(crate::format::io::written_size(|size_sink| binrw::BinWrite::write_options(data, size_sink, binrw::Endian::Little, FooterSectionDataBinWriteArgs::builder().switch_selector(*id).num_dims(num_dims).size((u32::MIN) as u64).finalize())))) as u64).finalize(),
+    )]
+    pub data: FooterSectionData,
 }
 
 impl FooterSection {
     /// The fewest bytes a `FooterSection` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 12;
+}
+
+/// The layouts of `FooterSection.data`, chosen by `id`. The variant read is the one whose selector matches; writing writes the variant held.
+#[binrw]
+#[brw(little, import { switch_selector: u64, num_dims: u64, size: u64 })]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum FooterSectionData {
+    /// When the selector is 0 (TILE_GLOBAL_ORDER_BOUNDS).
+    #[br(pre_assert(matches!(switch_selector, 0)))]
+    GlobalOrderBoundsSection(
+        #[br(
+            args_raw = GlobalOrderBoundsSectionBinReadArgs::builder().num_dims(num_dims).finalize(),
+        )]
+        #[bw(
+            args_raw = GlobalOrderBoundsSectionBinWriteArgs::builder().num_dims(num_dims).finalize(),
+        )]
+        GlobalOrderBoundsSection,
+    ),
+    /// For every other selector.
+    #[br(pre_assert(!matches!(switch_selector, 0)))]
+    UnknownFooterSection(
+        #[br(args_raw = UnknownFooterSectionBinReadArgs::builder().size(size).finalize())]
+        #[bw(args_raw = UnknownFooterSectionBinWriteArgs::builder().size(size).finalize())]
+        UnknownFooterSection,
+    ),
+}
+
+impl FooterSectionData {
+    /// The fewest bytes any variant of `FooterSectionData` occupies.
+    pub const MIN_SIZE: u64 = 0;
+}
+
+/// The data of a footer section whose id the reader does not know: kept as bytes (and written back unchanged).
+///
+/// Source: `format_spec/fragment.md#optional-section`.
+///
+/// Read and written with these arguments:
+/// - `size` (`u64`): the section's data size
+#[binrw]
+#[brw(little, import { size: u64 })]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct UnknownFooterSection {
+    /// The section data, uninterpreted.
+    ///
+    /// Versions: all versions. Size: `size` bytes. Source: `format_spec/fragment.md#optional-section`.
+    #[br(
+        parse_with = crate::format::io::read_bytes,
+        args(size, u64::MAX, "UnknownFooterSection.data"),
+    )]
+    pub data: Vec<u8>,
+}
+
+impl UnknownFooterSection {
+    /// The fewest bytes a `UnknownFooterSection` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
 }
 
 /// Data of the optional section with id 0 (TILE_GLOBAL_ORDER_BOUNDS), written for sparse fragments from version 23: the offsets of the generic tiles holding, per dimension, the first and last coordinate (in global order) of every tile. Its size must be exactly 16·D bytes, otherwise the fragment metadata is corrupt.
