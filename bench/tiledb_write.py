@@ -163,7 +163,7 @@ def cells(spec):
     count = 0
     for name in sorted(result):
         values = result[name]
-        count = len(values)
+        count = values.size
         if values.dtype == object:
             for s in values:
                 h.update(len(s).to_bytes(8, "little") + bytes(s))

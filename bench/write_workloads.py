@@ -116,6 +116,9 @@ def run(args, run_side, fmt_rate, failures, rows):
             if "error" not in results[side]:
                 job = dict(spec, out=os.path.join(path, f"out-{side}"))
                 cells[side] = run_side([args.python, os.path.join(HERE, "tiledb_write.py"), "cells", json.dumps(job)], args.timeout)
+        for side in ["tiledb", "ours"]:
+            # Outputs are checked; only the inputs stay cached (disk is short).
+            shutil.rmtree(os.path.join(path, f"out-{side}"), ignore_errors=True)
         t, o = cells.get("tiledb", {}), cells.get("ours", {})
         equal = bool(t.get("digest")) and {k: t.get(k) for k in ("cells", "digest")} == {k: o.get(k) for k in ("cells", "digest")}
         if spec["kind"] == "consolidate":
