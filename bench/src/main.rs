@@ -2,7 +2,7 @@
 //! JSON, opens the array and times the library's read call in this process,
 //! then prints the run times, the result's cell and byte counts and this
 //! process's peak RSS as one JSON line. Write workloads (`kind` starting
-//! with `write-`) time a write or a consolidation instead ([`write`]).
+//! with `write-`) time a write or a consolidation instead ([`mod@write`]).
 #![allow(
     unsafe_code,
     reason = "the getrusage FFI call; its block states its SAFETY"
