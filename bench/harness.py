@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+import write_workloads
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 # Bump when the way arrays are created changes, so caches are rebuilt.
@@ -202,7 +204,7 @@ def main():
     print(header)
     print("-" * len(header), flush=True)
     decodes = [w for w in chosen if w["kind"] == "decode"]
-    for w in [w for w in chosen if w["kind"] != "decode"]:
+    for w in [w for w in chosen if w["kind"] != "decode"]:  # reads
         spec = dict(w, path=paths[w["array"]], runs=args.runs)
         theirs = run_side([args.python, os.path.join(HERE, "tiledb_side.py"), "read", json.dumps(spec)], args.timeout)
         ours = run_side([args.ours, json.dumps(spec)], args.timeout)
@@ -262,6 +264,7 @@ def main():
             flush=True,
         )
         rows.append(dict(workload=w["name"], ours=r, ratio=ours_rate / raw_rate))
+    write_workloads.run(args, run_side, fmt_rate, failures, rows)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(scale=args.scale, runs=args.runs, rows=rows), f, indent=1)

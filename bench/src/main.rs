@@ -1,11 +1,14 @@
 //! Our side of the benchmark (see `bench/harness.py`): given one workload as
 //! JSON, opens the array and times the library's read call in this process,
 //! then prints the run times, the result's cell and byte counts and this
-//! process's peak RSS as one JSON line.
+//! process's peak RSS as one JSON line. Write workloads (`kind` starting
+//! with `write-`) time a write or a consolidation instead ([`mod@write`]).
 #![allow(
     unsafe_code,
     reason = "the getrusage FFI call; its block states its SAFETY"
 )]
+
+mod write;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -406,6 +409,11 @@ fn main() -> ExitCode {
     };
     let outcome = if spec["kind"] == "decode" {
         decode(&spec)
+    } else if spec["kind"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("write-"))
+    {
+        write::run(&spec, peak_rss_kib)
     } else {
         run(&spec)
     };
