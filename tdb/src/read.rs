@@ -11,27 +11,9 @@ use tiledb_runtime::read::{ReadQuery, ResultOrder};
 
 use crate::datetime;
 use crate::key::KeyArgs;
+use crate::read_out::OutputFormat;
 use crate::values::parse_bound;
 use crate::{output_error, Failure};
-
-/// What `tdb read` prints.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputFormat {
-    /// One JSON object: fields in schema order, one value per cell.
-    Json,
-    /// A header line, then one line per cell; null is an empty field.
-    Csv,
-    /// Aligned columns for a person.
-    Table,
-    /// Decode everything, print only the number of cells.
-    Null,
-    /// An Arrow IPC stream (one record batch), TileDB's types mapped as
-    /// tiledb-py's `return_arrow=True` maps them.
-    Arrow,
-    /// A Parquet file (zstd-compressed; needs --output), the same Arrow
-    /// columns.
-    Parquet,
-}
 
 /// The order of the result cells.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,6 @@ use tiledb_runtime::condition::QueryCondition;
 use tiledb_runtime::read::{batches_where, Column, ReadQuery, ReadResult};
 
 use crate::progress::Progress;
-use crate::read::OutputFormat;
 use crate::values::Render;
 use crate::{output_error, Failure};
 
@@ -326,4 +325,23 @@ fn field<'r>(batch: &'r ReadResult, name: &str) -> Result<&'r Column, Failure> {
         .into_iter()
         .find(|c| c.name == name)
         .ok_or_else(|| Failure::Message(format!("the read returned no field {name:?}")))
+}
+
+/// What `tdb read` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// One JSON object: fields in schema order, one value per cell.
+    Json,
+    /// A header line, then one line per cell; null is an empty field.
+    Csv,
+    /// Aligned columns for a person.
+    Table,
+    /// Decode everything, print only the number of cells.
+    Null,
+    /// An Arrow IPC stream (one record batch), TileDB's types mapped as
+    /// tiledb-py's `return_arrow=True` maps them.
+    Arrow,
+    /// A Parquet file (zstd-compressed; needs --output), the same Arrow
+    /// columns.
+    Parquet,
 }

@@ -25,7 +25,11 @@ impl ReadResult {
     /// Cells `range` of the result (a copy), e.g. the first N of a batch.
     /// Panics when the range is not within the result's cells.
     pub fn slice(&self, range: std::ops::Range<usize>) -> ReadResult {
-        crate::read::batches::slice_result(self, range.start, range.end)
+        let slice = |c: &Column| slice_column(c, range.start, range.end);
+        ReadResult {
+            dimensions: self.dimensions.iter().map(slice).collect(),
+            attributes: self.attributes.iter().map(slice).collect(),
+        }
     }
 
     /// The number of result cells.
@@ -35,4 +39,27 @@ impl ReadResult {
             .or(self.attributes.first())
             .map_or(0, Column::len)
     }
+}
+
+/// Cells `from..to` of a column.
+fn slice_column(column: &Column, from: usize, to: usize) -> Column {
+    let mut out = Column::new(
+        &column.name,
+        column.datatype,
+        column.cell_val_num,
+        column.nullable,
+    );
+    match (&column.offsets, column.cell_size()) {
+        (Some(offsets), _) => {
+            let (start, end) = (offsets[from], offsets[to]);
+            out.data = column.data[start as usize..end as usize].to_vec();
+            out.offsets = Some(offsets[from..=to].iter().map(|o| o - start).collect());
+        }
+        (None, Some(size)) => out.data = column.data[from * size..to * size].to_vec(),
+        (None, None) => {}
+    }
+    if let Some(v) = &column.validity {
+        out.validity = Some(v[from..to].to_vec());
+    }
+    out
 }

@@ -101,7 +101,7 @@ impl Batches<'_> {
                     return Ok(Some(pending));
                 }
                 let end = cells_within(&result, at, self.budget)?;
-                let slice = slice_result(&result, at, end);
+                let slice = result.slice(at..end);
                 if end < result.cell_count() {
                     self.oversized = Some((result, end));
                 }
@@ -191,38 +191,6 @@ fn cells_within(result: &ReadResult, from: usize, budget: u64) -> Result<usize> 
         )));
     }
     Ok(end)
-}
-
-/// Cells `from..to` of a result.
-pub(crate) fn slice_result(result: &ReadResult, from: usize, to: usize) -> ReadResult {
-    let slice = |c: &Column| slice_column(c, from, to);
-    ReadResult {
-        dimensions: result.dimensions.iter().map(slice).collect(),
-        attributes: result.attributes.iter().map(slice).collect(),
-    }
-}
-
-/// Cells `from..to` of a column.
-fn slice_column(column: &Column, from: usize, to: usize) -> Column {
-    let mut out = Column::new(
-        &column.name,
-        column.datatype,
-        column.cell_val_num,
-        column.nullable,
-    );
-    match (&column.offsets, column.cell_size()) {
-        (Some(offsets), _) => {
-            let (start, end) = (offsets[from], offsets[to]);
-            out.data = column.data[start as usize..end as usize].to_vec();
-            out.offsets = Some(offsets[from..=to].iter().map(|o| o - start).collect());
-        }
-        (None, Some(size)) => out.data = column.data[from * size..to * size].to_vec(),
-        (None, None) => {}
-    }
-    if let Some(v) = &column.validity {
-        out.validity = Some(v[from..to].to_vec());
-    }
-    out
 }
 
 /// Appends the cells of `part` (the same fields) to `into`.
