@@ -1,18 +1,25 @@
-//! `tdb write ARRAY --input FILE`: one fragment from the JSON `tdb read
-//! --format json` prints (`{"dimensions": {...}, "attributes": {...}}`,
+//! `tdb write ARRAY --input FILE [--format json|arrow|parquet]`: one
+//! fragment from an Arrow IPC file or stream or a Parquet file (columns
+//! named after fields, typed as `tdb read --format arrow` writes them: see
+//! the runtime's `write::arrow`), or from the JSON `tdb read --format json` prints (`{"dimensions": {...}, "attributes": {...}}`,
 //! one list of cells per field; null for a null cell; an enumerated
 //! attribute's cells as enumeration values or indexes). A dense array's
 //! coordinates must cover a box, which becomes the write's subarray. The
 //! write is checked as TileDB checks one; a refused write writes nothing.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::{FileReader, StreamReader};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::process::ExitCode;
 
 use serde_json::Value;
 use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::filter::Datatype;
-use tiledb_runtime::schema::{ArraySchema, Scalar};
-use tiledb_runtime::write::{Column, Write, WriteLayout};
+use tiledb_runtime::schema::ArraySchema;
+use tiledb_runtime::write::arrow::write_from_record_batches;
+use tiledb_runtime::write::{dense_from_coordinates, Column, Write};
 
 use crate::cells::cell_bytes;
 use crate::create::read_document;
@@ -23,11 +30,57 @@ use crate::Failure;
 pub struct Args {
     /// The array folder, or a URL (`s3://bucket/array`, …).
     array: PathBuf,
-    /// The cells: the JSON of `tdb read --format json`.
+    /// The cells: the JSON of `tdb read --format json`, an Arrow IPC file
+    /// or stream, or a Parquet file.
     #[arg(long, value_name = "FILE")]
     input: PathBuf,
+    /// The input's format; by default from its extension (`.arrow`,
+    /// `.arrows`, `.ipc`, `.feather` are Arrow, `.parquet` Parquet, others JSON).
+    #[arg(long, value_enum)]
+    format: Option<InputFormat>,
     #[command(flatten)]
     key: KeyArgs,
+}
+
+/// The formats `tdb write` reads.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    Json,
+    Arrow,
+    Parquet,
+}
+
+impl InputFormat {
+    fn of(path: &Path) -> InputFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("arrow" | "arrows" | "ipc" | "feather") => InputFormat::Arrow,
+            Some("parquet") => InputFormat::Parquet,
+            _ => InputFormat::Json,
+        }
+    }
+}
+
+/// The record batches of an Arrow IPC file or stream, or of a Parquet file.
+fn record_batches(path: &Path, format: InputFormat) -> Result<Vec<RecordBatch>, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let file = || std::fs::File::open(path).map_err(|e| at(&e));
+    match format {
+        InputFormat::Parquet => {
+            let reader = ParquetRecordBatchReaderBuilder::try_new(file()?)
+                .and_then(|b| b.build())
+                .map_err(|e| at(&e))?;
+            reader.map(|b| b.map_err(|e| at(&e))).collect()
+        }
+        _ => {
+            // The file format starts with its magic; anything else is read as a stream.
+            if let Ok(reader) = FileReader::try_new(file()?, None) {
+                return reader.map(|b| b.map_err(|e| at(&e))).collect();
+            }
+            let reader = StreamReader::try_new(std::io::BufReader::new(file()?), None)
+                .map_err(|e| at(&e))?;
+            reader.map(|b| b.map_err(|e| at(&e))).collect()
+        }
+    }
 }
 
 /// A field's shape: `(datatype, values per cell, nullable)`.
@@ -109,79 +162,8 @@ fn columns(schema: &ArraySchema, doc: &Value) -> Result<(Vec<Column>, Vec<Column
     Ok((coords, values))
 }
 
-/// A dense write: the box the coordinates cover, and the cells put in its
-/// row-major order.
-fn dense_write(
-    schema: &ArraySchema,
-    coords: &[Column],
-    attrs: Vec<Column>,
-) -> Result<Write, String> {
-    let mut per_dim = Vec::new();
-    for d in &schema.dimensions {
-        let c = coords
-            .iter()
-            .find(|c| c.name == d.name)
-            .ok_or_else(|| format!("no coordinates for dimension {}", d.name))?;
-        let xs: Vec<i128> = (0..c.len())
-            .map(|i| {
-                Scalar::decode(d.datatype, c.cell_bytes(i))
-                    .and_then(|s| s.as_int())
-                    .ok_or_else(|| format!("{}: an integer coordinate", d.name))
-            })
-            .collect::<Result<_, _>>()?;
-        per_dim.push(xs);
-    }
-    let n = per_dim.first().map_or(0, Vec::len);
-    let sub: Vec<(i128, i128)> = per_dim
-        .iter()
-        .map(|xs| {
-            (
-                xs.iter().copied().min().unwrap_or(0),
-                xs.iter().copied().max().unwrap_or(-1),
-            )
-        })
-        .collect();
-    let cells = sub
-        .iter()
-        .try_fold(1i128, |acc, (lo, hi)| acc.checked_mul(hi - lo + 1))
-        .unwrap_or(i128::MAX);
-    if cells != n as i128 {
-        return Err(format!(
-            "the {n} coordinates do not cover the box {sub:?} ({cells} cells)"
-        ));
-    }
-    // Each cell's place in the box, row-major.
-    let mut order = vec![usize::MAX; n];
-    for i in 0..n {
-        let mut at = 0i128;
-        for (xs, (lo, hi)) in per_dim.iter().zip(&sub) {
-            at = at * (hi - lo + 1) + (xs[i] - lo);
-        }
-        let slot = &mut order[at as usize];
-        if *slot != usize::MAX {
-            return Err(format!(
-                "the coordinates of cells {} and {i} are the same",
-                *slot
-            ));
-        }
-        *slot = i;
-    }
-    let attrs = attrs
-        .into_iter()
-        .map(|c| {
-            let mut sorted = Column::new(&c.name, c.datatype, c.cell_val_num, c.nullable);
-            for &i in &order {
-                let (bytes, valid) = c.cell(i);
-                sorted.push(bytes, valid);
-            }
-            sorted
-        })
-        .collect();
-    Ok(Write::dense(sub, attrs).with_layout(WriteLayout::RowMajor))
-}
-
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
-    let doc = read_document(&args.input)?;
+    let format = args.format.unwrap_or_else(|| InputFormat::of(&args.input));
     let options = OpenOptions {
         key: args.key.resolve()?,
         ..OpenOptions::default()
@@ -189,11 +171,17 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let at = |e: String| format!("{}: {e}", args.input.display());
     let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
-    let (coords, attrs) = columns(schema, &doc).map_err(at)?;
-    let write = if schema.is_dense() {
-        dense_write(schema, &coords, attrs).map_err(at)?
+    let write = if format == InputFormat::Json {
+        let doc = read_document(&args.input)?;
+        let (coords, attrs) = columns(schema, &doc).map_err(at)?;
+        if schema.is_dense() {
+            dense_from_coordinates(schema, &coords, attrs).map_err(|e| at(e.to_string()))?
+        } else {
+            Write::sparse(coords.into_iter().chain(attrs).collect())
+        }
     } else {
-        Write::sparse(coords.into_iter().chain(attrs).collect())
+        let batches = record_batches(&args.input, format)?;
+        write_from_record_batches(schema, &batches, None).map_err(|e| at(e.to_string()))?
     };
     array
         .write(&write)

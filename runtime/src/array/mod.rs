@@ -89,6 +89,19 @@ impl Array {
         )
     }
 
+    /// Writes one fragment from Arrow record batches (columns named after
+    /// dimensions and attributes, typed as [`crate::write::arrow`] says),
+    /// checked as [`Array::write`] checks a write. A dense array takes its
+    /// box from the coordinates, which must cover it.
+    #[cfg(feature = "arrow")]
+    pub fn write_record_batches(
+        &self,
+        batches: &[arrow_array::RecordBatch],
+    ) -> Result<Option<String>> {
+        let write = crate::write::arrow::write_from_record_batches(self.schema(), batches, None)?;
+        self.write(&write)
+    }
+
     /// A sparse streaming writer: batches of columns (cells in any order)
     /// written as fragments cut once `limit_bytes` of cells are held, each
     /// committed as it is cut (see [`crate::write::stream`]).

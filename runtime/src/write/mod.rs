@@ -11,6 +11,9 @@
 //! `__commits/<name>.wrt`. Readers ignore a fragment folder without a
 //! marker, so a write that stops part way leaves the array as it was.
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
+mod coordinates;
 pub mod evolve;
 mod field_tiles;
 pub mod fragment;
@@ -32,6 +35,7 @@ use crate::schema::{ArraySchema, SchemaBuilder};
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 
+pub use coordinates::dense_from_coordinates;
 pub use evolve::SchemaEvolution;
 pub use fragment::{write_fragment, Column, FragmentInput};
 pub use group::{create_group, GroupEdit};
