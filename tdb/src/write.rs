@@ -1,7 +1,8 @@
-//! `tdb write ARRAY --input FILE [--format json|arrow|parquet]`: one
+//! `tdb write ARRAY --input FILE [--format json|csv|arrow|parquet]`: one
 //! fragment from an Arrow IPC file or stream or a Parquet file (columns
 //! named after fields, typed as `tdb read --format arrow` writes them: see
-//! the runtime's `write::arrow`), or from the JSON `tdb read --format json` prints (`{"dimensions": {...}, "attributes": {...}}`,
+//! the runtime's `write::arrow`), from the CSV `tdb read --format csv`
+//! prints (turned into its JSON form), or from the JSON `tdb read --format json` prints (`{"dimensions": {...}, "attributes": {...}}`,
 //! one list of cells per field; null for a null cell; an enumerated
 //! attribute's cells as enumeration values or indexes). A dense array's
 //! coordinates must cover a box, which becomes the write's subarray. The
@@ -24,18 +25,19 @@ use tiledb_runtime::write::{dense_from_coordinates, Column, Write};
 use crate::cells::cell_bytes;
 use crate::create::read_document;
 use crate::key::KeyArgs;
+use crate::values::{is_bytes, is_text};
 use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// The array folder, or a URL (`s3://bucket/array`, …).
     array: PathBuf,
-    /// The cells: the JSON of `tdb read --format json`, an Arrow IPC file
-    /// or stream, or a Parquet file.
+    /// The cells: the JSON or CSV of `tdb read --format json|csv`, an
+    /// Arrow IPC file or stream, or a Parquet file.
     #[arg(long, value_name = "FILE")]
     input: PathBuf,
     /// The input's format; by default from its extension (`.arrow`,
-    /// `.arrows`, `.ipc`, `.feather` are Arrow, `.parquet` Parquet, others JSON).
+    /// `.arrows`, `.ipc`, `.feather` are Arrow, `.parquet` Parquet, `.csv` CSV, others JSON).
     #[arg(long, value_enum)]
     format: Option<InputFormat>,
     #[command(flatten)]
@@ -46,6 +48,7 @@ pub struct Args {
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
     Json,
+    Csv,
     Arrow,
     Parquet,
 }
@@ -55,9 +58,93 @@ impl InputFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("arrow" | "arrows" | "ipc" | "feather") => InputFormat::Arrow,
             Some("parquet") => InputFormat::Parquet,
+            Some("csv") => InputFormat::Csv,
             _ => InputFormat::Json,
         }
     }
+}
+
+/// How `tdb read --format csv` shows a field's values.
+#[derive(Clone, Copy)]
+enum Shown {
+    /// As they are (text, hex bytes).
+    Text,
+    /// ISO-8601 text of this date or time type.
+    Date(Datatype),
+    /// JSON text (numbers, lists).
+    Json,
+}
+
+impl Shown {
+    fn of(dt: Datatype) -> Shown {
+        if is_text(dt) || is_bytes(dt) {
+            Shown::Text
+        } else if crate::datetime::is_datetime(dt) {
+            Shown::Date(dt)
+        } else {
+            Shown::Json
+        }
+    }
+}
+
+/// The CSV of `tdb read --format csv` (a header naming the fields, one
+/// row per cell) as the JSON document of `tdb read --format json`: each
+/// field as that JSON prints its cells (text as is, other values as JSON
+/// text: numbers, lists, dates as ISO-8601 strings); an empty field of a
+/// nullable attribute is null.
+fn csv_document(schema: &ArraySchema, path: &Path) -> Result<Value, String> {
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut reader = csv::Reader::from_path(path).map_err(|e| at(&e))?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| at(&e))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    // Per column: (is a dimension, how its text reads, nullable).
+    let mut kinds = Vec::new();
+    for name in &header {
+        let kind = if let Some((_, d)) = schema.dimension(name) {
+            (true, Shown::of(d.datatype), false)
+        } else if let Some((_, a)) = schema.attribute(name) {
+            let shown = a
+                .enumeration
+                .as_deref()
+                .and_then(|e| schema.enumeration(e))
+                .map_or(a.datatype, |e| e.datatype);
+            (false, Shown::of(shown), a.nullable)
+        } else {
+            return Err(at(&format!("the array has no field {name}")));
+        };
+        kinds.push(kind);
+    }
+    let mut cells: Vec<Vec<Value>> = vec![Vec::new(); header.len()];
+    for (row, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| at(&e))?;
+        if record.len() != header.len() {
+            return Err(at(&format!(
+                "row {}: {} fields, not {}",
+                row + 1,
+                record.len(),
+                header.len()
+            )));
+        }
+        for ((text, &(_, shown, nullable)), out) in record.iter().zip(&kinds).zip(&mut cells) {
+            out.push(match shown {
+                _ if text.is_empty() && nullable => Value::Null,
+                Shown::Text => Value::from(text),
+                // A date as its ISO-8601 text; one out of range prints as its number.
+                Shown::Date(dt) if crate::datetime::parse(dt, text).is_ok() => Value::from(text),
+                _ => serde_json::from_str(text).unwrap_or_else(|_| Value::from(text)),
+            });
+        }
+    }
+    let (mut dims, mut attrs) = (serde_json::Map::new(), serde_json::Map::new());
+    for ((name, (is_dim, _, _)), values) in header.into_iter().zip(kinds).zip(cells) {
+        let group = if is_dim { &mut dims } else { &mut attrs };
+        group.insert(name, Value::Array(values));
+    }
+    Ok(serde_json::json!({"dimensions": dims, "attributes": attrs}))
 }
 
 /// The record batches of an Arrow IPC file or stream, or of a Parquet file.
@@ -171,8 +258,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let at = |e: String| format!("{}: {e}", args.input.display());
     let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
-    let write = if format == InputFormat::Json {
-        let doc = read_document(&args.input)?;
+    let write = if matches!(format, InputFormat::Json | InputFormat::Csv) {
+        let doc = if format == InputFormat::Csv {
+            csv_document(schema, &args.input)?
+        } else {
+            read_document(&args.input)?
+        };
         let (coords, attrs) = columns(schema, &doc).map_err(at)?;
         if schema.is_dense() {
             dense_from_coordinates(schema, &coords, attrs).map_err(|e| at(e.to_string()))?

@@ -175,11 +175,28 @@ fn round_trip_through(format: &str, ext: &str) -> (usize, Vec<String>) {
             ));
             continue;
         }
-        assert_eq!(
-            String::from_utf8_lossy(&run(with(&["read", n, "--format", "json"]))),
-            String::from_utf8_lossy(&json),
-            "{case}: read --format {format} → write"
-        );
+        let back = run(with(&["read", n, "--format", "json"]));
+        if format == "csv" {
+            // CSV cannot tell an empty string from a null: an empty field of a
+            // nullable attribute is read as null. Everything else is equal.
+            let back: Value = serde_json::from_slice(&back).unwrap();
+            assert_eq!(back["dimensions"], parsed["dimensions"], "{case}: csv");
+            let (ours, theirs) = (&back["attributes"], &parsed["attributes"]);
+            for (name, cells) in theirs.as_object().unwrap() {
+                let got = ours[name].as_array().unwrap();
+                assert_eq!(got.len(), cells.as_array().unwrap().len(), "{case} {name}");
+                for (i, (a, b)) in cells.as_array().unwrap().iter().zip(got).enumerate() {
+                    let emptied = *a == Value::from("") && b.is_null();
+                    assert!(a == b || emptied, "{case} {name} cell {i}: {a} → {b}");
+                }
+            }
+        } else {
+            assert_eq!(
+                String::from_utf8_lossy(&back),
+                String::from_utf8_lossy(&json),
+                "{case}: read --format {format} → write"
+            );
+        }
         through += 1;
     }
     println!("{format}: {through} arrays through read → write; refused: {refused:#?}");
@@ -190,6 +207,15 @@ fn round_trip_through(format: &str, ext: &str) -> (usize, Vec<String>) {
 fn arrow_ipc_round_trip_over_the_corpus() {
     let (through, refused) = round_trip_through("arrow", "arrows");
     // Only arrays Arrow cannot hold (read refusals); every write goes through.
+    assert!(
+        through > 200 && refused.iter().all(|r| r.contains(": read: ")),
+        "{through}, {refused:#?}"
+    );
+}
+
+#[test]
+fn csv_round_trip_over_the_corpus() {
+    let (through, refused) = round_trip_through("csv", "csv");
     assert!(
         through > 200 && refused.iter().all(|r| r.contains(": read: ")),
         "{through}, {refused:#?}"
