@@ -154,7 +154,7 @@ fn record_batches(path: &Path, format: InputFormat) -> Result<Vec<RecordBatch>, 
     match format {
         InputFormat::Parquet => {
             let reader = ParquetRecordBatchReaderBuilder::try_new(file()?)
-                .and_then(|b| b.build())
+                .and_then(ParquetRecordBatchReaderBuilder::build)
                 .map_err(|e| at(&e))?;
             reader.map(|b| b.map_err(|e| at(&e))).collect()
         }

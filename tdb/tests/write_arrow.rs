@@ -147,7 +147,10 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn ipc_file(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+/// Named Arrow columns.
+type Columns = Vec<(&'static str, ArrayRef)>;
+
+fn ipc_file(path: &Path, columns: Columns) {
     let batch = RecordBatch::try_from_iter(columns).unwrap();
     let mut w = arrow_ipc::writer::FileWriter::try_new(
         std::fs::File::create(path).unwrap(),
@@ -174,7 +177,7 @@ fn bad_arrow_input_exits_2_and_leaves_the_array_untouched() {
     let d = || -> ArrayRef { Arc::new(Int32Array::from(vec![5, 6])) };
     let size = || -> ArrayRef { Arc::new(Int16Array::from(vec![0, 2])) };
     let good = || colors(&["blue", "red"], vec![Some(0), Some(1)]);
-    let cases: Vec<(&str, Vec<(&str, ArrayRef)>, &str)> = vec![
+    let cases: Vec<(&str, Columns, &str)> = vec![
         (
             "wrong type",
             vec![

@@ -188,15 +188,15 @@ fn column(target: &Target, array: &dyn Array) -> Result<Column> {
             }
             (None, DataType::Utf8) => out.push(array.as_string::<i32>().value(i).as_bytes(), true),
             (None, DataType::LargeUtf8) => {
-                out.push(array.as_string::<i64>().value(i).as_bytes(), true)
+                out.push(array.as_string::<i64>().value(i).as_bytes(), true);
             }
             (None, DataType::Utf8View) => {
-                out.push(array.as_string_view().value(i).as_bytes(), true)
+                out.push(array.as_string_view().value(i).as_bytes(), true);
             }
             (None, DataType::Binary) => out.push(array.as_binary::<i32>().value(i), true),
             (None, DataType::LargeBinary) => out.push(array.as_binary::<i64>().value(i), true),
             (None, DataType::FixedSizeBinary(_)) => {
-                out.push(array.as_fixed_size_binary().value(i), true)
+                out.push(array.as_fixed_size_binary().value(i), true);
             }
             (None, DataType::FixedSizeList(_, _)) => out.push(
                 &values_bytes(array.as_fixed_size_list().value(i).as_ref()),
@@ -272,12 +272,11 @@ fn enumerated(target: &Target, e: &Enumeration, array: &dyn Array) -> Result<Col
     let keys = dictionary.normalized_keys();
     let size = target.datatype.size() as usize;
     let mut out = Column::new(target.name, target.datatype, Some(1), target.nullable);
-    for i in 0..array.len() {
+    for (i, &key) in keys.iter().enumerate().take(array.len()) {
         if array.is_null(i) {
             push_null(&mut out, target, i, Some(size))?;
             continue;
         }
-        let key = keys[i];
         let index = indexes.get(key).copied().flatten().ok_or_else(|| {
             Error::Usage(format!(
                 "column {}, row {i}: {:?} is not a value of enumeration {}",
