@@ -198,14 +198,22 @@ fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Resu
             continue;
         }
         let bytes = match enumeration {
-            Some(e) if !cell.is_number() => {
-                let value = cell_bytes(e.datatype, e.cell_val_num, cell).map_err(at)?;
-                let index = e.values.iter().position(|v| *v == value).ok_or_else(|| {
-                    at(format!("{cell} is not a value of enumeration {}", e.name))
-                })?;
-                cell_bytes(dt, cvn, &Value::from(index as u64)).map_err(at)?
+            // A value of the enumeration (as `tdb read` prints it) first; a
+            // number that is none is an index (as read prints one outside it).
+            Some(e) => {
+                let value = cell_bytes(e.datatype, e.cell_val_num, cell).ok();
+                match value.and_then(|v| e.values.iter().position(|x| *x == v)) {
+                    Some(index) => cell_bytes(dt, cvn, &Value::from(index as u64)).map_err(at)?,
+                    None if cell.is_number() => cell_bytes(dt, cvn, cell).map_err(at)?,
+                    None => {
+                        return Err(at(format!(
+                            "{cell} is not a value of enumeration {}",
+                            e.name
+                        )))
+                    }
+                }
             }
-            _ => cell_bytes(dt, cvn, cell).map_err(at)?,
+            None => cell_bytes(dt, cvn, cell).map_err(at)?,
         };
         column.push(&bytes, true);
     }

@@ -1,7 +1,7 @@
 //! `tdb write --input` from Arrow IPC and Parquet files written by pyarrow
-//! from TileDB's own Arrow tables (tiledb-py `return_arrow=True`): TileDB
-//! reads back what it gave; and bad Arrow input exits 2 with the array
-//! untouched. (The corpus round trip through our own Arrow and Parquet
+//! from TileDB's own Arrow tables (tiledb-py `return_arrow=True`), and
+//! from our CSV and JSON: TileDB reads back what it gave; and bad Arrow
+//! and CSV input exits 2 with the array untouched. (The corpus round trip through our own Arrow and Parquet
 //! output is in `create_write.rs`.)
 
 use std::collections::BTreeMap;
@@ -118,7 +118,31 @@ fn pyarrow_files_of_tiledb_tables_written_through_tdb_read_back_equal_by_tiledb(
         let ipc = dir.path().join(format!("{case}.arrow"));
         let parquet = dir.path().join(format!("{case}.parquet"));
         oracle(&python, &[Path::new("export"), &array, &ipc, &parquet]);
-        for input in [&ipc, &parquet] {
+        // And our own CSV and JSON of the array (no pyarrow form of TileDB's table).
+        let csv = dir.path().join(format!("{case}.csv"));
+        let text = ok(&[
+            Path::new("read"),
+            &array,
+            Path::new("--format"),
+            Path::new("csv"),
+        ]);
+        std::fs::write(&csv, text).unwrap();
+        let json = dir.path().join(format!("{case}.json"));
+        let text = ok(&[
+            Path::new("read"),
+            &array,
+            Path::new("--format"),
+            Path::new("json"),
+        ]);
+        std::fs::write(&json, text).unwrap();
+        // CSV cannot tell an empty string from a null (an empty field of a
+        // nullable attribute is null): this case has both, so not via CSV.
+        let inputs = if case == "sparse.attr.var_utf8.nullable.zstd" {
+            vec![&ipc, &parquet, &json]
+        } else {
+            vec![&ipc, &parquet, &csv, &json]
+        };
+        for input in inputs {
             let new = dir.path().join(format!(
                 "{case}.{}.new",
                 input.extension().unwrap().to_string_lossy()
@@ -228,6 +252,34 @@ fn bad_arrow_input_exits_2_and_leaves_the_array_untouched() {
     for (what, columns, needle) in cases {
         let input = dir.path().join(format!("{what}.arrow"));
         ipc_file(&input, columns);
+        let before = files(&array);
+        let out = tdb(&[Path::new("write"), &array, Path::new("--input"), &input]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{what}: {stderr:?} does not say {needle:?}"
+        );
+        assert_eq!(files(&array), before, "{what} changed the array");
+    }
+    // CSV: an unknown column, a null (empty field) on a non-nullable field,
+    // a value not in the enumeration, a value of the wrong type.
+    for (what, text, needle) in [
+        (
+            "csv unknown",
+            "d,color,size,nope\n5,red,10,1\n",
+            "no field nope",
+        ),
+        ("csv null", "d,color,size\n5,red,\n", "size, cell 0"),
+        (
+            "csv enumeration",
+            "d,color,size\n5,purple,10\n",
+            "not a value of enumeration colors",
+        ),
+        ("csv type", "d,color,size\nfive,red,10\n", "d, cell 0"),
+    ] {
+        let input = dir.path().join(format!("{what}.csv"));
+        std::fs::write(&input, text).unwrap();
         let before = files(&array);
         let out = tdb(&[Path::new("write"), &array, Path::new("--input"), &input]);
         let stderr = String::from_utf8_lossy(&out.stderr);
