@@ -37,6 +37,10 @@ def arrays(scale):
         ("dense-shuffle-lz4", ["byteshuffle", "lz4"]),
     ]:
         out[name] = dict(kind="dense", side=side, tile=tile, filters=pipeline, seed=1)
+    # A float attribute, for the reads with coordinates.
+    out["dense-float"] = dict(
+        kind="dense", side=side, tile=tile, filters=[], seed=4, dtype="float64"
+    )
     cells = max(20_000, int(20_000_000 * scale))
     sparse_side = int(math.sqrt(cells / 0.002))
     out["sparse-zstd"] = dict(
@@ -77,6 +81,16 @@ def workloads(scale, specs):
         base = dict(array=name, kind="dense", attrs=["a"], layout="row-major")
         out.append(dict(base, name=f"{name} full"))
         out.append(dict(base, name=f"{name} 10%", subarray=dense_sub))
+    # Dense reads with coordinates (tiledb-py `A.query(coords=True)[...]`,
+    # as `.df[]` reads): both dimensions and the attribute, in either order,
+    # and the same reads without coordinates for comparison.
+    for name, what in [("dense-none", "int64"), ("dense-float", "float64")]:
+        for layout in ["row-major", "col-major"]:
+            base = dict(array=name, kind="dense", attrs=["a"], layout=layout)
+            label = f"{what} {layout}"
+            out.append(dict(base, name=f"coords {label}", dims=["row", "col"]))
+            out.append(dict(base, name=f"coords {label} 10%", dims=["row", "col"], subarray=dense_sub))
+            out.append(dict(base, name=f"no coords {label}"))
     base = dict(array="sparse-zstd", kind="sparse", attrs=["v"], dims=["x", "y"])
     out.append(dict(base, name="sparse unordered", layout="unordered"))
     out.append(dict(base, name="sparse row-major", layout="row-major"))

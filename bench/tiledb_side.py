@@ -52,16 +52,21 @@ def create_dense(spec):
         tiledb.Dim("row", domain=(0, n - 1), tile=tile, dtype=np.int64),
         tiledb.Dim("col", domain=(0, n - 1), tile=tile, dtype=np.int64),
     )
-    attr = tiledb.Attr("a", dtype=np.int64, filters=filters(spec["filters"]))
+    dtype = np.dtype(spec.get("dtype", "int64"))
+    attr = tiledb.Attr("a", dtype=dtype, filters=filters(spec["filters"]))
     schema = tiledb.ArraySchema(domain=dom, attrs=[attr], sparse=False)
     tiledb.Array.create(spec["path"], schema, ctx=ctx())
     rng = np.random.default_rng(spec["seed"])
-    # Values below 1000: compressible as integer columns usually are.
     with tiledb.open(spec["path"], "w", ctx=ctx()) as A:
         step = max(1, n // 8)
         for r in range(0, n, step):
             rows = min(step, n - r)
-            A[r : r + rows, :] = rng.integers(0, 1000, size=(rows, n), dtype=np.int64)
+            if dtype.kind == "f":
+                values = rng.normal(size=(rows, n))
+            else:
+                # Values below 1000: compressible as integer columns usually are.
+                values = rng.integers(0, 1000, size=(rows, n), dtype=np.int64)
+            A[r : r + rows, :] = values.astype(dtype)
 
 
 def create_sparse(spec):
