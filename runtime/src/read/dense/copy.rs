@@ -29,10 +29,12 @@ use rayon::prelude::*;
 
 use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
+use crate::read::dense::coordinates;
 use crate::read::dense::copy_var::*;
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::dense::pieces::*;
+use crate::read::dense::transpose::{copy_lines, gather_cells, piece_source, Source};
 use crate::read::memory;
 use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
@@ -55,49 +57,29 @@ pub(crate) fn copy_line(
         let dst = line
             .get_mut(p.start as usize * cell_size..(p.start + p.count) as usize * cell_size)
             .ok_or_else(short_tile)?;
-        let tile = p
-            .source
-            .and_then(|(gi, t, pos, stride)| tiles.get(&(gi, t)).map(|d| (d, pos, stride)));
-        let Some((tile, pos, stride)) = tile else {
-            crate::read::dense::pieces::repeat_cell(dst, fill);
-            continue;
-        };
-        let src: &[u8] = if validity {
-            match &tile.validity {
-                Some(v) => v,
-                None => {
-                    dst.fill(1);
-                    continue;
-                }
+        let (src, pos, stride) = match piece_source(p, tiles, validity) {
+            Source::Fill => {
+                crate::read::dense::pieces::repeat_cell(dst, fill);
+                continue;
             }
-        } else {
-            &tile.data
+            Source::AllValid => {
+                dst.fill(1);
+                continue;
+            }
+            Source::Tile(src, pos, stride) => (src, pos, stride),
         };
         if stride == 1 {
             let from = pos as usize * cell_size;
             dst.copy_from_slice(src.get(from..from + dst.len()).ok_or_else(short_tile)?);
-        } else {
-            for (i, cell) in dst.chunks_exact_mut(cell_size).enumerate() {
-                let from = (pos + i as u64 * stride) as usize * cell_size;
-                cell.copy_from_slice(src.get(from..from + cell_size).ok_or_else(short_tile)?);
-            }
+        } else if p.count > 0 {
+            let (pos, stride) = (pos as usize, stride as usize);
+            // The last cell read must be in the tile; then every one is.
+            let last = (pos + (p.count as usize - 1) * stride + 1) * cell_size;
+            let src = src.get(..last).ok_or_else(short_tile)?;
+            gather_cells(dst, src, pos, stride, cell_size);
         }
     }
     Ok(())
-}
-
-/// Writes the coordinates of dimension `d` for one line.
-pub(crate) fn coords_line(line: &mut [u8], coords: &[i128], d: usize, inner: usize, size: usize) {
-    for (i, cell) in line.chunks_exact_mut(size).enumerate() {
-        let x = if d == inner {
-            coords[d] + i as i128
-        } else {
-            coords[d]
-        };
-        // Little-endian two's complement, cut to the coordinate's width,
-        // is the value's encoding for every integral datatype.
-        cell.copy_from_slice(&x.to_le_bytes()[..size]);
-    }
 }
 
 /// Decodes one band of a fixed-size attribute (its cells, or its
@@ -357,24 +339,15 @@ fn plan_band(
     }
 }
 
-/// Writes the coordinates of the band's cells, line by line in parallel.
+/// Writes the coordinates of the band's cells (see [`coordinates`]).
 fn write_coordinates(dim_cols: &mut [Column], band: &BandPlan, order: &[usize]) -> Result<()> {
-    let n = order.len();
-    let inner = order[n - 1];
     for (d, col) in dim_cols.iter_mut().enumerate() {
         let size = col.datatype.size() as usize;
         let region = col
             .data
             .get_mut(band.range(size as u64))
             .ok_or_else(short_tile)?;
-        region
-            .par_chunks_mut(band.inner_len as usize * size)
-            .enumerate()
-            .for_each(|(line, out)| {
-                let mut c = vec![0i128; n];
-                line_coords(line as u64, &band.spans, order, inner, &mut c);
-                coords_line(out, &c, d, inner, size);
-            });
+        coordinates::write_band(region, &band.spans, order, d, band.inner_len as usize, size);
     }
     Ok(())
 }
@@ -505,12 +478,15 @@ fn copy_attribute(
                 .data
                 .get_mut(band.range(cell_size as u64))
                 .ok_or_else(short_tile)?;
-            region
-                .par_chunks_mut(band.inner_len as usize * cell_size)
-                .zip(&band.plan)
-                .try_for_each(|(out, pieces)| {
-                    copy_line(out, pieces, tiles, cell_size, &attr.fill, false)
-                })?;
+            copy_lines(
+                region,
+                &band.plan,
+                band.inner_len,
+                tiles,
+                cell_size,
+                &attr.fill,
+                false,
+            )?;
         }
         None => {
             let added = copy_var_band(col, &band.plan, tiles, &attr.fill)?;
@@ -520,10 +496,7 @@ fn copy_attribute(
     if let Some(validity) = &mut col.validity {
         let fill = [u8::from(attr.fill_validity)];
         let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
-        region
-            .par_chunks_mut(band.inner_len as usize)
-            .zip(&band.plan)
-            .try_for_each(|(out, pieces)| copy_line(out, pieces, tiles, 1, &fill, true))?;
+        copy_lines(region, &band.plan, band.inner_len, tiles, 1, &fill, true)?;
     }
     Ok(())
 }

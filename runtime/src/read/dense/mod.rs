@@ -1,11 +1,13 @@
 //! Dense reads: every cell of the subarray, taken from the newest fragment
 //! whose non-empty domain holds it, or the fill value where none does.
 
+mod coordinates;
 mod copy;
 mod copy_var;
 mod fragments;
 pub mod geometry;
 mod pieces;
+mod transpose;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -13,7 +15,7 @@ use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
 use crate::read::dense::fragments::{fragment_geometry, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
-use crate::read::query::{decode_ranges, encode_scalar, output_attributes, ReadQuery, ResultOrder};
+use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{load_tiles, TileData};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
@@ -70,6 +72,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
         dims.len(),
         &owner,
         &decoded,
+        !query.skip_coordinates,
     ))
 }
 
@@ -313,8 +316,8 @@ fn decode_owned_tiles(
     Ok(decoded)
 }
 
-/// The result columns: each cell's coordinates, and its attribute values
-/// from its owner's tile or the fill value.
+/// The result columns: each cell's coordinates (when asked for), and its
+/// attribute values from its owner's tile or the fill value.
 fn gather(
     schema: &ArraySchema,
     attributes: &[usize],
@@ -322,12 +325,22 @@ fn gather(
     n: usize,
     owner: &[Owner],
     decoded: &[HashMap<(usize, u64), TileData>],
+    with_coordinates: bool,
 ) -> ReadResult {
-    let mut dim_cols: Vec<Column> = schema
-        .dimensions
-        .iter()
-        .map(|d| Column::new(&d.name, d.datatype, Some(1), false))
-        .collect();
+    let count = cells.len() / n.max(1);
+    let mut dim_cols: Vec<Column> = if with_coordinates {
+        schema
+            .dimensions
+            .iter()
+            .map(|d| {
+                let mut c = Column::new(&d.name, d.datatype, Some(1), false);
+                c.data.reserve(count * d.datatype.size() as usize);
+                c
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut attr_cols: Vec<Column> = attributes
         .iter()
         .map(|&a| {
@@ -336,9 +349,12 @@ fn gather(
         })
         .collect();
     for (c, own) in cells.chunks_exact(n.max(1)).zip(owner) {
-        for ((col, x), dim) in dim_cols.iter_mut().zip(c).zip(&schema.dimensions) {
-            let bytes = encode_scalar(dim.datatype, &Scalar::Int(*x)).unwrap_or_default();
-            col.push(&bytes, true);
+        for (col, x) in dim_cols.iter_mut().zip(c) {
+            // Dense dimensions are integral, and the cell is in the domain:
+            // its little-endian two's complement, cut to the datatype's
+            // width, is its encoding.
+            let size = col.datatype.size() as usize;
+            col.data.extend_from_slice(&x.to_le_bytes()[..size]);
         }
         for (ai, (col, &a)) in attr_cols.iter_mut().zip(attributes).enumerate() {
             let attr = &schema.attributes[a];
