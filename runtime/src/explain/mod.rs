@@ -9,6 +9,7 @@ mod data;
 mod files;
 mod fragment;
 mod legacy13;
+mod origin;
 mod text;
 mod tiles;
 pub mod walker;
@@ -18,4 +19,4 @@ pub mod walkers;
 
 pub use files::{coverage, explain_file, Coverage, Explained, FileKind};
 pub use tiles::explain_generic_tile;
-pub use walker::{FieldInfo, Span, Walker};
+pub use walker::{FieldInfo, FileOrigin, Span, Walker};
