@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::files::Body;
+use super::body::Body;
 use super::fragment::array_dir;
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;

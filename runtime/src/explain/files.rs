@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::body::Body;
 use super::tiles::explain_generic_tile_partly;
 use super::walker::{Span, Walker};
 use super::walkers::*;
@@ -126,23 +127,6 @@ pub struct Explained {
     /// point are listed as unexplained.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
-}
-
-/// The parts of a file one explainer produced.
-pub(super) struct Body {
-    pub(super) children: Vec<Span>,
-    pub(super) layout: &'static str,
-    pub(super) incomplete: Option<String>,
-}
-
-impl Body {
-    pub(super) fn whole(children: Vec<Span>, layout: &'static str) -> Body {
-        Body {
-            children,
-            layout,
-            incomplete: None,
-        }
-    }
 }
 
 /// How many bytes of one range the spans attribute to fields.

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::files::Body;
+use super::body::Body;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
 use super::walker::Walker;
 use super::walkers::*;

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::files::Body;
+use super::body::Body;
 use super::origin::{legacy13_chunk_places, place_in_file, whole_body_place};
 use super::walker::{Span, Walker};
 use super::walkers::*;

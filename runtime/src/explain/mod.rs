@@ -5,6 +5,7 @@
 //! header and chunk framing, in file offsets), then the unfiltered payload
 //! (in payload offsets) walked as the struct the file kind holds.
 
+mod body;
 mod data;
 mod files;
 mod fragment;
