@@ -15,6 +15,8 @@
 //! A refusal by the writer is not a finding (a mutation can make a schema TileDB rejects,
 //! such as a filter that does not apply to a datatype); it is counted.
 
+mod features;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -77,6 +79,8 @@ pub struct CampaignConfig {
     pub duration: Option<Duration>,
     /// How the repro commands start, e.g. `tdb differential`.
     pub repro_prefix: String,
+    /// Only the cases whose id contains this (`group`, `delete`, `encrypted`, `label`).
+    pub only: Option<String>,
 }
 
 /// What one execution found.
@@ -214,12 +218,24 @@ fn repeat_a_write(recipe: &mut toml::Value, rng: &mut Rng, changes: &mut Vec<Str
 pub(crate) fn mutate_recipe(text: &str, rng: &mut Rng) -> Result<(String, Vec<String>), String> {
     let mut recipe: toml::Value = toml::from_str(text).map_err(|e| e.to_string())?;
     let mut changes = Vec::new();
-    let Some(schema) = recipe.get_mut("schema").and_then(toml::Value::as_table_mut) else {
-        return Err("the recipe has no [schema]".into());
+    // Group, delete, encryption and label mutations first (they read the
+    // schema, which the knobs below then change).
+    if rng.one_in(2) {
+        features::mutate_features(&mut recipe, rng, &mut changes);
+    }
+    // An array's schema, or the schema of a group's member arrays.
+    let table = if recipe.get("schema").is_some() {
+        "schema"
+    } else {
+        "member_schema"
     };
+    let Some(schema) = recipe.get_mut(table).and_then(toml::Value::as_table_mut) else {
+        return Err("the recipe has no [schema] or [member_schema]".into());
+    };
+    let feature_changes = changes.len();
     let sparse = schema.get("type").and_then(toml::Value::as_str) == Some("sparse");
     let mut knobs = 0;
-    while changes.is_empty() && knobs < 8 {
+    while changes.len() == feature_changes && knobs < 8 {
         knobs += 1;
         match rng.below(6) {
             0 if sparse => {
@@ -412,6 +428,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 /// claim.
 pub(crate) fn campaign_cases(
     cases_dir: &Path,
+    only: Option<&str>,
     ours: &dyn Adapter,
     theirs: &dyn Adapter,
 ) -> Result<Vec<Case>, String> {
@@ -419,13 +436,18 @@ pub(crate) fn campaign_cases(
     Ok(cases
         .into_iter()
         .filter(|c| c.expect_error.is_none() && !c.is_derived() && !c.frozen)
-        // Arrays only: a group recipe has no schema to mutate.
+        // Arrays, and groups whose member arrays share a schema to mutate.
         .filter(|c| {
             fs::read_to_string(&c.file)
                 .ok()
                 .and_then(|t| toml::from_str::<toml::Value>(&t).ok())
-                .is_some_and(|t| t.get("schema").is_some_and(toml::Value::is_table))
+                .is_some_and(|t| {
+                    ["schema", "member_schema"]
+                        .iter()
+                        .any(|k| t.get(k).is_some_and(toml::Value::is_table))
+                })
         })
+        .filter(|c| only.is_none_or(|part| c.id.contains(part)))
         .filter(|c| {
             let required = c.required_capabilities();
             ours.info().first_unclaimed(&required).is_none()
@@ -442,7 +464,7 @@ pub fn run_campaign(
     theirs: &mut dyn Adapter,
     progress: &mut dyn FnMut(u64, Option<&Finding>),
 ) -> Result<Summary, String> {
-    let cases = campaign_cases(&config.cases_dir, ours, theirs)?;
+    let cases = campaign_cases(&config.cases_dir, config.only.as_deref(), ours, theirs)?;
     if cases.is_empty() {
         return Err(format!(
             "no replayable case in {}",
@@ -636,6 +658,43 @@ layout = "global"
             "coords_filters",
         ] {
             assert!(seen.contains(knob), "{knob} never mutated: {seen:?}");
+        }
+    }
+
+    /// The feature mutations reach each feature's recipe, and replay from the seed.
+    #[test]
+    fn groups_deletes_keys_and_labels_are_mutated() {
+        let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("cases");
+        for (case, change) in [
+            ("group.basic", "group "),
+            ("sparse.delete.condition", "delete step "),
+            ("sparse.encrypted.aes256gcm", "encryption key "),
+            ("dense.dimension_labels", "label height: decreasing"),
+        ] {
+            let text = fs::read_to_string(cases.join(format!("{case}.toml"))).unwrap();
+            let mut reached = 0;
+            for seed in 0..100 {
+                let (a, changes) = mutate_recipe(&text, &mut Rng::new(seed)).unwrap();
+                let (b, _) = mutate_recipe(&text, &mut Rng::new(seed)).unwrap();
+                assert_eq!(a, b, "{case}: seed {seed} replays");
+                let parsed: toml::Value = toml::from_str(&a).unwrap();
+                if changes.iter().any(|c| c.starts_with(change)) {
+                    reached += 1;
+                    if case == "dense.dimension_labels" {
+                        // The label values follow the new order.
+                        let values = parsed["steps"][0]["data"]["height"].as_array().unwrap();
+                        let first = values[0].as_float().unwrap();
+                        let last = values[values.len() - 1].as_float().unwrap();
+                        assert!(first > last, "{a}");
+                    }
+                    if case == "sparse.encrypted.aes256gcm" {
+                        let key = parsed["encryption"]["key"].as_str().unwrap();
+                        assert_eq!(key.len(), 32);
+                    }
+                }
+                assert!(!changes.is_empty(), "{case}: seed {seed}");
+            }
+            assert!(reached >= 10, "{case}: {reached} of 100 seeds reached it");
         }
     }
 

@@ -20,6 +20,7 @@ fn config(out: &Path, seed: u64, executions: u64) -> CampaignConfig {
         executions: Some(executions),
         duration: None,
         repro_prefix: "tdb differential".into(),
+        only: None,
     }
 }
 

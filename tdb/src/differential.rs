@@ -28,6 +28,9 @@ pub struct Args {
     /// Read a saved finding again with both readers instead of running a campaign.
     #[arg(long, value_name = "DIR")]
     replay: Option<PathBuf>,
+    /// Only the cases whose id contains this (e.g. `group`, `delete`, `encrypted`, `label`).
+    #[arg(long, value_name = "PART")]
+    cases: Option<String>,
     /// Seconds either side may take over one request before it counts as a hang.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     timeout: u64,
@@ -80,6 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             (None, None) => Some(Duration::from_secs(60)),
         },
         repro_prefix: "cargo run --release --bin tdb -- differential".into(),
+        only: args.cases,
     };
     eprintln!(
         "differential: seed {seed}, {} against {}, findings in {}",

@@ -99,9 +99,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         })
         .collect();
     let complete = results.iter().all(|r| {
-        r.outcome
-            .as_ref()
-            .is_ok_and(|(_, c)| c.iter().all(|(_, c)| c.covered == c.size))
+        r.outcome.as_ref().is_ok_and(|(e, c)| {
+            e.incomplete.is_none() && c.iter().all(|(_, c)| c.covered == c.size)
+        })
     });
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -146,9 +146,12 @@ fn print_json(
                     })
                     .collect();
                 let mut value = serde_json::json!({
-                    "path": r.path, "kind": explained.kind, "size": explained.file_size,
-                    "coverage": coverage,
+                    "path": r.path, "kind": explained.kind, "layout": explained.layout,
+                    "size": explained.file_size, "coverage": coverage,
                 });
+                if let Some(reason) = &explained.incomplete {
+                    value["incomplete"] = serde_json::json!(reason);
+                }
                 if !coverage_only {
                     value["tree"] = serde_json::to_value(&explained.root).unwrap_or_default();
                 }
@@ -179,7 +182,7 @@ fn print_text(
         let file = &file.1;
         let covered: u64 = payloads.iter().map(|(_, c)| c.covered).sum();
         let size: u64 = payloads.iter().map(|(_, c)| c.size).sum();
-        let whole = file.covered == file.size && covered == size;
+        let whole = file.covered == file.size && covered == size && explained.incomplete.is_none();
         writeln!(
             out,
             "{:.2}% {} ({}: file {} of {} bytes; {} unfiltered payload(s) {} of {} bytes){}",
@@ -196,7 +199,7 @@ fn print_text(
                 )
             },
             result.path.display(),
-            explained.kind.payload_struct(),
+            explained.layout,
             file.covered,
             file.size,
             payloads.len(),
@@ -209,9 +212,15 @@ fn print_text(
                 writeln!(out, "    unexplained in the {space}: bytes {start}..{end}")?;
             }
         }
+        if let Some(reason) = &explained.incomplete {
+            writeln!(out, "    explained up to where it stops: {reason}")?;
+        }
         return Ok(());
     }
     write_span(out, &explained.root, 0)?;
+    if let Some(reason) = &explained.incomplete {
+        writeln!(out, "explained up to where it stops: {reason}")?;
+    }
     for (space, c) in coverages {
         writeln!(
             out,
@@ -240,6 +249,16 @@ fn write_span(out: &mut impl Write, span: &Span, depth: usize) -> std::io::Resul
             span.offset,
             span.size
         ));
+        match span.file {
+            Some(origin) if origin.exact => {
+                line.push_str(&format!(" (file @{} +{})", origin.start, span.size));
+            }
+            Some(origin) => line.push_str(&format!(
+                " (from file bytes {}..{}, filtered)",
+                origin.start, origin.end
+            )),
+            None => {}
+        }
     } else {
         line.push_str(" absent");
     }

@@ -79,6 +79,18 @@ fn json_names_enums_gates_and_payload_fields() {
     assert_eq!(found[0]["value"], "22");
     assert_eq!(found[0]["space"], "payload");
     assert_eq!(found[0]["offset"], 0);
+    // Encrypted, so not at its exact file bytes: from the chunk's data.
+    let origin = found[0]["file"].clone();
+    assert_eq!(origin["exact"], false, "{origin:#}");
+    found.clear();
+    find(tree, "TileChunk.data", &mut found);
+    let data = found[0];
+    assert_eq!(origin["start"], data["offset"]);
+    assert_eq!(
+        origin["end"].as_u64().unwrap(),
+        data["offset"].as_u64().unwrap() + data["size"].as_u64().unwrap()
+    );
+    assert_eq!(file["layout"], "ArraySchema");
     found.clear();
     find(tree, "ArraySchema.validity_filters", &mut found);
     assert_eq!(found[0]["gate"], "version >= 7");
@@ -86,4 +98,58 @@ fn json_names_enums_gates_and_payload_fields() {
     found.clear();
     find(tree, "Attribute.name", &mut found);
     assert_eq!(found[0]["value"], "\"a\"", "{:#}", found[0]);
+}
+
+/// Fragment metadata of formats 1-2 and of TileDB 1.3 is labelled with the
+/// layout it holds, not the footer of later versions; 1.3's data file is
+/// explained whole.
+#[test]
+fn legacy_fragment_metadata_is_labelled_with_its_layout() {
+    let legacy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/tiledb-test-arrays");
+    if !legacy.is_dir() {
+        println!("skipped: {} is absent", legacy.display());
+        return;
+    }
+    let out = tdb(&[
+        "explain",
+        "--coverage",
+        legacy.join("non_split_coords_v1_4_0").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("__fragment_metadata.tdb (FragmentMetadataV1V2:"),
+        "{text}"
+    );
+    assert!(!text.contains("FragmentFooter"), "{text}");
+    let out = tdb(&[
+        "explain",
+        "--coverage",
+        legacy.join("dense_array_v1_3_0").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("__fragment_metadata.tdb (Legacy13FragmentMetadata:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("100.00% ") && text.contains("a.tdb (Legacy13DataTile:"),
+        "{text}"
+    );
+    // A file the loader refuses: explained up to the refusal, with the reason.
+    let out = tdb(&[
+        "explain",
+        "--coverage",
+        legacy
+            .join("experimental_array_vUINT32_MAX")
+            .to_str()
+            .unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("explained up to where it stops: ") && text.contains("newer than any"),
+        "{text}"
+    );
 }

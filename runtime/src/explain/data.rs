@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::body::Body;
 use super::fragment::array_dir;
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
@@ -23,10 +24,13 @@ struct FieldFacts {
 }
 
 /// The tiles of the data file at `path`.
-pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result<Vec<Span>> {
+pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result<Body> {
+    if let Some(body) = super::legacy13::explain_legacy13_data_file(path, bytes)? {
+        return Ok(body);
+    }
     let mut spans = explain_data_tiles(bytes)?;
     let Some(facts) = field_facts(path, key) else {
-        return Ok(spans);
+        return Ok(Body::whole(spans, "Tile"));
     };
     // A var-sized data file's cells are counted by its offsets file, tile by tile.
     let offsets_cells = match facts.cell_size {
@@ -54,7 +58,7 @@ pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> R
             value.push_str(&format!("; {n} cell(s) of {size}"));
         }
     }
-    Ok(spans)
+    Ok(Body::whole(spans, "Tile"))
 }
 
 /// The sum of the values of the fields under `span` whose names end with

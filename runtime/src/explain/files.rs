@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use super::tiles::explain_generic_tile;
+use super::body::Body;
+use super::tiles::explain_generic_tile_partly;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};
@@ -113,11 +114,19 @@ impl FileKind {
 pub struct Explained {
     /// What the file is.
     pub kind: FileKind,
+    /// The spec struct the file (or its generic tile's payload) holds:
+    /// `FragmentFooter`, `FragmentMetadataV1V2`, `Legacy13ArraySchema`, ….
+    pub layout: &'static str,
     /// The file's size in bytes.
     pub file_size: u64,
     /// The file, in file offsets; payload spans (in payload offsets) hang
     /// under the generic tile whose payload they are.
     pub root: Span,
+    /// Why the explanation stopped before the end (a file the loader
+    /// refuses, explained as far as its bytes allow): the bytes after that
+    /// point are listed as unexplained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// How many bytes of one range the spans attribute to fields.
@@ -142,10 +151,13 @@ impl Coverage {
     }
 }
 
-/// The coverage of `[0, size)` by the leaves of `root` in `space`.
+/// The coverage of `[0, size)` by the leaves under `root` in `space` (a
+/// root with no parts, such as a payload left unwalked, claims nothing).
 pub fn coverage(root: &Span, space: &str, size: u64) -> Coverage {
     let mut leaves = Vec::new();
-    root.leaves(space, &mut leaves);
+    for child in &root.children {
+        child.leaves(space, &mut leaves);
+    }
     leaves.sort_unstable();
     let (mut covered, mut at, mut unexplained) = (0u64, 0u64, Vec::new());
     for (start, end) in leaves {
@@ -176,39 +188,50 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
             path.display()
         ))
     })?;
-    let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
-    if kind == FileKind::FragmentMetadata {
-        root.children = super::fragment::explain_fragment_metadata(path, bytes, key)?;
-    } else if kind == FileKind::DataTiles {
-        root.children = super::data::explain_data_file(path, bytes, key)?;
-    } else if matches!(kind, FileKind::TextLines | FileKind::ConsolidatedCommits) {
-        root.children =
-            super::text::explain_lines(bytes, key, kind == FileKind::ConsolidatedCommits)?;
-    } else if kind == FileKind::Marker {
-        if !bytes.is_empty() {
+    let body = match kind {
+        FileKind::FragmentMetadata => super::fragment::explain_fragment_metadata(path, bytes, key)?,
+        FileKind::DataTiles => super::data::explain_data_file(path, bytes, key)?,
+        FileKind::TextLines | FileKind::ConsolidatedCommits => Body::whole(
+            super::text::explain_lines(bytes, key, kind == FileKind::ConsolidatedCommits)?,
+            kind.payload_struct(),
+        ),
+        FileKind::Marker if !bytes.is_empty() => {
             return Err(Error::corrupt(
                 0,
                 "marker file",
                 "a marker file holds no bytes",
-            ));
+            ))
         }
-    } else if kind == FileKind::ArraySchema && super::legacy13::is_legacy13_tile(bytes, key) {
-        root.children
-            .push(super::legacy13::explain_legacy13_tile(bytes, |p| {
+        FileKind::Marker => Body::whole(Vec::new(), kind.payload_struct()),
+        FileKind::ArraySchema if super::legacy13::is_legacy13_tile(bytes, key) => {
+            let tile = super::legacy13::explain_legacy13_tile(bytes, |p| {
                 p.enter_group("Legacy13ArraySchema", "Legacy13ArraySchema");
                 walk_legacy13_array_schema(p)?;
                 p.leave();
                 Ok(())
-            })?);
-    } else {
-        root.children.push(explain_generic_tile(bytes, 0, key, |p| {
-            walk_payload(kind, p)
-        })?);
-    }
+            })?;
+            Body::whole(vec![tile], "Legacy13ArraySchema")
+        }
+        _ => {
+            // Walked as far as the bytes allow: a payload the loader
+            // refuses is explained up to the field it stops at.
+            let (tile, walked) =
+                explain_generic_tile_partly(bytes, 0, key, |p| walk_payload(kind, p))?;
+            Body {
+                children: vec![tile],
+                layout: kind.payload_struct(),
+                incomplete: walked.err().map(|e| e.to_string()),
+            }
+        }
+    };
+    let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
+    root.children = body.children;
     Ok(Explained {
         kind,
+        layout: body.layout,
         file_size: bytes.len() as u64,
         root,
+        incomplete: body.incomplete,
     })
 }
 

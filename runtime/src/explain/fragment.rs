@@ -5,11 +5,12 @@
 
 use std::path::Path;
 
-use super::tiles::explain_generic_tile;
-use super::walker::{Span, Walker};
+use super::body::Body;
+use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
+use super::walker::Walker;
 use super::walkers::*;
 use crate::error::{Error, Result};
-use crate::format::generated::footer_after_tiles;
+use crate::format::generated::{footer_after_tiles, NEWEST_READ_FORMAT_VERSION};
 use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
@@ -34,7 +35,7 @@ fn explain_v1_v2(
     bytes: &[u8],
     key: Option<&[u8; 32]>,
     legacy13: bool,
-) -> Result<Vec<Span>> {
+) -> Result<Body> {
     let dir = path.parent().and_then(Path::parent).ok_or_else(|| {
         Error::Usage(format!(
             "{}: a fragment metadata file is explained inside its array (…/<fragment>/)",
@@ -53,7 +54,7 @@ fn explain_v1_v2(
             Ok(())
         })?;
         tile.name = "fragment metadata (TileDB 1.3): generic tile".into();
-        return Ok(vec![tile]);
+        return Ok(Body::whole(vec![tile], "Legacy13FragmentMetadata"));
     }
     let mut tile = explain_generic_tile(bytes, 0, key, |p| {
         p.enter_group("FragmentMetadataV1V2", "FragmentMetadataV1V2");
@@ -62,7 +63,7 @@ fn explain_v1_v2(
         Ok(())
     })?;
     tile.name = "fragment metadata (formats 1-2): generic tile".into();
-    Ok(vec![tile])
+    Ok(Body::whole(vec![tile], "FragmentMetadataV1V2"))
 }
 
 /// The spans of a `__fragment_metadata.tdb` file, in file order.
@@ -70,7 +71,7 @@ pub fn explain_fragment_metadata(
     path: &Path,
     bytes: &[u8],
     key: Option<&[u8; 32]>,
-) -> Result<Vec<Span>> {
+) -> Result<Body> {
     // Formats 1-2: the whole file is one generic tile holding the
     // v1-v2 layout, read against `__array_schema.tdb` (as the loader does).
     if let Ok(tile) = read_generic_tile(bytes, 0, key) {
@@ -82,6 +83,9 @@ pub fn explain_fragment_metadata(
         return explain_v1_v2(path, bytes, key, true);
     }
     let (head, start) = footer_region(bytes)?;
+    if head.version > NEWEST_READ_FORMAT_VERSION {
+        return explain_unknown_version(bytes, start, key, head.version);
+    }
     if head.version < 10 {
         return Err(Error::unsupported(format!(
             "fragment metadata of format version {} (3 to 9, footer after the tiles) is not \
@@ -176,5 +180,55 @@ pub fn explain_fragment_metadata(
         })?);
     }
     spans.sort_by_key(|s| s.offset);
-    Ok(spans)
+    Ok(Body::whole(spans, "FragmentFooter"))
+}
+
+/// A fragment metadata file of a format version newer than any this reader
+/// knows (the loader refuses it): its generic tiles, one after another up to
+/// the footer, their envelopes explained; the footer's first fields (the
+/// version and the schema's name) and the footer length. The tiles'
+/// payloads and the rest of the footer have no known layout.
+fn explain_unknown_version(
+    bytes: &[u8],
+    footer_start: u64,
+    key: Option<&[u8; 32]>,
+    version: u32,
+) -> Result<Body> {
+    let mut spans = Vec::new();
+    let mut pos = 0;
+    while pos < footer_start {
+        let Ok((tile, _)) =
+            explain_generic_tile_partly(&bytes[..footer_start as usize], pos, key, |_| Ok(()))
+        else {
+            break;
+        };
+        pos = tile.offset + tile.size;
+        spans.push(tile);
+    }
+    let trailer = bytes.len() as u64 - 8;
+    let mut w = Walker::new(&bytes[..trailer as usize], "footer", "file");
+    w.seek(footer_start);
+    w.enter_group("FragmentFooterHead", "FragmentFooterHead");
+    let head = walk_fragment_footer_head(&mut w);
+    w.leave();
+    spans.extend(w.finish().children);
+    let mut w = Walker::new(bytes, "footer length", "file");
+    w.seek(trailer);
+    w.enter_group("FooterLength", "FooterLength");
+    walk_footer_length(&mut w)?;
+    w.leave();
+    spans.extend(w.finish().children);
+    let mut reason = format!(
+        "format version {version} is newer than any this reader knows \
+         ({NEWEST_READ_FORMAT_VERSION}): the loader refuses it; the footer after its first \
+         fields and the tiles' payloads have no known layout"
+    );
+    if let Err(e) = head {
+        reason.push_str(&format!(" (the footer's first fields: {e})"));
+    }
+    Ok(Body {
+        children: spans,
+        layout: "FragmentFooter",
+        incomplete: Some(reason),
+    })
 }

@@ -5,10 +5,12 @@
 //! header and chunk framing, in file offsets), then the unfiltered payload
 //! (in payload offsets) walked as the struct the file kind holds.
 
+mod body;
 mod data;
 mod files;
 mod fragment;
 mod legacy13;
+mod origin;
 mod text;
 mod tiles;
 pub mod walker;
@@ -18,4 +20,4 @@ pub mod walkers;
 
 pub use files::{coverage, explain_file, Coverage, Explained, FileKind};
 pub use tiles::explain_generic_tile;
-pub use walker::{FieldInfo, Span, Walker};
+pub use walker::{FieldInfo, FileOrigin, Span, Walker};

@@ -3,11 +3,13 @@
 //! tiles of a data file down to their chunks and filter metadata. Below
 //! `files`, `fragment`, `data` and `text`, which all call it.
 
+use super::origin::{place_in_file, stores_as_is, tile_chunk_places};
 use super::walker::{Span, Walker};
 use super::walkers::*;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::filter::datatype::{bit_width_reduction_kind, positive_delta_kind};
 use crate::filter::{Datatype, FilterType};
+use crate::format::generated::NEWEST_READ_FORMAT_VERSION;
 use crate::tile::generic::read_generic_tile;
 
 /// The generic tile at `offset` of `bytes`: its header and chunk framing in
@@ -18,16 +20,34 @@ pub fn explain_generic_tile(
     key: Option<&[u8; 32]>,
     walk: impl FnOnce(&mut Walker<'_>) -> Result<()>,
 ) -> Result<Span> {
+    let (tile, walked) = explain_generic_tile_partly(bytes, offset, key, walk)?;
+    walked.map(|()| tile)
+}
+
+/// The generic tile at `offset` as [`explain_generic_tile`] explains it,
+/// its payload walked as far as the bytes allow: the tile, and why the walk
+/// stopped early if it did (the payload bytes after that stay unexplained).
+/// The payload of a tile of a format version newer than any this reader
+/// knows is not walked: its layout is unknown.
+pub(super) fn explain_generic_tile_partly(
+    bytes: &[u8],
+    offset: u64,
+    key: Option<&[u8; 32]>,
+    walk: impl FnOnce(&mut Walker<'_>) -> Result<()>,
+) -> Result<(Span, Result<()>)> {
     let decoded = read_generic_tile(bytes, offset, key)?;
     let mut w = Walker::new(&bytes[..decoded.end as usize], "generic tile", "file");
     w.seek(offset);
     w.enter_group("GenericTileHeader", "GenericTileHeader");
     let header = walk_generic_tile_header(&mut w)?;
     w.leave();
+    let tile_start = w.pos();
     w.enter_group("Tile", "Tile");
-    walk_tile(&mut w)?;
+    let framing = walk_tile(&mut w)?;
     w.leave();
     let mut tile = w.finish();
+    let as_is = stores_as_is(header.pipeline.filters.iter().map(|f| f.filter_type));
+    let places = tile_chunk_places(&framing, tile_start, as_is);
     // A generic tile's payload is bytes (CHAR) to every filter.
     let filters = header.pipeline.filters.iter();
     let stages = metadata_stages(filters.map(|f| (f.filter_type, Datatype::Char)), 0, false);
@@ -36,11 +56,20 @@ pub fn explain_generic_tile(
     tile.size = decoded.end - offset;
     let payload = &decoded.payload;
     let mut p = Walker::new(payload, "payload", "payload");
-    walk(&mut p).map_err(|e| decoded.locate(e))?;
+    let walked = if header.version > NEWEST_READ_FORMAT_VERSION {
+        Err(Error::unsupported(format!(
+            "format version {} is newer than any this reader knows ({NEWEST_READ_FORMAT_VERSION}): \
+             the loader refuses it, and the layout of its payload is unknown",
+            header.version
+        )))
+    } else {
+        walk(&mut p).map_err(|e| decoded.locate(e))
+    };
     let mut payload_span = p.finish();
     payload_span.size = payload.len() as u64;
+    place_in_file(&mut payload_span, &places);
     tile.children.push(payload_span);
-    Ok(tile)
+    Ok((tile, walked))
 }
 
 /// A data file: filtered tiles one after another to the end of the file,

@@ -22,6 +22,19 @@ pub struct FieldInfo {
     pub gate: Option<&'static str>,
 }
 
+/// The file bytes a range of an unfiltered payload comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FileOrigin {
+    /// The first file byte.
+    pub start: u64,
+    /// One past the last file byte.
+    pub end: u64,
+    /// True: these file bytes are the payload bytes themselves (their chunk
+    /// is stored unfiltered). False: the range is the filtered data of the
+    /// chunk(s) the payload bytes are decoded from.
+    pub exact: bool,
+}
+
 /// One explained range of bytes: a field, a list element or a part of a file.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Span {
@@ -58,6 +71,9 @@ pub struct Span {
     pub erratum: Option<String>,
     /// Where the bytes are: `file` or `payload` (of the generic tile around them).
     pub space: &'static str,
+    /// For a span of an unfiltered payload: the file bytes it comes from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileOrigin>,
     /// The parts of the span.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Span>,

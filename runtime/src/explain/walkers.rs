@@ -6444,6 +6444,24 @@ pub fn walk_legacy13_chunk(w: &mut Walker<'_>) -> Result<Legacy13Chunk> {
     })
 }
 
+/// Walks a `Legacy13DataTile` (spec: spec/legacy13.toml).
+pub fn walk_legacy13_data_tile(w: &mut Walker<'_>) -> Result<Legacy13DataTile> {
+    w.enter(
+        &FieldInfo {
+            name: "Legacy13DataTile.cells",
+            spec_type: "bytes",
+            spec_file: "spec/legacy13.toml",
+            source: "TileDB 1.3: core/src/tile/tile_io.cc",
+            erratum: None,
+            gate: None,
+        },
+        None,
+    );
+    let cells: Vec<u8> = { w.bytes_to_end(u64::MAX)? };
+    w.leave();
+    Ok(Legacy13DataTile { cells })
+}
+
 /// Walks a `Legacy13ArraySchema` (spec: spec/legacy13.toml).
 pub fn walk_legacy13_array_schema(w: &mut Walker<'_>) -> Result<Legacy13ArraySchema> {
     w.enter(

@@ -268,6 +268,28 @@ impl Legacy13Chunk {
     pub const MIN_SIZE: u64 = 16;
 }
 
+/// An uncompressed data tile of TileDB 1.3 (a field whose compressor is NO_COMPRESSION): the cells themselves, from the tile's offset in the fragment metadata (`FragmentMetadataV1V2.tile_offsets`) to the next tile's, or to the end of the file. A compressed data tile is a `Legacy13Chunks` body instead, with no header: a data file has no generic tiles.
+///
+/// Source: `TileDB 1.3: core/src/tile/tile_io.cc`.
+#[binrw]
+#[brw(little)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct Legacy13DataTile {
+    /// The tile's cells, as the field's datatype lays them out.
+    ///
+    /// Versions: all versions. Runs to the end of the enclosing structure. Source: `TileDB 1.3: core/src/tile/tile_io.cc`.
+    #[br(
+        parse_with = crate::format::io::read_bytes_to_end,
+        args(u64::MAX, "Legacy13DataTile.cells"),
+    )]
+    pub cells: Vec<u8>,
+}
+
+impl Legacy13DataTile {
+    /// The fewest bytes a `Legacy13DataTile` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
+    pub const MIN_SIZE: u64 = 0;
+}
+
 /// A TileDB 1.3 array schema (`__array_schema.tdb`, the payload of a 1.3 generic tile): one compressor per field instead of filter pipelines, one datatype for the whole domain.
 ///
 /// Source: `TileDB 1.3: core/src/array_schema/array_schema.cc`.
