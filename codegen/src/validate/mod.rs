@@ -131,6 +131,10 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
     }
 
     let mut table: TypeTable<Parsed> = TypeTable::default();
+    table.gates = (
+        raw_format.file.module.clone(),
+        raw_format.gates.iter().map(|g| g.name.clone()).collect(),
+    );
     for shell in &mut shells {
         let ctx = Ctx {
             file: &shell.display,
