@@ -134,16 +134,19 @@ impl FragmentMetadata {
             };
         // From version 10 the trailer is always there (and the schema may
         // live in __schema/ only): no schema is needed to find the footer.
-        let known_size = if stored::footer_length_always_stored(named_version) {
+        let root_schema = if stored::footer_length_always_stored(named_version) {
             None
         } else {
             let schema = schemas.get(None)?;
-            stored::FragmentFooter::known_size(
-                named_version,
-                schema.attributes.len() as u64,
-                &dimension_shapes(&schema.stored),
-            )
+            let shapes = dimension_shapes(&schema.stored);
+            Some((schema.attributes.len() as u64, shapes))
         };
+        let size_for = |version: u32| {
+            root_schema.as_ref().and_then(|(attributes, shapes)| {
+                stored::FragmentFooter::known_size(version, *attributes, shapes)
+            })
+        };
+        let known_size = size_for(named_version);
         let (start, footer_len) = match known_size {
             Some(size) => {
                 let start = len.checked_sub(size).ok_or_else(|| {
@@ -167,7 +170,22 @@ impl FragmentMetadata {
             )));
         }
         let region = storage.read_range(path, start, footer_len)?;
-        try_at(start, &region)
+        let (footer, schema) = try_at(start, &region)?;
+        // A footer found by its computed size must be of a version with
+        // that size: a region that only happens to parse (the file longer
+        // or shorter than the footer it ends with) is not taken for one.
+        if known_size.is_some() && size_for(footer.version) != known_size {
+            return Err(Error::corrupt(
+                start,
+                "FragmentFooter.version",
+                Cause::Inconsistent {
+                    what: "footer version (its footer size differs from that of the version in the fragment's name)",
+                    expected: u64::from(named_version),
+                    found: u64::from(footer.version),
+                },
+            ));
+        }
+        Ok((footer, schema))
     }
 
     /// The start and length of the footer that the `FooterLength` trailer
