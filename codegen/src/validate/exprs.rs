@@ -18,8 +18,10 @@ pub(super) fn check_files(
     table: &TypeTable<Parsed>,
 ) -> Result<(Vec<SpecFile>, TypeTable), SpecError> {
     let mut files = Vec::new();
-    let mut checked_table = TypeTable::default();
-    checked_table.gates = table.gates.clone();
+    let mut checked_table = TypeTable {
+        gates: table.gates.clone(),
+        ..TypeTable::default()
+    };
     for shell in shells {
         let ctx = Ctx {
             file: &shell.display,
