@@ -196,7 +196,7 @@ fn print_text(
                 )
             },
             result.path.display(),
-            explained.kind.payload_struct(),
+            explained.payload_struct(),
             file.covered,
             file.size,
             payloads.len(),

@@ -87,3 +87,40 @@ fn json_names_enums_gates_and_payload_fields() {
     find(tree, "Attribute.name", &mut found);
     assert_eq!(found[0]["value"], "\"a\"", "{:#}", found[0]);
 }
+
+/// Fragment metadata of formats 1-2 and of TileDB 1.3 is one generic tile
+/// holding the older layout: the coverage line names that layout, not the
+/// footer of later versions.
+#[test]
+fn coverage_names_the_fragment_metadata_layout_of_formats_1_2_and_tiledb_1_3() {
+    let shared = std::env::var_os("TILEDB_SHARED_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
+        .join("tiledb-test-arrays");
+    if !shared.is_dir() {
+        println!(
+            "skipped: TileDB's legacy test arrays are not at {}",
+            shared.display()
+        );
+        return;
+    }
+    for (array, layout) in [
+        ("non_split_coords_v1_4_0", "FragmentMetadataV1V2"),
+        ("dense_array_v1_3_0", "Legacy13FragmentMetadata"),
+    ] {
+        let out = tdb(&[
+            "explain",
+            "--coverage",
+            shared.join(array).to_str().unwrap(),
+        ]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.contains("__fragment_metadata.tdb"))
+            .unwrap_or_else(|| panic!("{array}: no fragment metadata line in\n{text}"));
+        assert!(
+            line.contains(&format!("__fragment_metadata.tdb ({layout}:")),
+            "{line}"
+        );
+    }
+}

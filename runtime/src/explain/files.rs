@@ -120,6 +120,25 @@ pub struct Explained {
     pub root: Span,
 }
 
+impl Explained {
+    /// The spec struct the file holds, for a one-line summary: its kind's
+    /// payload struct, except for fragment metadata of formats 1-2 and of
+    /// TileDB 1.3, whose one generic tile holds an older layout, not a footer.
+    pub fn payload_struct(&self) -> &'static str {
+        // TileDB 1.3's layout holds the v1-v2 one: looked for first.
+        const OLDER_LAYOUTS: [&str; 2] = ["Legacy13FragmentMetadata", "FragmentMetadataV1V2"];
+        fn holds(span: &Span, spec_type: &str) -> bool {
+            span.spec_type == spec_type || span.children.iter().any(|c| holds(c, spec_type))
+        }
+        if self.kind == FileKind::FragmentMetadata {
+            if let Some(layout) = OLDER_LAYOUTS.iter().find(|l| holds(&self.root, l)) {
+                return layout;
+            }
+        }
+        self.kind.payload_struct()
+    }
+}
+
 /// How many bytes of one range the spans attribute to fields.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Coverage {
