@@ -31,6 +31,9 @@ pub struct TypeTable<E = Checked> {
     pub contexts: BTreeMap<String, Context<E>>,
     /// Every struct, by name.
     pub structs: BTreeMap<String, Struct<E>>,
+    /// The behaviour gates of `format.toml`, callable in expressions as
+    /// `gate(version)`, and the generated module that defines them.
+    pub gates: (String, std::collections::BTreeSet<String>),
 }
 
 impl<E> Default for TypeTable<E> {
@@ -39,6 +42,7 @@ impl<E> Default for TypeTable<E> {
             enums: BTreeMap::new(),
             contexts: BTreeMap::new(),
             structs: BTreeMap::new(),
+            gates: (String::new(), std::collections::BTreeSet::new()),
         }
     }
 }
@@ -384,6 +388,26 @@ pub struct Struct<E = Checked> {
     /// `view = true`: the zero-copy view's plan, computed once the
     /// expressions are checked (`validate::views`).
     pub view: Option<ViewPlan>,
+    /// `[struct.known_size]`: its stored size before reading it, where known.
+    pub known_size: Option<KnownSize<E>>,
+}
+
+/// The stored size of a struct as a reader can compute it before reading
+/// the struct: from the struct's params and some declared inputs, where a
+/// condition holds (a footer found from the end of its file, say).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct KnownSize<E = Checked> {
+    /// What the size is for, in the spec's words.
+    pub doc: String,
+    /// Where upstream computes it.
+    pub source: Option<String>,
+    /// Values beyond the struct's params the size depends on; the generated
+    /// function takes them first, then the params.
+    pub inputs: Vec<Named<E>>,
+    /// Where the size is known (over the params and inputs only).
+    pub when: E,
+    /// The size in bytes where `when` holds (over the params and inputs only).
+    pub size: E,
 }
 
 /// How a zero-copy view reads a struct: its fields cut into runs of

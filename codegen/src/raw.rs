@@ -247,8 +247,30 @@ pub struct RawStruct {
     /// with a mirrored writer; the codegen checks the layout allows one.
     #[serde(default)]
     pub view: bool,
+    /// `[struct.known_size]`: the struct's stored size, computed before
+    /// reading it from its params and the inputs it declares.
+    #[serde(default)]
+    pub known_size: Option<RawKnownSize>,
     #[serde(default, rename = "field", alias = "fields")]
     pub fields: Vec<RawField>,
+}
+
+/// `[struct.known_size]`: where and how the stored size of a struct follows
+/// from what a reader knows before reading it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKnownSize {
+    pub doc: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Values beyond the struct's params the size depends on (a version
+    /// taken from a file name, say).
+    #[serde(default)]
+    pub inputs: Vec<RawNamed>,
+    /// Where the size is known (a condition over the params and inputs).
+    pub when: RawExpr,
+    /// The size in bytes where `when` holds.
+    pub size: RawExpr,
 }
 
 /// An expression: a string in the expression language, or a bare TOML integer or boolean.

@@ -11,21 +11,16 @@ use tiledb_runtime::schema::{ArraySchema, Enumeration, Scalar};
 
 use crate::datetime;
 
-/// Cells of `dt` are text (printed as strings).
+/// Cells of `dt` are text (printed as strings): 8-bit character strings
+/// (spec/: `Datatype.is_text`).
 pub(crate) fn is_text(dt: Datatype) -> bool {
-    matches!(
-        dt,
-        Datatype::StringAscii | Datatype::StringUtf8 | Datatype::Char
-    )
+    dt.is_text()
 }
 
-/// Cells of `dt` are opaque bytes (printed as hex).
+/// Cells of `dt` are opaque bytes (printed as hex): neither text nor a
+/// number, date or time (spec/'s datatype classes).
 pub(crate) fn is_bytes(dt: Datatype) -> bool {
-    use Datatype::*;
-    matches!(
-        dt,
-        Blob | GeomWkb | GeomWkt | Any | StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4
-    )
+    !(dt.is_text() || dt.is_integer() || dt.is_real() || dt.is_datetime() || dt.is_time())
 }
 
 /// Lowercase hex of `bytes`.
@@ -197,4 +192,27 @@ pub fn parse_bound(dt: Datatype, text: &str) -> Result<Vec<u8>, String> {
         )
     };
     encode_scalar(dt, &scalar).ok_or_else(|| format!("{text:?} does not fit a {}", dt.name()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// spec/'s classes put every datatype in exactly one printed form:
+    /// text, hex bytes, or a number (dates and times included).
+    #[test]
+    fn every_datatype_prints_one_way() {
+        for &dt in Datatype::ALL {
+            let number = dt.is_integer() || dt.is_real() || dt.is_datetime() || dt.is_time();
+            let forms = [is_text(dt), is_bytes(dt), number];
+            assert_eq!(
+                forms.iter().filter(|f| **f).count(),
+                1,
+                "{}: text, bytes, number = {forms:?}",
+                dt.name()
+            );
+        }
+        // The strings of wider characters are bytes to tdb: it prints hex.
+        assert!(is_bytes(Datatype::StringUtf16) && is_text(Datatype::Char));
+    }
 }

@@ -135,6 +135,28 @@ pub fn lower(expr: &Expr, cx: &Lowering) -> TokenStream {
             let inner = bare(lower(inner, cx));
             quote!(Some(#inner))
         }
+        ExprKind::Gate {
+            module,
+            gate,
+            version,
+        } => {
+            let (module, gate) = (ident(module), ident(gate));
+            let version = bare(lower(version, cx));
+            quote!(super::#module::#gate(#version))
+        }
+        ExprKind::Fold {
+            list,
+            var,
+            body,
+            any,
+        } => {
+            let (list, var, body) = (lower(list, cx), ident(var), bare(lower(body, cx)));
+            if *any {
+                quote!(#list.iter().any(|#var| #body))
+            } else {
+                quote!(#list.iter().map(|#var| #body).fold(0u64, u64::saturating_add))
+            }
+        }
         ExprKind::DeriveList { inner, context } => {
             let (inner, context) = (lower(inner, cx), ident(context));
             quote!(#inner.iter().map(#context::from).collect::<Vec<_>>())

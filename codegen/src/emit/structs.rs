@@ -63,6 +63,11 @@ impl Emitter<'_> {
         } else {
             TokenStream::new()
         };
+        let known_size = structure
+            .known_size
+            .as_ref()
+            .map(|known| self.emit_known_size(structure, known))
+            .unwrap_or_default();
         quote! {
             #doc
             #[binrw]
@@ -77,9 +82,72 @@ impl Emitter<'_> {
             impl #name {
                 #[doc = #min_doc]
                 pub const MIN_SIZE: u64 = #min_size;
+
+                #known_size
             }
 
             #extra_items
+        }
+    }
+
+    /// `known_size(inputs…, params…) -> Option<u64>`: the stored size where
+    /// `when` holds, `None` elsewhere. Lists are taken as slices.
+    fn emit_known_size(&self, structure: &Struct, known: &KnownSize) -> TokenStream {
+        let args: Vec<TokenStream> = known
+            .inputs
+            .iter()
+            .chain(&structure.params)
+            .map(|p| {
+                let id = ident(&p.ident);
+                let ty = match &p.ty {
+                    Ty::List(inner) => {
+                        let inner = self.ty_tokens(inner);
+                        quote!(&[#inner])
+                    }
+                    other => self.ty_tokens(other),
+                };
+                quote!(#id: #ty)
+            })
+            .collect();
+        let read = Lowering::read();
+        let when = bare(super::expr::lower(&known.when.expr, &read));
+        let size = bare(super::expr::lower(&known.size.expr, &read));
+        self.note_enums_in(&when);
+        self.note_enums_in(&size);
+        let mut lines = vec![format!(
+            "The stored size of a `{}` before reading it, where it is known (`None` elsewhere).",
+            structure.name
+        )];
+        lines.push(String::new());
+        lines.extend(super::docs::doc_lines(&known.doc));
+        for input in &known.inputs {
+            if let Some(doc) = &input.doc {
+                lines.push(String::new());
+                lines.push(format!("`{}`: {doc}", input.name));
+            }
+        }
+        lines.push(String::new());
+        lines.push(format!("Known when `{}`.", known.when.text.trim()));
+        lines.push(String::new());
+        lines.push(format!(
+            "Size: `{}`.",
+            known
+                .size
+                .text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ));
+        if let Some(source) = &known.source {
+            lines.push(String::new());
+            lines.push(format!("Upstream: `{source}`."));
+        }
+        let doc = doc_attrs(&lines);
+        quote! {
+            #doc
+            pub fn known_size(#(#args),*) -> Option<u64> {
+                if #when { Some(#size) } else { None }
+            }
         }
     }
 

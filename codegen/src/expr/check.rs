@@ -453,6 +453,16 @@ impl<E> Scope<'_, E> {
                 let ty = Ty::Option(Box::new(inner.ty.clone()));
                 Ok(node(ExprKind::Some(Box::new(inner)), ty))
             }
+            (gate, 1) if self.table.gates.1.contains(gate) => {
+                let version = coerce(self.check(&call.args[0])?, &Ty::Prim(Prim::U32))?;
+                let kind = ExprKind::Gate {
+                    module: self.table.gates.0.clone(),
+                    gate: gate.to_string(),
+                    version: Box::new(version),
+                };
+                Ok(node(kind, Ty::Bool))
+            }
+            ("sum" | "any", 2) => self.check_fold(&name, &call.args[0], &call.args[1]),
             ("size_of_datatype", 1) => {
                 let arg = self.check(&call.args[0])?;
                 if arg.ty != Ty::Enum("Datatype".into()) {
@@ -479,6 +489,62 @@ impl<E> Scope<'_, E> {
                 call.args.len()
             )),
         }
+    }
+}
+
+impl<E> Scope<'_, E> {
+    /// `sum(list, |x| body)` and `any(list, |x| body)`: the body is checked
+    /// with `x` bound to an element of `list` (an integer body for `sum`, a
+    /// condition for `any`).
+    fn check_fold(&self, name: &str, list: &SynExpr, closure: &SynExpr) -> Result<Expr, ExprError> {
+        let list = self.check(list)?;
+        let Ty::List(elem) = &list.ty else {
+            return bad(format!(
+                "`{name}` takes a list first, not a {}",
+                list.ty.spec_name()
+            ));
+        };
+        let SynExpr::Closure(closure) = closure else {
+            return bad(format!("`{name}` takes a closure `|x| ...` second"));
+        };
+        let var = match closure.inputs.iter().collect::<Vec<_>>().as_slice() {
+            [syn::Pat::Ident(pat)] => pat.ident.to_string(),
+            _ => {
+                return bad(format!(
+                    "the closure of `{name}` takes one plain name, `|x| ...`"
+                ))
+            }
+        };
+        if self.names.iter().any(|b| b.name == var) {
+            return bad(format!(
+                "the closure's name `{var}` hides a name already in scope"
+            ));
+        }
+        let mut names = self.names.clone();
+        names.push(Binding {
+            name: var.clone(),
+            ident: rust_ident(&var),
+            ty: (**elem).clone(),
+            kind: NameKind::Entry,
+        });
+        let inner = Scope {
+            table: self.table,
+            names,
+            later: self.later.clone(),
+        };
+        let any = name == "any";
+        let (body, ty) = if any {
+            (inner.check_to(&closure.body, &Ty::Bool)?, Ty::Bool)
+        } else {
+            (inner.check_u64(&closure.body)?, Ty::Prim(Prim::U64))
+        };
+        let kind = ExprKind::Fold {
+            list: Box::new(list),
+            var: rust_ident(&var),
+            body: Box::new(body),
+            any,
+        };
+        Ok(node(kind, ty))
     }
 }
 

@@ -273,6 +273,21 @@ pub(crate) enum ExprKind {
     /// A value that is not `Copy`, used where an owned value is needed.
     Clone(Box<Expr>),
     Some(Box<Expr>),
+    /// A behaviour gate of `format.toml` called on a version:
+    /// `super::<module>::<gate>(version)`.
+    Gate {
+        module: String,
+        gate: String,
+        version: Box<Expr>,
+    },
+    /// `sum(list, |x| body)` (saturating, as u64) or `any(list, |x| body)`:
+    /// the body evaluated once per element, the element bound to `var`.
+    Fold {
+        list: Box<Expr>,
+        var: String,
+        body: Box<Expr>,
+        any: bool,
+    },
     /// A list of structs converted to a list of a context derived from them.
     DeriveList {
         inner: Box<Expr>,

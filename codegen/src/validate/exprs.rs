@@ -18,7 +18,10 @@ pub(super) fn check_files(
     table: &TypeTable<Parsed>,
 ) -> Result<(Vec<SpecFile>, TypeTable), SpecError> {
     let mut files = Vec::new();
-    let mut checked_table = TypeTable::default();
+    let mut checked_table = TypeTable {
+        gates: table.gates.clone(),
+        ..TypeTable::default()
+    };
     for shell in shells {
         let ctx = Ctx {
             file: &shell.display,
@@ -228,6 +231,11 @@ fn check_struct(
             value: None,
         })
         .collect();
+    let known_size = structure
+        .known_size
+        .as_ref()
+        .map(|known| check_known_size(ctx, structure, known, table))
+        .transpose()?;
     Ok(Struct {
         name: structure.name.clone(),
         unused_reason: structure.unused_reason.clone(),
@@ -240,6 +248,70 @@ fn check_struct(
         version_text: structure.version_text.clone(),
         fields,
         view: structure.view.clone(),
+        known_size,
+    })
+}
+
+/// `known_size`: `when` a condition and `size` an integer, over the
+/// struct's params and the inputs only — a field is unknown before the
+/// struct is read, so naming one is an error that says so.
+fn check_known_size(
+    ctx: &Ctx,
+    structure: &Struct<Parsed>,
+    known: &KnownSize<Parsed>,
+    table: &TypeTable<Parsed>,
+) -> Result<KnownSize, SpecError> {
+    let path = format!("struct {}, known_size", structure.name);
+    let names = known
+        .inputs
+        .iter()
+        .chain(&structure.params)
+        .map(|p| Binding {
+            name: p.name.clone(),
+            ident: p.ident.clone(),
+            ty: p.ty.clone(),
+            kind: NameKind::Param,
+        })
+        .collect();
+    let scope = Scope {
+        table,
+        names,
+        later: structure.fields.iter().map(|f| f.name.clone()).collect(),
+    };
+    let at = |key: &str, err: ExprError| {
+        let err = match err {
+            ExprError::LaterField(name) => ExprError::Bad(format!(
+                "`{name}` is a field of {}, unknown before the struct is read; \
+                 a known size uses only the params and inputs",
+                structure.name
+            )),
+            other => other,
+        };
+        expr_error(ctx, &path, key, err)
+    };
+    let when = scope
+        .check_to(&known.when.syn, &Ty::Bool)
+        .map_err(|e| at("when", e))?;
+    let size = scope
+        .check_u64(&known.size.syn)
+        .map_err(|e| at("size", e))?;
+    let inputs = known
+        .inputs
+        .iter()
+        .map(|p| Named {
+            name: p.name.clone(),
+            ident: p.ident.clone(),
+            ty: p.ty.clone(),
+            doc: p.doc.clone(),
+            value: None,
+        })
+        .collect();
+    Ok(KnownSize {
+        doc: known.doc.clone(),
+        source: known.source.clone(),
+        inputs,
+        when: checked(&known.when, when),
+        size: checked(&known.size, size),
     })
 }
 

@@ -130,7 +130,13 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         shell.folders = build_folders(&ctx, &shell.raw.folders, gates)?;
     }
 
-    let mut table: TypeTable<Parsed> = TypeTable::default();
+    let mut table: TypeTable<Parsed> = TypeTable {
+        gates: (
+            raw_format.file.module.clone(),
+            raw_format.gates.iter().map(|g| g.name.clone()).collect(),
+        ),
+        ..TypeTable::default()
+    };
     for shell in &mut shells {
         let ctx = Ctx {
             file: &shell.display,

@@ -38,6 +38,11 @@ pub(super) fn build_struct(
         let field = build_field(ctx, raw, index, &fields, &seen, declared, gates)?;
         fields.push(field);
     }
+    let known_size = raw
+        .known_size
+        .as_ref()
+        .map(|known| build_known_size(ctx, &path, known, &seen, declared))
+        .transpose()?;
     Ok(Struct {
         name: raw.name.clone(),
         unused_reason: raw.unused_reason.clone(),
@@ -54,6 +59,68 @@ pub(super) fn build_struct(
         fields,
         // A placeholder marking the request; `views` plans it.
         view: raw.view.then(ViewPlan::default),
+        known_size,
+    })
+}
+
+/// `[struct.known_size]`: its inputs typed as params are (distinct from the
+/// params, snake_case), its expressions parsed; `exprs` checks them in a
+/// scope of the params and inputs only.
+fn build_known_size(
+    ctx: &Ctx,
+    path: &str,
+    raw: &RawKnownSize,
+    params: &BTreeSet<String>,
+    declared: &Declared,
+) -> Result<KnownSize<Parsed>, SpecError> {
+    let kpath = format!("{path}, known_size");
+    let mut inputs = Vec::new();
+    let mut seen = params.clone();
+    for input in &raw.inputs {
+        let ipath = format!("{kpath}, input {}", input.name);
+        if !is_snake(&input.name) || RESERVED.contains(&input.name.as_str()) {
+            return Err(ctx.err(
+                ipath,
+                SpecErrorKind::Invalid(format!(
+                    "\"{}\" is not a snake_case name free for an input",
+                    input.name
+                )),
+            ));
+        }
+        if !seen.insert(input.name.clone()) {
+            return Err(ctx.err(
+                ipath,
+                SpecErrorKind::DuplicateName {
+                    what: "param or input".into(),
+                    name: input.name.clone(),
+                },
+            ));
+        }
+        let ty = resolve_ty(&input.ty, declared).map_err(|k| ctx.err(&ipath, k))?;
+        if matches!(ty, Ty::Bytes | Ty::Struct(_)) || input.value.is_some() {
+            return Err(ctx.err(
+                ipath,
+                SpecErrorKind::Invalid(format!(
+                    "an input is a value the caller passes (a number, bool, enum or context), not a {}{}",
+                    ty.spec_name(),
+                    if input.value.is_some() { " with a value" } else { "" }
+                )),
+            ));
+        }
+        inputs.push(Named {
+            name: input.name.clone(),
+            ident: rust_ident(&input.name),
+            ty,
+            doc: input.doc.clone(),
+            value: None,
+        });
+    }
+    Ok(KnownSize {
+        doc: raw.doc.clone(),
+        source: raw.source.clone(),
+        inputs,
+        when: parse_expr(ctx, &kpath, "when", &raw.when)?,
+        size: parse_expr(ctx, &kpath, "size", &raw.size)?,
     })
 }
 

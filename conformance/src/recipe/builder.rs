@@ -8,7 +8,7 @@
 use toml::Value;
 
 use super::values::{cell_bytes, column_values, datatype_by_name, integer, value_bytes};
-use tiledb_runtime::filter::{Datatype, Filter, WebpFormat};
+use tiledb_runtime::filter::{Datatype, Filter};
 use tiledb_runtime::format::generated::{ArrayType, DataOrder};
 use tiledb_runtime::schema::{
     AttributeSpec, DimensionSpec, EnumerationSpec, LabelSpec, SchemaBuilder, SchemaOrder,
@@ -31,65 +31,9 @@ fn dt(name: &str) -> R<Datatype> {
     datatype_by_name(name).map_err(|e| e.to_string())
 }
 
+/// The recipe's filter, looked up once for both replays (`schema::filter`).
 fn filter(spec: &Value) -> R<Filter> {
-    let level = spec.get("level").and_then(Value::as_integer).unwrap_or(-1) as i32;
-    let reinterpret = s(spec, "reinterpret_datatype").map(dt).transpose()?;
-    let float = |k: &str, d: f64| {
-        spec.get(k)
-            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
-            .unwrap_or(d)
-    };
-    let window = |d: u32| {
-        spec.get("max_window")
-            .and_then(Value::as_integer)
-            .map_or(d, |w| w as u32)
-    };
-    Ok(match s(spec, "name").unwrap_or("") {
-        "NOOP" => Filter::None,
-        "GZIP" => Filter::Gzip { level },
-        "ZSTD" => Filter::Zstd { level },
-        "LZ4" => Filter::Lz4 { level },
-        "RLE" => Filter::Rle { level },
-        "BZIP2" => Filter::Bzip2 { level },
-        "DICTIONARY" => Filter::Dictionary { level },
-        "DOUBLE_DELTA" => Filter::DoubleDelta { level, reinterpret },
-        "DELTA" => Filter::Delta { level, reinterpret },
-        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction {
-            max_window: window(256),
-        },
-        "POSITIVE_DELTA" => Filter::PositiveDelta {
-            max_window: window(1024),
-        },
-        "BYTESHUFFLE" => Filter::ByteShuffle,
-        "BITSHUFFLE" => Filter::BitShuffle,
-        "CHECKSUM_MD5" => Filter::ChecksumMd5,
-        "CHECKSUM_SHA256" => Filter::ChecksumSha256,
-        "XOR" => Filter::Xor,
-        "SCALE_FLOAT" => Filter::ScaleFloat {
-            scale: float("factor", 1.0),
-            offset: float("offset", 0.0),
-            byte_width: spec
-                .get("bytewidth")
-                .and_then(Value::as_integer)
-                .unwrap_or(8) as u64,
-        },
-        "WEBP" => Filter::Webp {
-            quality: float("quality", 100.0) as f32,
-            format: match s(spec, "input_format").unwrap_or("RGB") {
-                "RGB" => WebpFormat::Rgb,
-                "BGR" => WebpFormat::Bgr,
-                "RGBA" => WebpFormat::Rgba,
-                _ => WebpFormat::Bgra,
-            },
-            lossless: spec
-                .get("lossless")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
-            y_extent: 0,
-            x_extent: 0,
-        },
-        other => return Err(format!("filter {other}")),
-    })
+    super::schema::filter(spec).map_err(|e| e.to_string())
 }
 
 fn filters(v: &Value, key: &str) -> R<Option<Vec<Filter>>> {

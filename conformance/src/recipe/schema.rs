@@ -7,14 +7,23 @@ use toml::Value;
 use tiledb_runtime::error::Result;
 use tiledb_runtime::filter::{Datatype, Filter, FilterPipeline};
 use tiledb_runtime::format::generated as stored;
+use tiledb_runtime::format::generated::FilterType;
 use tiledb_runtime::write::WRITE_VERSION;
 
 use super::values::{self, cell_bytes, column_values, datatype_by_name, fill_default};
 use super::{get_str, unsupported, usage};
 
-/// The runtime filter a recipe names.
-pub(super) fn filter(spec: &Value) -> Result<Filter> {
+/// The runtime filter a recipe names. Names are spec/'s spelling of the
+/// filter types (`FilterType::name`), `NOOP` (tiledb-py's) standing for
+/// `NONE`; the options each takes, with TileDB's defaults, are below.
+pub(crate) fn filter(spec: &Value) -> Result<Filter> {
     let name = get_str(spec, "name").ok_or_else(|| usage("a filter without a name"))?;
+    let spelled = if name == "NOOP" { "NONE" } else { name };
+    let filter_type = FilterType::ALL
+        .iter()
+        .copied()
+        .find(|t| t.name() == spelled)
+        .ok_or_else(|| usage(format!("unknown filter {name}")))?;
     let level = spec.get("level").and_then(Value::as_integer).unwrap_or(-1) as i32;
     let reinterpret = get_str(spec, "reinterpret_datatype")
         .map(datatype_by_name)
@@ -30,28 +39,28 @@ pub(super) fn filter(spec: &Value) -> Result<Filter> {
             .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
             .unwrap_or(default)
     };
-    Ok(match name {
-        "NOOP" => Filter::None,
-        "GZIP" => Filter::Gzip { level },
-        "ZSTD" => Filter::Zstd { level },
-        "LZ4" => Filter::Lz4 { level },
-        "RLE" => Filter::Rle { level },
-        "BZIP2" => Filter::Bzip2 { level },
-        "DICTIONARY" => Filter::Dictionary { level },
-        "DOUBLE_DELTA" => Filter::DoubleDelta { level, reinterpret },
-        "DELTA" => Filter::Delta { level, reinterpret },
-        "BIT_WIDTH_REDUCTION" => Filter::BitWidthReduction {
+    Ok(match filter_type {
+        FilterType::None => Filter::None,
+        FilterType::Gzip => Filter::Gzip { level },
+        FilterType::Zstd => Filter::Zstd { level },
+        FilterType::Lz4 => Filter::Lz4 { level },
+        FilterType::Rle => Filter::Rle { level },
+        FilterType::Bzip2 => Filter::Bzip2 { level },
+        FilterType::Dictionary => Filter::Dictionary { level },
+        FilterType::DoubleDelta => Filter::DoubleDelta { level, reinterpret },
+        FilterType::Delta => Filter::Delta { level, reinterpret },
+        FilterType::BitWidthReduction => Filter::BitWidthReduction {
             max_window: window(256),
         },
-        "POSITIVE_DELTA" => Filter::PositiveDelta {
+        FilterType::PositiveDelta => Filter::PositiveDelta {
             max_window: window(1024),
         },
-        "BYTESHUFFLE" => Filter::ByteShuffle,
-        "BITSHUFFLE" => Filter::BitShuffle,
-        "CHECKSUM_MD5" => Filter::ChecksumMd5,
-        "CHECKSUM_SHA256" => Filter::ChecksumSha256,
-        "XOR" => Filter::Xor,
-        "SCALE_FLOAT" => Filter::ScaleFloat {
+        FilterType::Byteshuffle => Filter::ByteShuffle,
+        FilterType::Bitshuffle => Filter::BitShuffle,
+        FilterType::ChecksumMd5 => Filter::ChecksumMd5,
+        FilterType::ChecksumSha256 => Filter::ChecksumSha256,
+        FilterType::Xor => Filter::Xor,
+        FilterType::ScaleFloat => Filter::ScaleFloat {
             scale: float("factor", 1.0),
             offset: float("offset", 0.0),
             byte_width: spec
@@ -59,7 +68,7 @@ pub(super) fn filter(spec: &Value) -> Result<Filter> {
                 .and_then(Value::as_integer)
                 .unwrap_or(8) as u64,
         },
-        "WEBP" => Filter::Webp {
+        FilterType::Webp => Filter::Webp {
             quality: float("quality", 100.0) as f32,
             format: match get_str(spec, "input_format").unwrap_or("RGB") {
                 "RGB" => tiledb_runtime::filter::WebpFormat::Rgb,
@@ -76,7 +85,7 @@ pub(super) fn filter(spec: &Value) -> Result<Filter> {
             y_extent: 0,
             x_extent: 0,
         },
-        other => return Err(unsupported(format!("the {other} filter"))),
+        _ => return Err(unsupported(format!("the {name} filter in a recipe"))),
     })
 }
 

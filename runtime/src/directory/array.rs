@@ -281,7 +281,7 @@ impl ArrayDirectory {
                 Some(CommitSource::OkFile)
             } else if let Some(con) = consolidated.sources.get(&ok_path) {
                 Some(CommitSource::Consolidated(con.clone()))
-            } else if candidate.name.format_version() < OK_FILE_MIN_VERSION {
+            } else if !crate::format::generated::ok_file_commits(candidate.name.format_version()) {
                 let metadata = candidate.path.join(FRAGMENT_METADATA_FILE)?;
                 (storage.kind(&metadata)? == Some(crate::storage::EntryKind::File))
                     .then_some(CommitSource::FragmentMetadata)

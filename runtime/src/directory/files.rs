@@ -5,6 +5,7 @@
 
 use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::Result;
+use crate::format::generated::{commits_in_commits_folder, partial_overlap_visible};
 use crate::storage::RelPath;
 
 pub(crate) const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
@@ -27,16 +28,6 @@ pub const ARRAY_DIR_NAMES: [&str; 6] = [
     COMMITS_DIR,
     LABELS_DIR,
 ];
-
-/// First format version whose fragments live in `__fragments/` with their
-/// commits in `__commits/`.
-pub const FRAGMENTS_DIR_MIN_VERSION: u32 = 12;
-/// Below this version a root fragment needs no commit marker: its
-/// `__fragment_metadata.tdb` commits it.
-pub const OK_FILE_MIN_VERSION: u32 = 5;
-/// From this version a sparse read sees fragments that only overlap the
-/// open range (their cells carry timestamps).
-pub const PARTIAL_OVERLAP_MIN_VERSION: u32 = 15;
 
 /// Which fragments a time-travelling open sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +54,7 @@ impl TimeTravelRule {
     pub(crate) fn admits(self, name: &TimestampedName, start: u64, end: u64) -> bool {
         name.contained_in(start, end)
             || (self == TimeTravelRule::SparseRead
-                && name.format_version() >= PARTIAL_OVERLAP_MIN_VERSION
+                && partial_overlap_visible(name.format_version())
                 && name.overlaps(start, end))
     }
 }
@@ -174,7 +165,7 @@ pub struct VacuumFile {
 /// The commit marker of a fragment folder: `<fragment>.ok` in the root before
 /// v12, `__commits/<name>.wrt` after.
 pub fn commit_path(name: &TimestampedName) -> Result<RelPath> {
-    if name.format_version() < FRAGMENTS_DIR_MIN_VERSION {
+    if !commits_in_commits_folder(name.format_version()) {
         RelPath::root().join(name.with_extension(Some(Extension::Ok)).as_str())
     } else {
         RelPath::root()
@@ -185,7 +176,7 @@ pub fn commit_path(name: &TimestampedName) -> Result<RelPath> {
 
 /// The `.vac` path of a consolidated fragment, by the same rule.
 pub fn vacuum_path(name: &TimestampedName) -> Result<RelPath> {
-    if name.format_version() < FRAGMENTS_DIR_MIN_VERSION {
+    if !commits_in_commits_folder(name.format_version()) {
         RelPath::root().join(name.with_extension(Some(Extension::Vac)).as_str())
     } else {
         RelPath::root()

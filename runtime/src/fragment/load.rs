@@ -12,7 +12,7 @@ use crate::format::io::read_exact_from;
 use crate::schema::legacy13::MAX_LEGACY_FILE_SIZE;
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::{RelPath, Storage};
-use crate::tile::generic::{load_generic_tile_header, read_generic_tile};
+use crate::tile::generic::read_generic_tile;
 
 use super::parse::{footer_schema_name, legacy_rect, parse_footer, rect_from_stored, SchemaCache};
 use super::{FragmentMetadata, StoredFooter, MAX_FRAGMENT_FOOTER_SIZE};
@@ -86,24 +86,32 @@ impl FragmentMetadata {
                 return Ok(meta);
             }
         }
-        let (footer, schema) = Self::locate_footer(storage, &path, size, schemas, named_version)
-            .map_err(|e| e.in_file(&describe))?;
+        let (footer, schema) = Self::locate_footer(
+            storage,
+            &path,
+            size,
+            schemas,
+            fragment.name.format_version(),
+        )
+        .map_err(|e| e.in_file(&describe))?;
         Self::from_footer(fragment, schema, footer, Some(size), key)
             .map_err(|e| e.in_file(&describe))
     }
 
     /// Finds the footer of the metadata file `path` (of `len` bytes) from
-    /// its end, by ranged reads: the footer length in the last 8 bytes
-    /// (v10+, and v3-9 with var dimensions), then the footer it measures;
-    /// else (v3-9) the footer that follows the last generic tile, found by
-    /// reading the tiles' headers only. At most
-    /// [`MAX_FRAGMENT_FOOTER_SIZE`] bytes of footer are read.
+    /// its end, by ranged reads. Where spec/ gives the footer's size before
+    /// reading it (`FragmentFooter::known_size`: versions 3-9 with fixed
+    /// dimensions, from the version the fragment's name implies and the
+    /// schema, always `__array_schema.tdb` there), the footer is the file's
+    /// last that many bytes; elsewhere the last 8 bytes hold its length
+    /// (`FooterLength`). At most [`MAX_FRAGMENT_FOOTER_SIZE`] bytes of
+    /// footer are read.
     fn locate_footer(
         storage: &dyn Storage,
         path: &RelPath,
         len: u64,
         schemas: &SchemaCache<'_>,
-        named_version: Option<u32>,
+        named_version: u32,
     ) -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
         let try_at =
             |start: u64, region: &[u8]| -> Result<(stored::FragmentFooter, Arc<ArraySchema>)> {
@@ -124,74 +132,89 @@ impl FragmentMetadata {
                 }
                 Ok((footer, schema))
             };
-        // TileDB's rule (spec: FooterLength, gate footer_length_always_stored):
-        // from version 10 the file ends with the footer's length; for 3-9
-        // only when some dimension is var-sized (their schema is always
-        // `__array_schema.tdb`), else the footer follows the last tile.
-        let trailer_stored = match named_version {
-            Some(v) if stored::footer_length_always_stored(v) => true,
-            _ => schemas.get(None)?.dimensions.iter().any(|d| d.var),
+        // From version 10 the trailer is always there (and the schema may
+        // live in __schema/ only): no schema is needed to find the footer.
+        let root_schema = if stored::footer_length_always_stored(named_version) {
+            None
+        } else {
+            let schema = schemas.get(None)?;
+            let shapes = dimension_shapes(&schema.stored);
+            Some((schema.attributes.len() as u64, shapes))
         };
-        if trailer_stored {
-            let at = len.checked_sub(8).ok_or_else(|| {
-                Error::corrupt(
-                    0,
-                    "FooterLength",
-                    Cause::Truncated {
-                        needed: 8,
-                        available: len,
-                    },
-                )
-            })?;
-            let trailer: stored::FooterLength =
-                read_exact_from(&storage.read_range(path, at, 8)?, (), "FooterLength")
-                    .map_err(|e| e.at_base(at))?;
-            let start = at.checked_sub(trailer.footer_len).ok_or_else(|| {
-                Error::corrupt(
-                    at,
-                    "FooterLength.footer_len",
-                    Cause::OutOfRange {
-                        value: trailer.footer_len,
-                        limit: at,
-                    },
-                )
-            })?;
-            if at - start > MAX_FRAGMENT_FOOTER_SIZE {
-                return Err(Error::unsupported(format!(
-                    "the fragment footer is {} bytes (FooterLength at byte {at}), more than \
-                     the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts",
-                    at - start
-                )));
+        let size_for = |version: u32| {
+            root_schema.as_ref().and_then(|(attributes, shapes)| {
+                stored::FragmentFooter::known_size(version, *attributes, shapes)
+            })
+        };
+        let known_size = size_for(named_version);
+        let (start, footer_len) = match known_size {
+            Some(size) => {
+                let start = len.checked_sub(size).ok_or_else(|| {
+                    Error::corrupt(
+                        0,
+                        "FragmentFooter",
+                        Cause::Truncated {
+                            needed: size,
+                            available: len,
+                        },
+                    )
+                })?;
+                (start, size)
             }
-            let region = storage.read_range(path, start, at - start)?;
-            return try_at(start, &region);
+            None => Self::footer_from_trailer(storage, path, len)?,
+        };
+        if footer_len > MAX_FRAGMENT_FOOTER_SIZE {
+            return Err(Error::unsupported(format!(
+                "the fragment footer is {footer_len} bytes (from byte {start}), more than \
+                 the {MAX_FRAGMENT_FOOTER_SIZE} this reader accepts"
+            )));
         }
-        // Versions 3-9 without var dimensions: no trailer; the footer follows
-        // the last generic tile. Only a position within the file's last
-        // MAX_FRAGMENT_FOOTER_SIZE bytes can start it: that tail is read
-        // once, the tiles before it are skipped by their headers.
-        let tail_start = len.saturating_sub(MAX_FRAGMENT_FOOTER_SIZE);
-        let mut tail: Option<Vec<u8>> = None;
-        let mut at = 0u64;
-        while at < len {
-            if at >= tail_start {
-                let tail = match &mut tail {
-                    Some(tail) => tail,
-                    None => tail.insert(storage.read_range(path, tail_start, len - tail_start)?),
-                };
-                if let Ok(found) = try_at(at, &tail[(at - tail_start) as usize..]) {
-                    return Ok(found);
-                }
-            }
-            at = generic_tile_end(storage, path, len, at)?;
+        let region = storage.read_range(path, start, footer_len)?;
+        let (footer, schema) = try_at(start, &region)?;
+        // A footer found by its computed size must be of a version with
+        // that size: a region that only happens to parse (the file longer
+        // or shorter than the footer it ends with) is not taken for one.
+        if known_size.is_some() && size_for(footer.version) != known_size {
+            return Err(Error::corrupt(
+                start,
+                "FragmentFooter.version",
+                Cause::Inconsistent {
+                    what: "footer version (its footer size differs from that of the version in the fragment's name)",
+                    expected: u64::from(named_version),
+                    found: u64::from(footer.version),
+                },
+            ));
         }
-        Err(Error::corrupt(
-            len,
-            "FragmentFooter",
-            Cause::Missing {
-                what: "a footer that parses after any of the generic tiles",
-            },
-        ))
+        Ok((footer, schema))
+    }
+
+    /// The start and length of the footer that the `FooterLength` trailer
+    /// (the file's last 8 bytes) measures.
+    fn footer_from_trailer(storage: &dyn Storage, path: &RelPath, len: u64) -> Result<(u64, u64)> {
+        let at = len.checked_sub(8).ok_or_else(|| {
+            Error::corrupt(
+                0,
+                "FooterLength",
+                Cause::Truncated {
+                    needed: 8,
+                    available: len,
+                },
+            )
+        })?;
+        let trailer: stored::FooterLength =
+            read_exact_from(&storage.read_range(path, at, 8)?, (), "FooterLength")
+                .map_err(|e| e.at_base(at))?;
+        let start = at.checked_sub(trailer.footer_len).ok_or_else(|| {
+            Error::corrupt(
+                at,
+                "FooterLength.footer_len",
+                Cause::OutOfRange {
+                    value: trailer.footer_len,
+                    limit: at,
+                },
+            )
+        })?;
+        Ok((start, at - start))
     }
 
     fn from_footer(
@@ -336,29 +359,4 @@ impl FragmentMetadata {
         }
         Ok(n)
     }
-}
-
-/// The offset just past the generic tile at `offset` of `file` (of
-/// `file_size` bytes), from its header alone: the body is neither read nor
-/// decoded.
-fn generic_tile_end(
-    storage: &dyn Storage,
-    file: &RelPath,
-    file_size: u64,
-    offset: u64,
-) -> Result<u64> {
-    let (header, header_len, _) = load_generic_tile_header(storage, file, file_size, offset)?;
-    (offset + header_len)
-        .checked_add(header.persisted_size)
-        .filter(|end| *end <= file_size)
-        .ok_or_else(|| {
-            Error::corrupt(
-                offset + 4,
-                "GenericTileHeader.persisted_size",
-                Cause::Truncated {
-                    needed: header.persisted_size,
-                    available: file_size.saturating_sub(offset + header_len),
-                },
-            )
-        })
 }

@@ -190,6 +190,18 @@ impl<'a> Ctx<'a> {
             ExprKind::Cast { inner, .. } | ExprKind::Clone(inner) | ExprKind::Some(inner) => {
                 self.expr(st, inner)?
             }
+            ExprKind::Gate { gate, .. } => {
+                return Err(format!(
+                    "{} calls the behaviour gate {gate} (a Rust function, not a Kaitai expression)",
+                    st.name
+                ))
+            }
+            ExprKind::Fold { .. } => {
+                return Err(format!(
+                    "{} folds over a list (sum/any: no such operation in Kaitai)",
+                    st.name
+                ))
+            }
             ExprKind::DeriveList { .. } => {
                 return Err(format!(
                     "{} derives schema shapes from a list (no such operation in Kaitai)",

@@ -35,6 +35,13 @@ pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[
         source: "tiledb/sm/fragment/fragment_metadata.cc",
     },
     BehaviourGate {
+        name: "ok_file_commits",
+        since: Some(5u32),
+        until: None,
+        doc: "A fragment in the array root is committed by an empty `<fragment>.ok` file beside it (before, by the presence of its `__fragment_metadata.tdb`)",
+        source: "tiledb/sm/array/array_directory.cc (is_fragment)",
+    },
+    BehaviourGate {
         name: "dimensions_stored_apart",
         since: Some(5u32),
         until: None,
@@ -84,6 +91,13 @@ pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[
         source: "tiledb/sm/fragment/fragment_metadata.cc",
     },
     BehaviourGate {
+        name: "commits_in_commits_folder",
+        since: Some(12u32),
+        until: None,
+        doc: "A fragment lives in `__fragments/`, its commit marker (`.wrt`) and vacuum file in `__commits/` (before, the fragment in the array root with `<fragment>.ok` and `<fragment>.vac` beside it)",
+        source: "tiledb/sm/array/array_directory.cc",
+    },
+    BehaviourGate {
         name: "ascii_rle_rebuilds_offsets",
         since: Some(12u32),
         until: None,
@@ -96,6 +110,13 @@ pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[
         until: None,
         doc: "Dictionary encoding over a var-sized ASCII string field encodes the strings whole: the offsets tile is not filtered and the values are not chunked",
         source: "tiledb/sm/filter/filter_pipeline.cc",
+    },
+    BehaviourGate {
+        name: "partial_overlap_visible",
+        since: Some(15u32),
+        until: None,
+        doc: "Opening a sparse array for reading at a time range sees a fragment that only overlaps the range (its cells carry timestamps the reader filters; before, a fragment must lie wholly inside the range)",
+        source: "tiledb/sm/array/array_directory.cc (consolidation_with_timestamps_supported), tiledb/sm/misc/constants.cc (consolidation_with_timestamps_min_version)",
     },
     BehaviourGate {
         name: "processed_conditions_stored",
@@ -144,6 +165,11 @@ pub const fn footer_after_tiles(version: u32) -> bool {
     version >= 3u32
 }
 
+/// A fragment in the array root is committed by an empty `<fragment>.ok` file beside it (before, by the presence of its `__fragment_metadata.tdb`) (from version 5; source: `tiledb/sm/array/array_directory.cc (is_fragment)`.)
+pub const fn ok_file_commits(version: u32) -> bool {
+    version >= 5u32
+}
+
 /// Each dimension has its own data files and footer entries (before, one zipped __coords field) (from version 5; source: `tiledb/sm/fragment/fragment_metadata.cc`.)
 pub const fn dimensions_stored_apart(version: u32) -> bool {
     version >= 5u32
@@ -179,6 +205,11 @@ pub const fn fragment_mmsn_read(version: u32) -> bool {
     version >= 12u32
 }
 
+/// A fragment lives in `__fragments/`, its commit marker (`.wrt`) and vacuum file in `__commits/` (before, the fragment in the array root with `<fragment>.ok` and `<fragment>.vac` beside it) (from version 12; source: `tiledb/sm/array/array_directory.cc`.)
+pub const fn commits_in_commits_folder(version: u32) -> bool {
+    version >= 12u32
+}
+
 /// RLE over a var-sized ASCII string field encodes the strings whole: the offsets tile is not filtered and the values are not chunked (from version 12; source: `tiledb/sm/filter/filter_pipeline.cc`.)
 pub const fn ascii_rle_rebuilds_offsets(version: u32) -> bool {
     version >= 12u32
@@ -187,6 +218,11 @@ pub const fn ascii_rle_rebuilds_offsets(version: u32) -> bool {
 /// Dictionary encoding over a var-sized ASCII string field encodes the strings whole: the offsets tile is not filtered and the values are not chunked (from version 13; source: `tiledb/sm/filter/filter_pipeline.cc`.)
 pub const fn ascii_dictionary_rebuilds_offsets(version: u32) -> bool {
     version >= 13u32
+}
+
+/// Opening a sparse array for reading at a time range sees a fragment that only overlaps the range (its cells carry timestamps the reader filters; before, a fragment must lie wholly inside the range) (from version 15; source: `tiledb/sm/array/array_directory.cc (consolidation_with_timestamps_supported), tiledb/sm/misc/constants.cc (consolidation_with_timestamps_min_version)`.)
+pub const fn partial_overlap_visible(version: u32) -> bool {
+    version >= 15u32
 }
 
 /// Fragments store the processed delete and update conditions (from version 16; source: `tiledb/sm/fragment/fragment_metadata.cc`.)

@@ -293,6 +293,63 @@ pub struct FragmentFooter {
 impl FragmentFooter {
     /// The fewest bytes a `FragmentFooter` occupies: its unconditional fixed-size fields. Lists of it are bounded with this before allocating.
     pub const MIN_SIZE: u64 = 30;
+    /// The stored size of a `FragmentFooter` before reading it, where it is known (`None` elsewhere).
+    ///
+    /// Where the fragment metadata file has no FooterLength trailer (versions 3 to 9, every dimension fixed-sized), the footer is the file's last `known_size` bytes; elsewhere (`None`) the trailer gives its length. TileDB decides by the version the fragment's name implies, not the footer's, and for versions 3 and 4 takes 2·D times dimension 0's coordinate size for the non-empty domain (all dimensions then share one type, so the sum below is the same).
+    ///
+    /// `named_version`: the format version the fragment's folder name implies: 4 for `__<t1>_<t2>_<uuid>` (versions 3 and 4), the suffix of `__<t1>_<t2>_<uuid>_<v>`
+    ///
+    /// Known when `footer_after_tiles(named_version) && !footer_length_always_stored(named_version) && !any(dims, |d| d.var)`.
+    ///
+    /// Size: `sum(dims, |d| 2 * d.coord_size) /* non_empty_domain, fixed dimensions only */ + 4 + 1 + 1 /* version, dense, null_non_empty_domain */ + 8 + 8 + 8 /* sparse_tile_num, last_tile_cell_num, rtree_offset */ + 8 * (if dimensions_stored_apart(named_version) { /* file_sizes, file_var_sizes, tile_offsets_offsets, tile_var_offsets_offsets, tile_var_sizes_offsets, and from version 7 file_validity_sizes and tile_validity_offsets_offsets: one u64 per field slot (A + 1 + D) */ (num_attributes + 1 + dims.len()) * (if validity_stored(named_version) { 7 } else { 5 }) } else { /* file_sizes and tile_offsets_offsets (A + 1), file_var_sizes, tile_var_offsets_offsets and tile_var_sizes_offsets (A) */ 2 * (num_attributes + 1) + 3 * num_attributes })`.
+    ///
+    /// Upstream: `tiledb/sm/fragment/fragment_metadata.cc (get_footer_offset_and_size, footer_size_v3_v4, footer_size_v5_v6, footer_size_v7_v9)`.
+    pub fn known_size(
+        named_version: u32,
+        num_attributes: u64,
+        dims: &[DimensionShape],
+    ) -> Option<u64> {
+        if (super::format::footer_after_tiles(named_version)
+            && (!super::format::footer_length_always_stored(named_version)))
+            && (!dims.iter().any(|d| d.var))
+        {
+            Some(
+                dims
+                    .iter()
+                    .map(|d| 2u64.saturating_mul(d.coord_size))
+                    .fold(0u64, u64::saturating_add)
+                    .saturating_add(4)
+                    .saturating_add(1)
+                    .saturating_add(1)
+                    .saturating_add(8)
+                    .saturating_add(8)
+                    .saturating_add(8)
+                    .saturating_add(
+                        8u64
+                            .saturating_mul(
+                                if super::format::dimensions_stored_apart(named_version) {
+                                    (num_attributes
+                                        .saturating_add(1)
+                                        .saturating_add(dims.len() as u64))
+                                        .saturating_mul(
+                                            if super::format::validity_stored(named_version) {
+                                                7
+                                            } else {
+                                                5
+                                            },
+                                        )
+                                } else {
+                                    2u64
+                                        .saturating_mul(num_attributes.saturating_add(1))
+                                        .saturating_add(3u64.saturating_mul(num_attributes))
+                                },
+                            ),
+                    ),
+            )
+        } else {
+            None
+        }
+    }
 }
 
 /// An optional section of the footer (v23+): an id, the size of its data, the data. Sections stay small (constant or proportional to the number of fields) because the footer is read whenever the array is opened.
