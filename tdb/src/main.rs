@@ -18,6 +18,7 @@ mod condition;
 mod conformance;
 mod consolidate;
 mod create;
+mod csv_text;
 mod datetime;
 mod delete;
 mod differential;

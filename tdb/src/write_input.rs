@@ -86,30 +86,32 @@ pub fn chunks<'a>(
 }
 
 /// The CSV of `tdb read --format csv` (a header naming the fields, one row
-/// per cell), chunk by chunk: each chunk's rows as the JSON document of
-/// `tdb read --format json` would give them (text as is, other values as
-/// JSON text: numbers, lists, dates as ISO-8601 strings); an empty
-/// unquoted field of a nullable attribute is null.
+/// per cell; see `crate::csv_text`), chunk by chunk: each chunk's rows as
+/// the JSON document of `tdb read --format json` would give them (text as
+/// is, other values as JSON text: numbers, lists, dates as ISO-8601
+/// strings). An empty unquoted field of a nullable attribute is null; `""`
+/// is the empty string.
 struct CsvChunks<'a> {
     schema: &'a ArraySchema,
     path: &'a Path,
-    reader: csv::Reader<std::fs::File>,
+    reader: crate::csv_text::Reader<std::io::BufReader<std::fs::File>>,
     header: Vec<String>,
     /// Per column: (is a dimension, how its text reads, nullable).
     kinds: Vec<(bool, Shown, bool)>,
-    row: usize,
     done: bool,
 }
 
 impl<'a> CsvChunks<'a> {
     fn open(schema: &'a ArraySchema, path: &'a Path) -> Result<CsvChunks<'a>, String> {
         let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-        let mut reader = csv::Reader::from_path(path).map_err(|e| at(&e))?;
+        let file = std::fs::File::open(path).map_err(|e| at(&e))?;
+        let mut reader = crate::csv_text::Reader::new(std::io::BufReader::new(file));
         let header: Vec<String> = reader
-            .headers()
+            .next_record()
             .map_err(|e| at(&e))?
-            .iter()
-            .map(str::to_string)
+            .ok_or_else(|| at(&"no header"))?
+            .into_iter()
+            .map(|f| f.text)
             .collect();
         let mut kinds = Vec::new();
         for name in &header {
@@ -133,7 +135,6 @@ impl<'a> CsvChunks<'a> {
             reader,
             header,
             kinds,
-            row: 0,
             done: false,
         })
     }
@@ -142,28 +143,27 @@ impl<'a> CsvChunks<'a> {
     fn next_document(&mut self) -> Result<Option<Value>, String> {
         let at = |e: &dyn std::fmt::Display| format!("{}: {e}", self.path.display());
         let mut cells: Vec<Vec<Value>> = vec![Vec::new(); self.header.len()];
-        let mut record = csv::StringRecord::new();
         let mut rows = 0;
         while rows < CSV_CHUNK_ROWS {
-            if !self.reader.read_record(&mut record).map_err(|e| at(&e))? {
+            let Some(record) = self.reader.next_record().map_err(|e| at(&e))? else {
                 self.done = true;
                 break;
-            }
-            self.row += 1;
+            };
             rows += 1;
             if record.len() != self.header.len() {
                 return Err(at(&format!(
-                    "row {}: {} fields, not {}",
-                    self.row,
+                    "line {}: {} fields, not {}",
+                    self.reader.line() - 1,
                     record.len(),
                     self.header.len()
                 )));
             }
-            for ((text, &(_, shown, nullable)), out) in
+            for ((field, &(_, shown, nullable)), out) in
                 record.iter().zip(&self.kinds).zip(&mut cells)
             {
+                let text = field.text.as_str();
                 out.push(match shown {
-                    _ if text.is_empty() && nullable => Value::Null,
+                    _ if text.is_empty() && !field.quoted && nullable => Value::Null,
                     Shown::Text => Value::from(text),
                     // A date as its ISO-8601 text; one out of range prints as its number.
                     Shown::Date(dt) if crate::datetime::parse(dt, text).is_ok() => {
