@@ -89,8 +89,8 @@ pub fn chunks<'a>(
 /// per cell; see `crate::csv_text`), chunk by chunk: each chunk's rows as
 /// the JSON document of `tdb read --format json` would give them (text as
 /// is, other values as JSON text: numbers, lists, dates as ISO-8601
-/// strings). An empty unquoted field of a nullable attribute is null; `""`
-/// is the empty string.
+/// strings). An empty unquoted field is null (on a text field that is not
+/// nullable, the empty string); `""` is the empty string.
 struct CsvChunks<'a> {
     schema: &'a ArraySchema,
     path: &'a Path,
@@ -163,7 +163,14 @@ impl<'a> CsvChunks<'a> {
             {
                 let text = field.text.as_str();
                 out.push(match shown {
-                    _ if text.is_empty() && !field.quoted && nullable => Value::Null,
+                    // Null; on a text field that is not nullable it can
+                    // only be the empty string (as CSV writers put it).
+                    _ if text.is_empty()
+                        && !field.quoted
+                        && (nullable || !matches!(shown, Shown::Text)) =>
+                    {
+                        Value::Null
+                    }
                     Shown::Text => Value::from(text),
                     // A date as its ISO-8601 text; one out of range prints as its number.
                     Shown::Date(dt) if crate::datetime::parse(dt, text).is_ok() => {
@@ -264,6 +271,11 @@ fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Resu
                 match value.and_then(|v| e.values.iter().position(|x| *x == v)) {
                     Some(index) => cell_bytes(dt, cvn, &Value::from(index as u64)).map_err(at)?,
                     None if cell.is_number() => cell_bytes(dt, cvn, cell).map_err(at)?,
+                    // CSV text of an index (how read prints one outside it).
+                    None if cell.as_str().is_some_and(|s| s.parse::<i64>().is_ok()) => {
+                        let index = cell.as_str().and_then(|s| s.parse::<i64>().ok());
+                        cell_bytes(dt, cvn, &Value::from(index)).map_err(at)?
+                    }
                     None => {
                         return Err(at(format!(
                             "{cell} is not a value of enumeration {}",
