@@ -76,6 +76,7 @@ pub(super) fn write_step(
         let layout = match layout.unwrap_or("row-major") {
             "row-major" => WriteLayout::RowMajor,
             "col-major" => WriteLayout::ColMajor,
+            "global" => WriteLayout::GlobalOrder,
             other => return Err(unsupported(format!("dense writes in {other} layout"))),
         };
         let ranges = subarray(step)?;

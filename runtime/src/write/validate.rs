@@ -94,9 +94,7 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
             ))
         }
         (true, WriteLayout::GlobalOrder) => {
-            return Err(crate::error::Error::unsupported(
-                "global-order dense writes (write the subarray row- or column-major)",
-            ))
+            return validate(schema, &super::global_dense::to_row_major(schema, write)?);
         }
         _ => {}
     }
