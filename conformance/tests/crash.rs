@@ -420,8 +420,7 @@ struct Verdict {
 fn verify(
     scenario: &Scenario,
     readers: &mut Readers,
-    states: &[Vec<String>],
-    partial: &[Vec<Vec<String>>],
+    (states, partial): (&[Vec<String>], &[Vec<Vec<String>>]),
     out: &Path,
     killed: &Killed,
     what: &str,
@@ -592,8 +591,7 @@ fn run_scenario(name: &str) {
             verify(
                 &scenario,
                 &mut readers,
-                &states,
-                &partial,
+                (&states, &partial),
                 &out,
                 &killed,
                 &format!("before {call} #{n}"),
@@ -639,8 +637,7 @@ fn run_scenario(name: &str) {
         verify(
             &scenario,
             &mut readers,
-            &states,
-            &partial,
+            (&states, &partial),
             &out,
             &killed,
             &format!("after {delay:?} (CRASH_SEED={seed})"),

@@ -285,7 +285,7 @@ fn round(dense: bool, fragments: usize, python: Option<&Path>) {
             .collect();
         if let Some((child, lines)) = tiledb.as_mut() {
             writeln!(child.stdin.as_mut().unwrap(), "go").unwrap();
-            let done = lines.next().map(|l| l.unwrap_or_default());
+            let done = lines.next().map(Result::unwrap_or_default);
             let status = child.wait().unwrap();
             assert!(
                 status.success() && done.as_deref() == Some("done"),
