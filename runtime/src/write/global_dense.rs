@@ -12,14 +12,17 @@ use crate::error::Result;
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 
 use super::fragment_input::{usage, Column};
-use super::validate::{Write, WriteLayout};
 
-/// `write` (dense, global order) as the equivalent row-major write.
-pub(super) fn to_row_major(schema: &ArraySchema, write: &Write) -> Result<Write> {
-    let sub = write
-        .subarray
-        .clone()
-        .ok_or_else(|| usage("a dense write needs a subarray"))?;
+/// The box `subarray` and the `columns` of a dense write in global order,
+/// as the box and columns of the equivalent row-major write.
+pub(super) fn to_row_major(
+    schema: &ArraySchema,
+    subarray: Option<&[(i128, i128)]>,
+    columns: &[Column],
+) -> Result<(Vec<(i128, i128)>, Vec<Column>)> {
+    let sub = subarray
+        .ok_or_else(|| usage("a dense write needs a subarray"))?
+        .to_vec();
     if sub.len() != schema.dimensions.len() {
         return Err(usage("the subarray needs one range per dimension"));
     }
@@ -53,10 +56,10 @@ pub(super) fn to_row_major(schema: &ArraySchema, write: &Write) -> Result<Write>
         .iter()
         .try_fold(1usize, |acc, (cells, _)| acc.checked_mul(*cells))
         .ok_or_else(|| usage("the subarray is too large"))?;
-    if let Some(bad) = write.columns.iter().find_map(Column::shape_error) {
+    if let Some(bad) = columns.iter().find_map(Column::shape_error) {
         return Err(usage(bad));
     }
-    if let Some(c) = write.columns.iter().find(|c| c.len() != n) {
+    if let Some(c) = columns.iter().find(|c| c.len() != n) {
         return Err(usage(format!(
             "{} holds {} cells, the subarray {n}",
             c.name,
@@ -64,8 +67,7 @@ pub(super) fn to_row_major(schema: &ArraySchema, write: &Write) -> Result<Write>
         )));
     }
     let order = row_major_order(schema, &shape, n);
-    let columns = write
-        .columns
+    let columns = columns
         .iter()
         .map(|c| {
             let mut sorted = Column::new(&c.name, c.datatype, c.cell_val_num, c.nullable);
@@ -76,9 +78,7 @@ pub(super) fn to_row_major(schema: &ArraySchema, write: &Write) -> Result<Write>
             sorted
         })
         .collect();
-    Ok(Write::dense(sub, columns)
-        .with_layout(WriteLayout::RowMajor)
-        .at(write.timestamp))
+    Ok((sub, columns))
 }
 
 /// For each cell of the box in row-major order, its index in global order.

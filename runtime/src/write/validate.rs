@@ -94,7 +94,15 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
             ))
         }
         (true, WriteLayout::GlobalOrder) => {
-            return validate(schema, &super::global_dense::to_row_major(schema, write)?);
+            let (sub, columns) = super::global_dense::to_row_major(
+                schema,
+                write.subarray.as_deref(),
+                &write.columns,
+            )?;
+            let row_major = Write::dense(sub, columns)
+                .with_layout(WriteLayout::RowMajor)
+                .at(write.timestamp);
+            return validate(schema, &row_major);
         }
         _ => {}
     }
