@@ -13,13 +13,16 @@ use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 
 use super::fragment_input::{usage, Column};
 
+/// A dense write's box (`[lo, hi]` per dimension) and its columns.
+pub(super) type BoxAndColumns = (Vec<(i128, i128)>, Vec<Column>);
+
 /// The box `subarray` and the `columns` of a dense write in global order,
 /// as the box and columns of the equivalent row-major write.
 pub(super) fn to_row_major(
     schema: &ArraySchema,
     subarray: Option<&[(i128, i128)]>,
     columns: &[Column],
-) -> Result<(Vec<(i128, i128)>, Vec<Column>)> {
+) -> Result<BoxAndColumns> {
     let sub = subarray
         .ok_or_else(|| usage("a dense write needs a subarray"))?
         .to_vec();
