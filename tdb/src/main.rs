@@ -18,6 +18,7 @@ mod condition;
 mod conformance;
 mod consolidate;
 mod create;
+mod csv_text;
 mod datetime;
 mod delete;
 mod differential;
@@ -34,6 +35,7 @@ mod read_out;
 mod schema_doc;
 mod values;
 mod write;
+mod write_input;
 
 /// Why a command stopped early.
 #[derive(Debug)]
@@ -91,7 +93,8 @@ enum Command {
     Read(read::Args),
     /// Create an array from a schema document (`tdb info --json`, JSON or TOML).
     Create(create::Args),
-    /// Write one fragment from the JSON `tdb read --format json` prints.
+    /// Write cells from JSON, CSV, Arrow IPC or Parquet (as `tdb read`
+    /// prints them), streamed into fragments of a bounded size.
     Write(write::Args),
     /// Delete the cells that satisfy a condition (`--where`), as TileDB's delete query.
     Delete(delete::Args),

@@ -147,29 +147,27 @@ impl Output<'_> {
         })
     }
 
+    /// CSV as `crate::csv_text` writes it: null an empty field, the empty
+    /// string `""`.
     fn write_csv(&self, out: &mut impl Write) -> Result<(), Failure> {
         let render = Render::new(self.array.schema(), self.raw);
-        let mut csv = csv::Writer::from_writer(out);
-        let csv_error = |e: csv::Error| match e.into_kind() {
-            csv::ErrorKind::Io(e) => output_error(e),
-            other => Failure::Message(format!("writing CSV: {other:?}")),
-        };
         let empty = self.empty();
-        csv.write_record(fields(&empty).iter().map(|c| c.name.as_str()))
-            .map_err(csv_error)?;
+        let header = fields(&empty);
+        crate::csv_text::write_record(out, header.iter().map(|c| Some(c.name.as_str())))
+            .map_err(output_error)?;
         for batch in self.batches(&self.query)? {
             let batch = batch?;
             let columns = fields(&batch);
             for i in 0..batch.cell_count() {
-                let row = columns
-                    .iter()
-                    .map(|c| render.cell_text(c, i).unwrap_or_default());
-                csv.write_record(row).map_err(csv_error)?;
+                let row: Vec<Option<String>> =
+                    columns.iter().map(|c| render.cell_text(c, i)).collect();
+                crate::csv_text::write_record(out, row.iter().map(Option::as_deref))
+                    .map_err(output_error)?;
             }
             // Each batch reaches the reader at once (`| head` prints).
-            csv.flush().map_err(output_error)?;
+            out.flush().map_err(output_error)?;
         }
-        csv.flush().map_err(output_error)
+        out.flush().map_err(output_error)
     }
 
     /// `{"dimensions":{NAME:[…],…},"attributes":{…}}`, fields in schema
@@ -332,7 +330,8 @@ fn field<'r>(batch: &'r ReadResult, name: &str) -> Result<&'r Column, Failure> {
 pub enum OutputFormat {
     /// One JSON object: fields in schema order, one value per cell.
     Json,
-    /// A header line, then one line per cell; null is an empty field.
+    /// A header line, then one line per cell; null is an empty field, the
+    /// empty string `""`.
     Csv,
     /// Aligned columns for a person.
     Table,

@@ -1,31 +1,34 @@
-//! `tdb write ARRAY --input FILE [--format json|csv|arrow|parquet]`: one
-//! fragment from an Arrow IPC file or stream or a Parquet file (columns
-//! named after fields, typed as `tdb read --format arrow` writes them: see
-//! the runtime's `write::arrow`), from the CSV `tdb read --format csv`
-//! prints (turned into its JSON form), or from the JSON `tdb read --format json` prints (`{"dimensions": {...}, "attributes": {...}}`,
-//! one list of cells per field; null for a null cell; an enumerated
-//! attribute's cells as enumeration values or indexes). A dense array's
-//! coordinates must cover a box, which becomes the write's subarray. The
-//! write is checked as TileDB checks one; a refused write writes nothing.
+//! `tdb write ARRAY --input FILE [--format json|csv|arrow|parquet]
+//! [--timestamp T] [--subarray DIM=LO:HI …] [--fragment-size BYTES]`: cells
+//! from an Arrow IPC file or stream or a Parquet file (columns named after
+//! fields, typed as `tdb read --format arrow` writes them: see the runtime's
+//! `write::arrow`), from the CSV `tdb read --format csv` prints, or from the
+//! JSON `tdb read --format json` prints (`{"dimensions": {...},
+//! "attributes": {...}}`, one list of cells per field; null for a null
+//! cell; an enumerated attribute's cells as enumeration values or indexes).
+//!
+//! The input goes through the runtime's streaming writer chunk by chunk
+//! (`write_input`), cut into fragments of about `--fragment-size` bytes, so
+//! memory holds about one fragment and one chunk, never the whole input.
+//! A dense array's cells cover a box: `--subarray`, or the box their
+//! coordinates cover (found by a first pass over the input); they stream
+//! when they come in its row-major order (as `tdb read` prints them), and
+//! are otherwise read whole and put in that order. Every fragment is
+//! checked as TileDB checks a write; when any chunk is refused, the
+//! fragments already committed are removed again, so a refused write
+//! leaves the array as it was.
 
-use std::path::{Path, PathBuf};
-
-use arrow_array::RecordBatch;
-use arrow_ipc::reader::{FileReader, StreamReader};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use serde_json::Value;
-use tiledb_runtime::array::OpenOptions;
-use tiledb_runtime::filter::Datatype;
-use tiledb_runtime::schema::ArraySchema;
-use tiledb_runtime::write::arrow::write_from_record_batches;
-use tiledb_runtime::write::{dense_from_coordinates, Column, Write};
+use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::schema::{ArraySchema, Scalar};
+use tiledb_runtime::write::{dense_from_coordinates, Column};
 
-use crate::cells::cell_bytes;
-use crate::create::read_document;
 use crate::key::KeyArgs;
-use crate::values::{is_bytes, is_text};
+use crate::read::parse_bytes;
+use crate::values::parse_bound;
+use crate::write_input::{chunks, Chunk, InputFormat};
 use crate::Failure;
 
 #[derive(clap::Args)]
@@ -40,221 +43,259 @@ pub struct Args {
     /// `.arrows`, `.ipc`, `.feather` are Arrow, `.parquet` Parquet, `.csv` CSV, others JSON).
     #[arg(long, value_enum)]
     format: Option<InputFormat>,
+    /// Stamp every fragment written with time T: milliseconds since 1970
+    /// or ISO-8601 (as `tdb read --at` takes it); by default the time each
+    /// fragment is cut.
+    #[arg(long, value_name = "T")]
+    timestamp: Option<String>,
+    /// A dense write's box, one `DIM=LO:HI` per dimension: the input's
+    /// cells fill it in row-major order (its coordinate columns, if any,
+    /// must be that order's).
+    #[arg(long = "subarray", value_name = "DIM=LO:HI")]
+    subarray: Vec<String>,
+    /// Cut a fragment once the cells held reach this many bytes (`64MiB`,
+    /// `1GiB`, …): the memory a write takes is about this plus one chunk of
+    /// the input.
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_bytes)]
+    fragment_size: u64,
     #[command(flatten)]
     key: KeyArgs,
 }
 
-/// The formats `tdb write` reads.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum InputFormat {
-    Json,
-    Csv,
-    Arrow,
-    Parquet,
-}
-
-impl InputFormat {
-    fn of(path: &Path) -> InputFormat {
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("arrow" | "arrows" | "ipc" | "feather") => InputFormat::Arrow,
-            Some("parquet") => InputFormat::Parquet,
-            Some("csv") => InputFormat::Csv,
-            _ => InputFormat::Json,
+/// `--subarray`: one `[lo, hi]` per dimension, in the schema's order.
+fn parse_box(schema: &ArraySchema, specs: &[String]) -> Result<Vec<(i128, i128)>, String> {
+    let mut ranges: Vec<Option<(i128, i128)>> = vec![None; schema.dimensions.len()];
+    for spec in specs {
+        let bad = |why: &str| format!("--subarray {spec:?}: {why}");
+        let (dim, range) = spec
+            .split_once('=')
+            .ok_or_else(|| bad("expected DIM=LO:HI"))?;
+        let (lo, hi) = range
+            .split_once("..")
+            .or_else(|| range.split_once(':'))
+            .ok_or_else(|| bad("expected DIM=LO:HI or DIM=LO..HI"))?;
+        let (d, dimension) = schema
+            .dimension(dim)
+            .ok_or_else(|| bad(&format!("the array has no dimension {dim:?}")))?;
+        let bound = |text: &str| -> Result<i128, String> {
+            let bytes = parse_bound(dimension.datatype, text).map_err(|e| bad(&e))?;
+            Scalar::decode(dimension.datatype, &bytes)
+                .and_then(|s| s.as_int())
+                .ok_or_else(|| bad("a dense dimension takes integer bounds"))
+        };
+        if ranges[d].replace((bound(lo)?, bound(hi)?)).is_some() {
+            return Err(bad("one range per dimension"));
         }
     }
+    ranges
+        .into_iter()
+        .zip(&schema.dimensions)
+        .map(|(r, d)| r.ok_or_else(|| format!("--subarray: no range for dimension {}", d.name)))
+        .collect()
 }
 
-/// How `tdb read --format csv` shows a field's values.
-#[derive(Clone, Copy)]
-enum Shown {
-    /// As they are (text, hex bytes).
-    Text,
-    /// ISO-8601 text of this date or time type.
-    Date(Datatype),
-    /// JSON text (numbers, lists).
-    Json,
+/// The coordinates of cell `i` of a column, as integers.
+fn coordinate(schema: &ArraySchema, c: &Column, i: usize) -> Result<i128, String> {
+    let (_, d) = schema
+        .dimension(&c.name)
+        .ok_or_else(|| format!("the array has no dimension {}", c.name))?;
+    Scalar::decode(d.datatype, c.cell_bytes(i))
+        .and_then(|s| s.as_int())
+        .ok_or_else(|| format!("{}: an integer coordinate", d.name))
 }
 
-impl Shown {
-    fn of(dt: Datatype) -> Shown {
-        if is_text(dt) || is_bytes(dt) {
-            Shown::Text
-        } else if crate::datetime::is_datetime(dt) {
-            Shown::Date(dt)
-        } else {
-            Shown::Json
+/// The box a dense input's coordinates cover, by a first pass over it
+/// (only bounds kept); refused when they do not fill it.
+fn covered_box(
+    schema: &ArraySchema,
+    input: impl Iterator<Item = Result<Chunk, String>>,
+) -> Result<Vec<(i128, i128)>, String> {
+    let mut bounds = vec![(i128::MAX, i128::MIN); schema.dimensions.len()];
+    let mut cells = 0u128;
+    for chunk in input {
+        let (coords, _) = chunk?;
+        for (d, dim) in schema.dimensions.iter().enumerate() {
+            let c = coords
+                .iter()
+                .find(|c| c.name == dim.name)
+                .ok_or_else(|| format!("no coordinates for dimension {}", dim.name))?;
+            for i in 0..c.len() {
+                let x = coordinate(schema, c, i)?;
+                bounds[d] = (bounds[d].0.min(x), bounds[d].1.max(x));
+            }
         }
+        cells += coords.first().map_or(0, Column::len) as u128;
     }
-}
-
-/// The CSV of `tdb read --format csv` (a header naming the fields, one
-/// row per cell) as the JSON document of `tdb read --format json`: each
-/// field as that JSON prints its cells (text as is, other values as JSON
-/// text: numbers, lists, dates as ISO-8601 strings); an empty field of a
-/// nullable attribute is null.
-fn csv_document(schema: &ArraySchema, path: &Path) -> Result<Value, String> {
-    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let mut reader = csv::Reader::from_path(path).map_err(|e| at(&e))?;
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| at(&e))?
+    let covered = bounds
         .iter()
-        .map(str::to_string)
-        .collect();
-    // Per column: (is a dimension, how its text reads, nullable).
-    let mut kinds = Vec::new();
-    for name in &header {
-        let kind = if let Some((_, d)) = schema.dimension(name) {
-            (true, Shown::of(d.datatype), false)
-        } else if let Some((_, a)) = schema.attribute(name) {
-            let shown = a
-                .enumeration
-                .as_deref()
-                .and_then(|e| schema.enumeration(e))
-                .map_or(a.datatype, |e| e.datatype);
-            (false, Shown::of(shown), a.nullable)
-        } else {
-            return Err(at(&format!("the array has no field {name}")));
-        };
-        kinds.push(kind);
+        .try_fold(1u128, |n, (lo, hi)| {
+            n.checked_mul(u128::try_from(hi - lo + 1).ok()?)
+        })
+        .unwrap_or(0);
+    if cells == 0 || covered != cells {
+        return Err(format!(
+            "the {cells} coordinates do not cover the box {bounds:?} once"
+        ));
     }
-    let mut cells: Vec<Vec<Value>> = vec![Vec::new(); header.len()];
-    for (row, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| at(&e))?;
-        if record.len() != header.len() {
-            return Err(at(&format!(
-                "row {}: {} fields, not {}",
-                row + 1,
-                record.len(),
-                header.len()
-            )));
-        }
-        for ((text, &(_, shown, nullable)), out) in record.iter().zip(&kinds).zip(&mut cells) {
-            out.push(match shown {
-                _ if text.is_empty() && nullable => Value::Null,
-                Shown::Text => Value::from(text),
-                // A date as its ISO-8601 text; one out of range prints as its number.
-                Shown::Date(dt) if crate::datetime::parse(dt, text).is_ok() => Value::from(text),
-                _ => serde_json::from_str(text).unwrap_or_else(|_| Value::from(text)),
-            });
-        }
-    }
-    let (mut dims, mut attrs) = (serde_json::Map::new(), serde_json::Map::new());
-    for ((name, (is_dim, _, _)), values) in header.into_iter().zip(kinds).zip(cells) {
-        let group = if is_dim { &mut dims } else { &mut attrs };
-        group.insert(name, Value::Array(values));
-    }
-    Ok(serde_json::json!({"dimensions": dims, "attributes": attrs}))
+    Ok(bounds)
 }
 
-/// The record batches of an Arrow IPC file or stream, or of a Parquet file.
-fn record_batches(path: &Path, format: InputFormat) -> Result<Vec<RecordBatch>, String> {
-    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let file = || std::fs::File::open(path).map_err(|e| at(&e));
-    match format {
-        InputFormat::Parquet => {
-            let reader = ParquetRecordBatchReaderBuilder::try_new(file()?)
-                .and_then(ParquetRecordBatchReaderBuilder::build)
-                .map_err(|e| at(&e))?;
-            reader.map(|b| b.map_err(|e| at(&e))).collect()
-        }
-        _ => {
-            // The file format starts with its magic; anything else is read as a stream.
-            if let Ok(reader) = FileReader::try_new(file()?, None) {
-                return reader.map(|b| b.map_err(|e| at(&e))).collect();
-            }
-            let reader = StreamReader::try_new(std::io::BufReader::new(file()?), None)
-                .map_err(|e| at(&e))?;
-            reader.map(|b| b.map_err(|e| at(&e))).collect()
-        }
-    }
+/// How a dense stream went: written, or the cells left the box's row-major
+/// order (the stream was undone; the caller writes the input whole).
+enum DenseOutcome {
+    Written,
+    OutOfOrder,
 }
 
-/// A field's shape: `(datatype, values per cell, nullable)`.
-type Shape = (Datatype, Option<u32>, bool);
-
-/// The cells of one field, parsed as its type (an enumeration value turned
-/// into its index).
-fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Result<Column, String> {
-    let (dt, cvn, nullable) = shape;
-    let cells = cells
-        .as_array()
-        .ok_or_else(|| format!("{name}: a list of cells"))?;
-    let enumeration = schema
-        .attribute(name)
-        .and_then(|(_, a)| a.enumeration.as_deref())
-        .and_then(|e| schema.enumeration(e));
-    let mut column = Column::new(name, dt, cvn, nullable);
-    for (i, cell) in cells.iter().enumerate() {
-        let at = |e: String| format!("{name}, cell {i}: {e}");
-        if cell.is_null() {
-            if !nullable {
-                return Err(at("null, but the field is not nullable".into()));
+/// Whether `coords` hold cells `first..` of the box in row-major order.
+fn in_row_major(
+    schema: &ArraySchema,
+    subarray: &[(i128, i128)],
+    coords: &[Column],
+    first: u128,
+) -> Result<bool, String> {
+    let n = coords.first().map_or(0, Column::len);
+    for i in 0..n {
+        // Cell `first + i`'s coordinates, last dimension fastest.
+        let mut rest = first + i as u128;
+        for (d, dim) in schema.dimensions.iter().enumerate().rev() {
+            let (lo, hi) = subarray[d];
+            let extent = (hi - lo + 1) as u128;
+            let want = lo + (rest % extent) as i128;
+            rest /= extent;
+            let Some(c) = coords.iter().find(|c| c.name == dim.name) else {
+                return Err(format!("no coordinates for dimension {}", dim.name));
+            };
+            if coordinate(schema, c, i)? != want {
+                return Ok(false);
             }
-            column.push(
-                &vec![0; cvn.map_or(0, |n| (u64::from(n) * dt.size()) as usize)],
-                false,
-            );
-            continue;
         }
-        let bytes = match enumeration {
-            // A value of the enumeration (as `tdb read` prints it) first; a
-            // number that is none is an index (as read prints one outside it).
-            Some(e) => {
-                let value = cell_bytes(e.datatype, e.cell_val_num, cell).ok();
-                match value.and_then(|v| e.values.iter().position(|x| *x == v)) {
-                    Some(index) => cell_bytes(dt, cvn, &Value::from(index as u64)).map_err(at)?,
-                    None if cell.is_number() => cell_bytes(dt, cvn, cell).map_err(at)?,
-                    None => {
-                        return Err(at(format!(
-                            "{cell} is not a value of enumeration {}",
-                            e.name
-                        )))
-                    }
-                }
-            }
-            None => cell_bytes(dt, cvn, cell).map_err(at)?,
-        };
-        column.push(&bytes, true);
     }
-    Ok(column)
+    Ok(true)
 }
 
-/// Every field of the input as a column; a dense array's coordinates
-/// apart.
-fn columns(schema: &ArraySchema, doc: &Value) -> Result<(Vec<Column>, Vec<Column>), String> {
-    let group = |key: &str| {
-        doc.get(key)
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default()
+fn stream_dense(
+    array: &Array,
+    args: &Args,
+    format: InputFormat,
+    subarray: Vec<(i128, i128)>,
+    timestamp: u64,
+) -> Result<DenseOutcome, String> {
+    let schema = array.schema();
+    let cells: u128 = subarray
+        .iter()
+        .map(|(lo, hi)| (hi - lo + 1) as u128)
+        .product();
+    let mut stream = array
+        .stream_dense(subarray.clone(), args.fragment_size)
+        .map_err(|e| e.to_string())?
+        .at(timestamp);
+    let mut pushed = 0u128;
+    let mut step = || -> Result<bool, String> {
+        for chunk in chunks(schema, &args.input, format)? {
+            let (coords, attrs) = chunk?;
+            if let Some(a) = schema
+                .attributes
+                .iter()
+                .find(|a| !attrs.iter().any(|c| c.name == a.name))
+            {
+                return Err(format!("no column for attribute {}", a.name));
+            }
+            if !coords.is_empty() && !in_row_major(schema, &subarray, &coords, pushed)? {
+                return Ok(false);
+            }
+            pushed += attrs.first().map_or(0, Column::len) as u128;
+            if pushed > cells {
+                return Err(format!("more cells than the box's {cells}"));
+            }
+            stream.push(attrs).map_err(|e| e.to_string())?;
+        }
+        if pushed != cells {
+            return Err(format!("{pushed} cells for a box of {cells}"));
+        }
+        stream.flush().map_err(|e| e.to_string())?;
+        Ok(true)
     };
-    let (dims, attrs) = (group("dimensions"), group("attributes"));
-    let mut coords = Vec::new();
-    for (name, cells) in &dims {
-        let (_, d) = schema
-            .dimension(name)
-            .ok_or_else(|| format!("the array has no dimension {name}"))?;
-        coords.push(column(
-            schema,
-            name,
-            (d.datatype, (!d.var).then_some(1), false),
-            cells,
-        )?);
+    match step() {
+        Ok(true) => {
+            stream.finish().map_err(|e| e.to_string())?;
+            Ok(DenseOutcome::Written)
+        }
+        Ok(false) => {
+            stream.abandon().map_err(|e| e.to_string())?;
+            Ok(DenseOutcome::OutOfOrder)
+        }
+        Err(e) => {
+            stream.abandon().map_err(|e| e.to_string())?;
+            Err(e)
+        }
     }
-    let mut values = Vec::new();
-    for (name, cells) in &attrs {
-        let (_, a) = schema
-            .attribute(name)
-            .ok_or_else(|| format!("the array has no attribute {name}"))?;
-        values.push(column(
-            schema,
-            name,
-            (a.datatype, a.cell_val_num, a.nullable),
-            cells,
-        )?);
+}
+
+fn stream_sparse(
+    array: &Array,
+    args: &Args,
+    format: InputFormat,
+    timestamp: u64,
+) -> Result<(), String> {
+    let schema = array.schema();
+    let mut stream = array
+        .stream_sparse(args.fragment_size)
+        .map_err(|e| e.to_string())?
+        .at(timestamp);
+    let mut step = || -> Result<(), String> {
+        for chunk in chunks(schema, &args.input, format)? {
+            let (coords, attrs) = chunk?;
+            stream
+                .push(coords.into_iter().chain(attrs).collect())
+                .map_err(|e| e.to_string())?;
+        }
+        stream.flush().map_err(|e| e.to_string())
+    };
+    match step() {
+        Ok(()) => stream.finish().map(drop).map_err(|e| e.to_string()),
+        Err(e) => {
+            stream.abandon().map_err(|e| e.to_string())?;
+            Err(e)
+        }
     }
-    Ok((coords, values))
+}
+
+/// A dense input not in row-major order: read whole, put in order, one write.
+fn write_dense_whole(
+    array: &Array,
+    args: &Args,
+    format: InputFormat,
+    timestamp: u64,
+) -> Result<(), String> {
+    let schema = array.schema();
+    let (mut coords, mut attrs): (Vec<Column>, Vec<Column>) = (Vec::new(), Vec::new());
+    for chunk in chunks(schema, &args.input, format)? {
+        let (c, a) = chunk?;
+        append(&mut coords, c);
+        append(&mut attrs, a);
+    }
+    let write = dense_from_coordinates(schema, &coords, attrs).map_err(|e| e.to_string())?;
+    array
+        .write(&write.at(timestamp))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// Appends the cells of `more` to the columns of the same names in `into`.
+fn append(into: &mut Vec<Column>, more: Vec<Column>) {
+    if into.is_empty() {
+        *into = more;
+        return;
+    }
+    for c in more {
+        if let Some(a) = into.iter_mut().find(|a| a.name == c.name) {
+            for i in 0..c.len() {
+                let (bytes, valid) = c.cell(i);
+                a.push(bytes, valid);
+            }
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
@@ -263,27 +304,36 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         key: args.key.resolve()?,
         ..OpenOptions::default()
     };
-    let at = |e: String| format!("{}: {e}", args.input.display());
+    let timestamp = match &args.timestamp {
+        Some(t) => {
+            crate::datetime::parse_timestamp_ms(t).map_err(|e| format!("--timestamp: {e}"))?
+        }
+        None => 0,
+    };
     let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
-    let write = if matches!(format, InputFormat::Json | InputFormat::Csv) {
-        let doc = if format == InputFormat::Csv {
-            csv_document(schema, &args.input)?
-        } else {
-            read_document(&args.input)?
-        };
-        let (coords, attrs) = columns(schema, &doc).map_err(at)?;
-        if schema.is_dense() {
-            dense_from_coordinates(schema, &coords, attrs).map_err(|e| at(e.to_string()))?
-        } else {
-            Write::sparse(coords.into_iter().chain(attrs).collect())
+    let at = |e: String| format!("{}: {e}", args.input.display());
+    let written = if !schema.is_dense() {
+        if !args.subarray.is_empty() {
+            return Err("--subarray: only a dense write takes a box".into());
         }
+        stream_sparse(&array, &args, format, timestamp)
     } else {
-        let batches = record_batches(&args.input, format)?;
-        write_from_record_batches(schema, &batches, None).map_err(|e| at(e.to_string()))?
+        let given = !args.subarray.is_empty();
+        let subarray = if given {
+            parse_box(schema, &args.subarray)?
+        } else {
+            covered_box(schema, chunks(schema, &args.input, format)?).map_err(at)?
+        };
+        match stream_dense(&array, &args, format, subarray, timestamp) {
+            Ok(DenseOutcome::Written) => Ok(()),
+            Ok(DenseOutcome::OutOfOrder) if given => Err(
+                "the coordinates are not the cells of --subarray in row-major order".to_string(),
+            ),
+            Ok(DenseOutcome::OutOfOrder) => write_dense_whole(&array, &args, format, timestamp),
+            Err(e) => Err(e),
+        }
     };
-    array
-        .write(&write)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    written.map_err(|e| format!("{}: {e}", args.array.display()))?;
     Ok(ExitCode::SUCCESS)
 }

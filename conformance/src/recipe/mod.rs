@@ -26,7 +26,7 @@ use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::write;
 
 pub use schema::stored_schema;
-use steps::{consolidate_step, timestamp, vacuum_step, write_step};
+use steps::{consolidate_step, stream_step, timestamp, vacuum_step, write_step};
 
 fn unsupported(what: impl Into<String>) -> Error {
     Error::Unsupported {
@@ -233,6 +233,7 @@ pub fn replay_case_steps(
         match op {
             // Label values go to the label arrays (first), as `Array::write` does it.
             "write" => write_step(&state.root, &state.schema, &state.labels, step, key)?,
+            "write_stream" => stream_step(&state.root, &state.schema, step, key)?,
             "meta_put" => edits::array_metadata(&state.root, step, false, key)?,
             "meta_delete" => edits::array_metadata(&state.root, step, true, key)?,
             "delete" => {

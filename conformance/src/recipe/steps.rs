@@ -71,35 +71,15 @@ pub(super) fn write_step(
     key: Option<[u8; 32]>,
 ) -> Result<()> {
     let layout = get_str(step, "layout");
-    let mut columns = Vec::new();
-    for a in &schema.attributes {
-        columns.push(column(
-            step,
-            "data",
-            &a.name,
-            a.datatype,
-            a.cell_val_num,
-            a.nullable,
-        )?);
-    }
+    let mut columns = attribute_columns(schema, step)?;
     let mut write = if schema.is_dense() {
         let layout = match layout.unwrap_or("row-major") {
             "row-major" => WriteLayout::RowMajor,
             "col-major" => WriteLayout::ColMajor,
+            "global" => WriteLayout::GlobalOrder,
             other => return Err(unsupported(format!("dense writes in {other} layout"))),
         };
-        let sub = step
-            .get("subarray")
-            .and_then(Value::as_array)
-            .ok_or_else(|| usage("a dense write without a subarray"))?;
-        let mut ranges = Vec::new();
-        for r in sub {
-            let r = r.as_array().ok_or_else(|| usage("bad subarray"))?;
-            let bound = |v: Option<&Value>| -> Result<i128> {
-                values::integer(v.ok_or_else(|| usage("bad subarray"))?)
-            };
-            ranges.push((bound(r.first())?, bound(r.get(1))?));
-        }
+        let ranges = subarray(step)?;
         for (name, _, label_schema, _) in labels {
             if step.get("data").and_then(|d| d.get(name)).is_some() {
                 let attr = &label_schema.attributes[0];
@@ -120,10 +100,7 @@ pub(super) fn write_step(
             "global" => WriteLayout::GlobalOrder,
             _ => return Err(unsupported("sparse writes in row- or col-major layout")),
         };
-        for d in &schema.dimensions {
-            let cvn = if d.var { None } else { Some(1) };
-            columns.push(column(step, "coords", &d.name, d.datatype, cvn, false)?);
-        }
+        columns.extend(coordinate_columns(schema, step)?);
         Write::sparse(columns).with_layout(layout)
     };
     write.timestamp = timestamp(step)?;
@@ -132,6 +109,102 @@ pub(super) fn write_step(
         ..OpenOptions::default()
     };
     Array::open_path(root, options)?.write(&write)?;
+    Ok(())
+}
+
+/// A column per attribute, from the `data` (and `validity`) of `step`.
+fn attribute_columns(schema: &ArraySchema, step: &Value) -> Result<Vec<Column>> {
+    schema
+        .attributes
+        .iter()
+        .map(|a| {
+            column(
+                step,
+                "data",
+                &a.name,
+                a.datatype,
+                a.cell_val_num,
+                a.nullable,
+            )
+        })
+        .collect()
+}
+
+/// A column per dimension, from the `coords` of `step`.
+fn coordinate_columns(schema: &ArraySchema, step: &Value) -> Result<Vec<Column>> {
+    schema
+        .dimensions
+        .iter()
+        .map(|d| {
+            let cvn = if d.var { None } else { Some(1) };
+            column(step, "coords", &d.name, d.datatype, cvn, false)
+        })
+        .collect()
+}
+
+/// The `subarray` of a dense step: `[lo, hi]` per dimension.
+fn subarray(step: &Value) -> Result<Vec<(i128, i128)>> {
+    let sub = step
+        .get("subarray")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a dense write without a subarray"))?;
+    let mut ranges = Vec::new();
+    for r in sub {
+        let r = r.as_array().ok_or_else(|| usage("bad subarray"))?;
+        let bound = |v: Option<&Value>| -> Result<i128> {
+            values::integer(v.ok_or_else(|| usage("bad subarray"))?)
+        };
+        ranges.push((bound(r.first())?, bound(r.get(1))?));
+    }
+    Ok(ranges)
+}
+
+/// A `write_stream` step through the streaming writer (`Array::stream_sparse`
+/// / `stream_dense`): its `batches` (each a table of `data`, `validity` and,
+/// sparse, `coords`) pushed in order, fragments cut at `fragment_size`
+/// bytes, every fragment stamped `timestamp`. With `stop_after = N` the
+/// stream is abandoned after its N-th batch, unfinished: what a writer
+/// killed there leaves (the fragments cut so far, whole).
+pub(super) fn stream_step(
+    root: &Path,
+    schema: &ArraySchema,
+    step: &Value,
+    key: Option<[u8; 32]>,
+) -> Result<()> {
+    let limit = step
+        .get("fragment_size")
+        .and_then(Value::as_integer)
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| usage("a write_stream step without a fragment_size"))?;
+    let batches = step
+        .get("batches")
+        .and_then(Value::as_array)
+        .ok_or_else(|| usage("a write_stream step without batches"))?;
+    let stop_after = step
+        .get("stop_after")
+        .and_then(Value::as_integer)
+        .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(0));
+    let options = OpenOptions {
+        key,
+        ..OpenOptions::default()
+    };
+    let array = Array::open_path(root, options)?;
+    let stream = if schema.is_dense() {
+        array.stream_dense(subarray(step)?, limit)?
+    } else {
+        array.stream_sparse(limit)?
+    };
+    let mut stream = stream.at(timestamp(step)?);
+    for batch in batches.iter().take(stop_after) {
+        let mut columns = attribute_columns(schema, batch)?;
+        if !schema.is_dense() {
+            columns.extend(coordinate_columns(schema, batch)?);
+        }
+        stream.push(columns)?;
+    }
+    if stop_after >= batches.len() {
+        stream.finish()?;
+    }
     Ok(())
 }
 

@@ -19,6 +19,7 @@ mod field_tiles;
 pub mod fragment;
 mod fragment_input;
 mod fragment_meta;
+mod global_dense;
 pub mod group;
 mod labels;
 pub mod metadata;

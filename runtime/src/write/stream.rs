@@ -17,9 +17,10 @@
 //!   dimension (the box's slab `[r0, r1] × the rest`), so each fragment is
 //!   a box TileDB writes as a dense write of its own.
 
+use crate::directory::{Extension, TimestampedName, COMMITS_DIR, FRAGMENTS_DIR};
 use crate::error::Result;
 use crate::schema::ArraySchema;
-use crate::storage::Storage;
+use crate::storage::{RelPath, Storage};
 
 use super::fragment::write_fragment;
 use super::fragment_input::{usage, Column};
@@ -158,6 +159,13 @@ impl<'a> StreamWriter<'a> {
         Ok(())
     }
 
+    /// Writes the cells still held (a dense stream: they must end at a
+    /// whole row), keeping the stream: a caller that may still give it up
+    /// ([`abandon`](Self::abandon)) flushes, then finishes.
+    pub fn flush(&mut self) -> Result<()> {
+        self.cut(true)
+    }
+
     /// Writes the cells still held and returns every fragment committed,
     /// oldest first. A dense stream must have filled its box exactly.
     pub fn finish(mut self) -> Result<Vec<String>> {
@@ -171,6 +179,30 @@ impl<'a> StreamWriter<'a> {
             }
         }
         Ok(self.fragments)
+    }
+
+    /// Gives the stream up, undoing it: the cells held are dropped and every
+    /// fragment it committed is removed (each commit marker first, then the
+    /// fragment's folder, as vacuum removes a fragment), so the array is as
+    /// before the stream. A writer that must leave the array unchanged when
+    /// a later batch is refused (`tdb write`) calls this. Readers that
+    /// opened the array in between may have seen the removed fragments;
+    /// a crash part way leaves fragments whole or gone, never torn.
+    pub fn abandon(self) -> Result<usize> {
+        let commits = RelPath::parse(COMMITS_DIR)?;
+        let fragments = RelPath::parse(FRAGMENTS_DIR)?;
+        for name in self.fragments.iter().rev() {
+            let name = TimestampedName::parse(name)?;
+            let marker = commits.join(name.with_extension(Some(Extension::Wrt)).as_str())?;
+            if self.storage.kind(&marker)?.is_some() {
+                self.storage.remove_file(&marker)?;
+            }
+            let folder = fragments.join(name.as_str())?;
+            if self.storage.kind(&folder)?.is_some() {
+                self.storage.remove_dir(&folder)?;
+            }
+        }
+        Ok(self.fragments.len())
     }
 
     /// Appends a batch to the held columns, matched by name.

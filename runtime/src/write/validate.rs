@@ -94,9 +94,15 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
             ))
         }
         (true, WriteLayout::GlobalOrder) => {
-            return Err(crate::error::Error::unsupported(
-                "global-order dense writes (write the subarray row- or column-major)",
-            ))
+            let (sub, columns) = super::global_dense::to_row_major(
+                schema,
+                write.subarray.as_deref(),
+                &write.columns,
+            )?;
+            let row_major = Write::dense(sub, columns)
+                .with_layout(WriteLayout::RowMajor)
+                .at(write.timestamp);
+            return validate(schema, &row_major);
         }
         _ => {}
     }
