@@ -179,7 +179,7 @@ pub fn aggregate(
     let (result, keep) = match condition {
         Some(c) => {
             let (wide, _) = widened(snapshot, &query, c);
-            let result = crate::read::read(snapshot, &wide)?;
+            let result = crate::read::read_pruned(snapshot, &wide, Some(c))?;
             let keep = mask(&result, c)?;
             (result, keep)
         }

@@ -20,6 +20,7 @@ mod memory;
 pub(crate) mod order;
 pub(crate) mod query;
 pub(crate) mod result;
+pub(crate) mod skip;
 pub mod sparse;
 pub mod tiles;
 pub mod typed;
@@ -54,10 +55,21 @@ pub fn read_retrying(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResul
 
 /// Runs a read: the dense or the sparse reader, by the schema.
 pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    read_pruned(snapshot, query, None)
+}
+
+/// [`read`], free to leave out the cells of sparse tiles whose metadata
+/// shows that none passes `prune` ([`skip`]); the caller applies the
+/// condition to what is returned.
+pub(crate) fn read_pruned(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    prune: Option<&crate::condition::QueryCondition>,
+) -> Result<ReadResult> {
     let mut result = if snapshot.schema().is_dense() {
         dense::read(snapshot, query)?
     } else {
-        sparse::read(snapshot, query)?
+        sparse::read_pruned(snapshot, query, prune)?
     };
     if query.skip_coordinates {
         result.dimensions.clear();

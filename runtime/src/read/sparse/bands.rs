@@ -1,6 +1,7 @@
 //! Row- and column-major sparse reads cut into bands along the outer
 //! dimension, each sorted on its own and appended to the result.
 
+use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
@@ -142,6 +143,7 @@ pub(crate) fn read_in_bands(
     query: &ReadQuery,
     outer: usize,
     bands: &[Band],
+    prune: Option<&QueryCondition>,
 ) -> Result<ReadResult> {
     let schema = array.schema();
     let datatype = schema.dimensions[outer].datatype;
@@ -154,7 +156,7 @@ pub(crate) fn read_in_bands(
         let mut band = query.clone();
         band.ranges.resize(schema.dimensions.len(), Vec::new());
         band.ranges[outer] = vec![(encode(lo)?, encode(hi)?)];
-        let (part, _) = run(array, &band, false)?;
+        let (part, _) = run(array, &band, false, prune)?;
         let (into, filled) = result.get_or_insert_with(|| {
             // Room for every band, estimated from the first, allocated
             // untouched: the bands are copied in with every thread, which

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use crate::condition::QueryCondition;
 use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
@@ -30,11 +31,19 @@ pub(crate) fn run(
     array: &Snapshot,
     query: &ReadQuery,
     consolidating: bool,
+    prune: Option<&QueryCondition>,
 ) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
-    let planned = plan(array, &ranges, &attributes, consolidating)?;
+    // A one-dimensional row- or column-major read of several ranges keeps
+    // range order when its results come from one fragment (see
+    // `result_order`): leaving a fragment's tiles out could change that.
+    let order_by_fragments = matches!(query.layout, ResultOrder::RowMajor | ResultOrder::ColMajor)
+        && ranges.len() == 1
+        && ranges[0].len() > 1;
+    let prune = prune.filter(|_| !consolidating && !order_by_fragments);
+    let planned = plan(array, &ranges, &attributes, consolidating, prune)?;
 
     // A stored-order read of one fragment streams its tiles into the result
     // instead of holding them all.
@@ -102,6 +111,7 @@ fn plan<'a>(
     ranges: &[Vec<(Scalar, Scalar)>],
     attributes: &[usize],
     consolidating: bool,
+    prune: Option<&QueryCondition>,
 ) -> Result<Vec<Planned<'a>>> {
     let schema = array.schema();
     let mut planned: Vec<Planned<'a>> = Vec::new();
@@ -111,7 +121,10 @@ fn plan<'a>(
             continue;
         }
         let fschema = &fragment.schema;
-        let tiles = touched_tiles(array, fragment, ranges)?;
+        let mut tiles = touched_tiles(array, fragment, ranges)?;
+        if let Some(condition) = prune {
+            tiles = crate::read::skip::sparse_tiles(array, fragment, tiles, condition)?;
+        }
         // Fields: coordinates, timestamps, delete metadata, condition
         // fields and the output attributes.
         let mut fields: Vec<Field> =

@@ -15,6 +15,7 @@ pub(crate) mod ranges;
 mod sorted;
 mod stream;
 
+use crate::condition::QueryCondition;
 use crate::error::Result;
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
@@ -40,6 +41,16 @@ pub(crate) struct TimedCells {
 
 /// Runs a sparse read.
 pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    read_pruned(array, query, None)
+}
+
+/// [`read`], leaving out the tiles whose metadata shows that no cell
+/// passes `prune` (the caller applies the condition to what is returned).
+pub(crate) fn read_pruned(
+    array: &Snapshot,
+    query: &ReadQuery,
+    prune: Option<&QueryCondition>,
+) -> Result<ReadResult> {
     let merged;
     let query = if matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered)
         && query.ranges.iter().any(|r| r.len() > 1)
@@ -55,7 +66,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     } else {
         query
     };
-    read_with_band_budget(array, query, BAND_CELLS)
+    read_banded(array, query, BAND_CELLS, prune)
 }
 
 /// [`read`] with bands of about `budget` cells instead of the built-in size
@@ -66,10 +77,19 @@ pub fn read_with_band_budget(
     query: &ReadQuery,
     budget: u64,
 ) -> Result<ReadResult> {
+    read_banded(array, query, budget, None)
+}
+
+fn read_banded(
+    array: &Snapshot,
+    query: &ReadQuery,
+    budget: u64,
+    prune: Option<&QueryCondition>,
+) -> Result<ReadResult> {
     if let Some((outer, bands)) = sorted_bands(array, query, budget)? {
-        return read_in_bands(array, query, outer, &bands);
+        return read_in_bands(array, query, outer, &bands, prune);
     }
-    run(array, query, false).map(|(result, _)| result)
+    run(array, query, false, prune).map(|(result, _)| result)
 }
 
 /// Reads every cell for consolidation (see [`TimedCells`]).
@@ -78,7 +98,7 @@ pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
         layout: ResultOrder::Global,
         ..Default::default()
     };
-    let (result, cells) = run(array, &query, true)?;
+    let (result, cells) = run(array, &query, true, None)?;
     Ok(TimedCells {
         result,
         timestamps: cells.iter().map(|c| c.0).collect(),
