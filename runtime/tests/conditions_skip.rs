@@ -282,3 +282,62 @@ fn a_newer_failing_cell_still_hides_an_older_one() {
         both_ways(&path, "v == -1 or v > 59000", ResultOrder::Unordered);
     }
 }
+
+/// The aggregates of `query` (no condition) from metadata and with every
+/// tile decoded: equal answers; the data bytes each read.
+fn aggregates_both_ways(path: &Path, query: &ReadQuery) -> (Vec<String>, u64, u64) {
+    let aggregates: Vec<Aggregate> = ["count", "sum:v", "min:v", "max:v", "mean:v", "null_count:f"]
+        .iter()
+        .map(|a| Aggregate::parse(a).unwrap())
+        .collect();
+    let (array, counter) = counted(path);
+    let from_metadata =
+        tiledb_runtime::read::aggregate::aggregate(array.snapshot(), query, None, &aggregates)
+            .unwrap();
+    let with_metadata = counter.load(Ordering::Relaxed);
+    let (array, counter) = counted(path);
+    let decoded = tiledb_runtime::read::aggregate::aggregate_decoding(
+        array.snapshot(),
+        query,
+        None,
+        &aggregates,
+    )
+    .unwrap();
+    let decoding = counter.load(Ordering::Relaxed);
+    let show = |v: &[tiledb_runtime::read::AggregateValue]| -> Vec<String> {
+        v.iter().map(|v| format!("{v:?}")).collect()
+    };
+    assert_eq!(show(&from_metadata), show(&decoded), "{query:?}");
+    (show(&from_metadata), with_metadata, decoding)
+}
+
+#[test]
+fn aggregates_over_whole_tiles_come_from_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a");
+    let array = sparse_array(&path, false);
+    // The whole array: nothing decoded.
+    let (answers, with, without) = aggregates_both_ways(&path, &ReadQuery::default());
+    assert_eq!(answers[0], format!("UInt({CELLS})"));
+    assert_eq!(answers[1], format!("Int({})", 3 * CELLS * (CELLS + 1) / 2));
+    assert_eq!((with, without > 0), (0, true), "{answers:?}");
+    // A subarray: the two tiles it cuts are decoded, the nineteen inside not.
+    let query = ReadQuery {
+        ranges: vec![vec![(
+            250i64.to_le_bytes().to_vec(),
+            10_249i64.to_le_bytes().to_vec(),
+        )]],
+        ..ReadQuery::default()
+    };
+    let (answers, with, without) = aggregates_both_ways(&path, &query);
+    assert_eq!(answers[0], "UInt(10000)");
+    assert_eq!(answers[2], "Int(750)");
+    assert!(with > 0 && with * 8 <= without, "{with} vs {without}");
+    // A newer fragment over the first hundred cells: the tile it meets is
+    // decoded (its cells are hidden), the others still from metadata.
+    write(&array, 1..=100, 2, |_| -1);
+    let (answers, with, without) = aggregates_both_ways(&path, &ReadQuery::default());
+    assert_eq!(answers[0], format!("UInt({CELLS})"));
+    assert_eq!(answers[2], "Int(-1)");
+    assert!(with > 0 && with * 8 <= without, "{with} vs {without}");
+}

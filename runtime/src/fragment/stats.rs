@@ -19,6 +19,7 @@ pub struct FieldTileStats {
     mins: Vec<u8>,
     maxes: Vec<u8>,
     null_counts: Vec<u64>,
+    sums: Vec<u64>,
     cell_size: usize,
 }
 
@@ -33,6 +34,13 @@ impl FieldTileStats {
             return None;
         }
         Some((self.mins.get(start..end)?, self.maxes.get(start..end)?))
+    }
+
+    /// The sum recorded for `tile`, as its 8 bytes (an `i64` for signed
+    /// integers, a `u64` for unsigned ones, an `f64` for floats).
+    pub fn sum(&self, tile: u64) -> Option<[u8; 8]> {
+        let sum = self.sums.get(usize::try_from(tile).ok()?)?;
+        Some(sum.to_le_bytes())
     }
 
     /// The number of null cells of `tile`, when recorded.
@@ -76,6 +84,18 @@ impl FragmentMetadata {
                     stats.mins = mins.fixed;
                     stats.maxes = maxes.fixed;
                     stats.cell_size = size;
+                }
+            }
+            if let (true, Some(at)) = (
+                attribute.cell_val_num == Some(1),
+                pick(&f.tile_sums_offsets),
+            ) {
+                let tile = self.metadata_tile(storage, at)?;
+                let sums = tile
+                    .parse::<stored::TileSums>((), "TileSums")
+                    .map_err(|e| e.within("tile sums"))?;
+                if sums.values.len() as u64 == self.tile_num {
+                    stats.sums = sums.values;
                 }
             }
             if let (true, Some(at)) = (attribute.nullable, pick(&f.tile_null_counts_offsets)) {

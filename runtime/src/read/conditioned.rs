@@ -55,7 +55,14 @@ pub fn read_where(
     condition: &QueryCondition,
 ) -> Result<ReadResult> {
     let (wide, asked) = widened(snapshot, query, condition);
-    let result = crate::read::read_pruned(snapshot, &wide, Some(condition))?;
+    let result = crate::read::read_pruned(
+        snapshot,
+        &wide,
+        crate::read::skip::Prune {
+            condition: Some(condition),
+            answered: None,
+        },
+    )?;
     narrowed(snapshot, query, condition, asked, result)
 }
 

@@ -22,6 +22,7 @@ pub(crate) mod query;
 pub(crate) mod result;
 pub(crate) mod skip;
 pub mod sparse;
+pub(crate) mod tile_aggregates;
 pub mod tiles;
 pub mod typed;
 
@@ -55,16 +56,15 @@ pub fn read_retrying(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResul
 
 /// Runs a read: the dense or the sparse reader, by the schema.
 pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
-    read_pruned(snapshot, query, None)
+    read_pruned(snapshot, query, skip::Prune::default())
 }
 
-/// [`read`], free to leave out the cells of sparse tiles whose metadata
-/// shows that none passes `prune` ([`skip`]); the caller applies the
-/// condition to what is returned.
+/// [`read`], free to leave out the cells of the sparse tiles `prune`
+/// names (see `skip`).
 pub(crate) fn read_pruned(
     snapshot: &Snapshot,
     query: &ReadQuery,
-    prune: Option<&crate::condition::QueryCondition>,
+    prune: skip::Prune<'_>,
 ) -> Result<ReadResult> {
     let mut result = if snapshot.schema().is_dense() {
         dense::read(snapshot, query)?

@@ -13,15 +13,51 @@
 //! fragment's non-empty domain meets its MBR and its fragment holds one
 //! version of each cell (no per-cell timestamps).
 
+use std::collections::HashSet;
+
 use crate::condition::{FieldBounds, QueryCondition};
 use crate::error::Result;
 use crate::fragment::{Field, FragmentMetadata, Rectangle};
 use crate::schema::{ArraySchema, Scalar};
 use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
+
+/// The tiles a sparse read may leave out: those no cell of which passes a
+/// condition the caller applies afterwards, and those whose part the
+/// caller already has (aggregates answered from tile metadata), by
+/// fragment folder and tile.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Prune<'a> {
+    pub(crate) condition: Option<&'a QueryCondition>,
+    pub(crate) answered: Option<&'a HashSet<(RelPath, u64)>>,
+}
+
+impl Prune<'_> {
+    /// Nothing left out.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.condition.is_none() && self.answered.is_none()
+    }
+
+    /// The tiles among `tiles` (of the sparse `fragment`) still to read.
+    pub(crate) fn tiles(
+        &self,
+        snapshot: &Snapshot,
+        fragment: &FragmentMetadata,
+        mut tiles: Vec<u64>,
+    ) -> Result<Vec<u64>> {
+        if let Some(answered) = self.answered {
+            tiles.retain(|&t| !answered.contains(&(fragment.path.clone(), t)));
+        }
+        match self.condition {
+            Some(condition) => sparse_tiles(snapshot, fragment, tiles, condition),
+            None => Ok(tiles),
+        }
+    }
+}
 
 /// The tiles among `tiles` (of the sparse `fragment`) that may hold a cell
 /// passing `condition`.
-pub(crate) fn sparse_tiles(
+fn sparse_tiles(
     snapshot: &Snapshot,
     fragment: &FragmentMetadata,
     tiles: Vec<u64>,
@@ -145,7 +181,7 @@ fn dimension_bounds(schema: &ArraySchema, d: usize, rect: &Rectangle) -> FieldBo
 }
 
 /// Whether two rectangles meet (undecodable bounds: they may).
-fn meet(schema: &ArraySchema, a: &Rectangle, b: &Rectangle) -> bool {
+pub(crate) fn meet(schema: &ArraySchema, a: &Rectangle, b: &Rectangle) -> bool {
     schema
         .dimensions
         .iter()

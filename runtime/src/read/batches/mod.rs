@@ -135,7 +135,14 @@ impl Batches<'_> {
                 self.plan = None;
                 return Ok(self.pending.take());
             };
-            let result = crate::read::read_pruned(self.snapshot, &next.query, self.prune.as_ref())?;
+            let result = crate::read::read_pruned(
+                self.snapshot,
+                &next.query,
+                crate::read::skip::Prune {
+                    condition: self.prune.as_ref(),
+                    answered: None,
+                },
+            )?;
             plan.cell_bytes().observe(&result);
             let bytes = result_bytes(&result);
             if result.cell_count() == 0 {

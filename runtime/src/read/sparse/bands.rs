@@ -1,10 +1,10 @@
 //! Row- and column-major sparse reads cut into bands along the outer
 //! dimension, each sorted on its own and appended to the result.
 
-use crate::condition::QueryCondition;
 use crate::error::{Error, Result};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
+use crate::read::skip::Prune;
 use crate::read::sparse::merge::run;
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
@@ -143,7 +143,7 @@ pub(crate) fn read_in_bands(
     query: &ReadQuery,
     outer: usize,
     bands: &[Band],
-    prune: Option<&QueryCondition>,
+    prune: Prune<'_>,
 ) -> Result<ReadResult> {
     let schema = array.schema();
     let datatype = schema.dimensions[outer].datatype;

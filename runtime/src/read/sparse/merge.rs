@@ -4,12 +4,12 @@
 
 use std::collections::HashSet;
 
-use crate::condition::QueryCondition;
 use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
+use crate::read::skip::Prune;
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
@@ -31,7 +31,7 @@ pub(crate) fn run(
     array: &Snapshot,
     query: &ReadQuery,
     consolidating: bool,
-    prune: Option<&QueryCondition>,
+    prune: Prune<'_>,
 ) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
@@ -42,7 +42,11 @@ pub(crate) fn run(
     let order_by_fragments = matches!(query.layout, ResultOrder::RowMajor | ResultOrder::ColMajor)
         && ranges.len() == 1
         && ranges[0].len() > 1;
-    let prune = prune.filter(|_| !consolidating && !order_by_fragments);
+    let prune = if consolidating || order_by_fragments {
+        Prune::default()
+    } else {
+        prune
+    };
     let planned = plan(array, &ranges, &attributes, consolidating, prune)?;
 
     // A stored-order read of one fragment streams its tiles into the result
@@ -111,7 +115,7 @@ fn plan<'a>(
     ranges: &[Vec<(Scalar, Scalar)>],
     attributes: &[usize],
     consolidating: bool,
-    prune: Option<&QueryCondition>,
+    prune: Prune<'_>,
 ) -> Result<Vec<Planned<'a>>> {
     let schema = array.schema();
     let mut planned: Vec<Planned<'a>> = Vec::new();
@@ -122,8 +126,8 @@ fn plan<'a>(
         }
         let fschema = &fragment.schema;
         let mut tiles = touched_tiles(array, fragment, ranges)?;
-        if let Some(condition) = prune {
-            tiles = crate::read::skip::sparse_tiles(array, fragment, tiles, condition)?;
+        if !prune.is_empty() {
+            tiles = prune.tiles(array, fragment, tiles)?;
         }
         // Fields: coordinates, timestamps, delete metadata, condition
         // fields and the output attributes.

@@ -15,10 +15,10 @@ pub(crate) mod ranges;
 mod sorted;
 mod stream;
 
-use crate::condition::QueryCondition;
 use crate::error::Result;
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
+use crate::read::skip::Prune;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
 use crate::read::sparse::merge::run;
@@ -41,15 +41,16 @@ pub(crate) struct TimedCells {
 
 /// Runs a sparse read.
 pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
-    read_pruned(array, query, None)
+    read_pruned(array, query, Prune::default())
 }
 
 /// [`read`], leaving out the tiles whose metadata shows that no cell
-/// passes `prune` (the caller applies the condition to what is returned).
+/// passes `prune`'s condition (which the caller applies to what is
+/// returned) or that `prune` says the caller already has.
 pub(crate) fn read_pruned(
     array: &Snapshot,
     query: &ReadQuery,
-    prune: Option<&QueryCondition>,
+    prune: Prune<'_>,
 ) -> Result<ReadResult> {
     let merged;
     let query = if matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered)
@@ -77,14 +78,14 @@ pub fn read_with_band_budget(
     query: &ReadQuery,
     budget: u64,
 ) -> Result<ReadResult> {
-    read_banded(array, query, budget, None)
+    read_banded(array, query, budget, Prune::default())
 }
 
 fn read_banded(
     array: &Snapshot,
     query: &ReadQuery,
     budget: u64,
-    prune: Option<&QueryCondition>,
+    prune: Prune<'_>,
 ) -> Result<ReadResult> {
     if let Some((outer, bands)) = sorted_bands(array, query, budget)? {
         return read_in_bands(array, query, outer, &bands, prune);
@@ -98,7 +99,7 @@ pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
         layout: ResultOrder::Global,
         ..Default::default()
     };
-    let (result, cells) = run(array, &query, true, None)?;
+    let (result, cells) = run(array, &query, true, Prune::default())?;
     Ok(TimedCells {
         result,
         timestamps: cells.iter().map(|c| c.0).collect(),
