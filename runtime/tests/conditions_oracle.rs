@@ -319,11 +319,12 @@ fn conditions_and_aggregates_equal_tiledb() {
         oracle(&python, &["make", dir.path().to_str().unwrap(), seed]);
         arrays.push(dir.path().join(format!("sparse-{seed}")));
         arrays.push(dir.path().join(format!("dense-{seed}")));
+        arrays.push(dir.path().join(format!("sums-{seed}")));
     }
     arrays.extend(corpus_arrays());
     let mut failures = Vec::new();
     let (mut compared, mut answered) = (0, 0);
-    let generated = 4;
+    let generated = 6;
     for (n, path) in arrays.iter().enumerate() {
         let answer = try_oracle(&python, &["answer", path.to_str().unwrap()]);
         let answer = match answer {

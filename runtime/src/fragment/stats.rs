@@ -173,6 +173,7 @@ impl FragmentMetadata {
             && entry.max.len() == size)
             .then(|| (entry.min.clone(), entry.max.clone()));
         Ok(Some(FragmentFieldStats {
+            sum: entry.sum.to_le_bytes(),
             min_max: bounds,
             null_count: attr.nullable.then_some(entry.null_count),
         }))
@@ -198,4 +199,6 @@ pub struct FragmentFieldStats {
     pub min_max: Option<(Vec<u8>, Vec<u8>)>,
     /// The number of null cells (nullable attributes).
     pub null_count: Option<u64>,
+    /// The sum, as its 8 bytes (see [`FieldTileStats::sum`]).
+    pub sum: [u8; 8],
 }

@@ -367,6 +367,20 @@ fn answer(
                 value
             }
         }
+        AggregateOp::Mean if !column.datatype.is_real() => {
+            // TileDB sums integers in their sum type and divides once: a
+            // sum that overflows makes the mean f64::MAX.
+            let mut n = tile_values;
+            let total = int_total(
+                column.datatype,
+                tile_sums().chain(values().inspect(|_| n += 1)),
+            );
+            match (n, total) {
+                (0, _) => empty(AggregateOp::Mean, column.nullable, Some(column.datatype)),
+                (_, None) => AggregateValue::Float(f64::MAX),
+                (_, Some(t)) => AggregateValue::Float(t as f64 / n as f64),
+            }
+        }
         AggregateOp::Mean => {
             let (mut total, mut n) = (0f64, tile_values);
             let counted = tile_sums().map(|v| (v, 0)).chain(values().map(|v| (v, 1)));
@@ -482,6 +496,22 @@ fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateVal
         }
         return AggregateValue::Float(total);
     }
+    let hi = if is_unsigned(datatype) {
+        u64::MAX as i128
+    } else {
+        i64::MAX as i128
+    };
+    let total = int_total(datatype, values).unwrap_or(hi);
+    if is_unsigned(datatype) {
+        AggregateValue::UInt(total as u64)
+    } else {
+        AggregateValue::Int(total as i64)
+    }
+}
+
+/// An integer sum in TileDB's sum type (`u64` for unsigned types, else
+/// `i64`); `None` once it overflows either way (TileDB stops there).
+fn int_total(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> Option<i128> {
     let (lo, hi) = if is_unsigned(datatype) {
         (0, u64::MAX as i128)
     } else {
@@ -491,15 +521,10 @@ fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateVal
     for v in values.filter_map(|v| v.as_int()) {
         total += v;
         if total < lo || total > hi {
-            total = hi;
-            break;
+            return None;
         }
     }
-    if is_unsigned(datatype) {
-        AggregateValue::UInt(total as u64)
-    } else {
-        AggregateValue::Int(total as i64)
-    }
+    Some(total)
 }
 
 /// A min or max in the attribute's type.

@@ -95,12 +95,17 @@ fn sparse_tiles(
         if let Some((a, attribute)) = schema.attribute(name) {
             if let Some(stats) = fragment.fragment_stats(storage, a)? {
                 b.datatype = Some(attribute.datatype);
-                b.min_max = stats.min_max.as_ref().and_then(|(lo, hi)| {
-                    Some((
-                        Scalar::decode(attribute.datatype, lo)?,
-                        Scalar::decode(attribute.datatype, hi)?,
-                    ))
-                });
+                let trusted = float_bounds_trusted(attribute.datatype, Some(stats.sum));
+                b.min_max = stats
+                    .min_max
+                    .as_ref()
+                    .filter(|_| trusted)
+                    .and_then(|(lo, hi)| {
+                        Some((
+                            Scalar::decode(attribute.datatype, lo)?,
+                            Scalar::decode(attribute.datatype, hi)?,
+                        ))
+                    });
                 b.nulls = stats.null_count;
             }
         } else if let (Some((d, _)), Some(domain)) =
@@ -144,12 +149,15 @@ fn sparse_tiles(
             if let Some((_, datatype, s)) = stats.iter().find(|(n, _, _)| n == name) {
                 return FieldBounds {
                     datatype: Some(*datatype),
-                    min_max: s.min_max(tile).and_then(|(lo, hi)| {
-                        Some((
-                            Scalar::decode(*datatype, lo)?,
-                            Scalar::decode(*datatype, hi)?,
-                        ))
-                    }),
+                    min_max: s
+                        .min_max(tile)
+                        .filter(|_| float_bounds_trusted(*datatype, s.sum(tile)))
+                        .and_then(|(lo, hi)| {
+                            Some((
+                                Scalar::decode(*datatype, lo)?,
+                                Scalar::decode(*datatype, hi)?,
+                            ))
+                        }),
                     nulls: s.null_count(tile),
                     cells: Some(cells),
                 };
@@ -164,6 +172,21 @@ fn sparse_tiles(
         }
     }
     Ok(kept)
+}
+
+/// Whether a float field's recorded minimum and maximum bound its cells.
+/// TileDB 2.30 computes them as `min = min < v ? min : v`, so a NaN cell
+/// makes both NaN and the next cell starts them again: with a NaN in the
+/// tile they bound only the cells after it. A NaN shows in the sum (NaN
+/// from then on), unless the sum saturated first (at `±f64::MAX`, after
+/// which TileDB adds nothing): bounds are trusted only when the sum is a
+/// number short of saturation. Other types' bounds are always trusted.
+fn float_bounds_trusted(datatype: crate::filter::Datatype, sum: Option<[u8; 8]>) -> bool {
+    if !datatype.is_real() {
+        return true;
+    }
+    sum.map(f64::from_le_bytes)
+        .is_some_and(|s| s.is_finite() && s.abs() < f64::MAX)
 }
 
 /// The bounds of dimension `d` over a rectangle (a dimension is never null).
