@@ -7,12 +7,13 @@
 //! syntax), checked against a schema: reads filter with it, aggregates
 //! count under it and deletes store it as the AST above.
 
+mod bounds;
 mod node;
 mod query;
 mod text;
 mod typing;
 
-pub use query::{Comparison, Node, QueryCondition};
+pub use query::{Comparison, FieldBounds, Node, QueryCondition};
 
 use std::cmp::Ordering;
 

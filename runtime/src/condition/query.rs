@@ -20,6 +20,7 @@ use crate::filter::Datatype;
 use crate::format::generated as stored;
 use crate::schema::{ArraySchema, Scalar};
 
+pub use super::bounds::FieldBounds;
 pub use super::node::{Comparison, Node};
 
 /// A query condition checked against a schema: parse one with
@@ -31,6 +32,9 @@ pub use super::node::{Comparison, Node};
 pub struct QueryCondition {
     text: String,
     root: Node,
+    /// Reads may leave out tiles and fragments whose recorded statistics
+    /// show that no cell can pass (see [`QueryCondition::skipping_tiles`]).
+    skip_tiles: bool,
 }
 
 impl std::fmt::Display for QueryCondition {
@@ -58,6 +62,7 @@ impl QueryCondition {
         Ok(QueryCondition {
             text: text.to_string(),
             root,
+            skip_tiles: true,
         })
     }
 
@@ -76,7 +81,30 @@ impl QueryCondition {
         QueryCondition {
             text: format!("not ({})", self.text),
             root: self.root.negated(),
+            skip_tiles: self.skip_tiles,
         }
+    }
+
+    /// The same condition, with reads under it allowed (`true`, the
+    /// default) or not to leave out the tiles and fragments whose recorded
+    /// minimums, maximums and null counts show that no cell can pass. The
+    /// results are the same either way; off, every tile is decoded and
+    /// tested, which tests use to compare the two.
+    pub fn skipping_tiles(mut self, on: bool) -> QueryCondition {
+        self.skip_tiles = on;
+        self
+    }
+
+    /// Whether reads under this condition may leave out tiles.
+    pub fn skips_tiles(&self) -> bool {
+        self.skip_tiles
+    }
+
+    /// Whether some cell of a group (a tile, a fragment) whose fields
+    /// `bounds` describes (by name) may satisfy the condition; `false` only
+    /// when none can.
+    pub fn may_match(&self, bounds: &dyn Fn(&str) -> FieldBounds) -> bool {
+        super::bounds::may_match(&self.root, bounds)
     }
 
     /// The attributes and dimensions the condition reads, each once.

@@ -255,6 +255,8 @@ impl FragmentMetadata {
             fields: Mutex::new(HashMap::new()),
             mbrs: OnceLock::new(),
             processed: OnceLock::new(),
+            stats: Mutex::new(HashMap::new()),
+            mmsn: OnceLock::new(),
         };
         let _ = tile_num;
         if let Some(size) = file_size {
@@ -310,6 +312,8 @@ impl FragmentMetadata {
             fields: Mutex::new(HashMap::new()),
             mbrs: OnceLock::new(),
             processed: OnceLock::new(),
+            stats: Mutex::new(HashMap::new()),
+            mmsn: OnceLock::new(),
         };
         Ok(meta)
     }

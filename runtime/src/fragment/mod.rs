@@ -10,6 +10,7 @@
 mod file;
 mod load;
 mod parse;
+mod stats;
 mod tables;
 
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ pub use parse::{
     load_consolidated_footers, parse_footer, parse_processed_conditions, parse_rtree,
     parse_tile_offsets, SchemaCache,
 };
+pub use stats::{FieldTileStats, FragmentFieldStats};
 
 use crate::directory::TimestampedName;
 use crate::format::generated as stored;
@@ -107,6 +109,8 @@ pub struct FragmentMetadata {
     fields: Mutex<HashMap<Field, Arc<FieldTileTables>>>,
     mbrs: OnceLock<Arc<Vec<Rectangle>>>,
     processed: OnceLock<Vec<String>>,
+    stats: Mutex<HashMap<Field, Arc<FieldTileStats>>>,
+    mmsn: OnceLock<Option<Arc<stored::FragmentMmsn>>>,
 }
 
 /// TileDB's v8 file-name encoding (`FragmentMetadata::encode_name`),

@@ -72,7 +72,7 @@ impl FragmentMetadata {
     /// The generic tile at `offset` of this fragment's metadata file, read
     /// by ranged reads (the file is never read whole; each table is loaded
     /// once and cached by the caller).
-    fn metadata_tile(&self, storage: &dyn Storage, offset: u64) -> Result<GenericTile> {
+    pub(super) fn metadata_tile(&self, storage: &dyn Storage, offset: u64) -> Result<GenericTile> {
         let path = self.path.join(crate::directory::FRAGMENT_METADATA_FILE)?;
         let size = match self.file_size.get() {
             Some(size) => *size,

@@ -17,10 +17,19 @@
 //! - `null_count` applies to nullable attributes only; dimensions are
 //!   not aggregated (TileDB refuses them).
 //!
-//! Every aggregate is answered from the cells the read returns (in global
-//! order); tile and fragment metadata are not used yet. Where TileDB's
-//! answer depends on the order it visits tiles in (min/max and sums over
-//! floats holding NaN, integer sums near overflow), ours may differ.
+//! - on a dense array, `count` counts the cells no fragment wrote, and
+//!   the other aggregates leave them out (not their fill value);
+//! - on a dense array under a condition, `count` counts every cell of the
+//!   subarray, passing or not; with no cell passing, the min and max of a
+//!   non-nullable attribute are zero (TileDB 2.30's dense reader).
+//!
+//! A sparse read with no condition and no delete takes the count, null
+//! count, sum, minimum and maximum of each tile wholly inside its ranges
+//! from the tile metadata, as TileDB does, and decodes only the other
+//! tiles (`read::tile_aggregates`); under a condition, tiles no cell of
+//! which can pass are left out (`read::skip`). Where TileDB's answer
+//! depends on the order it visits tiles in (min/max and sums over floats
+//! holding NaN, integer sums near overflow), ours may differ.
 
 use crate::column::Column;
 use crate::condition::QueryCondition;
@@ -28,6 +37,8 @@ use crate::error::{Error, Result};
 use crate::filter::Datatype;
 use crate::read::conditioned::{mask, widened};
 use crate::read::query::{ReadQuery, ResultOrder};
+use crate::read::skip::Prune;
+use crate::read::tile_aggregates::{from_metadata as from_metadata_tiles, FromMetadata};
 use crate::read::typed::QueryBuilder;
 use crate::schema::{Attribute, Scalar};
 use crate::snapshot::Snapshot;
@@ -143,12 +154,40 @@ impl QueryBuilder<'_> {
 }
 
 /// Computes `aggregates` over the cells `query` reads (its ranges; its
-/// attributes and layout are ignored) that satisfy `condition`.
+/// attributes and layout are ignored) that satisfy `condition`. Where
+/// TileDB's rules allow (a sparse read with no condition and no delete),
+/// the tiles wholly inside the ranges are answered from their metadata and
+/// not decoded; under a condition, the tiles no cell of which can pass are
+/// left out.
 pub fn aggregate(
     snapshot: &Snapshot,
     query: &ReadQuery,
     condition: Option<&QueryCondition>,
     aggregates: &[Aggregate],
+) -> Result<Vec<AggregateValue>> {
+    aggregate_with(snapshot, query, condition, aggregates, true)
+}
+
+/// [`aggregate`] with every tile decoded: no answer from tile metadata and
+/// no tile left out. The answers are the same, except where TileDB's own
+/// depend on the order it visits tiles in (floats holding NaN, integer sums
+/// near overflow); tests compare the two.
+pub fn aggregate_decoding(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    condition: Option<&QueryCondition>,
+    aggregates: &[Aggregate],
+) -> Result<Vec<AggregateValue>> {
+    let unskipped = condition.map(|c| c.clone().skipping_tiles(false));
+    aggregate_with(snapshot, query, unskipped.as_ref(), aggregates, false)
+}
+
+fn aggregate_with(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    condition: Option<&QueryCondition>,
+    aggregates: &[Aggregate],
+    from_metadata: bool,
 ) -> Result<Vec<AggregateValue>> {
     let schema = snapshot.schema();
     let mut names: Vec<String> = Vec::new();
@@ -164,8 +203,13 @@ pub fn aggregate(
             names.push(name.clone());
         }
     }
+    // A count alone still reads one field, which gives the cells.
+    let read_names = match (names.is_empty(), schema.attributes.first()) {
+        (true, Some(first)) => vec![first.name.clone()],
+        _ => names.clone(),
+    };
     let mut query = ReadQuery {
-        attributes: Some(names),
+        attributes: Some(read_names),
         layout: ResultOrder::Global,
         skip_coordinates: true,
         ..query.clone()
@@ -173,30 +217,82 @@ pub fn aggregate(
     if !crate::read::typed::fill_dense_ranges(snapshot, &mut query) {
         return aggregates
             .iter()
-            .map(|a| Ok(answer(a, None, &[], schema)))
+            .map(|a| Ok(answer(a, None, &[], schema, None)))
             .collect();
     }
+    // A dense read: the coordinates say which cells no fragment wrote.
+    if schema.is_dense() {
+        query.skip_coordinates = false;
+    }
+    let mut metadata = None;
     let (result, keep) = match condition {
         Some(c) => {
             let (wide, _) = widened(snapshot, &query, c);
-            let result = crate::read::read(snapshot, &wide)?;
+            let prune = Prune {
+                condition: Some(c),
+                answered: None,
+            };
+            let result = crate::read::read_pruned(snapshot, &wide, prune)?;
             let keep = mask(&result, c)?;
             (result, keep)
         }
         None => {
-            let result = crate::read::read(snapshot, &query)?;
+            if from_metadata {
+                metadata = from_metadata_tiles(snapshot, &query, &names)?;
+            }
+            let prune = Prune {
+                condition: None,
+                answered: metadata.as_ref().map(|m| &m.answered),
+            };
+            let result = crate::read::read_pruned(snapshot, &query, prune)?;
             let keep = vec![true; result.cell_count()];
             (result, keep)
         }
     };
+    // The cells the aggregates of values see.
+    let mut keep_values = keep.clone();
+    if schema.is_dense() {
+        let unwritten = unwritten(snapshot, &result);
+        keep_values
+            .iter_mut()
+            .zip(unwritten)
+            .for_each(|(k, u)| *k &= !u);
+    }
+    // TileDB's dense reader counts every cell of the subarray, passing the
+    // condition or not, and answers the others over the passing cells,
+    // null when none passes (TileDB 2.30, conditions_oracle).
+    let dense_condition = schema.is_dense() && condition.is_some();
     aggregates
         .iter()
         .map(|a| {
+            if dense_condition && a.op == AggregateOp::Count {
+                return Ok(AggregateValue::UInt(keep.len() as u64));
+            }
+            if a.op == AggregateOp::Count {
+                let passing = keep.iter().filter(|k| **k).count() as u64;
+                return Ok(AggregateValue::UInt(
+                    passing + metadata.as_ref().map_or(0, |m| m.cells),
+                ));
+            }
             let column = a
                 .attribute
                 .as_ref()
                 .and_then(|n| result.attributes.iter().find(|c| c.name == *n));
-            Ok(answer(a, column, &keep, schema))
+            let value = answer(a, column, &keep_values, schema, metadata.as_ref());
+            // With no cell passing, TileDB's dense min and max of a
+            // non-nullable attribute are zero (its initial value).
+            let none_passed = dense_condition && !keep_values.iter().any(|k| *k);
+            if none_passed && matches!(a.op, AggregateOp::Min | AggregateOp::Max) {
+                if let Some(c) = column.filter(|c| !c.nullable) {
+                    let zero = if c.datatype.is_real() {
+                        Scalar::Float(0.0)
+                    } else {
+                        Scalar::Int(0)
+                    };
+                    return Ok(typed(c.datatype, zero));
+                }
+            }
+            Ok(value)
         })
         .collect()
 }
@@ -206,32 +302,40 @@ fn answer(
     column: Option<&Column>,
     keep: &[bool],
     schema: &crate::schema::ArraySchema,
+    metadata: Option<&FromMetadata>,
 ) -> AggregateValue {
-    let count = keep.iter().filter(|k| **k).count() as u64;
+    let count = keep.iter().filter(|k| **k).count() as u64 + metadata.map_or(0, |m| m.cells);
     if aggregate.op == AggregateOp::Count {
         return AggregateValue::UInt(count);
     }
-    let Some(column) = column else {
-        // No cells read (an empty dense array): the answers of no cells.
-        return match aggregate.op {
-            AggregateOp::Count | AggregateOp::NullCount => AggregateValue::UInt(0),
-            _ => {
-                let nullable = aggregate
-                    .attribute
-                    .as_ref()
-                    .and_then(|n| schema.attribute(n))
-                    .is_some_and(|(_, a)| a.nullable);
-                empty(
-                    aggregate.op,
-                    nullable,
-                    aggregate
-                        .attribute
-                        .as_ref()
-                        .and_then(|n| schema.attribute(n))
-                        .map(|(_, a)| a.datatype),
-                )
+    let attribute = aggregate
+        .attribute
+        .as_ref()
+        .and_then(|n| schema.attribute(n))
+        .map(|(_, a)| a);
+    let part = aggregate
+        .attribute
+        .as_ref()
+        .and_then(|n| metadata.and_then(|m| m.field(n)));
+    // No cells read (an empty dense array, or every tile answered from
+    // metadata): an empty column of the attribute.
+    let no_cells;
+    let column = match (column, attribute) {
+        (Some(c), _) => c,
+        (None, Some(a)) if keep.is_empty() => {
+            no_cells = Column::new(&a.name, a.datatype, a.cell_val_num, a.nullable);
+            &no_cells
+        }
+        _ => {
+            return match aggregate.op {
+                AggregateOp::Count | AggregateOp::NullCount => AggregateValue::UInt(0),
+                op => empty(
+                    op,
+                    attribute.is_some_and(|a| a.nullable),
+                    attribute.map(|a| a.datatype),
+                ),
             }
-        };
+        }
     };
     let cells = || {
         keep.iter()
@@ -244,25 +348,45 @@ fn answer(
             .filter(|(_, valid)| *valid)
             .filter_map(|(b, _)| Scalar::decode(column.datatype, b))
     };
+    let tile_sums = || part.into_iter().flat_map(|p| p.sums.iter().cloned());
+    let tile_values = part.map_or(0, |p| p.values);
     match aggregate.op {
         AggregateOp::Count => AggregateValue::UInt(count),
-        AggregateOp::NullCount => {
-            AggregateValue::UInt(cells().filter(|(_, valid)| !valid).count() as u64)
-        }
+        AggregateOp::NullCount => AggregateValue::UInt(
+            cells().filter(|(_, valid)| !valid).count() as u64 + part.map_or(0, |p| p.nulls),
+        ),
         AggregateOp::Sum => {
-            let mut any = false;
-            let value = sum(column.datatype, values().inspect(|_| any = true));
+            let mut any = tile_values > 0;
+            let value = sum(
+                column.datatype,
+                tile_sums().chain(values()).inspect(|_| any = true),
+            );
             if !any && column.nullable {
                 AggregateValue::Null
             } else {
                 value
             }
         }
+        AggregateOp::Mean if !column.datatype.is_real() => {
+            // TileDB sums integers in their sum type and divides once: a
+            // sum that overflows makes the mean f64::MAX.
+            let mut n = tile_values;
+            let total = int_total(
+                column.datatype,
+                tile_sums().chain(values().inspect(|_| n += 1)),
+            );
+            match (n, total) {
+                (0, _) => empty(AggregateOp::Mean, column.nullable, Some(column.datatype)),
+                (_, None) => AggregateValue::Float(f64::MAX),
+                (_, Some(t)) => AggregateValue::Float(t as f64 / n as f64),
+            }
+        }
         AggregateOp::Mean => {
-            let (mut total, mut n) = (0f64, 0u64);
-            for v in values() {
+            let (mut total, mut n) = (0f64, tile_values);
+            let counted = tile_sums().map(|v| (v, 0)).chain(values().map(|v| (v, 1)));
+            for (v, one) in counted {
                 total += v.as_f64().unwrap_or(f64::NAN);
-                n += 1;
+                n += one;
                 if total == f64::INFINITY {
                     // TileDB's sum saturated: its mean is that limit.
                     return AggregateValue::Float(f64::MAX);
@@ -274,13 +398,18 @@ fn answer(
             }
         }
         AggregateOp::Min | AggregateOp::Max => {
-            let want = if aggregate.op == AggregateOp::Min {
+            let min = aggregate.op == AggregateOp::Min;
+            let want = if min {
                 std::cmp::Ordering::Less
             } else {
                 std::cmp::Ordering::Greater
             };
+            let tile_bounds = part
+                .into_iter()
+                .flat_map(|p| p.min_max.iter())
+                .map(|(lo, hi)| if min { lo.clone() } else { hi.clone() });
             let mut best: Option<Scalar> = None;
-            for v in values() {
+            for v in tile_bounds.chain(values()) {
                 let better = match (&best, &v) {
                     (None, _) => true,
                     (Some(Scalar::Float(b)), Scalar::Float(x)) => x.partial_cmp(b) == Some(want),
@@ -296,6 +425,40 @@ fn answer(
             }
         }
     }
+}
+
+/// Which cells of a dense result no fragment wrote (outside every
+/// fragment's non-empty domain): TileDB's dense aggregates count them but
+/// leave them out of every other aggregate, as if they held no value
+/// (TileDB 2.30, corpus dense.consolidate.amplification).
+fn unwritten(snapshot: &Snapshot, result: &crate::read::result::ReadResult) -> Vec<bool> {
+    let schema = snapshot.schema();
+    let domains: Vec<Vec<(Scalar, Scalar)>> = snapshot
+        .fragments()
+        .iter()
+        .filter_map(|f| f.non_empty_domain.as_ref())
+        .map(|rect| {
+            rect.iter()
+                .zip(&schema.dimensions)
+                .filter_map(|((lo, hi), dim)| {
+                    Some((
+                        Scalar::decode(dim.datatype, lo)?,
+                        Scalar::decode(dim.datatype, hi)?,
+                    ))
+                })
+                .collect()
+        })
+        .collect();
+    let written = |i: usize| {
+        domains.iter().any(|domain| {
+            domain.len() == result.dimensions.len()
+                && result.dimensions.iter().zip(domain).all(|(c, (lo, hi))| {
+                    Scalar::decode(c.datatype, c.cell(i).0)
+                        .is_some_and(|v| !v.compare(lo).is_lt() && !v.compare(hi).is_gt())
+                })
+        })
+    };
+    (0..result.cell_count()).map(|i| !written(i)).collect()
 }
 
 /// The answer over no values.
@@ -333,6 +496,22 @@ fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateVal
         }
         return AggregateValue::Float(total);
     }
+    let hi = if is_unsigned(datatype) {
+        u64::MAX as i128
+    } else {
+        i64::MAX as i128
+    };
+    let total = int_total(datatype, values).unwrap_or(hi);
+    if is_unsigned(datatype) {
+        AggregateValue::UInt(total as u64)
+    } else {
+        AggregateValue::Int(total as i64)
+    }
+}
+
+/// An integer sum in TileDB's sum type (`u64` for unsigned types, else
+/// `i64`); `None` once it overflows either way (TileDB stops there).
+fn int_total(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> Option<i128> {
     let (lo, hi) = if is_unsigned(datatype) {
         (0, u64::MAX as i128)
     } else {
@@ -342,15 +521,10 @@ fn sum(datatype: Datatype, values: impl Iterator<Item = Scalar>) -> AggregateVal
     for v in values.filter_map(|v| v.as_int()) {
         total += v;
         if total < lo || total > hi {
-            total = hi;
-            break;
+            return None;
         }
     }
-    if is_unsigned(datatype) {
-        AggregateValue::UInt(total as u64)
-    } else {
-        AggregateValue::Int(total as i64)
-    }
+    Some(total)
 }
 
 /// A min or max in the attribute's type.

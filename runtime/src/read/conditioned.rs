@@ -55,7 +55,14 @@ pub fn read_where(
     condition: &QueryCondition,
 ) -> Result<ReadResult> {
     let (wide, asked) = widened(snapshot, query, condition);
-    let result = crate::read::read(snapshot, &wide)?;
+    let result = crate::read::read_pruned(
+        snapshot,
+        &wide,
+        crate::read::skip::Prune {
+            condition: Some(condition),
+            answered: None,
+        },
+    )?;
     narrowed(snapshot, query, condition, asked, result)
 }
 
@@ -159,8 +166,10 @@ pub fn batches_where<'a>(
         });
     };
     let (wide, asked) = widened(snapshot, query, condition);
+    let mut batches = crate::read::batches(snapshot, &wide, budget)?;
+    batches.prune_by(condition);
     Ok(BatchesWhere {
-        batches: crate::read::batches(snapshot, &wide, budget)?,
+        batches,
         snapshot,
         condition: Some((query.clone(), condition.clone(), asked)),
     })

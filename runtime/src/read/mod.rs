@@ -20,7 +20,9 @@ mod memory;
 pub(crate) mod order;
 pub(crate) mod query;
 pub(crate) mod result;
+pub(crate) mod skip;
 pub mod sparse;
+pub(crate) mod tile_aggregates;
 pub mod tiles;
 pub mod typed;
 
@@ -54,10 +56,20 @@ pub fn read_retrying(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResul
 
 /// Runs a read: the dense or the sparse reader, by the schema.
 pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    read_pruned(snapshot, query, skip::Prune::default())
+}
+
+/// [`read`], free to leave out the cells of the sparse tiles `prune`
+/// names (see `skip`).
+pub(crate) fn read_pruned(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    prune: skip::Prune<'_>,
+) -> Result<ReadResult> {
     let mut result = if snapshot.schema().is_dense() {
         dense::read(snapshot, query)?
     } else {
-        sparse::read(snapshot, query)?
+        sparse::read_pruned(snapshot, query, prune)?
     };
     if query.skip_coordinates {
         result.dimensions.clear();

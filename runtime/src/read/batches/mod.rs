@@ -41,6 +41,9 @@ pub struct Batches<'a> {
     /// A part larger than the budget that cannot be cut by coordinates,
     /// handed out in slices: the result and the next cell.
     oversized: Option<(ReadResult, usize)>,
+    /// A condition the caller applies to the batches: tiles that cannot
+    /// pass it may be left out (see [`crate::read::skip`]).
+    prune: Option<crate::condition::QueryCondition>,
 }
 
 impl std::fmt::Debug for Batches<'_> {
@@ -67,7 +70,16 @@ pub fn batches<'a>(snapshot: &'a Snapshot, query: &ReadQuery, budget: u64) -> Re
         plan: Some(Plan::new(snapshot, query)?),
         pending: None,
         oversized: None,
+        prune: None,
     })
+}
+
+impl Batches<'_> {
+    /// Lets the reads leave out tiles no cell of which passes `condition`
+    /// (which the caller applies to the batches).
+    pub(crate) fn prune_by(&mut self, condition: &crate::condition::QueryCondition) {
+        self.prune = Some(condition.clone());
+    }
 }
 
 impl Iterator for Batches<'_> {
@@ -123,7 +135,14 @@ impl Batches<'_> {
                 self.plan = None;
                 return Ok(self.pending.take());
             };
-            let result = crate::read::read(self.snapshot, &next.query)?;
+            let result = crate::read::read_pruned(
+                self.snapshot,
+                &next.query,
+                crate::read::skip::Prune {
+                    condition: self.prune.as_ref(),
+                    answered: None,
+                },
+            )?;
             plan.cell_bytes().observe(&result);
             let bytes = result_bytes(&result);
             if result.cell_count() == 0 {

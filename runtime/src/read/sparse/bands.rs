@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
+use crate::read::skip::Prune;
 use crate::read::sparse::merge::run;
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
@@ -142,6 +143,7 @@ pub(crate) fn read_in_bands(
     query: &ReadQuery,
     outer: usize,
     bands: &[Band],
+    prune: Prune<'_>,
 ) -> Result<ReadResult> {
     let schema = array.schema();
     let datatype = schema.dimensions[outer].datatype;
@@ -154,7 +156,7 @@ pub(crate) fn read_in_bands(
         let mut band = query.clone();
         band.ranges.resize(schema.dimensions.len(), Vec::new());
         band.ranges[outer] = vec![(encode(lo)?, encode(hi)?)];
-        let (part, _) = run(array, &band, false)?;
+        let (part, _) = run(array, &band, false, prune)?;
         let (into, filled) = result.get_or_insert_with(|| {
             // Room for every band, estimated from the first, allocated
             // untouched: the bands are copied in with every thread, which

@@ -9,6 +9,7 @@ use crate::fragment::{Field, FragmentMetadata};
 use crate::read::order::{compare_coords, GlobalOrder};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
+use crate::read::skip::Prune;
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
@@ -30,11 +31,23 @@ pub(crate) fn run(
     array: &Snapshot,
     query: &ReadQuery,
     consolidating: bool,
+    prune: Prune<'_>,
 ) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
-    let planned = plan(array, &ranges, &attributes, consolidating)?;
+    // A one-dimensional row- or column-major read of several ranges keeps
+    // range order when its results come from one fragment (see
+    // `result_order`): leaving a fragment's tiles out could change that.
+    let order_by_fragments = matches!(query.layout, ResultOrder::RowMajor | ResultOrder::ColMajor)
+        && ranges.len() == 1
+        && ranges[0].len() > 1;
+    let prune = if consolidating || order_by_fragments {
+        Prune::default()
+    } else {
+        prune
+    };
+    let planned = plan(array, &ranges, &attributes, consolidating, prune)?;
 
     // A stored-order read of one fragment streams its tiles into the result
     // instead of holding them all.
@@ -102,6 +115,7 @@ fn plan<'a>(
     ranges: &[Vec<(Scalar, Scalar)>],
     attributes: &[usize],
     consolidating: bool,
+    prune: Prune<'_>,
 ) -> Result<Vec<Planned<'a>>> {
     let schema = array.schema();
     let mut planned: Vec<Planned<'a>> = Vec::new();
@@ -111,7 +125,10 @@ fn plan<'a>(
             continue;
         }
         let fschema = &fragment.schema;
-        let tiles = touched_tiles(array, fragment, ranges)?;
+        let mut tiles = touched_tiles(array, fragment, ranges)?;
+        if !prune.is_empty() {
+            tiles = prune.tiles(array, fragment, tiles)?;
+        }
         // Fields: coordinates, timestamps, delete metadata, condition
         // fields and the output attributes.
         let mut fields: Vec<Field> =

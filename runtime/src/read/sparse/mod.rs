@@ -18,6 +18,7 @@ mod stream;
 use crate::error::Result;
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::ReadResult;
+use crate::read::skip::Prune;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
 use crate::read::sparse::merge::run;
@@ -40,6 +41,17 @@ pub(crate) struct TimedCells {
 
 /// Runs a sparse read.
 pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+    read_pruned(array, query, Prune::default())
+}
+
+/// [`read`], leaving out the tiles whose metadata shows that no cell
+/// passes `prune`'s condition (which the caller applies to what is
+/// returned) or that `prune` says the caller already has.
+pub(crate) fn read_pruned(
+    array: &Snapshot,
+    query: &ReadQuery,
+    prune: Prune<'_>,
+) -> Result<ReadResult> {
     let merged;
     let query = if matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered)
         && query.ranges.iter().any(|r| r.len() > 1)
@@ -55,7 +67,7 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
     } else {
         query
     };
-    read_with_band_budget(array, query, BAND_CELLS)
+    read_banded(array, query, BAND_CELLS, prune)
 }
 
 /// [`read`] with bands of about `budget` cells instead of the built-in size
@@ -66,10 +78,19 @@ pub fn read_with_band_budget(
     query: &ReadQuery,
     budget: u64,
 ) -> Result<ReadResult> {
+    read_banded(array, query, budget, Prune::default())
+}
+
+fn read_banded(
+    array: &Snapshot,
+    query: &ReadQuery,
+    budget: u64,
+    prune: Prune<'_>,
+) -> Result<ReadResult> {
     if let Some((outer, bands)) = sorted_bands(array, query, budget)? {
-        return read_in_bands(array, query, outer, &bands);
+        return read_in_bands(array, query, outer, &bands, prune);
     }
-    run(array, query, false).map(|(result, _)| result)
+    run(array, query, false, prune).map(|(result, _)| result)
 }
 
 /// Reads every cell for consolidation (see [`TimedCells`]).
@@ -78,7 +99,7 @@ pub(crate) fn read_for_consolidation(array: &Snapshot) -> Result<TimedCells> {
         layout: ResultOrder::Global,
         ..Default::default()
     };
-    let (result, cells) = run(array, &query, true)?;
+    let (result, cells) = run(array, &query, true, Prune::default())?;
     Ok(TimedCells {
         result,
         timestamps: cells.iter().map(|c| c.0).collect(),

@@ -1,0 +1,202 @@
+//! The part of an aggregate TileDB answers from tile metadata: a sparse
+//! tile wholly inside the query's ranges, with no query condition, no
+//! delete and no newer or older cell it could hide or be hidden by, gives
+//! its cell count, null count, sum, minimum and maximum from the fragment
+//! metadata without being decoded (TileDB's sparse readers,
+//! `can_aggregate_tile_with_frag_md`: a full tile whose cells all reach the
+//! result, in a fragment with tile metadata). The read then leaves those
+//! tiles out ([`crate::read::skip::Prune::answered`]).
+
+use std::collections::HashSet;
+
+use crate::error::Result;
+use crate::filter::Datatype;
+use crate::fragment::Field;
+use crate::read::query::{decode_ranges, ReadQuery};
+use crate::read::sparse::ranges::touched_tiles;
+use crate::schema::Scalar;
+use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
+
+/// What the metadata of the answered tiles gives.
+#[derive(Debug, Default)]
+pub(crate) struct FromMetadata {
+    /// The tiles answered, by fragment folder and tile.
+    pub(crate) answered: HashSet<(RelPath, u64)>,
+    /// Their cells.
+    pub(crate) cells: u64,
+    /// Per aggregated attribute, by name.
+    pub(crate) fields: Vec<(String, FieldPart)>,
+}
+
+/// One attribute's part over the answered tiles.
+#[derive(Debug, Default)]
+pub(crate) struct FieldPart {
+    /// Null cells.
+    pub(crate) nulls: u64,
+    /// Cells with a value.
+    pub(crate) values: u64,
+    /// Each tile's sum.
+    pub(crate) sums: Vec<Scalar>,
+    /// The minimum and maximum of each tile with a value.
+    pub(crate) min_max: Vec<(Scalar, Scalar)>,
+}
+
+impl FromMetadata {
+    /// The part of attribute `name`.
+    pub(crate) fn field(&self, name: &str) -> Option<&FieldPart> {
+        self.fields.iter().find(|(n, _)| n == name).map(|(_, p)| p)
+    }
+}
+
+fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
+    use Datatype::*;
+    match datatype {
+        Float32 | Float64 => Scalar::Float(f64::from_le_bytes(bytes)),
+        Uint8 | Uint16 | Uint32 | Uint64 | Bool => Scalar::Int(u64::from_le_bytes(bytes) as i128),
+        _ => Scalar::Int(i64::from_le_bytes(bytes) as i128),
+    }
+}
+
+/// The tiles of a sparse read of `query` (no condition) whose part of the
+/// aggregates over `names` the metadata gives; `None` when none may be
+/// answered so (a dense array, deletes, several ranges on a dimension, an
+/// attribute of strings or of several values per cell).
+pub(crate) fn from_metadata(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    names: &[String],
+) -> Result<Option<FromMetadata>> {
+    let schema = snapshot.schema();
+    if schema.is_dense()
+        || !snapshot.conditions().is_empty()
+        || query.ranges.iter().any(|r| r.len() > 1)
+    {
+        return Ok(None);
+    }
+    let numeric = |name: &String| {
+        schema.attribute(name).is_some_and(|(_, a)| {
+            a.cell_val_num == Some(1)
+                && !matches!(
+                    Scalar::decode(a.datatype, &[0; 8]),
+                    Some(Scalar::Bytes(_)) | None
+                )
+        })
+    };
+    if !names.iter().all(numeric) {
+        return Ok(None);
+    }
+    let ranges = decode_ranges(schema, query)?;
+    let storage = snapshot.storage();
+    let mut out = FromMetadata {
+        fields: names
+            .iter()
+            .map(|n| (n.clone(), FieldPart::default()))
+            .collect(),
+        ..FromMetadata::default()
+    };
+    for fragment in snapshot.fragments() {
+        if fragment.dense
+            || fragment.non_empty_domain.is_none()
+            || fragment.has_timestamps
+            || fragment.has_delete_meta
+        {
+            continue;
+        }
+        let fschema = &fragment.schema;
+        // Each aggregated attribute's statistics in this fragment, all
+        // recorded, or the fragment is decoded.
+        let mut stats = Vec::new();
+        for name in names {
+            let Some((a, attribute)) = fschema.attribute(name) else {
+                break;
+            };
+            if attribute.datatype
+                != schema
+                    .attribute(name)
+                    .map_or(attribute.datatype, |(_, s)| s.datatype)
+            {
+                break;
+            }
+            let s = fragment.tile_stats(storage, Field::Attribute(a))?;
+            let recorded = s.sum(0).is_some()
+                && s.min_max(0).is_some()
+                && (!attribute.nullable || s.null_count(0).is_some());
+            if !recorded {
+                break;
+            }
+            stats.push((attribute.datatype, attribute.nullable, s));
+        }
+        if stats.len() != names.len() {
+            continue;
+        }
+        let others: Vec<_> = if schema.allows_dups {
+            Vec::new()
+        } else {
+            snapshot
+                .fragments()
+                .iter()
+                .filter(|f| f.path != fragment.path)
+                .filter_map(|f| f.non_empty_domain.as_ref())
+                .collect()
+        };
+        let mbrs = fragment.mbrs(storage)?;
+        for tile in touched_tiles(snapshot, fragment, &ranges)? {
+            let Some(mbr) = mbrs.get(tile as usize) else {
+                continue;
+            };
+            let inside =
+                fschema
+                    .dimensions
+                    .iter()
+                    .zip(mbr)
+                    .zip(&ranges)
+                    .all(|((dim, (lo, hi)), r)| {
+                        match (
+                            r.first(),
+                            Scalar::decode(dim.datatype, lo),
+                            Scalar::decode(dim.datatype, hi),
+                        ) {
+                            (None, _, _) => true,
+                            (Some((a, b)), Some(lo), Some(hi)) => {
+                                !lo.compare(a).is_lt() && !hi.compare(b).is_gt()
+                            }
+                            _ => false,
+                        }
+                    });
+            if !inside
+                || others
+                    .iter()
+                    .any(|o| crate::read::skip::meet(fschema, mbr, o))
+            {
+                continue;
+            }
+            let cells = fragment.cell_num(tile, 0);
+            out.cells += cells;
+            for ((_, part), (datatype, nullable, s)) in out.fields.iter_mut().zip(&stats) {
+                let nulls = if *nullable {
+                    s.null_count(tile).unwrap_or(0)
+                } else {
+                    0
+                };
+                part.nulls += nulls;
+                let values = cells.saturating_sub(nulls);
+                part.values += values;
+                if values > 0 {
+                    if let Some(sum) = s.sum(tile) {
+                        part.sums.push(sum_value(*datatype, sum));
+                    }
+                    if let Some((lo, hi)) = s.min_max(tile) {
+                        if let (Some(lo), Some(hi)) =
+                            (Scalar::decode(*datatype, lo), Scalar::decode(*datatype, hi))
+                        {
+                            part.min_max.push((lo, hi));
+                        }
+                    }
+                }
+            }
+            out.answered.insert((fragment.path.clone(), tile));
+        }
+    }
+    Ok(Some(out))
+}
