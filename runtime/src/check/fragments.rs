@@ -173,7 +173,7 @@ impl Checker<'_> {
             Some(named_version),
         ) {
             Ok(metadata) if g::footer_length_always_stored(metadata.footer.version) => {
-                self.check_fragment_data(dir, &meta, &schema.stored, &metadata)
+                self.check_fragment_data(dir, &meta, &schema.stored, &metadata);
             }
             Ok(metadata) => {
                 // Formats 3-9 name, slot and count their data files
