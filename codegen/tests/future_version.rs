@@ -149,6 +149,7 @@ is_datetime = false
 is_time = false
 is_byte = false
 is_text = false
+string_codecs = false
 default_fill = "zero"
 time_unit = ""
 doc = "A datatype of the next format version (added by the future-version test)."

@@ -12,12 +12,10 @@ use tiledb_runtime::metadata::Metadata;
 use tiledb_runtime::read::{encode_scalar, Column, ReadQuery, ReadResult, ResultOrder};
 use tiledb_runtime::schema::{ArraySchema, Scalar, SchemaOrder};
 
+/// Cells written as one hex string: the 8-bit text types and the byte types (spec/'s
+/// `is_text` and `is_byte` classes).
 fn is_byte_type(dt: Datatype) -> bool {
-    use Datatype::*;
-    matches!(
-        dt,
-        Char | StringAscii | StringUtf8 | Blob | GeomWkb | GeomWkt
-    )
+    dt.is_text() || dt.is_byte()
 }
 
 fn hex(bytes: &[u8]) -> String {

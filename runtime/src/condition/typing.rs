@@ -9,7 +9,6 @@
 use super::node::{Comparison, Node};
 use super::text::{CmpOp, Expr, Literal};
 use crate::error::{Error, Result};
-use crate::filter::datatype::{is_ascii_or_utf8, is_byte};
 use crate::filter::Datatype;
 use crate::schema::value::int_limits;
 use crate::schema::{ArraySchema, Enumeration};
@@ -32,12 +31,10 @@ pub(crate) fn check(text: &str, expr: &Expr, schema: &ArraySchema) -> Result<Nod
     Checker { text, schema }.node(expr)
 }
 
-/// Compared as bytes: strings (`CHAR` too) and the byte types.
+/// Compared as bytes: strings (`CHAR` too) and the byte types (spec/'s
+/// `is_string`, `is_text` and `is_byte` classes).
 fn is_stringy(datatype: Datatype) -> bool {
-    is_ascii_or_utf8(datatype)
-        || datatype.is_string()
-        || datatype == Datatype::Char
-        || is_byte(datatype) && datatype != Datatype::Bool
+    datatype.is_string() || datatype.is_text() || datatype.is_byte()
 }
 
 impl<'a> Checker<'a> {

@@ -63,9 +63,9 @@ pub fn is_byte(t: Datatype) -> bool {
 }
 
 /// The string types whose var-sized tiles get the string forms of RLE and
-/// dictionary encoding.
+/// dictionary encoding (STRING_ASCII and STRING_UTF8; `string_codecs` from spec/).
 pub fn is_ascii_or_utf8(t: Datatype) -> bool {
-    matches!(t, Datatype::StringAscii | Datatype::StringUtf8)
+    t.string_codecs()
 }
 
 /// How DELTA and DOUBLE_DELTA read values of type `t`

@@ -1,5 +1,5 @@
-//! A fragment metadata file (`__fragment_metadata.tdb`, format 10 and
-//! later) held in memory, loaded whole: the footer and every generic tile
+//! A fragment metadata file (`__fragment_metadata.tdb`: format 10 and
+//! later, and 3-9 where spec/ knows the footer's size) held in memory, loaded whole: the footer and every generic tile
 //! it points at. `tdb check` and the fuzz targets load it this way; the
 //! reader loads the same pieces lazily, through the same parsers
 //! ([`parse_footer`], [`parse_rtree`], [`parse_tile_offsets`],
@@ -8,7 +8,7 @@
 use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
 use crate::format::io::{read_exact_from, read_prefix};
-use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
+use crate::schema::{dimension_shapes, ArraySchema, MAX_SUPPORTED_VERSION};
 use crate::tile::generic::{read_generic_tile, GenericTile};
 
 use super::{parse_footer, parse_processed_conditions, parse_rtree, parse_tile_offsets};
@@ -115,29 +115,87 @@ fn min_max_tables(
         .collect()
 }
 
-/// A fragment metadata file of format 10 or later, against `schema` (the
-/// one its footer names), every tile decoded. The footer must fill the
-/// region its trailing length gives it.
+/// A fragment metadata file against `schema` (the one its footer names),
+/// every tile decoded; the format version comes from the footer itself
+/// ([`parse_metadata_file_named`] with no version from a name).
 pub fn parse_metadata_file(
     bytes: &[u8],
     schema: &ArraySchema,
     key: Option<&[u8; 32]>,
 ) -> Result<FragmentMetadataFile> {
-    let (head, start) = footer_region(bytes)?;
-    if head.version > MAX_SUPPORTED_VERSION {
-        return Err(Error::unsupported(format!(
-            "fragment format version {} is newer than {MAX_SUPPORTED_VERSION}",
-            head.version
-        )));
-    }
-    if !stored::footer_length_always_stored(head.version) {
-        return Err(Error::unsupported(format!(
-            "fragment format version {} (before 10) has no trailing footer length",
-            head.version
-        )));
-    }
-    let trailer = bytes.len() - 8;
-    let region = &bytes[start as usize..trailer];
+    parse_metadata_file_named(bytes, schema, key, None)
+}
+
+/// The footer's size where spec/ gives it before reading the footer
+/// (`FragmentFooter::known_size`: versions 3-9 with fixed dimensions, whose
+/// files have no trailing footer length; `schema` is then the array's only
+/// schema, `__array_schema.tdb`).
+pub fn known_footer_size(version: u32, schema: &ArraySchema) -> Option<u64> {
+    let shapes = dimension_shapes(&schema.stored);
+    stored::FragmentFooter::known_size(version, schema.attributes.len() as u64, &shapes)
+}
+
+/// The format version whose known footer size places the footer where the
+/// file's bytes start with that version: how a metadata file without a
+/// name (`named_version` unknown) is told to be of format 3-9.
+fn version_by_known_size(bytes: &[u8], schema: &ArraySchema) -> Option<u32> {
+    (3..10).find(|&version| {
+        known_footer_size(version, schema)
+            .and_then(|size| bytes.len().checked_sub(usize::try_from(size).ok()?))
+            .and_then(|start| bytes.get(start..start + 4))
+            .is_some_and(|head| head == version.to_le_bytes())
+    })
+}
+
+/// A fragment metadata file against `schema` (the one its footer names),
+/// every tile decoded. `named_version` is the format version the
+/// fragment's name implies (`None`: unknown). Where spec/ knows the footer's
+/// size for that version (3-9 with fixed dimensions) the footer is the
+/// file's last that many bytes, as the loader finds it, and must be of a
+/// version with that size; elsewhere the trailing footer length places it
+/// and the footer must fill the region it gives.
+pub fn parse_metadata_file_named(
+    bytes: &[u8],
+    schema: &ArraySchema,
+    key: Option<&[u8; 32]>,
+    named_version: Option<u32>,
+) -> Result<FragmentMetadataFile> {
+    let version = named_version.or_else(|| version_by_known_size(bytes, schema));
+    let known_size = version.and_then(|v| known_footer_size(v, schema));
+    let (start, end) = match known_size {
+        Some(size) => {
+            let len = bytes.len() as u64;
+            let start = len.checked_sub(size).ok_or_else(|| {
+                Error::corrupt(
+                    0,
+                    "FragmentFooter",
+                    Cause::Truncated {
+                        needed: size,
+                        available: len,
+                    },
+                )
+            })?;
+            (start, len)
+        }
+        None => {
+            let (head, start) = footer_region(bytes)?;
+            if head.version > MAX_SUPPORTED_VERSION {
+                return Err(Error::unsupported(format!(
+                    "fragment format version {} is newer than {MAX_SUPPORTED_VERSION}",
+                    head.version
+                )));
+            }
+            if !stored::footer_length_always_stored(head.version) {
+                return Err(Error::unsupported(format!(
+                    "fragment format version {} (before 10) has no trailing footer length, \
+                     and its footer size is not known before reading it (var-sized dimensions)",
+                    head.version
+                )));
+            }
+            (start, bytes.len() as u64 - 8)
+        }
+    };
+    let region = &bytes[start as usize..end as usize];
     let (footer, used) = parse_footer(region, schema).map_err(|e| {
         e.within("footer (its field counts come from the schema)")
             .at_base(start)
@@ -148,6 +206,20 @@ pub fn parse_metadata_file(
             "FragmentFooter",
             Cause::TrailingBytes {
                 count: region.len() as u64 - used,
+            },
+        ));
+    }
+    // A footer found by its computed size must be of a version with that
+    // size (as the loader requires).
+    if known_size.is_some() && known_footer_size(footer.version, schema) != known_size {
+        return Err(Error::corrupt(
+            start,
+            "FragmentFooter.version",
+            Cause::Inconsistent {
+                what:
+                    "footer version (its footer size differs from that of the fragment's version)",
+                expected: u64::from(version.unwrap_or_default()),
+                found: u64::from(footer.version),
             },
         ));
     }

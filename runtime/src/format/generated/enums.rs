@@ -2,7 +2,7 @@
 //! Enumerations
 //!
 //! Upstream: `tiledb/sm/enums/`.
-/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; is_text marks the types whose cells are strings of 8-bit characters (STRING_ASCII, STRING_UTF8 and CHAR), which tiledb-py returns as str or bytes and tdb prints as text, while the other types that are neither numbers, dates nor times (BLOB, ANY, the GEOM_ types, the 16- and 32-bit string types) are opaque bytes to them (tdb prints hex) — a class of presentation, not of upstream's headers; default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). time_unit is the unit of a DATETIME_ or TIME_ value as numpy spells it (Y, M, W, D, h, m, s, ms, us, ns, ps, fs, as; empty for the other types), from the datatype names in datatype.h: a DATETIME_ value counts units since 1970-01-01T00:00:00 UTC, a TIME_ value units since midnight. The upstream spec lists none of these.
+/// The type of the values of a dimension, attribute, label, enumeration or metadata entry. Values above 43 are invalid. Sizes come from datatype_size() and the string flag from datatype_is_string() (tiledb/sm/enums/datatype.h); deprecation markers from tiledb/api/c_api/datatype/datatype_api_external.h. The classes is_integer, is_real, is_datetime, is_time and is_byte are datatype_is_integer() (which counts BOOL), datatype_is_real(), datatype_is_datetime(), datatype_is_time() and datatype_is_byte() of the same header; is_text marks the types whose cells are strings of 8-bit characters (STRING_ASCII, STRING_UTF8 and CHAR), which tiledb-py returns as str or bytes and tdb prints as text, while the other types that are neither numbers, dates nor times (BLOB, ANY, the GEOM_ types, the 16- and 32-bit string types) are opaque bytes to them (tdb prints hex) — a class of presentation, not of upstream's headers; string_codecs marks the types whose var-sized tiles RLE and DICTIONARY encode as strings rather than as fixed-size values, and whose tiles are then not cut into chunks (STRING_ASCII and STRING_UTF8: the datatype tests of rle_filter.cc, dictionary_filter.cc and FilterPipeline::use_tile_chunking in tiledb/sm/filter/); default_fill is the value of cells never written when a schema predates stored fill values (version \< 6) or a writer gives none, from constants::fill_value() (tiledb/sm/misc/constants.cc): min = the smallest value of a signed type of the datatype's size (CHAR: 0x80; every DATETIME_ and TIME_ type: INT64_MIN), max = all bits set (the unsigned types), nan = the quiet NaN of the float, zero = zero bytes (strings, ANY, BLOB, GEOM_ types, BOOL). time_unit is the unit of a DATETIME_ or TIME_ value as numpy spells it (Y, M, W, D, h, m, s, ms, us, ns, ps, fs, as; empty for the other types), from the datatype names in datatype.h: a DATETIME_ value counts units since 1970-01-01T00:00:00 UTC, a TIME_ value units since midnight. The upstream spec lists none of these.
 ///
 /// Source: `tiledb/api/c_api/datatype/datatype_api_enum.h`.
 ///
@@ -754,6 +754,54 @@ impl Datatype {
             | Datatype::Uint16
             | Datatype::StringUtf16
             | Datatype::StringUcs2 => 2,
+        }
+    }
+    /// The `string_codecs` of this value, as the spec lists it.
+    pub const fn string_codecs(self) -> bool {
+        match self {
+            Datatype::Int32
+            | Datatype::Int64
+            | Datatype::Float32
+            | Datatype::Float64
+            | Datatype::Char
+            | Datatype::Int8
+            | Datatype::Uint8
+            | Datatype::Int16
+            | Datatype::Uint16
+            | Datatype::Uint32
+            | Datatype::Uint64
+            | Datatype::StringUtf16
+            | Datatype::StringUtf32
+            | Datatype::StringUcs2
+            | Datatype::StringUcs4
+            | Datatype::Any
+            | Datatype::DatetimeYear
+            | Datatype::DatetimeMonth
+            | Datatype::DatetimeWeek
+            | Datatype::DatetimeDay
+            | Datatype::DatetimeHr
+            | Datatype::DatetimeMin
+            | Datatype::DatetimeSec
+            | Datatype::DatetimeMs
+            | Datatype::DatetimeUs
+            | Datatype::DatetimeNs
+            | Datatype::DatetimePs
+            | Datatype::DatetimeFs
+            | Datatype::DatetimeAs
+            | Datatype::TimeHr
+            | Datatype::TimeMin
+            | Datatype::TimeSec
+            | Datatype::TimeMs
+            | Datatype::TimeUs
+            | Datatype::TimeNs
+            | Datatype::TimePs
+            | Datatype::TimeFs
+            | Datatype::TimeAs
+            | Datatype::Blob
+            | Datatype::Bool
+            | Datatype::GeomWkb
+            | Datatype::GeomWkt => false,
+            Datatype::StringAscii | Datatype::StringUtf8 => true,
         }
     }
     /// The `time_unit` of this value, as the spec lists it.

@@ -23,50 +23,50 @@ enum Unit {
 
 const NS_PER_SEC: i128 = 1_000_000_000;
 
-fn datetime_unit(datatype: Datatype) -> Option<Unit> {
-    use Datatype::*;
-    Some(match datatype {
-        DatetimeYear => Unit::Year,
-        DatetimeMonth => Unit::Month,
-        DatetimeWeek => Unit::Nanos(7 * 86_400 * NS_PER_SEC),
-        DatetimeDay => Unit::Nanos(86_400 * NS_PER_SEC),
-        DatetimeHr => Unit::Nanos(3_600 * NS_PER_SEC),
-        DatetimeMin => Unit::Nanos(60 * NS_PER_SEC),
-        DatetimeSec => Unit::Nanos(NS_PER_SEC),
-        DatetimeMs => Unit::Nanos(1_000_000),
-        DatetimeUs => Unit::Nanos(1_000),
-        DatetimeNs => Unit::Nanos(1),
-        DatetimePs => Unit::PerNano(1_000),
-        DatetimeFs => Unit::PerNano(1_000_000),
-        DatetimeAs => Unit::PerNano(1_000_000_000),
+/// The unit of a `time_unit` as spec/ spells it (numpy's letters).
+fn unit_named(name: &str) -> Option<Unit> {
+    Some(match name {
+        "Y" => Unit::Year,
+        "M" => Unit::Month,
+        "W" => Unit::Nanos(7 * 86_400 * NS_PER_SEC),
+        "D" => Unit::Nanos(86_400 * NS_PER_SEC),
+        "h" => Unit::Nanos(3_600 * NS_PER_SEC),
+        "m" => Unit::Nanos(60 * NS_PER_SEC),
+        "s" => Unit::Nanos(NS_PER_SEC),
+        "ms" => Unit::Nanos(1_000_000),
+        "us" => Unit::Nanos(1_000),
+        "ns" => Unit::Nanos(1),
+        "ps" => Unit::PerNano(1_000),
+        "fs" => Unit::PerNano(1_000_000),
+        "as" => Unit::PerNano(1_000_000_000),
         _ => return None,
     })
 }
 
+/// The unit of a `DATETIME_*` type (spec/'s `is_datetime` and `time_unit`).
+fn datetime_unit(datatype: Datatype) -> Option<Unit> {
+    datatype
+        .is_datetime()
+        .then(|| unit_named(datatype.time_unit()))
+        .flatten()
+}
+
+/// The unit of a `TIME_*` type (spec/'s `is_time` and `time_unit`).
 fn time_unit(datatype: Datatype) -> Option<Unit> {
-    use Datatype::*;
-    Some(match datatype {
-        TimeHr => Unit::Nanos(3_600 * NS_PER_SEC),
-        TimeMin => Unit::Nanos(60 * NS_PER_SEC),
-        TimeSec => Unit::Nanos(NS_PER_SEC),
-        TimeMs => Unit::Nanos(1_000_000),
-        TimeUs => Unit::Nanos(1_000),
-        TimeNs => Unit::Nanos(1),
-        TimePs => Unit::PerNano(1_000),
-        TimeFs => Unit::PerNano(1_000_000),
-        TimeAs => Unit::PerNano(1_000_000_000),
-        _ => return None,
-    })
+    datatype
+        .is_time()
+        .then(|| unit_named(datatype.time_unit()))
+        .flatten()
 }
 
 /// The datatype is a `DATETIME_*` type.
 pub(crate) fn is_datetime(datatype: Datatype) -> bool {
-    datetime_unit(datatype).is_some()
+    datatype.is_datetime()
 }
 
 /// The datatype is a `TIME_*` type.
 pub(crate) fn is_time(datatype: Datatype) -> bool {
-    time_unit(datatype).is_some()
+    datatype.is_time()
 }
 
 /// A nanosecond count as a count of `unit`, when exact and within i64.
@@ -175,6 +175,14 @@ pub(crate) fn count_to_duration(count: i64, datatype: Datatype) -> Result<Signed
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_date_and_time_type_has_a_unit() {
+        for &dt in Datatype::ALL {
+            assert_eq!(dt.is_datetime(), datetime_unit(dt).is_some(), "{dt:?}");
+            assert_eq!(dt.is_time(), time_unit(dt).is_some(), "{dt:?}");
+        }
+    }
 
     #[test]
     fn round_trips_and_refusals() {
