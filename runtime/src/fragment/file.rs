@@ -160,7 +160,19 @@ pub fn parse_metadata_file_named(
     key: Option<&[u8; 32]>,
     named_version: Option<u32>,
 ) -> Result<FragmentMetadataFile> {
-    let version = named_version.or_else(|| version_by_known_size(bytes, schema));
+    // Without a name, a trailing footer length that places a footer of a
+    // version that stores one (10 and later) wins: only a file without such a
+    // trailer is tried as format 3-9, so a modern file is never misread
+    // because its bytes happen to match an older footer's size.
+    let version = named_version.or_else(|| match footer_region(bytes) {
+        Ok((head, _))
+            if stored::footer_length_always_stored(head.version)
+                && head.version <= MAX_SUPPORTED_VERSION =>
+        {
+            None
+        }
+        _ => version_by_known_size(bytes, schema),
+    });
     let known_size = version.and_then(|v| known_footer_size(v, schema));
     let (start, end) = match known_size {
         Some(size) => {

@@ -1,7 +1,7 @@
 //! Where an array's files live: a small storage interface rooted at one
 //! array (or group) folder, its local-filesystem implementation, and (with
 //! the `object-store` feature) its object-store implementation
-//! ([`ObjectStorage`]: S3, GCS, Azure, HTTP, memory), chosen by
+//! (`ObjectStorage`: S3, GCS, Azure, HTTP, memory), chosen by
 //! [`open_url`] from a path or URL.
 //!
 //! Every path handed to storage is a [`RelPath`]: a path relative to the
