@@ -19,7 +19,7 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array's folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// What to consolidate: fragments, fragment-meta, commits or array-meta
     /// (TileDB's `sm.consolidation.mode`; also spelled with underscores).
@@ -38,7 +38,7 @@ pub struct Args {
 
 #[derive(clap::Args)]
 pub struct VacuumArgs {
-    /// The array's folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// What to vacuum: fragments, fragment-meta, commits or array-meta
     /// (TileDB's `sm.vacuum.mode`).
@@ -100,7 +100,7 @@ fn open(array: &PathBuf, key: &KeyArgs) -> Result<Array, Failure> {
         key: key.resolve()?,
         ..OpenOptions::default()
     };
-    Ok(Array::open_path(array, options).map_err(|e| format!("{}: {e}", array.display()))?)
+    crate::location::open_array(array, options)
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
