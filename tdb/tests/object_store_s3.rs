@@ -248,10 +248,14 @@ fn storage_is_confined_to_its_prefix() {
             "{e:?}"
         );
     };
-    arr.list(&RelPath::root()).unwrap();
-    bucket.remove_file(&file("arr/c")).unwrap();
-    not_found(arr.read_range(&file("c"), 0, 4).unwrap_err());
-    not_found(arr.read(&file("c")).unwrap_err());
+    bucket
+        .write(&file("arr/gone"), b"listed, then removed")
+        .unwrap();
+    let listed = arr.list(&RelPath::root()).unwrap().unwrap();
+    assert!(listed.iter().any(|e| e.name == "gone"));
+    bucket.remove_file(&file("arr/gone")).unwrap();
+    not_found(arr.read_range(&file("gone"), 0, 4).unwrap_err());
+    not_found(arr.read(&file("gone")).unwrap_err());
     not_found(arr.size(&file("nothing")).unwrap_err());
 }
 
