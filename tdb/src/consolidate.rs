@@ -8,7 +8,7 @@
 //! untouched: everything is checked before anything is written.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tiledb_runtime::array::{Array, OpenOptions};
@@ -95,7 +95,7 @@ fn draw(progress: Progress) {
     let _ = err.flush();
 }
 
-fn open(array: &PathBuf, key: &KeyArgs) -> Result<Array, Failure> {
+fn open(array: &Path, key: &KeyArgs) -> Result<Array, Failure> {
     let options = OpenOptions {
         key: key.resolve()?,
         ..OpenOptions::default()
