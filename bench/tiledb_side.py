@@ -22,10 +22,15 @@ import tiledb
 import tiledb.libtiledb as lt
 
 
+# Settings a workload passes (`tiledb_config`: the S3 endpoint of
+# `bench/run --s3`); none for local arrays.
+CONFIG = {}
+
+
 def ctx():
     # Default configuration: TileDB's own thread pools size themselves to
     # the machine's cores.
-    return tiledb.Ctx()
+    return tiledb.Ctx(tiledb.Config(CONFIG)) if CONFIG else tiledb.Ctx()
 
 
 def filters(names):
@@ -251,6 +256,7 @@ def main():
     if len(sys.argv) != 3 or sys.argv[1] not in ("create", "read"):
         raise SystemExit(__doc__)
     spec = json.loads(sys.argv[2])
+    CONFIG.update(spec.get("tiledb_config") or {})
     if sys.argv[1] == "create":
         create(spec)
     else:

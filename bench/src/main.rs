@@ -160,11 +160,26 @@ fn query(array: &Array, spec: &Value) -> Result<ReadQuery, String> {
     })
 }
 
+/// Opens the workload's array: a local folder, or a URL (`s3://…`, with
+/// the `config` pairs of `bench/run --s3`).
+fn open(spec: &Value) -> Result<Array, String> {
+    let path = spec["path"].as_str().ok_or("no path")?;
+    let config: Vec<(String, String)> = spec["config"]
+        .as_array()
+        .map(|pairs| {
+            pairs
+                .iter()
+                .filter_map(|p| Some((p[0].as_str()?.to_owned(), p[1].as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Array::open_url(path, &config, OpenOptions::default()).map_err(|e| e.to_string())
+}
+
 fn run(spec: &Value) -> Result<Value, String> {
     // Start the decode threads before timing, as TileDB starts its thread
     // pools when its context is created.
     rayon::broadcast(|_| ());
-    let path = spec["path"].as_str().ok_or("no path")?;
     let runs = spec["runs"].as_u64().unwrap_or(5);
     let mut times = Vec::new();
     let mut cpu_times = Vec::new();
@@ -174,14 +189,13 @@ fn run(spec: &Value) -> Result<Value, String> {
         if spec["kind"] == "open" {
             let cpu = cpu_seconds();
             let start = Instant::now();
-            let array =
-                Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
+            let array = open(spec)?;
             times.push(start.elapsed().as_secs_f64());
             cpu_times.push(cpu_seconds() - cpu);
             cells = array.schema().dimensions.len() as u64;
             continue;
         }
-        let array = Array::open_path(path, OpenOptions::default()).map_err(|e| e.to_string())?;
+        let array = open(spec)?;
         let query = query(&array, spec)?;
         let cpu = cpu_seconds();
         let start = Instant::now();

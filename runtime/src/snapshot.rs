@@ -134,20 +134,8 @@ impl Snapshot {
                 .collect()
         };
         // Over a network each load mostly waits: as many at once as the
-        // storage takes, on a pool of that many threads.
-        let wanted = storage.concurrent_reads();
-        let pool = (wanted > rayon::current_num_threads() && listed.len() > 1)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(wanted)
-                    .build()
-                    .ok()
-            })
-            .flatten();
-        let loaded = match pool {
-            Some(pool) => pool.install(load_all),
-            None => load_all(),
-        };
+        // storage takes.
+        let loaded = crate::storage::on_io_threads(storage.as_ref(), listed.len(), load_all);
         let mut fragments = Vec::with_capacity(listed.len());
         for fragment in loaded {
             fragments.push(Arc::new(fragment?));

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::read::{Aggregate, AggregateValue, ReadQuery};
 
 use crate::key::KeyArgs;
@@ -14,7 +14,7 @@ use crate::{output_error, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// An aggregate: `count`, or `sum:ATTR`, `min:ATTR`, `max:ATTR`,
     /// `mean:ATTR`, `null_count:ATTR`; repeat it for several.
@@ -56,8 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     if let Some(at) = &args.at {
         (options.timestamp_start, options.timestamp_end) = crate::read::open_range(at)?;
     }
-    let array = Array::open_path(&args.array, options)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let array = crate::location::open_array(&args.array, options)?;
     let schema = array.schema();
     let aggregates = args
         .ops

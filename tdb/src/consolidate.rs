@@ -8,7 +8,7 @@
 //! untouched: everything is checked before anything is written.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use tiledb_runtime::array::{Array, OpenOptions};
@@ -19,7 +19,7 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array's folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// What to consolidate: fragments, fragment-meta, commits or array-meta
     /// (TileDB's `sm.consolidation.mode`; also spelled with underscores).
@@ -38,7 +38,7 @@ pub struct Args {
 
 #[derive(clap::Args)]
 pub struct VacuumArgs {
-    /// The array's folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// What to vacuum: fragments, fragment-meta, commits or array-meta
     /// (TileDB's `sm.vacuum.mode`).
@@ -95,12 +95,12 @@ fn draw(progress: Progress) {
     let _ = err.flush();
 }
 
-fn open(array: &PathBuf, key: &KeyArgs) -> Result<Array, Failure> {
+fn open(array: &Path, key: &KeyArgs) -> Result<Array, Failure> {
     let options = OpenOptions {
         key: key.resolve()?,
         ..OpenOptions::default()
     };
-    Ok(Array::open_path(array, options).map_err(|e| format!("{}: {e}", array.display()))?)
+    crate::location::open_array(array, options)
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {

@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::OpenOptions;
 
 use crate::key::KeyArgs;
 use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array folder.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// The cells to delete (tiledb-py's `cond=` syntax: `a > 5 and s == 'x'`).
     #[arg(long = "where", value_name = "EXPR")]
@@ -36,8 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         key: args.key.resolve()?,
         ..OpenOptions::default()
     };
-    let array = Array::open_path(&args.array, options)
-        .map_err(|e| format!("{}: {e}", args.array.display()))?;
+    let array = crate::location::open_array(&args.array, options)?;
     let name = array
         .delete(&args.condition, timestamp)
         .map_err(|e| format!("{}: {e}", args.array.display()))?;

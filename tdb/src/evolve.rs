@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::schema::builder::AttributeSpec;
 use tiledb_runtime::schema::ArraySchema;
 use tiledb_runtime::write::SchemaEvolution;
@@ -26,7 +26,7 @@ use crate::Failure;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The array.
+    /// The array: a folder or a URL (`s3://bucket/array`, …).
     array: PathBuf,
     /// An evolution document (JSON, or TOML when the name ends in `.toml`).
     #[arg(long, value_name = "FILE")]
@@ -225,7 +225,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         key: args.key.resolve()?,
         ..OpenOptions::default()
     };
-    let array = Array::open_path(&args.array, options).map_err(|e| at(e.to_string()))?;
+    let array = crate::location::open_array(&args.array, options)?;
     let mut evolution = SchemaEvolution::new();
     if let Some(path) = &args.spec {
         let doc = crate::create::read_document(path)?;

@@ -14,7 +14,9 @@ use crate::{output_error, Failure};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A file of an array or group, or the folder itself (every file in it).
+    /// A file of an array or group, or the folder itself (every file in
+    /// it); a URL (`s3://bucket/array`, …) is copied to a temporary folder
+    /// first.
     path: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -81,21 +83,127 @@ pub fn explain_path(path: &Path, key: Option<&[u8; 32]>) -> Result<Explained, St
     explain_file(path, &bytes, key).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// A copy on disk of what an object-store URL names, for the explainers
+/// (which look at a data file's neighbours: its fragment's metadata and the
+/// schema): a folder's every file, or one file, at its key's path below a
+/// temporary folder. `tdb explain` reads every byte of what it explains, so
+/// the copy costs no more requests than explaining in place would.
+struct Mirror {
+    folder: tempfile::TempDir,
+    /// The copy of what the URL names.
+    local: PathBuf,
+    url: String,
+}
+
+impl Mirror {
+    fn fetch(url: &Path) -> Result<Mirror, Failure> {
+        use tiledb_runtime::storage::RelPath;
+        let text = url.to_string_lossy().trim_end_matches('/').to_owned();
+        let folder = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
+        // The key's path below the temporary folder keeps the names the
+        // explainers go by (`__fragments/<name>/a0.tdb`).
+        let below = text
+            .split_once("://")
+            .map_or(text.as_str(), |(_, rest)| rest);
+        let local = folder.path().join(below);
+        let storage = crate::location::storage(url)?;
+        let at = |e: tiledb_runtime::Error| format!("{text}: {e}");
+        let copy = |storage: &dyn tiledb_runtime::storage::Storage,
+                    file: &RelPath,
+                    to: &Path|
+         -> Result<(), Failure> {
+            let bytes = storage.read(file).map_err(at)?;
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("{}: {e}", parent.display()))?;
+            }
+            std::fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+            Ok(())
+        };
+        if storage.list(&RelPath::root()).map_err(at)?.is_some() {
+            let mut folders = vec![RelPath::root()];
+            while let Some(dir) = folders.pop() {
+                for entry in storage.list(&dir).map_err(at)?.unwrap_or_default() {
+                    let path = dir.join(&entry.name).map_err(at)?;
+                    if entry.is_dir() {
+                        folders.push(path);
+                    } else {
+                        copy(storage.as_ref(), &path, &local.join(path.as_str()))?;
+                    }
+                }
+            }
+        } else {
+            // Not a folder: a file, read through the storage of its folder.
+            let (parent, name) = text
+                .rsplit_once('/')
+                .ok_or_else(|| format!("{text}: no such file or folder"))?;
+            let parent = crate::location::storage(Path::new(parent))?;
+            let name = RelPath::parse(name).map_err(at)?;
+            copy(parent.as_ref(), &name, &local)?;
+        }
+        Ok(Mirror {
+            folder,
+            local,
+            url: text,
+        })
+    }
+
+    /// The URL of a path of the copy.
+    fn url_of(&self, copy: &Path) -> PathBuf {
+        match copy.strip_prefix(&self.local) {
+            Ok(rest) if rest.as_os_str().is_empty() => PathBuf::from(&self.url),
+            Ok(rest) => PathBuf::from(format!("{}/{}", self.url, rest.display())),
+            Err(_) => copy
+                .strip_prefix(self.folder.path())
+                .unwrap_or(copy)
+                .to_path_buf(),
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let key = args.key.resolve()?;
-    let (known, skipped) = if args.path.is_dir() {
-        files_of(&args.path)
+    let mirror = if crate::location::is_remote(&args.path) {
+        Some(Mirror::fetch(&args.path)?)
     } else {
-        (vec![args.path.clone()], vec![])
+        None
     };
+    let path = mirror.as_ref().map_or(&args.path, |m| &m.local);
+    let (known, skipped) = if path.is_dir() {
+        files_of(path)
+    } else {
+        (vec![path.clone()], vec![])
+    };
+    let shown = |p: PathBuf| match &mirror {
+        Some(m) => m.url_of(&p),
+        None => p,
+    };
+    let skipped: Vec<PathBuf> = skipped.into_iter().map(shown).collect();
     let results: Vec<FileResult> = known
         .into_iter()
         .map(|path| {
-            let outcome = explain_path(&path, key.as_ref()).map(|e| {
-                let c = coverages(&e);
-                (e, c)
-            });
-            FileResult { path, outcome }
+            let outcome = explain_path(&path, key.as_ref())
+                .map(|mut e| {
+                    if let Some(m) = &mirror {
+                        // The tree's root is named by the file: its URL.
+                        if Path::new(&e.root.name) == path {
+                            e.root.name = m.url_of(&path).display().to_string();
+                        }
+                    }
+                    let c = coverages(&e);
+                    (e, c)
+                })
+                .map_err(|e| match &mirror {
+                    Some(m) => e.replace(
+                        &path.display().to_string(),
+                        &m.url_of(&path).display().to_string(),
+                    ),
+                    None => e,
+                });
+            FileResult {
+                path: shown(path),
+                outcome,
+            }
         })
         .collect();
     let complete = results.iter().all(|r| {

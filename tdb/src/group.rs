@@ -3,13 +3,13 @@
 //! TileDB checks it and committed as one file; a refused edit writes nothing.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::json;
 use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::group::Group;
-use tiledb_runtime::storage::LocalStorage;
+use tiledb_runtime::storage::{LocalStorage, Storage};
 
 use crate::key::KeyArgs;
 use crate::{output_error, Failure};
@@ -24,7 +24,7 @@ pub struct Args {
 enum Action {
     /// Create an empty group (refused where an array or a group already is).
     Create {
-        /// The folder of the new group.
+        /// The folder (or URL: `s3://bucket/group`, …) of the new group.
         group: PathBuf,
     },
     /// Add an array or a group as a member.
@@ -32,7 +32,8 @@ enum Action {
         /// The group.
         group: PathBuf,
         /// The member: a path relative to the group (stored relative), or with
-        /// --absolute any path (stored as its absolute file:// URI).
+        /// --absolute any path (stored as its absolute file:// URI) or URL
+        /// (stored as given).
         member: String,
         /// The member's name (without one, it is known by its URI).
         #[arg(long)]
@@ -72,6 +73,20 @@ enum Action {
     },
 }
 
+/// An absolute member's URI as stored and its storage: a URL as given
+/// (`s3://bucket/array`), a local path as its absolute `file://` URI.
+fn absolute_member(member: &str) -> Result<(String, Box<dyn Storage>), Failure> {
+    if crate::location::is_remote(Path::new(member)) {
+        return Ok((
+            member.to_owned(),
+            crate::location::storage(Path::new(member))?,
+        ));
+    }
+    let path = std::path::absolute(member).map_err(|e| format!("{member}: {e}"))?;
+    let uri = format!("file://{}", path.display());
+    Ok((uri, Box::new(LocalStorage::new(&path))))
+}
+
 fn options(key: &KeyArgs) -> Result<OpenOptions, String> {
     Ok(OpenOptions {
         key: key.resolve()?,
@@ -82,7 +97,7 @@ fn options(key: &KeyArgs) -> Result<OpenOptions, String> {
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     match args.action {
         Action::Create { group } => {
-            Group::create(&LocalStorage::new(&group))
+            Group::create(crate::location::storage(&group)?.as_ref())
                 .map_err(|e| format!("{}: {e}", group.display()))?;
         }
         Action::Add {
@@ -94,13 +109,12 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             key,
         } => {
             let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
-            let storage = LocalStorage::new(&group);
+            let storage = crate::location::storage(&group)?;
             let options = options(&key)?;
-            let mut edit = Group::edit(&storage, &options).map_err(at)?;
+            let mut edit = Group::edit(storage.as_ref(), &options).map_err(at)?;
             if absolute {
-                let path = std::path::absolute(&member).map_err(|e| format!("{member}: {e}"))?;
-                let uri = format!("file://{}", path.display());
-                edit.add_absolute(&uri, name.as_deref(), &LocalStorage::new(&path))
+                let (uri, target) = absolute_member(&member)?;
+                edit.add_absolute(&uri, name.as_deref(), target.as_ref())
                     .map_err(at)?;
             } else {
                 edit.add_relative(&member, name.as_deref()).map_err(at)?;
@@ -114,17 +128,16 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             key,
         } => {
             let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
-            let storage = LocalStorage::new(&group);
+            let storage = crate::location::storage(&group)?;
             let options = options(&key)?;
-            let mut edit = Group::edit(&storage, &options).map_err(at)?;
+            let mut edit = Group::edit(storage.as_ref(), &options).map_err(at)?;
             for m in &members {
                 edit.remove(m).map_err(at)?;
             }
             edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
         }
         Action::List { group, json, key } => {
-            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
-            let g = Group::open_path(&group, options(&key)?).map_err(at)?;
+            let g = crate::location::open_group(&group, options(&key)?)?;
             let mut out = std::io::stdout().lock();
             if json {
                 let doc = json!({

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::group::Group;
 use tiledb_runtime::schema::SchemaBuilder;
 use tiledb_runtime::storage::{is_url, open_url, parse_config, Storage};
 
@@ -58,6 +59,12 @@ pub fn storage(path: &Path) -> Result<Box<dyn Storage>, Failure> {
 /// Opens the array at `path`.
 pub fn open_array(path: &Path, options: OpenOptions) -> Result<Array, Failure> {
     Array::open_url(text(path)?, config(), options)
+        .map_err(|e| Failure::Message(format!("{}: {e}", path.display())))
+}
+
+/// Opens the group at `path`.
+pub fn open_group(path: &Path, options: OpenOptions) -> Result<Group, Failure> {
+    Group::open_url(text(path)?, config(), options)
         .map_err(|e| Failure::Message(format!("{}: {e}", path.display())))
 }
 

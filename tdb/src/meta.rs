@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::Value;
-use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::directory::{object_type, ObjectType};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::group::Group;
 use tiledb_runtime::metadata::group_contents::GroupContents;
 use tiledb_runtime::metadata::{Metadata, MetadataValue};
-use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::write::MetadataChange;
 
 use crate::key::KeyArgs;
@@ -30,7 +29,7 @@ pub struct Args {
 enum Action {
     /// Print the metadata (all keys, or the ones named) as JSON: `{key: {type, value}}`.
     Get {
-        /// The array or group.
+        /// The array or group: a folder or a URL (`s3://bucket/path`, …).
         target: PathBuf,
         /// Keys to print (all when none).
         keys: Vec<String>,
@@ -40,7 +39,7 @@ enum Action {
     /// Put one value under KEY: text for string types, hexadecimal for BLOB and
     /// GEOM_WKB, else one or more numbers (dates as numbers or ISO 8601).
     Set {
-        /// The array or group.
+        /// The array or group: a folder or a URL (`s3://bucket/path`, …).
         target: PathBuf,
         /// The metadata key.
         name: String,
@@ -58,7 +57,7 @@ enum Action {
     },
     /// Delete keys (a key that is not there is no error, as in TileDB).
     Delete {
-        /// The array or group.
+        /// The array or group: a folder or a URL (`s3://bucket/path`, …).
         target: PathBuf,
         /// The keys to delete.
         #[arg(required = true)]
@@ -72,13 +71,13 @@ enum Action {
 }
 
 /// What a path holds: an array or a group (anything else is refused).
-pub(crate) fn target_kind(path: &Path) -> Result<ObjectType, String> {
-    let storage = LocalStorage::new(path);
-    match object_type(&storage).map_err(|e| format!("{}: {e}", path.display()))? {
-        ObjectType::Invalid => Err(format!(
+pub(crate) fn target_kind(path: &Path) -> Result<ObjectType, Failure> {
+    let storage = crate::location::storage(path)?;
+    match object_type(storage.as_ref()).map_err(|e| format!("{}: {e}", path.display()))? {
+        ObjectType::Invalid => Err(Failure::Message(format!(
             "{}: neither a TileDB array nor a group",
             path.display()
-        )),
+        ))),
         kind => Ok(kind),
     }
 }
@@ -133,22 +132,23 @@ fn parse_value(datatype: Datatype, words: &[String]) -> Result<MetadataValue, St
     MetadataValue::new(datatype, bytes).map_err(|e| e.to_string())
 }
 
-fn load(target: &Path, kind: ObjectType, key: Option<[u8; 32]>) -> Result<Metadata, String> {
+fn load(target: &Path, kind: ObjectType, key: Option<[u8; 32]>) -> Result<Metadata, Failure> {
     let at = |e: tiledb_runtime::Error| format!("{}: {e}", target.display());
     if kind == ObjectType::Group {
-        let storage = LocalStorage::new(target);
-        Ok(GroupContents::load(&storage, 0, u64::MAX, key.as_ref())
-            .map_err(at)?
-            .metadata)
+        let storage = crate::location::storage(target)?;
+        Ok(
+            GroupContents::load(storage.as_ref(), 0, u64::MAX, key.as_ref())
+                .map_err(at)?
+                .metadata,
+        )
     } else {
         let options = OpenOptions {
             key,
             ..OpenOptions::default()
         };
-        Array::open_path(target, options)
-            .map_err(at)?
+        Ok(crate::location::open_array(target, options)?
             .metadata()
-            .map_err(at)
+            .map_err(at)?)
     }
 }
 
@@ -158,7 +158,7 @@ fn write(
     key: Option<[u8; 32]>,
     changes: &[MetadataChange],
     timestamp: Option<u64>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let at = |e: tiledb_runtime::Error| format!("{}: {e}", target.display());
     let options = OpenOptions {
         key,
@@ -166,10 +166,10 @@ fn write(
     };
     let timestamp = timestamp.unwrap_or(0);
     if kind == ObjectType::Group {
-        let storage = LocalStorage::new(target);
-        Group::update_metadata(&storage, &options, changes, timestamp).map_err(at)?;
+        let storage = crate::location::storage(target)?;
+        Group::update_metadata(storage.as_ref(), &options, changes, timestamp).map_err(at)?;
     } else {
-        let array = Array::open_path(target, options).map_err(at)?;
+        let array = crate::location::open_array(target, options)?;
         array.update_metadata(changes, timestamp).map_err(at)?;
     }
     Ok(())

@@ -4,6 +4,8 @@
 //! confinement to the root's prefix; faults injected by a proxy retried or
 //! reported, never turned into wrong cells or a half-committed fragment.
 
+#[path = "object_store_s3/commands.rs"]
+mod commands;
 mod s3_support;
 
 use std::path::{Path, PathBuf};
@@ -232,6 +234,29 @@ fn storage_is_confined_to_its_prefix() {
         .read_ranges(&file("c"), &[(5, 3), (0, 4), (2, 0)])
         .unwrap();
     assert_eq!(batch, [b"too".to_vec(), b"mine".to_vec(), Vec::new()]);
+    // A missing object is NotFound (S3's 404), which the readers take for
+    // a file a concurrent vacuum removed: listed, then gone.
+    let not_found = |e: tiledb_runtime::Error| {
+        assert!(
+            matches!(
+                &e,
+                tiledb_runtime::Error::Io {
+                    kind: std::io::ErrorKind::NotFound,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    };
+    bucket
+        .write(&file("arr/gone"), b"listed, then removed")
+        .unwrap();
+    let listed = arr.list(&RelPath::root()).unwrap().unwrap();
+    assert!(listed.iter().any(|e| e.name == "gone"));
+    bucket.remove_file(&file("arr/gone")).unwrap();
+    not_found(arr.read_range(&file("gone"), 0, 4).unwrap_err());
+    not_found(arr.read(&file("gone")).unwrap_err());
+    not_found(arr.size(&file("nothing")).unwrap_err());
 }
 
 /// Reads TileDB 2.30 fails on S3 (moto) though it wrote the array there:

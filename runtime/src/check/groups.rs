@@ -127,8 +127,12 @@ impl Checker<'_> {
                 );
                 continue;
             }
-            let sub = LocalStorage::new(self.storage.describe(&inside));
-            let report = check_at_depth(&sub, options, self.depth + 1);
+            // The member through the group's own storage: a local folder
+            // or a prefix of the same object store alike.
+            let owned = self.storage.open_below(&inside);
+            let borrowed = SubStorage::new(self.storage, inside.clone());
+            let sub: &dyn Storage = owned.as_deref().unwrap_or(&borrowed);
+            let report = check_at_depth(sub, options, self.depth + 1);
             let within = |mut f: Finding| {
                 f.file = if f.file == "." {
                     inside.as_str().to_string()

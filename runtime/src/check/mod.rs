@@ -64,7 +64,7 @@ use crate::read::ReadQuery;
 use crate::schema::{ArraySchema, MAX_SUPPORTED_VERSION};
 use crate::snapshot::{OpenOptions, Snapshot};
 use crate::storage::{DirEntry, EntryKind};
-use crate::storage::{LocalStorage, RelPath, Storage};
+use crate::storage::{LocalStorage, RelPath, Storage, SubStorage};
 use crate::tile::generic::read_generic_tile_exact;
 use crate::tile::generic::{check_generic_tile_sizes, load_generic_tile_header};
 use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
@@ -330,13 +330,20 @@ impl Checker<'_> {
         if !self.report.findings.is_empty() {
             return;
         }
-        let root = self.storage.describe(&RelPath::root());
         let options = OpenOptions {
             timestamp_start: 0,
             timestamp_end: u64::MAX,
             key: self.key,
         };
-        let result = Snapshot::open_path(&root, options).and_then(|snapshot| {
+        // The reader needs a storage of its own: the same root, reopened
+        // (a local folder or an object-store prefix alike).
+        let storage = self
+            .storage
+            .open_below(&RelPath::root())
+            .unwrap_or_else(|| {
+                Box::new(LocalStorage::new(self.storage.describe(&RelPath::root())))
+            });
+        let result = Snapshot::open(storage, options).and_then(|snapshot| {
             snapshot.metadata()?;
             crate::read::read(&snapshot, &ReadQuery::default())
         });

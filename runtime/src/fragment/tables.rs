@@ -105,6 +105,18 @@ impl FragmentMetadata {
         })?;
         let mut tiles = FieldTileTables::default();
         match &self.footer {
+            StoredFooter::Footer(f)
+                if over_network(storage) && self.tile_num == 1 && !self.is_var(field) =>
+            {
+                // The one tile of a fixed-size field starts where its file
+                // does (and ends where the footer's file size says): no
+                // table to read, a request per fragment saved over a
+                // network. `check` still reads and checks the stored table.
+                tiles.offsets = vec![0];
+                if f.tile_validity_offsets_offsets.is_some() && self.is_nullable(field) {
+                    tiles.validity_offsets = vec![0];
+                }
+            }
             StoredFooter::Footer(f) => {
                 let pick = |list: &Vec<u64>| list.get(index).copied();
                 if let Some(o) = pick(&f.tile_offsets_offsets) {
@@ -138,6 +150,24 @@ impl FragmentMetadata {
             m.insert(field, tiles.clone());
         }
         Ok(tiles)
+    }
+
+    /// Whether `field`'s cells are var-sized (an offsets and a var file).
+    fn is_var(&self, field: Field) -> bool {
+        match field {
+            Field::Attribute(i) => self
+                .schema
+                .attributes
+                .get(i)
+                .is_none_or(|a| a.cell_val_num.is_none()),
+            Field::Dimension(j) => self.schema.dimensions.get(j).is_none_or(|d| d.var),
+            _ => false,
+        }
+    }
+
+    /// Whether `field` has validity (a nullable attribute).
+    fn is_nullable(&self, field: Field) -> bool {
+        matches!(field, Field::Attribute(i) if self.schema.attributes.get(i).is_some_and(|a| a.nullable))
     }
 
     /// The sum of every data file size the footer records (fixed, var and
@@ -195,8 +225,17 @@ impl FragmentMetadata {
         if let Some(m) = self.mbrs.get() {
             return Ok(m.clone());
         }
-        let rects: Vec<Rectangle> = match &self.footer {
-            StoredFooter::Footer(f) => {
+        let rects: Vec<Rectangle> = match (&self.footer, &self.non_empty_domain) {
+            // One tile: its MBR is the non-empty domain (TileDB grows the
+            // domain by each tile's MBR), so the R-tree (a request per
+            // fragment over a network) need not be read. `check` still
+            // reads and checks it.
+            (StoredFooter::Footer(_), Some(domain))
+                if over_network(storage) && self.tile_num == 1 && !self.dense =>
+            {
+                vec![domain.clone()]
+            }
+            (StoredFooter::Footer(f), _) => {
                 let tile = self.metadata_tile(storage, f.rtree_offset)?;
                 let rtree = parse_rtree(&tile, self.version, &self.schema.stored)
                     .map_err(|e| e.within("R-tree"))?;
@@ -209,7 +248,7 @@ impl FragmentMetadata {
                     None => Vec::new(),
                 }
             }
-            StoredFooter::Legacy(l) => l
+            (StoredFooter::Legacy(l), _) => l
                 .mbrs
                 .iter()
                 .map(|r| rect_from_stored(r, &self.schema))
@@ -243,4 +282,11 @@ impl FragmentMetadata {
         let _ = self.processed.set(list.clone());
         Ok(list)
     }
+}
+
+/// Whether reads from `storage` wait on a network (an object store): then
+/// a table the footer implies is not read from the metadata file. Local
+/// reads keep reading every table, as TileDB does.
+fn over_network(storage: &dyn Storage) -> bool {
+    storage.concurrent_reads() > 0
 }

@@ -6,27 +6,12 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::error::{Cause, Error, Result};
+use crate::storage::counters::{bump, Counters};
 use crate::storage::temp::TEMP_SUFFIX;
 use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
-
-#[derive(Default)]
-struct Counters {
-    listings: AtomicU64,
-    probes: AtomicU64,
-    files_opened: AtomicU64,
-    bytes_read: AtomicU64,
-    files_written: AtomicU64,
-    bytes_written: AtomicU64,
-    changes: AtomicU64,
-}
-
-fn bump(counter: &AtomicU64, by: u64) {
-    counter.fetch_add(by, Ordering::Relaxed);
-}
 
 /// Storage on the local filesystem, rooted at one folder.
 pub struct LocalStorage {
@@ -406,6 +391,12 @@ impl Storage for LocalStorage {
         self.join(path)
     }
 
+    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
+        Some(Box::new(
+            LocalStorage::new(self.join(dir)).with_sync(self.sync),
+        ))
+    }
+
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
         self.list_entries(dir, true)
     }
@@ -573,16 +564,6 @@ impl Storage for LocalStorage {
     }
 
     fn counters(&self) -> IoCounters {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        IoCounters {
-            listings: get(&c.listings),
-            probes: get(&c.probes),
-            files_opened: get(&c.files_opened),
-            bytes_read: get(&c.bytes_read),
-            files_written: get(&c.files_written),
-            bytes_written: get(&c.bytes_written),
-            changes: get(&c.changes),
-        }
+        self.counters.snapshot()
     }
 }

@@ -16,6 +16,8 @@ use std::path::PathBuf;
 
 use crate::error::{Cause, Error, Result};
 
+mod counters;
+mod io_threads;
 pub(crate) mod label;
 mod local;
 #[cfg(feature = "object-store")]
@@ -30,6 +32,7 @@ mod temp;
 mod tests;
 mod url;
 
+pub use io_threads::on_io_threads;
 pub use local::LocalStorage;
 #[cfg(feature = "object-store")]
 pub use object::{ObjectStorage, COALESCE_GAP, DEFAULT_MAX_IN_FLIGHT};
@@ -265,6 +268,28 @@ pub trait Storage: Send + Sync {
     /// that many at once.
     fn concurrent_reads(&self) -> usize {
         0
+    }
+
+    /// A storage of its own rooted at the folder `dir` of this one, for a
+    /// caller that holds this storage borrowed and needs an owned one (an
+    /// array opened inside a group it checks); `None` when the storage
+    /// cannot make one (then [`SubStorage`] reaches the folder, borrowed).
+    /// The new storage shares what is worth sharing (an object store's
+    /// connections and its bound on requests in flight), not counters.
+    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
+        let _ = dir;
+        None
+    }
+
+    /// Fetches, ahead of the reads that will ask for them, ranges
+    /// `(offset, len)` of several files at once, so that those reads find
+    /// them at hand: an object store issues the requests of every file
+    /// concurrently (nearby ranges of one file merged, a bounded number in
+    /// flight) and keeps what they return for a while. Only a hint: the
+    /// default does nothing, errors are left for the reads to report, and
+    /// what does not fit the store's cache is not fetched.
+    fn prefetch(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
+        let _ = files;
     }
 
     /// Creates a folder and its missing parents.

@@ -28,7 +28,6 @@
 use std::future::Future;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -37,7 +36,8 @@ use object_store::path::Path as Key;
 use object_store::{ObjectStore, PutPayload};
 
 use crate::error::{Cause, Error, Result};
-use crate::storage::object_cache::{Cache, TAIL, TREE_LIMIT};
+use crate::storage::counters::{bump, Counters};
+use crate::storage::object_cache::{Cache, MAX_SEGMENT, PREFETCH_BUDGET, TAIL, TREE_LIMIT};
 use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
 
 /// Requests in flight at once for one batch ([`Storage::read_ranges`], a
@@ -47,21 +47,6 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
 /// Ranges of one file closer than this are fetched by one request: a
 /// request costs a round trip, a few hundred kilobytes more cost less.
 pub const COALESCE_GAP: u64 = 256 * 1024;
-
-#[derive(Default)]
-struct Counters {
-    listings: AtomicU64,
-    probes: AtomicU64,
-    files_opened: AtomicU64,
-    bytes_read: AtomicU64,
-    files_written: AtomicU64,
-    bytes_written: AtomicU64,
-    changes: AtomicU64,
-}
-
-fn bump(counter: &AtomicU64, by: u64) {
-    counter.fetch_add(by, Ordering::Relaxed);
-}
 
 /// The runtime that drives every request: two worker threads, enough for
 /// the network I/O of a process (the work of decoding stays in rayon).
@@ -112,6 +97,9 @@ pub struct ObjectStorage {
     url: String,
     read_only: bool,
     max_in_flight: usize,
+    /// One permit per request in flight, shared by every thread using this
+    /// storage: concurrent loads together stay within `max_in_flight`.
+    permits: Arc<tokio::sync::Semaphore>,
     counters: Counters,
     cache: Cache,
 }
@@ -126,6 +114,7 @@ impl ObjectStorage {
             url: url.into().trim_end_matches('/').to_owned(),
             read_only: false,
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            permits: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             counters: Counters::default(),
             cache: Cache::default(),
         }
@@ -140,6 +129,7 @@ impl ObjectStorage {
     /// At most `n` (at least 1) requests in flight for one batch.
     pub fn with_max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
+        self.permits = Arc::new(tokio::sync::Semaphore::new(self.max_in_flight));
         self
     }
 
@@ -291,6 +281,7 @@ impl ObjectStorage {
             ..GetOptions::default()
         };
         let fetched = block_on(async {
+            let _turn = self.permit().await;
             let result = self.store.get_opts(&key, options).await?;
             let (size, start) = (result.meta.size, result.range.start);
             Ok::<_, object_store::Error>((size, start, result.bytes().await?))
@@ -336,23 +327,7 @@ impl ObjectStorage {
             .map(|(r, _)| r.clone())
             .collect();
         if !missing.is_empty() {
-            // A read near the end of a file (a footer, a small file) takes
-            // the whole tail: the reads that follow are most often there.
-            let widened: Vec<Range<u64>> = match self.cache.size(file) {
-                Some(size) => missing
-                    .iter()
-                    .map(|r| {
-                        let tail = size.saturating_sub(TAIL);
-                        if r.start >= tail && r.end <= size {
-                            tail..size
-                        } else {
-                            r.clone()
-                        }
-                    })
-                    .collect(),
-                None => missing,
-            };
-            let merged = merge_ranges(&widened, COALESCE_GAP);
+            let merged = self.requests_for(file, missing);
             let fetched = self.fetch_merged(file, &merged)?;
             for (range, bytes) in merged.iter().zip(&fetched) {
                 self.cache.put(file, range.start, bytes.clone());
@@ -380,6 +355,33 @@ impl ObjectStorage {
         Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 
+    /// The requests that fetch `missing` ranges of `file`: a read near the
+    /// end of a file (a footer, a small file) takes the whole tail, as the
+    /// reads that follow are most often there; ranges closer than
+    /// [`COALESCE_GAP`] are merged.
+    fn requests_for(&self, file: &RelPath, missing: Vec<Range<u64>>) -> Vec<Range<u64>> {
+        let widened: Vec<Range<u64>> = match self.cache.size(file) {
+            Some(size) => missing
+                .into_iter()
+                .map(|r| {
+                    let tail = size.saturating_sub(TAIL);
+                    if r.start >= tail && r.end <= size {
+                        tail..size
+                    } else {
+                        r
+                    }
+                })
+                .collect(),
+            None => missing,
+        };
+        merge_ranges(&widened, COALESCE_GAP)
+    }
+
+    /// Waits for a request's turn: at most `max_in_flight` at once.
+    async fn permit(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.permits.acquire().await.ok()
+    }
+
     /// One ranged GET per range of `merged`, a bounded number at a time.
     fn fetch_merged(&self, file: &RelPath, merged: &[Range<u64>]) -> Result<Vec<Bytes>> {
         let key = self.key(file);
@@ -390,6 +392,7 @@ impl ObjectStorage {
                     .map(|range| {
                         let key = &key;
                         async move {
+                            let _turn = self.permit().await;
                             store
                                 .get_range(key, range.clone())
                                 .await
@@ -406,6 +409,81 @@ impl ObjectStorage {
             self.range_past_end(file, range.start, len)
                 .unwrap_or_else(|| self.error(file, &e))
         })
+    }
+}
+
+impl ObjectStorage {
+    /// [`Storage::prefetch`]: the ranges of `files` the cache lacks, each
+    /// file's merged as a read would merge them, every request of every
+    /// file issued at once (at most `max_in_flight` in flight), in the
+    /// order given until [`PREFETCH_BUDGET`] bytes; what comes back is kept.
+    fn prefetch_files(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
+        let mut requests: Vec<(usize, Range<u64>)> = Vec::new();
+        let mut wanted: Vec<Vec<Range<u64>>> = vec![Vec::new(); files.len()];
+        let mut budget = PREFETCH_BUDGET;
+        for (i, (file, ranges)) in files.iter().enumerate() {
+            let missing: Vec<Range<u64>> = ranges
+                .iter()
+                .filter_map(|&(offset, len)| {
+                    let range = offset..offset.checked_add(len)?;
+                    let fits = len > 0 && len <= MAX_SEGMENT;
+                    (fits && self.cache.get(file, &range).is_none()).then_some(range)
+                })
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            wanted[i].clone_from(&missing);
+            let merged = self.requests_for(file, missing);
+            let bytes: u64 = merged.iter().map(|r| r.end - r.start).sum();
+            // The reads come in this order: what does not fit is left to
+            // them rather than fetched to push out what they need first.
+            let Some(left) = budget.checked_sub(bytes) else {
+                break;
+            };
+            budget = left;
+            requests.extend(merged.into_iter().map(|r| (i, r)));
+        }
+        if requests.is_empty() {
+            return;
+        }
+        let keys: Vec<Key> = files.iter().map(|(file, _)| self.key(file)).collect();
+        let count = requests.len() as u64;
+        let fetched = block_on(async {
+            futures::stream::iter(requests)
+                .map(|(i, range)| {
+                    let key = &keys[i];
+                    async move {
+                        let _turn = self.permit().await;
+                        (i, range.clone(), self.store.get_range(key, range).await)
+                    }
+                })
+                .buffer_unordered(self.max_in_flight)
+                .collect::<Vec<_>>()
+                .await
+        });
+        bump(&self.counters.files_opened, count);
+        for (i, range, bytes) in fetched.into_iter().flatten() {
+            // A failed request is the read's to report, when it asks again.
+            let Ok(bytes) = bytes else { continue };
+            let file = &files[i].0;
+            if bytes.len() as u64 != range.end - range.start {
+                continue;
+            }
+            if range.end - range.start <= MAX_SEGMENT {
+                self.cache.put(file, range.start, bytes);
+                continue;
+            }
+            // Too long to keep whole: the ranges asked for, each.
+            for asked in wanted[i]
+                .iter()
+                .filter(|r| range.start <= r.start && r.end <= range.end)
+            {
+                let from = (asked.start - range.start) as usize;
+                let to = (asked.end - range.start) as usize;
+                self.cache.put(file, asked.start, bytes.slice(from..to));
+            }
+        }
     }
 }
 
@@ -429,6 +507,19 @@ fn merge_ranges(ranges: &[Range<u64>], gap: u64) -> Vec<Range<u64>> {
 impl Storage for ObjectStorage {
     fn describe(&self, path: &RelPath) -> PathBuf {
         self.name(path)
+    }
+
+    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
+        Some(Box::new(ObjectStorage {
+            store: Arc::clone(&self.store),
+            prefix: self.key(dir),
+            url: self.name(dir).to_string_lossy().into_owned(),
+            read_only: self.read_only,
+            max_in_flight: self.max_in_flight,
+            permits: Arc::clone(&self.permits),
+            counters: Counters::default(),
+            cache: Cache::default(),
+        }))
     }
 
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
@@ -504,7 +595,10 @@ impl Storage for ObjectStorage {
             }
         }
         let key = self.key(file);
-        let data = block_on(async { self.store.get(&key).await?.bytes().await })?;
+        let data = block_on(async {
+            let _turn = self.permit().await;
+            self.store.get(&key).await?.bytes().await
+        })?;
         bump(&self.counters.files_opened, 1);
         let data = data.map_err(|e| self.error(file, &e))?;
         bump(&self.counters.bytes_read, data.len() as u64);
@@ -571,6 +665,10 @@ impl Storage for ObjectStorage {
         self.max_in_flight
     }
 
+    fn prefetch(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
+        self.prefetch_files(files);
+    }
+
     fn create_dir(&self, dir: &RelPath) -> Result<()> {
         // A folder is the prefix of its files: nothing to make.
         self.refuse_if_read_only(dir)
@@ -634,16 +732,6 @@ impl Storage for ObjectStorage {
     }
 
     fn counters(&self) -> IoCounters {
-        let c = &self.counters;
-        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        IoCounters {
-            listings: get(&c.listings),
-            probes: get(&c.probes),
-            files_opened: get(&c.files_opened),
-            bytes_read: get(&c.bytes_read),
-            files_written: get(&c.files_written),
-            bytes_written: get(&c.bytes_written),
-            changes: get(&c.changes),
-        }
+        self.counters.snapshot()
     }
 }

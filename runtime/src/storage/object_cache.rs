@@ -32,6 +32,9 @@ pub const TAIL: u64 = 64 * 1024;
 pub const MAX_SEGMENT: u64 = 1024 * 1024;
 /// The most bytes kept in all.
 pub const MAX_CACHED: u64 = 32 * 1024 * 1024;
+/// The most bytes one prefetch fetches: half the cache, so that what it
+/// fetches first is still kept when the reads ask for it.
+pub const PREFETCH_BUDGET: u64 = MAX_CACHED / 2;
 /// The most keys a listing of the whole root may hold to be used for the
 /// folders below it: one page of an S3 listing.
 pub const TREE_LIMIT: usize = 1000;

@@ -126,3 +126,44 @@ fn calls_work_from_rayon_threads_and_inside_a_tokio_runtime() {
     let read = callers_runtime.block_on(async { storage.read(&path("f3")).unwrap() });
     assert_eq!(read, 3u32.to_le_bytes());
 }
+
+/// A missing object is `io::ErrorKind::NotFound` however it is asked for,
+/// also when it was listed (its size known) and then removed by another
+/// handle: the readers start again on exactly this error when a concurrent
+/// vacuum removes a file they listed (`snapshot::vanished`).
+#[test]
+fn missing_objects_are_not_found_errors() {
+    let storage = open_url("memory://missing/root", &[]).unwrap();
+    let other = open_url("memory://missing/root", &[]).unwrap();
+    let data = vec![7u8; 200_000];
+    storage.write(&path("d/listed"), &data).unwrap();
+    storage.write(&path("d/kept"), b"kept").unwrap();
+    // Listed: the sizes are known, nothing of the files is fetched yet.
+    let listed = storage.list(&path("d")).unwrap().unwrap();
+    assert_eq!(listed.len(), 2);
+    other.remove_file(&path("d/listed")).unwrap();
+    let is_not_found = |e: crate::Error| {
+        // What `snapshot::vanished` takes for a file a vacuum removed.
+        let kind = std::io::ErrorKind::NotFound;
+        assert!(
+            matches!(&e, crate::Error::Io { kind: k, .. } if *k == kind),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("memory://missing/root/"), "{e}");
+    };
+    is_not_found(storage.read_range(&path("d/listed"), 0, 10).unwrap_err());
+    is_not_found(
+        storage
+            .read_ranges(&path("d/listed"), &[(0, 10), (150_000, 10)])
+            .unwrap_err(),
+    );
+    is_not_found(storage.read(&path("d/listed")).unwrap_err());
+    for never in ["d/never", "never/there"] {
+        is_not_found(storage.size(&path(never)).unwrap_err());
+        is_not_found(storage.read(&path(never)).unwrap_err());
+        is_not_found(storage.read_range(&path(never), 0, 1).unwrap_err());
+        is_not_found(storage.remove_file(&path(never)).unwrap_err());
+        assert_eq!(storage.kind(&path(never)).unwrap(), None);
+    }
+    assert_eq!(storage.read(&path("d/kept")).unwrap(), b"kept");
+}

@@ -72,6 +72,32 @@ impl Storage for SubStorage<'_> {
             .read_range_into(&self.full(file)?, offset, len, buffer)
     }
 
+    fn read_ranges_into(
+        &self,
+        file: &RelPath,
+        ranges: &[(u64, u64)],
+        buffers: &mut [Vec<u8>],
+    ) -> Result<()> {
+        self.inner
+            .read_ranges_into(&self.full(file)?, ranges, buffers)
+    }
+
+    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
+        self.inner.open_below(&self.full(dir).ok()?)
+    }
+
+    fn concurrent_reads(&self) -> usize {
+        self.inner.concurrent_reads()
+    }
+
+    fn prefetch(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
+        let full: Vec<(RelPath, Vec<(u64, u64)>)> = files
+            .iter()
+            .filter_map(|(file, ranges)| Some((self.full(file).ok()?, ranges.clone())))
+            .collect();
+        self.inner.prefetch(&full);
+    }
+
     fn create_dir(&self, dir: &RelPath) -> Result<()> {
         self.inner.create_dir(&self.full(dir)?)
     }

@@ -349,10 +349,15 @@ pub struct TileDb {
 impl TileDb {
     /// TileDB configured for the server at `port`.
     pub fn start(python: &Path, port: u16) -> TileDb {
+        Self::with_config(python, &tiledb_config(port))
+    }
+
+    /// TileDB with the settings `config` (`{"vfs.azure.…": …}`).
+    pub fn with_config(python: &Path, config: &Value) -> TileDb {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/s3_support/tiledb_s3.py");
         let mut child = Command::new(python)
             .arg(script)
-            .arg(tiledb_config(port).to_string())
+            .arg(config.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()

@@ -10,8 +10,12 @@ TileDB under the URI `out`; {"op": "read", "array_root", "case_file",
 conformance kit's canonical JSON; {"op": "fragments", "uri", "count"} makes
 a sparse array of `count` one-cell fragments (the request-count bench);
 {"op": "open_read", "uri"} opens an array and reads it whole;
-{"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata. Each answer is
-one JSON line: the result, or {"error": message, "class": class}.
+{"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata;
+{"op": "inspect", "uri"} describes an array as TileDB sees it (cells, attributes,
+metadata, fragments, consolidated fragment metadata, fragments to vacuum) and
+{"op": "group", "uri"} a group (members, metadata); {"op": "create_bucket", "uri"}
+makes a bucket or container. Each answer is one JSON
+line: the result, or {"error": message, "class": class}.
 """
 
 import json
@@ -62,6 +66,45 @@ def open_read(uri):
     return {"cells": int(len(data["a"]))}
 
 
+def plain(value):
+    """A metadata or cell value as JSON."""
+    if isinstance(value, np.ndarray):
+        return [plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def inspect(uri):
+    with tiledb.open(uri, ctx=CTX) as A:
+        data = A[:] if A.schema.sparse else A.multi_index[:]
+        cells = {name: plain(col) for name, col in data.items()}
+        attributes = [A.schema.attr(i).name for i in range(A.schema.nattr)]
+        metadata = {k: plain(v) for k, v in A.meta.items()}
+    fragments = tiledb.FragmentInfoList(uri, ctx=CTX)
+    return {
+        "cells": cells,
+        "attributes": attributes,
+        "metadata": metadata,
+        "fragments": len(fragments),
+        "consolidated_metadata": [bool(f.has_consolidated_metadata) for f in fragments],
+        "to_vacuum": len(fragments.to_vacuum),
+    }
+
+
+def group(uri):
+    with tiledb.Group(uri, ctx=CTX) as G:
+        members = sorted(
+            [m.name or "", m.uri, "array" if m.type == tiledb.Array else "group"] for m in G
+        )
+        metadata = {k: plain(v) for k, v in G.meta.items()}
+    return {"members": members, "metadata": metadata}
+
+
 def handle(req):
     op = req["op"]
     if op == "replay":
@@ -77,6 +120,13 @@ def handle(req):
         return fragments(req["uri"], req["count"])
     if op == "open_read":
         return open_read(req["uri"])
+    if op == "create_bucket":
+        tiledb.VFS(ctx=CTX).create_bucket(req["uri"])
+        return {"ok": True}
+    if op == "inspect":
+        return inspect(req["uri"])
+    if op == "group":
+        return group(req["uri"])
     if op == "consolidate_fragment_meta":
         config = tiledb.Config({"sm.consolidation.mode": "fragment_meta"})
         tiledb.consolidate(req["uri"], config=config, ctx=CTX)

@@ -121,6 +121,7 @@ impl SparseTiles {
             mbrs: Vec::new(),
             cells: Vec::new(),
         };
+        crate::read::sparse::ranges::load_rtrees(snapshot);
         for fragment in snapshot.fragments() {
             if fragment.dense || fragment.non_empty_domain.is_none() {
                 continue;

@@ -39,7 +39,8 @@ use crate::read::memory;
 use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{
-    load_tiles_pooled, StoredBuffers, TileData, TilePart, TilePool, TileSelection, TileSource,
+    load_tiles_pooled, prefetch_tiles, StoredBuffers, TileData, TilePart, TilePool, TileSelection,
+    TileSource, WantedTiles,
 };
 use crate::schema::Attribute;
 use crate::snapshot::Snapshot;
@@ -364,6 +365,7 @@ fn scatter_attribute(
     stored: &StoredBuffers,
     total: u64,
 ) -> Result<bool> {
+    prefetch_band(array, geometry, attr, band);
     let scatter_validity = |col: &mut Column| -> Result<()> {
         if let Some(validity) = &mut col.validity {
             let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
@@ -415,6 +417,28 @@ fn scatter_attribute(
     }
 }
 
+/// Fetches ahead the band's tiles of `attr` in every fragment at once
+/// (its cells, var data and validity), which the band then decodes.
+fn prefetch_band(array: &Snapshot, geometry: &[Geometry<'_>], attr: &Attribute, band: &BandPlan) {
+    let needed: Vec<Vec<u64>> = band
+        .needed
+        .iter()
+        .map(|n| n.keys().copied().collect())
+        .collect();
+    let mut ahead = Vec::new();
+    for (g, tiles) in geometry.iter().zip(&needed) {
+        if let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) {
+            let (fragment, field) = (g.fragment, Field::Attribute(fa));
+            ahead.push(WantedTiles {
+                fragment,
+                field,
+                tiles,
+            });
+        }
+    }
+    prefetch_tiles(array.storage(), &ahead);
+}
+
 /// Decodes the band's tiles of `attr`, of each tile only the chunks holding
 /// cells the band reads, by (fragment, tile).
 fn decode_band_tiles(
@@ -427,6 +451,7 @@ fn decode_band_tiles(
     let storage = array.storage();
     let key = array.options().key;
     let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
+    prefetch_band(array, geometry, attr, band);
     for (gi, g) in geometry.iter().enumerate() {
         let wanted: Vec<u64> = band.needed[gi].keys().copied().collect();
         let wanted_cells: Vec<(u64, u64)> = band.needed[gi].values().copied().collect();

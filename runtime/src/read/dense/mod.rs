@@ -17,7 +17,7 @@ use crate::read::dense::fragments::{fragment_geometry, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
-use crate::read::tiles::{load_tiles, TileData};
+use crate::read::tiles::{load_tiles, prefetch_tiles, TileData, WantedTiles};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
@@ -287,6 +287,22 @@ fn decode_owned_tiles(
     let key = array.options().key;
     // Decode the tiles each fragment contributes.
     let mut decoded: Vec<HashMap<(usize, u64), TileData>> = vec![HashMap::new(); attributes.len()];
+    let tiles: Vec<Vec<u64>> = needed.iter().map(|n| n.iter().copied().collect()).collect();
+    let mut wanted = Vec::new();
+    for (g, tiles) in geometry.iter().zip(&tiles) {
+        for &a in attributes {
+            if let Some((fa, _)) = g.fragment.schema.attribute(&schema.attributes[a].name) {
+                let field = Field::Attribute(fa);
+                let fragment = g.fragment;
+                wanted.push(WantedTiles {
+                    fragment,
+                    field,
+                    tiles,
+                });
+            }
+        }
+    }
+    prefetch_tiles(storage, &wanted);
     for (gi, g) in geometry.iter().enumerate() {
         let tiles: Vec<u64> = needed[gi].iter().copied().collect();
         if tiles.is_empty() {

@@ -57,6 +57,7 @@ pub fn sorted_bands(
         }
     }
     // Each touched tile's extent along the outer dimension, and its cells.
+    crate::read::sparse::ranges::load_rtrees(array);
     let mut tiles: Vec<(i128, i128, u64)> = Vec::new();
     for fragment in array.fragments() {
         if fragment.dense || fragment.non_empty_domain.is_none() {

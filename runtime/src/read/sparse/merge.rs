@@ -13,9 +13,11 @@ use crate::read::skip::Prune;
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
-use crate::read::tiles::load_tiles;
+use crate::read::tiles::{load_tiles, prefetch_tiles, WantedTiles};
 use crate::schema::{ArraySchema, Scalar};
 use crate::snapshot::Snapshot;
+use crate::storage::on_io_threads;
+use rayon::prelude::*;
 
 /// Consolidation: one cell's timestamp and the delete that removed it.
 pub(crate) type CellHistory = (u64, Option<(u64, u64)>);
@@ -118,14 +120,24 @@ fn plan<'a>(
     prune: Prune<'_>,
 ) -> Result<Vec<Planned<'a>>> {
     let schema = array.schema();
+    let fragments: Vec<&FragmentMetadata> = array
+        .fragments()
+        .iter()
+        .map(|f| &**f)
+        .filter(|f| !f.dense && f.non_empty_domain.is_some())
+        .collect();
+    // The R-trees, each a read of its fragment's metadata file: all at once
+    // over a network (the first error in fragment order reported).
+    let touched: Vec<Result<Vec<u64>>> = on_io_threads(array.storage(), fragments.len(), || {
+        fragments
+            .par_iter()
+            .map(|fragment| touched_tiles(array, fragment, ranges))
+            .collect()
+    });
     let mut planned: Vec<Planned<'a>> = Vec::new();
-    for fragment in array.fragments() {
-        let fragment: &FragmentMetadata = fragment;
-        if fragment.dense || fragment.non_empty_domain.is_none() {
-            continue;
-        }
+    for (fragment, tiles) in fragments.into_iter().zip(touched) {
         let fschema = &fragment.schema;
-        let mut tiles = touched_tiles(array, fragment, ranges)?;
+        let mut tiles = tiles?;
         if !prune.is_empty() {
             tiles = prune.tiles(array, fragment, tiles)?;
         }
@@ -170,6 +182,18 @@ fn plan<'a>(
 fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentTiles<'a>>> {
     let storage = array.storage();
     let key = array.options().key;
+    let wanted: Vec<WantedTiles<'_>> = planned
+        .iter()
+        .flat_map(|(fragment, tiles, fields)| {
+            fields.iter().map(move |&field| WantedTiles {
+                fragment,
+                field,
+                tiles,
+            })
+        })
+        .collect();
+    prefetch_tiles(storage, &wanted);
+    drop(wanted);
     let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
     for (fragment, tiles, fields) in planned {
         let mut map = DecodedTilesByField::default();

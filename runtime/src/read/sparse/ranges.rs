@@ -61,12 +61,68 @@ pub(crate) fn merge_string_ranges(ranges: &[Range]) -> Vec<Range> {
     out
 }
 
+/// Loads the R-tree of every sparse fragment, all at once over a network
+/// (each is a read of its fragment's metadata file), for the readers that
+/// then go through the fragments one by one.
+pub(crate) fn load_rtrees(array: &Snapshot) {
+    use rayon::prelude::*;
+    let storage = array.storage();
+    let fragments = array.fragments();
+    if storage.concurrent_reads() == 0 {
+        return;
+    }
+    crate::storage::on_io_threads(storage, fragments.len(), || {
+        fragments
+            .par_iter()
+            .filter(|f| !f.dense && f.non_empty_domain.is_some())
+            .for_each(|f| {
+                // An error is reported by the reader that needs the tree.
+                let _ = f.mbrs(storage);
+            });
+    });
+}
+
+/// Whether the fragment's non-empty domain lies inside `ranges` on every
+/// dimension (then so does every tile's MBR).
+fn holds_only_cells_inside(fragment: &FragmentMetadata, ranges: &[Vec<(Scalar, Scalar)>]) -> bool {
+    let Some(domain) = &fragment.non_empty_domain else {
+        return false;
+    };
+    let dims = &fragment.schema.dimensions;
+    domain.len() == dims.len()
+        && domain
+            .iter()
+            .zip(dims)
+            .enumerate()
+            .all(|(d, ((lo, hi), dim))| {
+                // No ranges on a dimension (or none at all): all of it.
+                let ranges = ranges.get(d).map_or(&[][..], Vec::as_slice);
+                if ranges.is_empty() {
+                    return true;
+                }
+                let (Some(lo), Some(hi)) = (
+                    Scalar::decode(dim.datatype, lo),
+                    Scalar::decode(dim.datatype, hi),
+                ) else {
+                    return false;
+                };
+                ranges
+                    .iter()
+                    .any(|(a, b)| !lo.compare(a).is_lt() && !hi.compare(b).is_gt())
+            })
+}
+
 /// The tiles of a sparse fragment whose MBR meets `ranges`, in stored order.
 pub(crate) fn touched_tiles(
     array: &Snapshot,
     fragment: &FragmentMetadata,
     ranges: &[Vec<(Scalar, Scalar)>],
 ) -> Result<Vec<u64>> {
+    if array.storage().concurrent_reads() > 0 && holds_only_cells_inside(fragment, ranges) {
+        // Every tile is touched: its R-tree (a request per fragment over a
+        // network) need not be read.
+        return Ok((0..fragment.tile_num).collect());
+    }
     let mbrs = fragment.mbrs(array.storage())?;
     let mut tiles = Vec::new();
     for (t, mbr) in mbrs.iter().enumerate() {

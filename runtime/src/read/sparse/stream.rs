@@ -10,7 +10,9 @@ use crate::read::memory;
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;
-use crate::read::tiles::{load_tiles_pooled, TileData, TilePool, TileSelection};
+use crate::read::tiles::{
+    load_tiles_pooled, prefetch_tiles, TileData, TilePool, TileSelection, WantedTiles,
+};
 use crate::schema::{ArraySchema, Attribute};
 use crate::snapshot::Snapshot;
 
@@ -119,6 +121,17 @@ pub(crate) fn stream(
     let mut written = 0usize;
     let mut last_key: Option<[u64; 4]> = None;
     for batch in tiles.chunks(STREAM_BATCH) {
+        // Every field's tiles of the batch fetched at once, then decoded.
+        let ahead: Vec<WantedTiles<'_>> = (0..n)
+            .map(Field::Dimension)
+            .chain(attr_fields.iter().flatten().copied())
+            .map(|field| WantedTiles {
+                fragment,
+                field,
+                tiles: batch,
+            })
+            .collect();
+        prefetch_tiles(storage, &ahead);
         let coords: Vec<Vec<TileData>> = (0..n)
             .map(|d| {
                 load_tiles_pooled(
