@@ -439,7 +439,7 @@ fn explain_attributes_every_byte_of_versions_3_to_9() {
                 }
                 match explained.kind {
                     FileKind::FragmentMetadata => {
-                        check_footer(&what, &explained.root, &bytes, &array, version)
+                        check_footer(&what, &explained.root, &bytes, &array, version);
                     }
                     FileKind::DataTiles => check_data_tiles(&what, &explained.root, &path, &array),
                     _ => {}

@@ -211,7 +211,11 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
         // share one fixed-sized type).
         (Field::Coordinates, "") => {
             let first = schema.dimensions.first()?;
-            let cell = schema.dimensions.iter().map(|d| d.coord_size()).sum();
+            let cell = schema
+                .dimensions
+                .iter()
+                .map(crate::schema::Dimension::coord_size)
+                .sum();
             facts(&schema.coords_filters, first.datatype, false, Some(cell))
         }
         _ => return None,
