@@ -13,7 +13,9 @@
 //! one u64 off the computed size is refused naming the file, the offset
 //! and the field; and the generated size equals the length of the footer
 //! the generated layout writes, for every version and shape, so a wrong
-//! formula fails here.
+//! formula fails here. `tdb explain` attributes every byte of every file
+//! of these arrays, the footer and the tiles its offsets point at holding
+//! the values written.
 
 mod common;
 mod old_versions;
@@ -24,9 +26,11 @@ use std::process::Command;
 
 use old_versions::{footer_bytes, Attr, Dim, OldArray};
 use tiledb_runtime::array::{Array, OpenOptions};
+use tiledb_runtime::explain::{coverage, explain_file, FileKind, Span};
 use tiledb_runtime::format::generated::{
-    Datatype, DimensionShape, FragmentFooter, NDRectangle, Range,
+    Datatype, DimensionShape, FragmentFooter, FragmentFooterBinReadArgs, NDRectangle, Range,
 };
+use tiledb_runtime::format::io::read_exact_from;
 use tiledb_runtime::read::ReadQuery;
 use tiledb_runtime::{Error, ErrorClass};
 
@@ -423,4 +427,183 @@ fn check_verifies_the_metadata_of_versions_3_to_9_and_finds_a_misplaced_footer_o
             );
         }
     }
+}
+
+/// Every file under `dir`, sorted.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_under(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+}
+
+/// Every span named `name` under `span`, in order.
+fn spans_named<'a>(span: &'a Span, name: &str, out: &mut Vec<&'a Span>) {
+    if span.name == name {
+        out.push(span);
+    }
+    for child in &span.children {
+        spans_named(child, name, out);
+    }
+}
+
+fn values_of(span: &Span, name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    spans_named(span, name, &mut found);
+    found
+        .iter()
+        .map(|s| s.value.clone().unwrap_or_default())
+        .collect()
+}
+
+/// Each payload under `span` (in payload offsets), to check it is covered
+/// whole too.
+fn payloads<'a>(span: &'a Span, out: &mut Vec<&'a Span>) {
+    if span.name == "payload" && span.space == "payload" {
+        out.push(span);
+    }
+    for child in &span.children {
+        payloads(child, out);
+    }
+}
+
+/// `tdb explain` explains every byte of every file of versions 3 to 9: the
+/// footer found by its computed size (no trailer), every generic tile its
+/// offsets point at, and the data tiles with their cell counts. The
+/// explained values are the footer the writer wrote (read back with the
+/// generated layout) and the cells it wrote.
+#[test]
+fn explain_attributes_every_byte_of_versions_3_to_9() {
+    let work = tempfile::tempdir().unwrap();
+    for version in VERSIONS {
+        for (name, array) in arrays() {
+            let dir = work.path().join(format!("{name}_v{version}"));
+            array.write(&dir, version);
+            let mut all = Vec::new();
+            files_under(&dir, &mut all);
+            for path in all {
+                let what = format!("{name} v{version} {}", path.display());
+                let bytes = std::fs::read(&path).unwrap();
+                let explained =
+                    explain_file(&path, &bytes, None).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(explained.incomplete, None, "{what}");
+                let size = bytes.len() as u64;
+                let cover = coverage(&explained.root, "file", size);
+                assert_eq!(cover.unexplained, Vec::new(), "{what}");
+                assert_eq!(cover.covered, size, "{what}");
+                let mut inner = Vec::new();
+                payloads(&explained.root, &mut inner);
+                for p in inner {
+                    let c = coverage(p, "payload", p.size);
+                    assert_eq!(c.unexplained, Vec::new(), "{what}: payload at {}", p.offset);
+                }
+                match explained.kind {
+                    FileKind::FragmentMetadata => {
+                        check_footer(&what, &explained.root, &bytes, &array, version);
+                    }
+                    FileKind::DataTiles => check_data_tiles(&what, &explained.root, &path, &array),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// The explained footer: at the file's last `known_size` bytes, no
+/// trailer, its values those written, and each offset it holds followed to
+/// the generic tile explained there.
+fn check_footer(what: &str, root: &Span, bytes: &[u8], array: &OldArray, version: u32) {
+    let shapes = vec![
+        DimensionShape {
+            var: false,
+            coord_size: 8,
+        };
+        array.dims.len()
+    ];
+    let attributes = array.attrs.len() as u64;
+    let size = FragmentFooter::known_size(version.max(4), attributes, &shapes).unwrap();
+    let start = bytes.len() as u64 - size;
+    let args = FragmentFooterBinReadArgs::builder()
+        .num_attributes(attributes)
+        .dims(shapes)
+        .finalize();
+    let written: FragmentFooter =
+        read_exact_from(&bytes[start as usize..], args, "FragmentFooter").unwrap();
+    let mut footer = Vec::new();
+    spans_named(root, "FragmentFooter", &mut footer);
+    assert_eq!(footer.len(), 1, "{what}: one footer");
+    assert_eq!((footer[0].offset, footer[0].size), (start, size), "{what}");
+    assert!(
+        values_of(root, "FooterLength").is_empty(),
+        "{what}: no trailer"
+    );
+    assert_eq!(
+        values_of(root, "FragmentFooter.version"),
+        [version.to_string()],
+        "{what}"
+    );
+    assert_eq!(
+        values_of(root, "FragmentFooter.rtree_offset"),
+        [written.rtree_offset.to_string()],
+        "{what}"
+    );
+    let mut tiles: Vec<(String, u64)> = vec![("rtree".into(), written.rtree_offset)];
+    for (list, offsets) in [
+        ("tile_offsets", &written.tile_offsets_offsets),
+        ("tile_var_offsets", &written.tile_var_offsets_offsets),
+        ("tile_var_sizes", &written.tile_var_sizes_offsets),
+    ] {
+        let mut spans = Vec::new();
+        spans_named(root, &format!("FragmentFooter.{list}_offsets"), &mut spans);
+        assert_eq!(spans.len(), 1, "{what}: {list}_offsets");
+        let explained: Vec<u64> = (spans[0].children.iter())
+            .map(|element| {
+                element
+                    .value
+                    .as_deref()
+                    .unwrap_or_default()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(&explained, offsets, "{what}: {list}_offsets");
+        tiles.extend(
+            offsets
+                .iter()
+                .enumerate()
+                .map(|(i, &o)| (format!("{list}[{i}]"), o)),
+        );
+    }
+    for (i, &o) in written
+        .tile_validity_offsets_offsets
+        .iter()
+        .flatten()
+        .enumerate()
+    {
+        tiles.push((format!("tile_validity_offsets[{i}]"), o));
+    }
+    for (tile, offset) in tiles {
+        let mut found = Vec::new();
+        spans_named(root, &format!("{tile}: generic tile"), &mut found);
+        assert_eq!(found.len(), 1, "{what}: {tile}");
+        assert_eq!(found[0].offset, offset, "{what}: {tile}");
+    }
+}
+
+/// A data file's one tile, with the number of cells written.
+fn check_data_tiles(what: &str, root: &Span, path: &Path, array: &OldArray) {
+    let tiles: Vec<&Span> = root.children.iter().collect();
+    assert_eq!(tiles.len(), 1, "{what}: one tile");
+    let cells = array.cell_coords().len();
+    let value = tiles[0].value.clone().unwrap_or_default();
+    assert!(
+        value.contains(&format!("; {cells} cell(s) of ")),
+        "{what}: {value} ({})",
+        path.display()
+    );
 }

@@ -6,12 +6,13 @@
 use std::path::Path;
 
 use super::body::Body;
-use super::fragment::array_dir;
+use super::fragment::{array_dir, locate_footer};
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;
 use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
-use crate::fragment::{footer_region, footer_schema_name};
+use crate::format::generated::{field_files_by_index, field_files_percent_encoded};
+use crate::fragment::{footer_schema_name, percent_encode_v8};
 use crate::schema::ArraySchema;
 use crate::storage::LocalStorage;
 
@@ -105,26 +106,62 @@ fn offsets_tile_cells(path: &Path) -> Vec<u64> {
         .unwrap_or_default()
 }
 
+/// The field a data file holds.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    Attribute(usize),
+    Dimension(usize),
+    /// `__coords`: the zipped coordinates of formats 3-4.
+    Coordinates,
+}
+
+/// The field and the suffix (`var`, `validity` or none) of a data file's
+/// stem, named as format `version` names its files: `a<i>` and `d<j>`
+/// from format 9, the field's name before (percent-encoded in format 8),
+/// and `__coords` for the zipped coordinates of formats 3-4.
+fn field_of<'a>(schema: &ArraySchema, stem: &'a str, version: u32) -> Option<(Field, &'a str)> {
+    let (base, suffix) = match stem.rsplit_once('_') {
+        Some((base, suffix @ ("var" | "validity"))) => (base, suffix),
+        _ => (stem, ""),
+    };
+    if base == "__coords" {
+        return Some((Field::Coordinates, suffix));
+    }
+    let stem_of = |prefix: char, index: usize, name: &str| {
+        if field_files_by_index(version) {
+            format!("{prefix}{index}")
+        } else if field_files_percent_encoded(version) {
+            percent_encode_v8(name)
+        } else {
+            name.to_string()
+        }
+    };
+    let attribute = (schema.attributes.iter().enumerate())
+        .find(|(i, a)| stem_of('a', *i, &a.name) == base)
+        .map(|(i, _)| Field::Attribute(i));
+    let dimension = || {
+        (schema.dimensions.iter().enumerate())
+            .find(|(j, d)| stem_of('d', *j, &d.name) == base)
+            .map(|(j, _)| Field::Dimension(j))
+    };
+    Some((attribute.or_else(dimension)?, suffix))
+}
+
 /// The schema's facts for the field a data file holds (`a<i>`, `d<j>`,
-/// with `_var` or `_validity`), from the schema its fragment's footer names.
+/// with `_var` or `_validity`; the field's name before format 9), from the
+/// schema its fragment's footer names.
 fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
     let metadata_path = path.with_file_name("__fragment_metadata.tdb");
     let metadata = std::fs::read(&metadata_path).ok()?;
-    let (head, start) = footer_region(&metadata).ok()?;
-    if head.version < 10 {
-        return None;
-    }
-    let version = head.version;
-    let name = footer_schema_name(metadata.get(start as usize..)?).ok()?;
+    let place = locate_footer(&metadata_path, &metadata, key).ok()?;
+    let version = place.version;
+    let footer = metadata.get(place.start as usize..place.end as usize)?;
+    let name = footer_schema_name(footer).ok()?;
     let storage = LocalStorage::new(array_dir(&metadata_path)?);
     let schema =
         ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
     let stem = path.file_stem()?.to_str()?;
-    let (field, suffix) = match stem.split_once('_') {
-        Some((field, suffix)) => (field, suffix),
-        None => (stem, ""),
-    };
-    let index: usize = field.get(1..)?.parse().ok()?;
+    let (field, suffix) = field_of(&schema, stem, version)?;
     let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {
         // An encrypted array's tiles end their pipeline with AES-256-GCM,
         // which the schema does not list (as the reader adds it).
@@ -141,20 +178,22 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
         }
     };
     let offsets = facts(&schema.offsets_filters, Datatype::Uint64, false, Some(8));
-    Some(match (field.as_bytes().first()?, suffix) {
-        (b'a', "validity") => facts(&schema.validity_filters, Datatype::Uint8, false, Some(1)),
-        (b'a', "var") => {
+    Some(match (field, suffix) {
+        (Field::Attribute(_), "validity") => {
+            facts(&schema.validity_filters, Datatype::Uint8, false, Some(1))
+        }
+        (Field::Attribute(index), "var") => {
             let attribute = schema.attributes.get(index)?;
             facts(&attribute.filters, attribute.datatype, true, None)
         }
-        (b'a', "") => {
+        (Field::Attribute(index), "") => {
             let attribute = schema.attributes.get(index)?;
             match attribute.cell_size() {
                 None => offsets,
                 Some(size) => facts(&attribute.filters, attribute.datatype, false, Some(size)),
             }
         }
-        (b'd', suffix) => {
+        (Field::Dimension(index), suffix) => {
             let dimension = schema.dimensions.get(index)?;
             match (dimension.var, suffix) {
                 (true, "") => offsets,
@@ -166,6 +205,18 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
                     Some(dimension.coord_size()),
                 ),
             }
+        }
+        // Before format 5, every dimension's coordinates zipped in one
+        // file, through the coordinates' filters (all dimensions then
+        // share one fixed-sized type).
+        (Field::Coordinates, "") => {
+            let first = schema.dimensions.first()?;
+            let cell = schema
+                .dimensions
+                .iter()
+                .map(crate::schema::Dimension::coord_size)
+                .sum();
+            facts(&schema.coords_filters, first.datatype, false, Some(cell))
         }
         _ => return None,
     })

@@ -1,7 +1,9 @@
 //! A fragment metadata file explained: the footer at its end (walked
 //! against the schema it names, which gives the field counts and dimension
-//! shapes), the trailing footer length, and every generic tile the footer's
-//! offsets point at, each payload walked as the struct the footer says.
+//! shapes), the trailing footer length (absent in formats 3-9 with
+//! fixed-sized dimensions, whose footer size spec/ computes), and every
+//! generic tile the footer's offsets point at, each payload walked as the
+//! struct the footer says.
 
 use std::path::Path;
 
@@ -9,8 +11,13 @@ use super::body::Body;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
 use super::walker::Walker;
 use super::walkers::*;
-use crate::error::{Error, Result};
-use crate::format::generated::{footer_after_tiles, NEWEST_READ_FORMAT_VERSION};
+use crate::directory::TimestampedName;
+use crate::error::{Cause, Error, Result};
+use crate::format::generated::{
+    footer_after_tiles, footer_length_always_stored, fragment_mmsn_read, FragmentFooter,
+    FragmentFooterHead, NEWEST_READ_FORMAT_VERSION,
+};
+use crate::format::io::read_prefix;
 use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
@@ -25,6 +32,96 @@ pub(super) fn array_dir(path: &Path) -> Option<&Path> {
     } else {
         Some(parent)
     }
+}
+
+/// The usage error for a fragment metadata file explained outside its array.
+fn in_array_only(path: &Path) -> Error {
+    Error::Usage(format!(
+        "{}: a fragment metadata file is explained inside its array (…/__fragments/<fragment>/ \
+         or, before format 12, …/<fragment>/)",
+        path.display()
+    ))
+}
+
+/// Where a fragment metadata file's footer lies: `start..end`, with the
+/// `FooterLength` trailer after it when `end` is not the file's end.
+pub(super) struct FooterPlace {
+    /// The footer's format version.
+    pub(super) version: u32,
+    /// The footer's first byte.
+    pub(super) start: u64,
+    /// The byte after the footer.
+    pub(super) end: u64,
+}
+
+/// Finds the footer as the loader does: where spec/ gives its size before
+/// reading it (`FragmentFooter::known_size`: formats 3-9 with fixed-sized
+/// dimensions, by the version the fragment's folder name implies, against
+/// `__array_schema.tdb`), it is the file's last that many bytes and has no
+/// trailer; elsewhere the trailing `FooterLength` measures it.
+pub(super) fn locate_footer(
+    path: &Path,
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+) -> Result<FooterPlace> {
+    let len = bytes.len() as u64;
+    let named_version = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .and_then(|n| TimestampedName::parse(n).ok())
+        .map(|n| n.format_version())
+        .filter(|&v| !footer_length_always_stored(v));
+    if let Some(named_version) = named_version {
+        let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
+        let schema =
+            ArraySchema::load(&LocalStorage::new(dir), &ArraySchema::path_for(None)?, key)?;
+        let attributes = schema.attributes.len() as u64;
+        let shapes = dimension_shapes(&schema.stored);
+        if let Some(size) = FragmentFooter::known_size(named_version, attributes, &shapes) {
+            let start = len.checked_sub(size).ok_or_else(|| {
+                Error::corrupt(
+                    0,
+                    "FragmentFooter",
+                    Cause::Truncated {
+                        needed: size,
+                        available: len,
+                    },
+                )
+            })?;
+            let (head, _) = read_prefix::<FragmentFooterHead>(
+                &bytes[start as usize..],
+                (),
+                "FragmentFooterHead",
+            )
+            .map_err(|e| e.at_base(start))?;
+            // As the loader: the footer found by its computed size must be
+            // of a version with that size.
+            if FragmentFooter::known_size(head.version, attributes, &shapes) != Some(size) {
+                return Err(Error::corrupt(
+                    start,
+                    "FragmentFooter.version",
+                    Cause::Inconsistent {
+                        what: "footer version (its footer size differs from that of the version \
+                               in the fragment's name)",
+                        expected: u64::from(named_version),
+                        found: u64::from(head.version),
+                    },
+                ));
+            }
+            return Ok(FooterPlace {
+                version: head.version,
+                start,
+                end: len,
+            });
+        }
+    }
+    let (head, start) = footer_region(bytes)?;
+    Ok(FooterPlace {
+        version: head.version,
+        start,
+        end: len - 8,
+    })
 }
 
 /// A format 1-2 fragment metadata file: one generic tile whose payload is
@@ -82,41 +179,32 @@ pub fn explain_fragment_metadata(
     if super::legacy13::is_legacy13_tile(bytes, key) {
         return explain_v1_v2(path, bytes, key, true);
     }
-    let (head, start) = footer_region(bytes)?;
-    if head.version > NEWEST_READ_FORMAT_VERSION {
-        return explain_unknown_version(bytes, start, key, head.version);
+    let place = locate_footer(path, bytes, key)?;
+    if place.version > NEWEST_READ_FORMAT_VERSION {
+        return explain_unknown_version(bytes, place.start, key, place.version);
     }
-    if head.version < 10 {
-        return Err(Error::unsupported(format!(
-            "fragment metadata of format version {} (3 to 9, footer after the tiles) is not \
-             explained yet",
-            head.version
-        )));
-    }
-    let trailer = bytes.len() as u64 - 8;
-    let name = footer_schema_name(&bytes[start as usize..trailer as usize])?;
-    let dir = array_dir(path).ok_or_else(|| {
-        Error::Usage(format!(
-            "{}: a fragment metadata file is explained inside its array (…/__fragments/<fragment>/)",
-            path.display()
-        ))
-    })?;
+    let (start, end) = (place.start, place.end);
+    let name = footer_schema_name(&bytes[start as usize..end as usize])?;
+    let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
     let storage = LocalStorage::new(dir);
     let schema = ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref())?, key)?;
     let dims = dimension_shapes(&schema.stored);
 
-    let mut w = Walker::new(&bytes[..trailer as usize], "footer", "file");
+    let mut w = Walker::new(&bytes[..end as usize], "footer", "file");
     w.seek(start);
     w.enter_group("FragmentFooter", "FragmentFooter");
     let footer = walk_fragment_footer(&mut w, schema.attributes.len() as u64, dims.clone())?;
     w.leave();
     let mut spans = w.finish().children;
-    let mut w = Walker::new(bytes, "footer length", "file");
-    w.seek(trailer);
-    w.enter_group("FooterLength", "FooterLength");
-    walk_footer_length(&mut w)?;
-    w.leave();
-    spans.extend(w.finish().children);
+    // Formats 3-9 with fixed-sized dimensions end with the footer: no trailer.
+    if end < bytes.len() as u64 {
+        let mut w = Walker::new(bytes, "footer length", "file");
+        w.seek(end);
+        w.enter_group("FooterLength", "FooterLength");
+        walk_footer_length(&mut w)?;
+        w.leave();
+        spans.extend(w.finish().children);
+    }
 
     let tile = |what: String, offset: u64, walk: &dyn Fn(&mut Walker<'_>) -> Result<()>| {
         explain_generic_tile(bytes, offset, key, |p| walk(p))
@@ -169,7 +257,10 @@ pub fn explain_fragment_metadata(
         })?);
     }
     let num_fields = footer.tile_offsets_offsets.len() as u64;
-    if let Some(offset) = footer.fragment_mmsn_offset.filter(|_| version >= 12) {
+    if let Some(offset) = footer
+        .fragment_mmsn_offset
+        .filter(|_| fragment_mmsn_read(version))
+    {
         spans.push(tile("fragment_mmsn".into(), offset, &|p| {
             walk_fragment_mmsn(p, num_fields).map(drop)
         })?);
