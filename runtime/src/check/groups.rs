@@ -84,74 +84,85 @@ impl Checker<'_> {
             }
         };
         for member in &contents.members {
-            let inside = match resolve_member(&member.uri, member.relative) {
-                Ok(MemberLocation::Inside(path)) => path,
-                Ok(MemberLocation::External(uri)) => {
-                    self.report.notes.push(Finding {
-                        class: ErrorClass::Usage,
-                        file: ".".into(),
-                        offset: 0,
-                        field: format!("member {:?}", member.name),
-                        message: format!("not checked: {uri} is outside the group"),
-                        cause: None,
-                    });
-                    continue;
-                }
-                Err(e) => {
-                    self.error(".", &e);
-                    continue;
-                }
-            };
-            match self.storage.kind(&inside) {
-                Ok(Some(EntryKind::Dir)) => {}
-                Ok(_) => {
-                    self.find(
-                        ".",
-                        0,
-                        format!("member {:?}", member.name),
-                        format!("{inside} is not a folder in the group"),
-                    );
-                    continue;
-                }
-                Err(e) => {
-                    self.error(inside.as_str(), &e);
-                    continue;
-                }
+            self.check_member(member, options);
+        }
+    }
+
+    /// One member of a group, checked through the group's own storage and
+    /// its findings reported under its path; a member outside the group is
+    /// a note, not checked.
+    fn check_member(
+        &mut self,
+        member: &crate::metadata::group_contents::GroupMember,
+        options: &CheckOptions,
+    ) {
+        let inside = match resolve_member(&member.uri, member.relative) {
+            Ok(MemberLocation::Inside(path)) => path,
+            Ok(MemberLocation::External(uri)) => {
+                self.report.notes.push(Finding {
+                    class: ErrorClass::Usage,
+                    file: ".".into(),
+                    offset: 0,
+                    field: format!("member {:?}", member.name),
+                    message: format!("not checked: {uri} is outside the group"),
+                    cause: None,
+                });
+                return;
             }
-            if self.depth + 1 >= MAX_GROUP_DEPTH {
+            Err(e) => {
+                self.error(".", &e);
+                return;
+            }
+        };
+        match self.storage.kind(&inside) {
+            Ok(Some(EntryKind::Dir)) => {}
+            Ok(_) => {
                 self.find(
-                    inside.as_str(),
+                    ".",
                     0,
                     format!("member {:?}", member.name),
-                    format!("groups nest deeper than {MAX_GROUP_DEPTH}"),
+                    format!("{inside} is not a folder in the group"),
                 );
-                continue;
+                return;
             }
-            // The member through the group's own storage: a local folder
-            // or a prefix of the same object store alike.
-            let owned = self.storage.open_below(&inside);
-            let borrowed = SubStorage::new(self.storage, inside.clone());
-            let sub: &dyn Storage = owned.as_deref().unwrap_or(&borrowed);
-            let report = check_at_depth(sub, options, self.depth + 1);
-            let within = |mut f: Finding| {
-                f.file = if f.file == "." {
-                    inside.as_str().to_string()
-                } else {
-                    format!("{inside}/{}", f.file)
-                };
-                f
-            };
-            self.report
-                .findings
-                .extend(report.findings.into_iter().map(within));
-            self.report
-                .notes
-                .extend(report.notes.into_iter().map(within));
-            self.report.files_checked += report.files_checked;
-            self.report.tiles_checked += report.tiles_checked;
-            self.report.tile_metadata_checked += report.tile_metadata_checked;
-            self.report.cells_read += report.cells_read;
+            Err(e) => {
+                self.error(inside.as_str(), &e);
+                return;
+            }
         }
+        if self.depth + 1 >= MAX_GROUP_DEPTH {
+            self.find(
+                inside.as_str(),
+                0,
+                format!("member {:?}", member.name),
+                format!("groups nest deeper than {MAX_GROUP_DEPTH}"),
+            );
+            return;
+        }
+        // The member through the group's own storage: a local folder
+        // or a prefix of the same object store alike.
+        let owned = self.storage.open_below(&inside);
+        let borrowed = SubStorage::new(self.storage, inside.clone());
+        let sub: &dyn Storage = owned.as_deref().unwrap_or(&borrowed);
+        let report = check_at_depth(sub, options, self.depth + 1);
+        let within = |mut f: Finding| {
+            f.file = if f.file == "." {
+                inside.as_str().to_string()
+            } else {
+                format!("{inside}/{}", f.file)
+            };
+            f
+        };
+        self.report
+            .findings
+            .extend(report.findings.into_iter().map(within));
+        self.report
+            .notes
+            .extend(report.notes.into_iter().map(within));
+        self.report.files_checked += report.files_checked;
+        self.report.tiles_checked += report.tiles_checked;
+        self.report.tile_metadata_checked += report.tile_metadata_checked;
+        self.report.cells_read += report.cells_read;
     }
 }
 

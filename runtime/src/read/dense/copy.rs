@@ -34,7 +34,7 @@ use crate::read::dense::copy_var::*;
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::dense::pieces::*;
-use crate::read::dense::transpose::{copy_lines, gather_cells, piece_source, Source};
+use crate::read::dense::transpose::copy_lines;
 use crate::read::memory;
 use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
@@ -44,44 +44,6 @@ use crate::read::tiles::{
 };
 use crate::schema::Attribute;
 use crate::snapshot::Snapshot;
-
-/// Copies the pieces of one line of fixed-size cells into `line`.
-pub(crate) fn copy_line(
-    line: &mut [u8],
-    pieces: &[Piece],
-    tiles: &HashMap<(usize, u64), TileData>,
-    cell_size: usize,
-    fill: &[u8],
-    validity: bool,
-) -> Result<()> {
-    for p in pieces {
-        let dst = line
-            .get_mut(p.start as usize * cell_size..(p.start + p.count) as usize * cell_size)
-            .ok_or_else(short_tile)?;
-        let (src, pos, stride) = match piece_source(p, tiles, validity) {
-            Source::Fill => {
-                crate::read::dense::pieces::repeat_cell(dst, fill);
-                continue;
-            }
-            Source::AllValid => {
-                dst.fill(1);
-                continue;
-            }
-            Source::Tile(src, pos, stride) => (src, pos, stride),
-        };
-        if stride == 1 {
-            let from = pos as usize * cell_size;
-            dst.copy_from_slice(src.get(from..from + dst.len()).ok_or_else(short_tile)?);
-        } else if p.count > 0 {
-            let (pos, stride) = (pos as usize, stride as usize);
-            // The last cell read must be in the tile; then every one is.
-            let last = (pos + (p.count as usize - 1) * stride + 1) * cell_size;
-            let src = src.get(..last).ok_or_else(short_tile)?;
-            gather_cells(dst, src, pos, stride, cell_size);
-        }
-    }
-    Ok(())
-}
 
 /// Decodes one band of a fixed-size attribute (its cells, or its
 /// validity bytes) straight into the result: every tile's chunks are

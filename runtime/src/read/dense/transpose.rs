@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::read::dense::copy::copy_line;
 use crate::read::dense::pieces::{short_tile, Piece};
 use crate::read::tiles::TileData;
 
@@ -195,4 +194,42 @@ pub(crate) fn gather_cells(
             }
         }
     }
+}
+
+/// Copies the pieces of one line of fixed-size cells into `line`.
+pub(crate) fn copy_line(
+    line: &mut [u8],
+    pieces: &[Piece],
+    tiles: &HashMap<(usize, u64), TileData>,
+    cell_size: usize,
+    fill: &[u8],
+    validity: bool,
+) -> Result<()> {
+    for p in pieces {
+        let dst = line
+            .get_mut(p.start as usize * cell_size..(p.start + p.count) as usize * cell_size)
+            .ok_or_else(short_tile)?;
+        let (src, pos, stride) = match piece_source(p, tiles, validity) {
+            Source::Fill => {
+                crate::read::dense::pieces::repeat_cell(dst, fill);
+                continue;
+            }
+            Source::AllValid => {
+                dst.fill(1);
+                continue;
+            }
+            Source::Tile(src, pos, stride) => (src, pos, stride),
+        };
+        if stride == 1 {
+            let from = pos as usize * cell_size;
+            dst.copy_from_slice(src.get(from..from + dst.len()).ok_or_else(short_tile)?);
+        } else if p.count > 0 {
+            let (pos, stride) = (pos as usize, stride as usize);
+            // The last cell read must be in the tile; then every one is.
+            let last = (pos + (p.count as usize - 1) * stride + 1) * cell_size;
+            let src = src.get(..last).ok_or_else(short_tile)?;
+            gather_cells(dst, src, pos, stride, cell_size);
+        }
+    }
+    Ok(())
 }
