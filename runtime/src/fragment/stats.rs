@@ -181,15 +181,15 @@ impl FragmentMetadata {
 }
 
 /// Whether the recorded minimums and maximums of attribute `a` are
-/// trusted: TileDB recorded wrong ones for nullable fixed-sized strings up
-/// to format 20 (its dense reader does not use them there).
+/// trusted: not for nullable fixed-sized strings before spec/'s gate
+/// `nullable_char_min_max_trusted`.
 fn trusted_min_max(fragment: &FragmentMetadata, a: usize) -> bool {
     let attribute = &fragment.schema.attributes[a];
     let char_like = matches!(
         attribute.datatype,
         crate::filter::Datatype::Char | crate::filter::Datatype::StringAscii
     );
-    !(char_like && attribute.nullable && fragment.version <= 20)
+    !(char_like && attribute.nullable) || stored::nullable_char_min_max_trusted(fragment.version)
 }
 
 /// The fragment-wide statistics of one attribute.

@@ -91,6 +91,13 @@ pub const BEHAVIOUR_GATES: &[BehaviourGate] = &[
         source: "tiledb/sm/fragment/fragment_metadata.cc",
     },
     BehaviourGate {
+        name: "nullable_char_min_max_trusted",
+        since: Some(21u32),
+        until: None,
+        doc: "The recorded tile and fragment minimums and maximums of a nullable CHAR or STRING_ASCII attribute of one value per cell can be used (up to version 20 TileDB recorded wrong ones there, and its readers do not use them)",
+        source: "tiledb/sm/query/readers/dense_reader.cc, tiledb/sm/query/readers/aggregators/",
+    },
+    BehaviourGate {
         name: "commits_in_commits_folder",
         since: Some(12u32),
         until: None,
@@ -203,6 +210,11 @@ pub const fn tile_metadata_stored(version: u32) -> bool {
 /// TileDB reads the fragment-wide min/max/sum/null-count tile (its offset is written from 11, read from 12) (from version 12; source: `tiledb/sm/fragment/fragment_metadata.cc`.)
 pub const fn fragment_mmsn_read(version: u32) -> bool {
     version >= 12u32
+}
+
+/// The recorded tile and fragment minimums and maximums of a nullable CHAR or STRING_ASCII attribute of one value per cell can be used (up to version 20 TileDB recorded wrong ones there, and its readers do not use them) (from version 21; source: `tiledb/sm/query/readers/dense_reader.cc, tiledb/sm/query/readers/aggregators/`.)
+pub const fn nullable_char_min_max_trusted(version: u32) -> bool {
+    version >= 21u32
 }
 
 /// A fragment lives in `__fragments/`, its commit marker (`.wrt`) and vacuum file in `__commits/` (before, the fragment in the array root with `<fragment>.ok` and `<fragment>.vac` beside it) (from version 12; source: `tiledb/sm/array/array_directory.cc`.)
