@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use crate::filter::datatype::{is_ascii_or_utf8, is_byte};
+use crate::filter::datatype::is_byte;
 use crate::filter::Datatype;
 
 /// One value of a fixed-size numeric type, or the bytes of a string value.
@@ -22,13 +22,15 @@ impl Scalar {
     /// must hold at least one value; strings take all of `bytes`).
     pub fn decode(datatype: Datatype, bytes: &[u8]) -> Option<Scalar> {
         use Datatype::*;
-        if is_ascii_or_utf8(datatype) || is_byte(datatype) && datatype != Bool && datatype != Char {
+        // Every string type and the opaque byte types (BLOB, GEOM_*) are byte
+        // strings, as are CHAR and ANY below: the classes come from spec/.
+        if datatype.is_string() || is_byte(datatype) {
             return Some(Scalar::Bytes(bytes.to_vec()));
         }
         let b = bytes;
         Some(match datatype {
             Int8 => Scalar::Int(i8::from_le_bytes([*b.first()?]) as i128),
-            Char => Scalar::Bytes(bytes.to_vec()),
+            Char | Any => Scalar::Bytes(bytes.to_vec()),
             Uint8 | Bool => Scalar::Int(*b.first()? as i128),
             Int16 => Scalar::Int(i16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i128),
             Uint16 => Scalar::Int(u16::from_le_bytes(b.get(..2)?.try_into().ok()?) as i128),
@@ -37,9 +39,6 @@ impl Scalar {
             Uint64 => Scalar::Int(u64::from_le_bytes(b.get(..8)?.try_into().ok()?) as i128),
             Float32 => Scalar::Float(f32::from_le_bytes(b.get(..4)?.try_into().ok()?) as f64),
             Float64 => Scalar::Float(f64::from_le_bytes(b.get(..8)?.try_into().ok()?)),
-            StringUtf16 | StringUtf32 | StringUcs2 | StringUcs4 | Any => {
-                Scalar::Bytes(bytes.to_vec())
-            }
             // INT64, DATETIME_*, TIME_*
             _ => Scalar::Int(i64::from_le_bytes(b.get(..8)?.try_into().ok()?) as i128),
         })
