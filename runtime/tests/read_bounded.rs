@@ -175,8 +175,8 @@ fn open_and_read(root: &Path) -> (Result<usize, Error>, IoCounters) {
 fn check(root: &Path) -> (Report, IoCounters) {
     let root = root.to_path_buf();
     within_deadline(&format!("checking {}", root.display()), move || {
-        let storage = LocalStorage::new(&root);
-        let report = check_storage(&storage, &CheckOptions::default());
+        let storage = Arc::new(LocalStorage::new(&root));
+        let report = check_storage(storage.clone(), &CheckOptions::default());
         (report, storage.counters())
     })
 }

@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     };
     let progress =
         crate::progress::Progress::spinner(&format!("checking {}", args.array.display()));
-    let report = check_storage(storage.as_ref(), &options);
+    let report = check_storage(storage.into(), &options);
     drop(progress);
     let mut out = std::io::stdout().lock();
     for finding in &report.findings {

@@ -226,6 +226,6 @@ pub fn array_directory(data: &[u8]) {
         max_tile_size: Some(MAX_FUZZ_TILE),
         ..Default::default()
     };
-    let _ = tiledb_runtime::check::check_storage(&storage, &options);
+    let _ = tiledb_runtime::check::check_storage(std::sync::Arc::new(storage), &options);
     let _ = std::fs::remove_dir_all(&scratch);
 }

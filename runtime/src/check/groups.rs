@@ -72,17 +72,18 @@ impl Checker<'_> {
             return;
         }
         // The contents as a reader loads them, then every member inside.
-        let contents = match GroupContents::load(self.storage, 0, u64::MAX, self.key.as_ref()) {
-            Ok(contents) => contents,
-            Err(e) => {
-                let file = match &e {
-                    Error::Corrupt { at, .. } => self.relative(&at.file),
-                    _ => ".".to_string(),
-                };
-                self.error(&file, &e);
-                return;
-            }
-        };
+        let contents =
+            match GroupContents::load(self.storage.as_ref(), 0, u64::MAX, self.key.as_ref()) {
+                Ok(contents) => contents,
+                Err(e) => {
+                    let file = match &e {
+                        Error::Corrupt { at, .. } => self.relative(&at.file),
+                        _ => ".".to_string(),
+                    };
+                    self.error(&file, &e);
+                    return;
+                }
+            };
         for member in &contents.members {
             self.check_member(member, options);
         }
@@ -141,10 +142,9 @@ impl Checker<'_> {
         }
         // The member through the group's own storage: a local folder
         // or a prefix of the same object store alike.
-        let owned = self.storage.open_below(&inside);
-        let borrowed = SubStorage::new(self.storage, inside.clone());
-        let sub: &dyn Storage = owned.as_deref().unwrap_or(&borrowed);
-        let report = check_at_depth(sub, options, self.depth + 1);
+        let sub: Arc<dyn Storage> =
+            Arc::new(SubStorage::new(Arc::clone(self.storage), inside.clone()));
+        let report = check_at_depth(&sub, options, self.depth + 1);
         let within = |mut f: Finding| {
             f.file = if f.file == "." {
                 inside.as_str().to_string()

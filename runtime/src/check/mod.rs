@@ -48,6 +48,7 @@ mod tiles;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::condition::parse_commit;
 use crate::directory::group::{resolve_member, MemberLocation, GROUP_DETAILS_DIR, GROUP_FILE};
@@ -89,7 +90,8 @@ const WHOLE_TILE_FILE: u64 = 1 << 20;
 const MAX_WHOLE_FILE: u64 = crate::tile::generic::MAX_GENERIC_TILE_PERSISTED_SIZE;
 
 struct Checker<'a> {
-    storage: &'a dyn Storage,
+    /// Shared, so that the array can be opened for reading on it as it is.
+    storage: &'a Arc<dyn Storage>,
     key: Option<[u8; 32]>,
     max_tile_size: u64,
     report: Report,
@@ -105,12 +107,12 @@ struct Checker<'a> {
 
 /// Checks the array in `root`.
 pub fn check_array(root: &Path, options: &CheckOptions) -> Report {
-    check_storage(&LocalStorage::new(root), options)
+    check_storage(Arc::new(LocalStorage::new(root)), options)
 }
 
 /// Checks the array (or group) whose folder `storage` is rooted at.
-pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
-    check_at_depth(storage, options, 0)
+pub fn check_storage(storage: Arc<dyn Storage>, options: &CheckOptions) -> Report {
+    check_at_depth(&storage, options, 0)
 }
 
 /// Groups nest members at most this deep before the check stops following
@@ -118,7 +120,7 @@ pub fn check_storage(storage: &dyn Storage, options: &CheckOptions) -> Report {
 /// otherwise never end).
 const MAX_GROUP_DEPTH: usize = 8;
 
-fn check_at_depth(storage: &dyn Storage, options: &CheckOptions, depth: usize) -> Report {
+fn check_at_depth(storage: &Arc<dyn Storage>, options: &CheckOptions, depth: usize) -> Report {
     let mut checker = Checker {
         storage,
         key: options.encryption_key,
@@ -129,7 +131,7 @@ fn check_at_depth(storage: &dyn Storage, options: &CheckOptions, depth: usize) -
         broken_schemas: BTreeSet::new(),
         depth,
     };
-    match object_type(storage) {
+    match object_type(storage.as_ref()) {
         Ok(ObjectType::Group) => checker.run_group(options),
         _ => checker.run(),
     }
@@ -215,7 +217,7 @@ impl Checker<'_> {
         let result = if size <= WHOLE_TILE_FILE {
             self.storage.read(&path)
         } else {
-            load_generic_tile_header(self.storage, &path, size, 0)
+            load_generic_tile_header(self.storage.as_ref(), &path, size, 0)
                 .and_then(|(header, header_len, _)| {
                     check_generic_tile_sizes(&header, 0, header_len, size)
                 })
@@ -304,7 +306,7 @@ impl Checker<'_> {
         self.check_names();
         self.check_schemas();
         self.check_commits();
-        let directory = ArrayDirectory::open(self.storage, 0, u64::MAX);
+        let directory = ArrayDirectory::open(self.storage.as_ref(), 0, u64::MAX);
         self.check_fragments(directory.as_ref().ok());
         self.check_fragment_meta();
         self.check_metadata();
@@ -335,18 +337,13 @@ impl Checker<'_> {
             timestamp_end: u64::MAX,
             key: self.key,
         };
-        // The reader needs a storage of its own: the same root, reopened
-        // (a local folder or an object-store prefix alike).
-        let storage = self
-            .storage
-            .open_below(&RelPath::root())
-            .unwrap_or_else(|| {
-                Box::new(LocalStorage::new(self.storage.describe(&RelPath::root())))
+        // The reader shares the storage being checked (a local folder, an
+        // object-store prefix or a group member's folder alike).
+        let result =
+            Snapshot::open_shared(Arc::clone(self.storage), options).and_then(|snapshot| {
+                snapshot.metadata()?;
+                crate::read::read(&snapshot, &ReadQuery::default())
             });
-        let result = Snapshot::open(storage, options).and_then(|snapshot| {
-            snapshot.metadata()?;
-            crate::read::read(&snapshot, &ReadQuery::default())
-        });
         match result {
             Ok(result) => self.report.cells_read = result.cell_count() as u64,
             // A dense read too large to hold is not a fault of the array.

@@ -391,12 +391,6 @@ impl Storage for LocalStorage {
         self.join(path)
     }
 
-    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
-        Some(Box::new(
-            LocalStorage::new(self.join(dir)).with_sync(self.sync),
-        ))
-    }
-
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
         self.list_entries(dir, true)
     }

@@ -270,17 +270,6 @@ pub trait Storage: Send + Sync {
         0
     }
 
-    /// A storage of its own rooted at the folder `dir` of this one, for a
-    /// caller that holds this storage borrowed and needs an owned one (an
-    /// array opened inside a group it checks); `None` when the storage
-    /// cannot make one (then [`SubStorage`] reaches the folder, borrowed).
-    /// The new storage shares what is worth sharing (an object store's
-    /// connections and its bound on requests in flight), not counters.
-    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
-        let _ = dir;
-        None
-    }
-
     /// Fetches, ahead of the reads that will ask for them, ranges
     /// `(offset, len)` of several files at once, so that those reads find
     /// them at hand: an object store issues the requests of every file

@@ -509,19 +509,6 @@ impl Storage for ObjectStorage {
         self.name(path)
     }
 
-    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
-        Some(Box::new(ObjectStorage {
-            store: Arc::clone(&self.store),
-            prefix: self.key(dir),
-            url: self.name(dir).to_string_lossy().into_owned(),
-            read_only: self.read_only,
-            max_in_flight: self.max_in_flight,
-            permits: Arc::clone(&self.permits),
-            counters: Counters::default(),
-            cache: Cache::default(),
-        }))
-    }
-
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
         if dir.is_root() {
             self.list_tree()?;

@@ -1,22 +1,27 @@
 //! [`SubStorage`]: the folder `prefix` of another storage as a storage of
 //! its own — how an array reaches the arrays of its dimension labels
-//! (`__labels/l<i>`) through the one storage it was opened on.
+//! (`__labels/l<i>`), and a check the members of a group, through the one
+//! storage they were opened on (its counters, cache, connections and any
+//! wrapper around it included). The only way to reach a subfolder: borrowed
+//! (`&dyn Storage`) or shared (`Arc<dyn Storage>`, for a snapshot).
 
+use std::ops::Deref;
 use std::path::PathBuf;
 
 use crate::error::Result;
 
 use super::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
 
-/// The folder `prefix` of `inner`; every path is relative to it.
-pub struct SubStorage<'a> {
-    inner: &'a dyn Storage,
+/// The folder `prefix` of `inner` (a `&dyn Storage` or an
+/// `Arc<dyn Storage>`); every path is relative to it.
+pub struct SubStorage<S> {
+    inner: S,
     prefix: RelPath,
 }
 
-impl<'a> SubStorage<'a> {
+impl<S> SubStorage<S> {
     /// The folder `prefix` (confined like any path) of `inner`.
-    pub fn new(inner: &'a dyn Storage, prefix: RelPath) -> SubStorage<'a> {
+    pub fn new(inner: S, prefix: RelPath) -> SubStorage<S> {
         SubStorage { inner, prefix }
     }
 
@@ -29,7 +34,10 @@ impl<'a> SubStorage<'a> {
     }
 }
 
-impl Storage for SubStorage<'_> {
+impl<'s, S> Storage for SubStorage<S>
+where
+    S: Deref<Target = dyn Storage + 's> + Send + Sync,
+{
     fn describe(&self, path: &RelPath) -> PathBuf {
         match self.full(path) {
             Ok(full) => self.inner.describe(&full),
@@ -80,10 +88,6 @@ impl Storage for SubStorage<'_> {
     ) -> Result<()> {
         self.inner
             .read_ranges_into(&self.full(file)?, ranges, buffers)
-    }
-
-    fn open_below(&self, dir: &RelPath) -> Option<Box<dyn Storage>> {
-        self.inner.open_below(&self.full(dir).ok()?)
     }
 
     fn concurrent_reads(&self) -> usize {
