@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use tiledb_runtime::directory::TimestampedName;
 use tiledb_runtime::explain::walkers::*;
 use tiledb_runtime::explain::{coverage, explain_file, FileKind, Span, Walker};
 use tiledb_runtime::format::generated as stored;
@@ -172,7 +173,14 @@ fn fragment_metadata_is_whole(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>)
     let loaded = footer_region(bytes).and_then(|(_, start)| {
         let name = footer_schema_name(&bytes[start as usize..])?;
         let schema = ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref())?, key)?;
-        Ok((parse_metadata_file(bytes, &schema, key)?, schema))
+        let fragment = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        let version = TimestampedName::parse(&fragment)?.format_version();
+        Ok((parse_metadata_file(bytes, &schema, key, version)?, schema))
     });
     let result = explain_file(path, bytes, key);
     let Ok((file, schema)) = loaded else {

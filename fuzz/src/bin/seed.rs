@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use tiledb_fuzz_targets::{encode_entry, join_pair, FilterKind, FILTER_HEADER, FUZZ_KEY, TARGETS};
+use tiledb_runtime::directory::TimestampedName;
 use tiledb_runtime::filter::{Datatype, Filter, FilterContext, FilterPipeline};
 use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::write_to_vec;
@@ -334,8 +335,17 @@ fn seed_array(seeds: &mut Seeds, array: &Path) {
             seeds.add("fragment_footer", &with_header(&shape, footer));
         }
         seeds.add("fragment_footer", &with_header(&shape, &bytes));
-        let fm = parse_metadata_file(&bytes, schema, None)
-            .or_else(|_| parse_metadata_file(&bytes, schema, Some(&FUZZ_KEY)));
+        // The format version comes from the fragment's name, as the loader takes it.
+        let Some(version) = file
+            .parent()
+            .and_then(|dir| dir.file_name())
+            .and_then(|name| TimestampedName::parse(&name.to_string_lossy()).ok())
+            .map(|name| name.format_version())
+        else {
+            continue;
+        };
+        let fm = parse_metadata_file(&bytes, schema, None, version)
+            .or_else(|_| parse_metadata_file(&bytes, schema, Some(&FUZZ_KEY), version));
         let Ok(fm) = fm else {
             continue;
         };

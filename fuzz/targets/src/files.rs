@@ -108,7 +108,8 @@ pub fn fragment_footer(data: &[u8]) {
 
 /// A schema file and a fragment metadata file (`[len u32][schema][fragment
 /// metadata]`): the fragment is loaded against the schema, as `tdb check`
-/// does.
+/// does. The input has no fragment name, which is where the loader takes
+/// the format version from, so it is loaded as every version in turn.
 pub fn fragment_metadata(data: &[u8]) {
     let Some((schema, file)) = split_pair(data) else {
         return;
@@ -116,7 +117,9 @@ pub fn fragment_metadata(data: &[u8]) {
     let Ok(schema) = ArraySchema::from_file_bytes("schema", schema, None, true) else {
         return;
     };
-    let _ = parse_metadata_file(file, &schema, None);
+    for version in 1..=MAX_SUPPORTED_VERSION {
+        let _ = parse_metadata_file(file, &schema, None, version);
+    }
 }
 
 /// A schema file and a consolidated fragment metadata file; every footer

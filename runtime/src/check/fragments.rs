@@ -166,11 +166,11 @@ impl Checker<'_> {
             );
             return;
         };
-        match crate::fragment::parse_metadata_file_named(
+        match crate::fragment::parse_metadata_file(
             &bytes,
             &schema,
             self.key.as_ref(),
-            Some(named_version),
+            named_version,
         ) {
             Ok(metadata) if g::footer_length_always_stored(metadata.footer.version) => {
                 self.check_fragment_data(dir, &meta, &schema.stored, &metadata);

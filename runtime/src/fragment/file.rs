@@ -115,17 +115,6 @@ fn min_max_tables(
         .collect()
 }
 
-/// A fragment metadata file against `schema` (the one its footer names),
-/// every tile decoded; the format version comes from the footer itself
-/// ([`parse_metadata_file_named`] with no version from a name).
-pub fn parse_metadata_file(
-    bytes: &[u8],
-    schema: &ArraySchema,
-    key: Option<&[u8; 32]>,
-) -> Result<FragmentMetadataFile> {
-    parse_metadata_file_named(bytes, schema, key, None)
-}
-
 /// The footer's size where spec/ gives it before reading the footer
 /// (`FragmentFooter::known_size`: versions 3-9 with fixed dimensions, whose
 /// files have no trailing footer length; `schema` is then the array's only
@@ -135,45 +124,22 @@ pub fn known_footer_size(version: u32, schema: &ArraySchema) -> Option<u64> {
     stored::FragmentFooter::known_size(version, schema.attributes.len() as u64, &shapes)
 }
 
-/// The format version whose known footer size places the footer where the
-/// file's bytes start with that version: how a metadata file without a
-/// name (`named_version` unknown) is told to be of format 3-9.
-fn version_by_known_size(bytes: &[u8], schema: &ArraySchema) -> Option<u32> {
-    (3..10).find(|&version| {
-        known_footer_size(version, schema)
-            .and_then(|size| bytes.len().checked_sub(usize::try_from(size).ok()?))
-            .and_then(|start| bytes.get(start..start + 4))
-            .is_some_and(|head| head == version.to_le_bytes())
-    })
-}
-
 /// A fragment metadata file against `schema` (the one its footer names),
-/// every tile decoded. `named_version` is the format version the
-/// fragment's name implies (`None`: unknown). Where spec/ knows the footer's
-/// size for that version (3-9 with fixed dimensions) the footer is the
-/// file's last that many bytes, as the loader finds it, and must be of a
-/// version with that size; elsewhere the trailing footer length places it
-/// and the footer must fill the region it gives.
-pub fn parse_metadata_file_named(
+/// every tile decoded. `version` is the format version the fragment's name
+/// implies ([`crate::directory::TimestampedName::format_version`]): the file
+/// itself cannot tell it, since formats 3-9 store no trailing footer length
+/// and their footer is found only by a size that depends on the version.
+/// Where spec/ knows the footer's size for that version (3-9 with fixed
+/// dimensions) the footer is the file's last that many bytes, as the loader
+/// finds it, and must be of a version with that size; elsewhere the trailing
+/// footer length places it and the footer must fill the region it gives.
+pub fn parse_metadata_file(
     bytes: &[u8],
     schema: &ArraySchema,
     key: Option<&[u8; 32]>,
-    named_version: Option<u32>,
+    version: u32,
 ) -> Result<FragmentMetadataFile> {
-    // Without a name, a trailing footer length that places a footer of a
-    // version that stores one (10 and later) wins: only a file without such a
-    // trailer is tried as format 3-9, so a modern file is never misread
-    // because its bytes happen to match an older footer's size.
-    let version = named_version.or_else(|| match footer_region(bytes) {
-        Ok((head, _))
-            if stored::footer_length_always_stored(head.version)
-                && head.version <= MAX_SUPPORTED_VERSION =>
-        {
-            None
-        }
-        _ => version_by_known_size(bytes, schema),
-    });
-    let known_size = version.and_then(|v| known_footer_size(v, schema));
+    let known_size = known_footer_size(version, schema);
     let (start, end) = match known_size {
         Some(size) => {
             let len = bytes.len() as u64;
@@ -230,7 +196,7 @@ pub fn parse_metadata_file_named(
             Cause::Inconsistent {
                 what:
                     "footer version (its footer size differs from that of the fragment's version)",
-                expected: u64::from(version.unwrap_or_default()),
+                expected: u64::from(version),
                 found: u64::from(footer.version),
             },
         ));

@@ -16,10 +16,7 @@ mod tables;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-pub use file::{
-    footer_region, known_footer_size, parse_metadata_file, parse_metadata_file_named,
-    FragmentMetadataFile,
-};
+pub use file::{footer_region, known_footer_size, parse_metadata_file, FragmentMetadataFile};
 pub use parse::{
     consolidated_footer_regions, footer_schema_name, global_order_bounds,
     load_consolidated_footers, parse_footer, parse_processed_conditions, parse_rtree,

@@ -160,6 +160,7 @@ fn dense_bit_flips_in_written_cells_are_caught_and_padding_is_not_reported() {
 /// that disagree with the min, max or sum recorded for them.
 #[test]
 fn a_flipped_byte_in_a_filtered_data_tile_names_the_data_file() {
+    use tiledb_runtime::directory::TimestampedName;
     use tiledb_runtime::fragment::{footer_region, parse_metadata_file};
     use tiledb_runtime::schema::ArraySchema;
     let scratch = tempfile::tempdir().expect("a scratch folder");
@@ -189,7 +190,9 @@ fn a_flipped_byte_in_a_filtered_data_tile_names_the_data_file() {
         let schema_name = String::from_utf8(head.schema_name.unwrap()).unwrap();
         let schema_bytes = std::fs::read(copy.join("__schema").join(&schema_name)).unwrap();
         let schema = ArraySchema::from_file_bytes(&schema_name, &schema_bytes, None, true).unwrap();
-        let fm = parse_metadata_file(&meta_bytes, &schema, None).unwrap();
+        let fragment = meta.split('/').rev().nth(1).unwrap();
+        let version = TimestampedName::parse(fragment).unwrap().format_version();
+        let fm = parse_metadata_file(&meta_bytes, &schema, None, version).unwrap();
         let offsets = &fm.tile_offsets[0];
         let path = copy.join(&data);
         let mut bytes = std::fs::read(&path).unwrap();
