@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use tiledb_runtime::explain::{coverage, explain_file, Coverage, Explained, FileKind, Span};
+use tiledb_runtime::explain::{coverage, explain_in, Coverage, Explained, FileKind, Span};
+use tiledb_runtime::storage::{EntryKind, RelPath, Storage};
 
 use crate::key::KeyArgs;
 use crate::{output_error, Failure};
@@ -15,8 +16,7 @@ use crate::{output_error, Failure};
 #[derive(clap::Args)]
 pub struct Args {
     /// A file of an array or group, or the folder itself (every file in
-    /// it); a URL (`s3://bucket/array`, …) is copied to a temporary folder
-    /// first.
+    /// it); a path or a URL (`s3://bucket/array`, …), read in place.
     path: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -57,153 +57,118 @@ fn collect_payloads(span: &Span, out: &mut Vec<(String, Coverage)>) {
     }
 }
 
-/// Every file under `path` (or `path` itself) that `tdb explain` knows, and the ones it skips.
-pub fn files_of(path: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut all = Vec::new();
-    collect_files(path, &mut all);
-    all.sort();
-    all.into_iter().partition(|p| FileKind::of(p).is_some())
+/// What the argument names, reached through a storage rooted up to three
+/// folders above it: the explainers read a file's neighbours (its
+/// fragment's metadata, its array's schema) through the same storage, so a
+/// local folder and an object store are explained alike, in place.
+struct Target {
+    storage: Box<dyn Storage>,
+    /// What the argument names, below the storage's root.
+    at: RelPath,
+    /// The argument as given, which names the files below it.
+    shown: String,
 }
 
-fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_dir() {
-        if let Ok(entries) = std::fs::read_dir(path) {
-            for entry in entries.flatten() {
-                collect_files(&entry.path(), out);
-            }
-        }
-    } else {
-        out.push(path.to_path_buf());
-    }
-}
-
-/// Explains one file.
-pub fn explain_path(path: &Path, key: Option<&[u8; 32]>) -> Result<Explained, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    explain_file(path, &bytes, key).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// A copy on disk of what an object-store URL names, for the explainers
-/// (which look at a data file's neighbours: its fragment's metadata and the
-/// schema): a folder's every file, or one file, at its key's path below a
-/// temporary folder. `tdb explain` reads every byte of what it explains, so
-/// the copy costs no more requests than explaining in place would.
-struct Mirror {
-    folder: tempfile::TempDir,
-    /// The copy of what the URL names.
-    local: PathBuf,
-    url: String,
-}
-
-impl Mirror {
-    fn fetch(url: &Path) -> Result<Mirror, Failure> {
-        use tiledb_runtime::storage::RelPath;
-        let text = url.to_string_lossy().trim_end_matches('/').to_owned();
-        let folder = tempfile::tempdir().map_err(|e| format!("a temporary folder: {e}"))?;
-        // The key's path below the temporary folder keeps the names the
-        // explainers go by (`__fragments/<name>/a0.tdb`).
-        let below = text
-            .split_once("://")
-            .map_or(text.as_str(), |(_, rest)| rest);
-        let local = folder.path().join(below);
-        let storage = crate::location::storage(url)?;
-        let at = |e: tiledb_runtime::Error| format!("{text}: {e}");
-        let copy = |storage: &dyn tiledb_runtime::storage::Storage,
-                    file: &RelPath,
-                    to: &Path|
-         -> Result<(), Failure> {
-            let bytes = storage.read(file).map_err(at)?;
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
-            }
-            std::fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
-            Ok(())
-        };
-        if storage.list(&RelPath::root()).map_err(at)?.is_some() {
-            let mut folders = vec![RelPath::root()];
-            while let Some(dir) = folders.pop() {
-                for entry in storage.list(&dir).map_err(at)?.unwrap_or_default() {
-                    let path = dir.join(&entry.name).map_err(at)?;
-                    if entry.is_dir() {
-                        folders.push(path);
-                    } else {
-                        copy(storage.as_ref(), &path, &local.join(path.as_str()))?;
-                    }
-                }
-            }
+impl Target {
+    fn open(path: &Path) -> Result<Target, Failure> {
+        let shown = path.to_string_lossy().trim_end_matches('/').to_owned();
+        let full = if crate::location::is_remote(path) {
+            shown.clone()
         } else {
-            // Not a folder: a file, read through the storage of its folder.
-            let (parent, name) = text
-                .rsplit_once('/')
-                .ok_or_else(|| format!("{text}: no such file or folder"))?;
-            let parent = crate::location::storage(Path::new(parent))?;
-            let name = RelPath::parse(name).map_err(at)?;
-            copy(parent.as_ref(), &name, &local)?;
-        }
-        Ok(Mirror {
-            folder,
-            local,
-            url: text,
+            let full = std::fs::canonicalize(path).map_err(|e| format!("{shown}: {e}"))?;
+            full.to_string_lossy().into_owned()
+        };
+        // The first part (a URL's bucket, or the empty name before a local
+        // path's first `/`) always stays in the root.
+        let (scheme, rest) = match full.split_once("://") {
+            Some((scheme, rest)) => (Some(scheme), rest.trim_end_matches('/')),
+            None => (None, full.as_str()),
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let below = parts.len().saturating_sub(1).min(3);
+        let (root, at) = parts.split_at(parts.len() - below);
+        let root = match scheme {
+            Some(scheme) => format!("{scheme}://{}", root.join("/")),
+            None if root.len() == 1 => "/".to_owned(),
+            None => root.join("/"),
+        };
+        let at = at
+            .iter()
+            .try_fold(RelPath::root(), |dir, part| dir.join(part));
+        Ok(Target {
+            storage: crate::location::storage(Path::new(&root))?,
+            at: at.map_err(|e| format!("{shown}: {e}"))?,
+            shown,
         })
     }
 
-    /// The URL of a path of the copy.
-    fn url_of(&self, copy: &Path) -> PathBuf {
-        match copy.strip_prefix(&self.local) {
-            Ok(rest) if rest.as_os_str().is_empty() => PathBuf::from(&self.url),
-            Ok(rest) => PathBuf::from(format!("{}/{}", self.url, rest.display())),
-            Err(_) => copy
-                .strip_prefix(self.folder.path())
-                .unwrap_or(copy)
-                .to_path_buf(),
+    /// How the file `file` (below `at`) is named: by the argument as given.
+    fn shown(&self, file: &RelPath) -> PathBuf {
+        let rest = file.as_str()[self.at.as_str().len()..].trim_start_matches('/');
+        if rest.is_empty() {
+            PathBuf::from(&self.shown)
+        } else {
+            PathBuf::from(format!("{}/{rest}", self.shown))
         }
+    }
+
+    /// Every file the argument names (itself, or every file below it),
+    /// sorted: the ones `tdb explain` knows, and the ones it skips.
+    fn files(&self) -> Result<(Vec<RelPath>, Vec<RelPath>), Failure> {
+        let at = |e: tiledb_runtime::Error| format!("{}: {e}", self.shown);
+        let mut all = Vec::new();
+        match self.storage.kind(&self.at).map_err(at)? {
+            None => return Err(format!("{}: no such file or folder", self.shown).into()),
+            Some(EntryKind::File) => all.push(self.at.clone()),
+            Some(EntryKind::Dir) => {
+                let mut folders = vec![self.at.clone()];
+                while let Some(dir) = folders.pop() {
+                    for entry in self.storage.list(&dir).map_err(at)?.unwrap_or_default() {
+                        let path = dir.join(&entry.name).map_err(at)?;
+                        if entry.is_dir() {
+                            folders.push(path);
+                        } else {
+                            all.push(path);
+                        }
+                    }
+                }
+            }
+        }
+        all.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        Ok(all
+            .into_iter()
+            .partition(|f| FileKind::in_storage(self.storage.as_ref(), f).is_some()))
+    }
+
+    /// Explains one file, named as the argument names it.
+    fn explain(&self, file: &RelPath, key: Option<&[u8; 32]>) -> Result<Explained, String> {
+        let shown = self.shown(file).display().to_string();
+        let described = self.storage.describe(file).display().to_string();
+        let named = |e: String| e.replace(&described, &shown);
+        let bytes = self
+            .storage
+            .read(file)
+            .map_err(|e| format!("{shown}: {}", named(e.to_string())))?;
+        let mut explained = explain_in(self.storage.as_ref(), file, &bytes, key)
+            .map_err(|e| format!("{shown}: {}", named(e.to_string())))?;
+        explained.root.name = shown;
+        Ok(explained)
     }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let key = args.key.resolve()?;
-    let mirror = if crate::location::is_remote(&args.path) {
-        Some(Mirror::fetch(&args.path)?)
-    } else {
-        None
-    };
-    let path = mirror.as_ref().map_or(&args.path, |m| &m.local);
-    let (known, skipped) = if path.is_dir() {
-        files_of(path)
-    } else {
-        (vec![path.clone()], vec![])
-    };
-    let shown = |p: PathBuf| match &mirror {
-        Some(m) => m.url_of(&p),
-        None => p,
-    };
-    let skipped: Vec<PathBuf> = skipped.into_iter().map(shown).collect();
+    let target = Target::open(&args.path)?;
+    let (known, skipped) = target.files()?;
+    let skipped: Vec<PathBuf> = skipped.iter().map(|f| target.shown(f)).collect();
     let results: Vec<FileResult> = known
-        .into_iter()
-        .map(|path| {
-            let outcome = explain_path(&path, key.as_ref())
-                .map(|mut e| {
-                    if let Some(m) = &mirror {
-                        // The tree's root is named by the file: its URL.
-                        if Path::new(&e.root.name) == path {
-                            e.root.name = m.url_of(&path).display().to_string();
-                        }
-                    }
-                    let c = coverages(&e);
-                    (e, c)
-                })
-                .map_err(|e| match &mirror {
-                    Some(m) => e.replace(
-                        &path.display().to_string(),
-                        &m.url_of(&path).display().to_string(),
-                    ),
-                    None => e,
-                });
-            FileResult {
-                path: shown(path),
-                outcome,
-            }
+        .iter()
+        .map(|file| FileResult {
+            path: target.shown(file),
+            outcome: target.explain(file, key.as_ref()).map(|e| {
+                let c = coverages(&e);
+                (e, c)
+            }),
         })
         .collect();
     let complete = results.iter().all(|r| {

@@ -3,10 +3,8 @@
 //! walked as the struct of the field's last filter, and each tile's cell
 //! count for a fixed-size field.
 
-use std::path::Path;
-
 use super::body::Body;
-use super::fragment::{array_dir, locate_footer};
+use super::fragment::{array_dir, beside, file_stem, locate_footer};
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;
@@ -14,7 +12,7 @@ use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
 use crate::format::generated::{field_files_by_index, field_files_percent_encoded};
 use crate::fragment::{footer_schema_name, percent_encode_v8};
 use crate::schema::ArraySchema;
-use crate::storage::LocalStorage;
+use crate::storage::{RelPath, Storage, SubStorage};
 
 /// What the schema says of the data file's field: the filters that leave
 /// metadata in its chunks, and the bytes of one cell (`None`: var-sized
@@ -24,18 +22,23 @@ struct FieldFacts {
     cell_size: Option<u64>,
 }
 
-/// The tiles of the data file at `path`.
-pub fn explain_data_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result<Body> {
-    if let Some(body) = super::legacy13::explain_legacy13_data_file(path, bytes)? {
+/// The tiles of the data file `file` of `storage`.
+pub fn explain_data_file(
+    storage: &dyn Storage,
+    file: &RelPath,
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+) -> Result<Body> {
+    if let Some(body) = super::legacy13::explain_legacy13_data_file(storage, file, bytes)? {
         return Ok(body);
     }
     let mut spans = explain_data_tiles(bytes)?;
-    let Some(facts) = field_facts(path, key) else {
+    let Some(facts) = field_facts(storage, file, key) else {
         return Ok(Body::whole(spans, "Tile"));
     };
     // A var-sized data file's cells are counted by its offsets file, tile by tile.
     let offsets_cells = match facts.cell_size {
-        None => offsets_tile_cells(path),
+        None => offsets_tile_cells(storage, file),
         Some(_) => Vec::new(),
     };
     for (index, span) in spans.iter_mut().enumerate() {
@@ -90,15 +93,12 @@ fn unfiltered_bytes(tile: &Span) -> u64 {
 
 /// The cells of each tile of the offsets file beside a var-sized data file
 /// (`a0_var.tdb` → `a0.tdb`): 8 bytes of unfiltered offsets per cell.
-fn offsets_tile_cells(path: &Path) -> Vec<u64> {
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default();
+fn offsets_tile_cells(storage: &dyn Storage, file: &RelPath) -> Vec<u64> {
+    let stem = file_stem(file).unwrap_or_default();
     let Some(field) = stem.strip_suffix("_var") else {
         return Vec::new();
     };
-    let Ok(bytes) = std::fs::read(path.with_file_name(format!("{field}.tdb"))) else {
+    let Ok(bytes) = beside(file, &format!("{field}.tdb")).and_then(|f| storage.read(&f)) else {
         return Vec::new();
     };
     explain_data_tiles(&bytes)
@@ -150,17 +150,21 @@ fn field_of<'a>(schema: &ArraySchema, stem: &'a str, version: u32) -> Option<(Fi
 /// The schema's facts for the field a data file holds (`a<i>`, `d<j>`,
 /// with `_var` or `_validity`; the field's name before format 9), from the
 /// schema its fragment's footer names.
-fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
-    let metadata_path = path.with_file_name("__fragment_metadata.tdb");
-    let metadata = std::fs::read(&metadata_path).ok()?;
-    let place = locate_footer(&metadata_path, &metadata, key).ok()?;
+fn field_facts(
+    storage: &dyn Storage,
+    file: &RelPath,
+    key: Option<&[u8; 32]>,
+) -> Option<FieldFacts> {
+    let metadata_file = beside(file, "__fragment_metadata.tdb").ok()?;
+    let metadata = storage.read(&metadata_file).ok()?;
+    let place = locate_footer(storage, &metadata_file, &metadata, key).ok()?;
     let version = place.version;
     let footer = metadata.get(place.start as usize..place.end as usize)?;
     let name = footer_schema_name(footer).ok()?;
-    let storage = LocalStorage::new(array_dir(&metadata_path)?);
+    let array = SubStorage::new(storage, array_dir(&metadata_file)?);
     let schema =
-        ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
-    let stem = path.file_stem()?.to_str()?;
+        ArraySchema::load(&array, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
+    let stem = file_stem(file)?;
     let (field, suffix) = field_of(&schema, stem, version)?;
     let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {
         // An encrypted array's tiles end their pipeline with AES-256-GCM,

@@ -9,6 +9,7 @@ use super::tiles::explain_generic_tile_partly;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};
+use crate::storage::{EntryKind, LocalStorage, RelPath, Storage};
 
 /// The kind of a file, from its place in the array or group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -43,23 +44,47 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    /// The kind of the file at `path`, or `None` for a kind not explained yet.
+    /// The kind of the local file at `path`, or `None` for a kind not explained yet.
     pub fn of(path: &Path) -> Option<FileKind> {
-        let name = path.file_name()?.to_str()?;
-        let parent = path
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|p| p.to_str())
-            .unwrap_or("");
+        fn name(p: Option<&Path>) -> Option<&str> {
+            p.and_then(Path::file_name).and_then(|n| n.to_str())
+        }
+        let parent = path.parent();
+        Self::named(
+            name(Some(path))?,
+            name(parent).unwrap_or(""),
+            name(parent.and_then(Path::parent)).unwrap_or(""),
+            || path.with_file_name("__fragment_metadata.tdb").is_file(),
+        )
+    }
+
+    /// The kind of the file `file` of `storage`, or `None` for a kind not explained yet.
+    pub fn in_storage(storage: &dyn Storage, file: &RelPath) -> Option<FileKind> {
+        let parent = file.parent();
+        let beside_metadata = || {
+            let metadata = parent.join("__fragment_metadata.tdb");
+            metadata.is_ok_and(|m| matches!(storage.kind(&m), Ok(Some(EntryKind::File))))
+        };
+        Self::named(
+            file.file_name()?,
+            parent.file_name().unwrap_or(""),
+            parent.parent().file_name().unwrap_or(""),
+            beside_metadata,
+        )
+    }
+
+    /// The kind of a file by its name and its folders' (`""` above the
+    /// top); `beside_metadata` tells whether a fragment metadata file lies
+    /// beside it (how a data file of a fragment before format 12 is known).
+    fn named(
+        name: &str,
+        parent: &str,
+        grandparent: &str,
+        beside_metadata: impl FnOnce() -> bool,
+    ) -> Option<FileKind> {
         if name.ends_with(".vac") || name.ends_with(".ign") {
             return Some(FileKind::TextLines);
         }
-        let grandparent = path
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.file_name())
-            .and_then(|p| p.to_str())
-            .unwrap_or("");
         Some(match parent {
             _ if name == "__array_schema.tdb" => FileKind::ArraySchema,
             _ if name == "__fragment_metadata.tdb" => FileKind::FragmentMetadata,
@@ -72,10 +97,7 @@ impl FileKind {
             }
             // A fragment folder: under __fragments/ (v12+), or beside the
             // schema before, known by its metadata file.
-            _ if name.ends_with(".tdb")
-                && (grandparent == "__fragments"
-                    || path.with_file_name("__fragment_metadata.tdb").is_file()) =>
-            {
+            _ if name.ends_with(".tdb") && (grandparent == "__fragments" || beside_metadata()) => {
                 FileKind::DataTiles
             }
             "__enumerations" => FileKind::Enumeration,
@@ -180,17 +202,44 @@ pub fn coverage(root: &Span, space: &str, size: u64) -> Coverage {
     }
 }
 
-/// Explains the file at `path` (its bytes `bytes`); `key` decrypts an encrypted array's tiles.
+/// Explains the local file at `path` (its bytes `bytes`): [`explain_in`]
+/// through a storage rooted three folders above it, which reaches the
+/// neighbours the explainers read (`<array>/__fragments/<fragment>/a0.tdb`
+/// is explained with its fragment's metadata and its array's schema).
 pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result<Explained> {
-    let kind = FileKind::of(path).ok_or_else(|| {
+    let at = |e: std::io::Error| Error::Usage(format!("{}: {e}", path.display()));
+    let full = std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .map_err(at)?;
+    let root = full.ancestors().nth(3).or_else(|| full.ancestors().last());
+    let root = root.unwrap_or(&full);
+    let relative = full.strip_prefix(root).unwrap_or(&full);
+    let file = RelPath::parse(&relative.to_string_lossy())?;
+    let mut explained = explain_in(&LocalStorage::new(root), &file, bytes, key)?;
+    explained.root.name = path.display().to_string();
+    Ok(explained)
+}
+
+/// Explains the file `file` of `storage` (its bytes `bytes`), reading
+/// what else it needs (its fragment's metadata, its array's schema) through
+/// the same storage; `key` decrypts an encrypted array's tiles.
+pub fn explain_in(
+    storage: &dyn Storage,
+    file: &RelPath,
+    bytes: &[u8],
+    key: Option<&[u8; 32]>,
+) -> Result<Explained> {
+    let kind = FileKind::in_storage(storage, file).ok_or_else(|| {
         Error::unsupported(format!(
             "{}: tdb explain does not know this kind of file yet",
-            path.display()
+            storage.describe(file).display()
         ))
     })?;
     let body = match kind {
-        FileKind::FragmentMetadata => super::fragment::explain_fragment_metadata(path, bytes, key)?,
-        FileKind::DataTiles => super::data::explain_data_file(path, bytes, key)?,
+        FileKind::FragmentMetadata => {
+            super::fragment::explain_fragment_metadata(storage, file, bytes, key)?
+        }
+        FileKind::DataTiles => super::data::explain_data_file(storage, file, bytes, key)?,
         FileKind::TextLines | FileKind::ConsolidatedCommits => Body::whole(
             super::text::explain_lines(bytes, key, kind == FileKind::ConsolidatedCommits)?,
             kind.payload_struct(),
@@ -224,7 +273,8 @@ pub fn explain_file(path: &Path, bytes: &[u8], key: Option<&[u8; 32]>) -> Result
             }
         }
     };
-    let mut root = Span::group(path.display().to_string(), "file", 0, bytes.len() as u64);
+    let name = storage.describe(file).display().to_string();
+    let mut root = Span::group(name, "file", 0, bytes.len() as u64);
     root.children = body.children;
     Ok(Explained {
         kind,

@@ -5,8 +5,6 @@
 //! generic tile the footer's offsets point at, each payload walked as the
 //! struct the footer says.
 
-use std::path::Path;
-
 use super::body::Body;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
 use super::walker::Walker;
@@ -20,26 +18,42 @@ use crate::format::generated::{
 use crate::format::io::read_prefix;
 use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::{dimension_shapes, ArraySchema};
-use crate::storage::LocalStorage;
+use crate::storage::{RelPath, Storage, SubStorage};
 use crate::tile::generic::read_generic_tile;
 
-/// The array folder of a fragment metadata file:
-/// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.
-pub(super) fn array_dir(path: &Path) -> Option<&Path> {
-    let parent = path.parent()?.parent()?;
-    if parent.file_name().is_some_and(|n| n == "__fragments") {
-        parent.parent()
-    } else {
-        Some(parent)
+/// The array folder of a file in a fragment folder: `…/__fragments/<fragment>/`
+/// from format 12, `…/<fragment>/` before; `None` for a file less deep.
+pub(super) fn array_dir(file: &RelPath) -> Option<RelPath> {
+    let parts: Vec<&str> = file.components().collect();
+    let up = match parts.len() {
+        0 | 1 => return None,
+        n if n >= 3 && parts[n - 3] == "__fragments" => 3,
+        _ => 2,
+    };
+    let mut dir = RelPath::root();
+    for part in &parts[..parts.len() - up] {
+        dir = dir.join(part).ok()?;
     }
+    Some(dir)
+}
+
+/// The file `name` in the folder of `file` (its fragment's other files).
+pub(super) fn beside(file: &RelPath, name: &str) -> Result<RelPath> {
+    file.parent().join(name)
+}
+
+/// The file's name without its extension (`a0_var.tdb` → `a0_var`).
+pub(super) fn file_stem(file: &RelPath) -> Option<&str> {
+    let name = file.file_name()?;
+    Some(name.rsplit_once('.').map_or(name, |(stem, _)| stem))
 }
 
 /// The usage error for a fragment metadata file explained outside its array.
-fn in_array_only(path: &Path) -> Error {
+fn in_array_only(storage: &dyn Storage, file: &RelPath) -> Error {
     Error::Usage(format!(
         "{}: a fragment metadata file is explained inside its array (…/__fragments/<fragment>/ \
          or, before format 12, …/<fragment>/)",
-        path.display()
+        storage.describe(file).display()
     ))
 }
 
@@ -60,22 +74,25 @@ pub(super) struct FooterPlace {
 /// `__array_schema.tdb`), it is the file's last that many bytes and has no
 /// trailer; elsewhere the trailing `FooterLength` measures it.
 pub(super) fn locate_footer(
-    path: &Path,
+    storage: &dyn Storage,
+    file: &RelPath,
     bytes: &[u8],
     key: Option<&[u8; 32]>,
 ) -> Result<FooterPlace> {
     let len = bytes.len() as u64;
-    let named_version = path
+    let named_version = file
         .parent()
-        .and_then(Path::file_name)
-        .and_then(|n| n.to_str())
+        .file_name()
         .and_then(|n| TimestampedName::parse(n).ok())
         .map(|n| n.format_version())
         .filter(|&v| !footer_length_always_stored(v));
     if let Some(named_version) = named_version {
-        let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
-        let schema =
-            ArraySchema::load(&LocalStorage::new(dir), &ArraySchema::path_for(None)?, key)?;
+        let dir = array_dir(file).ok_or_else(|| in_array_only(storage, file))?;
+        let schema = ArraySchema::load(
+            &SubStorage::new(storage, dir),
+            &ArraySchema::path_for(None)?,
+            key,
+        )?;
         let attributes = schema.attributes.len() as u64;
         let shapes = dimension_shapes(&schema.stored);
         if let Some(size) = FragmentFooter::known_size(named_version, attributes, &shapes) {
@@ -128,19 +145,23 @@ pub(super) fn locate_footer(
 /// `FragmentMetadataV1V2`, against the array's only schema; or TileDB 1.3's,
 /// a 1.3 generic tile whose payload is `Legacy13FragmentMetadata`.
 fn explain_v1_v2(
-    path: &Path,
+    storage: &dyn Storage,
+    file: &RelPath,
     bytes: &[u8],
     key: Option<&[u8; 32]>,
     legacy13: bool,
 ) -> Result<Body> {
-    let dir = path.parent().and_then(Path::parent).ok_or_else(|| {
+    let dir = array_dir(file).ok_or_else(|| {
         Error::Usage(format!(
             "{}: a fragment metadata file is explained inside its array (…/<fragment>/)",
-            path.display()
+            storage.describe(file).display()
         ))
     })?;
-    let storage = LocalStorage::new(dir);
-    let schema = ArraySchema::load(&storage, &ArraySchema::path_for(None)?, key)?;
+    let schema = ArraySchema::load(
+        &SubStorage::new(storage, dir),
+        &ArraySchema::path_for(None)?,
+        key,
+    )?;
     let dims = dimension_shapes(&schema.stored);
     let num_attributes = schema.attributes.len() as u64;
     if legacy13 {
@@ -165,7 +186,8 @@ fn explain_v1_v2(
 
 /// The spans of a `__fragment_metadata.tdb` file, in file order.
 pub fn explain_fragment_metadata(
-    path: &Path,
+    storage: &dyn Storage,
+    file: &RelPath,
     bytes: &[u8],
     key: Option<&[u8; 32]>,
 ) -> Result<Body> {
@@ -173,21 +195,24 @@ pub fn explain_fragment_metadata(
     // v1-v2 layout, read against `__array_schema.tdb` (as the loader does).
     if let Ok(tile) = read_generic_tile(bytes, 0, key) {
         if !footer_after_tiles(tile.header.version) && tile.end == bytes.len() as u64 {
-            return explain_v1_v2(path, bytes, key, false);
+            return explain_v1_v2(storage, file, bytes, key, false);
         }
     }
     if super::legacy13::is_legacy13_tile(bytes, key) {
-        return explain_v1_v2(path, bytes, key, true);
+        return explain_v1_v2(storage, file, bytes, key, true);
     }
-    let place = locate_footer(path, bytes, key)?;
+    let place = locate_footer(storage, file, bytes, key)?;
     if place.version > NEWEST_READ_FORMAT_VERSION {
         return explain_unknown_version(bytes, place.start, key, place.version);
     }
     let (start, end) = (place.start, place.end);
     let name = footer_schema_name(&bytes[start as usize..end as usize])?;
-    let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
-    let storage = LocalStorage::new(dir);
-    let schema = ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref())?, key)?;
+    let dir = array_dir(file).ok_or_else(|| in_array_only(storage, file))?;
+    let schema = ArraySchema::load(
+        &SubStorage::new(storage, dir),
+        &ArraySchema::path_for(name.as_deref())?,
+        key,
+    )?;
     let dims = dimension_shapes(&schema.stored);
 
     let mut w = Walker::new(&bytes[..end as usize], "footer", "file");

@@ -5,9 +5,8 @@
 //! tile at the offsets the fragment metadata gives, each raw or in 1.3's
 //! own chunk framing by the field's compressor.
 
-use std::path::Path;
-
 use super::body::Body;
+use super::fragment::{array_dir, beside, file_stem};
 use super::origin::{legacy13_chunk_places, place_in_file, whole_body_place};
 use super::walker::{Span, Walker};
 use super::walkers::*;
@@ -19,7 +18,7 @@ use crate::format::generated::{
 use crate::format::io::read_exact_from;
 use crate::schema::legacy13::{is_v13_generic_tile, read_generic_tile};
 use crate::schema::{dimension_shapes, ArraySchema};
-use crate::storage::LocalStorage;
+use crate::storage::{RelPath, Storage, SubStorage};
 
 /// Whether `bytes` is a TileDB 1.3 generic tile and not a modern one.
 pub(super) fn is_legacy13_tile(bytes: &[u8], key: Option<&[u8; 32]>) -> bool {
@@ -65,9 +64,13 @@ pub(super) fn explain_legacy13_tile(
 /// at the field's `tile_offsets`; each is the field's cells, raw when the
 /// field is not compressed, else `Legacy13Chunks` (no header: the schema
 /// gives the compressor).
-pub(super) fn explain_legacy13_data_file(path: &Path, bytes: &[u8]) -> Result<Option<Body>> {
-    let metadata_path = path.with_file_name("__fragment_metadata.tdb");
-    let Ok(metadata) = std::fs::read(&metadata_path) else {
+pub(super) fn explain_legacy13_data_file(
+    storage: &dyn Storage,
+    file: &RelPath,
+    bytes: &[u8],
+) -> Result<Option<Body>> {
+    let Ok(metadata) = beside(file, "__fragment_metadata.tdb").and_then(|m| storage.read(&m))
+    else {
         return Ok(None);
     };
     if !is_legacy13_tile(&metadata, None) {
@@ -76,12 +79,12 @@ pub(super) fn explain_legacy13_data_file(path: &Path, bytes: &[u8]) -> Result<Op
     let usage = || {
         Error::Usage(format!(
             "{}: a TileDB 1.3 data file is explained inside its array (…/<fragment>/)",
-            path.display()
+            storage.describe(file).display()
         ))
     };
-    let array = path.parent().and_then(Path::parent).ok_or_else(usage)?;
+    let array = array_dir(file).ok_or_else(usage)?;
     let schema = ArraySchema::load(
-        &LocalStorage::new(array),
+        &SubStorage::new(storage, array),
         &ArraySchema::path_for(None)?,
         None,
     )?;
@@ -94,10 +97,7 @@ pub(super) fn explain_legacy13_data_file(path: &Path, bytes: &[u8]) -> Result<Op
         "Legacy13FragmentMetadata",
     )?;
     // `<attribute>.tdb` (its fixed cells or var offsets), `<attribute>_var.tdb`, `__coords.tdb`.
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .ok_or_else(usage)?;
+    let stem = file_stem(file).ok_or_else(usage)?;
     let (field, var) = match stem.strip_suffix("_var") {
         Some(field) => (field, true),
         None => (stem, false),

@@ -18,6 +18,6 @@ pub mod walker;
 #[allow(missing_docs)]
 pub mod walkers;
 
-pub use files::{coverage, explain_file, Coverage, Explained, FileKind};
+pub use files::{coverage, explain_file, explain_in, Coverage, Explained, FileKind};
 pub use tiles::explain_generic_tile;
 pub use walker::{FieldInfo, FileOrigin, Span, Walker};

@@ -198,8 +198,12 @@ fn every_command_on_s3_writes_what_tiledb_reads() {
     );
 }
 
-/// `tdb explain` of an uploaded corpus array (a folder URL, then one file)
-/// says what it says of the local array, names aside.
+/// `tdb explain` of an uploaded corpus array (a folder URL, then single
+/// files) says what it says of the local array, names aside. A fragment's
+/// files are explained with what lies beside and above them (the fragment
+/// metadata that types a data file's tiles, the schema a footer names),
+/// read through the object store in place: a copy of the one file named
+/// would explain less of it, or refuse it.
 #[test]
 fn explain_on_s3_explains_as_on_disk() {
     let Some(port) = moto_port() else { return };
@@ -234,4 +238,23 @@ fn explain_on_s3_explains_as_on_disk() {
         one.starts_with("100.00% s3://explained/array/__schema/"),
         "{one}"
     );
+    let fragment_files: Vec<&str> = files
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .filter(|p| p.contains("/__fragments/"))
+        .filter(|p| p.ends_with("/__fragment_metadata.tdb") || p.ends_with("_var.tdb"))
+        .collect();
+    assert!(fragment_files.len() >= 2, "{fragment_files:?}");
+    for file in fragment_files {
+        let alone = cli.ok(&["explain", "--json", file]);
+        let alone_local = cli
+            .ok(&["explain", "--json", &file.replace(url, local_text)])
+            .replace(local_text, url);
+        assert_eq!(alone, alone_local, "{file}");
+        let explained: Value = serde_json::from_str(&alone).unwrap();
+        assert_eq!(
+            explained["files"][0]["coverage"][0]["percent"], 100.0,
+            "{alone:.600}"
+        );
+    }
 }
