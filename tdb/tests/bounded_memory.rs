@@ -7,25 +7,16 @@
     reason = "the getrusage FFI call; its block states its SAFETY"
 )]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::{copy_dir, tdb_command};
 
 const GROWN: u64 = 10 << 30;
 const PEAK_BOUND_KIB: i64 = 200 << 10;
 const DEADLINE: Duration = Duration::from_secs(60);
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// A fresh copy of the corpus array `sparse.basic.int32` under `scratch`.
 fn copy_case(scratch: &Path, name: &str) -> PathBuf {
@@ -52,7 +43,7 @@ fn grow(file: &Path) {
 
 /// Runs `tdb args…` to its end or the deadline; its exit code and stderr.
 fn tdb(args: &[&Path]) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let mut child = tdb_command()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -2,23 +2,10 @@
 //! arrays (compared with what TileDB read, from the corpus's expected.json),
 //! and bad input exiting with code 2 and a message, never a panic.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
 use serde_json::{json, Value};
-
-fn corpus(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/corpus/tiledb-2.30")
-        .join(case)
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("run tdb")
-}
+use support::{corpus_case, tdb};
 
 fn unhex(s: &str) -> String {
     let bytes: Vec<u8> = (0..s.len())
@@ -30,7 +17,7 @@ fn unhex(s: &str) -> String {
 
 #[test]
 fn read_json_matches_tiledb() {
-    let case = corpus("sparse.delete.condition");
+    let case = corpus_case("sparse.delete.condition");
     let expected: Value =
         serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap())
             .unwrap();
@@ -79,7 +66,7 @@ fn read_json_matches_tiledb() {
 
 #[test]
 fn read_time_travel_and_subarray() {
-    let case = corpus("sparse.delete.condition");
+    let case = corpus_case("sparse.delete.condition");
     let array = case.join("array");
     let out = tdb(&[
         "read",
@@ -126,7 +113,7 @@ fn read_time_travel_and_subarray() {
 fn info_describes_arrays_and_groups() {
     let out = tdb(&[
         "info",
-        corpus("group.basic").join("group").to_str().unwrap(),
+        corpus_case("group.basic").join("group").to_str().unwrap(),
         "--json",
     ]);
     assert!(
@@ -145,7 +132,7 @@ fn info_describes_arrays_and_groups() {
 
     let out = tdb(&[
         "info",
-        corpus("sparse.fragments.time_travel")
+        corpus_case("sparse.fragments.time_travel")
             .join("array")
             .to_str()
             .unwrap(),
@@ -166,7 +153,7 @@ fn info_describes_arrays_and_groups() {
 
 #[test]
 fn bad_input_exits_2_with_a_message() {
-    let array = corpus("sparse.delete.condition").join("array");
+    let array = corpus_case("sparse.delete.condition").join("array");
     let array = array.to_str().unwrap();
     for (args, needle) in [
         (vec!["read", array, "--layout", "diagonal"], "--layout"),

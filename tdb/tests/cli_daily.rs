@@ -4,55 +4,21 @@
 //! writer with null as an empty field, `--limit`, `--at` with a range, the
 //! key from a file or the environment, and a closed pipe ending quietly.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn corpus(case: &str) -> PathBuf {
-    workspace()
-        .join("conformance/corpus/tiledb-2.30")
-        .join(case)
-        .join("array")
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .env_remove("TDB_KEY")
-        .output()
-        .expect("run tdb")
-}
+use support::{corpus_array, ok, tdb, tdb_command, tiledb_python};
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = tdb(args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    String::from_utf8(ok(args)).expect("UTF-8 output")
 }
 
 fn json_of(args: &[&str]) -> Value {
     serde_json::from_str(&stdout_of(args)).expect("JSON output")
-}
-
-/// The Python of the TileDB oracle venv (`.venv-tiledb/`, or `$TILEDB_PY`).
-fn oracle_python() -> Option<PathBuf> {
-    let venv = workspace().join(".venv-tiledb/bin/python");
-    let candidates = [Some(venv), std::env::var_os("TILEDB_PY").map(PathBuf::from)];
-    candidates.into_iter().flatten().find(|p| {
-        Command::new(p)
-            .args(["-c", "import tiledb, numpy"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
 }
 
 /// Runs `script` with the oracle's Python and parses the JSON it prints.
@@ -87,16 +53,13 @@ const UNITS: &[(&str, &str)] = &[
 
 #[test]
 fn datetimes_print_as_numpy_prints_them() {
-    let Some(python) = oracle_python() else {
-        eprintln!(
-            "skipped: no tiledb-py venv (.venv-tiledb or $TILEDB_PY); scripts/test installs it"
-        );
+    let Some(python) = tiledb_python() else {
         return;
     };
     let mut compared = 0;
     for (unit, numpy_unit) in UNITS {
         for (kind, field, group) in [("dim", "d", "dimensions"), ("attr", "a", "attributes")] {
-            let array = corpus(&format!("sparse.{kind}.datetime_{unit}"));
+            let array = corpus_array(&format!("sparse.{kind}.datetime_{unit}"));
             let array = array.to_str().unwrap();
             let args = ["read", array, "--format", "json", "--layout", "global"];
             let raw = json_of(&[&args[..], &["--raw"]].concat());
@@ -147,14 +110,11 @@ fn datetimes_print_as_numpy_prints_them() {
 
 #[test]
 fn enumerations_show_their_values_as_tiledb_py_does() {
-    let Some(python) = oracle_python() else {
-        eprintln!(
-            "skipped: no tiledb-py venv (.venv-tiledb or $TILEDB_PY); scripts/test installs it"
-        );
+    let Some(python) = tiledb_python() else {
         return;
     };
     for case in ["sparse.enumeration", "sparse.enumeration.extended"] {
-        let array = corpus(case);
+        let array = corpus_array(case);
         let array = array.to_str().unwrap();
         let ours = json_of(&["read", array, "--format", "json", "--layout", "row-major"]);
         let script = format!(
@@ -202,7 +162,7 @@ fn csv_writes_null_as_an_empty_field_and_quotes_as_csv_does() {
         "sparse.attr.var_numeric.nullable",
         "dense.attr.var_nullable",
     ] {
-        let array = corpus(case);
+        let array = corpus_array(case);
         let array = array.to_str().unwrap();
         let json = json_of(&["read", array, "--format", "json"]);
         let text = stdout_of(&["read", array, "--format", "csv"]);
@@ -243,7 +203,7 @@ fn csv_writes_null_as_an_empty_field_and_quotes_as_csv_does() {
 
 #[test]
 fn limit_prints_the_first_cells() {
-    let array = corpus("sparse.fragments.time_travel");
+    let array = corpus_array("sparse.fragments.time_travel");
     let array = array.to_str().unwrap();
     let all = json_of(&["read", array, "--format", "json", "--layout", "global"]);
     let first = json_of(&[
@@ -261,7 +221,7 @@ fn limit_prints_the_first_cells() {
 
 #[test]
 fn at_takes_iso_times_and_ranges() {
-    let array = corpus("sparse.fragments.time_travel");
+    let array = corpus_array("sparse.fragments.time_travel");
     let array = array.to_str().unwrap();
     let read = |at: &str| {
         json_of(&[
@@ -273,8 +233,10 @@ fn at_takes_iso_times_and_ranges() {
     // A range opens only the fragments written inside it (case reads
     // between-15-25 and between-20-30 of the corpus).
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(corpus("sparse.fragments.time_travel").join("../expected.json"))
-            .unwrap(),
+        &std::fs::read_to_string(
+            corpus_array("sparse.fragments.time_travel").join("../expected.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     for (id, at) in [
@@ -299,7 +261,7 @@ fn at_takes_iso_times_and_ranges() {
 
 #[test]
 fn the_key_comes_from_an_option_a_file_or_the_environment() {
-    let array = corpus("sparse.encrypted.aes256gcm");
+    let array = corpus_array("sparse.encrypted.aes256gcm");
     let array = array.to_str().unwrap();
     let key = "0123456789abcdeF0123456789abcdeF";
     let with_option = stdout_of(&["read", array, "--format", "json", "--key", key]);
@@ -317,7 +279,7 @@ fn the_key_comes_from_an_option_a_file_or_the_environment() {
         with_option,
         stdout_of(&["read", array, "--format", "json", "--key-file", key_file])
     );
-    let from_env = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let from_env = tdb_command()
         .args(["read", array, "--format", "json"])
         .env("TDB_KEY", key)
         .output()
@@ -325,7 +287,7 @@ fn the_key_comes_from_an_option_a_file_or_the_environment() {
     assert!(from_env.status.success());
     assert_eq!(with_option.as_bytes(), &from_env.stdout[..]);
     // check and info take it the same ways.
-    let check = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let check = tdb_command()
         .args(["check", array, "--key-file", key_file])
         .output()
         .unwrap();
@@ -374,7 +336,7 @@ fn a_closed_pipe_ends_quietly_with_exit_0() {
     let array = big_dense_array(dir.path());
     let array = array.to_str().unwrap();
     for format in ["csv", "json", "table"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tdb"))
+        let mut child = tdb_command()
             .args([
                 "read",
                 array,

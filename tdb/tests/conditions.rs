@@ -3,48 +3,11 @@
 //! write is read by TileDB (tiledb-py, when the oracle venv is present) as
 //! we read it.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn corpus_array(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/corpus/tiledb-2.30")
-        .join(case)
-        .join("array")
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("run tdb")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        if entry.file_type().unwrap().is_dir() {
-            out.extend(snapshot(&entry.path()));
-        } else {
-            out.push((entry.path(), std::fs::read(entry.path()).unwrap()));
-        }
-    }
-    out.sort();
-    out
-}
+use support::{copy_dir, corpus_array, files, tdb};
 
 fn stdout(out: &Output) -> String {
     assert!(
@@ -62,7 +25,7 @@ fn bad_conditions_exit_2_and_leave_the_array_untouched() {
     let dense = dir.path().join("dense");
     copy_dir(&corpus_array("sparse.attr.int32"), &sparse);
     copy_dir(&corpus_array("dense.attr.int32"), &dense);
-    let (before_sparse, before_dense) = (snapshot(&sparse), snapshot(&dense));
+    let (before_sparse, before_dense) = (files(&sparse), files(&dense));
     let s = sparse.to_str().unwrap();
     for bad in ["nosuch > 1", "a > 2.5", "a == 'x'", "a >", "a < 3000000000"] {
         for args in [
@@ -90,8 +53,8 @@ fn bad_conditions_exit_2_and_leave_the_array_untouched() {
             "--op {op}"
         );
     }
-    assert_eq!(before_sparse, snapshot(&sparse), "the sparse array changed");
-    assert_eq!(before_dense, snapshot(&dense), "the dense array changed");
+    assert_eq!(before_sparse, files(&sparse), "the sparse array changed");
+    assert_eq!(before_dense, files(&dense), "the dense array changed");
 }
 
 #[test]

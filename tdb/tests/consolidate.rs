@@ -4,27 +4,17 @@
 //! array before; bad input exits 2 with a message naming what is wrong, and
 //! the array untouched, byte for byte.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::time::Duration;
 
+use support::{copy_dir, corpus_array, files, tdb, workspace};
 use tiledb_conformance::adapter::tiledb_py_command;
 use tiledb_conformance::{Adapter, Answer, ProcessAdapter, RuntimeAdapter};
 
 const KEY: &str = "0123456789abcdeF0123456789abcdeF";
 const MODES: [&str; 4] = ["fragments", "fragment-meta", "commits", "array-meta"];
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn case_file(case: &str) -> PathBuf {
     workspace().join(format!("conformance/cases/{case}.toml"))
@@ -32,39 +22,7 @@ fn case_file(case: &str) -> PathBuf {
 
 /// A copy of the corpus array of `case` in `dir/array`.
 fn copy_of(case: &str, dir: &Path) {
-    let from = workspace().join(format!("conformance/corpus/tiledb-2.30/{case}/array"));
-    copy_tree(&from, &dir.join("array"));
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// Every file under `root` with its bytes.
-fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(path.strip_prefix(root).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    out
+    copy_dir(&corpus_array(case), &dir.join("array"));
 }
 
 /// The case's reads at the latest time (time-travel reads see history

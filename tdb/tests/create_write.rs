@@ -2,33 +2,17 @@
 //! every format-22 corpus array, `read → write` into it gives the same
 //! cells, and bad input exits 2 with a message, the array untouched.
 
-use std::collections::BTreeMap;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::{ok, refused, tdb};
 
 const ENCRYPTED: (&str, &str) = (
     "sparse.encrypted.aes256gcm",
     "0123456789abcdeF0123456789abcdeF",
 );
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn ok(args: &[&str]) -> Vec<u8> {
-    let out = tdb(args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// The corpus's top-level arrays of format 22: `(case, array folder)`.
 fn corpus_arrays() -> Vec<(String, PathBuf)> {
@@ -215,36 +199,6 @@ fn parquet_round_trip_over_the_corpus() {
         through > 200 && refused.iter().all(|r| r.contains(": read: ")),
         "{through}, {refused:#?}"
     );
-}
-
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.insert(p.clone(), Vec::new());
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// `tdb args` exits 2 naming `needle`, and leaves `dir` as it was.
-fn refused(args: &[&str], needle: &str, dir: &Path) {
-    let before = files(dir);
-    let out = tdb(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "tdb {args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "tdb {args:?}: {stderr:?} does not say {needle:?}"
-    );
-    assert_eq!(files(dir), before, "tdb {args:?} changed {}", dir.display());
 }
 
 #[test]

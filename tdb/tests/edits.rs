@@ -2,60 +2,31 @@
 //! does (tiledb-py through the conformance adapter; skipped with a printed reason when absent),
 //! and bad input exits 2 with a message, the array or group untouched.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
+use support::{refused_by, succeeded, tdb_command};
 use tiledb_conformance::adapter::tiledb_py_command;
 use tiledb_conformance::{Adapter, Answer, ProcessAdapter, RuntimeAdapter};
 
-fn tdb(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("tdb runs")
+/// `tdb ARGS` run in the folder `dir` (the commands take paths below it).
+fn tdb(dir: &Path, args: &[&str]) -> Command {
+    let mut command = tdb_command();
+    command.current_dir(dir).args(args);
+    command
 }
 
 fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = tdb(dir, args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p.clone());
-                out.insert(p, Vec::new());
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap_or_default());
-            }
-        }
-    }
-    out
+    let out = tdb(dir, args).output().expect("tdb runs");
+    String::from_utf8_lossy(&succeeded(out, args)).into_owned()
 }
 
 /// `tdb ARGS` exits 2 naming `needle`, and nothing under `dir` changed.
 fn refused(dir: &Path, args: &[&str], needle: &str) {
-    let before = files(dir);
-    let out = tdb(dir, args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "tdb {args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "tdb {args:?}: {stderr} lacks {needle}"
-    );
-    assert_eq!(files(dir), before, "tdb {args:?} changed files");
+    refused_by(tdb(dir, args), needle, dir);
 }
 
 const SCHEMA: &str = r#"{"array_type":"sparse",

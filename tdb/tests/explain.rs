@@ -2,25 +2,14 @@
 //! refused without it), the JSON tree naming enum values and gates, and the
 //! text tree's coverage lines.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
 
 use serde_json::Value;
+use support::{corpus_case, tdb};
 
 const KEY: &str = "0123456789abcdeF0123456789abcdeF";
-
-fn corpus(case: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../conformance/corpus/tiledb-2.30")
-        .join(case)
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("run tdb")
-}
 
 fn find<'a>(node: &'a Value, name: &str, out: &mut Vec<&'a Value>) {
     if node["name"] == name {
@@ -33,7 +22,7 @@ fn find<'a>(node: &'a Value, name: &str, out: &mut Vec<&'a Value>) {
 
 #[test]
 fn an_encrypted_array_is_explained_whole_with_its_key() {
-    let array = corpus("sparse.encrypted.aes256gcm/array");
+    let array = corpus_case("sparse.encrypted.aes256gcm/array");
     let array = array.to_str().unwrap();
     let out = tdb(&["explain", "--coverage", "--key", KEY, array]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -56,7 +45,7 @@ fn an_encrypted_array_is_explained_whole_with_its_key() {
 
 #[test]
 fn json_names_enums_gates_and_payload_fields() {
-    let schema_dir = corpus("sparse.encrypted.aes256gcm/array/__schema");
+    let schema_dir = corpus_case("sparse.encrypted.aes256gcm/array/__schema");
     let schema = std::fs::read_dir(schema_dir)
         .unwrap()
         .flatten()

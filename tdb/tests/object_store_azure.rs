@@ -7,6 +7,7 @@
 //! key given explicitly (nothing else is contacted).
 
 mod s3_support;
+mod support;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -14,7 +15,8 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value};
 
-use s3_support::{workspace, TileDb};
+use s3_support::TileDb;
+use support::{succeeded, tdb_command, workspace};
 
 /// The account and key every Azurite has.
 const ACCOUNT: &str = "devstoreaccount1";
@@ -120,17 +122,12 @@ fn tdb(port: u16, args: &[&str]) -> Vec<u8> {
         .into_iter()
         .flat_map(|(k, v)| ["--config".to_owned(), format!("{k}={v}")])
         .collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let out = tdb_command()
         .args(&config)
         .args(args)
         .output()
         .expect("tdb runs");
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    succeeded(out, args)
 }
 
 #[test]

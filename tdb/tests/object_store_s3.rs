@@ -7,6 +7,7 @@
 #[path = "object_store_s3/commands.rs"]
 mod commands;
 mod s3_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use serde_json::{json, Value};
 use tiledb_runtime::storage::{open_url, RelPath, Storage};
 
 use s3_support::{create_bucket, moto_port, our_config, workspace};
+use support::{ok, tdb_command};
 
 /// Every file below `dir`, as paths relative to it.
 fn files_below(dir: &Path) -> Vec<PathBuf> {
@@ -358,19 +360,6 @@ fn what_tiledb_writes_on_s3_we_read_as_tiledb_reads_it() {
     assert!(skipped.is_empty(), "TileDB could not write: {skipped:?}");
 }
 
-fn tdb(args: &[String]) -> Vec<u8> {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs");
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
 /// Every `STRIDE`-th format-22 corpus array (a spread over datatypes,
 /// layouts and filters at a CI-sized cost) is made again on S3 by `tdb
 /// create` and `tdb write` from its schema and cells; TileDB 2.30 reads it
@@ -410,12 +399,12 @@ fn what_we_write_on_s3_tiledb_reads() {
     for (case, dir) in arrays.into_iter().step_by(STRIDE) {
         let local = dir.join("array");
         let local = local.to_str().unwrap();
-        let info = tdb(&with_config(&["info", "--json", local]));
+        let info = ok(&with_config(&["info", "--json", local]));
         let doc: Value = serde_json::from_slice(&info).unwrap();
         if doc["schema"]["version"] != 22 {
             continue;
         }
-        let cells = tdb(&with_config(&["read", local, "--format", "json"]));
+        let cells = ok(&with_config(&["read", local, "--format", "json"]));
         let parsed: Value = serde_json::from_slice(&cells).unwrap();
         let empty = ["attributes", "dimensions"]
             .iter()
@@ -433,20 +422,20 @@ fn what_we_write_on_s3_tiledb_reads() {
         std::fs::write(&cells_file, &cells).unwrap();
         let root = format!("s3://fromus/{case}");
         let remote = format!("{root}/array");
-        tdb(&with_config(&[
+        ok(&with_config(&[
             "create",
             &remote,
             "--schema",
             doc_file.to_str().unwrap(),
         ]));
-        tdb(&with_config(&[
+        ok(&with_config(&[
             "write",
             &remote,
             "--input",
             cells_file.to_str().unwrap(),
         ]));
         // We read our S3 array as we read the original.
-        let ours = tdb(&with_config(&["read", &remote, "--format", "json"]));
+        let ours = ok(&with_config(&["read", &remote, "--format", "json"]));
         if ours != cells {
             failed.push(format!("{case}: our read of the S3 copy differs"));
         }
@@ -580,7 +569,7 @@ fn a_write_that_fails_at_its_commit_leaves_the_array_unchanged() {
     let mut config = s3_support::tdb_config_args(proxy.port);
     config.extend(["--config".to_owned(), "retry_max=0".to_owned()]);
     let run = |args: &[&str]| -> std::process::Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_tdb"))
+        tdb_command()
             .args(
                 config
                     .iter()

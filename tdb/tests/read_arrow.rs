@@ -4,25 +4,10 @@
 //! column with tiledb-py's (`runtime/tests/arrow/oracle.py` reads it) by
 //! Arrow equality — type and values.
 
-use std::path::{Path, PathBuf};
+mod support;
+
 use std::process::Command;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn tiledb_python() -> Option<PathBuf> {
-    [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file())
-}
+use support::{corpus_array, tdb_command, tiledb_python, workspace};
 
 /// Compares OUT.arrow (a stream) and OUT.parquet with tiledb-py's table of ARRAY.
 const COMPARE: &str = r#"
@@ -50,11 +35,9 @@ for what, ours in [("arrow", pa.ipc.open_stream(stream).read_all()), ("parquet",
 #[test]
 fn arrow_and_parquet_output_equal_tiledb_py() {
     let Some(python) = tiledb_python() else {
-        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let corpus = workspace().join("conformance/corpus/tiledb-2.30");
     for case in [
         "sparse.enumeration",
         "sparse.attr.var_utf8.nullable.zstd",
@@ -64,7 +47,7 @@ fn arrow_and_parquet_output_equal_tiledb_py() {
         "dense.attr.bool",
         "sparse.attr.char",
     ] {
-        let array = corpus.join(case).join("array");
+        let array = corpus_array(case);
         let stream = dir.path().join(format!("{case}.arrow"));
         let parquet = dir.path().join(format!("{case}.parquet"));
         // tiledb-py reads sparse arrays in global order, dense ones row-major.
@@ -73,7 +56,7 @@ fn arrow_and_parquet_output_equal_tiledb_py() {
         } else {
             "row-major"
         };
-        let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
+        let out = tdb_command()
             .args(["read", "--format", "arrow", "--layout", layout])
             .arg(&array)
             .output()
@@ -84,7 +67,7 @@ fn arrow_and_parquet_output_equal_tiledb_py() {
             String::from_utf8_lossy(&out.stderr)
         );
         std::fs::write(&stream, &out.stdout).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
+        let out = tdb_command()
             .args([
                 "read", "--format", "parquet", "--layout", layout, "--output",
             ])
@@ -115,8 +98,8 @@ fn arrow_and_parquet_output_equal_tiledb_py() {
 
 #[test]
 fn parquet_needs_an_output_file() {
-    let array = workspace().join("conformance/corpus/tiledb-2.30/dense.basic.int32/array");
-    let out = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let array = corpus_array("dense.basic.int32");
+    let out = tdb_command()
         .args(["read", "--format", "parquet"])
         .arg(&array)
         .output()

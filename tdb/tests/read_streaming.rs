@@ -5,11 +5,14 @@
 //! gives the same output as the default one; and nothing is drawn on a
 //! standard error that is not a terminal.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use support::tdb_command;
 use tiledb_runtime::array::Array;
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::schema::{AttributeSpec, DimensionSpec, SchemaBuilder};
@@ -42,10 +45,6 @@ fn big_array(path: &Path) {
         .unwrap();
 }
 
-fn tdb() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-}
-
 #[test]
 fn csv_into_head_prints_at_once_and_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
@@ -53,7 +52,7 @@ fn csv_into_head_prints_at_once_and_ends_quietly() {
     big_array(&path);
     // The whole domain, not just the written cells.
     let start = Instant::now();
-    let mut child = tdb()
+    let mut child = tdb_command()
         .arg("read")
         .arg(&path)
         .args(["--format", "csv", "--subarray", "d=0:2147483647"])
@@ -98,7 +97,12 @@ fn limit_stops_the_read_and_budgets_do_not_change_the_output() {
     let path = dir.path().join("big");
     big_array(&path);
     let run = |args: &[&str]| -> String {
-        let out = tdb().arg("read").arg(&path).args(args).output().unwrap();
+        let out = tdb_command()
+            .arg("read")
+            .arg(&path)
+            .args(args)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -178,7 +182,7 @@ fn limit_stops_the_read_and_budgets_do_not_change_the_output() {
             assert_eq!(limited, whole_limited, "--format {format} --limit 1500");
         }
     }
-    let bad = tdb()
+    let bad = tdb_command()
         .arg("read")
         .arg(&path)
         .args(["--memory-budget", "12 parsecs"])
@@ -194,7 +198,7 @@ fn arrow_streams_in_batches_hold_the_same_cells() {
     let array = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/corpus/tiledb-2.30/sparse.enumeration/array");
     let stream = |budget: &str| -> Vec<arrow_array::RecordBatch> {
-        let out = tdb()
+        let out = tdb_command()
             .arg("read")
             .arg(&array)
             .args(["--format", "arrow", "--memory-budget", budget])

@@ -4,48 +4,16 @@
 //! and CSV input exits 2 with the array untouched. (The corpus round trip through our own Arrow and Parquet
 //! output is in `create_write.rs`.)
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 
 use arrow_array::types::Int8Type;
 use arrow_array::{ArrayRef, DictionaryArray, Float64Array, Int16Array, Int32Array, RecordBatch};
 use arrow_array::{StringArray, UInt8Array};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn tiledb_python() -> Option<PathBuf> {
-    [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file())
-}
-
-fn tdb<P: AsRef<std::ffi::OsStr>>(args: &[P]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn ok<P: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[P]) -> Vec<u8> {
-    let out = tdb(args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use support::{corpus_array, files, ok, tdb, tiledb_python, workspace};
 
 /// A fresh array at `new` with the schema of `array` (`info → create`).
 fn create_like(array: &Path, new: &Path, dir: &Path) {
@@ -101,11 +69,9 @@ fn oracle(python: &Path, args: &[&Path]) {
 #[test]
 fn pyarrow_files_of_tiledb_tables_written_through_tdb_read_back_equal_by_tiledb() {
     let Some(python) = tiledb_python() else {
-        println!("skipped: no TileDB oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let corpus = workspace().join("conformance/corpus/tiledb-2.30");
     for case in [
         "sparse.enumeration",
         "sparse.attr.var_utf8.nullable.zstd",
@@ -114,7 +80,7 @@ fn pyarrow_files_of_tiledb_tables_written_through_tdb_read_back_equal_by_tiledb(
         "dense.basic.int32",
         "dense.attr.bool",
     ] {
-        let array = corpus.join(case).join("array");
+        let array = corpus_array(case);
         let ipc = dir.path().join(format!("{case}.arrow"));
         let parquet = dir.path().join(format!("{case}.parquet"));
         oracle(&python, &[Path::new("export"), &array, &ipc, &parquet]);
@@ -154,23 +120,6 @@ fn pyarrow_files_of_tiledb_tables_written_through_tdb_read_back_equal_by_tiledb(
     }
 }
 
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.insert(p.clone(), Vec::new());
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// Named Arrow columns.
 type Columns = Vec<(&'static str, ArrayRef)>;
 
@@ -195,7 +144,7 @@ fn colors(values: &[&str], keys: Vec<Option<i8>>) -> ArrayRef {
 #[test]
 fn bad_arrow_input_exits_2_and_leaves_the_array_untouched() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = workspace().join("conformance/corpus/tiledb-2.30/sparse.enumeration/array");
+    let corpus = corpus_array("sparse.enumeration");
     let array = dir.path().join("sparse.enumeration");
     create_like(&corpus, &array, dir.path());
     let d = || -> ArrayRef { Arc::new(Int32Array::from(vec![5, 6])) };

@@ -12,25 +12,13 @@
 //! Without the oracle venv (pyarrow writes the IPC files) the test says so
 //! and checks the CSV half only.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{json, Value};
-
-fn tiledb_python() -> Option<PathBuf> {
-    [
-        Some(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join(".venv-tiledb/bin/python"),
-        ),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file())
-}
+use support::{files, tdb, tiledb_python};
 
 const SPARSE: &str = r#"array_type = "sparse"
 allows_duplicates = false
@@ -250,30 +238,6 @@ except Exception as e:
 answer["added"] = len(tiledb.array_fragments(uri)) - before
 print(json.dumps(answer))
 "#;
-
-fn tdb(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.insert(p.clone(), Vec::new());
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
 
 /// The table as the CSV `tdb read` prints: a header, a row per cell, null
 /// an empty field.

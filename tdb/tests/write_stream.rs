@@ -11,51 +11,14 @@
 //! as many;
 //! the longer run in README.md).
 
+mod support;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn tiledb_python() -> Option<PathBuf> {
-    let found = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file());
-    if found.is_none() {
-        println!(
-            "skipped the TileDB half: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)"
-        );
-    }
-    found
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn ok(args: &[&str]) -> Vec<u8> {
-    let out = tdb(args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
+use support::{ok, tdb, tdb_command, tiledb_python};
 
 /// TileDB's reading of the array: per field its cells (sparse sorted by the
 /// dimension `d`), and each fragment's `[t1, t2]`.
@@ -338,7 +301,7 @@ fn a_refused_chunk_late_in_the_input_leaves_the_array_unchanged() {
 /// space; the `ru_maxrss` of a child counts the forking test process's
 /// size too).
 fn peak_kib_of_tdb(args: &[&str]) -> i64 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tdb"))
+    let mut child = tdb_command()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())

@@ -17,13 +17,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// The workspace root.
-pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tdb sits in the workspace")
-        .to_path_buf()
-}
+pub use crate::support::workspace;
 
 /// The oracle venv's Python, with moto: `None` (and the reason printed)
 /// when it is missing, so the caller can skip.

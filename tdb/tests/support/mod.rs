@@ -1,0 +1,137 @@
+//! Shared by the `tdb` tests (`mod support;` in each): where the workspace,
+//! the corpus and TileDB's Python are, running the built `tdb`, copying and
+//! snapshotting arrays, and a refused command's checks (exit 2, the message,
+//! the array left as it was).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The workspace root (the parent of this crate).
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tdb sits in the workspace")
+        .to_path_buf()
+}
+
+/// The folder of a case of the TileDB 2.30 corpus (its `array/` and
+/// `expected.json`).
+pub fn corpus_case(case: &str) -> PathBuf {
+    workspace()
+        .join("conformance/corpus/tiledb-2.30")
+        .join(case)
+}
+
+/// The array of a corpus case.
+pub fn corpus_array(case: &str) -> PathBuf {
+    corpus_case(case).join("array")
+}
+
+/// The built `tdb`, with no key from the environment (a test that wants
+/// one sets it).
+pub fn tdb_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tdb"));
+    command.env_remove("TDB_KEY");
+    command
+}
+
+/// Runs `tdb` with `args` to its end.
+pub fn tdb<P: AsRef<OsStr>>(args: &[P]) -> Output {
+    tdb_command().args(args).output().expect("tdb runs")
+}
+
+/// The standard output of `tdb` with `args`, which must succeed.
+pub fn ok<P: AsRef<OsStr> + Debug>(args: &[P]) -> Vec<u8> {
+    succeeded(tdb(args), args)
+}
+
+/// The standard output of a run that must have succeeded.
+pub fn succeeded<P: Debug>(out: Output, args: &[P]) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "tdb {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The Python of the TileDB oracle venv (`.venv-tiledb/` in the workspace,
+/// or `$TILEDB_PY`); `None`, with the reason printed, when there is none,
+/// so that the caller skips what needs TileDB.
+pub fn tiledb_python() -> Option<PathBuf> {
+    let found = [
+        Some(workspace().join(".venv-tiledb/bin/python")),
+        std::env::var_os("TILEDB_PY").map(PathBuf::from),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|p| p.is_file());
+    if found.is_none() {
+        println!(
+            "skipped the TileDB half: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)"
+        );
+    }
+    found
+}
+
+/// Copies the folder `from` (every file and folder below it) to `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file (with its bytes) and folder (empty) below `dir`, by its path
+/// relative to `dir`: equal before and after a command that left it as it
+/// was.
+pub fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(dir).unwrap().to_path_buf();
+            if path.is_dir() {
+                out.insert(relative, Vec::new());
+                stack.push(path);
+            } else {
+                out.insert(relative, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// `command` (a `tdb` run) exits 2 with `needle` in its message and leaves
+/// every file below `dir` as it was.
+pub fn refused_by(mut command: Command, needle: &str, dir: &Path) {
+    let before = files(dir);
+    let out = command.output().expect("tdb runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{command:?}: {stderr:?} does not say {needle:?}"
+    );
+    assert_eq!(files(dir), before, "{command:?} changed {}", dir.display());
+}
+
+/// `tdb` with `args` exits 2 with `needle` in its message and leaves every
+/// file below `dir` as it was.
+pub fn refused<P: AsRef<OsStr>>(args: &[P], needle: &str, dir: &Path) {
+    let mut command = tdb_command();
+    command.args(args);
+    refused_by(command, needle, dir);
+}
