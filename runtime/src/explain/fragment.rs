@@ -10,13 +10,14 @@ use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
 use super::walker::Walker;
 use super::walkers::*;
 use crate::directory::TimestampedName;
-use crate::error::{Cause, Error, Result};
+use crate::error::{Error, Result};
 use crate::format::generated::{
     footer_after_tiles, footer_length_always_stored, fragment_mmsn_read, FragmentFooter,
     FragmentFooterHead, NEWEST_READ_FORMAT_VERSION,
 };
 use crate::format::io::read_prefix;
 use crate::fragment::{footer_region, footer_schema_name};
+use crate::fragment::{known_size_footer_start, require_footer_of_size};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::{RelPath, Storage, SubStorage};
 use crate::tile::generic::read_generic_tile;
@@ -96,36 +97,16 @@ pub(super) fn locate_footer(
         let attributes = schema.attributes.len() as u64;
         let shapes = dimension_shapes(&schema.stored);
         if let Some(size) = FragmentFooter::known_size(named_version, attributes, &shapes) {
-            let start = len.checked_sub(size).ok_or_else(|| {
-                Error::corrupt(
-                    0,
-                    "FragmentFooter",
-                    Cause::Truncated {
-                        needed: size,
-                        available: len,
-                    },
-                )
-            })?;
+            let start = known_size_footer_start(len, size)?;
             let (head, _) = read_prefix::<FragmentFooterHead>(
                 &bytes[start as usize..],
                 (),
                 "FragmentFooterHead",
             )
             .map_err(|e| e.at_base(start))?;
-            // As the loader: the footer found by its computed size must be
-            // of a version with that size.
-            if FragmentFooter::known_size(head.version, attributes, &shapes) != Some(size) {
-                return Err(Error::corrupt(
-                    start,
-                    "FragmentFooter.version",
-                    Cause::Inconsistent {
-                        what: "footer version (its footer size differs from that of the version \
-                               in the fragment's name)",
-                        expected: u64::from(named_version),
-                        found: u64::from(head.version),
-                    },
-                ));
-            }
+            // As the loader.
+            let own_size = FragmentFooter::known_size(head.version, attributes, &shapes);
+            require_footer_of_size(start, size, own_size, named_version, head.version)?;
             return Ok(FooterPlace {
                 version: head.version,
                 start,

@@ -124,6 +124,47 @@ pub fn known_footer_size(version: u32, schema: &ArraySchema) -> Option<u64> {
     stored::FragmentFooter::known_size(version, schema.attributes.len() as u64, &shapes)
 }
 
+/// The first byte of a footer whose size spec/ gives before reading it
+/// ([`known_footer_size`]): it is the last `size` bytes of a file of `len`.
+pub(crate) fn known_size_footer_start(len: u64, size: u64) -> Result<u64> {
+    len.checked_sub(size).ok_or_else(|| {
+        Error::corrupt(
+            0,
+            "FragmentFooter",
+            Cause::Truncated {
+                needed: size,
+                available: len,
+            },
+        )
+    })
+}
+
+/// A footer found by its computed size (`size`, from the version the
+/// fragment's name implies, `named_version`) must be of a version with that
+/// size (`own_size`, from its own `version`), as TileDB's loader requires:
+/// a region that only happens to parse is not taken for the footer.
+pub(crate) fn require_footer_of_size(
+    start: u64,
+    size: u64,
+    own_size: Option<u64>,
+    named_version: u32,
+    version: u32,
+) -> Result<()> {
+    if own_size == Some(size) {
+        return Ok(());
+    }
+    Err(Error::corrupt(
+        start,
+        "FragmentFooter.version",
+        Cause::Inconsistent {
+            what: "footer version (its footer size differs from that of the version in the \
+                   fragment's name)",
+            expected: u64::from(named_version),
+            found: u64::from(version),
+        },
+    ))
+}
+
 /// A fragment metadata file against `schema` (the one its footer names),
 /// every tile decoded. `version` is the format version the fragment's name
 /// implies ([`crate::directory::TimestampedName::format_version`]): the file
@@ -143,17 +184,7 @@ pub fn parse_metadata_file(
     let (start, end) = match known_size {
         Some(size) => {
             let len = bytes.len() as u64;
-            let start = len.checked_sub(size).ok_or_else(|| {
-                Error::corrupt(
-                    0,
-                    "FragmentFooter",
-                    Cause::Truncated {
-                        needed: size,
-                        available: len,
-                    },
-                )
-            })?;
-            (start, len)
+            (known_size_footer_start(len, size)?, len)
         }
         None => {
             let (head, start) = footer_region(bytes)?;
@@ -187,19 +218,9 @@ pub fn parse_metadata_file(
             },
         ));
     }
-    // A footer found by its computed size must be of a version with that
-    // size (as the loader requires).
-    if known_size.is_some() && known_footer_size(footer.version, schema) != known_size {
-        return Err(Error::corrupt(
-            start,
-            "FragmentFooter.version",
-            Cause::Inconsistent {
-                what:
-                    "footer version (its footer size differs from that of the fragment's version)",
-                expected: u64::from(version),
-                found: u64::from(footer.version),
-            },
-        ));
+    if let Some(size) = known_size {
+        let own_size = known_footer_size(footer.version, schema);
+        require_footer_of_size(start, size, own_size, version, footer.version)?;
     }
     let rtree_tile = tile_at(bytes, footer.rtree_offset, "RTree", key)?;
     let rtree = parse_rtree(&rtree_tile, footer.version, &schema.stored)?;

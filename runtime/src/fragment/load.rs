@@ -148,19 +148,7 @@ impl FragmentMetadata {
         };
         let known_size = size_for(named_version);
         let (start, footer_len) = match known_size {
-            Some(size) => {
-                let start = len.checked_sub(size).ok_or_else(|| {
-                    Error::corrupt(
-                        0,
-                        "FragmentFooter",
-                        Cause::Truncated {
-                            needed: size,
-                            available: len,
-                        },
-                    )
-                })?;
-                (start, size)
-            }
+            Some(size) => (super::file::known_size_footer_start(len, size)?, size),
             None => Self::footer_from_trailer(storage, path, len)?,
         };
         if footer_len > MAX_FRAGMENT_FOOTER_SIZE {
@@ -171,19 +159,15 @@ impl FragmentMetadata {
         }
         let region = storage.read_range(path, start, footer_len)?;
         let (footer, schema) = try_at(start, &region)?;
-        // A footer found by its computed size must be of a version with
-        // that size: a region that only happens to parse (the file longer
-        // or shorter than the footer it ends with) is not taken for one.
-        if known_size.is_some() && size_for(footer.version) != known_size {
-            return Err(Error::corrupt(
+        if let Some(size) = known_size {
+            let own_size = size_for(footer.version);
+            super::file::require_footer_of_size(
                 start,
-                "FragmentFooter.version",
-                Cause::Inconsistent {
-                    what: "footer version (its footer size differs from that of the version in the fragment's name)",
-                    expected: u64::from(named_version),
-                    found: u64::from(footer.version),
-                },
-            ));
+                size,
+                own_size,
+                named_version,
+                footer.version,
+            )?;
         }
         Ok((footer, schema))
     }

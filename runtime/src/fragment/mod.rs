@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 pub use file::{footer_region, known_footer_size, parse_metadata_file, FragmentMetadataFile};
+pub(crate) use file::{known_size_footer_start, require_footer_of_size};
 pub use parse::{
     consolidated_footer_regions, footer_schema_name, global_order_bounds,
     load_consolidated_footers, parse_footer, parse_processed_conditions, parse_rtree,
