@@ -233,11 +233,19 @@ fn aggregate_with(
                 answered: None,
             };
             let result = crate::read::read_pruned(snapshot, &wide, prune)?;
-            let keep = mask(&result, c)?;
+            let mut keep = mask(&result, c)?;
+            if schema.is_dense() {
+                // Cells of dense tiles left out read as fill, which may
+                // pass where their values would not.
+                let left_out = crate::read::dense::left_out(snapshot, prune, &result)?;
+                keep.iter_mut().zip(left_out).for_each(|(k, l)| *k &= !l);
+            }
             (result, keep)
         }
         None => {
-            if from_metadata {
+            if from_metadata && schema.is_dense() {
+                metadata = crate::read::dense::answered::from_metadata(snapshot, &query, &names)?;
+            } else if from_metadata {
                 metadata = from_metadata_tiles(snapshot, &query, &names)?;
             }
             let prune = Prune {
@@ -245,7 +253,12 @@ fn aggregate_with(
                 answered: metadata.as_ref().map(|m| &m.answered),
             };
             let result = crate::read::read_pruned(snapshot, &query, prune)?;
-            let keep = vec![true; result.cell_count()];
+            let mut keep = vec![true; result.cell_count()];
+            if schema.is_dense() && metadata.as_ref().is_some_and(|m| !m.answered.is_empty()) {
+                // The answered tiles' cells read as fill: counted already.
+                let left_out = crate::read::dense::left_out(snapshot, prune, &result)?;
+                keep.iter_mut().zip(left_out).for_each(|(k, l)| *k &= !l);
+            }
             (result, keep)
         }
     };

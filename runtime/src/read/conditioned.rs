@@ -84,14 +84,12 @@ fn narrowed(
         let schema = snapshot.schema();
         for column in &mut result.attributes {
             if let Some((_, attribute)) = schema.attribute(&column.name) {
-                // TileDB gives a var-sized cell that fails no bytes, not
-                // the fill value (TileDB 2.30, corpus dense.filter.dictionary).
-                let fill: &[u8] = if attribute.cell_val_num.is_none() {
-                    &[]
-                } else {
-                    &attribute.fill
-                };
-                *column = filled(column, &keep, fill, attribute.fill_validity);
+                // A var-sized cell that fails takes the fill value too
+                // (TileDB 2.30 gives "zz" for a string attribute filled
+                // with "zz"; tiledb-py shows the default fill, one NUL
+                // byte, as an empty string): the same as the cells of a
+                // tile left out under the condition, which read as fill.
+                *column = filled(column, &keep, &attribute.fill, attribute.fill_validity);
             }
         }
     } else {

@@ -8,10 +8,11 @@
 //! tiles out ([`crate::read::skip::Prune::answered`]).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::filter::Datatype;
-use crate::fragment::Field;
+use crate::fragment::{Field, FieldTileStats, FragmentMetadata};
 use crate::read::query::{decode_ranges, ReadQuery};
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
@@ -49,6 +50,96 @@ impl FromMetadata {
     }
 }
 
+/// One aggregated attribute's statistics in a fragment: its datatype,
+/// whether it is nullable, and its tile statistics.
+pub(crate) type RecordedStats = (Datatype, bool, Arc<FieldTileStats>);
+
+/// The tile statistics of each of `names` in `fragment`, when every one
+/// records its sums, minimums and maximums (and null counts, nullable) and
+/// has the array's datatype; `None` otherwise (the fragment is decoded).
+pub(crate) fn recorded_stats(
+    snapshot: &Snapshot,
+    fragment: &FragmentMetadata,
+    names: &[String],
+) -> Result<Option<Vec<RecordedStats>>> {
+    let schema = snapshot.schema();
+    let mut stats = Vec::new();
+    for name in names {
+        let Some((a, attribute)) = fragment.schema.attribute(name) else {
+            return Ok(None);
+        };
+        if schema
+            .attribute(name)
+            .is_some_and(|(_, s)| s.datatype != attribute.datatype)
+        {
+            return Ok(None);
+        }
+        let s = fragment.tile_stats(snapshot.storage(), Field::Attribute(a))?;
+        let recorded = s.sum(0).is_some()
+            && s.min_max(0).is_some()
+            && (!attribute.nullable || s.null_count(0).is_some());
+        if !recorded {
+            return Ok(None);
+        }
+        stats.push((attribute.datatype, attribute.nullable, s));
+    }
+    Ok(Some(stats))
+}
+
+/// Whether every one of `names` is an attribute of one fixed-size number
+/// per cell (what tile metadata sums, and bounds for aggregates).
+pub(crate) fn all_numeric(schema: &crate::schema::ArraySchema, names: &[String]) -> bool {
+    names.iter().all(|name| {
+        schema.attribute(name).is_some_and(|(_, a)| {
+            a.cell_val_num == Some(1)
+                && !matches!(
+                    Scalar::decode(a.datatype, &[0; 8]),
+                    Some(Scalar::Bytes(_)) | None
+                )
+        })
+    })
+}
+
+impl FromMetadata {
+    /// Nothing answered yet, for the attributes `names`.
+    pub(crate) fn new(names: &[String]) -> Self {
+        FromMetadata {
+            fields: names
+                .iter()
+                .map(|n| (n.clone(), FieldPart::default()))
+                .collect(),
+            ..FromMetadata::default()
+        }
+    }
+
+    /// Adds the part of `tile` (of `cells` cells) its statistics record.
+    pub(crate) fn add_tile(&mut self, stats: &[RecordedStats], tile: u64, cells: u64) {
+        self.cells += cells;
+        for ((_, part), (datatype, nullable, s)) in self.fields.iter_mut().zip(stats) {
+            let nulls = if *nullable {
+                s.null_count(tile).unwrap_or(0)
+            } else {
+                0
+            };
+            part.nulls += nulls;
+            let values = cells.saturating_sub(nulls);
+            part.values += values;
+            if values > 0 {
+                if let Some(sum) = s.sum(tile) {
+                    part.sums.push(sum_value(*datatype, sum));
+                }
+                if let Some((lo, hi)) = s.min_max(tile) {
+                    if let (Some(lo), Some(hi)) =
+                        (Scalar::decode(*datatype, lo), Scalar::decode(*datatype, hi))
+                    {
+                        part.min_max.push((lo, hi));
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
     use Datatype::*;
     match datatype {
@@ -74,27 +165,12 @@ pub(crate) fn from_metadata(
     {
         return Ok(None);
     }
-    let numeric = |name: &String| {
-        schema.attribute(name).is_some_and(|(_, a)| {
-            a.cell_val_num == Some(1)
-                && !matches!(
-                    Scalar::decode(a.datatype, &[0; 8]),
-                    Some(Scalar::Bytes(_)) | None
-                )
-        })
-    };
-    if !names.iter().all(numeric) {
+    if !all_numeric(schema, names) {
         return Ok(None);
     }
     let ranges = decode_ranges(schema, query)?;
     let storage = snapshot.storage();
-    let mut out = FromMetadata {
-        fields: names
-            .iter()
-            .map(|n| (n.clone(), FieldPart::default()))
-            .collect(),
-        ..FromMetadata::default()
-    };
+    let mut out = FromMetadata::new(names);
     for fragment in snapshot.fragments() {
         if fragment.dense
             || fragment.non_empty_domain.is_none()
@@ -104,32 +180,9 @@ pub(crate) fn from_metadata(
             continue;
         }
         let fschema = &fragment.schema;
-        // Each aggregated attribute's statistics in this fragment, all
-        // recorded, or the fragment is decoded.
-        let mut stats = Vec::new();
-        for name in names {
-            let Some((a, attribute)) = fschema.attribute(name) else {
-                break;
-            };
-            if attribute.datatype
-                != schema
-                    .attribute(name)
-                    .map_or(attribute.datatype, |(_, s)| s.datatype)
-            {
-                break;
-            }
-            let s = fragment.tile_stats(storage, Field::Attribute(a))?;
-            let recorded = s.sum(0).is_some()
-                && s.min_max(0).is_some()
-                && (!attribute.nullable || s.null_count(0).is_some());
-            if !recorded {
-                break;
-            }
-            stats.push((attribute.datatype, attribute.nullable, s));
-        }
-        if stats.len() != names.len() {
+        let Some(stats) = recorded_stats(snapshot, fragment, names)? else {
             continue;
-        }
+        };
         let others: Vec<_> = if schema.allows_dups {
             Vec::new()
         } else {
@@ -171,30 +224,7 @@ pub(crate) fn from_metadata(
             {
                 continue;
             }
-            let cells = fragment.cell_num(tile, 0);
-            out.cells += cells;
-            for ((_, part), (datatype, nullable, s)) in out.fields.iter_mut().zip(&stats) {
-                let nulls = if *nullable {
-                    s.null_count(tile).unwrap_or(0)
-                } else {
-                    0
-                };
-                part.nulls += nulls;
-                let values = cells.saturating_sub(nulls);
-                part.values += values;
-                if values > 0 {
-                    if let Some(sum) = s.sum(tile) {
-                        part.sums.push(sum_value(*datatype, sum));
-                    }
-                    if let Some((lo, hi)) = s.min_max(tile) {
-                        if let (Some(lo), Some(hi)) =
-                            (Scalar::decode(*datatype, lo), Scalar::decode(*datatype, hi))
-                        {
-                            part.min_max.push((lo, hi));
-                        }
-                    }
-                }
-            }
+            out.add_tile(&stats, tile, fragment.cell_num(tile, 0));
             out.answered.insert((fragment.path.clone(), tile));
         }
     }
