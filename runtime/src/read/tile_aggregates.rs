@@ -1,5 +1,6 @@
 //! The part of an aggregate TileDB answers from tile metadata: a sparse
-//! tile wholly inside the query's ranges, with no query condition, no
+//! tile wholly inside one of the query's ranges on each dimension (and
+//! meeting no other, so counted once), with no query condition, no
 //! delete and no newer or older cell it could hide or be hidden by, gives
 //! its cell count, null count, sum, minimum and maximum from the fragment
 //! metadata without being decoded (TileDB's sparse readers,
@@ -150,19 +151,17 @@ fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
 }
 
 /// The tiles of a sparse read of `query` (no condition) whose part of the
-/// aggregates over `names` the metadata gives; `None` when none may be
-/// answered so (a dense array, deletes, several ranges on a dimension, an
-/// attribute of strings or of several values per cell).
+/// aggregates over `names` the metadata gives: each wholly inside one range
+/// of each dimension and meeting no other; `None` when none may be
+/// answered so (a dense array, deletes, an attribute of strings or of
+/// several values per cell).
 pub(crate) fn from_metadata(
     snapshot: &Snapshot,
     query: &ReadQuery,
     names: &[String],
 ) -> Result<Option<FromMetadata>> {
     let schema = snapshot.schema();
-    if schema.is_dense()
-        || !snapshot.conditions().is_empty()
-        || query.ranges.iter().any(|r| r.len() > 1)
-    {
+    if schema.is_dense() || !snapshot.conditions().is_empty() {
         return Ok(None);
     }
     if !all_numeric(schema, names) {
@@ -198,6 +197,8 @@ pub(crate) fn from_metadata(
             let Some(mbr) = mbrs.get(tile as usize) else {
                 continue;
             };
+            // Inside one range of each dimension and meeting no other, so
+            // that its cells are counted once.
             let inside =
                 fschema
                     .dimensions
@@ -205,17 +206,21 @@ pub(crate) fn from_metadata(
                     .zip(mbr)
                     .zip(&ranges)
                     .all(|((dim, (lo, hi)), r)| {
-                        match (
-                            r.first(),
+                        let (Some(lo), Some(hi)) = (
                             Scalar::decode(dim.datatype, lo),
                             Scalar::decode(dim.datatype, hi),
-                        ) {
-                            (None, _, _) => true,
-                            (Some((a, b)), Some(lo), Some(hi)) => {
-                                !lo.compare(a).is_lt() && !hi.compare(b).is_gt()
-                            }
-                            _ => false,
-                        }
+                        ) else {
+                            return false;
+                        };
+                        let holding = r
+                            .iter()
+                            .filter(|(a, b)| !lo.compare(a).is_lt() && !hi.compare(b).is_gt())
+                            .count();
+                        let meeting = r
+                            .iter()
+                            .filter(|(a, b)| !hi.compare(a).is_lt() && !lo.compare(b).is_gt())
+                            .count();
+                        r.is_empty() || (holding == 1 && meeting == 1)
                     });
             if !inside
                 || others
