@@ -349,3 +349,104 @@ fn dense_aggregates_over_whole_tiles_come_from_metadata() {
         );
     }
 }
+
+/// Our count, min, max and null count of the string `s` over `ranges`
+/// from tile metadata and with every tile decoded (as the oracle prints
+/// them), and the data bytes each read.
+fn string_aggregates(path: &Path, ranges: &[(i64, i64)]) -> (Value, Value, u64, u64) {
+    let bytes = |x: i64| x.to_le_bytes().to_vec();
+    let query = ReadQuery {
+        ranges: vec![ranges
+            .iter()
+            .map(|&(lo, hi)| (bytes(lo), bytes(hi)))
+            .collect()],
+        ..ReadQuery::default()
+    };
+    let ops = ["count", "min", "max", "null_count"];
+    let aggregates: Vec<Aggregate> = ops
+        .iter()
+        .map(|op| Aggregate::parse(&format!("{op}:s")).unwrap())
+        .collect();
+    let json = |answers: Vec<AggregateValue>| -> Value {
+        let mut out = serde_json::Map::new();
+        for (op, value) in ops.iter().zip(answers) {
+            let value = match value {
+                AggregateValue::UInt(v) => json!(v),
+                AggregateValue::Bytes(b) => {
+                    json!(b.iter().map(|x| format!("{x:02x}")).collect::<String>())
+                }
+                other => panic!("{op} = {other:?}"),
+            };
+            out.insert(op.to_string(), value);
+        }
+        Value::Object(out)
+    };
+    let (array, counter) = counted(path);
+    let read = tiledb_runtime::read::aggregate::aggregate;
+    let from_metadata = json(read(array.snapshot(), &query, None, &aggregates).unwrap());
+    let with = counter.load(Ordering::Relaxed);
+    let (array, counter) = counted(path);
+    let decoding = tiledb_runtime::read::aggregate::aggregate_decoding;
+    let decoded = json(decoding(array.snapshot(), &query, None, &aggregates).unwrap());
+    (
+        from_metadata,
+        decoded,
+        with,
+        counter.load(Ordering::Relaxed),
+    )
+}
+
+#[test]
+fn string_minimums_and_maximums_come_from_tile_metadata() {
+    let Some(python) = common::tiledb_python() else {
+        eprintln!("skipped: no tiledb-py venv (.venv-tiledb or $TILEDB_PY)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["sparse", "dense"] {
+        let path = dir.path().join(kind);
+        let uri = path.to_str().unwrap();
+        oracle(&python, &["strings", uri, kind]);
+        let cases: [&[(i64, i64)]; 3] = [
+            &[(1, 20_000)],
+            &[(250, 9000)],
+            &[(250, 9000), (12_001, 15_000)],
+        ];
+        for ranges in cases {
+            let (from_metadata, decoded, with, without) = string_aggregates(&path, ranges);
+            assert_eq!(from_metadata, decoded, "{kind} {ranges:?}: differs decoded");
+            assert!(
+                with.saturating_mul(4) <= without,
+                "{kind} {ranges:?}: from metadata read {with} data bytes, decoding {without}"
+            );
+            let mut args = vec!["agg_strings".to_string(), uri.to_string()];
+            args.extend(ranges.iter().map(|(lo, hi)| format!("{lo}:{hi}")));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let per_range: Vec<Value> = serde_json::from_str(&oracle(&python, &args)).unwrap();
+            // Disjoint ranges: counts add up, bounds are the extreme ones
+            // (hex keeps the byte order).
+            let add = |op: &str| {
+                per_range
+                    .iter()
+                    .map(|r| r[op].as_u64().unwrap())
+                    .sum::<u64>()
+            };
+            let bound = |op: &str| -> Vec<String> {
+                per_range
+                    .iter()
+                    .map(|r| r[op].as_str().unwrap().to_string())
+                    .collect()
+            };
+            let expected = json!({
+                "count": add("count"),
+                "null_count": add("null_count"),
+                "min": bound("min").into_iter().min().unwrap(),
+                "max": bound("max").into_iter().max().unwrap(),
+            });
+            assert_eq!(
+                from_metadata, expected,
+                "{kind} {ranges:?}: differs from TileDB"
+            );
+        }
+    }
+}

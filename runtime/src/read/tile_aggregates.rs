@@ -51,9 +51,15 @@ impl FromMetadata {
     }
 }
 
-/// One aggregated attribute's statistics in a fragment: its datatype,
-/// whether it is nullable, and its tile statistics.
-pub(crate) type RecordedStats = (Datatype, bool, Arc<FieldTileStats>);
+/// One aggregated attribute's statistics in a fragment.
+pub(crate) struct RecordedStats {
+    datatype: Datatype,
+    nullable: bool,
+    /// A var-sized string: its minimums and maximums are `var_min_max`,
+    /// and it has no sums.
+    var: bool,
+    stats: Arc<FieldTileStats>,
+}
 
 /// The tile statistics of each of `names` in `fragment`, when every one
 /// records its sums, minimums and maximums (and null counts, nullable) and
@@ -76,27 +82,40 @@ pub(crate) fn recorded_stats(
             return Ok(None);
         }
         let s = fragment.tile_stats(snapshot.storage(), Field::Attribute(a))?;
-        let recorded = s.sum(0).is_some()
-            && s.min_max(0).is_some()
-            && (!attribute.nullable || s.null_count(0).is_some());
-        if !recorded {
+        let var = attribute.cell_val_num.is_none();
+        let bounds = if var {
+            s.var_min_max(0).is_some()
+        } else {
+            s.sum(0).is_some() && s.min_max(0).is_some()
+        };
+        if !bounds || (attribute.nullable && s.null_count(0).is_none()) {
             return Ok(None);
         }
-        stats.push((attribute.datatype, attribute.nullable, s));
+        stats.push(RecordedStats {
+            datatype: attribute.datatype,
+            nullable: attribute.nullable,
+            var,
+            stats: s,
+        });
     }
     Ok(Some(stats))
 }
 
-/// Whether every one of `names` is an attribute of one fixed-size number
-/// per cell (what tile metadata sums, and bounds for aggregates).
-pub(crate) fn all_numeric(schema: &crate::schema::ArraySchema, names: &[String]) -> bool {
+/// Whether every one of `names` is an attribute whose aggregates tile
+/// metadata may answer: one fixed-size number per cell, or a var-sized
+/// ASCII string (`CHAR`, `STRING_ASCII`: TileDB records their minimums
+/// and maximums, and aggregates no other strings).
+pub(crate) fn answerable(schema: &crate::schema::ArraySchema, names: &[String]) -> bool {
     names.iter().all(|name| {
         schema.attribute(name).is_some_and(|(_, a)| {
-            a.cell_val_num == Some(1)
+            let number = a.cell_val_num == Some(1)
                 && !matches!(
                     Scalar::decode(a.datatype, &[0; 8]),
                     Some(Scalar::Bytes(_)) | None
-                )
+                );
+            let ascii = a.cell_val_num.is_none()
+                && matches!(a.datatype, Datatype::StringAscii | Datatype::Char);
+            number || ascii
         })
     })
 }
@@ -116,8 +135,9 @@ impl FromMetadata {
     /// Adds the part of `tile` (of `cells` cells) its statistics record.
     pub(crate) fn add_tile(&mut self, stats: &[RecordedStats], tile: u64, cells: u64) {
         self.cells += cells;
-        for ((_, part), (datatype, nullable, s)) in self.fields.iter_mut().zip(stats) {
-            let nulls = if *nullable {
+        for ((_, part), r) in self.fields.iter_mut().zip(stats) {
+            let s = &r.stats;
+            let nulls = if r.nullable {
                 s.null_count(tile).unwrap_or(0)
             } else {
                 0
@@ -126,13 +146,19 @@ impl FromMetadata {
             let values = cells.saturating_sub(nulls);
             part.values += values;
             if values > 0 {
-                if let Some(sum) = s.sum(tile) {
-                    part.sums.push(sum_value(*datatype, sum));
+                if let Some(sum) = s.sum(tile).filter(|_| !r.var) {
+                    part.sums.push(sum_value(r.datatype, sum));
                 }
-                if let Some((lo, hi)) = s.min_max(tile) {
-                    if let (Some(lo), Some(hi)) =
-                        (Scalar::decode(*datatype, lo), Scalar::decode(*datatype, hi))
-                    {
+                let bounds = if r.var {
+                    s.var_min_max(tile)
+                } else {
+                    s.min_max(tile)
+                };
+                if let Some((lo, hi)) = bounds {
+                    if let (Some(lo), Some(hi)) = (
+                        Scalar::decode(r.datatype, lo),
+                        Scalar::decode(r.datatype, hi),
+                    ) {
                         part.min_max.push((lo, hi));
                     }
                 }
@@ -153,8 +179,8 @@ fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
 /// The tiles of a sparse read of `query` (no condition) whose part of the
 /// aggregates over `names` the metadata gives: each wholly inside one range
 /// of each dimension and meeting no other; `None` when none may be
-/// answered so (a dense array, deletes, an attribute of strings or of
-/// several values per cell).
+/// answered so (a dense array, deletes, an attribute of several values per
+/// cell or of strings other than ASCII).
 pub(crate) fn from_metadata(
     snapshot: &Snapshot,
     query: &ReadQuery,
@@ -164,7 +190,7 @@ pub(crate) fn from_metadata(
     if schema.is_dense() || !snapshot.conditions().is_empty() {
         return Ok(None);
     }
-    if !all_numeric(schema, names) {
+    if !answerable(schema, names) {
         return Ok(None);
     }
     let ranges = decode_ranges(schema, query)?;

@@ -11,6 +11,9 @@ a newest one over part of a tile, d 15001..=15250 (`v = 7`).
 after the other), and its
 aggregates over the whole domain.
 `agg URI LO:HI...`: TileDB's aggregates (no condition) over each range.
+`strings URI sparse|dense`: an array of a nullable ASCII string attribute.
+`agg_strings URI LO:HI...`: TileDB's count and null count of it over each
+range, and the minimum and maximum of TileDB's cells there.
 """
 import json, struct, sys
 import numpy as np
@@ -95,10 +98,46 @@ def agg(uri, ranges):
     print(json.dumps(out))
 
 
+def make_strings(uri, sparse):
+    """An ASCII string attribute `s` (nullable: every 13th cell null) over
+    INT64 `d` in 1..=20000, tiles of 500 cells, sparse or dense."""
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(1, ROWS), tile=500, dtype=np.int64))
+    attrs = [tiledb.Attr("s", dtype="ascii", var=True, nullable=True)]
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, attrs=attrs, sparse=sparse, capacity=500))
+    d = np.arange(1, ROWS + 1)
+    s = np.array([None if x % 13 == 0 else f"k{(x * 7919) % 100003:06d}".encode() for x in d], dtype=object)
+    with tiledb.open(uri, "w", timestamp=1) as A:
+        if sparse:
+            A[d] = {"s": s}
+        else:
+            A[1:ROWS + 1] = {"s": s}
+
+
+def agg_strings(uri, ranges):
+    """tiledb-py 0.36 cannot return a string aggregate ("Aggregate must have
+    a fixed size buffer"): the count and null count are TileDB's, the
+    minimum and maximum those of TileDB's cells compared byte-wise (as
+    TileDB's aggregator compares strings)."""
+    out = []
+    with tiledb.open(uri) as A:
+        for r in ranges:
+            lo, hi = (int(x) for x in r.split(":"))
+            result = A.query().agg({"s": ["count", "null_count"]})[lo:hi + 1]
+            col = A.query(attrs=["s"])[lo:hi + 1]["s"]
+            mask = np.ma.getmaskarray(col) if np.ma.isMaskedArray(col) else np.zeros(len(col), bool)
+            values = [bytes(v) for v, m in zip(np.ravel(col), mask) if not m]
+            out.append({"count": int(result["count"]), "null_count": int(result["null_count"]),
+                        "min": min(values).hex(), "max": max(values).hex()})
+    print(json.dumps(out))
+
+
+COMMANDS = {
+    "make": lambda args: make(args[0]),
+    "answer": lambda args: answer(args[0], args[1:]),
+    "agg": lambda args: agg(args[0], args[1:]),
+    "strings": lambda args: make_strings(args[0], args[1] == "sparse"),
+    "agg_strings": lambda args: agg_strings(args[0], args[1:]),
+}
+
 if __name__ == "__main__":
-    if sys.argv[1] == "make":
-        make(sys.argv[2])
-    elif sys.argv[1] == "agg":
-        agg(sys.argv[2], sys.argv[3:])
-    else:
-        answer(sys.argv[2], sys.argv[3:])
+    COMMANDS[sys.argv[1]](sys.argv[2:])

@@ -13,20 +13,20 @@ use crate::read::dense::fragments::fragment_geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::dense::{dense_dimensions, query_spans, MAX_DENSE_CELLS};
 use crate::read::query::{decode_ranges, ReadQuery};
-use crate::read::tile_aggregates::{all_numeric, recorded_stats, FromMetadata};
+use crate::read::tile_aggregates::{answerable, recorded_stats, FromMetadata};
 use crate::snapshot::Snapshot;
 
 /// The tiles of a dense read of `query` (no condition) whose part of the
 /// aggregates over `names` the metadata gives; `None` when none may be
-/// answered so (an attribute of strings or of several values per cell, a
-/// subarray too large to read).
+/// answered so (an attribute of several values per cell or of strings
+/// other than ASCII, a subarray too large to read).
 pub(crate) fn from_metadata(
     snapshot: &Snapshot,
     query: &ReadQuery,
     names: &[String],
 ) -> Result<Option<FromMetadata>> {
     let schema = snapshot.schema();
-    if !schema.is_dense() || !all_numeric(schema, names) {
+    if !schema.is_dense() || !answerable(schema, names) {
         return Ok(None);
     }
     let dims = dense_dimensions(schema)?;
