@@ -47,7 +47,7 @@ impl VarValues {
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
             .collect();
         let len = stored.var.len() as u64;
-        let fits = stored.fixed.len() % 8 == 0
+        let fits = stored.fixed.len().is_multiple_of(8)
             && starts.len() as u64 == tiles
             && starts.windows(2).all(|w| w[0] <= w[1])
             && starts.last().is_none_or(|last| *last <= len);
