@@ -24,10 +24,13 @@
 //!   non-nullable attribute are zero (TileDB 2.30's dense reader).
 //!
 //! A sparse read with no condition and no delete takes the count, null
-//! count, sum, minimum and maximum of each tile wholly inside its ranges
-//! from the tile metadata, as TileDB does, and decodes only the other
-//! tiles (`read::tile_aggregates`); under a condition, tiles no cell of
-//! which can pass are left out (`read::skip`). Where TileDB's answer
+//! count, sum, minimum and maximum (of numbers, and of ASCII strings) of
+//! each tile wholly inside one of its ranges on each dimension (and
+//! meeting no other) from the tile metadata, as TileDB does, and decodes
+//! only the other tiles (`read::tile_aggregates`); a dense read does the
+//! same for tiles wholly inside their fragment's non-empty domain that no
+//! newer fragment meets (`read/dense/answered.rs`). Under a condition,
+//! tiles no cell of which can pass are left out (`read::skip`). Where TileDB's answer
 //! depends on the order it visits tiles in (min/max and sums over floats
 //! holding NaN, integer sums near overflow), ours may differ.
 

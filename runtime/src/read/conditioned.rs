@@ -1,8 +1,8 @@
 //! Reads under a [`QueryCondition`], as TileDB answers them: a sparse read
 //! returns only the cells that satisfy the condition; a dense read keeps
 //! its shape and gives each cell that fails the attributes' fill values
-//! (null for a nullable attribute whose fill is null; an empty cell for a
-//! var-sized attribute).
+//! (null for a nullable attribute whose fill is null; var-sized attributes
+//! included). Tiles no cell of which can pass are not decoded (`skip`).
 //!
 //! The fields the condition reads but the query does not return are read
 //! alongside and dropped afterwards.
