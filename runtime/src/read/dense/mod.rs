@@ -28,7 +28,7 @@ pub const MAX_DENSE_CELLS: u128 = 1 << 28;
 
 /// Where each cell comes from: a fragment (index into the geometry), a tile
 /// and the cell's position in it; `None` for fill (no fragment holds the
-/// cell, or its tile was left out under a condition).
+/// cell, or its tile was left out: see `read`).
 type Owner = Option<(usize, u64, u64)>;
 
 /// Runs a dense read. The tiles `prune` leaves out are not decoded: their
@@ -310,7 +310,7 @@ fn owners(cells: &[i128], n: usize, geometry: &[Geometry<'_>]) -> (Vec<Owner>, V
         owner.push(hit.and_then(|(gi, g)| {
             let tile = g.tiling.tile_position(c);
             if g.skipped.contains(&tile) {
-                // Left out under the condition: the cell reads as fill.
+                // Left out (no cell passes, or answered): read as fill.
                 return None;
             }
             needed[gi].insert(tile);

@@ -20,8 +20,8 @@ pub(crate) struct Piece {
     pub(crate) count: u64,
     /// Fragment (index into the geometry), tile, first cell position in the
     /// tile and the distance between consecutive cells there; `None` = fill
-    /// (no fragment holds the cells, or their tile was left out under a
-    /// condition).
+    /// (no fragment holds the cells, or their tile was left out: failing a
+    /// condition, or answered from its metadata).
     pub(crate) source: Option<(usize, u64, u64, u64)>,
 }
 
@@ -91,7 +91,7 @@ pub(crate) fn line_pieces(
             let tiling = &geometry[gi].tiling;
             let tile = tiling.tile_position(coords);
             if geometry[gi].skipped.contains(&tile) {
-                // No cell of the tile passes the condition: fill.
+                // Left out (no cell passes, or answered): fill.
                 return None;
             }
             let (first, stride) = (tiling.cell_position(coords), tiling.cell_stride(inner));
