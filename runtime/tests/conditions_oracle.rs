@@ -61,6 +61,14 @@ fn cell_json(schema: &ArraySchema, column: &Column, i: usize) -> Value {
     if !valid {
         return Value::Null;
     }
+    // tiledb-py shows a var-sized string cell of one NUL byte (TileDB's
+    // default fill, which a dense cell failing a condition takes) as empty.
+    if column.cell_val_num.is_none()
+        && tiledb_runtime::filter::datatype::is_ascii_or_utf8(column.datatype)
+        && bytes == [0]
+    {
+        return json!("");
+    }
     let enumeration = schema
         .attribute(&column.name)
         .and_then(|(_, a)| a.enumeration.as_ref())

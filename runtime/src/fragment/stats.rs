@@ -21,6 +21,52 @@ pub struct FieldTileStats {
     null_counts: Vec<u64>,
     sums: Vec<u64>,
     cell_size: usize,
+    /// A var-sized string field's minimums and maximums: per tile, where
+    /// its value starts in the values (and the values' length after the
+    /// last), then the values.
+    var_mins: VarValues,
+    var_maxes: VarValues,
+}
+
+/// Var-sized values, one per tile: their starts (one more than the tiles,
+/// ascending, the last the values' length) and the values concatenated.
+#[derive(Debug, Default)]
+struct VarValues {
+    starts: Vec<u64>,
+    values: Vec<u8>,
+}
+
+impl VarValues {
+    /// The values of a [`stored::TileMinMax`] of a var-sized field of
+    /// `tiles` tiles, when its offsets are one per tile, ascending and
+    /// within its values; `None` otherwise (left unused).
+    fn new(stored: stored::TileMinMax, tiles: u64) -> Option<VarValues> {
+        let mut starts: Vec<u64> = stored
+            .fixed
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let len = stored.var.len() as u64;
+        let fits = stored.fixed.len().is_multiple_of(8)
+            && starts.len() as u64 == tiles
+            && starts.windows(2).all(|w| w[0] <= w[1])
+            && starts.last().is_none_or(|last| *last <= len);
+        if !fits {
+            return None;
+        }
+        starts.push(len);
+        Some(VarValues {
+            starts,
+            values: stored.var,
+        })
+    }
+
+    fn get(&self, tile: u64) -> Option<&[u8]> {
+        let tile = usize::try_from(tile).ok()?;
+        let (start, end) = (*self.starts.get(tile)?, *self.starts.get(tile + 1)?);
+        self.values
+            .get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
+    }
 }
 
 impl FieldTileStats {
@@ -34,6 +80,13 @@ impl FieldTileStats {
             return None;
         }
         Some((self.mins.get(start..end)?, self.maxes.get(start..end)?))
+    }
+
+    /// The minimum and maximum recorded for `tile` of a var-sized string
+    /// field (TileDB records them for ASCII strings and `CHAR`); `None`
+    /// when not recorded.
+    pub fn var_min_max(&self, tile: u64) -> Option<(&[u8], &[u8])> {
+        Some((self.var_mins.get(tile)?, self.var_maxes.get(tile)?))
     }
 
     /// The sum recorded for `tile`, as its 8 bytes (an `i64` for signed
@@ -50,10 +103,10 @@ impl FieldTileStats {
 }
 
 impl FragmentMetadata {
-    /// The per-tile statistics of `field`, loaded once. Only fixed-sized
-    /// fields of one value per cell get minimums and maximums here (a
-    /// var-sized field's are left out); null counts come for every
-    /// nullable field that records them.
+    /// The per-tile statistics of `field`, loaded once. Fixed-sized fields
+    /// of one value per cell get minimums and maximums here, and var-sized
+    /// ASCII strings (`var_min_max`); null counts come for every nullable
+    /// field that records them.
     pub fn tile_stats(
         &self,
         storage: &dyn crate::storage::Storage,
@@ -84,6 +137,27 @@ impl FragmentMetadata {
                     stats.mins = mins.fixed;
                     stats.maxes = maxes.fixed;
                     stats.cell_size = size;
+                }
+            }
+            let var_strings = attribute.cell_val_num.is_none()
+                && matches!(
+                    attribute.datatype,
+                    crate::filter::Datatype::StringAscii | crate::filter::Datatype::Char
+                )
+                && trusted_min_max(self, a);
+            if let (true, Some(lo), Some(hi)) = (
+                var_strings,
+                pick(&f.tile_mins_offsets),
+                pick(&f.tile_maxes_offsets),
+            ) {
+                let mins = self.min_max_tile(storage, lo, "tile mins")?;
+                let maxes = self.min_max_tile(storage, hi, "tile maxes")?;
+                if let (Some(mins), Some(maxes)) = (
+                    VarValues::new(mins, self.tile_num),
+                    VarValues::new(maxes, self.tile_num),
+                ) {
+                    stats.var_mins = mins;
+                    stats.var_maxes = maxes;
                 }
             }
             if let (true, Some(at)) = (

@@ -24,10 +24,13 @@
 //!   non-nullable attribute are zero (TileDB 2.30's dense reader).
 //!
 //! A sparse read with no condition and no delete takes the count, null
-//! count, sum, minimum and maximum of each tile wholly inside its ranges
-//! from the tile metadata, as TileDB does, and decodes only the other
-//! tiles (`read::tile_aggregates`); under a condition, tiles no cell of
-//! which can pass are left out (`read::skip`). Where TileDB's answer
+//! count, sum, minimum and maximum (of numbers, and of ASCII strings) of
+//! each tile wholly inside one of its ranges on each dimension (and
+//! meeting no other) from the tile metadata, as TileDB does, and decodes
+//! only the other tiles (`read::tile_aggregates`); a dense read does the
+//! same for tiles wholly inside their fragment's non-empty domain that no
+//! newer fragment meets (`read/dense/answered.rs`). Under a condition,
+//! tiles no cell of which can pass are left out (`read::skip`). Where TileDB's answer
 //! depends on the order it visits tiles in (min/max and sums over floats
 //! holding NaN, integer sums near overflow), ours may differ.
 
@@ -233,11 +236,19 @@ fn aggregate_with(
                 answered: None,
             };
             let result = crate::read::read_pruned(snapshot, &wide, prune)?;
-            let keep = mask(&result, c)?;
+            let mut keep = mask(&result, c)?;
+            if schema.is_dense() {
+                // Cells of dense tiles left out read as fill, which may
+                // pass where their values would not.
+                let left_out = crate::read::dense::left_out(snapshot, prune, &result)?;
+                keep.iter_mut().zip(left_out).for_each(|(k, l)| *k &= !l);
+            }
             (result, keep)
         }
         None => {
-            if from_metadata {
+            if from_metadata && schema.is_dense() {
+                metadata = crate::read::dense::answered::from_metadata(snapshot, &query, &names)?;
+            } else if from_metadata {
                 metadata = from_metadata_tiles(snapshot, &query, &names)?;
             }
             let prune = Prune {
@@ -245,7 +256,12 @@ fn aggregate_with(
                 answered: metadata.as_ref().map(|m| &m.answered),
             };
             let result = crate::read::read_pruned(snapshot, &query, prune)?;
-            let keep = vec![true; result.cell_count()];
+            let mut keep = vec![true; result.cell_count()];
+            if schema.is_dense() && metadata.as_ref().is_some_and(|m| !m.answered.is_empty()) {
+                // The answered tiles' cells read as fill: counted already.
+                let left_out = crate::read::dense::left_out(snapshot, prune, &result)?;
+                keep.iter_mut().zip(left_out).for_each(|(k, l)| *k &= !l);
+            }
             (result, keep)
         }
     };

@@ -1,8 +1,8 @@
 //! Reads under a [`QueryCondition`], as TileDB answers them: a sparse read
 //! returns only the cells that satisfy the condition; a dense read keeps
 //! its shape and gives each cell that fails the attributes' fill values
-//! (null for a nullable attribute whose fill is null; an empty cell for a
-//! var-sized attribute).
+//! (null for a nullable attribute whose fill is null; var-sized attributes
+//! included). Tiles no cell of which can pass are not decoded (`skip`).
 //!
 //! The fields the condition reads but the query does not return are read
 //! alongside and dropped afterwards.
@@ -84,14 +84,12 @@ fn narrowed(
         let schema = snapshot.schema();
         for column in &mut result.attributes {
             if let Some((_, attribute)) = schema.attribute(&column.name) {
-                // TileDB gives a var-sized cell that fails no bytes, not
-                // the fill value (TileDB 2.30, corpus dense.filter.dictionary).
-                let fill: &[u8] = if attribute.cell_val_num.is_none() {
-                    &[]
-                } else {
-                    &attribute.fill
-                };
-                *column = filled(column, &keep, fill, attribute.fill_validity);
+                // A var-sized cell that fails takes the fill value too
+                // (TileDB 2.30 gives "zz" for a string attribute filled
+                // with "zz"; tiledb-py shows the default fill, one NUL
+                // byte, as an empty string): the same as the cells of a
+                // tile left out under the condition, which read as fill.
+                *column = filled(column, &keep, &attribute.fill, attribute.fill_validity);
             }
         }
     } else {

@@ -60,14 +60,14 @@ pub fn read(snapshot: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
 }
 
 /// [`read`], free to leave out the cells of the sparse tiles `prune`
-/// names (see `skip`).
+/// names, and to read as fill the dense ones (see `skip`).
 pub(crate) fn read_pruned(
     snapshot: &Snapshot,
     query: &ReadQuery,
     prune: skip::Prune<'_>,
 ) -> Result<ReadResult> {
     let mut result = if snapshot.schema().is_dense() {
-        dense::read(snapshot, query)?
+        dense::read(snapshot, query, prune)?
     } else {
         sparse::read_pruned(snapshot, query, prune)?
     };

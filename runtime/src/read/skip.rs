@@ -1,5 +1,6 @@
-//! Leaving out, under a query condition, the tiles of a sparse fragment —
-//! or the whole fragment — that no cell can pass, judged from what the
+//! Leaving out, under a query condition, the tiles of a fragment — or the
+//! whole fragment — that no cell can pass (sparse: [`Prune`]; dense:
+//! [`dense_tiles`]), judged from what the
 //! metadata records without decoding them: each tile's minimum, maximum and
 //! null count per attribute (format 11 and later), the fragment-wide ones
 //! (format 12 and later), each tile's MBR and the fragment's non-empty
@@ -147,20 +148,7 @@ fn sparse_tiles(
         let cells = fragment.cell_num(tile, 0);
         let bounds = |name: &str| -> FieldBounds {
             if let Some((_, datatype, s)) = stats.iter().find(|(n, _, _)| n == name) {
-                return FieldBounds {
-                    datatype: Some(*datatype),
-                    min_max: s
-                        .min_max(tile)
-                        .filter(|_| float_bounds_trusted(*datatype, s.sum(tile)))
-                        .and_then(|(lo, hi)| {
-                            Some((
-                                Scalar::decode(*datatype, lo)?,
-                                Scalar::decode(*datatype, hi)?,
-                            ))
-                        }),
-                    nulls: s.null_count(tile),
-                    cells: Some(cells),
-                };
+                return tile_bounds(*datatype, s, tile, cells);
             }
             match (schema.dimension(name), mbr) {
                 (Some((d, _)), Some(mbr)) => dimension_bounds(schema, d, mbr),
@@ -172,6 +160,109 @@ fn sparse_tiles(
         }
     }
     Ok(kept)
+}
+
+/// The tiles of the dense `fragment` (of `cells_per_tile` cells each) no
+/// cell of which passes `condition`, judged from the attributes' tile
+/// statistics (format 11 and later) and, first, the fragment-wide ones.
+///
+/// Unlike a sparse tile, a dense tile hides nothing the condition could
+/// bring back: a dense read takes each cell from the newest fragment whose
+/// non-empty domain holds it whether or not that cell passes (TileDB 2.30
+/// gives the fill value for it, never the older cell below), so a tile
+/// left out only turns into the fill values the failing cells would have
+/// become. The statistics of a dense tile also count the fill cells padding
+/// it beyond the non-empty domain (when TileDB records them at all), which
+/// only widens them.
+pub(crate) fn dense_tiles(
+    snapshot: &Snapshot,
+    fragment: &FragmentMetadata,
+    condition: &QueryCondition,
+    cells_per_tile: u64,
+) -> Result<HashSet<u64>> {
+    let mut skipped = HashSet::new();
+    if !condition.skips_tiles() || fragment.tile_num == 0 {
+        return Ok(skipped);
+    }
+    let storage = snapshot.storage();
+    let schema = &fragment.schema;
+    let fields = condition.fields();
+    let cells = fragment.tile_num.saturating_mul(cells_per_tile);
+    let mut whole: Vec<(String, FieldBounds)> = Vec::new();
+    let mut stats = Vec::new();
+    for name in &fields {
+        let Some((a, attribute)) = schema.attribute(name) else {
+            continue;
+        };
+        let mut b = FieldBounds {
+            cells: Some(cells),
+            ..FieldBounds::default()
+        };
+        if let Some(s) = fragment.fragment_stats(storage, a)? {
+            b.datatype = Some(attribute.datatype);
+            b.min_max = s
+                .min_max
+                .as_ref()
+                .filter(|_| float_bounds_trusted(attribute.datatype, Some(s.sum)))
+                .and_then(|(lo, hi)| {
+                    Some((
+                        Scalar::decode(attribute.datatype, lo)?,
+                        Scalar::decode(attribute.datatype, hi)?,
+                    ))
+                });
+            b.nulls = s.null_count;
+        }
+        whole.push((name.clone(), b));
+        let s = fragment.tile_stats(storage, Field::Attribute(a))?;
+        stats.push((name.clone(), attribute.datatype, s));
+    }
+    if stats.is_empty() {
+        // A condition on dimensions only: nothing recorded to judge by.
+        return Ok(skipped);
+    }
+    let lookup = |name: &str| {
+        whole
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.clone())
+            .unwrap_or_default()
+    };
+    if !condition.may_match(&lookup) {
+        skipped.extend(0..fragment.tile_num);
+        return Ok(skipped);
+    }
+    for tile in 0..fragment.tile_num {
+        let bounds = |name: &str| -> FieldBounds {
+            match stats.iter().find(|(n, _, _)| n == name) {
+                Some((_, datatype, s)) => tile_bounds(*datatype, s, tile, cells_per_tile),
+                None => FieldBounds::default(),
+            }
+        };
+        if !condition.may_match(&bounds) {
+            skipped.insert(tile);
+        }
+    }
+    Ok(skipped)
+}
+
+/// What the statistics `s` of a field of `datatype` record of `tile`.
+fn tile_bounds(
+    datatype: crate::filter::Datatype,
+    s: &crate::fragment::FieldTileStats,
+    tile: u64,
+    cells: u64,
+) -> FieldBounds {
+    FieldBounds {
+        datatype: Some(datatype),
+        min_max: s
+            .min_max(tile)
+            .filter(|_| float_bounds_trusted(datatype, s.sum(tile)))
+            .and_then(|(lo, hi)| {
+                Some((Scalar::decode(datatype, lo)?, Scalar::decode(datatype, hi)?))
+            }),
+        nulls: s.null_count(tile),
+        cells: Some(cells),
+    }
 }
 
 /// Whether a float field's recorded minimum and maximum bound its cells.

@@ -1,5 +1,6 @@
 //! The part of an aggregate TileDB answers from tile metadata: a sparse
-//! tile wholly inside the query's ranges, with no query condition, no
+//! tile wholly inside one of the query's ranges on each dimension (and
+//! meeting no other, so counted once), with no query condition, no
 //! delete and no newer or older cell it could hide or be hidden by, gives
 //! its cell count, null count, sum, minimum and maximum from the fragment
 //! metadata without being decoded (TileDB's sparse readers,
@@ -8,10 +9,11 @@
 //! tiles out ([`crate::read::skip::Prune::answered`]).
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::filter::Datatype;
-use crate::fragment::Field;
+use crate::fragment::{Field, FieldTileStats, FragmentMetadata};
 use crate::read::query::{decode_ranges, ReadQuery};
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
@@ -49,6 +51,122 @@ impl FromMetadata {
     }
 }
 
+/// One aggregated attribute's statistics in a fragment.
+pub(crate) struct RecordedStats {
+    datatype: Datatype,
+    nullable: bool,
+    /// A var-sized string: its minimums and maximums are `var_min_max`,
+    /// and it has no sums.
+    var: bool,
+    stats: Arc<FieldTileStats>,
+}
+
+/// The tile statistics of each of `names` in `fragment`, when every one
+/// records its sums, minimums and maximums (and null counts, nullable) and
+/// has the array's datatype; `None` otherwise (the fragment is decoded).
+pub(crate) fn recorded_stats(
+    snapshot: &Snapshot,
+    fragment: &FragmentMetadata,
+    names: &[String],
+) -> Result<Option<Vec<RecordedStats>>> {
+    let schema = snapshot.schema();
+    let mut stats = Vec::new();
+    for name in names {
+        let Some((a, attribute)) = fragment.schema.attribute(name) else {
+            return Ok(None);
+        };
+        if schema
+            .attribute(name)
+            .is_some_and(|(_, s)| s.datatype != attribute.datatype)
+        {
+            return Ok(None);
+        }
+        let s = fragment.tile_stats(snapshot.storage(), Field::Attribute(a))?;
+        let var = attribute.cell_val_num.is_none();
+        let bounds = if var {
+            s.var_min_max(0).is_some()
+        } else {
+            s.sum(0).is_some() && s.min_max(0).is_some()
+        };
+        if !bounds || (attribute.nullable && s.null_count(0).is_none()) {
+            return Ok(None);
+        }
+        stats.push(RecordedStats {
+            datatype: attribute.datatype,
+            nullable: attribute.nullable,
+            var,
+            stats: s,
+        });
+    }
+    Ok(Some(stats))
+}
+
+/// Whether every one of `names` is an attribute whose aggregates tile
+/// metadata may answer: one fixed-size number per cell, or a var-sized
+/// ASCII string (`CHAR`, `STRING_ASCII`: TileDB records their minimums
+/// and maximums, and aggregates no other strings).
+pub(crate) fn answerable(schema: &crate::schema::ArraySchema, names: &[String]) -> bool {
+    names.iter().all(|name| {
+        schema.attribute(name).is_some_and(|(_, a)| {
+            let number = a.cell_val_num == Some(1)
+                && !matches!(
+                    Scalar::decode(a.datatype, &[0; 8]),
+                    Some(Scalar::Bytes(_)) | None
+                );
+            let ascii = a.cell_val_num.is_none()
+                && matches!(a.datatype, Datatype::StringAscii | Datatype::Char);
+            number || ascii
+        })
+    })
+}
+
+impl FromMetadata {
+    /// Nothing answered yet, for the attributes `names`.
+    pub(crate) fn new(names: &[String]) -> Self {
+        FromMetadata {
+            fields: names
+                .iter()
+                .map(|n| (n.clone(), FieldPart::default()))
+                .collect(),
+            ..FromMetadata::default()
+        }
+    }
+
+    /// Adds the part of `tile` (of `cells` cells) its statistics record.
+    pub(crate) fn add_tile(&mut self, stats: &[RecordedStats], tile: u64, cells: u64) {
+        self.cells += cells;
+        for ((_, part), r) in self.fields.iter_mut().zip(stats) {
+            let s = &r.stats;
+            let nulls = if r.nullable {
+                s.null_count(tile).unwrap_or(0)
+            } else {
+                0
+            };
+            part.nulls += nulls;
+            let values = cells.saturating_sub(nulls);
+            part.values += values;
+            if values > 0 {
+                if let Some(sum) = s.sum(tile).filter(|_| !r.var) {
+                    part.sums.push(sum_value(r.datatype, sum));
+                }
+                let bounds = if r.var {
+                    s.var_min_max(tile)
+                } else {
+                    s.min_max(tile)
+                };
+                if let Some((lo, hi)) = bounds {
+                    if let (Some(lo), Some(hi)) = (
+                        Scalar::decode(r.datatype, lo),
+                        Scalar::decode(r.datatype, hi),
+                    ) {
+                        part.min_max.push((lo, hi));
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
     use Datatype::*;
     match datatype {
@@ -59,42 +177,25 @@ fn sum_value(datatype: Datatype, bytes: [u8; 8]) -> Scalar {
 }
 
 /// The tiles of a sparse read of `query` (no condition) whose part of the
-/// aggregates over `names` the metadata gives; `None` when none may be
-/// answered so (a dense array, deletes, several ranges on a dimension, an
-/// attribute of strings or of several values per cell).
+/// aggregates over `names` the metadata gives: each wholly inside one range
+/// of each dimension and meeting no other; `None` when none may be
+/// answered so (a dense array, deletes, an attribute of several values per
+/// cell or of strings other than ASCII).
 pub(crate) fn from_metadata(
     snapshot: &Snapshot,
     query: &ReadQuery,
     names: &[String],
 ) -> Result<Option<FromMetadata>> {
     let schema = snapshot.schema();
-    if schema.is_dense()
-        || !snapshot.conditions().is_empty()
-        || query.ranges.iter().any(|r| r.len() > 1)
-    {
+    if schema.is_dense() || !snapshot.conditions().is_empty() {
         return Ok(None);
     }
-    let numeric = |name: &String| {
-        schema.attribute(name).is_some_and(|(_, a)| {
-            a.cell_val_num == Some(1)
-                && !matches!(
-                    Scalar::decode(a.datatype, &[0; 8]),
-                    Some(Scalar::Bytes(_)) | None
-                )
-        })
-    };
-    if !names.iter().all(numeric) {
+    if !answerable(schema, names) {
         return Ok(None);
     }
     let ranges = decode_ranges(schema, query)?;
     let storage = snapshot.storage();
-    let mut out = FromMetadata {
-        fields: names
-            .iter()
-            .map(|n| (n.clone(), FieldPart::default()))
-            .collect(),
-        ..FromMetadata::default()
-    };
+    let mut out = FromMetadata::new(names);
     for fragment in snapshot.fragments() {
         if fragment.dense
             || fragment.non_empty_domain.is_none()
@@ -104,32 +205,9 @@ pub(crate) fn from_metadata(
             continue;
         }
         let fschema = &fragment.schema;
-        // Each aggregated attribute's statistics in this fragment, all
-        // recorded, or the fragment is decoded.
-        let mut stats = Vec::new();
-        for name in names {
-            let Some((a, attribute)) = fschema.attribute(name) else {
-                break;
-            };
-            if attribute.datatype
-                != schema
-                    .attribute(name)
-                    .map_or(attribute.datatype, |(_, s)| s.datatype)
-            {
-                break;
-            }
-            let s = fragment.tile_stats(storage, Field::Attribute(a))?;
-            let recorded = s.sum(0).is_some()
-                && s.min_max(0).is_some()
-                && (!attribute.nullable || s.null_count(0).is_some());
-            if !recorded {
-                break;
-            }
-            stats.push((attribute.datatype, attribute.nullable, s));
-        }
-        if stats.len() != names.len() {
+        let Some(stats) = recorded_stats(snapshot, fragment, names)? else {
             continue;
-        }
+        };
         let others: Vec<_> = if schema.allows_dups {
             Vec::new()
         } else {
@@ -145,6 +223,8 @@ pub(crate) fn from_metadata(
             let Some(mbr) = mbrs.get(tile as usize) else {
                 continue;
             };
+            // Inside one range of each dimension and meeting no other, so
+            // that its cells are counted once.
             let inside =
                 fschema
                     .dimensions
@@ -152,17 +232,21 @@ pub(crate) fn from_metadata(
                     .zip(mbr)
                     .zip(&ranges)
                     .all(|((dim, (lo, hi)), r)| {
-                        match (
-                            r.first(),
+                        let (Some(lo), Some(hi)) = (
                             Scalar::decode(dim.datatype, lo),
                             Scalar::decode(dim.datatype, hi),
-                        ) {
-                            (None, _, _) => true,
-                            (Some((a, b)), Some(lo), Some(hi)) => {
-                                !lo.compare(a).is_lt() && !hi.compare(b).is_gt()
-                            }
-                            _ => false,
-                        }
+                        ) else {
+                            return false;
+                        };
+                        let holding = r
+                            .iter()
+                            .filter(|(a, b)| !lo.compare(a).is_lt() && !hi.compare(b).is_gt())
+                            .count();
+                        let meeting = r
+                            .iter()
+                            .filter(|(a, b)| !hi.compare(a).is_lt() && !lo.compare(b).is_gt())
+                            .count();
+                        r.is_empty() || (holding == 1 && meeting == 1)
                     });
             if !inside
                 || others
@@ -171,30 +255,7 @@ pub(crate) fn from_metadata(
             {
                 continue;
             }
-            let cells = fragment.cell_num(tile, 0);
-            out.cells += cells;
-            for ((_, part), (datatype, nullable, s)) in out.fields.iter_mut().zip(&stats) {
-                let nulls = if *nullable {
-                    s.null_count(tile).unwrap_or(0)
-                } else {
-                    0
-                };
-                part.nulls += nulls;
-                let values = cells.saturating_sub(nulls);
-                part.values += values;
-                if values > 0 {
-                    if let Some(sum) = s.sum(tile) {
-                        part.sums.push(sum_value(*datatype, sum));
-                    }
-                    if let Some((lo, hi)) = s.min_max(tile) {
-                        if let (Some(lo), Some(hi)) =
-                            (Scalar::decode(*datatype, lo), Scalar::decode(*datatype, hi))
-                        {
-                            part.min_max.push((lo, hi));
-                        }
-                    }
-                }
-            }
+            out.add_tile(&stats, tile, fragment.cell_num(tile, 0));
             out.answered.insert((fragment.path.clone(), tile));
         }
     }

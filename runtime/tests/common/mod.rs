@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod counting;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -11,8 +11,8 @@
 //! budget. A part larger than estimated is cut further and read again.
 //!
 //! Where the order cannot be cut by coordinates — a string dimension at
-//! the head of the order, the space tiles of a float dimension, Hilbert order,
-//! one sparse dimension read with overlapping or unsorted ranges — the
+//! the head of the order, Hilbert order, one sparse dimension read with
+//! overlapping or unsorted ranges — the
 //! cells under it are read at once and then cut into batches: memory then
 //! holds that part whole.
 

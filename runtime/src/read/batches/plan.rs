@@ -12,9 +12,10 @@
 //! next digit when a single value is still too large. The parts are made
 //! lazily (a stack of pending halves), so a huge domain costs no memory.
 //!
-//! Digits exist only for integer dimensions; the cut stops at the first
-//! digit of another dimension (floats, strings, Hilbert order), whose part
-//! is then read whole.
+//! Digits exist for integer and float dimensions (a float's space tiles
+//! found from its keys by halving); the cut stops at the first digit of
+//! another dimension (strings, Hilbert order), whose part is then read
+//! whole.
 
 use std::rc::Rc;
 
@@ -61,6 +62,43 @@ struct Axis {
     datatype: Datatype,
     /// How its values are keys (the spans and bounds are keys).
     scale: Scale,
+    /// A float dimension's domain low bound and tile extent as numbers:
+    /// its tile of a value is `floor((value - low) / extent)`, as the
+    /// global order computes it (`read::order`).
+    float_tiles: Option<(f64, f64)>,
+}
+
+impl Axis {
+    /// The space tile of the value of `key`.
+    fn tile_of(&self, key: i128) -> i128 {
+        match self.float_tiles {
+            Some((low, extent)) => ((self.scale.value(key) - low) / extent).floor() as i128,
+            None => (key - self.low).div_euclid(self.extent),
+        }
+    }
+
+    /// The keys of tiles `a..=b` within `lo..=hi` (keys): the first key
+    /// whose tile is `a` or later and the last whose tile is `b` or
+    /// earlier, found by halving (the tile of a value never decreases as
+    /// the value grows); `None` when no key there is in those tiles.
+    fn tile_keys(&self, a: i128, b: i128, lo: i128, hi: i128) -> Option<(i128, i128)> {
+        let first = |pred: &dyn Fn(i128) -> bool| -> i128 {
+            // The first key in lo..=hi+1 where `pred` holds (hi + 1: none).
+            let (mut l, mut h) = (lo, hi.saturating_add(1));
+            while l < h {
+                let m = l + (h - l) / 2;
+                if pred(m) {
+                    h = m;
+                } else {
+                    l = m + 1;
+                }
+            }
+            l
+        };
+        let from = first(&|k| self.tile_of(k) >= a);
+        let to = first(&|k| self.tile_of(k) > b) - 1;
+        (from <= to).then_some((from, to))
+    }
 }
 
 /// A part of the read: digits before the last fixed to one unit, the last
@@ -205,9 +243,13 @@ impl Plan {
         let k = part.bounds.len() - 1;
         let (a, b) = part.bounds[k];
         if a < b {
-            let scale = self.axes[self.digits[k].dim]
-                .as_ref()
-                .map_or(Scale::Int, |axis| axis.scale);
+            // Tile indices are integers whatever the dimension's values.
+            let scale = match self.digits[k].unit {
+                Unit::Tile => Scale::Int,
+                _ => self.axes[self.digits[k].dim]
+                    .as_ref()
+                    .map_or(Scale::Int, |axis| axis.scale),
+            };
             let mid = scale.midpoint(a, b);
             for half in [(mid + 1, b), (a, mid)] {
                 let mut bounds = part.bounds.clone();
@@ -276,6 +318,14 @@ impl Plan {
             let spans = boxed[digit.dim].as_mut()?;
             *spans = match digit.unit {
                 Unit::Position => positions(spans, a, b),
+                Unit::Tile if axis.float_tiles.is_some() => {
+                    let lo = spans.iter().map(|s| s.0).min()?;
+                    let hi = spans.iter().map(|s| s.1).max()?;
+                    match axis.tile_keys(a, b, lo, hi) {
+                        Some((lo, hi)) => intersect(spans, lo, hi),
+                        None => Vec::new(),
+                    }
+                }
                 Unit::Tile => {
                     let lo = axis.low.saturating_add(a.saturating_mul(axis.extent));
                     let hi = axis
@@ -314,10 +364,7 @@ impl Plan {
                     .fold(0i128, i128::saturating_add);
                 (0, len - 1)
             }
-            Unit::Tile => (
-                (lo - axis.low).div_euclid(axis.extent),
-                (hi - axis.low).div_euclid(axis.extent),
-            ),
+            Unit::Tile => (axis.tile_of(lo), axis.tile_of(hi)),
             Unit::Value => (lo, hi),
         })
     }
@@ -370,6 +417,7 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                     extent: dim.extent,
                     datatype: d.datatype,
                     scale: Scale::Int,
+                    float_tiles: None,
                 })
             })
             .collect());
@@ -393,18 +441,24 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                     .map(|(a, b)| Some((scale.key(a)?, scale.key(b)?)))
                     .collect::<Option<Vec<_>>>()?
             };
-            // Tile digits are only made for integer dimensions.
             let extent = dim
                 .extent_scalar()
                 .and_then(|e| e.as_int())
                 .filter(|e| *e > 0)
                 .unwrap_or(hi - lo + 1);
+            let float_tiles = match (scale, dim.domain_scalars(), dim.extent_scalar()) {
+                (Scale::Int, _, _) => None,
+                (_, Some((low, _)), Some(extent)) => Some((low.as_f64()?, extent.as_f64()?))
+                    .filter(|(low, e)| *e > 0.0 && low.is_finite()),
+                _ => None,
+            };
             Some(Axis {
                 spans,
                 low: lo,
                 extent,
                 datatype: dim.datatype,
                 scale,
+                float_tiles,
             })
         })
         .collect())
@@ -467,11 +521,13 @@ fn digits(
             (list, count)
         }
     };
-    // Tiles of float dimensions are cut by float arithmetic the keys do
-    // not follow: the order is cut no further there.
+    // The tiles of a float dimension are found from its keys by halving
+    // (`Axis::tile_keys`); one without a usable extent is cut no further.
     let cut_at = |d: &Digit| match &axes[d.dim] {
         None => true,
-        Some(axis) => d.unit == Unit::Tile && axis.scale != Scale::Int,
+        Some(axis) => {
+            d.unit == Unit::Tile && axis.scale != Scale::Int && axis.float_tiles.is_none()
+        }
     };
     if let Some(cut) = digits.iter().position(cut_at) {
         digits.truncate(cut);

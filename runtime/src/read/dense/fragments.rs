@@ -1,8 +1,11 @@
 //! The dense fragments a read takes cells from, and where each keeps them.
 
+use std::collections::HashSet;
+
 use crate::error::{Error, Result};
 use crate::fragment::FragmentMetadata;
 use crate::read::dense::geometry::{DenseDimension, FragmentTiling, Order};
+use crate::read::skip::Prune;
 use crate::schema::{Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
@@ -19,6 +22,10 @@ pub(crate) struct Geometry<'a> {
     pub(crate) tiling: FragmentTiling,
     /// The non-empty domain, per dimension.
     pub(crate) ned: Vec<(i128, i128)>,
+    /// The tiles left out: under a query condition those no cell of which
+    /// passes (`skip::dense_tiles`), and those an aggregate answered from
+    /// their metadata; their cells read as fill.
+    pub(crate) skipped: HashSet<u64>,
 }
 
 /// The dense fragments of `array` that hold cells, oldest first.
@@ -56,7 +63,37 @@ pub(crate) fn fragment_geometry<'a>(
             fragment,
             tiling,
             ned: spans,
+            skipped: HashSet::new(),
         });
     }
     Ok(geometry)
+}
+
+/// Marks in each fragment of `geometry` the tiles `prune` leaves out: those
+/// no cell of which passes its condition, and those it names as answered,
+/// so that the read leaves them undecoded.
+pub(crate) fn skip_tiles(
+    array: &Snapshot,
+    geometry: &mut [Geometry<'_>],
+    prune: Prune<'_>,
+) -> Result<()> {
+    for g in geometry {
+        if let Some(condition) = prune.condition {
+            g.skipped = crate::read::skip::dense_tiles(
+                array,
+                g.fragment,
+                condition,
+                g.tiling.cells_per_tile(),
+            )?;
+        }
+        if let Some(answered) = prune.answered {
+            g.skipped.extend(
+                answered
+                    .iter()
+                    .filter(|(path, _)| *path == g.fragment.path)
+                    .map(|(_, tile)| *tile),
+            );
+        }
+    }
+    Ok(())
 }

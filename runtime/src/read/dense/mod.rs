@@ -1,6 +1,7 @@
 //! Dense reads: every cell of the subarray, taken from the newest fragment
 //! whose non-empty domain holds it, or the fill value where none does.
 
+pub(crate) mod answered;
 mod coordinates;
 mod copy;
 mod copy_var;
@@ -13,10 +14,11 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
-use crate::read::dense::fragments::{fragment_geometry, Geometry};
+use crate::read::dense::fragments::{fragment_geometry, skip_tiles, Geometry};
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
+use crate::read::skip::Prune;
 use crate::read::tiles::{load_tiles, prefetch_tiles, TileData, WantedTiles};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
@@ -25,17 +27,24 @@ use crate::snapshot::Snapshot;
 pub const MAX_DENSE_CELLS: u128 = 1 << 28;
 
 /// Where each cell comes from: a fragment (index into the geometry), a tile
-/// and the cell's position in it; `None` for fill.
+/// and the cell's position in it; `None` for fill (no fragment holds the
+/// cell, or its tile was left out: see `read`).
 type Owner = Option<(usize, u64, u64)>;
 
-/// Runs a dense read.
-pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
+/// Runs a dense read. The tiles `prune` leaves out are not decoded: their
+/// cells read as fill — under its condition (which the caller then
+/// applies), those of tiles no cell of which passes, which is what the
+/// condition makes of them; and those of tiles it says the caller already
+/// has (aggregates answered from tile metadata), which the caller leaves
+/// out ([`left_out`]).
+pub(crate) fn read(array: &Snapshot, query: &ReadQuery, prune: Prune<'_>) -> Result<ReadResult> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
     let dims = dense_dimensions(schema)?;
     let (all_spans, boxed, total) = query_spans(schema, &dims, &ranges, MAX_DENSE_CELLS)?;
-    let geometry = fragment_geometry(array, &dims)?;
+    let mut geometry = fragment_geometry(array, &dims)?;
+    skip_tiles(array, &mut geometry, prune)?;
 
     // One box in row- or column-major order: copied tile by tile.
     let fills_are_cells = attributes.iter().all(|&a| {
@@ -74,6 +83,39 @@ pub fn read(array: &Snapshot, query: &ReadQuery) -> Result<ReadResult> {
         &decoded,
         !query.skip_coordinates,
     ))
+}
+
+/// Which cells of `result` (a dense read pruned by `prune`, with its
+/// coordinates) come from a tile it left out: they read as fill, and fail
+/// its condition whatever the fill values would say.
+pub(crate) fn left_out(
+    array: &Snapshot,
+    prune: Prune<'_>,
+    result: &ReadResult,
+) -> Result<Vec<bool>> {
+    let count = result.cell_count();
+    let dims = dense_dimensions(array.schema())?;
+    let mut geometry = fragment_geometry(array, &dims)?;
+    skip_tiles(array, &mut geometry, prune)?;
+    if geometry.iter().all(|g| g.skipped.is_empty()) || result.dimensions.len() != dims.len() {
+        return Ok(vec![false; count]);
+    }
+    let mut coords = vec![0i128; dims.len()];
+    let mut out = Vec::with_capacity(count);
+    for i in 0..count {
+        for (x, column) in coords.iter_mut().zip(&result.dimensions) {
+            let value = Scalar::decode(column.datatype, column.cell(i).0).and_then(|v| v.as_int());
+            *x = value.ok_or_else(|| Error::corrupt(0, "coordinates", "not integral"))?;
+        }
+        let owner = geometry.iter().rev().find(|g| {
+            g.ned
+                .iter()
+                .zip(&coords)
+                .all(|((lo, hi), x)| lo <= x && x <= hi)
+        });
+        out.push(owner.is_some_and(|g| g.skipped.contains(&g.tiling.tile_position(&coords))));
+    }
+    Ok(out)
 }
 
 /// The schema's dimensions as dense dimensions (integral, with a domain).
@@ -265,10 +307,14 @@ fn owners(cells: &[i128], n: usize, geometry: &[Geometry<'_>]) -> (Vec<Owner>, V
             .enumerate()
             .rev()
             .find(|(_, g)| g.ned.iter().zip(c).all(|((lo, hi), x)| lo <= x && x <= hi));
-        owner.push(hit.map(|(gi, g)| {
+        owner.push(hit.and_then(|(gi, g)| {
             let tile = g.tiling.tile_position(c);
+            if g.skipped.contains(&tile) {
+                // Left out (no cell passes, or answered): read as fill.
+                return None;
+            }
             needed[gi].insert(tile);
-            (gi, tile, g.tiling.cell_position(c))
+            Some((gi, tile, g.tiling.cell_position(c)))
         }));
     }
     (owner, needed)

@@ -19,7 +19,9 @@ pub(crate) struct Piece {
     pub(crate) start: u64,
     pub(crate) count: u64,
     /// Fragment (index into the geometry), tile, first cell position in the
-    /// tile and the distance between consecutive cells there; `None` = fill.
+    /// tile and the distance between consecutive cells there; `None` = fill
+    /// (no fragment holds the cells, or their tile was left out: failing a
+    /// condition, or answered from its metadata).
     pub(crate) source: Option<(usize, u64, u64, u64)>,
 }
 
@@ -85,9 +87,13 @@ pub(crate) fn line_pieces(
             let (lo, hi) = geometry[gi].ned[inner];
             lo <= from && from <= hi
         });
-        let source = owner.map(|gi| {
+        let source = owner.and_then(|gi| {
             let tiling = &geometry[gi].tiling;
             let tile = tiling.tile_position(coords);
+            if geometry[gi].skipped.contains(&tile) {
+                // Left out (no cell passes, or answered): fill.
+                return None;
+            }
             let (first, stride) = (tiling.cell_position(coords), tiling.cell_stride(inner));
             // The tile's cells this piece reads: first .. last.
             let last = first + ((to - from) as u64).saturating_sub(1) * stride;
@@ -98,7 +104,7 @@ pub(crate) fn line_pieces(
                     *hi = (*hi).max(last);
                 })
                 .or_insert((first, last));
-            (gi, tile, first, stride)
+            Some((gi, tile, first, stride))
         });
         pieces.push(Piece {
             start: (from - inner_span.0) as u64,
