@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::body::Body;
-use super::fragment::{array_dir, locate_footer};
+use super::fragment::{array_dir, locate_footer, schema_of_fragment};
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;
@@ -14,7 +14,6 @@ use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
 use crate::format::generated::{field_files_by_index, field_files_percent_encoded};
 use crate::fragment::{footer_schema_name, percent_encode_v8};
 use crate::schema::ArraySchema;
-use crate::storage::LocalStorage;
 
 /// What the schema says of the data file's field: the filters that leave
 /// metadata in its chunks, and the bytes of one cell (`None`: var-sized
@@ -154,12 +153,10 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
     let metadata_path = path.with_file_name("__fragment_metadata.tdb");
     let metadata = std::fs::read(&metadata_path).ok()?;
     let place = locate_footer(&metadata_path, &metadata, key).ok()?;
-    let version = place.version;
+    let version = place.layout_version();
     let footer = metadata.get(place.start as usize..place.end as usize)?;
     let name = footer_schema_name(footer).ok()?;
-    let storage = LocalStorage::new(array_dir(&metadata_path)?);
-    let schema =
-        ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
+    let schema = schema_of_fragment(array_dir(&metadata_path)?, name.as_deref(), key).ok()?;
     let stem = path.file_stem()?.to_str()?;
     let (field, suffix) = field_of(&schema, stem, version)?;
     let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {

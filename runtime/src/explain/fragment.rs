@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::body::Body;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
-use super::walker::Walker;
+use super::walker::{layout_of_version, Walker};
 use super::walkers::*;
 use crate::directory::TimestampedName;
 use crate::error::{Cause, Error, Result};
@@ -21,7 +21,8 @@ use crate::format::io::read_prefix;
 use crate::fragment::{footer_region, footer_schema_name};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::LocalStorage;
-use crate::tile::generic::read_generic_tile;
+use crate::storage::Storage;
+use crate::tile::generic::{load_generic_tile, read_generic_tile};
 
 /// The array folder of a fragment metadata file:
 /// `<array>/__fragments/<fragment>/<file>`, or `<array>/<fragment>/<file>` before version 12.
@@ -52,6 +53,45 @@ pub(super) struct FooterPlace {
     pub(super) start: u64,
     /// The byte after the footer.
     pub(super) end: u64,
+}
+
+impl FooterPlace {
+    /// The version whose layout the footer has (spec/format.toml: the
+    /// experimental version stands for another).
+    pub(super) fn layout_version(&self) -> u32 {
+        layout_of_version(self.version).unwrap_or(self.version)
+    }
+}
+
+/// The schema a fragment names (`None`: `__array_schema.tdb`), as the
+/// loader gives it; a schema of the experimental format version, which the
+/// loader refuses as TileDB does, decoded with the layout that version
+/// stands for (spec/format.toml, `experimental_format_layout`), so its
+/// fragments can be explained.
+pub(super) fn schema_of_fragment(
+    dir: &Path,
+    name: Option<&str>,
+    key: Option<&[u8; 32]>,
+) -> Result<ArraySchema> {
+    let storage = LocalStorage::new(dir);
+    let path = ArraySchema::path_for(name)?;
+    let refused = match ArraySchema::load(&storage, &path, key) {
+        Ok(schema) => return Ok(schema),
+        Err(e) => e,
+    };
+    let size = storage.size(&path)?;
+    let tile = load_generic_tile(&storage, &path, size, 0, key)?;
+    let stored = tile
+        .payload
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("a four-byte slice")));
+    let Some(layout) = stored.and_then(layout_of_version) else {
+        return Err(refused);
+    };
+    let mut payload = tile.payload.to_vec();
+    payload[..4].copy_from_slice(&layout.to_le_bytes());
+    ArraySchema::from_payload(name.unwrap_or_default(), &payload)
+        .map_err(|e| e.in_file(storage.describe(&path)))
 }
 
 /// Finds the footer as the loader does: where spec/ gives its size before
@@ -180,14 +220,13 @@ pub fn explain_fragment_metadata(
         return explain_v1_v2(path, bytes, key, true);
     }
     let place = locate_footer(path, bytes, key)?;
-    if place.version > NEWEST_READ_FORMAT_VERSION {
+    if place.layout_version() > NEWEST_READ_FORMAT_VERSION {
         return explain_unknown_version(bytes, place.start, key, place.version);
     }
     let (start, end) = (place.start, place.end);
     let name = footer_schema_name(&bytes[start as usize..end as usize])?;
     let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
-    let storage = LocalStorage::new(dir);
-    let schema = ArraySchema::load(&storage, &ArraySchema::path_for(name.as_deref())?, key)?;
+    let schema = schema_of_fragment(dir, name.as_deref(), key)?;
     let dims = dimension_shapes(&schema.stored);
 
     let mut w = Walker::new(&bytes[..end as usize], "footer", "file");
