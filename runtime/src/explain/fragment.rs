@@ -88,7 +88,7 @@ pub(super) fn schema_of_fragment(
     let Some(layout) = stored.and_then(layout_of_version) else {
         return Err(refused);
     };
-    let mut payload = tile.payload.to_vec();
+    let mut payload = tile.payload;
     payload[..4].copy_from_slice(&layout.to_le_bytes());
     ArraySchema::from_payload(name.unwrap_or_default(), &payload)
         .map_err(|e| e.in_file(storage.describe(&path)))
