@@ -156,7 +156,8 @@ fn field_facts(path: &Path, key: Option<&[u8; 32]>) -> Option<FieldFacts> {
     let version = place.layout_version();
     let footer = metadata.get(place.start as usize..place.end as usize)?;
     let name = footer_schema_name(footer).ok()?;
-    let schema = schema_of_fragment(array_dir(&metadata_path)?, name.as_deref(), key).ok()?;
+    let dir = array_dir(&metadata_path)?;
+    let schema = schema_of_fragment(dir, name.as_deref(), place.version, key).ok()?;
     let stem = path.file_stem()?.to_str()?;
     let (field, suffix) = field_of(&schema, stem, version)?;
     let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {

@@ -63,14 +63,18 @@ impl FooterPlace {
     }
 }
 
-/// The schema a fragment names (`None`: `__array_schema.tdb`), as the
-/// loader gives it; a schema of the experimental format version, which the
-/// loader refuses as TileDB does, decoded with the layout that version
-/// stands for (spec/format.toml, `experimental_format_layout`), so its
-/// fragments can be explained.
+/// The schema a fragment of format version `fragment_version` names
+/// (`None`: `__array_schema.tdb`), as the loader gives it. A fragment of
+/// the experimental format version gets a schema of that version too,
+/// which the loader refuses as TileDB does, decoded with the layout that
+/// version stands for (spec/format.toml, `experimental_format_layout`), so
+/// the experimental build's fragments can be explained; any other fragment
+/// naming such a schema (a released version's, the schema's version
+/// field changed) gets the loader's refusal.
 pub(super) fn schema_of_fragment(
     dir: &Path,
     name: Option<&str>,
+    fragment_version: u32,
     key: Option<&[u8; 32]>,
 ) -> Result<ArraySchema> {
     let storage = LocalStorage::new(dir);
@@ -79,6 +83,9 @@ pub(super) fn schema_of_fragment(
         Ok(schema) => return Ok(schema),
         Err(e) => e,
     };
+    if layout_of_version(fragment_version).is_none() {
+        return Err(refused);
+    }
     let size = storage.size(&path)?;
     let tile = load_generic_tile(&storage, &path, size, 0, key)?;
     let stored = tile
@@ -226,7 +233,7 @@ pub fn explain_fragment_metadata(
     let (start, end) = (place.start, place.end);
     let name = footer_schema_name(&bytes[start as usize..end as usize])?;
     let dir = array_dir(path).ok_or_else(|| in_array_only(path))?;
-    let schema = schema_of_fragment(dir, name.as_deref(), key)?;
+    let schema = schema_of_fragment(dir, name.as_deref(), place.version, key)?;
     let dims = dimension_shapes(&schema.stored);
 
     let mut w = Walker::new(&bytes[..end as usize], "footer", "file");
