@@ -4,7 +4,9 @@
 //! bytes and of its payload's bytes attributed to spec fields, the value the
 //! generated walker builds equals what the binrw reader (the loaders' parser)
 //! reads, and the span tree's key fields equal what the loaders give.
-//! A file the loader refuses (the negative cases) the explainer refuses too.
+//! A file the loader refuses (the negative cases) the explainer refuses too,
+//! except a schema of the experimental format version, to which spec/ gives
+//! a layout (spec/format.toml, `experimental_format_version`).
 
 use std::path::{Path, PathBuf};
 
@@ -161,6 +163,15 @@ fn assert_whole(root: &Span, file_size: u64, path: &Path) -> Vec<u64> {
             p.size
         })
         .collect()
+}
+
+/// Whether a schema tile's payload says the experimental format version.
+fn experimental(tile: &GenericTile) -> bool {
+    let version = tile
+        .payload
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()));
+    version.is_some_and(|v| u64::from(v) == stored::EXPERIMENTAL_FORMAT_VERSION)
 }
 
 /// A fragment metadata file the loader (`parse_metadata_file`, against the
@@ -400,6 +411,30 @@ fn every_generic_tile_file_of_the_corpus_is_explained_whole() {
         let loaded = read_generic_tile(&bytes, 0, key.as_ref());
         let result = explain_file(&path, &bytes, key.as_ref());
         let tile = match loaded {
+            // The loader refuses a schema of the experimental format
+            // version, as TileDB does (the generated parser alone reads it
+            // with every gate open), but spec/format.toml gives that
+            // version a layout (version 14's): explained in it, each version
+            // span saying so (here `negative.schema.version_far_future`, a
+            // released schema whose version field says u32::MAX: whole
+            // where the release's layout equals version 14's, else with the
+            // later fields' bytes unexplained).
+            Ok(tile) if kind == FileKind::ArraySchema && experimental(&tile) => {
+                let e = result.unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+                let mut found = Vec::new();
+                find(&e.root, "ArraySchema.version", &mut found);
+                assert!(
+                    found[0]
+                        .value
+                        .as_deref()
+                        .is_some_and(|v| v.contains("experimental build")),
+                    "{}: {:?}",
+                    path.display(),
+                    found[0].value
+                );
+                refused.push(path);
+                continue;
+            }
             Ok(tile) if tile.end == bytes.len() as u64 && loader_accepts(kind, &tile) => tile,
             _ => {
                 // The loader refuses it (or finds bytes after the tile): the

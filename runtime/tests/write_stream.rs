@@ -249,3 +249,40 @@ fn a_dense_stream_ended_early_is_refused_and_keeps_its_fragments() {
     });
     assert_tiledb_reads(&path, &expected);
 }
+
+#[test]
+fn a_column_major_dense_stream_cuts_slabs_of_the_last_dimension() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dense");
+    let array = dense_array(&path);
+    let cells = 100 * 50;
+    // The cells in column-major order (`r` fastest): cell k is (k % 100,
+    // k / 100). Batches of 333 cells, a limit of 8 KiB: fragments of whole
+    // columns, the rest of a column held over.
+    let mut stream = array
+        .stream_dense(vec![(0, 99), (0, 49)], 8 * 1024)
+        .unwrap()
+        .col_major()
+        .unwrap();
+    let mut at = 0;
+    while at < cells {
+        let end = (at + 333).min(cells);
+        stream.push(dense_columns(at, end)).unwrap();
+        at = end;
+    }
+    let fragments = stream.finish().unwrap();
+    assert!(fragments.len() > 5, "{} fragments", fragments.len());
+    // TileDB reads row-major: the cell at (r, c) is stream cell c * 100 + r.
+    let k = |i: usize| (i % 50) * 100 + i / 50;
+    let expected = json!({
+        "a": (0..cells).map(|i| k(i) as i32 * 3 - 7).collect::<Vec<_>>(),
+        "f": (0..cells).map(|i| (k(i) % 5 != 0).then_some(k(i) as f64 / 4.0)).collect::<Vec<_>>(),
+    });
+    assert_tiledb_reads(&path, &expected);
+    // The order is set before the first batch, and only on a dense stream.
+    let mut late = array.stream_dense(vec![(0, 0), (0, 49)], 1 << 20).unwrap();
+    late.push(dense_columns(0, 10)).unwrap();
+    assert!(late.col_major().is_err());
+    let sparse = sparse_array(&dir.path().join("sparse"));
+    assert!(sparse.stream_sparse(1 << 20).unwrap().col_major().is_err());
+}

@@ -26,6 +26,7 @@ mod evolve;
 mod explain;
 mod group;
 mod info;
+mod json_input;
 mod key;
 mod location;
 mod meta;

@@ -12,8 +12,13 @@
 //! memory holds about one fragment and one chunk, never the whole input.
 //! A dense array's cells cover a box: `--subarray`, or the box their
 //! coordinates cover (found by a first pass over the input); they stream
-//! when they come in its row-major order (as `tdb read` prints them), and
-//! are otherwise read whole and put in that order. Every fragment is
+//! when they come in its row-major order (as `tdb read` prints them),
+//! fragments cut at whole slabs of the first dimension, or in its
+//! column-major order, cut at whole slabs of the last dimension (each slab
+//! a column-major write of its own). In any other order the cells of one
+//! fragment's box are not contiguous in the input: reading to the end may
+//! be needed before any box is whole, so such an input is read whole and
+//! put in row-major order (one write). Every fragment is
 //! checked as TileDB checks a write; when any chunk is refused, the
 //! fragments already committed are removed again, so a refused write
 //! leaves the array as it was.
@@ -147,18 +152,33 @@ enum DenseOutcome {
     OutOfOrder,
 }
 
-/// Whether `coords` hold cells `first..` of the box in row-major order.
-fn in_row_major(
+/// The orders a dense input streams in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DenseOrder {
+    /// The last dimension fastest (as `tdb read` prints a box).
+    RowMajor,
+    /// The first dimension fastest.
+    ColMajor,
+}
+
+/// Whether `coords` hold cells `first..` of the box in `order`.
+fn in_order(
     schema: &ArraySchema,
     subarray: &[(i128, i128)],
+    order: DenseOrder,
     coords: &[Column],
     first: u128,
 ) -> Result<bool, String> {
     let n = coords.first().map_or(0, Column::len);
+    let dims: Vec<usize> = match order {
+        DenseOrder::RowMajor => (0..subarray.len()).rev().collect(),
+        DenseOrder::ColMajor => (0..subarray.len()).collect(),
+    };
     for i in 0..n {
-        // Cell `first + i`'s coordinates, last dimension fastest.
+        // Cell `first + i`'s coordinates, the fastest dimension first.
         let mut rest = first + i as u128;
-        for (d, dim) in schema.dimensions.iter().enumerate().rev() {
+        for &d in &dims {
+            let dim = &schema.dimensions[d];
             let (lo, hi) = subarray[d];
             let extent = (hi - lo + 1) as u128;
             let want = lo + (rest % extent) as i128;
@@ -178,7 +198,7 @@ fn stream_dense(
     array: &Array,
     args: &Args,
     format: InputFormat,
-    subarray: Vec<(i128, i128)>,
+    (subarray, order): (Vec<(i128, i128)>, DenseOrder),
     timestamp: u64,
 ) -> Result<DenseOutcome, String> {
     let schema = array.schema();
@@ -190,6 +210,9 @@ fn stream_dense(
         .stream_dense(subarray.clone(), args.fragment_size)
         .map_err(|e| e.to_string())?
         .at(timestamp);
+    if order == DenseOrder::ColMajor {
+        stream = stream.col_major().map_err(|e| e.to_string())?;
+    }
     let mut pushed = 0u128;
     let mut step = || -> Result<bool, String> {
         for chunk in chunks(schema, &args.input, format)? {
@@ -201,7 +224,7 @@ fn stream_dense(
             {
                 return Err(format!("no column for attribute {}", a.name));
             }
-            if !coords.is_empty() && !in_row_major(schema, &subarray, &coords, pushed)? {
+            if !coords.is_empty() && !in_order(schema, &subarray, order, &coords, pushed)? {
                 return Ok(false);
             }
             pushed += attrs.first().map_or(0, Column::len) as u128;
@@ -261,7 +284,8 @@ fn stream_sparse(
     }
 }
 
-/// A dense input not in row-major order: read whole, put in order, one write.
+/// A dense input in neither row- nor column-major order: read whole, put
+/// in order, one write.
 fn write_dense_whole(
     array: &Array,
     args: &Args,
@@ -325,13 +349,22 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
         } else {
             covered_box(schema, chunks(schema, &args.input, format)?).map_err(at)?
         };
-        match stream_dense(&array, &args, format, subarray, timestamp) {
-            Ok(DenseOutcome::Written) => Ok(()),
-            Ok(DenseOutcome::OutOfOrder) if given => Err(
-                "the coordinates are not the cells of --subarray in row-major order".to_string(),
-            ),
-            Ok(DenseOutcome::OutOfOrder) => write_dense_whole(&array, &args, format, timestamp),
-            Err(e) => Err(e),
+        let row_major = (subarray.clone(), DenseOrder::RowMajor);
+        let col_major = (subarray, DenseOrder::ColMajor);
+        match stream_dense(&array, &args, format, row_major, timestamp) {
+            Ok(DenseOutcome::OutOfOrder) => {
+                match stream_dense(&array, &args, format, col_major, timestamp) {
+                    Ok(DenseOutcome::OutOfOrder) if given => Err(
+                        "the coordinates are not the cells of --subarray in row- or column-major order"
+                            .to_string(),
+                    ),
+                    Ok(DenseOutcome::OutOfOrder) => {
+                        write_dense_whole(&array, &args, format, timestamp)
+                    }
+                    done => done.map(drop),
+                }
+            }
+            done => done.map(drop),
         }
     };
     written.map_err(|e| format!("{}: {e}", args.array.display()))?;

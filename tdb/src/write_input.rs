@@ -1,8 +1,10 @@
 //! The input of `tdb write`, read in chunks so that a large input never
 //! sits in memory whole: the record batches of an Arrow IPC file or stream
 //! or of a Parquet file (as their readers give them), the rows of a CSV
-//! file `CSV_CHUNK_ROWS` at a time, or a JSON document (one chunk). Each
-//! chunk becomes typed columns: `(coordinates, attributes)`.
+//! file `CSV_CHUNK_ROWS` at a time, the cells of a JSON document
+//! `JSON_CHUNK_CELLS` per field at a time (`crate::json_input`; a TOML one
+//! is small and read whole). Each chunk becomes typed columns:
+//! `(coordinates, attributes)`.
 
 use std::path::Path;
 
@@ -16,6 +18,7 @@ use tiledb_runtime::write::Column;
 
 use crate::cells::cell_bytes;
 use crate::create::read_document;
+use crate::json_input::JsonChunks;
 use crate::values::{is_bytes, is_text};
 
 /// Rows of a CSV input per chunk.
@@ -49,7 +52,7 @@ impl InputFormat {
     }
 }
 
-/// The input's chunks, read lazily (a JSON document at once).
+/// The input's chunks, read lazily.
 pub fn chunks<'a>(
     schema: &'a ArraySchema,
     path: &'a Path,
@@ -62,10 +65,16 @@ pub fn chunks<'a>(
         columns_from_record_batch(schema, &batch).map_err(|e| at(&e))
     };
     Ok(match format {
-        InputFormat::Json => {
+        InputFormat::Json if path.extension().is_some_and(|e| e == "toml") => {
             let doc = read_document(path)?;
-            Box::new(std::iter::once(columns(schema, &doc).map_err(|e| at(&e))))
+            Box::new(std::iter::once(
+                columns(schema, &doc, 0).map_err(|e| at(&e)),
+            ))
         }
+        InputFormat::Json => Box::new(JsonChunks::open(path)?.map(move |chunk| {
+            let (doc, first) = chunk?;
+            columns(schema, &doc, first).map_err(|e| at(&e))
+        })),
         InputFormat::Csv => Box::new(CsvChunks::open(schema, path)?),
         InputFormat::Parquet => {
             let reader = ParquetRecordBatchReaderBuilder::try_new(file()?)
@@ -98,6 +107,8 @@ struct CsvChunks<'a> {
     header: Vec<String>,
     /// Per column: (is a dimension, how its text reads, nullable).
     kinds: Vec<(bool, Shown, bool)>,
+    /// The index of the next row's cell.
+    first: usize,
     done: bool,
 }
 
@@ -135,6 +146,7 @@ impl<'a> CsvChunks<'a> {
             reader,
             header,
             kinds,
+            first: 0,
             done: false,
         })
     }
@@ -203,7 +215,11 @@ impl Iterator for CsvChunks<'_> {
         }
         let path = self.path.display().to_string();
         match self.next_document() {
-            Ok(Some(doc)) => Some(columns(self.schema, &doc).map_err(|e| format!("{path}: {e}"))),
+            Ok(Some(doc)) => {
+                let first = self.first;
+                self.first += CSV_CHUNK_ROWS;
+                Some(columns(self.schema, &doc, first).map_err(|e| format!("{path}: {e}")))
+            }
             Ok(None) => None,
             Err(e) => {
                 self.done = true;
@@ -240,8 +256,14 @@ impl Shown {
 type Shape = (Datatype, Option<u32>, bool);
 
 /// The cells of one field, parsed as its type (an enumeration value turned
-/// into its index).
-fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Result<Column, String> {
+/// into its index); the first is cell `first` of the input (for errors).
+fn column(
+    schema: &ArraySchema,
+    name: &str,
+    shape: Shape,
+    cells: &Value,
+    first: usize,
+) -> Result<Column, String> {
     let (dt, cvn, nullable) = shape;
     let cells = cells
         .as_array()
@@ -252,7 +274,7 @@ fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Resu
         .and_then(|e| schema.enumeration(e));
     let mut column = Column::new(name, dt, cvn, nullable);
     for (i, cell) in cells.iter().enumerate() {
-        let at = |e: String| format!("{name}, cell {i}: {e}");
+        let at = |e: String| format!("{name}, cell {}: {e}", first + i);
         if cell.is_null() {
             if !nullable {
                 return Err(at("null, but the field is not nullable".into()));
@@ -291,9 +313,13 @@ fn column(schema: &ArraySchema, name: &str, shape: Shape, cells: &Value) -> Resu
     Ok(column)
 }
 
-/// Every field of the input as a column; a dense array's coordinates
-/// apart.
-pub fn columns(schema: &ArraySchema, doc: &Value) -> Result<(Vec<Column>, Vec<Column>), String> {
+/// Every field of a chunk of the input (whose first cell is cell `first`
+/// of the input) as a column; a dense array's coordinates apart.
+pub fn columns(
+    schema: &ArraySchema,
+    doc: &Value,
+    first: usize,
+) -> Result<(Vec<Column>, Vec<Column>), String> {
     let group = |key: &str| {
         doc.get(key)
             .and_then(Value::as_object)
@@ -311,6 +337,7 @@ pub fn columns(schema: &ArraySchema, doc: &Value) -> Result<(Vec<Column>, Vec<Co
             name,
             (d.datatype, (!d.var).then_some(1), false),
             cells,
+            first,
         )?);
     }
     let mut values = Vec::new();
@@ -323,6 +350,7 @@ pub fn columns(schema: &ArraySchema, doc: &Value) -> Result<(Vec<Column>, Vec<Co
             name,
             (a.datatype, a.cell_val_num, a.nullable),
             cells,
+            first,
         )?);
     }
     Ok((coords, values))

@@ -197,11 +197,18 @@ impl Emitter<'_> {
             _ => quote!(),
         };
         let Some(gate) = gate else {
+            // A struct's own format version gates its later fields by the
+            // layout it stands for: spec/format.toml's experimental version
+            // stands for another (`Walker::layout_version`). The span keeps
+            // the stored value.
+            let layout = (field.name == "version" && matches!(field.role, Role::Stored))
+                .then(|| quote!(let #id: #value_ty = w.layout_version(#id);));
             return quote! {
                 w.enter(#info, None);
                 let #id: #value_ty = { #walk };
                 w.leave();
                 #check
+                #layout
             };
         };
         let absent = match (&field.role, default, field.is_optional()) {

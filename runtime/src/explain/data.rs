@@ -4,7 +4,7 @@
 //! count for a fixed-size field.
 
 use super::body::Body;
-use super::fragment::{array_dir, beside, file_stem, locate_footer};
+use super::fragment::{array_dir, beside, file_stem, locate_footer, schema_of_fragment};
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;
@@ -12,7 +12,7 @@ use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
 use crate::format::generated::{field_files_by_index, field_files_percent_encoded};
 use crate::fragment::{footer_schema_name, percent_encode_v8};
 use crate::schema::ArraySchema;
-use crate::storage::{RelPath, Storage, SubStorage};
+use crate::storage::{RelPath, Storage};
 
 /// What the schema says of the data file's field: the filters that leave
 /// metadata in its chunks, and the bytes of one cell (`None`: var-sized
@@ -158,12 +158,11 @@ fn field_facts(
     let metadata_file = beside(file, "__fragment_metadata.tdb").ok()?;
     let metadata = storage.read(&metadata_file).ok()?;
     let place = locate_footer(storage, &metadata_file, &metadata, key).ok()?;
-    let version = place.version;
+    let version = place.layout_version();
     let footer = metadata.get(place.start as usize..place.end as usize)?;
     let name = footer_schema_name(footer).ok()?;
-    let array = SubStorage::new(storage, array_dir(&metadata_file)?);
-    let schema =
-        ArraySchema::load(&array, &ArraySchema::path_for(name.as_deref()).ok()?, key).ok()?;
+    let dir = array_dir(&metadata_file)?;
+    let schema = schema_of_fragment(storage, dir, name.as_deref(), place.version, key).ok()?;
     let stem = file_stem(file)?;
     let (field, suffix) = field_of(&schema, stem, version)?;
     let facts = |pipeline: &FilterPipeline, datatype: Datatype, var_data: bool, cell_size| {

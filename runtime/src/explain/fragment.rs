@@ -7,7 +7,7 @@
 
 use super::body::Body;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
-use super::walker::Walker;
+use super::walker::{layout_of_version, Walker};
 use super::walkers::*;
 use crate::directory::TimestampedName;
 use crate::error::{Error, Result};
@@ -20,7 +20,7 @@ use crate::fragment::{footer_region, footer_schema_name};
 use crate::fragment::{known_size_footer_start, require_footer_of_size};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::{RelPath, Storage, SubStorage};
-use crate::tile::generic::read_generic_tile;
+use crate::tile::generic::{load_generic_tile, read_generic_tile};
 
 /// The array folder of a file in a fragment folder: `…/__fragments/<fragment>/`
 /// from format 12, `…/<fragment>/` before; `None` for a file less deep.
@@ -67,6 +67,53 @@ pub(super) struct FooterPlace {
     pub(super) start: u64,
     /// The byte after the footer.
     pub(super) end: u64,
+}
+
+impl FooterPlace {
+    /// The version whose layout the footer has (spec/format.toml: the
+    /// experimental version stands for another).
+    pub(super) fn layout_version(&self) -> u32 {
+        layout_of_version(self.version).unwrap_or(self.version)
+    }
+}
+
+/// The schema a fragment of format version `fragment_version` names
+/// (`None`: `__array_schema.tdb`), as the loader gives it. A fragment of
+/// the experimental format version gets a schema of that version too,
+/// which the loader refuses as TileDB does, decoded with the layout that
+/// version stands for (spec/format.toml, `experimental_format_layout`), so
+/// the experimental build's fragments can be explained; any other fragment
+/// naming such a schema (a released version's, the schema's version
+/// field changed) gets the loader's refusal.
+pub(super) fn schema_of_fragment(
+    storage: &dyn Storage,
+    dir: RelPath,
+    name: Option<&str>,
+    fragment_version: u32,
+    key: Option<&[u8; 32]>,
+) -> Result<ArraySchema> {
+    let storage = SubStorage::new(storage, dir);
+    let path = ArraySchema::path_for(name)?;
+    let refused = match ArraySchema::load(&storage, &path, key) {
+        Ok(schema) => return Ok(schema),
+        Err(e) => e,
+    };
+    if layout_of_version(fragment_version).is_none() {
+        return Err(refused);
+    }
+    let size = storage.size(&path)?;
+    let tile = load_generic_tile(&storage, &path, size, 0, key)?;
+    let stored = tile
+        .payload
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("a four-byte slice")));
+    let Some(layout) = stored.and_then(layout_of_version) else {
+        return Err(refused);
+    };
+    let mut payload = tile.payload;
+    payload[..4].copy_from_slice(&layout.to_le_bytes());
+    ArraySchema::from_payload(name.unwrap_or_default(), &payload)
+        .map_err(|e| e.in_file(storage.describe(&path)))
 }
 
 /// Finds the footer as the loader does: where spec/ gives its size before
@@ -183,17 +230,13 @@ pub fn explain_fragment_metadata(
         return explain_v1_v2(storage, file, bytes, key, true);
     }
     let place = locate_footer(storage, file, bytes, key)?;
-    if place.version > NEWEST_READ_FORMAT_VERSION {
+    if place.layout_version() > NEWEST_READ_FORMAT_VERSION {
         return explain_unknown_version(bytes, place.start, key, place.version);
     }
     let (start, end) = (place.start, place.end);
     let name = footer_schema_name(&bytes[start as usize..end as usize])?;
     let dir = array_dir(file).ok_or_else(|| in_array_only(storage, file))?;
-    let schema = ArraySchema::load(
-        &SubStorage::new(storage, dir),
-        &ArraySchema::path_for(name.as_deref())?,
-        key,
-    )?;
+    let schema = schema_of_fragment(storage, dir, name.as_deref(), place.version, key)?;
     let dims = dimension_shapes(&schema.stored);
 
     let mut w = Walker::new(&bytes[..end as usize], "footer", "file");

@@ -155,6 +155,14 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The layout version of an experimental format version
+/// (spec/format.toml, facts `experimental_format_version` and
+/// `experimental_format_layout`); `None` for every other version.
+pub fn layout_of_version(version: u32) -> Option<u32> {
+    use crate::format::generated::{EXPERIMENTAL_FORMAT_LAYOUT, EXPERIMENTAL_FORMAT_VERSION};
+    (u64::from(version) == EXPERIMENTAL_FORMAT_VERSION).then_some(EXPERIMENTAL_FORMAT_LAYOUT as u32)
+}
+
 impl<'a> Walker<'a> {
     /// A walker over all of `bytes`, whose spans are in `space` (`file` or `payload`).
     pub fn new(bytes: &'a [u8], root: &str, space: &'static str) -> Walker<'a> {
@@ -261,6 +269,24 @@ impl<'a> Walker<'a> {
             span.present = false;
         }
         self.leave();
+    }
+
+    /// The format version whose layout a struct with stored version
+    /// `version` has: itself, except spec/format.toml's experimental
+    /// version, which stands for `EXPERIMENTAL_FORMAT_LAYOUT`. The span of
+    /// the version just walked (the last one closed) says so beside the
+    /// stored value.
+    pub fn layout_version(&mut self, version: u32) -> u32 {
+        let Some(layout) = layout_of_version(version) else {
+            return version;
+        };
+        let last = self.stack.last_mut().and_then(|s| s.children.last_mut());
+        if let Some(span) = last {
+            span.value = Some(format!(
+                "{version} (experimental build: laid out as version {layout})"
+            ));
+        }
+        layout
     }
 
     /// Checks a fixed value.

@@ -27,6 +27,7 @@ pub fn walk_array_schema(w: &mut Walker<'_>) -> Result<ArraySchema> {
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     let allows_dups: bool = if version >= 5 {
         w.enter(
             &FieldInfo {
@@ -3880,6 +3881,7 @@ pub fn walk_fragment_footer_head(w: &mut Walker<'_>) -> Result<FragmentFooterHea
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     let schema_name_len: u64 = if version >= 10 {
         w.enter(
             &FieldInfo {
@@ -3961,6 +3963,7 @@ pub fn walk_fragment_footer(
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     let schema_name_len: u64 = if version >= 10 {
         w.enter(
             &FieldInfo {
@@ -5454,6 +5457,7 @@ pub fn walk_fragment_metadata_v1_v2(
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     w.enter(
         &FieldInfo {
             name: "FragmentMetadataV1V2.non_empty_domain_size",
@@ -5758,6 +5762,7 @@ pub fn walk_generic_tile_header(w: &mut Walker<'_>) -> Result<GenericTileHeader>
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     w.enter(
         &FieldInfo {
             name: "GenericTileHeader.persisted_size",
@@ -6013,6 +6018,7 @@ pub fn walk_group_details(w: &mut Walker<'_>) -> Result<GroupDetails> {
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     w.enter(
         &FieldInfo {
             name: "GroupDetails.n_members",
@@ -6068,6 +6074,7 @@ pub fn walk_group_member(w: &mut Walker<'_>) -> Result<GroupMember> {
     );
     let version: u32 = { w.prim::<u32>()? };
     w.leave();
+    let version: u32 = w.layout_version(version);
     w.enter(
         &FieldInfo {
             name: "GroupMember.object_type",

@@ -15,7 +15,10 @@
 //! - Dense: one box given up front, its cells given in row-major order
 //!   across the batches; a fragment is cut at whole rows of the first
 //!   dimension (the box's slab `[r0, r1] × the rest`), so each fragment is
-//!   a box TileDB writes as a dense write of its own.
+//!   a box TileDB writes as a dense write of its own. In column-major order
+//!   ([`StreamWriter::col_major`]) the last dimension varies slowest, so
+//!   fragments are cut at whole slabs of the last dimension (`the rest ×
+//!   [c0, c1]`), each a column-major dense write of its own.
 
 use crate::directory::{Extension, TimestampedName, COMMITS_DIR, FRAGMENTS_DIR};
 use crate::error::Result;
@@ -24,17 +27,29 @@ use crate::storage::{RelPath, Storage};
 
 use super::fragment::write_fragment;
 use super::fragment_input::{usage, Column};
-use super::validate::{validate, Write};
+use super::validate::{validate, Write, WriteLayout};
 
 /// The cells of a dense stream: the box and how far the committed
 /// fragments and the held cells reach.
 #[derive(Debug)]
 struct DenseBox {
     subarray: Vec<(i128, i128)>,
-    /// The first row (index of the first dimension) not yet committed.
+    /// The order of the cells: row-major (fragments cut along the first
+    /// dimension) or column-major (along the last).
+    layout: WriteLayout,
+    /// The dimension fragments are cut along: the slowest-varying one.
+    cut_dim: usize,
+    /// The first row (index of `cut_dim`) not yet committed.
     next_row: i128,
     /// Cells in one row: the product of the other dimensions' extents.
     row_cells: u64,
+}
+
+impl DenseBox {
+    /// `(first, last)` row of the box along the dimension cut.
+    fn rows(&self) -> (i128, i128) {
+        self.subarray[self.cut_dim]
+    }
 }
 
 /// Writes batches of columns as fragments cut at a size limit (see the
@@ -96,10 +111,36 @@ impl<'a> StreamWriter<'a> {
         let next_row = subarray[0].0;
         let dense = DenseBox {
             subarray,
+            layout: WriteLayout::RowMajor,
+            cut_dim: 0,
             next_row,
             row_cells,
         };
         Ok(Self::new(storage, schema, key, limit, Some(dense)))
+    }
+
+    /// A dense stream takes its box's cells in column-major order (the
+    /// first dimension fastest) instead, and cuts fragments at whole slabs
+    /// of the last dimension. Refused on a sparse stream or once cells
+    /// were given.
+    pub fn col_major(mut self) -> Result<StreamWriter<'a>> {
+        if !self.held.is_empty() || !self.fragments.is_empty() {
+            return Err(usage("a stream's order is set before its first batch"));
+        }
+        let Some(d) = &mut self.dense else {
+            return Err(usage("only a dense stream has a column-major order"));
+        };
+        let last = d.subarray.len() - 1;
+        d.row_cells = d.subarray[..last]
+            .iter()
+            .try_fold(1u64, |n, (l, h)| {
+                u64::try_from(h - l + 1).ok().and_then(|e| n.checked_mul(e))
+            })
+            .ok_or_else(|| usage("the stream's subarray has too many cells per slab"))?;
+        d.layout = WriteLayout::ColMajor;
+        d.cut_dim = last;
+        d.next_row = d.subarray[last].0;
+        Ok(self)
     }
 
     fn new(
@@ -171,10 +212,11 @@ impl<'a> StreamWriter<'a> {
     pub fn finish(mut self) -> Result<Vec<String>> {
         self.cut(true)?;
         if let Some(d) = &self.dense {
-            if d.next_row <= d.subarray[0].1 {
+            let (first, last) = d.rows();
+            if d.next_row <= last {
                 return Err(usage(format!(
-                    "the dense stream ended at row {} of rows {}..={} (its fragments so far stay)",
-                    d.next_row, d.subarray[0].0, d.subarray[0].1
+                    "the dense stream ended at row {} of rows {first}..={last} (its fragments so far stay)",
+                    d.next_row
                 )));
             }
         }
@@ -250,7 +292,7 @@ impl<'a> StreamWriter<'a> {
                 if last && !cells.is_multiple_of(d.row_cells) {
                     return Err(usage("the dense stream ended within a row"));
                 }
-                let left = d.subarray[0].1 - d.next_row + 1;
+                let left = d.rows().1 - d.next_row + 1;
                 if i128::from(rows) > left {
                     return Err(usage("the dense stream holds more cells than its box"));
                 }
@@ -260,8 +302,8 @@ impl<'a> StreamWriter<'a> {
                 let keep = (rows * d.row_cells) as usize;
                 let rest: Vec<Column> = self.held.iter_mut().map(|c| split_off(c, keep)).collect();
                 let mut slab = d.subarray.clone();
-                slab[0] = (d.next_row, d.next_row + i128::from(rows) - 1);
-                Write::dense(slab, std::mem::replace(&mut self.held, rest))
+                slab[d.cut_dim] = (d.next_row, d.next_row + i128::from(rows) - 1);
+                Write::dense(slab, std::mem::replace(&mut self.held, rest)).with_layout(d.layout)
             }
         };
         // Fragments stamped "now" get strictly increasing stamps, so a later
@@ -275,7 +317,7 @@ impl<'a> StreamWriter<'a> {
         let write = write.at(stamp);
         let fragment = self.commit(&write);
         if let (Ok(_), Some(d)) = (&fragment, &mut self.dense) {
-            d.next_row = write_rows_end(&write);
+            d.next_row = write_rows_end(&write, d.cut_dim);
         }
         if let Some(name) = fragment? {
             self.fragments.push(name);
@@ -293,12 +335,12 @@ impl<'a> StreamWriter<'a> {
     }
 }
 
-/// The row after a dense slab's last.
-fn write_rows_end(write: &Write) -> i128 {
+/// The row (along dimension `cut_dim`) after a dense slab's last.
+fn write_rows_end(write: &Write, cut_dim: usize) -> i128 {
     write
         .subarray
         .as_ref()
-        .and_then(|s| s.first())
+        .and_then(|s| s.get(cut_dim))
         .map_or(0, |(_, hi)| hi + 1)
 }
 

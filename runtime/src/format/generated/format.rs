@@ -296,6 +296,18 @@ pub const FORMAT_FACTS: &[FormatFact] = &[
         source: "tiledb/sm/filter/bitshuffle_filter.cc (BSHUF_TARGET_BLOCK_SIZE_B)",
     },
     FormatFact {
+        name: "experimental_format_version",
+        erratum: false,
+        statement: "Format version 4294967295 (u32::MAX), in generic tile headers, the schema, the fragment footer and the fragment's name, marks the files of test/inputs/arrays/experimental_array_vUINT32_MAX, which TileDB-Inc/TileDB 5e65011 (#3364, 2022-07-24) added to test builds with TILEDB_EXPERIMENTAL_FEATURES, when the format version was 16. Every TileDB refuses to open it: a regular build because it is newer than the library's version, an experimental build from 5e65011 on because that build's version is 16 with the high bit set (2147483664), still smaller (its test expects \"Incompatible format version.\"); TileDB 2.30 refuses it as newer than 22. This implementation's reader refuses it likewise; tdb explain lays its bytes out as experimental_format_layout.",
+        source: "tiledb/sm/misc/constants.cc (format_version and base_format_version at 5e65011), test/src/unit-cppapi-array.cc (\"Write and read to an array with experimental build enabled\")",
+    },
+    FormatFact {
+        name: "experimental_format_layout",
+        erratum: false,
+        statement: "The format version whose layout the files of experimental_format_version have: 14, not the 16 current when they were added. Their fragment footer has has_timestamps (version 14) but neither has_delete_meta (written from 8e04ef7, 2022-07-02, released as version 15 in 2.11) nor the processed-conditions offset (version 16); the schema has no attribute data order (version 17). The experimental build that wrote them (the names' timestamps are 2022-07-11) was made from a main branch of May or June 2022, between 31a3dce (has_timestamps) and 8e04ef7.",
+        source: "tiledb/sm/fragment/fragment_metadata.cc (write_has_timestamps, write_has_delete_meta at 8e04ef7)",
+    },
+    FormatFact {
         name: "tmp_files_ignored",
         erratum: false,
         statement: "A file whose name ends in .tmp is partially written and readers ignore it. TileDB after 2.30 (commit fa4e932, 2026-01-08) writes array metadata on a local filesystem to __meta/<name>.tmp and renames it, and skips timestamped .tmp names when listing __meta/. TileDB 2.30 itself ignores unknown files (.tmp included) in the array and group root, __commits/, __fragments/ and fragment folders, but lists __schema/, __meta/, __fragment_meta/ and __group/ whole and fails on them there (spec/directory.toml, listed_whole). This implementation writes its temporary files in the root and never reads a .tmp file.",
@@ -311,6 +323,12 @@ pub const FORMAT_FACTS: &[FormatFact] = &[
 
 ///The bitshuffle filter shuffles each chunk part in blocks of 8192 bytes: within a block, the largest multiple of 8 whole values is bit-transposed and the rest of the block is copied unchanged. format_spec/filter_pipeline.md names the filter without saying how it works. Source: `tiledb/sm/filter/bitshuffle_filter.cc (BSHUF_TARGET_BLOCK_SIZE_B)`.
 pub const BITSHUFFLE_BLOCK_BYTES: u64 = 8192u64;
+
+///Format version 4294967295 (u32::MAX), in generic tile headers, the schema, the fragment footer and the fragment's name, marks the files of test/inputs/arrays/experimental_array_vUINT32_MAX, which TileDB-Inc/TileDB 5e65011 (#3364, 2022-07-24) added to test builds with TILEDB_EXPERIMENTAL_FEATURES, when the format version was 16. Every TileDB refuses to open it: a regular build because it is newer than the library's version, an experimental build from 5e65011 on because that build's version is 16 with the high bit set (2147483664), still smaller (its test expects "Incompatible format version."); TileDB 2.30 refuses it as newer than 22. This implementation's reader refuses it likewise; tdb explain lays its bytes out as experimental_format_layout. Source: `tiledb/sm/misc/constants.cc (format_version and base_format_version at 5e65011), test/src/unit-cppapi-array.cc ("Write and read to an array with experimental build enabled")`.
+pub const EXPERIMENTAL_FORMAT_VERSION: u64 = 4294967295u64;
+
+///The format version whose layout the files of experimental_format_version have: 14, not the 16 current when they were added. Their fragment footer has has_timestamps (version 14) but neither has_delete_meta (written from 8e04ef7, 2022-07-02, released as version 15 in 2.11) nor the processed-conditions offset (version 16); the schema has no attribute data order (version 17). The experimental build that wrote them (the names' timestamps are 2022-07-11) was made from a main branch of May or June 2022, between 31a3dce (has_timestamps) and 8e04ef7. Source: `tiledb/sm/fragment/fragment_metadata.cc (write_has_timestamps, write_has_delete_meta at 8e04ef7)`.
+pub const EXPERIMENTAL_FORMAT_LAYOUT: u64 = 14u64;
 
 /// The newest layout described in `spec/` (upstream's newest); not
 /// what this implementation supports: see the two below.
