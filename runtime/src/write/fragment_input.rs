@@ -34,6 +34,10 @@ pub struct FragmentInput {
     /// The AES-256-GCM key of an encrypted array: every tile and generic
     /// tile is then encrypted (the footer never is).
     pub key: Option<[u8; 32]>,
+    /// The unfiltered bytes of the tiles built (and held) at once; `None`
+    /// for [`DEFAULT_GROUP_BYTES`](super::field_tiles::DEFAULT_GROUP_BYTES).
+    /// The fragment written is the same whatever the value.
+    pub tile_group_bytes: Option<u64>,
 }
 
 /// The delete metadata of a consolidated sparse fragment, one entry per cell

@@ -4,13 +4,14 @@
 //! writer takes. The rules name the TileDB function they follow (files
 //! under `tiledb/sm/query/` of TileDB 2.30.1, `writers/` for the writers).
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use rayon::prelude::*;
+
 use crate::error::Result;
-use crate::read::order::GlobalOrder;
 use crate::schema::{ArraySchema, Scalar};
 
+use super::cell_order::Coordinates;
 use super::fragment::shape_name;
 use super::fragment_input::{usage, Column, FragmentInput};
 
@@ -79,6 +80,16 @@ impl Write {
 /// input to write; `None` when the write has no cells (TileDB then writes
 /// no fragment).
 pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentInput>> {
+    Ok(validate_ordered(schema, write)?.map(|(input, _)| input))
+}
+
+/// [`validate`], with the global order of a sparse write's cells when the
+/// checks found it (an unordered write without duplicates sorts its cells
+/// to find duplicates, as TileDB's does), for the writer to reuse.
+pub(crate) fn validate_ordered(
+    schema: &ArraySchema,
+    write: &Write,
+) -> Result<Option<(FragmentInput, Option<Vec<usize>>)>> {
     let dense = schema.is_dense();
     // Query::set_layout: unordered writes are sparse only, row- and
     // column-major writes dense only (Hilbert is no query layout).
@@ -102,7 +113,7 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
             let row_major = Write::dense(sub, columns)
                 .with_layout(WriteLayout::RowMajor)
                 .at(write.timestamp);
-            return validate(schema, &row_major);
+            return validate_ordered(schema, &row_major);
         }
         _ => {}
     }
@@ -115,21 +126,32 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
     if n == 0 {
         return Ok(None);
     }
+    let mut order = None;
     if dense {
         check_subarray(schema, write.subarray.as_deref().unwrap_or_default())?;
     } else {
-        let coords = coordinates(schema, &dims, n)?;
-        check_coords_in_domain(schema, &coords)?;
-        check_order_and_duplicates(schema, write.layout, &coords)?;
+        check_coords_in_domain(schema, &dims, n)?;
+        let columns: Vec<&Column> = dims.iter().collect();
+        let coords = Coordinates::new(schema, &columns);
+        if write.layout == WriteLayout::GlobalOrder {
+            coords.check_written_order(n, schema.allows_dups)?;
+        } else {
+            let sorted = coords.global_order(n, None)?;
+            if !schema.allows_dups {
+                coords.check_duplicates(&sorted)?;
+            }
+            order = Some(sorted);
+        }
     }
-    Ok(Some(FragmentInput {
+    let input = FragmentInput {
         timestamp: write.timestamp,
         dims,
         attrs,
         subarray: write.subarray.clone(),
         col_major: write.layout == WriteLayout::ColMajor,
         ..FragmentInput::default()
-    }))
+    };
+    Ok(Some((input, order)))
 }
 
 /// The columns matched to the schema's fields: Query::set_data_buffer (a
@@ -303,40 +325,34 @@ fn check_subarray(schema: &ArraySchema, sub: &[(i128, i128)]) -> Result<()> {
     Ok(())
 }
 
-fn coordinates(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<Vec<Scalar>>> {
-    (0..n)
-        .map(|i| {
-            schema
-                .dimensions
-                .iter()
-                .zip(dims)
-                .map(|(d, c)| {
-                    Scalar::decode(d.datatype, c.cell_bytes(i))
-                        .ok_or_else(|| usage(format!("cell {i}: a bad coordinate of {}", d.name)))
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// WriterBase::check_coord_oob (numeric dimensions inside the domain) and
 /// FragmentMetadata's current-domain check (every dimension inside it).
-fn check_coords_in_domain(schema: &ArraySchema, coords: &[Vec<Scalar>]) -> Result<()> {
-    for d in 0..schema.dimensions.len() {
+fn check_coords_in_domain(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<()> {
+    for i in 0..n {
+        for (d, c) in schema.dimensions.iter().zip(dims) {
+            if Scalar::decode(d.datatype, c.cell_bytes(i)).is_none() {
+                return Err(usage(format!("cell {i}: a bad coordinate of {}", d.name)));
+            }
+        }
+    }
+    for (d, column) in dims.iter().enumerate() {
         let Some((lo, hi)) = bounds(schema, d) else {
             continue;
         };
-        for (i, c) in coords.iter().enumerate() {
-            let x = &c[d];
-            if x.compare(&lo).is_lt() || x.compare(&hi).is_gt() {
-                return Err(usage(format!(
-                    "cell {i}: coordinate {} of dimension {} is outside [{}, {}]",
-                    show(x),
-                    schema.dimensions[d].name,
-                    show(&lo),
-                    show(&hi)
-                )));
-            }
+        let outside = (0..n).into_par_iter().find_first(|&i| {
+            Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
+                .is_some_and(|x| x.compare(&lo).is_lt() || x.compare(&hi).is_gt())
+        });
+        if let Some(i) = outside {
+            let x = Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
+                .unwrap_or(Scalar::Int(0));
+            return Err(usage(format!(
+                "cell {i}: coordinate {} of dimension {} is outside [{}, {}]",
+                show(&x),
+                schema.dimensions[d].name,
+                show(&lo),
+                show(&hi)
+            )));
         }
     }
     Ok(())
@@ -348,57 +364,4 @@ fn show(s: &Scalar) -> String {
         Scalar::Float(f) => f.to_string(),
         Scalar::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
     }
-}
-
-/// GlobalOrderWriter::check_global_order (adjacent cells in global order;
-/// by Hilbert value alone for Hilbert arrays) and the writers'
-/// check_coord_dups: without duplicates allowed, no two cells of one write
-/// share coordinates (UnorderedWriter sorts, then compares neighbours;
-/// GlobalOrderWriter compares neighbours as given).
-fn check_order_and_duplicates(
-    schema: &ArraySchema,
-    layout: WriteLayout,
-    coords: &[Vec<Scalar>],
-) -> Result<()> {
-    let same = |a: &[Scalar], b: &[Scalar]| {
-        a.iter()
-            .zip(b)
-            .all(|(x, y)| x.compare(y) == Ordering::Equal)
-    };
-    if layout == WriteLayout::GlobalOrder {
-        let order = GlobalOrder::new(schema);
-        let keys: Vec<_> = coords.iter().map(|c| order.key(c)).collect();
-        for i in 1..coords.len() {
-            if order.write_order_cmp(&keys[i - 1], &coords[i - 1], &keys[i], &coords[i])
-                == Ordering::Greater
-            {
-                return Err(usage(format!(
-                    "cells {} and {i} are not in the global order",
-                    i - 1
-                )));
-            }
-            if !schema.allows_dups && same(&coords[i - 1], &coords[i]) {
-                return Err(usage(format!(
-                    "cells {} and {i} share coordinates, and the array allows no duplicates",
-                    i - 1
-                )));
-            }
-        }
-        return Ok(());
-    }
-    if schema.allows_dups {
-        return Ok(());
-    }
-    let mut sorted: Vec<usize> = (0..coords.len()).collect();
-    sorted.sort_by(|&a, &b| crate::read::order::compare_coords(&coords[a], &coords[b], false));
-    for w in sorted.windows(2) {
-        if same(&coords[w[0]], &coords[w[1]]) {
-            return Err(usage(format!(
-                "cells {} and {} share coordinates, and the array allows no duplicates",
-                w[0].min(w[1]),
-                w[0].max(w[1])
-            )));
-        }
-    }
-    Ok(())
 }
