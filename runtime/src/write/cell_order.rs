@@ -25,10 +25,83 @@ enum Keys {
     Full(Vec<GlobalKey>),
 }
 
+/// How a numeric coordinate becomes a u64 that sorts as `Scalar::compare`
+/// sorts the value: integers by value, floats numerically with -0 equal to
+/// 0 and NaN after everything.
+#[derive(Clone, Copy)]
+enum NumKey {
+    Signed(usize),
+    Unsigned(usize),
+    F32,
+    F64,
+}
+
+impl NumKey {
+    fn of(datatype: Datatype) -> Option<NumKey> {
+        use Datatype::*;
+        Some(match datatype {
+            Float32 => NumKey::F32,
+            Float64 => NumKey::F64,
+            Int8 => NumKey::Signed(1),
+            Int16 => NumKey::Signed(2),
+            Int32 => NumKey::Signed(4),
+            Uint8 | Bool => NumKey::Unsigned(1),
+            Uint16 => NumKey::Unsigned(2),
+            Uint32 => NumKey::Unsigned(4),
+            Uint64 => NumKey::Unsigned(8),
+            // INT64, DATETIME_*, TIME_*, as `Scalar::decode` reads them.
+            t if t.size() == 8 && matches!(Scalar::decode(t, &[0; 8]), Some(Scalar::Int(_))) => {
+                NumKey::Signed(8)
+            }
+            _ => return None,
+        })
+    }
+
+    fn float(f: f64) -> u64 {
+        if f.is_nan() {
+            return u64::MAX;
+        }
+        // -0 compares equal to 0.
+        let bits = if f == 0.0 { 0 } else { f.to_bits() };
+        if bits >> 63 == 1 {
+            !bits
+        } else {
+            bits | 1 << 63
+        }
+    }
+
+    fn key(self, bytes: &[u8]) -> u64 {
+        let mut raw = [0u8; 8];
+        match self {
+            NumKey::Signed(n) => {
+                raw[..n].copy_from_slice(&bytes[..n]);
+                let shift = 64 - 8 * n as u32;
+                // Sign-extended, then the sign bit flipped.
+                (((u64::from_le_bytes(raw) << shift) as i64 >> shift) as u64) ^ 1 << 63
+            }
+            NumKey::Unsigned(n) => {
+                raw[..n].copy_from_slice(&bytes[..n]);
+                u64::from_le_bytes(raw)
+            }
+            NumKey::F32 => {
+                raw[..4].copy_from_slice(&bytes[..4]);
+                Self::float(f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as f64)
+            }
+            NumKey::F64 => {
+                raw.copy_from_slice(&bytes[..8]);
+                Self::float(f64::from_le_bytes(raw))
+            }
+        }
+    }
+}
+
 /// The coordinates of a sparse write, read in place.
 pub(crate) struct Coordinates<'a> {
     schema: &'a ArraySchema,
     dims: Vec<&'a Column>,
+    /// Per dimension, with its cell size, when every dimension is numeric
+    /// and its column of that size: coordinates then compare as u64 keys.
+    num_keys: Option<Vec<(NumKey, usize)>>,
     types: Vec<Datatype>,
     order: GlobalOrder,
     /// Cells of one tile compare in column-major order.
@@ -38,9 +111,20 @@ pub(crate) struct Coordinates<'a> {
 impl<'a> Coordinates<'a> {
     /// The coordinates `dims` (one column per dimension of `schema`).
     pub(crate) fn new(schema: &'a ArraySchema, dims: &[&'a Column]) -> Coordinates<'a> {
+        let num_keys = schema
+            .dimensions
+            .iter()
+            .zip(dims)
+            .map(|(d, c)| {
+                let size = d.datatype.size() as usize;
+                let fits = !d.var && c.offsets.is_none() && c.cell_size() == Some(size);
+                NumKey::of(d.datatype).filter(|_| fits).map(|k| (k, size))
+            })
+            .collect();
         Coordinates {
             schema,
             dims: dims.to_vec(),
+            num_keys,
             types: schema.dimensions.iter().map(|d| d.datatype).collect(),
             order: GlobalOrder::new(schema),
             cell_col_major: schema.cell_order == SchemaOrder::ColMajor,
@@ -64,6 +148,18 @@ impl<'a> Coordinates<'a> {
     /// Hilbert arrays), as `compare_coords` does.
     fn compare_coords(&self, a: usize, b: usize) -> Ordering {
         let n = self.dims.len();
+        if let Some(keys) = &self.num_keys {
+            for k in 0..n {
+                let d = if self.cell_col_major { n - 1 - k } else { k };
+                let (key, size) = keys[d];
+                let data = &self.dims[d].data;
+                let o = key.key(&data[a * size..]).cmp(&key.key(&data[b * size..]));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            return Ordering::Equal;
+        }
         for k in 0..n {
             let d = if self.cell_col_major { n - 1 - k } else { k };
             let (Ok(x), Ok(y)) = (self.coord(d, a), self.coord(d, b)) else {
@@ -79,6 +175,9 @@ impl<'a> Coordinates<'a> {
 
     /// Whether two cells share coordinates.
     fn same(&self, a: usize, b: usize) -> bool {
+        if self.num_keys.is_some() {
+            return self.compare_coords(a, b) == Ordering::Equal;
+        }
         (0..self.dims.len()).all(|d| match (self.coord(d, a), self.coord(d, b)) {
             (Ok(x), Ok(y)) => x.compare(&y) == Ordering::Equal,
             _ => false,

@@ -13,7 +13,7 @@ use crate::filter::Datatype;
 use crate::schema::ArraySchema;
 use crate::storage::{create_file, FileWriter, RelPath, Storage};
 
-use super::fragment_input::{usage, Column, FragmentInput};
+use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
 use super::tile_build::{build_tile, recipe, BuiltTile, TileRecipe};
 use super::tile_meta::{self, MetaKinds, TileMeta};
 use super::tiling::TilePlan;
@@ -243,6 +243,7 @@ fn check_special_fields(input: &FragmentInput, n: usize, processed: &[String]) -
 pub(crate) fn field_tiles(
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     plan: &TilePlan,
     n: usize,
     processed: &[String],
@@ -253,7 +254,7 @@ pub(crate) fn field_tiles(
     let budget = input.tile_group_bytes.unwrap_or(DEFAULT_GROUP_BYTES).max(1);
     let aux = [&schema.offsets_filters, &schema.validity_filters];
     let mut fields: Vec<Option<FieldFiles>> = Vec::new();
-    for (i, (a, col)) in schema.attributes.iter().zip(&input.attrs).enumerate() {
+    for (i, (a, col)) in schema.attributes.iter().zip(&columns.attrs).enumerate() {
         let spec = recipe(
             a.datatype,
             a.cell_val_num,
@@ -291,7 +292,7 @@ pub(crate) fn field_tiles(
         );
         fields.push(Some(write_field(
             &spec,
-            &input.dims[j],
+            columns.dims[j],
             plan,
             output,
             budget,

@@ -18,7 +18,7 @@ pub use super::fragment_input::{Column, DeleteMeta, FragmentInput};
 
 use super::cell_order::Coordinates;
 use super::field_tiles::{field_tiles, Output};
-use super::fragment_input::usage;
+use super::fragment_input::{usage, InputColumns};
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
 pub(crate) use super::tiling::TileCells;
 use super::tiling::{DenseGrid, TilePlan};
@@ -40,11 +40,12 @@ pub(crate) fn write_fragment_in_order(
     storage: &dyn Storage,
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     order: Option<Vec<usize>>,
 ) -> Result<String> {
     let name =
         TimestampedName::generate(input.timestamp, input.timestamp, Some(WRITE_VERSION), None)?;
-    write_fragment_ordered(storage, schema, input, &name, &[], order)?;
+    write_fragment_ordered(storage, schema, input, columns, &name, &[], order)?;
     commit(storage, &name)?;
     Ok(name.as_str().to_string())
 }
@@ -77,24 +78,35 @@ pub(crate) fn write_fragment_uncommitted(
     name: &TimestampedName,
     processed: &[String],
 ) -> Result<()> {
-    write_fragment_ordered(storage, schema, input, name, processed, None)
+    write_fragment_ordered(
+        storage,
+        schema,
+        input,
+        &input.columns(),
+        name,
+        processed,
+        None,
+    )
 }
 
 /// [`write_fragment_uncommitted`] of a sparse input whose global order is
 /// known (`order`: the cells in global order), as validation finds it.
+/// The columns are `columns` (the input's own, or those a checked write
+/// lends).
 pub(crate) fn write_fragment_ordered(
     storage: &dyn Storage,
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     name: &TimestampedName,
     processed: &[String],
     order: Option<Vec<usize>>,
 ) -> Result<()> {
-    let n = check_input(schema, input)?;
-    let plan = plan_tiles(schema, input, n, order)?;
+    let n = check_input(schema, input, columns)?;
+    let plan = plan_tiles(schema, input, columns, n, order)?;
     let dir = RelPath::parse(FRAGMENTS_DIR)?.join(name.as_str())?;
     storage.create_dir(&dir)?;
-    let written = write_files(storage, schema, input, &plan, n, processed, &dir);
+    let written = write_files(storage, schema, (input, columns), &plan, n, processed, &dir);
     if written.is_err() {
         // Nothing commits the folder; removed so that a refused write
         // leaves nothing behind (a crash leaves it for vacuuming).
@@ -107,7 +119,7 @@ pub(crate) fn write_fragment_ordered(
 fn write_files(
     storage: &dyn Storage,
     schema: &ArraySchema,
-    input: &FragmentInput,
+    (input, columns): (&FragmentInput, &InputColumns<'_>),
     plan: &TilePlan,
     n: usize,
     processed: &[String],
@@ -117,8 +129,8 @@ fn write_files(
         storage,
         dir: dir.clone(),
     };
-    let fields = field_tiles(schema, input, plan, n, processed, &output)?;
-    let (ned, mbrs) = bounds(schema, input, plan)?;
+    let fields = field_tiles(schema, input, columns, plan, n, processed, &output)?;
+    let (ned, mbrs) = bounds(schema, input, columns, plan)?;
     let n_fields = fields.fields.len();
     let mut file_sizes = vec![0u64; n_fields];
     let mut file_var_sizes = vec![0u64; n_fields];
@@ -158,9 +170,10 @@ pub(crate) fn tile_sizes(
     input: &FragmentInput,
     processed: &[String],
 ) -> Result<(Vec<TileCells>, Vec<u64>)> {
-    let n = check_input(schema, input)?;
-    let plan = plan_tiles(schema, input, n, None)?;
-    let fields = field_tiles(schema, input, &plan, n, processed, &Output::Sizes)?;
+    let columns = input.columns();
+    let n = check_input(schema, input, &columns)?;
+    let plan = plan_tiles(schema, input, &columns, n, None)?;
+    let fields = field_tiles(schema, input, &columns, &plan, n, processed, &Output::Sizes)?;
     let mut sizes = vec![0u64; plan.len()];
     // A tile's size in one file: up to the next tile's offset, or the end.
     let add = |sizes: &mut [u64], offsets: &[u64], file_len: u64| {
@@ -185,22 +198,26 @@ pub(crate) fn tile_sizes(
 
 /// Checks the input against the schema: each column well formed and of its
 /// field's shape, and the number of cells.
-fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
-    if input.attrs.len() != schema.attributes.len() {
+fn check_input(
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    columns: &InputColumns<'_>,
+) -> Result<usize> {
+    if columns.attrs.len() != schema.attributes.len() {
         return Err(usage("one column per attribute is needed"));
     }
     let dense = input.subarray.is_some();
-    if !dense && input.dims.len() != schema.dimensions.len() {
+    if !dense && columns.dims.len() != schema.dimensions.len() {
         return Err(usage("a sparse write needs one column per dimension"));
     }
-    for (a, c) in schema.attributes.iter().zip(&input.attrs) {
+    for (a, c) in schema.attributes.iter().zip(&columns.attrs) {
         if a.nullable != c.validity.is_some() {
             return Err(usage(format!("validity of {} missing or extra", a.name)));
         }
         check_shape(c, &a.name, a.datatype, a.cell_val_num)?;
     }
     if !dense {
-        for (d, c) in schema.dimensions.iter().zip(&input.dims) {
+        for (d, c) in schema.dimensions.iter().zip(&columns.dims) {
             if c.validity.is_some() {
                 return Err(usage(format!("dimension {} has no validity", d.name)));
             }
@@ -209,13 +226,13 @@ fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
     }
     // A sparse array may have no attributes (TileDB creates and writes
     // it): its cells are then counted by the coordinates.
-    let n = input
+    let n = columns
         .attrs
         .first()
-        .or(input.dims.first())
-        .map(Column::len)
+        .or(columns.dims.first())
+        .map(|c| c.len())
         .unwrap_or(0);
-    for c in input.attrs.iter().chain(&input.dims) {
+    for c in columns.attrs.iter().chain(&columns.dims) {
         if c.len() != n {
             return Err(usage("columns of different lengths"));
         }
@@ -269,6 +286,7 @@ pub(super) fn shape_name(cell_val_num: Option<u32>) -> String {
 fn plan_tiles(
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     n: usize,
     order: Option<Vec<usize>>,
 ) -> Result<TilePlan> {
@@ -286,10 +304,8 @@ fn plan_tiles(
         None => {
             let order = match order {
                 Some(order) if order.len() == n => order,
-                _ => {
-                    let dims: Vec<&Column> = input.dims.iter().collect();
-                    Coordinates::new(schema, &dims).global_order(n, input.timestamps.as_deref())?
-                }
+                _ => Coordinates::new(schema, &columns.dims)
+                    .global_order(n, input.timestamps.as_deref())?,
             };
             TilePlan::Sparse {
                 order,

@@ -40,6 +40,24 @@ pub struct FragmentInput {
     pub tile_group_bytes: Option<u64>,
 }
 
+/// The columns of a fragment, borrowed: the attributes in schema order and
+/// (sparse) the dimensions. A checked write lends its own, uncopied.
+#[derive(Debug, Clone)]
+pub(crate) struct InputColumns<'a> {
+    pub(crate) attrs: Vec<&'a Column>,
+    pub(crate) dims: Vec<&'a Column>,
+}
+
+impl FragmentInput {
+    /// The input's own columns.
+    pub(crate) fn columns(&self) -> InputColumns<'_> {
+        InputColumns {
+            attrs: self.attrs.iter().collect(),
+            dims: self.dims.iter().collect(),
+        }
+    }
+}
+
 /// The delete metadata of a consolidated sparse fragment, one entry per cell
 /// (in the input's cell order).
 #[derive(Debug, Clone, Default)]

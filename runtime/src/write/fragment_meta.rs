@@ -13,7 +13,7 @@ use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
 use super::field_tiles::{FieldFiles, FragmentFields};
-use super::fragment_input::{usage, FragmentInput};
+use super::fragment_input::{usage, FragmentInput, InputColumns};
 use super::tile_meta;
 use super::tiling::{Cells, TilePlan};
 use super::WRITE_VERSION;
@@ -44,6 +44,7 @@ type Domain = Vec<(Scalar, Scalar)>;
 pub(crate) fn bounds(
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     plan: &TilePlan,
 ) -> Result<(Domain, Vec<Domain>)> {
     use rayon::prelude::*;
@@ -57,7 +58,7 @@ pub(crate) fn bounds(
     } else {
         let mbrs: Vec<Domain> = (0..plan.len())
             .into_par_iter()
-            .map(|t| mbr(schema, input, &plan.cells(t)))
+            .map(|t| mbr(schema, columns, &plan.cells(t)))
             .collect::<Result<_>>()?;
         let first = mbrs.first().ok_or_else(|| usage("an empty tile"))?;
         let mut ned = first.clone();
@@ -71,14 +72,14 @@ pub(crate) fn bounds(
 }
 
 /// The minimum bounding rectangle of a sparse tile's cells.
-fn mbr(schema: &ArraySchema, input: &FragmentInput, cells: &Cells<'_>) -> Result<Domain> {
+fn mbr(schema: &ArraySchema, columns: &InputColumns<'_>, cells: &Cells<'_>) -> Result<Domain> {
     let mut mbr: Domain = Vec::with_capacity(schema.dimensions.len());
     for (d, dim) in schema.dimensions.iter().enumerate() {
         let mut r: Option<(Scalar, Scalar)> = None;
         let mut bad = false;
         cells.for_each(|c| {
             let Some(i) = c else { return };
-            let Some(s) = Scalar::decode(dim.datatype, input.dims[d].cell_bytes(i)) else {
+            let Some(s) = Scalar::decode(dim.datatype, columns.dims[d].cell_bytes(i)) else {
                 bad = true;
                 return;
             };

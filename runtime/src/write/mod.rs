@@ -169,12 +169,17 @@ pub fn write_checked(
 ) -> Result<Option<String>> {
     // Label columns go to the label arrays (checked here, written first).
     let (main, label_fragments) = labels::split_labels(storage, schema, write, key)?;
-    let Some((mut input, order)) = validate::validate_ordered(schema, &main)? else {
+    let Some(mut checked) = validate::validate_ordered(schema, &main)? else {
         return Ok(None);
     };
-    input.key = key.copied();
+    checked.input.key = key.copied();
     labels::write_labels(storage, &label_fragments)?;
-    fragment::write_fragment_in_order(storage, schema, &input, order).map(Some)
+    let columns = match checked.columns {
+        Some(lent) => lent,
+        None => checked.input.columns(),
+    };
+    fragment::write_fragment_in_order(storage, schema, &checked.input, &columns, checked.order)
+        .map(Some)
 }
 
 /// Writes a schema file (creation or evolution) and returns it loaded.

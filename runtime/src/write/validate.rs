@@ -13,7 +13,7 @@ use crate::schema::{ArraySchema, Scalar};
 
 use super::cell_order::Coordinates;
 use super::fragment::shape_name;
-use super::fragment_input::{usage, Column, FragmentInput};
+use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
 
 /// The order of the cells a write gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,16 +80,33 @@ impl Write {
 /// input to write; `None` when the write has no cells (TileDB then writes
 /// no fragment).
 pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentInput>> {
-    Ok(validate_ordered(schema, write)?.map(|(input, _)| input))
+    Ok(validate_ordered(schema, write)?.map(|checked| {
+        let mut input = checked.input;
+        if let Some(columns) = checked.columns {
+            input.attrs = columns.attrs.into_iter().cloned().collect();
+            input.dims = columns.dims.into_iter().cloned().collect();
+        }
+        input
+    }))
+}
+
+/// A checked write: its fragment input, whose columns stay the write's
+/// (lent, not copied: `columns`) unless the write had to be rearranged
+/// (a dense write in global order: `columns` is `None` and the input holds
+/// its own), and a sparse write's global order when the checks found it.
+pub(crate) struct Checked<'w> {
+    pub(crate) input: FragmentInput,
+    pub(crate) columns: Option<InputColumns<'w>>,
+    pub(crate) order: Option<Vec<usize>>,
 }
 
 /// [`validate`], with the global order of a sparse write's cells when the
 /// checks found it (an unordered write without duplicates sorts its cells
 /// to find duplicates, as TileDB's does), for the writer to reuse.
-pub(crate) fn validate_ordered(
+pub(crate) fn validate_ordered<'w>(
     schema: &ArraySchema,
-    write: &Write,
-) -> Result<Option<(FragmentInput, Option<Vec<usize>>)>> {
+    write: &'w Write,
+) -> Result<Option<Checked<'w>>> {
     let dense = schema.is_dense();
     // Query::set_layout: unordered writes are sparse only, row- and
     // column-major writes dense only (Hilbert is no query layout).
@@ -113,7 +130,11 @@ pub(crate) fn validate_ordered(
             let row_major = Write::dense(sub, columns)
                 .with_layout(WriteLayout::RowMajor)
                 .at(write.timestamp);
-            return validate_ordered(schema, &row_major);
+            return Ok(validate(schema, &row_major)?.map(|input| Checked {
+                columns: None,
+                input,
+                order: None,
+            }));
         }
         _ => {}
     }
@@ -131,10 +152,15 @@ pub(crate) fn validate_ordered(
         check_subarray(schema, write.subarray.as_deref().unwrap_or_default())?;
     } else {
         check_coords_in_domain(schema, &dims, n)?;
-        let columns: Vec<&Column> = dims.iter().collect();
-        let coords = Coordinates::new(schema, &columns);
+        let coords = Coordinates::new(schema, &dims);
         if write.layout == WriteLayout::GlobalOrder {
             coords.check_written_order(n, schema.allows_dups)?;
+            // Cells in order by tile and coordinates are their own global
+            // order; Hilbert arrays order only by Hilbert value, so cells of
+            // one value still need sorting by coordinates.
+            if schema.cell_order != crate::schema::SchemaOrder::Hilbert {
+                order = Some((0..n).collect());
+            }
         } else {
             let sorted = coords.global_order(n, None)?;
             if !schema.allows_dups {
@@ -145,20 +171,25 @@ pub(crate) fn validate_ordered(
     }
     let input = FragmentInput {
         timestamp: write.timestamp,
-        dims,
-        attrs,
         subarray: write.subarray.clone(),
         col_major: write.layout == WriteLayout::ColMajor,
         ..FragmentInput::default()
     };
-    Ok(Some((input, order)))
+    Ok(Some(Checked {
+        input,
+        columns: Some(InputColumns { attrs, dims }),
+        order,
+    }))
 }
 
 /// The columns matched to the schema's fields: Query::set_data_buffer (a
 /// known field; no coordinates for dense writes), set_validity_buffer
 /// (nullable fields only), and WriterBase::check_buffer_names (every
 /// attribute, and for sparse writes every dimension, given).
-fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>, Vec<Column>)> {
+/// The columns in schema order: attributes, then (sparse) dimensions.
+type ByField<'w> = (Vec<&'w Column>, Vec<&'w Column>);
+
+fn columns_by_field<'w>(schema: &ArraySchema, write: &'w Write) -> Result<ByField<'w>> {
     let mut seen = HashSet::new();
     for c in &write.columns {
         if !seen.insert(c.name.as_str()) {
@@ -181,7 +212,7 @@ fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>,
         let c =
             find(&a.name).ok_or_else(|| usage(format!("no column for attribute {}", a.name)))?;
         check_column(c, a.datatype, a.cell_val_num, a.nullable)?;
-        attrs.push(c.clone());
+        attrs.push(c);
     }
     let mut dims = Vec::new();
     if !schema.is_dense() {
@@ -189,7 +220,7 @@ fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>,
             let c = find(&d.name)
                 .ok_or_else(|| usage(format!("no column for dimension {}", d.name)))?;
             check_column(c, d.datatype, (!d.var).then_some(1), false)?;
-            dims.push(c.clone());
+            dims.push(c);
         }
     }
     Ok((dims, attrs))
@@ -242,10 +273,10 @@ fn check_column(
 fn cell_count(
     schema: &ArraySchema,
     write: &Write,
-    dims: &[Column],
-    attrs: &[Column],
+    dims: &[&Column],
+    attrs: &[&Column],
 ) -> Result<usize> {
-    let n = attrs.first().or(dims.first()).map_or(0, Column::len);
+    let n = attrs.first().or(dims.first()).map_or(0, |c| c.len());
     for c in attrs.iter().chain(dims) {
         if c.len() != n {
             return Err(usage(format!(
@@ -327,7 +358,7 @@ fn check_subarray(schema: &ArraySchema, sub: &[(i128, i128)]) -> Result<()> {
 
 /// WriterBase::check_coord_oob (numeric dimensions inside the domain) and
 /// FragmentMetadata's current-domain check (every dimension inside it).
-fn check_coords_in_domain(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<()> {
+fn check_coords_in_domain(schema: &ArraySchema, dims: &[&Column], n: usize) -> Result<()> {
     for i in 0..n {
         for (d, c) in schema.dimensions.iter().zip(dims) {
             if Scalar::decode(d.datatype, c.cell_bytes(i)).is_none() {
