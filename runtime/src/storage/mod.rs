@@ -195,7 +195,7 @@ pub struct IoCounters {
     pub changes: u64,
 }
 
-/// A file being written part by part ([`Storage::create_file`]).
+/// A file being written part by part ([`create_file`]).
 pub trait FileWriter: Send {
     /// Appends `bytes` to the file.
     fn append(&mut self, bytes: &[u8]) -> Result<()>;

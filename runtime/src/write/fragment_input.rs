@@ -35,7 +35,7 @@ pub struct FragmentInput {
     /// tile is then encrypted (the footer never is).
     pub key: Option<[u8; 32]>,
     /// The unfiltered bytes of the tiles built (and held) at once; `None`
-    /// for [`DEFAULT_GROUP_BYTES`](super::field_tiles::DEFAULT_GROUP_BYTES).
+    /// for 64 MiB.
     /// The fragment written is the same whatever the value.
     pub tile_group_bytes: Option<u64>,
 }
