@@ -39,6 +39,15 @@ pub struct GlobalKey {
     hilbert: u64,
 }
 
+impl GlobalKey {
+    /// Compares two keys: tiles, then Hilbert values.
+    pub(crate) fn tile_cmp(&self, other: &GlobalKey) -> Ordering {
+        self.tile
+            .cmp(&other.tile)
+            .then(self.hilbert.cmp(&other.hilbert))
+    }
+}
+
 impl GlobalOrder {
     /// The global order of `schema`: its tile order, then its cell order (Hilbert when the schema says so).
     pub fn new(schema: &ArraySchema) -> GlobalOrder {
@@ -97,23 +106,8 @@ impl GlobalOrder {
         }
         let mut tile: Vec<i128> = coords
             .iter()
-            .zip(&self.tiles)
-            .filter_map(|(c, t)| {
-                let (lo, ext) = t.as_ref()?;
-                Some(match (c, lo, ext) {
-                    (Scalar::Int(x), Scalar::Int(lo), Scalar::Int(e)) if *e > 0 => {
-                        (x - lo).div_euclid(*e)
-                    }
-                    _ => {
-                        let (x, lo, e) = (c.as_f64()?, lo.as_f64()?, ext.as_f64()?);
-                        if e > 0.0 {
-                            ((x - lo) / e).floor() as i128
-                        } else {
-                            0
-                        }
-                    }
-                })
-            })
+            .enumerate()
+            .filter_map(|(d, c)| self.tile_of(d, c))
             .collect();
         if self.tile_col_major {
             tile.reverse();
@@ -121,20 +115,37 @@ impl GlobalOrder {
         GlobalKey { tile, hilbert: 0 }
     }
 
-    /// Compares two cells as TileDB's global-order writer checks a write's
-    /// order (`GlobalOrderWriter::check_global_order`): tiles then cells,
-    /// or for Hilbert arrays the Hilbert values alone.
-    pub fn write_order_cmp(
-        &self,
-        ka: &GlobalKey,
-        a: &[Scalar],
-        kb: &GlobalKey,
-        b: &[Scalar],
-    ) -> Ordering {
-        if self.cell_order == SchemaOrder::Hilbert {
-            return ka.hilbert.cmp(&kb.hilbert);
-        }
-        self.compare(ka, a, kb, b)
+    /// The space tile of coordinate `c` along dimension `d` (its place in
+    /// the key); `None` when the dimension has no tiles (var-sized) and so
+    /// no place in the key.
+    pub(crate) fn tile_of(&self, d: usize, c: &Scalar) -> Option<i128> {
+        let (lo, ext) = self.tiles.get(d)?.as_ref()?;
+        Some(match (c, lo, ext) {
+            (Scalar::Int(x), Scalar::Int(lo), Scalar::Int(e)) if *e > 0 => (x - lo).div_euclid(*e),
+            _ => {
+                let (x, lo, e) = (c.as_f64()?, lo.as_f64()?, ext.as_f64()?);
+                if e > 0.0 {
+                    ((x - lo) / e).floor() as i128
+                } else {
+                    0
+                }
+            }
+        })
+    }
+
+    /// Whether the cell order is Hilbert's (the key is then one number).
+    pub(crate) fn is_hilbert(&self) -> bool {
+        self.cell_order == SchemaOrder::Hilbert
+    }
+
+    /// Whether the tiles go in column-major order.
+    pub(crate) fn tile_col_major(&self) -> bool {
+        self.tile_col_major
+    }
+
+    /// The Hilbert value of a key (0 unless the cell order is Hilbert).
+    pub(crate) fn hilbert_of(key: &GlobalKey) -> u64 {
+        key.hilbert
     }
 
     /// Compares two cells given their keys and coordinates.

@@ -13,6 +13,8 @@ use crate::storage::counters::{bump, Counters};
 use crate::storage::temp::TEMP_SUFFIX;
 use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
 
+mod stream;
+
 /// Storage on the local filesystem, rooted at one folder.
 pub struct LocalStorage {
     root: PathBuf,
@@ -86,6 +88,24 @@ impl LocalStorage {
     /// filesystem is atomic wherever the two folders are.
     fn write_temp(&self, final_name: &str, data: &[u8]) -> Result<PathBuf> {
         use std::io::Write;
+        let temp = self.temp_path(final_name)?;
+        let written = fs::File::create_new(&temp).and_then(|mut file| {
+            file.write_all(data)?;
+            if self.sync {
+                file.sync_all()?;
+            }
+            Ok(())
+        });
+        if let Err(e) = written {
+            let _ = fs::remove_file(&temp);
+            return Err(Error::io(&temp, &e));
+        }
+        Ok(temp)
+    }
+
+    /// A new temporary file's path at the storage root (see
+    /// [`LocalStorage::write_temp`] for why there).
+    fn temp_path(&self, final_name: &str) -> Result<PathBuf> {
         const TEMP_DIR: &str = "";
         debug_assert!(
             crate::format::generated::listed_whole_folder(TEMP_DIR, false).is_none()
@@ -100,19 +120,7 @@ impl LocalStorage {
             Some((cut, _)) => &final_name[..cut],
             None => final_name,
         };
-        let temp = root.join(format!(".{shown}.{now}_{label}{TEMP_SUFFIX}"));
-        let written = fs::File::create_new(&temp).and_then(|mut file| {
-            file.write_all(data)?;
-            if self.sync {
-                file.sync_all()?;
-            }
-            Ok(())
-        });
-        if let Err(e) = written {
-            let _ = fs::remove_file(&temp);
-            return Err(Error::io(&temp, &e));
-        }
-        Ok(temp)
+        Ok(root.join(format!(".{shown}.{now}_{label}{TEMP_SUFFIX}")))
     }
 
     /// The folder every path is relative to.
@@ -387,6 +395,13 @@ fn describe_entry(entry: &fs::DirEntry, with_size: bool) -> Option<DirEntry> {
 }
 
 impl Storage for LocalStorage {
+    fn create_streamed<'s>(
+        &'s self,
+        file: &RelPath,
+    ) -> Result<Option<Box<dyn crate::storage::FileWriter + 's>>> {
+        Ok(Some(Box::new(stream::StreamedFile::create(self, file)?)))
+    }
+
     fn describe(&self, path: &RelPath) -> PathBuf {
         self.join(path)
     }

@@ -195,6 +195,58 @@ pub struct IoCounters {
     pub changes: u64,
 }
 
+/// A file being written part by part ([`create_file`]).
+pub trait FileWriter: Send {
+    /// Appends `bytes` to the file.
+    fn append(&mut self, bytes: &[u8]) -> Result<()>;
+    /// The bytes appended so far.
+    fn len(&self) -> u64;
+    /// Whether nothing was appended yet.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Makes the whole file visible under its name, atomically.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// [`Storage::create_file`]'s default: the parts kept in memory, written
+/// with [`Storage::write`] at the end.
+struct BufferedFile<'s> {
+    storage: &'s dyn Storage,
+    file: RelPath,
+    data: Vec<u8>,
+}
+
+impl FileWriter for BufferedFile<'_> {
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.data.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+    fn finish(self: Box<Self>) -> Result<()> {
+        self.storage.write(&self.file, &self.data)
+    }
+}
+
+/// A file of `storage` written part by part: streamed where the storage
+/// can ([`Storage::create_streamed`]), else kept in memory and written whole
+/// at [`FileWriter::finish`].
+pub fn create_file<'s>(
+    storage: &'s dyn Storage,
+    file: &RelPath,
+) -> Result<Box<dyn FileWriter + 's>> {
+    if let Some(streamed) = storage.create_streamed(file)? {
+        return Ok(streamed);
+    }
+    Ok(Box::new(BufferedFile {
+        storage,
+        file: file.clone(),
+        data: Vec::new(),
+    }))
+}
+
 /// A folder of files: listing, reading and (for writers) changing.
 pub trait Storage: Send + Sync {
     /// A human-readable name of the root, for error messages.
@@ -291,6 +343,18 @@ pub trait Storage: Send + Sync {
     /// files); an implementation without an atomic replace must not make
     /// the name visible before its last byte (an object store's PUT).
     fn write(&self, file: &RelPath, data: &[u8]) -> Result<()>;
+
+    /// A file written in parts, appended in order, that appears as
+    /// [`Storage::write`] makes a file appear (whole or not at all) when
+    /// [`FileWriter::finish`] is called; dropped unfinished, nothing
+    /// appears. `None` (the default) when the storage has no such way:
+    /// [`create_file`] then holds the parts in memory and writes them at
+    /// the end. A local disk streams them to a temporary file, so that a
+    /// large file needs no memory of its size.
+    fn create_streamed<'s>(&'s self, file: &RelPath) -> Result<Option<Box<dyn FileWriter + 's>>> {
+        let _ = file;
+        Ok(None)
+    }
 
     /// Moves `from` to `to`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()>;

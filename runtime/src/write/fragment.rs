@@ -16,10 +16,12 @@ use crate::storage::{RelPath, Storage};
 
 pub use super::fragment_input::{Column, DeleteMeta, FragmentInput};
 
-pub(crate) use super::field_tiles::TileCells;
-use super::field_tiles::{dense_tiles, field_tiles, sparse_tiles};
-use super::fragment_input::usage;
+use super::cell_order::Coordinates;
+use super::field_tiles::{field_tiles, Output};
+use super::fragment_input::{usage, InputColumns};
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
+pub(crate) use super::tiling::TileCells;
+use super::tiling::{DenseGrid, TilePlan};
 use super::WRITE_VERSION;
 
 /// Writes one fragment and commits it; returns the fragment's name.
@@ -31,6 +33,21 @@ pub fn write_fragment(
     let name =
         TimestampedName::generate(input.timestamp, input.timestamp, Some(WRITE_VERSION), None)?;
     write_fragment_named(storage, schema, input, &name, &[])
+}
+
+/// [`write_fragment`] of a sparse input whose cells' global order is known.
+pub(crate) fn write_fragment_in_order(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    columns: &InputColumns<'_>,
+    order: Option<Vec<usize>>,
+) -> Result<String> {
+    let name =
+        TimestampedName::generate(input.timestamp, input.timestamp, Some(WRITE_VERSION), None)?;
+    write_fragment_ordered(storage, schema, input, columns, &name, &[], order)?;
+    commit(storage, &name)?;
+    Ok(name.as_str().to_string())
 }
 
 /// Writes one fragment under `name` and commits it; `processed` lists the
@@ -61,13 +78,59 @@ pub(crate) fn write_fragment_uncommitted(
     name: &TimestampedName,
     processed: &[String],
 ) -> Result<()> {
-    let n = check_input(schema, input)?;
-    let (tiles, cells_per_tile) = cut_tiles(schema, input, n)?;
-    let fields = field_tiles(schema, input, &tiles, n, processed)?;
-    let (ned, mbrs) = bounds(schema, input, &tiles)?;
+    write_fragment_ordered(
+        storage,
+        schema,
+        input,
+        &input.columns(),
+        name,
+        processed,
+        None,
+    )
+}
 
+/// [`write_fragment_uncommitted`] of a sparse input whose global order is
+/// known (`order`: the cells in global order), as validation finds it.
+/// The columns are `columns` (the input's own, or those a checked write
+/// lends).
+pub(crate) fn write_fragment_ordered(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    columns: &InputColumns<'_>,
+    name: &TimestampedName,
+    processed: &[String],
+    order: Option<Vec<usize>>,
+) -> Result<()> {
+    let n = check_input(schema, input, columns)?;
+    let plan = plan_tiles(schema, input, columns, n, order)?;
     let dir = RelPath::parse(FRAGMENTS_DIR)?.join(name.as_str())?;
     storage.create_dir(&dir)?;
+    let written = write_files(storage, schema, (input, columns), &plan, n, processed, &dir);
+    if written.is_err() {
+        // Nothing commits the folder; removed so that a refused write
+        // leaves nothing behind (a crash leaves it for vacuuming).
+        let _ = storage.remove_dir(&dir);
+    }
+    written
+}
+
+/// The field files, then the fragment metadata, of a fragment's folder.
+fn write_files(
+    storage: &dyn Storage,
+    schema: &ArraySchema,
+    (input, columns): (&FragmentInput, &InputColumns<'_>),
+    plan: &TilePlan,
+    n: usize,
+    processed: &[String],
+    dir: &RelPath,
+) -> Result<()> {
+    let output = Output::Files {
+        storage,
+        dir: dir.clone(),
+    };
+    let fields = field_tiles(schema, input, columns, plan, n, processed, &output)?;
+    let (ned, mbrs) = bounds(schema, input, columns, plan)?;
     let n_fields = fields.fields.len();
     let mut file_sizes = vec![0u64; n_fields];
     let mut file_var_sizes = vec![0u64; n_fields];
@@ -76,24 +139,17 @@ pub(crate) fn write_fragment_uncommitted(
         let Some(f) = f.as_ref().filter(|f| !f.coords_slot) else {
             continue;
         };
-        storage.write(&dir.join(&format!("{}.tdb", f.stem))?, &f.fixed)?;
-        file_sizes[i] = f.fixed.len() as u64;
-        if f.var_sized {
-            storage.write(&dir.join(&format!("{}_var.tdb", f.stem))?, &f.var)?;
-            file_var_sizes[i] = f.var.len() as u64;
-        }
-        if f.nullable {
-            storage.write(&dir.join(&format!("{}_validity.tdb", f.stem))?, &f.validity)?;
-            file_validity_sizes[i] = f.validity.len() as u64;
-        }
+        file_sizes[i] = f.fixed_len;
+        file_var_sizes[i] = if f.var_sized { f.var_len } else { 0 };
+        file_validity_sizes[i] = if f.nullable { f.validity_len } else { 0 };
     }
-
+    let tile_cells: Vec<u64> = (0..plan.len()).map(|t| plan.cell_num(t)).collect();
     let meta = fragment_metadata(&FragmentParts {
         schema,
         key: input.key.as_ref(),
         fields: &fields,
-        tiles: &tiles,
-        cells_per_tile,
+        tile_cells: &tile_cells,
+        cells_per_tile: plan.cells_per_tile(),
         dense: input.subarray.is_some(),
         ned: &ned,
         mbrs: &mbrs,
@@ -114,48 +170,54 @@ pub(crate) fn tile_sizes(
     input: &FragmentInput,
     processed: &[String],
 ) -> Result<(Vec<TileCells>, Vec<u64>)> {
-    let n = check_input(schema, input)?;
-    let (tiles, _) = cut_tiles(schema, input, n)?;
-    let fields = field_tiles(schema, input, &tiles, n, processed)?;
-    let mut sizes = vec![0u64; tiles.len()];
+    let columns = input.columns();
+    let n = check_input(schema, input, &columns)?;
+    let plan = plan_tiles(schema, input, &columns, n, None)?;
+    let fields = field_tiles(schema, input, &columns, &plan, n, processed, &Output::Sizes)?;
+    let mut sizes = vec![0u64; plan.len()];
     // A tile's size in one file: up to the next tile's offset, or the end.
-    let add = |sizes: &mut [u64], offsets: &[u64], file_len: usize| {
+    let add = |sizes: &mut [u64], offsets: &[u64], file_len: u64| {
         for (t, size) in sizes.iter_mut().enumerate() {
             let start = offsets.get(t).copied().unwrap_or(0);
-            let end = offsets.get(t + 1).copied().unwrap_or(file_len as u64);
+            let end = offsets.get(t + 1).copied().unwrap_or(file_len);
             *size += end.saturating_sub(start);
         }
     };
     for f in fields.fields.iter().flatten().filter(|f| !f.coords_slot) {
-        add(&mut sizes, &f.tile_offsets, f.fixed.len());
+        add(&mut sizes, &f.tile_offsets, f.fixed_len);
         if f.var_sized {
-            add(&mut sizes, &f.var_offsets, f.var.len());
+            add(&mut sizes, &f.var_offsets, f.var_len);
         }
         if f.nullable {
-            add(&mut sizes, &f.validity_offsets, f.validity.len());
+            add(&mut sizes, &f.validity_offsets, f.validity_len);
         }
     }
+    let tiles = (0..plan.len()).map(|t| plan.cells(t).listed()).collect();
     Ok((tiles, sizes))
 }
 
 /// Checks the input against the schema: each column well formed and of its
 /// field's shape, and the number of cells.
-fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
-    if input.attrs.len() != schema.attributes.len() {
+fn check_input(
+    schema: &ArraySchema,
+    input: &FragmentInput,
+    columns: &InputColumns<'_>,
+) -> Result<usize> {
+    if columns.attrs.len() != schema.attributes.len() {
         return Err(usage("one column per attribute is needed"));
     }
     let dense = input.subarray.is_some();
-    if !dense && input.dims.len() != schema.dimensions.len() {
+    if !dense && columns.dims.len() != schema.dimensions.len() {
         return Err(usage("a sparse write needs one column per dimension"));
     }
-    for (a, c) in schema.attributes.iter().zip(&input.attrs) {
+    for (a, c) in schema.attributes.iter().zip(&columns.attrs) {
         if a.nullable != c.validity.is_some() {
             return Err(usage(format!("validity of {} missing or extra", a.name)));
         }
         check_shape(c, &a.name, a.datatype, a.cell_val_num)?;
     }
     if !dense {
-        for (d, c) in schema.dimensions.iter().zip(&input.dims) {
+        for (d, c) in schema.dimensions.iter().zip(&columns.dims) {
             if c.validity.is_some() {
                 return Err(usage(format!("dimension {} has no validity", d.name)));
             }
@@ -164,13 +226,13 @@ fn check_input(schema: &ArraySchema, input: &FragmentInput) -> Result<usize> {
     }
     // A sparse array may have no attributes (TileDB creates and writes
     // it): its cells are then counted by the coordinates.
-    let n = input
+    let n = columns
         .attrs
         .first()
-        .or(input.dims.first())
-        .map(Column::len)
+        .or(columns.dims.first())
+        .map(|c| c.len())
         .unwrap_or(0);
-    for c in input.attrs.iter().chain(&input.dims) {
+    for c in columns.attrs.iter().chain(&columns.dims) {
         if c.len() != n {
             return Err(usage("columns of different lengths"));
         }
@@ -218,13 +280,16 @@ pub(super) fn shape_name(cell_val_num: Option<u32>) -> String {
     }
 }
 
-/// The cells of each tile (dense: the subarray's cells by space tile, with
-/// the cells per tile; sparse: the cells in global order, by capacity).
-fn cut_tiles(
+/// How the cells are cut into tiles (dense: the subarray's cells by space
+/// tile; sparse: the cells in global order, by capacity). `order`, when
+/// known, is the sparse cells' global order.
+fn plan_tiles(
     schema: &ArraySchema,
     input: &FragmentInput,
+    columns: &InputColumns<'_>,
     n: usize,
-) -> Result<(Vec<TileCells>, u64)> {
+    order: Option<Vec<usize>>,
+) -> Result<TilePlan> {
     Ok(match &input.subarray {
         Some(sub) => {
             if sub.len() != schema.dimensions.len() {
@@ -234,12 +299,19 @@ fn cut_tiles(
             if expect != n as i128 {
                 return Err(usage(format!("the subarray holds {expect} cells, not {n}")));
             }
-            dense_tiles(schema, sub, input.col_major)?
+            TilePlan::Dense(DenseGrid::new(schema, sub, input.col_major)?)
         }
-        None => (
-            sparse_tiles(schema, &input.dims, n, input.timestamps.as_deref())?,
-            0,
-        ),
+        None => {
+            let order = match order {
+                Some(order) if order.len() == n => order,
+                _ => Coordinates::new(schema, &columns.dims)
+                    .global_order(n, input.timestamps.as_deref())?,
+            };
+            TilePlan::Sparse {
+                order,
+                capacity: schema.capacity.max(1) as usize,
+            }
+        }
     })
 }
 

@@ -34,6 +34,28 @@ pub struct FragmentInput {
     /// The AES-256-GCM key of an encrypted array: every tile and generic
     /// tile is then encrypted (the footer never is).
     pub key: Option<[u8; 32]>,
+    /// The unfiltered bytes of the tiles built (and held) at once; `None`
+    /// for 64 MiB.
+    /// The fragment written is the same whatever the value.
+    pub tile_group_bytes: Option<u64>,
+}
+
+/// The columns of a fragment, borrowed: the attributes in schema order and
+/// (sparse) the dimensions. A checked write lends its own, uncopied.
+#[derive(Debug, Clone)]
+pub(crate) struct InputColumns<'a> {
+    pub(crate) attrs: Vec<&'a Column>,
+    pub(crate) dims: Vec<&'a Column>,
+}
+
+impl FragmentInput {
+    /// The input's own columns.
+    pub(crate) fn columns(&self) -> InputColumns<'_> {
+        InputColumns {
+            attrs: self.attrs.iter().collect(),
+            dims: self.dims.iter().collect(),
+        }
+    }
 }
 
 /// The delete metadata of a consolidated sparse fragment, one entry per cell

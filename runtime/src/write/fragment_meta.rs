@@ -12,9 +12,10 @@ use crate::format::io::write_to_vec;
 use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
-use super::field_tiles::{FieldFiles, FragmentFields, TileCells};
-use super::fragment_input::{usage, FragmentInput};
+use super::field_tiles::{FieldFiles, FragmentFields};
+use super::fragment_input::{usage, FragmentInput, InputColumns};
 use super::tile_meta;
+use super::tiling::{Cells, TilePlan};
 use super::WRITE_VERSION;
 
 /// What the fragment metadata records of a fragment just written.
@@ -22,7 +23,8 @@ pub(crate) struct FragmentParts<'a> {
     pub(crate) schema: &'a ArraySchema,
     pub(crate) key: Option<&'a [u8; 32]>,
     pub(crate) fields: &'a FragmentFields,
-    pub(crate) tiles: &'a [TileCells],
+    /// Each tile's cells, fill included.
+    pub(crate) tile_cells: &'a [u64],
     /// Dense: the cells of a space tile.
     pub(crate) cells_per_tile: u64,
     pub(crate) dense: bool,
@@ -37,12 +39,15 @@ pub(crate) struct FragmentParts<'a> {
 /// A range per dimension.
 type Domain = Vec<(Scalar, Scalar)>;
 
-/// The non-empty domain and (sparse) each tile's MBR.
+/// The non-empty domain and (sparse) each tile's MBR, the tiles' MBRs
+/// computed in parallel.
 pub(crate) fn bounds(
     schema: &ArraySchema,
     input: &FragmentInput,
-    tiles: &[TileCells],
+    columns: &InputColumns<'_>,
+    plan: &TilePlan,
 ) -> Result<(Domain, Vec<Domain>)> {
+    use rayon::prelude::*;
     Ok(if let Some(sub) = &input.subarray {
         let sub = input.non_empty_domain.as_ref().unwrap_or(sub);
         let ned: Vec<(Scalar, Scalar)> = sub
@@ -51,25 +56,12 @@ pub(crate) fn bounds(
             .collect();
         (ned, Vec::new())
     } else {
-        let mut mbrs: Vec<Vec<(Scalar, Scalar)>> = Vec::new();
-        for tile in tiles {
-            let mut mbr: Vec<(Scalar, Scalar)> = Vec::new();
-            for (d, dim) in schema.dimensions.iter().enumerate() {
-                let mut r: Option<(Scalar, Scalar)> = None;
-                for i in tile.iter().flatten() {
-                    let s = Scalar::decode(dim.datatype, input.dims[d].cell_bytes(*i))
-                        .ok_or_else(|| usage("bad coordinate"))?;
-                    let p = (s.clone(), s);
-                    r = Some(match r {
-                        None => p,
-                        Some(r) => union_range(dim.datatype, &r, &p),
-                    });
-                }
-                mbr.push(r.ok_or_else(|| usage("an empty tile"))?);
-            }
-            mbrs.push(mbr);
-        }
-        let mut ned = mbrs[0].clone();
+        let mbrs: Vec<Domain> = (0..plan.len())
+            .into_par_iter()
+            .map(|t| mbr(schema, columns, &plan.cells(t)))
+            .collect::<Result<_>>()?;
+        let first = mbrs.first().ok_or_else(|| usage("an empty tile"))?;
+        let mut ned = first.clone();
         for m in &mbrs[1..] {
             for (d, dim) in schema.dimensions.iter().enumerate() {
                 ned[d] = union_range(dim.datatype, &ned[d], &m[d]);
@@ -77,6 +69,38 @@ pub(crate) fn bounds(
         }
         (ned, mbrs)
     })
+}
+
+/// The minimum bounding rectangle of a sparse tile's cells.
+fn mbr(schema: &ArraySchema, columns: &InputColumns<'_>, cells: &Cells<'_>) -> Result<Domain> {
+    let mut mbr: Domain = Vec::with_capacity(schema.dimensions.len());
+    for (d, dim) in schema.dimensions.iter().enumerate() {
+        let mut r: Option<(Scalar, Scalar)> = None;
+        let mut bad = false;
+        cells.for_each(|c| {
+            let Some(i) = c else { return };
+            let Some(s) = Scalar::decode(dim.datatype, columns.dims[d].cell_bytes(i)) else {
+                bad = true;
+                return;
+            };
+            match &mut r {
+                None => r = Some((s.clone(), s)),
+                Some((lo, hi)) => {
+                    if s.compare(lo) == Ordering::Less {
+                        *lo = s.clone();
+                    }
+                    if s.compare(hi) == Ordering::Greater {
+                        *hi = s;
+                    }
+                }
+            }
+        });
+        if bad {
+            return Err(usage("bad coordinate"));
+        }
+        mbr.push(r.ok_or_else(|| usage("an empty tile"))?);
+    }
+    Ok(mbr)
 }
 
 /// The bytes of `__fragment_metadata.tdb`: the generic tiles, then the
@@ -167,7 +191,7 @@ struct SectionOffsets {
 fn tile_sections(parts: &FragmentParts<'_>, meta: &mut Vec<u8>) -> Result<SectionOffsets> {
     let key = parts.key;
     let fields = &parts.fields.fields;
-    let tile_num = parts.tiles.len() as u64;
+    let tile_num = parts.tile_cells.len() as u64;
     let zeros = vec![0u64; tile_num as usize];
     let list_section = |meta: &mut Vec<u8>,
                         pick: &dyn Fn(&FieldFiles) -> Vec<u64>,
@@ -281,10 +305,13 @@ fn tile_sections(parts: &FragmentParts<'_>, meta: &mut Vec<u8>) -> Result<Sectio
 /// The fragment-wide min/max/sum/null count of every field.
 fn fragment_mmsn_tile(parts: &FragmentParts<'_>) -> Result<Vec<u8>> {
     let FragmentParts {
-        key, fields, tiles, ..
+        key,
+        fields,
+        tile_cells,
+        ..
     } = *parts;
     let n_fields = fields.fields.len();
-    let cell_num = |t: usize| tiles[t].len() as u64;
+    let cell_num = |t: usize| tile_cells[t];
     let mmsn_fields = fields
         .fields
         .iter()
@@ -331,18 +358,18 @@ fn footer(
     let FragmentParts {
         schema,
         fields,
-        tiles,
+        tile_cells,
         cells_per_tile,
         dense,
         ned,
         ..
     } = *parts;
-    let tile_num = tiles.len() as u64;
+    let tile_num = tile_cells.len() as u64;
     let dims_shape = dimension_shapes(&schema.stored);
     let last_tile_cell_num = if dense {
         cells_per_tile
     } else {
-        tiles.last().map(|t| t.len() as u64).unwrap_or(0)
+        tile_cells.last().copied().unwrap_or(0)
     };
     let footer = stored::FragmentFooter {
         version: WRITE_VERSION,
@@ -495,7 +522,8 @@ fn fragment_mmsn(f: Option<&FieldFiles>, cell_num: &dyn Fn(usize) -> u64) -> sto
         if !f.var_sized && !char_like {
             // Numeric fields start from the type's extremes and keep the
             // current value only when it compares strictly better.
-            let probe = tile_meta::fixed_tile(f.datatype, f.kinds, &[], None);
+            let no_cells: &[&[u8]] = &[];
+            let probe = tile_meta::fixed_tile(f.datatype, f.kinds, no_cells, None);
             let (mut l, mut h) = (probe.min.unwrap_or_default(), probe.max.unwrap_or_default());
             for (t, m) in f.metas.iter().enumerate() {
                 if all_null(t) {

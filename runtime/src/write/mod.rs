@@ -13,6 +13,7 @@
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
+mod cell_order;
 mod coordinates;
 pub mod evolve;
 mod field_tiles;
@@ -24,7 +25,9 @@ pub mod group;
 mod labels;
 pub mod metadata;
 pub mod stream;
+mod tile_build;
 pub(crate) mod tile_meta;
+mod tiling;
 mod validate;
 
 use crate::directory::{Extension, TimestampedName};
@@ -166,12 +169,17 @@ pub fn write_checked(
 ) -> Result<Option<String>> {
     // Label columns go to the label arrays (checked here, written first).
     let (main, label_fragments) = labels::split_labels(storage, schema, write, key)?;
-    let Some(mut input) = validate(schema, &main)? else {
+    let Some(mut checked) = validate::validate_ordered(schema, &main)? else {
         return Ok(None);
     };
-    input.key = key.copied();
+    checked.input.key = key.copied();
     labels::write_labels(storage, &label_fragments)?;
-    write_fragment(storage, schema, &input).map(Some)
+    let columns = match checked.columns {
+        Some(lent) => lent,
+        None => checked.input.columns(),
+    };
+    fragment::write_fragment_in_order(storage, schema, &checked.input, &columns, checked.order)
+        .map(Some)
 }
 
 /// Writes a schema file (creation or evolution) and returns it loaded.

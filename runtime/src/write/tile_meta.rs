@@ -213,11 +213,46 @@ pub fn add_sums(t: Datatype, sum: &mut [u8; 8], tile: [u8; 8]) -> bool {
     add_to_sum(kind, sum, value)
 }
 
+/// The cells of a tile as the metadata generator reads them: a list of
+/// slices, or a tile's packed bytes (the writer's, without a copy).
+pub trait CellList {
+    /// The number of cells.
+    fn count(&self) -> usize;
+    /// The bytes of cell `i`.
+    fn cell(&self, i: usize) -> &[u8];
+}
+
+impl CellList for [&[u8]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn cell(&self, i: usize) -> &[u8] {
+        self[i]
+    }
+}
+
+/// Fixed-size cells packed one after another.
+pub struct Packed<'a> {
+    /// The cells' bytes.
+    pub data: &'a [u8],
+    /// The bytes of one cell (not 0).
+    pub cell_size: usize,
+}
+
+impl CellList for Packed<'_> {
+    fn count(&self) -> usize {
+        self.data.len() / self.cell_size.max(1)
+    }
+    fn cell(&self, i: usize) -> &[u8] {
+        &self.data[i * self.cell_size..(i + 1) * self.cell_size]
+    }
+}
+
 /// Metadata of a fixed-size tile of `cells` (each `cell_size` bytes).
-pub fn fixed_tile(
+pub fn fixed_tile<C: CellList + ?Sized>(
     t: Datatype,
     kinds: MetaKinds,
-    cells: &[&[u8]],
+    cells: &C,
     validity: Option<&[bool]>,
 ) -> TileMeta {
     let mut meta = TileMeta::default();
@@ -226,16 +261,21 @@ pub fn fixed_tile(
             .map(|v| v.get(i).copied().unwrap_or(true))
             .unwrap_or(true)
     };
-    meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+    let n = cells.count();
+    meta.null_count = match validity {
+        Some(_) => (0..n).filter(|&i| !valid(i)).count() as u64,
+        None => 0,
+    };
     let char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
     if kinds.min_max {
         if char_like {
             let mut min: Option<&[u8]> = None;
             let mut max: Option<&[u8]> = None;
-            for (i, c) in cells.iter().enumerate() {
+            for i in 0..n {
                 if !valid(i) {
                     continue;
                 }
+                let c = cells.cell(i);
                 let n = c.len();
                 if min.is_none_or(|m| strncmp(m, c, n) == Ordering::Greater) {
                     min = Some(c);
@@ -244,7 +284,7 @@ pub fn fixed_tile(
                     max = Some(c);
                 }
             }
-            let size = cells.first().map(|c| c.len()).unwrap_or(0);
+            let size = if n > 0 { cells.cell(0).len() } else { 0 };
             meta.min = Some(min.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
             meta.max = Some(max.map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size]));
         } else {
@@ -253,11 +293,11 @@ pub fn fixed_tile(
             // from; a cell equal to one replaces it, as in TileDB.
             let (mut min_at, mut max_at) = (None, None);
             if let (Some(mut lo), Some(mut hi)) = (decode_num(t, &min), decode_num(t, &max)) {
-                for (i, c) in cells.iter().enumerate() {
+                for i in 0..n {
                     if !valid(i) {
                         continue;
                     }
-                    let Some(v) = decode_num(t, c) else {
+                    let Some(v) = decode_num(t, cells.cell(i)) else {
                         continue;
                     };
                     if !lo.lt(v) {
@@ -268,12 +308,12 @@ pub fn fixed_tile(
                     }
                 }
             }
-            meta.min = Some(min_at.map_or(min, |i| cells[i].to_vec()));
-            meta.max = Some(max_at.map_or(max, |i| cells[i].to_vec()));
+            meta.min = Some(min_at.map_or(min, |i| cells.cell(i).to_vec()));
+            meta.max = Some(max_at.map_or(max, |i| cells.cell(i).to_vec()));
         }
     }
     if kinds.sum {
-        meta.sum = slabbed_sum(t, cells, validity, cells.len());
+        meta.sum = slabbed_sum(t, cells, validity, n);
     }
     meta
 }
@@ -282,9 +322,9 @@ pub fn fixed_tile(
 /// cells `slab` at a time: a sum that saturates stops the slab it is in,
 /// and the next slab goes on adding to the saturated value (one slab of
 /// every cell is the sum of a whole tile).
-pub fn slabbed_sum(
+pub fn slabbed_sum<C: CellList + ?Sized>(
     t: Datatype,
-    cells: &[&[u8]],
+    cells: &C,
     validity: Option<&[bool]>,
     slab: usize,
 ) -> [u8; 8] {
@@ -292,12 +332,14 @@ pub fn slabbed_sum(
     let mut sum = [0u8; 8];
     let valid = |i: usize| validity.is_none_or(|v| v.get(i).copied().unwrap_or(true));
     let mut start = 0;
-    while start < cells.len() {
-        let end = start.saturating_add(slab.max(1)).min(cells.len());
-        for (i, c) in cells.iter().enumerate().take(end).skip(start) {
+    let n = cells.count();
+    while start < n {
+        let end = start.saturating_add(slab.max(1)).min(n);
+        for i in start..end {
             if !valid(i) {
                 continue;
             }
+            let c = cells.cell(i);
             let value = if t == Datatype::Char {
                 c.first().map(|b| Num::I(*b as i8 as i128))
             } else {

@@ -4,15 +4,16 @@
 //! writer takes. The rules name the TileDB function they follow (files
 //! under `tiledb/sm/query/` of TileDB 2.30.1, `writers/` for the writers).
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
+use rayon::prelude::*;
+
 use crate::error::Result;
-use crate::read::order::GlobalOrder;
 use crate::schema::{ArraySchema, Scalar};
 
+use super::cell_order::Coordinates;
 use super::fragment::shape_name;
-use super::fragment_input::{usage, Column, FragmentInput};
+use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
 
 /// The order of the cells a write gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +80,33 @@ impl Write {
 /// input to write; `None` when the write has no cells (TileDB then writes
 /// no fragment).
 pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentInput>> {
+    Ok(validate_ordered(schema, write)?.map(|checked| {
+        let mut input = checked.input;
+        if let Some(columns) = checked.columns {
+            input.attrs = columns.attrs.into_iter().cloned().collect();
+            input.dims = columns.dims.into_iter().cloned().collect();
+        }
+        input
+    }))
+}
+
+/// A checked write: its fragment input, whose columns stay the write's
+/// (lent, not copied: `columns`) unless the write had to be rearranged
+/// (a dense write in global order: `columns` is `None` and the input holds
+/// its own), and a sparse write's global order when the checks found it.
+pub(crate) struct Checked<'w> {
+    pub(crate) input: FragmentInput,
+    pub(crate) columns: Option<InputColumns<'w>>,
+    pub(crate) order: Option<Vec<usize>>,
+}
+
+/// [`validate`], with the global order of a sparse write's cells when the
+/// checks found it (an unordered write without duplicates sorts its cells
+/// to find duplicates, as TileDB's does), for the writer to reuse.
+pub(crate) fn validate_ordered<'w>(
+    schema: &ArraySchema,
+    write: &'w Write,
+) -> Result<Option<Checked<'w>>> {
     let dense = schema.is_dense();
     // Query::set_layout: unordered writes are sparse only, row- and
     // column-major writes dense only (Hilbert is no query layout).
@@ -102,7 +130,11 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
             let row_major = Write::dense(sub, columns)
                 .with_layout(WriteLayout::RowMajor)
                 .at(write.timestamp);
-            return validate(schema, &row_major);
+            return Ok(validate(schema, &row_major)?.map(|input| Checked {
+                columns: None,
+                input,
+                order: None,
+            }));
         }
         _ => {}
     }
@@ -115,20 +147,38 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
     if n == 0 {
         return Ok(None);
     }
+    let mut order = None;
     if dense {
         check_subarray(schema, write.subarray.as_deref().unwrap_or_default())?;
     } else {
-        let coords = coordinates(schema, &dims, n)?;
-        check_coords_in_domain(schema, &coords)?;
-        check_order_and_duplicates(schema, write.layout, &coords)?;
+        check_coords_in_domain(schema, &dims, n)?;
+        let coords = Coordinates::new(schema, &dims);
+        if write.layout == WriteLayout::GlobalOrder {
+            coords.check_written_order(n, schema.allows_dups)?;
+            // Cells in order by tile and coordinates are their own global
+            // order; Hilbert arrays order only by Hilbert value, so cells of
+            // one value still need sorting by coordinates.
+            if schema.cell_order != crate::schema::SchemaOrder::Hilbert {
+                order = Some((0..n).collect());
+            }
+        } else {
+            let sorted = coords.global_order(n, None)?;
+            if !schema.allows_dups {
+                coords.check_duplicates(&sorted)?;
+            }
+            order = Some(sorted);
+        }
     }
-    Ok(Some(FragmentInput {
+    let input = FragmentInput {
         timestamp: write.timestamp,
-        dims,
-        attrs,
         subarray: write.subarray.clone(),
         col_major: write.layout == WriteLayout::ColMajor,
         ..FragmentInput::default()
+    };
+    Ok(Some(Checked {
+        input,
+        columns: Some(InputColumns { attrs, dims }),
+        order,
     }))
 }
 
@@ -136,7 +186,10 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
 /// known field; no coordinates for dense writes), set_validity_buffer
 /// (nullable fields only), and WriterBase::check_buffer_names (every
 /// attribute, and for sparse writes every dimension, given).
-fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>, Vec<Column>)> {
+/// The columns in schema order: attributes, then (sparse) dimensions.
+type ByField<'w> = (Vec<&'w Column>, Vec<&'w Column>);
+
+fn columns_by_field<'w>(schema: &ArraySchema, write: &'w Write) -> Result<ByField<'w>> {
     let mut seen = HashSet::new();
     for c in &write.columns {
         if !seen.insert(c.name.as_str()) {
@@ -159,7 +212,7 @@ fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>,
         let c =
             find(&a.name).ok_or_else(|| usage(format!("no column for attribute {}", a.name)))?;
         check_column(c, a.datatype, a.cell_val_num, a.nullable)?;
-        attrs.push(c.clone());
+        attrs.push(c);
     }
     let mut dims = Vec::new();
     if !schema.is_dense() {
@@ -167,7 +220,7 @@ fn columns_by_field(schema: &ArraySchema, write: &Write) -> Result<(Vec<Column>,
             let c = find(&d.name)
                 .ok_or_else(|| usage(format!("no column for dimension {}", d.name)))?;
             check_column(c, d.datatype, (!d.var).then_some(1), false)?;
-            dims.push(c.clone());
+            dims.push(c);
         }
     }
     Ok((dims, attrs))
@@ -220,10 +273,10 @@ fn check_column(
 fn cell_count(
     schema: &ArraySchema,
     write: &Write,
-    dims: &[Column],
-    attrs: &[Column],
+    dims: &[&Column],
+    attrs: &[&Column],
 ) -> Result<usize> {
-    let n = attrs.first().or(dims.first()).map_or(0, Column::len);
+    let n = attrs.first().or(dims.first()).map_or(0, |c| c.len());
     for c in attrs.iter().chain(dims) {
         if c.len() != n {
             return Err(usage(format!(
@@ -303,40 +356,34 @@ fn check_subarray(schema: &ArraySchema, sub: &[(i128, i128)]) -> Result<()> {
     Ok(())
 }
 
-fn coordinates(schema: &ArraySchema, dims: &[Column], n: usize) -> Result<Vec<Vec<Scalar>>> {
-    (0..n)
-        .map(|i| {
-            schema
-                .dimensions
-                .iter()
-                .zip(dims)
-                .map(|(d, c)| {
-                    Scalar::decode(d.datatype, c.cell_bytes(i))
-                        .ok_or_else(|| usage(format!("cell {i}: a bad coordinate of {}", d.name)))
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// WriterBase::check_coord_oob (numeric dimensions inside the domain) and
 /// FragmentMetadata's current-domain check (every dimension inside it).
-fn check_coords_in_domain(schema: &ArraySchema, coords: &[Vec<Scalar>]) -> Result<()> {
-    for d in 0..schema.dimensions.len() {
+fn check_coords_in_domain(schema: &ArraySchema, dims: &[&Column], n: usize) -> Result<()> {
+    for i in 0..n {
+        for (d, c) in schema.dimensions.iter().zip(dims) {
+            if Scalar::decode(d.datatype, c.cell_bytes(i)).is_none() {
+                return Err(usage(format!("cell {i}: a bad coordinate of {}", d.name)));
+            }
+        }
+    }
+    for (d, column) in dims.iter().enumerate() {
         let Some((lo, hi)) = bounds(schema, d) else {
             continue;
         };
-        for (i, c) in coords.iter().enumerate() {
-            let x = &c[d];
-            if x.compare(&lo).is_lt() || x.compare(&hi).is_gt() {
-                return Err(usage(format!(
-                    "cell {i}: coordinate {} of dimension {} is outside [{}, {}]",
-                    show(x),
-                    schema.dimensions[d].name,
-                    show(&lo),
-                    show(&hi)
-                )));
-            }
+        let outside = (0..n).into_par_iter().find_first(|&i| {
+            Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
+                .is_some_and(|x| x.compare(&lo).is_lt() || x.compare(&hi).is_gt())
+        });
+        if let Some(i) = outside {
+            let x = Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
+                .unwrap_or(Scalar::Int(0));
+            return Err(usage(format!(
+                "cell {i}: coordinate {} of dimension {} is outside [{}, {}]",
+                show(&x),
+                schema.dimensions[d].name,
+                show(&lo),
+                show(&hi)
+            )));
         }
     }
     Ok(())
@@ -348,57 +395,4 @@ fn show(s: &Scalar) -> String {
         Scalar::Float(f) => f.to_string(),
         Scalar::Bytes(b) => format!("{:?}", String::from_utf8_lossy(b)),
     }
-}
-
-/// GlobalOrderWriter::check_global_order (adjacent cells in global order;
-/// by Hilbert value alone for Hilbert arrays) and the writers'
-/// check_coord_dups: without duplicates allowed, no two cells of one write
-/// share coordinates (UnorderedWriter sorts, then compares neighbours;
-/// GlobalOrderWriter compares neighbours as given).
-fn check_order_and_duplicates(
-    schema: &ArraySchema,
-    layout: WriteLayout,
-    coords: &[Vec<Scalar>],
-) -> Result<()> {
-    let same = |a: &[Scalar], b: &[Scalar]| {
-        a.iter()
-            .zip(b)
-            .all(|(x, y)| x.compare(y) == Ordering::Equal)
-    };
-    if layout == WriteLayout::GlobalOrder {
-        let order = GlobalOrder::new(schema);
-        let keys: Vec<_> = coords.iter().map(|c| order.key(c)).collect();
-        for i in 1..coords.len() {
-            if order.write_order_cmp(&keys[i - 1], &coords[i - 1], &keys[i], &coords[i])
-                == Ordering::Greater
-            {
-                return Err(usage(format!(
-                    "cells {} and {i} are not in the global order",
-                    i - 1
-                )));
-            }
-            if !schema.allows_dups && same(&coords[i - 1], &coords[i]) {
-                return Err(usage(format!(
-                    "cells {} and {i} share coordinates, and the array allows no duplicates",
-                    i - 1
-                )));
-            }
-        }
-        return Ok(());
-    }
-    if schema.allows_dups {
-        return Ok(());
-    }
-    let mut sorted: Vec<usize> = (0..coords.len()).collect();
-    sorted.sort_by(|&a, &b| crate::read::order::compare_coords(&coords[a], &coords[b], false));
-    for w in sorted.windows(2) {
-        if same(&coords[w[0]], &coords[w[1]]) {
-            return Err(usage(format!(
-                "cells {} and {} share coordinates, and the array allows no duplicates",
-                w[0].min(w[1]),
-                w[0].max(w[1])
-            )));
-        }
-    }
-    Ok(())
 }

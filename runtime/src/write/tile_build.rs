@@ -1,0 +1,255 @@
+//! One tile of one field, built: its cells gathered straight from the input
+//! column (no copy of the whole field), its metadata (min, max, sum, null
+//! count) computed over the gathered bytes, and its filter pipeline run.
+//! Tiles are independent, so the caller builds many at once.
+
+use crate::error::Result;
+use crate::filter::{Datatype, FilterContext, FilterPipeline};
+use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
+
+use super::fragment_input::{usage, Column};
+use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
+use super::tiling::{Cells, Run};
+use super::WRITE_VERSION;
+
+/// How one field's tiles are built: its shape, metadata kinds, pipelines
+/// (as applied: with encryption appended) and fill cell.
+pub(crate) struct TileRecipe {
+    pub(crate) datatype: Datatype,
+    /// `None` for a var-sized field.
+    pub(crate) cell_size: Option<usize>,
+    pub(crate) nullable: bool,
+    pub(crate) kinds: MetaKinds,
+    pub(crate) pipeline: FilterPipeline,
+    /// The field's own pipeline skips the offsets tile (string codecs).
+    pub(crate) skips_offsets: bool,
+    pub(crate) offsets_pipeline: FilterPipeline,
+    pub(crate) validity_pipeline: FilterPipeline,
+    pub(crate) data_ctx: FilterContext,
+    pub(crate) offsets_ctx: FilterContext,
+    pub(crate) validity_ctx: FilterContext,
+    pub(crate) fill: Vec<u8>,
+    pub(crate) fill_validity: bool,
+    pub(crate) stem: String,
+}
+
+/// One tile of one field, filtered.
+pub(crate) struct BuiltTile {
+    /// The tile of the field's first file (values, or offsets of a
+    /// var-sized field).
+    pub(crate) fixed: Vec<u8>,
+    /// A var-sized field's values tile.
+    pub(crate) var: Vec<u8>,
+    /// The unfiltered size of `var`.
+    pub(crate) var_size: u64,
+    /// A nullable field's validity tile.
+    pub(crate) validity: Vec<u8>,
+    pub(crate) meta: TileMeta,
+}
+
+/// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`.
+pub(crate) fn build_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    cells: &Cells<'_>,
+) -> Result<BuiltTile> {
+    match recipe.cell_size {
+        Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
+            packed_tile(recipe, column, cells, cell_size)
+        }
+        _ => listed_tile(recipe, column, cells),
+    }
+}
+
+/// A fixed-size tile without fill cells: the cells copied one run (or one
+/// cell) at a time into the tile, its metadata read off the tile.
+fn packed_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    cells: &Cells<'_>,
+    cell_size: usize,
+) -> Result<BuiltTile> {
+    let cell_num = cells.len();
+    let mut data = Vec::with_capacity(cell_num * cell_size);
+    let bytes = |i: usize| &column.data[i * cell_size..(i + 1) * cell_size];
+    match cells {
+        Cells::Runs(runs) => {
+            for &Run { from, step, len } in runs {
+                let Some(from) = from else { continue };
+                if step == 1 {
+                    data.extend_from_slice(
+                        &column.data[from * cell_size..(from + len) * cell_size],
+                    );
+                } else {
+                    (0..len).for_each(|k| data.extend_from_slice(bytes(from + k * step)));
+                }
+            }
+        }
+        Cells::Listed(list) => list.iter().for_each(|&i| data.extend_from_slice(bytes(i))),
+    }
+    let validity: Option<Vec<bool>> = recipe.nullable.then(|| {
+        let mut v = Vec::with_capacity(cell_num);
+        cells.for_each(|c| v.push(c.map_or(recipe.fill_validity, |i| column.is_valid(i))));
+        v
+    });
+    let packed = Packed {
+        data: &data,
+        cell_size,
+    };
+    let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
+        .into_recorded(recipe.nullable, cell_num as u64, false);
+    let fixed = filter_tile(&data, &recipe.pipeline, &recipe.data_ctx)?;
+    drop(data);
+    Ok(BuiltTile {
+        fixed,
+        var: Vec::new(),
+        var_size: 0,
+        validity: validity_tile(recipe, validity.as_deref())?,
+        meta,
+    })
+}
+
+fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u8>> {
+    match validity {
+        Some(v) if recipe.nullable => {
+            let bytes: Vec<u8> = v.iter().map(|&b| b as u8).collect();
+            filter_tile(&bytes, &recipe.validity_pipeline, &recipe.validity_ctx)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Any tile, cell by cell: var-sized fields and dense tiles with fill
+/// cells (whose metadata covers the written cells only, never padding).
+fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Result<BuiltTile> {
+    let tile = cells.listed();
+    let bytes: Vec<&[u8]> = tile
+        .iter()
+        .map(|c| match c {
+            Some(i) => column.cell_bytes(*i),
+            None => recipe.fill.as_slice(),
+        })
+        .collect();
+    let validity: Vec<bool> = tile
+        .iter()
+        .map(|c| c.map_or(recipe.fill_validity, |i| column.is_valid(i)))
+        .collect();
+    let written: Vec<&[u8]> = bytes
+        .iter()
+        .zip(&tile)
+        .filter(|(_, c)| c.is_some())
+        .map(|(b, _)| *b)
+        .collect();
+    let written_validity: Vec<bool> = validity
+        .iter()
+        .zip(&tile)
+        .filter(|(_, c)| c.is_some())
+        .map(|(v, _)| *v)
+        .collect();
+    let validity_arg = recipe.nullable.then_some(written_validity.as_slice());
+    let cell_num = tile.len() as u64;
+    let mut built = BuiltTile {
+        fixed: Vec::new(),
+        var: Vec::new(),
+        var_size: 0,
+        validity: validity_tile(recipe, recipe.nullable.then_some(validity.as_slice()))?,
+        meta: TileMeta::default(),
+    };
+    match recipe.cell_size {
+        None => {
+            let mut data = Vec::new();
+            let mut starts = Vec::with_capacity(bytes.len());
+            for c in &bytes {
+                starts.push(data.len() as u64);
+                data.extend_from_slice(c);
+            }
+            built.var_size = data.len() as u64;
+            built.var = filter_var_tile(&data, &starts, &recipe.pipeline, &recipe.data_ctx)?;
+            built.fixed = if recipe.skips_offsets {
+                SKIPPED_OFFSETS_TILE.to_vec()
+            } else {
+                let offsets: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
+                filter_tile(&offsets, &recipe.offsets_pipeline, &recipe.offsets_ctx)?
+            };
+            built.meta = tile_meta::var_tile(recipe.kinds, &written, validity_arg).into_recorded(
+                recipe.nullable,
+                cell_num,
+                true,
+            );
+        }
+        Some(cell_size) => {
+            if bytes.iter().any(|c| c.len() != cell_size) {
+                return Err(usage(format!(
+                    "a cell of {} is not {cell_size} bytes",
+                    recipe.stem
+                )));
+            }
+            let data: Vec<u8> = bytes.concat();
+            built.fixed = filter_tile(&data, &recipe.pipeline, &recipe.data_ctx)?;
+            built.meta = tile_meta::fixed_tile(
+                recipe.datatype,
+                recipe.kinds,
+                written.as_slice(),
+                validity_arg,
+            )
+            .into_recorded(recipe.nullable, cell_num, false);
+        }
+    }
+    Ok(built)
+}
+
+/// The recipe of a field: `cell_val_num` `None` for var-sized; `key`
+/// appends AES-256-GCM to every pipeline, as TileDB does for an encrypted
+/// array.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn recipe(
+    datatype: Datatype,
+    cell_val_num: Option<u32>,
+    nullable: bool,
+    is_dim: bool,
+    pipelines: [&FilterPipeline; 3],
+    fill: Vec<u8>,
+    fill_validity: bool,
+    stem: String,
+    key: Option<[u8; 32]>,
+) -> TileRecipe {
+    let [pipeline, offsets, validity] = pipelines;
+    let type_size = datatype.size();
+    let cell_size = cell_val_num.map(|n| (type_size * n as u64) as usize);
+    let applied = |p: &FilterPipeline| {
+        let mut p = p.clone();
+        if key.is_some() {
+            p.filters.push(crate::filter::Filter::Aes256Gcm);
+        }
+        p
+    };
+    let keyed = |ctx: FilterContext| match key {
+        Some(k) => ctx.with_key(k),
+        None => ctx,
+    };
+    TileRecipe {
+        datatype,
+        cell_size,
+        nullable,
+        kinds: tile_meta::kinds(
+            datatype,
+            is_dim,
+            cell_size.is_none(),
+            cell_val_num.unwrap_or(u32::MAX),
+        ),
+        pipeline: applied(pipeline),
+        skips_offsets: pipeline.skips_offsets(datatype, WRITE_VERSION),
+        offsets_pipeline: applied(offsets),
+        validity_pipeline: applied(validity),
+        data_ctx: keyed(FilterContext::new(
+            datatype,
+            cell_size.map_or(type_size, |s| s as u64),
+            WRITE_VERSION,
+        )),
+        offsets_ctx: keyed(FilterContext::new(Datatype::Uint64, 8, WRITE_VERSION)),
+        validity_ctx: keyed(FilterContext::new(Datatype::Uint8, 1, WRITE_VERSION)),
+        fill,
+        fill_validity,
+        stem,
+    }
+}
