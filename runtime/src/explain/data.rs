@@ -4,7 +4,8 @@
 //! count for a fixed-size field.
 
 use super::body::Body;
-use super::fragment::{array_dir, beside, file_stem, locate_footer, schema_of_fragment};
+use super::fragment::{locate_footer, schema_of_fragment};
+use super::fragment_folder::{array_dir, beside, file_stem};
 use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, MetadataStage};
 use super::walker::Span;
 use crate::error::Result;

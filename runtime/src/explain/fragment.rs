@@ -6,6 +6,7 @@
 //! struct the footer says.
 
 use super::body::Body;
+use super::fragment_folder::array_dir;
 use super::tiles::{explain_generic_tile, explain_generic_tile_partly};
 use super::walker::{layout_of_version, Walker};
 use super::walkers::*;
@@ -21,33 +22,6 @@ use crate::fragment::{known_size_footer_start, require_footer_of_size};
 use crate::schema::{dimension_shapes, ArraySchema};
 use crate::storage::{RelPath, Storage, SubStorage};
 use crate::tile::generic::{load_generic_tile, read_generic_tile};
-
-/// The array folder of a file in a fragment folder: `…/__fragments/<fragment>/`
-/// from format 12, `…/<fragment>/` before; `None` for a file less deep.
-pub(super) fn array_dir(file: &RelPath) -> Option<RelPath> {
-    let parts: Vec<&str> = file.components().collect();
-    let up = match parts.len() {
-        0 | 1 => return None,
-        n if n >= 3 && parts[n - 3] == "__fragments" => 3,
-        _ => 2,
-    };
-    let mut dir = RelPath::root();
-    for part in &parts[..parts.len() - up] {
-        dir = dir.join(part).ok()?;
-    }
-    Some(dir)
-}
-
-/// The file `name` in the folder of `file` (its fragment's other files).
-pub(super) fn beside(file: &RelPath, name: &str) -> Result<RelPath> {
-    file.parent().join(name)
-}
-
-/// The file's name without its extension (`a0_var.tdb` → `a0_var`).
-pub(super) fn file_stem(file: &RelPath) -> Option<&str> {
-    let name = file.file_name()?;
-    Some(name.rsplit_once('.').map_or(name, |(stem, _)| stem))
-}
 
 /// The usage error for a fragment metadata file explained outside its array.
 fn in_array_only(storage: &dyn Storage, file: &RelPath) -> Error {

@@ -6,7 +6,7 @@
 //! own chunk framing by the field's compressor.
 
 use super::body::Body;
-use super::fragment::{array_dir, beside, file_stem};
+use super::fragment_folder::{array_dir, beside, file_stem};
 use super::origin::{legacy13_chunk_places, place_in_file, whole_body_place};
 use super::walker::{Span, Walker};
 use super::walkers::*;

@@ -9,6 +9,7 @@ mod body;
 mod data;
 mod files;
 mod fragment;
+mod fragment_folder;
 mod legacy13;
 mod origin;
 mod text;
