@@ -8,7 +8,7 @@
 mod commands;
 mod s3_support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use tiledb_runtime::storage::{open_url, RelPath, Storage};
