@@ -161,6 +161,18 @@ impl ArrayDirectory {
             )));
         }
 
+        if has_dir(FRAGMENT_META_DIR) {
+            let meta_dir = dir_path(FRAGMENT_META_DIR)?;
+            for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
+                if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
+                    dir.fragment_meta.push(meta_dir.join(&entry.name)?);
+                }
+            }
+        }
+        // The schema and consolidated fragment metadata an open reads next,
+        // fetched while `__commits/` (the longest listing) is under way.
+        dir.read_ahead(storage);
+
         // Commits: ignore lists first, then consolidated commits.
         let commit_entries = if has_dir(COMMITS_DIR) {
             list_checked(storage, &dir_path(COMMITS_DIR)?, &ARRAY_DIR_NAMES)?.unwrap_or_default()
@@ -175,14 +187,6 @@ impl ArrayDirectory {
 
         if list_uncommitted && has_dir(FRAGMENTS_DIR) {
             dir.load_uncommitted_v12(storage, &dir_path(FRAGMENTS_DIR)?)?;
-        }
-        if has_dir(FRAGMENT_META_DIR) {
-            let meta_dir = dir_path(FRAGMENT_META_DIR)?;
-            for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
-                if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
-                    dir.fragment_meta.push(meta_dir.join(&entry.name)?);
-                }
-            }
         }
         if has_dir(METADATA_DIR) {
             dir.metadata = TimestampedSet::load(
@@ -204,6 +208,21 @@ impl ArrayDirectory {
         }
         sort_by_time(&mut dir.conditions, |c| &c.name);
         Ok(dir)
+    }
+
+    /// Fetches ahead, on an object store, the files a reader opens right
+    /// after the directory: the schema it reads and the consolidated
+    /// fragment metadata files ([`Storage::prefetch`], only a hint).
+    fn read_ahead(&self, storage: &dyn Storage) {
+        if storage.concurrent_reads() == 0 {
+            return;
+        }
+        let schema = &self.latest_schema_for_read().path;
+        let files: Vec<(RelPath, Vec<(u64, u64)>)> = std::iter::once(schema)
+            .chain(&self.fragment_meta)
+            .filter_map(|file| Some((file.clone(), vec![(0, storage.size(file).ok()?)])))
+            .collect();
+        storage.prefetch(&files);
     }
 
     fn load_schemas(&mut self, storage: &dyn Storage, schema_dir: &RelPath) -> Result<()> {
