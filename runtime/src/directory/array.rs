@@ -161,17 +161,19 @@ impl ArrayDirectory {
             )));
         }
 
+        // Listed before `__commits/`, kept after the root's `.meta` files.
+        let mut meta_files = Vec::new();
         if has_dir(FRAGMENT_META_DIR) {
             let meta_dir = dir_path(FRAGMENT_META_DIR)?;
             for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
                 if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
-                    dir.fragment_meta.push(meta_dir.join(&entry.name)?);
+                    meta_files.push(meta_dir.join(&entry.name)?);
                 }
             }
         }
         // The schema and consolidated fragment metadata an open reads next,
         // fetched while `__commits/` (the longest listing) is under way.
-        dir.read_ahead(storage);
+        dir.read_ahead(storage, &meta_files);
 
         // Commits: ignore lists first, then consolidated commits.
         let commit_entries = if has_dir(COMMITS_DIR) {
@@ -188,6 +190,7 @@ impl ArrayDirectory {
         if list_uncommitted && has_dir(FRAGMENTS_DIR) {
             dir.load_uncommitted_v12(storage, &dir_path(FRAGMENTS_DIR)?)?;
         }
+        dir.fragment_meta.extend(meta_files);
         if has_dir(METADATA_DIR) {
             dir.metadata = TimestampedSet::load(
                 storage,
@@ -212,14 +215,15 @@ impl ArrayDirectory {
 
     /// Fetches ahead, on an object store, the files a reader opens right
     /// after the directory: the schema it reads and the consolidated
-    /// fragment metadata files ([`Storage::prefetch`], only a hint).
-    fn read_ahead(&self, storage: &dyn Storage) {
+    /// fragment metadata files `meta_files` of `__fragment_meta/`
+    /// ([`Storage::prefetch`], only a hint).
+    fn read_ahead(&self, storage: &dyn Storage, meta_files: &[RelPath]) {
         if storage.concurrent_reads() == 0 {
             return;
         }
         let schema = &self.latest_schema_for_read().path;
         let files: Vec<(RelPath, Vec<(u64, u64)>)> = std::iter::once(schema)
-            .chain(&self.fragment_meta)
+            .chain(meta_files)
             .filter_map(|file| Some((file.clone(), vec![(0, storage.size(file).ok()?)])))
             .collect();
         storage.prefetch(&files);
