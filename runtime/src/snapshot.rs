@@ -95,7 +95,7 @@ impl Snapshot {
     }
 
     fn load(storage: Arc<dyn Storage>, options: OpenOptions) -> Result<Snapshot> {
-        let directory = ArrayDirectory::open(
+        let directory = ArrayDirectory::open_for_read(
             storage.as_ref(),
             options.timestamp_start,
             options.timestamp_end,
@@ -244,7 +244,7 @@ impl Snapshot {
         while result.as_ref().is_err_and(vanished) && attempt < VANISHED_RETRIES {
             attempt += 1;
             let (start, end) = (self.options.timestamp_start, self.options.timestamp_end);
-            let listed = ArrayDirectory::open(storage, start, end)?;
+            let listed = ArrayDirectory::open_for_read(storage, start, end)?;
             result = Metadata::load(storage, &listed.metadata().files, key);
         }
         result

@@ -309,6 +309,32 @@ fn opening_reads_only_listings_and_commit_files() {
 }
 
 #[test]
+fn a_reader_does_not_list_the_fragments_folder() {
+    // The same fragments from the commits, one listing fewer: `__fragments/`
+    // (uncommitted folders are a vacuum's and `check`'s concern).
+    let root = corpus().join("sparse_commits");
+    assert!(root.join("__fragments").is_dir());
+    let full = LocalStorage::new(&root);
+    let all = ArrayDirectory::open(&full, 0, 1000).unwrap();
+    let reader = LocalStorage::new(&root);
+    let read = ArrayDirectory::open_for_read(&reader, 0, 1000).unwrap();
+    let names = |d: &ArrayDirectory| -> Vec<String> {
+        d.committed_fragments()
+            .iter()
+            .map(|f| f.path.as_str().to_owned())
+            .collect()
+    };
+    assert!(!names(&all).is_empty());
+    assert_eq!(names(&read), names(&all));
+    assert_eq!(
+        reader.counters().listings + 1,
+        full.counters().listings,
+        "all but __fragments/"
+    );
+    assert!(read.uncommitted().is_empty());
+}
+
+#[test]
 fn schema_choice_follows_name_order_like_tiledb() {
     // The generator evolved the schema at t = 5 (two attributes) and t = 10
     // (three); the creation schema (one attribute) is named by the clock.

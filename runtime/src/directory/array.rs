@@ -62,12 +62,35 @@ impl ArrayDirectory {
     /// Lists the array in `storage` (rooted at the array folder) for the open
     /// range `[timestamp_start, timestamp_end]`.
     ///
-    /// Reads: folder listings of the root and of each owned folder present;
+    /// Reads: folder listings of the root and of each owned folder present
+    /// (all at once, [`Storage::prefetch_listings`]);
     /// every `.con` and `.ign` file; the fragment `.vac` files overlapping the
     /// range; the metadata `.vac` files inside it. Probes (no read) the
     /// `__fragment_metadata.tdb` of uncommitted-looking root folders of
     /// format v1–v4. Nothing else is opened.
     pub fn open(storage: &dyn Storage, timestamp_start: u64, timestamp_end: u64) -> Result<Self> {
+        Self::open_with(storage, timestamp_start, timestamp_end, true)
+    }
+
+    /// [`ArrayDirectory::open`] for a reader: `__fragments/` is not listed,
+    /// so [`ArrayDirectory::uncommitted`] is empty. A reader needs only the
+    /// committed fragments, which the commits name (TileDB lists that folder
+    /// only to vacuum it), and on an object store that listing costs a
+    /// request of a size growing with the fragments.
+    pub fn open_for_read(
+        storage: &dyn Storage,
+        timestamp_start: u64,
+        timestamp_end: u64,
+    ) -> Result<Self> {
+        Self::open_with(storage, timestamp_start, timestamp_end, false)
+    }
+
+    fn open_with(
+        storage: &dyn Storage,
+        timestamp_start: u64,
+        timestamp_end: u64,
+        list_uncommitted: bool,
+    ) -> Result<Self> {
         if timestamp_start > timestamp_end {
             return Err(Error::Usage(format!(
                 "open range start {timestamp_start} is after its end {timestamp_end}"
@@ -82,6 +105,23 @@ impl ArrayDirectory {
             })?;
         let has_dir = |name: &str| root_entries.iter().any(|e| e.is_dir() && e.name == name);
         let dir_path = |name: &str| root.join(name);
+        // Every folder listed below, asked for at once.
+        let mut listed_dirs = vec![
+            SCHEMA_DIR,
+            COMMITS_DIR,
+            FRAGMENT_META_DIR,
+            METADATA_DIR,
+            LABELS_DIR,
+        ];
+        if list_uncommitted {
+            listed_dirs.push(FRAGMENTS_DIR);
+        }
+        let ahead: Vec<RelPath> = listed_dirs
+            .into_iter()
+            .filter(|name| has_dir(name))
+            .map(dir_path)
+            .collect::<Result<_>>()?;
+        storage.prefetch_listings(&ahead);
 
         let mut dir = ArrayDirectory {
             root: storage.describe(&root),
@@ -121,6 +161,20 @@ impl ArrayDirectory {
             )));
         }
 
+        // Listed before `__commits/`, kept after the root's `.meta` files.
+        let mut meta_files = Vec::new();
+        if has_dir(FRAGMENT_META_DIR) {
+            let meta_dir = dir_path(FRAGMENT_META_DIR)?;
+            for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
+                if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
+                    meta_files.push(meta_dir.join(&entry.name)?);
+                }
+            }
+        }
+        // The schema and consolidated fragment metadata an open reads next,
+        // fetched while `__commits/` (the longest listing) is under way.
+        dir.read_ahead(storage, &meta_files);
+
         // Commits: ignore lists first, then consolidated commits.
         let commit_entries = if has_dir(COMMITS_DIR) {
             list_checked(storage, &dir_path(COMMITS_DIR)?, &ARRAY_DIR_NAMES)?.unwrap_or_default()
@@ -133,17 +187,10 @@ impl ArrayDirectory {
         dir.load_root(storage, &root_entries, &consolidated)?;
         dir.load_commits_dir(storage, &commits_dir, &commit_entries, &consolidated)?;
 
-        if has_dir(FRAGMENTS_DIR) {
+        if list_uncommitted && has_dir(FRAGMENTS_DIR) {
             dir.load_uncommitted_v12(storage, &dir_path(FRAGMENTS_DIR)?)?;
         }
-        if has_dir(FRAGMENT_META_DIR) {
-            let meta_dir = dir_path(FRAGMENT_META_DIR)?;
-            for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
-                if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
-                    dir.fragment_meta.push(meta_dir.join(&entry.name)?);
-                }
-            }
-        }
+        dir.fragment_meta.extend(meta_files);
         if has_dir(METADATA_DIR) {
             dir.metadata = TimestampedSet::load(
                 storage,
@@ -164,6 +211,22 @@ impl ArrayDirectory {
         }
         sort_by_time(&mut dir.conditions, |c| &c.name);
         Ok(dir)
+    }
+
+    /// Fetches ahead, on an object store, the files a reader opens right
+    /// after the directory: the schema it reads and the consolidated
+    /// fragment metadata files `meta_files` of `__fragment_meta/`
+    /// ([`Storage::prefetch`], only a hint).
+    fn read_ahead(&self, storage: &dyn Storage, meta_files: &[RelPath]) {
+        if storage.concurrent_reads() == 0 {
+            return;
+        }
+        let schema = &self.latest_schema_for_read().path;
+        let files: Vec<(RelPath, Vec<(u64, u64)>)> = std::iter::once(schema)
+            .chain(meta_files)
+            .filter_map(|file| Some((file.clone(), vec![(0, storage.size(file).ok()?)])))
+            .collect();
+        storage.prefetch(&files);
     }
 
     fn load_schemas(&mut self, storage: &dyn Storage, schema_dir: &RelPath) -> Result<()> {
@@ -482,7 +545,8 @@ impl ArrayDirectory {
     }
 
     /// Timestamped folders (root or `__fragments/`) with no commit, and any
-    /// other timestamped entry of `__fragments/`.
+    /// other timestamped entry of `__fragments/` (not looked for by
+    /// [`ArrayDirectory::open_for_read`]).
     pub fn uncommitted(&self) -> &[UncommittedEntry] {
         &self.uncommitted
     }

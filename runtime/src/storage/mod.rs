@@ -333,6 +333,17 @@ pub trait Storage: Send + Sync {
         let _ = files;
     }
 
+    /// Starts listing the folders `dirs` at once, ahead of the
+    /// [`Storage::list`] calls that will ask for them one by one (opening
+    /// an array lists its root, then each of its folders): an object store
+    /// has every listing in flight together, so that opening waits about as
+    /// long as the slowest one, not their sum. Only a hint: the default does
+    /// nothing, errors are left for the listings to report, and a change
+    /// made through the storage drops what was started.
+    fn prefetch_listings(&self, dirs: &[RelPath]) {
+        let _ = dirs;
+    }
+
     /// Creates a folder and its missing parents.
     fn create_dir(&self, dir: &RelPath) -> Result<()>;
 

@@ -25,19 +25,20 @@
 //! (where blocking a worker would panic or stall it) runs on a scoped
 //! helper thread instead.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path as Key;
-use object_store::{ObjectStore, PutPayload};
+use object_store::{ListResult, ObjectStore, PutPayload};
 
 use crate::error::{Cause, Error, Result};
 use crate::storage::counters::{bump, Counters};
-use crate::storage::object_cache::{Cache, MAX_SEGMENT, PREFETCH_BUDGET, TAIL, TREE_LIMIT};
+use crate::storage::object_cache::{Cache, MAX_SEGMENT, PREFETCH_BUDGET, TAIL};
 use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
 
 /// Requests in flight at once for one batch ([`Storage::read_ranges`], a
@@ -102,7 +103,13 @@ pub struct ObjectStorage {
     permits: Arc<tokio::sync::Semaphore>,
     counters: Counters,
     cache: Cache,
+    /// Folder listings started ahead of the reads that will ask for them
+    /// ([`Storage::prefetch_listings`]), running on the runtime.
+    pending: Mutex<HashMap<RelPath, PendingListing>>,
 }
+
+/// A folder listing under way.
+type PendingListing = tokio::task::JoinHandle<std::result::Result<ListResult, object_store::Error>>;
 
 impl ObjectStorage {
     /// Storage rooted at `prefix` of `store`; `url` names the root in
@@ -117,6 +124,7 @@ impl ObjectStorage {
             permits: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             counters: Counters::default(),
             cache: Cache::default(),
+            pending: Mutex::default(),
         }
     }
 
@@ -210,44 +218,6 @@ impl ObjectStorage {
             Ok(found) => Ok(found.is_some()),
             Err(e) => Err(self.error(path, &e)),
         }
-    }
-
-    /// Lists every key below the root in one request when they fit in one
-    /// page ([`TREE_LIMIT`] keys): an array's folders are then listed from
-    /// it, opening a small array in one listing instead of one per folder.
-    /// A larger tree is left to the folder-by-folder listings.
-    fn list_tree(&self) -> Result<()> {
-        let prefix = (!self.prefix.as_ref().is_empty()).then_some(&self.prefix);
-        let listed = block_on(async {
-            let mut stream = self.store.list(prefix);
-            let mut files = Vec::new();
-            while let Some(meta) = stream.next().await {
-                if files.len() == TREE_LIMIT {
-                    return Ok(None);
-                }
-                files.push(meta?);
-            }
-            Ok::<_, object_store::Error>(Some(files))
-        })?;
-        bump(&self.counters.listings, 1);
-        let listed = listed.map_err(|e| self.error(&RelPath::root(), &e))?;
-        let Some(objects) = listed else {
-            return Ok(());
-        };
-        let files = objects.iter().filter_map(|meta| {
-            let parts: Vec<String> = meta
-                .location
-                .prefix_match(&self.prefix)?
-                .map(|p| p.as_ref().to_owned())
-                .collect();
-            let path = parts
-                .iter()
-                .try_fold(RelPath::root(), |path, part| path.join(part))
-                .ok()?;
-            Some((path, meta.size))
-        });
-        self.cache.set_tree(files.collect());
-        Ok(())
     }
 
     /// The error of a read of `len` bytes at `offset` of a file of `size` bytes.
@@ -413,6 +383,48 @@ impl ObjectStorage {
 }
 
 impl ObjectStorage {
+    /// [`Storage::prefetch_listings`]: a listing of each folder of `dirs`
+    /// not already under way, started on the runtime (all at once: an
+    /// array has a handful of folders) and left running for [`Storage::list`]
+    /// to take.
+    fn start_listings(&self, dirs: &[RelPath]) {
+        let Ok(runtime) = runtime() else { return };
+        let mut pending = self.pending();
+        for dir in dirs {
+            if pending.contains_key(dir) {
+                continue;
+            }
+            let store = Arc::clone(&self.store);
+            let key = self.key(dir);
+            let listing = runtime.spawn(async move {
+                let prefix = (!key.as_ref().is_empty()).then_some(&key);
+                store.list_with_delimiter(prefix).await
+            });
+            bump(&self.counters.listings, 1);
+            pending.insert(dir.clone(), listing);
+        }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<RelPath, PendingListing>> {
+        // The map holds only handles: a panic elsewhere leaves it usable.
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The listing of `dir` started ahead, if any (taken: a later listing
+    /// asks the store again).
+    fn take_pending(&self, dir: &RelPath) -> Option<PendingListing> {
+        self.pending().remove(dir)
+    }
+
+    /// Drops the listings started ahead: a change may make them stale.
+    fn forget_pending(&self) {
+        for (_, listing) in self.pending().drain() {
+            listing.abort();
+        }
+    }
+
     /// [`Storage::prefetch`]: the ranges of `files` the cache lacks, each
     /// file's merged as a read would merge them, every request of every
     /// file issued at once (at most `max_in_flight` in flight), in the
@@ -510,16 +522,20 @@ impl Storage for ObjectStorage {
     }
 
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        if dir.is_root() {
-            self.list_tree()?;
-        }
-        if let Some(entries) = self.cache.list_from_tree(dir) {
-            return Ok(entries);
-        }
         let key = self.key(dir);
-        let prefix = (!key.as_ref().is_empty()).then_some(&key);
-        let listed = block_on(self.store.list_with_delimiter(prefix))?;
-        bump(&self.counters.listings, 1);
+        let listed = match self.take_pending(dir) {
+            Some(pending) => block_on(pending)?.unwrap_or_else(|e| {
+                Err(object_store::Error::Generic {
+                    store: "listing",
+                    source: Box::new(e),
+                })
+            }),
+            None => {
+                let prefix = (!key.as_ref().is_empty()).then_some(&key);
+                bump(&self.counters.listings, 1);
+                block_on(self.store.list_with_delimiter(prefix))?
+            }
+        };
         let listed = listed.map_err(|e| self.error(dir, &e))?;
         if listed.objects.is_empty() && listed.common_prefixes.is_empty() {
             return Ok(None);
@@ -656,6 +672,10 @@ impl Storage for ObjectStorage {
         self.prefetch_files(files);
     }
 
+    fn prefetch_listings(&self, dirs: &[RelPath]) {
+        self.start_listings(dirs);
+    }
+
     fn create_dir(&self, dir: &RelPath) -> Result<()> {
         // A folder is the prefix of its files: nothing to make.
         self.refuse_if_read_only(dir)
@@ -668,6 +688,7 @@ impl Storage for ObjectStorage {
                 "cannot write the storage root as a file".into(),
             ));
         }
+        self.forget_pending();
         let key = self.key(file);
         self.cache.forget(file);
         let payload = PutPayload::from(data.to_vec());
@@ -680,6 +701,7 @@ impl Storage for ObjectStorage {
 
     fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
         self.refuse_if_read_only(from)?;
+        self.forget_pending();
         bump(&self.counters.changes, 1);
         self.cache.forget(from);
         self.cache.forget(to);
@@ -697,6 +719,7 @@ impl Storage for ObjectStorage {
             bump(&self.counters.probes, 1);
             head.map_err(|e| self.error(file, &e))?;
         }
+        self.forget_pending();
         self.cache.forget(file);
         bump(&self.counters.changes, 1);
         block_on(self.store.delete(&self.key(file)))?.map_err(|e| self.error(file, &e))
@@ -707,6 +730,7 @@ impl Storage for ObjectStorage {
             return Err(Error::Usage("refusing to remove the storage root".into()));
         }
         self.refuse_if_read_only(dir)?;
+        self.forget_pending();
         bump(&self.counters.changes, 1);
         self.cache.forget(dir);
         let key = self.key(dir);

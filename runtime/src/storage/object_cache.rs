@@ -35,13 +35,6 @@ pub const MAX_CACHED: u64 = 32 * 1024 * 1024;
 /// The most bytes one prefetch fetches: half the cache, so that what it
 /// fetches first is still kept when the reads ask for it.
 pub const PREFETCH_BUDGET: u64 = MAX_CACHED / 2;
-/// The most keys a listing of the whole root may hold to be used for the
-/// folders below it: one page of an S3 listing.
-pub const TREE_LIMIT: usize = 1000;
-/// How long a listing of the whole root answers for the folders below it:
-/// long enough for one open of an array, short enough that a later open
-/// through the same storage lists again.
-pub const TREE_FRESH: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[derive(Default)]
 struct State {
@@ -51,8 +44,6 @@ struct State {
     /// The kept ranges in the order kept, for dropping the oldest.
     order: VecDeque<(RelPath, u64)>,
     cached: u64,
-    /// Every file below the root with its size, and when it was listed.
-    tree: Option<(std::time::Instant, Vec<(RelPath, u64)>)>,
 }
 
 /// The cache of one storage.
@@ -83,49 +74,6 @@ impl Cache {
     /// Records the sizes of a folder's files.
     pub(super) fn set_sizes(&self, sizes: impl IntoIterator<Item = (RelPath, u64)>) {
         self.state().sizes.extend(sizes);
-    }
-
-    /// Records a listing of every file below the root.
-    pub(super) fn set_tree(&self, files: Vec<(RelPath, u64)>) {
-        let mut state = self.state();
-        state.sizes.extend(files.iter().cloned());
-        state.tree = Some((std::time::Instant::now(), files));
-    }
-
-    /// The entries of `dir` from a fresh listing of the whole root (`None`
-    /// inside when there is no such folder), or `None` without one.
-    pub(super) fn list_from_tree(&self, dir: &RelPath) -> Option<Option<Vec<super::DirEntry>>> {
-        use super::{DirEntry, EntryKind};
-        let state = self.state();
-        let (taken, files) = state.tree.as_ref()?;
-        if taken.elapsed() > TREE_FRESH {
-            return None;
-        }
-        let mut entries: Vec<DirEntry> = Vec::new();
-        for (path, size) in files {
-            let mut parts = path.components();
-            if !dir.components().all(|c| parts.next() == Some(c)) {
-                continue;
-            }
-            let Some(name) = parts.next() else { continue };
-            let entry = if parts.next().is_some() {
-                DirEntry {
-                    name: name.to_owned(),
-                    kind: EntryKind::Dir,
-                    size: Some(0),
-                }
-            } else {
-                DirEntry {
-                    name: name.to_owned(),
-                    kind: EntryKind::File,
-                    size: Some(*size),
-                }
-            };
-            entries.push(entry);
-        }
-        entries.sort_by(|a, b| a.name.cmp(&b.name).then(b.is_file().cmp(&a.is_file())));
-        entries.dedup_by(|a, b| a.name == b.name);
-        Some((!entries.is_empty()).then_some(entries))
     }
 
     /// `range` of `file`, when a kept segment holds it.
@@ -197,6 +145,5 @@ impl Cache {
         });
         state.order.retain(|(p, _)| !below(p));
         state.cached -= freed;
-        state.tree = None;
     }
 }

@@ -167,3 +167,26 @@ fn missing_objects_are_not_found_errors() {
     }
     assert_eq!(storage.read(&path("d/kept")).unwrap(), b"kept");
 }
+
+#[test]
+fn listings_started_ahead_answer_as_listings_and_changes_drop_them() {
+    let storage = open_url("memory://ahead/root", &[]).unwrap();
+    for file in ["a/1", "a/2", "b/1", "c"] {
+        storage.write(&path(file), file.as_bytes()).unwrap();
+    }
+    let before = storage.counters().listings;
+    storage.prefetch_listings(&[path("a"), path("b"), path("missing")]);
+    assert_eq!(storage.counters().listings, before + 3, "counted when sent");
+    assert_eq!(names(storage.as_ref(), "a").unwrap(), ["1", "2"]);
+    assert_eq!(names(storage.as_ref(), "missing"), None);
+    // Taken once: `a` again, and `c`, are asked of the store.
+    assert_eq!(names(storage.as_ref(), "a").unwrap(), ["1", "2"]);
+    assert_eq!(storage.counters().listings, before + 4);
+    // A write after the listing started makes it stale: dropped.
+    storage.write(&path("b/2"), b"new").unwrap();
+    assert_eq!(names(storage.as_ref(), "b").unwrap(), ["1", "2"]);
+    // Through a folder of it (a label array inside an array).
+    let sub = crate::storage::SubStorage::new(storage.as_ref(), path("a"));
+    sub.prefetch_listings(&[RelPath::root()]);
+    assert_eq!(names(&sub, "").unwrap(), ["1", "2"]);
+}

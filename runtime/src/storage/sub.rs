@@ -102,6 +102,11 @@ where
         self.inner.prefetch(&full);
     }
 
+    fn prefetch_listings(&self, dirs: &[RelPath]) {
+        let full: Vec<RelPath> = dirs.iter().filter_map(|d| self.full(d).ok()).collect();
+        self.inner.prefetch_listings(&full);
+    }
+
     fn create_dir(&self, dir: &RelPath) -> Result<()> {
         self.inner.create_dir(&self.full(dir)?)
     }

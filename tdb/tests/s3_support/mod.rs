@@ -7,6 +7,8 @@
 
 #![allow(dead_code)]
 
+pub mod corpus;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -118,17 +120,31 @@ pub struct Proxy {
     fault: Mutex<Fault>,
     seen: AtomicUsize,
     log: Mutex<Vec<String>>,
+    /// Rewrites each request's head before it is forwarded, and each answer
+    /// (given the request line) before it is sent back.
+    bridge: Bridge,
 }
+
+/// What a proxy changes in requests and answers (what an emulator needs
+/// that a real service does not): the request's head, then the answer
+/// given the request line.
+pub type Bridge = (fn(String) -> String, fn(&str, Vec<u8>) -> Vec<u8>);
 
 impl Proxy {
     /// A proxy on a free port of 127.0.0.1 in front of `upstream`.
     pub fn start(upstream: u16) -> Arc<Proxy> {
+        Self::start_bridging(upstream, (|head| head, |_, answer| answer))
+    }
+
+    /// A proxy that forwards requests and answers as `bridge` rewrites them.
+    pub fn start_bridging(upstream: u16, bridge: Bridge) -> Arc<Proxy> {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let proxy = Arc::new(Proxy {
             port: listener.local_addr().unwrap().port(),
             fault: Mutex::new(Fault::None),
             seen: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
+            bridge,
         });
         let shared = Arc::clone(&proxy);
         std::thread::spawn(move || {
@@ -180,10 +196,13 @@ impl Proxy {
             _ => {}
         }
         let mut server = TcpStream::connect(("127.0.0.1", upstream))?;
+        let head = (self.bridge.0)(head);
+        let request_line = head.lines().next().unwrap_or_default().to_owned();
         server.write_all(head.as_bytes())?;
         server.write_all(&body)?;
         let mut response = Vec::new();
         server.read_to_end(&mut response)?;
+        let response = (self.bridge.1)(&request_line, response);
         match fault {
             Fault::Slow { every, millis } if hit(every) => {
                 std::thread::sleep(Duration::from_millis(millis));
