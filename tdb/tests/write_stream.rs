@@ -15,10 +15,10 @@ mod support;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
-use support::{ok, tdb, tdb_command, tiledb_python};
+use support::{ok, peak_kib_of_tdb, tdb, tiledb_python};
 
 /// TileDB's reading of the array: per field its cells (sparse sorted by the
 /// dimension `d`), and each fragment's `[t1, t2]`.
@@ -294,37 +294,6 @@ fn a_refused_chunk_late_in_the_input_leaves_the_array_unchanged() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "the refused write left {left:?}");
-}
-
-/// Runs `tdb args` and returns its peak resident size in KiB: its
-/// `VmHWM`, read while it runs (the high-water mark of its own address
-/// space; the `ru_maxrss` of a child counts the forking test process's
-/// size too).
-fn peak_kib_of_tdb(args: &[&str]) -> i64 {
-    let mut child = tdb_command()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        }) {
-            peak = kib;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
-    assert!(status.success(), "tdb {args:?} failed: {status}");
-    assert!(peak > 0, "no VmHWM read for tdb {args:?}");
-    peak
 }
 
 /// Writes a sparse CSV of `rows` cells with `--fragment-size 2MiB`; the

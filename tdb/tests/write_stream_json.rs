@@ -9,53 +9,17 @@
 //! Sizes: `WRITE_STREAM_JSON_CELLS` cells for the smaller input (default
 //! 150,000), and four times as many.
 
+mod support;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn tiledb_python() -> Option<PathBuf> {
-    let found = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file());
-    if found.is_none() {
-        println!(
-            "skipped the TileDB half: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)"
-        );
-    }
-    found
-}
+use support::{ok, peak_kib_of_tdb, tdb, tiledb_python};
 
 fn s(path: &Path) -> String {
     path.to_str().unwrap().to_string()
-}
-
-fn tdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .output()
-        .expect("tdb runs")
-}
-
-fn ok(args: &[&str]) {
-    let out = tdb(args);
-    assert!(
-        out.status.success(),
-        "tdb {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn cells_env() -> u64 {
@@ -101,35 +65,6 @@ fn tiledb_read(python: &Path, array: &Path, dense_box: &Value) -> Value {
         String::from_utf8_lossy(&run.stderr)
     );
     serde_json::from_slice(&run.stdout).unwrap()
-}
-
-/// Runs `tdb args` and returns its peak resident size in KiB (its `VmHWM`,
-/// read while it runs).
-fn peak_kib_of_tdb(args: &[&str]) -> i64 {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tdb"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let status_file = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        }) {
-            peak = kib;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
-    assert!(status.success(), "tdb {args:?} failed: {status}");
-    assert!(peak > 0, "no VmHWM read for tdb {args:?}");
-    peak
 }
 
 fn fragments(array: &Path) -> usize {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// The workspace root (the parent of this crate).
 pub fn workspace() -> PathBuf {
@@ -134,4 +134,35 @@ pub fn refused<P: AsRef<OsStr>>(args: &[P], needle: &str, dir: &Path) {
     let mut command = tdb_command();
     command.args(args);
     refused_by(command, needle, dir);
+}
+
+/// Runs `tdb args` and returns its peak resident size in KiB: its
+/// `VmHWM`, read while it runs (the high-water mark of its own address
+/// space; the `ru_maxrss` of a child counts the forking test process's
+/// size too).
+pub fn peak_kib_of_tdb(args: &[&str]) -> i64 {
+    let mut child = tdb_command()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        }) {
+            peak = kib;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    assert!(status.success(), "tdb {args:?} failed: {status}");
+    assert!(peak > 0, "no VmHWM read for tdb {args:?}");
+    peak
 }
