@@ -15,6 +15,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::child::{resident_kib, run_child_test};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::read::{batches, ReadQuery, ResultOrder};
@@ -32,16 +33,6 @@ fn dense_cells() -> i64 {
         .and_then(|v| v.parse::<u32>().ok())
         .unwrap_or(30);
     1i64 << log2
-}
-
-/// The peak resident size of this process, in KiB.
-fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/self/status")
 }
 
 /// A dense array over `0..cells` (INT32 `a`, fill -7) with `WRITTEN`
@@ -181,45 +172,22 @@ fn child() {
     }
     println!(
         "RESULT cells={cells} batches={batch_count} largest={largest} peak_kib={}",
-        peak_kib()
+        resident_kib("VmHWM:")
     );
 }
 
 /// Runs the child on `kind;path;budget`: (cells, batches, peak KiB).
 fn run_child(kind: &str, path: &Path, budget: u64) -> (u64, u64, u64) {
-    let exe = std::env::current_exe().unwrap();
-    let output = Command::new(exe)
-        .args([
-            "child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(
-            "BUDGET_CHILD",
-            format!("{kind};{};{budget}", path.display()),
-        )
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    let result = run_child_test(
+        "BUDGET_CHILD",
+        &format!("{kind};{};{budget}", path.display()),
     );
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-        .unwrap_or_else(|| panic!("no RESULT line from the child:\n{stdout}"));
-    let field = |name: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{name}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap()
-    };
-    println!("{kind}: {line}");
-    (field("cells"), field("batches"), field("peak_kib"))
+    println!("{kind}: {}", result.line);
+    (
+        result.field("cells"),
+        result.field("batches"),
+        result.field("peak_kib"),
+    )
 }
 
 #[test]

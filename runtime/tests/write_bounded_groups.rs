@@ -9,10 +9,12 @@
 //!
 //! `WRITE_GROUP_TEST_CELLS_LOG2=27` (1 GiB of cells) makes a longer run.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
+use common::child::{resident_kib, run_child_test};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::filter::{Datatype, Filter};
 use tiledb_runtime::schema::{AttributeSpec, DimensionSpec, SchemaBuilder};
@@ -26,17 +28,6 @@ fn cells_log2() -> u32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(24)
-}
-
-/// The peak (`VmHWM:`) or current (`VmRSS:`) resident size of this
-/// process, in KiB.
-fn resident_kib(which: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(which))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("resident sizes in /proc/self/status")
 }
 
 /// A dense 1-D INT64 array of `cells` cells in tiles of 2^16 cells.
@@ -85,37 +76,10 @@ fn child() {
 
 /// Runs the child: (resident KiB before the write, peak KiB after).
 fn run_child(path: &Path, group: Option<u64>) -> (u64, u64) {
-    let exe = std::env::current_exe().unwrap();
     let group = group.map_or("default".to_string(), |g| g.to_string());
-    let output = Command::new(exe)
-        .args([
-            "child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("WRITE_GROUP_CHILD", format!("{};{group}", path.display()))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "the child failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let line = stdout
-        .lines()
-        .find_map(|l| l.split_once("RESULT ").map(|(_, r)| r))
-        .unwrap_or_else(|| panic!("no RESULT line from the child:\n{stdout}"));
-    let field = |name: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(&format!("{name}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap()
-    };
-    println!("group {group}: {line}");
-    (field("input_kib"), field("peak_kib"))
+    let result = run_child_test("WRITE_GROUP_CHILD", &format!("{};{group}", path.display()));
+    println!("group {group}: {}", result.line);
+    (result.field("input_kib"), result.field("peak_kib"))
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod child;
 pub mod counting;
 
 use serde_json::Value;
