@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::{json, Value};
 
 use s3_support::TileDb;
-use support::{succeeded, tdb_command, workspace};
+use support::workspace;
 
 /// The account and key every Azurite has.
 const ACCOUNT: &str = "devstoreaccount1";
@@ -118,16 +118,7 @@ fn tiledb_config(port: u16) -> Value {
 
 /// `tdb` with our configuration; its standard output (it must succeed).
 fn tdb(port: u16, args: &[&str]) -> Vec<u8> {
-    let config: Vec<String> = our_config(port)
-        .into_iter()
-        .flat_map(|(k, v)| ["--config".to_owned(), format!("{k}={v}")])
-        .collect();
-    let out = tdb_command()
-        .args(&config)
-        .args(args)
-        .output()
-        .expect("tdb runs");
-    succeeded(out, args)
+    s3_support::tdb_configured(our_config(port), args)
 }
 
 #[test]

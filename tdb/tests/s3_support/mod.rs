@@ -333,10 +333,26 @@ pub fn our_config(port: u16) -> Vec<(String, String)> {
 
 /// The same as `tdb --config` arguments.
 pub fn tdb_config_args(port: u16) -> Vec<String> {
-    our_config(port)
+    config_args(our_config(port))
+}
+
+/// A store configuration (`key`, `value` pairs) as `tdb --config` arguments.
+pub fn config_args(config: Vec<(String, String)>) -> Vec<String> {
+    config
         .into_iter()
         .flat_map(|(k, v)| ["--config".to_owned(), format!("{k}={v}")])
         .collect()
+}
+
+/// `tdb` with the store configuration `config`; its standard output (it
+/// must succeed).
+pub fn tdb_configured(config: Vec<(String, String)>, args: &[&str]) -> Vec<u8> {
+    let out = crate::support::tdb_command()
+        .args(config_args(config))
+        .args(args)
+        .output()
+        .expect("tdb runs");
+    crate::support::succeeded(out, args)
 }
 
 /// TileDB's configuration for the server at `port`.
