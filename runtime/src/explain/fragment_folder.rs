@@ -2,6 +2,7 @@
 //! it and the other files beside it, as the explainers of fragment metadata
 //! and of data files (of every version, TileDB 1.3's included) find them.
 
+use crate::directory::files::FRAGMENTS_DIR;
 use crate::error::Result;
 use crate::storage::RelPath;
 
@@ -11,7 +12,7 @@ pub(super) fn array_dir(file: &RelPath) -> Option<RelPath> {
     let parts: Vec<&str> = file.components().collect();
     let up = match parts.len() {
         0 | 1 => return None,
-        n if n >= 3 && parts[n - 3] == "__fragments" => 3,
+        n if n >= 3 && parts[n - 3] == FRAGMENTS_DIR => 3,
         _ => 2,
     };
     let mut dir = RelPath::root();
