@@ -182,6 +182,48 @@ pub struct SpecFile {
     pub structs: Vec<Struct>,
     /// Its folders (only `directory.toml` has any).
     pub folders: Vec<Folder>,
+    /// Its fixed file names and name suffixes (only `directory.toml` has any).
+    pub file_names: Vec<FileName>,
+    /// The extensions of timestamped names (only `directory.toml` has any).
+    pub extensions: Vec<NameExtension>,
+}
+
+/// A fixed file name (or name suffix) of an array, a group or a fragment.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct FileName {
+    /// The name as stored, or the suffix.
+    pub name: String,
+    /// The generated constant.
+    pub constant: String,
+    /// `array`, `group` or `fragment`.
+    pub object: String,
+    /// The first format version with this name.
+    pub since: Option<u32>,
+    /// The first format version without it.
+    pub until: Option<u32>,
+    /// What the file is.
+    pub doc: String,
+    /// Where upstream's code shows it.
+    pub source: Option<String>,
+}
+
+/// An extension of timestamped names.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct NameExtension {
+    /// The variant of the generated `Extension` enum.
+    pub variant: String,
+    /// The suffix, with its dot.
+    pub suffix: String,
+    /// The folder its files are in (`""`: the root), when there is one.
+    pub folder: Option<String>,
+    /// The first format version with it.
+    pub since: Option<u32>,
+    /// The first format version without it.
+    pub until: Option<u32>,
+    /// What a file with it is.
+    pub doc: String,
+    /// Where upstream's code shows it.
+    pub source: Option<String>,
 }
 
 /// A folder of an array or a group.
@@ -189,6 +231,8 @@ pub struct SpecFile {
 pub struct Folder {
     /// The folder relative to the array or group root; empty for the root itself.
     pub path: String,
+    /// The generated constant holding its own (last) name.
+    pub constant: Option<String>,
     /// Arrays have this folder.
     pub in_array: bool,
     /// Groups have this folder.

@@ -106,6 +106,52 @@ pub struct RawFile {
     /// The folders of arrays and groups (one file holds them all).
     #[serde(default, rename = "folder")]
     pub folders: Vec<RawFolder>,
+    /// The fixed file names and name suffixes of arrays, groups and fragments.
+    #[serde(default, rename = "file_name")]
+    pub file_names: Vec<RawFileName>,
+    /// The extensions of timestamped names (`.ok`, `.wrt`, …).
+    #[serde(default, rename = "extension")]
+    pub extensions: Vec<RawExtension>,
+}
+
+/// A fixed file name (or name suffix) of an array, a group or a fragment.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFileName {
+    /// The name as stored, e.g. `__fragment_metadata.tdb`, or a suffix, e.g. `_var.tdb`.
+    pub name: String,
+    /// The generated constant, SCREAMING_SNAKE_CASE.
+    pub constant: String,
+    /// `array`, `group` or `fragment`: where the file is.
+    #[serde(rename = "in")]
+    pub object: String,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub until: Option<u32>,
+    pub doc: String,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// An extension a timestamped name can carry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExtension {
+    /// The variant of the generated `Extension` enum, UpperCamelCase.
+    pub variant: String,
+    /// The suffix as written, with its dot.
+    pub suffix: String,
+    /// The folder the files are in (`""`: the root), when there is one.
+    #[serde(default)]
+    pub folder: Option<String>,
+    #[serde(default)]
+    pub since: Option<u32>,
+    #[serde(default)]
+    pub until: Option<u32>,
+    pub doc: String,
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// A folder of an array or a group, and whether TileDB lists it whole.
@@ -114,6 +160,9 @@ pub struct RawFile {
 pub struct RawFolder {
     /// Relative to the array or group, e.g. `__schema/__enumerations`.
     pub path: String,
+    /// The generated constant holding the folder's own name, SCREAMING_SNAKE_CASE.
+    #[serde(default)]
+    pub constant: Option<String>,
     /// `array`, `group` or both.
     #[serde(rename = "in")]
     pub objects: Vec<String>,

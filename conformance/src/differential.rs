@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use tiledb_runtime::format::generated::{Extension, COMMITS_DIR, FRAGMENTS_DIR};
 
 use crate::adapter::{Adapter, Answer};
 use crate::case::Case;
@@ -340,7 +341,7 @@ fn mutate_extents(
 /// Removes one fragment (its folder and its commit file) when the array has two or more.
 pub(crate) fn drop_a_fragment(out_dir: &Path, rng: &mut Rng) -> Option<String> {
     let array = out_dir.join("array");
-    let fragments = array.join("__fragments");
+    let fragments = array.join(FRAGMENTS_DIR);
     let mut names: Vec<String> = fs::read_dir(&fragments)
         .ok()?
         .filter_map(std::result::Result::ok)
@@ -353,7 +354,8 @@ pub(crate) fn drop_a_fragment(out_dir: &Path, rng: &mut Rng) -> Option<String> {
     names.sort();
     let name = names[rng.below(names.len())].clone();
     fs::remove_dir_all(fragments.join(&name)).ok()?;
-    let _ = fs::remove_file(array.join("__commits").join(format!("{name}.wrt")));
+    let commit = format!("{name}{}", Extension::Wrt.suffix());
+    let _ = fs::remove_file(array.join(COMMITS_DIR).join(commit));
     Some(format!("fragment {name} removed"))
 }
 

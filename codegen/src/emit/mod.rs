@@ -16,6 +16,7 @@ mod enums;
 pub mod explain;
 pub mod expr;
 pub mod format;
+mod names;
 pub mod render;
 mod size;
 mod structs;
@@ -69,7 +70,23 @@ fn emit_folders(folders: &[Folder]) -> TokenStream {
             whole.push(&f.path);
         }
     }
+    let top_level = |in_group: bool| -> Vec<&String> {
+        folders
+            .iter()
+            .filter(|f| !f.path.is_empty() && !f.path.contains('/'))
+            .filter(|f| if in_group { f.in_group } else { f.in_array })
+            .map(|f| &f.path)
+            .collect()
+    };
+    let (array_top, group_top) = (top_level(false), top_level(true));
     quote! {
+        /// The folders in an array's root, in spec order: an array owns
+        /// these names (a file by one of them is an error).
+        pub const ARRAY_FOLDERS: &[&str] = &[#(#array_top),*];
+
+        /// The folders in a group's root, in spec order.
+        pub const GROUP_FOLDERS: &[&str] = &[#(#group_top),*];
+
         /// A folder of an array or a group (`[[folder]]` in spec/).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub struct Folder {
@@ -127,6 +144,7 @@ impl Emitter<'_> {
         }
         if !file.folders.is_empty() {
             items.extend(emit_folders(&file.folders));
+            items.extend(names::emit_names(file));
         }
         let mut module_doc = vec![file.title.clone()];
         if let Some(doc) = &file.doc {

@@ -250,6 +250,50 @@ fn render_folders(out: &mut String, file: &SpecFile) {
         );
     }
     let _ = writeln!(out);
+    render_names(out, file);
+}
+
+/// "5–11", "12+", "–9" or "all": the versions a name is used in.
+fn version_span(since: Option<u32>, until: Option<u32>) -> String {
+    match (since, until) {
+        (Some(s), Some(u)) => format!("{s}–{}", u - 1),
+        (Some(s), None) => format!("{s}+"),
+        (None, Some(u)) => format!("–{}", u - 1),
+        (None, None) => "all".into(),
+    }
+}
+
+/// The fixed file names and the extensions of `directory.toml`.
+fn render_names(out: &mut String, file: &SpecFile) {
+    if !file.file_names.is_empty() {
+        let _ = writeln!(out, "| File name | In | Versions | Constant | What |");
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
+        for f in &file.file_names {
+            let versions = version_span(f.since, f.until);
+            let (name, object, constant) = (&f.name, &f.object, &f.constant);
+            let doc = cell(&f.doc);
+            let _ = writeln!(
+                out,
+                "| `{name}` | {object} | {versions} | `{constant}` | {doc} |"
+            );
+        }
+        let _ = writeln!(out);
+    }
+    if !file.extensions.is_empty() {
+        let _ = writeln!(out, "| Extension | Folder | Versions | What |");
+        let _ = writeln!(out, "| --- | --- | --- | --- |");
+        for e in &file.extensions {
+            let folder = match e.folder.as_deref() {
+                Some("") => "(root)".to_string(),
+                Some(f) => format!("`{f}/`"),
+                None => "—".to_string(),
+            };
+            let versions = version_span(e.since, e.until);
+            let (suffix, doc) = (&e.suffix, cell(&e.doc));
+            let _ = writeln!(out, "| `{suffix}` | {folder} | {versions} | {doc} |");
+        }
+        let _ = writeln!(out);
+    }
 }
 
 /// One table per enum of a spec file: values, properties, versions, descriptions.

@@ -60,6 +60,8 @@ pub(super) fn check_files(
             contexts,
             structs,
             folders: shell.folders,
+            file_names: shell.file_names,
+            extensions: shell.extensions,
         });
     }
     Ok((files, checked_table))

@@ -11,6 +11,9 @@
 mod enums;
 mod exprs;
 mod gates;
+mod names;
+
+pub(crate) use names::folder_name;
 mod sizes;
 mod structs;
 mod views;
@@ -72,6 +75,8 @@ struct FileShell {
     contexts: Vec<Context<Parsed>>,
     structs: Vec<Struct<Parsed>>,
     folders: Vec<Folder>,
+    file_names: Vec<FileName>,
+    extensions: Vec<NameExtension>,
 }
 
 /// Names the generated code uses for itself (the switch value passed to a
@@ -105,6 +110,8 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
             contexts: Vec::new(),
             structs: Vec::new(),
             folders: Vec::new(),
+            file_names: Vec::new(),
+            extensions: Vec::new(),
         });
     }
     let gates = GateRange {
@@ -112,23 +119,7 @@ pub fn load(spec_dir: &Path) -> Result<(Spec, TypeTable), SpecError> {
         newest: raw_format.current + 1,
     };
     let declared = declare_names(&raw_format, &shells)?;
-    let mut folder_file: Option<String> = None;
-    for shell in &mut shells {
-        if shell.raw.folders.is_empty() {
-            continue;
-        }
-        let ctx = Ctx {
-            file: &shell.display,
-        };
-        if let Some(first) = &folder_file {
-            return Err(ctx.err(
-                "folder",
-                SpecErrorKind::Invalid(format!("folders are already declared in {first}")),
-            ));
-        }
-        folder_file = Some(shell.display.clone());
-        shell.folders = build_folders(&ctx, &shell.raw.folders, gates)?;
-    }
+    build_directory(&mut shells, gates)?;
 
     let mut table: TypeTable<Parsed> = TypeTable {
         gates: (
@@ -516,6 +507,40 @@ fn build_context(
     })
 }
 
+/// The folder table and the names of `directory.toml` (one file holds
+/// them all), built into its shell.
+fn build_directory(shells: &mut [FileShell], gates: GateRange) -> Result<(), SpecError> {
+    let mut folder_file: Option<String> = None;
+    for shell in shells.iter_mut() {
+        if shell.raw.folders.is_empty() {
+            if !shell.raw.file_names.is_empty() || !shell.raw.extensions.is_empty() {
+                let ctx = Ctx {
+                    file: &shell.display,
+                };
+                let message = "file names and extensions go with the folders".into();
+                return Err(ctx.err("file_name", SpecErrorKind::Invalid(message)));
+            }
+            continue;
+        }
+        let ctx = Ctx {
+            file: &shell.display,
+        };
+        if let Some(first) = &folder_file {
+            return Err(ctx.err(
+                "folder",
+                SpecErrorKind::Invalid(format!("folders are already declared in {first}")),
+            ));
+        }
+        folder_file = Some(shell.display.clone());
+        shell.folders = build_folders(&ctx, &shell.raw.folders, gates)?;
+        shell.file_names =
+            names::build_file_names(&ctx, &shell.raw.file_names, &shell.folders, gates)?;
+        shell.extensions =
+            names::build_extensions(&ctx, &shell.raw.extensions, &shell.folders, gates)?;
+    }
+    Ok(())
+}
+
 /// The folder table: each path once per kind of object; a folder listed
 /// whole says what TileDB loads its files as and what fails beside an
 /// unexpected one, any other says neither.
@@ -578,6 +603,7 @@ fn build_folders(ctx: &Ctx, raw: &[RawFolder], gates: GateRange) -> Result<Vec<F
         };
         out.push(Folder {
             path: folder.path.clone(),
+            constant: folder.constant.clone(),
             in_array,
             in_group,
             since: folder.since,

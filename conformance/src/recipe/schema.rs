@@ -328,7 +328,7 @@ pub(crate) fn stored_schema_parts(
                     dim_index: l.dim_index,
                     name: l.name.into_bytes(),
                     relative_uri: true,
-                    uri: format!("__labels/l{i}").into_bytes(),
+                    uri: format!("{}/l{i}", stored::LABELS_DIR).into_bytes(),
                     label_attr_name: b"label".to_vec(),
                     label_order: l.order,
                     label_datatype: l.datatype,

@@ -1,17 +1,21 @@
 use super::*;
+use crate::format::generated::{
+    Extension, COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_META_DIR, METADATA_DIR,
+};
 
 impl Checker<'_> {
     /// Names of the fragments that vacuum files say were consolidated away.
     pub(super) fn vacuumed(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for path in self.files.keys() {
-            if !path.ends_with(".vac") {
+            if !path.ends_with(Extension::Vac.suffix()) {
                 continue;
             }
             let Ok(bytes) = self.storage.read(&RelPath::parse(path).unwrap_or_default()) else {
                 continue;
             };
-            if let Ok(lines) = text_files::parse_vacuum_file(&bytes, &["__fragments", "__meta"]) {
+            if let Ok(lines) = text_files::parse_vacuum_file(&bytes, &[FRAGMENTS_DIR, METADATA_DIR])
+            {
                 for line in lines {
                     if let Some(name) = line.file_name() {
                         out.insert(name.to_string());
@@ -25,7 +29,7 @@ impl Checker<'_> {
     pub(super) fn check_commits(&mut self) {
         let fragments: BTreeSet<String> = self.fragment_dirs().into_iter().collect();
         let vacuumed = self.vacuumed();
-        for (path, _) in self.files_under("__commits") {
+        for (path, _) in self.files_under(COMMITS_DIR) {
             let Some(file) = path.rsplit('/').next() else {
                 continue;
             };
@@ -53,7 +57,7 @@ impl Checker<'_> {
                     let fragment = name.stem().to_string();
                     // A fragment folder that could not be listed (a link
                     // leading outside the array, say) has its own finding.
-                    let dir = format!("__fragments/{fragment}");
+                    let dir = format!("{FRAGMENTS_DIR}/{fragment}");
                     let unlisted = self.report.findings.iter().any(|f| f.file == dir);
                     if !fragments.contains(&fragment) && !vacuumed.contains(&fragment) && !unlisted
                     {
@@ -69,7 +73,7 @@ impl Checker<'_> {
                 Some(Extension::Del) => commit(&bytes, ConditionKind::Delete, self.key.as_ref()),
                 Some(Extension::Upd) => commit(&bytes, ConditionKind::Update, self.key.as_ref()),
                 Some(Extension::Ign) => text_files::parse_ignore_file(&bytes).map(|_| ()),
-                Some(Extension::Vac) => text_files::parse_vacuum_file(&bytes, &["__fragments"])
+                Some(Extension::Vac) => text_files::parse_vacuum_file(&bytes, &[FRAGMENTS_DIR])
                     .map(|lines| {
                         self.vacuumed_gone_note(&path, &lines);
                     }),
@@ -140,8 +144,8 @@ impl Checker<'_> {
     /// that file: readers drop them from every `.con` file.
     pub(super) fn ignored_commits(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
-        for (path, _) in self.files_under("__commits") {
-            if !path.ends_with(".ign") {
+        for (path, _) in self.files_under(COMMITS_DIR) {
+            if !path.ends_with(Extension::Ign.suffix()) {
                 continue;
             }
             let bytes = RelPath::parse(&path)
@@ -161,7 +165,7 @@ impl Checker<'_> {
     pub(super) fn committed(&self) -> BTreeSet<String> {
         let ignored = self.ignored_commits();
         let mut out = BTreeSet::new();
-        for (path, _) in self.files_under("__commits") {
+        for (path, _) in self.files_under(COMMITS_DIR) {
             let Some(file) = path.rsplit('/').next() else {
                 continue;
             };
@@ -193,7 +197,7 @@ impl Checker<'_> {
     }
 
     pub(super) fn check_fragment_meta(&mut self) {
-        for (path, _) in self.files_under("__fragment_meta") {
+        for (path, _) in self.files_under(FRAGMENT_META_DIR) {
             if is_tmp(&path) {
                 continue; // judged by check_names
             }

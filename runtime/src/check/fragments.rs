@@ -1,12 +1,14 @@
 use super::*;
+use crate::format::generated::{Extension, COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_METADATA_FILE};
 
 impl Checker<'_> {
     /// Fragment folder names under `__fragments` (from the files in them).
     pub(super) fn fragment_dirs(&self) -> Vec<String> {
         let mut out = BTreeSet::new();
-        for (path, _) in self.files_under("__fragments") {
-            if let Some(dir) = path["__fragments/".len()..].split('/').next() {
-                if path["__fragments/".len()..].contains('/') {
+        for (path, _) in self.files_under(FRAGMENTS_DIR) {
+            let inside = &path[FRAGMENTS_DIR.len() + 1..];
+            if let Some(dir) = inside.split('/').next() {
+                if inside.contains('/') {
                     out.insert(dir.to_string());
                 }
             }
@@ -18,7 +20,7 @@ impl Checker<'_> {
         let committed = self.committed();
         let ignored = self.ignored_commits();
         for fragment in self.fragment_dirs() {
-            let dir = format!("__fragments/{fragment}");
+            let dir = format!("{FRAGMENTS_DIR}/{fragment}");
             let Ok(name) = TimestampedName::parse(&fragment) else {
                 continue; // reported by check_names
             };
@@ -29,7 +31,10 @@ impl Checker<'_> {
                 // line through an `.ign` file) and before or while
                 // removing the folder (some files may be gone); readers
                 // skip it.
-                let why = match ignored.get(&format!("__commits/{fragment}.wrt")) {
+                let why = match ignored.get(&format!(
+                    "{COMMITS_DIR}/{fragment}{}",
+                    Extension::Wrt.suffix()
+                )) {
                     Some(ign) => format!(
                         "a .con line commits it but {ign} tells readers to ignore that line: \
                          a vacuum is removing it, or stopped while doing so"
@@ -65,7 +70,7 @@ impl Checker<'_> {
     pub(super) fn check_legacy_fragments(&mut self, directory: &ArrayDirectory) {
         for fragment in directory.committed_fragments() {
             let dir = fragment.path.as_str().to_string();
-            if dir.starts_with("__fragments/") {
+            if dir.starts_with(&format!("{FRAGMENTS_DIR}/")) {
                 continue; // checked above
             }
             let version = fragment
@@ -86,7 +91,7 @@ impl Checker<'_> {
                     class: ErrorClass::Unsupported,
                     file: dir.clone(),
                     offset: 0,
-                    field: "__fragment_metadata.tdb".into(),
+                    field: FRAGMENT_METADATA_FILE.into(),
                     message: format!(
                         "format {version} fragment: its files are checked by the full read only, not one by one"
                     ),
@@ -98,7 +103,7 @@ impl Checker<'_> {
         }
         for entry in directory.uncommitted() {
             let dir = entry.path.as_str().to_string();
-            if dir.starts_with("__fragments/") {
+            if dir.starts_with(&format!("{FRAGMENTS_DIR}/")) {
                 continue; // noted above
             }
             self.uncommitted_note(&dir, &format!("no {dir}.ok commits it"));
@@ -108,12 +113,12 @@ impl Checker<'_> {
     /// One committed fragment: its metadata file against the schema it
     /// names, then its data files against the metadata.
     pub(super) fn check_one_fragment(&mut self, dir: &str, name: &TimestampedName) {
-        let meta = format!("{dir}/__fragment_metadata.tdb");
+        let meta = format!("{dir}/{FRAGMENT_METADATA_FILE}");
         if !self.files.contains_key(&meta) {
             self.find(
                 dir,
                 0,
-                "__fragment_metadata.tdb",
+                FRAGMENT_METADATA_FILE,
                 "the fragment has no metadata file",
             );
             return;
@@ -183,7 +188,7 @@ impl Checker<'_> {
                     class: ErrorClass::Unsupported,
                     file: dir.to_string(),
                     offset: 0,
-                    field: "__fragment_metadata.tdb".into(),
+                    field: FRAGMENT_METADATA_FILE.into(),
                     message: format!(
                         "format {} fragment: its metadata is verified, its data files by the full read only",
                         metadata.footer.version

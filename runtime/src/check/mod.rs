@@ -72,6 +72,8 @@ use crate::tile::{parse_chunks, unfilter_tile, unfilter_var_string_tile};
 use crate::write::tile_meta;
 use crate::{Cause, Error, ErrorClass};
 
+// The folders of an array's root, from spec/directory.toml.
+use crate::format::generated::ARRAY_FOLDERS as ROOT_DIRS;
 use fragments::*;
 use names::*;
 pub use names::{leftover_tmp, name_problem};
@@ -137,15 +139,6 @@ fn check_at_depth(storage: &Arc<dyn Storage>, options: &CheckOptions, depth: usi
     }
     checker.report
 }
-
-const ROOT_DIRS: &[&str] = &[
-    "__schema",
-    "__fragments",
-    "__commits",
-    "__fragment_meta",
-    "__meta",
-    "__labels",
-];
 
 impl Checker<'_> {
     fn find(&mut self, file: &str, offset: u64, field: impl Into<String>, cause: impl Into<Cause>) {

@@ -1,5 +1,10 @@
 use super::*;
-use crate::format::generated::{listed_whole_folder, Folder};
+use crate::format::generated::{
+    listed_whole_folder, Folder, ARRAY_SCHEMA_FILE, COMMITS_DIR, COORDS_FILE, DATA_FILE_SUFFIX,
+    DELETE_CONDITION_INDEX_FILE, DELETE_TIMESTAMPS_FILE, ENUMERATIONS_DIR, FRAGMENTS_DIR,
+    FRAGMENT_METADATA_FILE, FRAGMENT_META_DIR, LABELS_DIR, LOCK_FILE, METADATA_DIR, SCHEMA_DIR,
+    TIMESTAMPS_FILE, VALIDITY_FILE_SUFFIX, VAR_FILE_SUFFIX,
+};
 
 impl Checker<'_> {
     /// Every name is one the format allows where it sits.
@@ -71,10 +76,10 @@ pub fn leftover_tmp(path: &str) -> Option<Result<(), String>> {
     }
     Some(match parts.as_slice() {
         [_]
-        | ["__commits", _]
-        | ["__fragments", _]
-        | ["__fragments", _, _]
-        | ["__schema", "__enumerations", _] => Ok(()),
+        | [COMMITS_DIR, _]
+        | [FRAGMENTS_DIR, _]
+        | [FRAGMENTS_DIR, _, _]
+        | [SCHEMA_DIR, ENUMERATIONS_DIR, _] => Ok(()),
         // Inside a root fragment folder (before format 12).
         [fragment, _] if TimestampedName::parse(fragment).is_ok() => Ok(()),
         _ => return None,
@@ -107,9 +112,9 @@ pub fn name_problem(path: &str) -> Option<String> {
         }
     };
     match parts.as_slice() {
-        ["__lock.tdb"] | ["__array_schema.tdb"] => None,
-        ["__schema", name] => ext_in(name, &[None]),
-        ["__schema", "__enumerations", name] => {
+        [LOCK_FILE] | [ARRAY_SCHEMA_FILE] => None,
+        [SCHEMA_DIR, name] => ext_in(name, &[None]),
+        [SCHEMA_DIR, ENUMERATIONS_DIR, name] => {
             if name.starts_with("__") {
                 None
             } else {
@@ -118,7 +123,7 @@ pub fn name_problem(path: &str) -> Option<String> {
                 ))
             }
         }
-        ["__commits", name] => ext_in(
+        [COMMITS_DIR, name] => ext_in(
             name,
             &[
                 Some(Extension::Wrt),
@@ -129,9 +134,9 @@ pub fn name_problem(path: &str) -> Option<String> {
                 Some(Extension::Vac),
             ],
         ),
-        ["__fragment_meta", name] => ext_in(name, &[Some(Extension::Meta)]),
-        ["__meta", name] => ext_in(name, &[None, Some(Extension::Vac)]),
-        ["__fragments", fragment, file] => {
+        [FRAGMENT_META_DIR, name] => ext_in(name, &[Some(Extension::Meta)]),
+        [METADATA_DIR, name] => ext_in(name, &[None, Some(Extension::Vac)]),
+        [FRAGMENTS_DIR, fragment, file] => {
             if let Err(e) = timestamped(fragment).and_then(|n| {
                 if n.extension().is_none() && n.version().is_some() {
                     Ok(n)
@@ -150,7 +155,7 @@ pub fn name_problem(path: &str) -> Option<String> {
                 Some(format!("{file}: not a fragment file name"))
             }
         }
-        ["__labels", ..] => None,
+        [LABELS_DIR, ..] => None,
         [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
         [name] => {
             // Legacy (format < 12) commit, vacuum and metadata files in the root.
@@ -183,17 +188,20 @@ pub fn name_problem(path: &str) -> Option<String> {
 pub(super) fn fragment_file_ok(file: &str) -> bool {
     if matches!(
         file,
-        "__fragment_metadata.tdb" | "t.tdb" | "dt.tdb" | "dci.tdb" | "__coords.tdb"
+        FRAGMENT_METADATA_FILE
+            | TIMESTAMPS_FILE
+            | DELETE_TIMESTAMPS_FILE
+            | DELETE_CONDITION_INDEX_FILE
+            | COORDS_FILE
     ) {
         return true;
     }
-    let Some(stem) = file.strip_suffix(".tdb") else {
+    let Some(stem) = [VAR_FILE_SUFFIX, VALIDITY_FILE_SUFFIX, DATA_FILE_SUFFIX]
+        .into_iter()
+        .find_map(|suffix| file.strip_suffix(suffix))
+    else {
         return false;
     };
-    let stem = stem
-        .strip_suffix("_var")
-        .or_else(|| stem.strip_suffix("_validity"))
-        .unwrap_or(stem);
     let digits = stem.strip_prefix('a').or_else(|| stem.strip_prefix('d'));
     digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -1,14 +1,18 @@
 use super::*;
+use crate::format::generated::{ARRAY_SCHEMA_FILE, ENUMERATIONS_DIR, SCHEMA_DIR};
 
 impl Checker<'_> {
     pub(super) fn check_schemas(&mut self) {
         let mut schema_files: Vec<(String, String)> = Vec::new();
-        for (path, _) in self.files_under("__schema") {
-            let rest = &path["__schema/".len()..];
+        for (path, _) in self.files_under(SCHEMA_DIR) {
+            let rest = &path[SCHEMA_DIR.len() + 1..];
             if is_tmp(&path) {
                 continue; // judged by check_names
             }
-            if rest.starts_with("__enumerations/") {
+            if rest
+                .strip_prefix(ENUMERATIONS_DIR)
+                .is_some_and(|r| r.starts_with('/'))
+            {
                 if let Some(bytes) = self.read_tile_file(&path) {
                     let file_name = rest.rsplit('/').next().unwrap_or_default();
                     let loaded = read_generic_tile_exact(&bytes, self.key.as_ref())
@@ -21,11 +25,11 @@ impl Checker<'_> {
                 schema_files.push((path.clone(), rest.to_string()));
             }
         }
-        if self.files.contains_key("__array_schema.tdb") {
-            schema_files.push(("__array_schema.tdb".into(), String::new()));
+        if self.files.contains_key(ARRAY_SCHEMA_FILE) {
+            schema_files.push((ARRAY_SCHEMA_FILE.into(), String::new()));
         }
         if schema_files.is_empty() {
-            self.find("__schema", 0, "", "the array has no schema");
+            self.find(SCHEMA_DIR, 0, "", "the array has no schema");
         }
         for (path, name) in schema_files {
             let Some(bytes) = self.read_tile_file(&path) else {
@@ -42,7 +46,7 @@ impl Checker<'_> {
                 Ok(schema) => {
                     for (i, reference) in schema.stored.enumerations.iter().flatten().enumerate() {
                         let file = format!(
-                            "__schema/__enumerations/{}",
+                            "{SCHEMA_DIR}/{ENUMERATIONS_DIR}/{}",
                             String::from_utf8_lossy(&reference.path)
                         );
                         if !self.files.contains_key(&file) {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::format::generated::{DATA_FILE_SUFFIX, VALIDITY_FILE_SUFFIX, VAR_FILE_SUFFIX};
 
 /// What the passes over one field's files share.
 pub(super) struct FieldPass<'f> {
@@ -127,7 +128,7 @@ impl Checker<'_> {
     /// be judged (reported).
     fn validity_pass(&mut self, pass: &mut FieldPass<'_>, filters: &g::FilterPipeline) -> bool {
         let (fm, meta, i) = (pass.fm, pass.meta, pass.field.index);
-        let validity_file = format!("{}/{}_validity.tdb", pass.dir, pass.field.file);
+        let validity_file = format!("{}/{}{VALIDITY_FILE_SUFFIX}", pass.dir, pass.field.file);
         let size = fm
             .footer
             .file_validity_sizes
@@ -193,7 +194,7 @@ impl Checker<'_> {
         offsets_filters: &g::FilterPipeline,
     ) -> Option<Vec<Option<Vec<u64>>>> {
         let (fm, meta, i) = (pass.fm, pass.meta, pass.field.index);
-        let fixed_file = format!("{}/{}.tdb", pass.dir, pass.field.file);
+        let fixed_file = format!("{}/{}{DATA_FILE_SUFFIX}", pass.dir, pass.field.file);
         let fixed_size = fm.footer.file_sizes.get(i).copied().unwrap_or(0);
         let offsets = &fm.tile_offsets[i];
         let size_field = format!("file_sizes[{i}]");
@@ -269,7 +270,7 @@ impl Checker<'_> {
     /// offsets, the ones the string filters give).
     fn var_pass(&mut self, pass: &FieldPass<'_>, mut starts_of_tile: Vec<Option<Vec<u64>>>) {
         let (fm, meta, i) = (pass.fm, pass.meta, pass.field.index);
-        let var_file = format!("{}/{}_var.tdb", pass.dir, pass.field.file);
+        let var_file = format!("{}/{}{VAR_FILE_SUFFIX}", pass.dir, pass.field.file);
         let var_size = fm.footer.file_var_sizes.get(i).copied().unwrap_or(0);
         let var_offsets = fm.tile_var_offsets.get(i).cloned().unwrap_or_default();
         let var_sizes = fm.tile_var_sizes.get(i).cloned().unwrap_or_default();

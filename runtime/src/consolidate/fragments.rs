@@ -9,6 +9,7 @@ use super::select::{self, Candidate, IntRect};
 use super::{split, ConsolidationConfig, Progress};
 use crate::directory::TimeTravelRule;
 use crate::error::{Error, Result};
+use crate::format::generated::FRAGMENT_METADATA_FILE;
 use crate::fragment::FragmentMetadata;
 use crate::read::{ReadQuery, ResultOrder};
 use crate::schema::{ArraySchema, Scalar};
@@ -229,7 +230,7 @@ fn expand_to_tiles(schema: &ArraySchema, rect: &IntRect) -> IntRect {
 
 /// What the choice needs to know of one fragment.
 fn candidate(array: &Snapshot, fragment: &FragmentMetadata) -> Result<Candidate> {
-    let metadata_file = fragment.path.join("__fragment_metadata.tdb")?;
+    let metadata_file = fragment.path.join(FRAGMENT_METADATA_FILE)?;
     let size = fragment
         .data_file_bytes()
         .saturating_add(array.storage().size(&metadata_file)?);

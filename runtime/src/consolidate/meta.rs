@@ -27,7 +27,7 @@ pub fn consolidate_commits(storage: &dyn Storage) -> Result<Option<String>> {
     let entries = storage.list(&commits)?.unwrap_or_default();
     for e in entries
         .iter()
-        .filter(|e| e.is_file() && e.name.ends_with(".con"))
+        .filter(|e| e.is_file() && e.name.ends_with(Extension::Con.suffix()))
     {
         let path = commits.join(&e.name)?;
         let data = storage.read(&path)?;
@@ -43,7 +43,8 @@ pub fn consolidate_commits(storage: &dyn Storage) -> Result<Option<String>> {
         }
     }
     for e in entries.iter().filter(|e| e.is_file()) {
-        let is_commit = e.name.ends_with(".wrt") || e.name.ends_with(".del");
+        let is_commit =
+            e.name.ends_with(Extension::Wrt.suffix()) || e.name.ends_with(Extension::Del.suffix());
         if !is_commit {
             continue;
         }
@@ -54,7 +55,7 @@ pub fn consolidate_commits(storage: &dyn Storage) -> Result<Option<String>> {
         let name = TimestampedName::parse(&e.name)?;
         let tile = e
             .name
-            .ends_with(".del")
+            .ends_with(Extension::Del.suffix())
             .then(|| storage.read(&path))
             .transpose()?;
         listed.push((path, tile, name));

@@ -8,26 +8,16 @@ use crate::error::Result;
 use crate::format::generated::{commits_in_commits_folder, partial_overlap_visible};
 use crate::storage::RelPath;
 
-pub(crate) const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
-pub(crate) const SCHEMA_DIR: &str = "__schema";
-pub(crate) const ENUMERATIONS_DIR: &str = "__enumerations";
-pub(crate) const FRAGMENTS_DIR: &str = "__fragments";
-pub(crate) const COMMITS_DIR: &str = "__commits";
-pub(crate) const FRAGMENT_META_DIR: &str = "__fragment_meta";
-pub(crate) const METADATA_DIR: &str = "__meta";
-pub(crate) const LABELS_DIR: &str = "__labels";
-pub(crate) const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+// Folder and file names come from spec/directory.toml.
+pub(crate) use crate::format::generated::{
+    ARRAY_SCHEMA_FILE, COMMITS_DIR, ENUMERATIONS_DIR, FRAGMENTS_DIR, FRAGMENT_METADATA_FILE,
+    FRAGMENT_META_DIR, LABELS_DIR, METADATA_DIR, SCHEMA_DIR,
+};
 
-/// The folder names an array owns; a zero-byte file by one of these names
-/// would hide the folder on object stores, so it is an error.
-pub const ARRAY_DIR_NAMES: [&str; 6] = [
-    SCHEMA_DIR,
-    METADATA_DIR,
-    FRAGMENT_META_DIR,
-    FRAGMENTS_DIR,
-    COMMITS_DIR,
-    LABELS_DIR,
-];
+/// The folder names an array owns (spec/directory.toml); a zero-byte file
+/// by one of these names would hide the folder on object stores, so it is
+/// an error.
+pub use crate::format::generated::ARRAY_FOLDERS as ARRAY_DIR_NAMES;
 
 /// Which fragments a time-travelling open sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -20,11 +20,10 @@ use crate::directory::{
 use crate::error::{Cause, Error, Result};
 use crate::storage::{EntryKind, RelPath, Storage};
 
-pub(crate) const GROUP_FILE: &str = "__tiledb_group.tdb";
-pub(crate) const GROUP_DETAILS_DIR: &str = "__group";
+pub(crate) use crate::format::generated::{GROUP_DETAILS_DIR, GROUP_FILE};
 
 /// The folders a group owns.
-pub const GROUP_DIR_NAMES: [&str; 2] = [GROUP_DETAILS_DIR, METADATA_DIR];
+pub use crate::format::generated::GROUP_FOLDERS as GROUP_DIR_NAMES;
 
 /// What a folder holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

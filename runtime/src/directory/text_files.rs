@@ -9,6 +9,7 @@
 use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::{Cause, Error, Result};
 use crate::format::generated as stored;
+use crate::format::generated::COMMITS_DIR;
 use crate::format::io::{read_exact_from, write_to_vec};
 use crate::storage::RelPath;
 
@@ -156,7 +157,7 @@ fn classify_commit(path: &RelPath) -> Result<TimestampedName> {
     let name = TimestampedName::parse(file)?;
     let expected_dir = match name.extension() {
         Some(Extension::Ok) => None,
-        Some(Extension::Wrt | Extension::Del | Extension::Upd) => Some("__commits"),
+        Some(Extension::Wrt | Extension::Del | Extension::Upd) => Some(COMMITS_DIR),
         _ => {
             return Err(Error::corrupt(
                 0,

@@ -19,61 +19,9 @@ use std::fmt;
 use crate::error::{Cause, Error, Result};
 pub use crate::storage::label::{new_label, now_ms, LabelGenerator};
 
-/// The extensions a timestamped name can carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Extension {
-    /// Commit marker of a fragment in the array root (before format v12).
-    Ok,
-    /// Commit marker of a fragment in `__fragments/` (v12+), in `__commits/`.
-    Wrt,
-    /// List of files made obsolete by a consolidation.
-    Vac,
-    /// Consolidated commits.
-    Con,
-    /// Commit paths to ignore in `.con` files.
-    Ign,
-    /// Delete commit.
-    Del,
-    /// Update commit.
-    Upd,
-    /// Consolidated fragment metadata.
-    Meta,
-}
-
-impl Extension {
-    /// Every extension, for tests that try each.
-    pub const ALL: [Extension; 8] = [
-        Extension::Ok,
-        Extension::Wrt,
-        Extension::Vac,
-        Extension::Con,
-        Extension::Ign,
-        Extension::Del,
-        Extension::Upd,
-        Extension::Meta,
-    ];
-
-    /// The suffix as written, with its dot.
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Extension::Ok => ".ok",
-            Extension::Wrt => ".wrt",
-            Extension::Vac => ".vac",
-            Extension::Con => ".con",
-            Extension::Ign => ".ign",
-            Extension::Del => ".del",
-            Extension::Upd => ".upd",
-            Extension::Meta => ".meta",
-        }
-    }
-
-    /// The extension of a suffix given without its dot.
-    pub fn from_suffix(without_dot: &str) -> Option<Extension> {
-        Extension::ALL
-            .into_iter()
-            .find(|ext| &ext.suffix()[1..] == without_dot)
-    }
-}
+/// The extensions a timestamped name can carry, with their suffixes and
+/// gates: generated from `[[extension]]` of spec/directory.toml.
+pub use crate::format::generated::Extension;
 
 /// Which of the three layouts a name has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

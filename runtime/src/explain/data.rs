@@ -10,7 +10,9 @@ use super::tiles::{explain_chunk_metadata, explain_data_tiles, metadata_stages, 
 use super::walker::Span;
 use crate::error::Result;
 use crate::filter::{Datatype, Filter, FilterPipeline, FilterType};
-use crate::format::generated::{field_files_by_index, field_files_percent_encoded};
+use crate::format::generated::{
+    field_files_by_index, field_files_percent_encoded, DATA_FILE_SUFFIX, FRAGMENT_METADATA_FILE,
+};
 use crate::fragment::{footer_schema_name, percent_encode_v8};
 use crate::schema::ArraySchema;
 use crate::storage::{RelPath, Storage};
@@ -99,7 +101,9 @@ fn offsets_tile_cells(storage: &dyn Storage, file: &RelPath) -> Vec<u64> {
     let Some(field) = stem.strip_suffix("_var") else {
         return Vec::new();
     };
-    let Ok(bytes) = beside(file, &format!("{field}.tdb")).and_then(|f| storage.read(&f)) else {
+    let Ok(bytes) =
+        beside(file, &format!("{field}{DATA_FILE_SUFFIX}")).and_then(|f| storage.read(&f))
+    else {
         return Vec::new();
     };
     explain_data_tiles(&bytes)
@@ -156,7 +160,7 @@ fn field_facts(
     file: &RelPath,
     key: Option<&[u8; 32]>,
 ) -> Option<FieldFacts> {
-    let metadata_file = beside(file, "__fragment_metadata.tdb").ok()?;
+    let metadata_file = beside(file, FRAGMENT_METADATA_FILE).ok()?;
     let metadata = storage.read(&metadata_file).ok()?;
     let place = locate_footer(storage, &metadata_file, &metadata, key).ok()?;
     let version = place.layout_version();

@@ -9,6 +9,11 @@ use super::tiles::explain_generic_tile_partly;
 use super::walker::{Span, Walker};
 use super::walkers::*;
 use crate::error::{Error, Result};
+use crate::format::generated::{
+    Extension, ARRAY_SCHEMA_FILE, COMMITS_DIR, DATA_FILE_SUFFIX, ENUMERATIONS_DIR, FRAGMENTS_DIR,
+    FRAGMENT_METADATA_FILE, FRAGMENT_META_DIR, GROUP_DETAILS_DIR, GROUP_FILE, LOCK_FILE,
+    METADATA_DIR, SCHEMA_DIR,
+};
 use crate::storage::{EntryKind, LocalStorage, RelPath, Storage};
 
 /// The kind of a file, from its place in the array or group.
@@ -54,7 +59,7 @@ impl FileKind {
             name(Some(path))?,
             name(parent).unwrap_or(""),
             name(parent.and_then(Path::parent)).unwrap_or(""),
-            || path.with_file_name("__fragment_metadata.tdb").is_file(),
+            || path.with_file_name(FRAGMENT_METADATA_FILE).is_file(),
         )
     }
 
@@ -62,7 +67,7 @@ impl FileKind {
     pub fn in_storage(storage: &dyn Storage, file: &RelPath) -> Option<FileKind> {
         let parent = file.parent();
         let beside_metadata = || {
-            let metadata = parent.join("__fragment_metadata.tdb");
+            let metadata = parent.join(FRAGMENT_METADATA_FILE);
             metadata.is_ok_and(|m| matches!(storage.kind(&m), Ok(Some(EntryKind::File))))
         };
         Self::named(
@@ -82,32 +87,36 @@ impl FileKind {
         grandparent: &str,
         beside_metadata: impl FnOnce() -> bool,
     ) -> Option<FileKind> {
-        if name.ends_with(".vac") || name.ends_with(".ign") {
+        if name.ends_with(Extension::Vac.suffix()) || name.ends_with(Extension::Ign.suffix()) {
             return Some(FileKind::TextLines);
         }
         Some(match parent {
-            _ if name == "__array_schema.tdb" => FileKind::ArraySchema,
-            _ if name == "__fragment_metadata.tdb" => FileKind::FragmentMetadata,
-            _ if name.ends_with(".wrt")
-                || name.ends_with(".ok")
-                || name == "__tiledb_group.tdb"
-                || name == "__lock.tdb" =>
+            _ if name == ARRAY_SCHEMA_FILE => FileKind::ArraySchema,
+            _ if name == FRAGMENT_METADATA_FILE => FileKind::FragmentMetadata,
+            _ if name.ends_with(Extension::Wrt.suffix())
+                || name.ends_with(Extension::Ok.suffix())
+                || name == GROUP_FILE
+                || name == LOCK_FILE =>
             {
                 FileKind::Marker
             }
             // A fragment folder: under __fragments/ (v12+), or beside the
             // schema before, known by its metadata file.
-            _ if name.ends_with(".tdb") && (grandparent == "__fragments" || beside_metadata()) => {
+            _ if name.ends_with(DATA_FILE_SUFFIX)
+                && (grandparent == FRAGMENTS_DIR || beside_metadata()) =>
+            {
                 FileKind::DataTiles
             }
-            "__enumerations" => FileKind::Enumeration,
-            "__schema" => FileKind::ArraySchema,
-            "__meta" => FileKind::Metadata,
-            "__group" => FileKind::GroupDetails,
-            "__commits" if name.ends_with(".del") => FileKind::DeleteCommit,
-            "__commits" if name.ends_with(".con") => FileKind::ConsolidatedCommits,
-            "__commits" if name.ends_with(".upd") => FileKind::UpdateCommit,
-            "__fragment_meta" if name.ends_with(".meta") => FileKind::ConsolidatedFragmentMetadata,
+            ENUMERATIONS_DIR => FileKind::Enumeration,
+            SCHEMA_DIR => FileKind::ArraySchema,
+            METADATA_DIR => FileKind::Metadata,
+            GROUP_DETAILS_DIR => FileKind::GroupDetails,
+            COMMITS_DIR if name.ends_with(Extension::Del.suffix()) => FileKind::DeleteCommit,
+            COMMITS_DIR if name.ends_with(Extension::Con.suffix()) => FileKind::ConsolidatedCommits,
+            COMMITS_DIR if name.ends_with(Extension::Upd.suffix()) => FileKind::UpdateCommit,
+            FRAGMENT_META_DIR if name.ends_with(Extension::Meta.suffix()) => {
+                FileKind::ConsolidatedFragmentMetadata
+            }
             _ => return None,
         })
     }

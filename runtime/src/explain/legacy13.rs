@@ -13,7 +13,7 @@ use super::walkers::*;
 use crate::error::{Error, Result};
 use crate::format::generated::{
     Legacy13Compressor, Legacy13DataTile, Legacy13FragmentMetadata,
-    Legacy13FragmentMetadataBinReadArgs,
+    Legacy13FragmentMetadataBinReadArgs, FRAGMENT_METADATA_FILE,
 };
 use crate::format::io::read_exact_from;
 use crate::schema::legacy13::{is_v13_generic_tile, read_generic_tile};
@@ -69,8 +69,7 @@ pub(super) fn explain_legacy13_data_file(
     file: &RelPath,
     bytes: &[u8],
 ) -> Result<Option<Body>> {
-    let Ok(metadata) = beside(file, "__fragment_metadata.tdb").and_then(|m| storage.read(&m))
-    else {
+    let Ok(metadata) = beside(file, FRAGMENT_METADATA_FILE).and_then(|m| storage.read(&m)) else {
         return Ok(None);
     };
     if !is_legacy13_tile(&metadata, None) {

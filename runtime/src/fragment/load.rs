@@ -16,6 +16,7 @@ use crate::tile::generic::read_generic_tile;
 
 use super::parse::{footer_schema_name, legacy_rect, parse_footer, rect_from_stored, SchemaCache};
 use super::{FragmentMetadata, StoredFooter, MAX_FRAGMENT_FOOTER_SIZE};
+use crate::format::generated::COORDS_FILE;
 
 impl FragmentMetadata {
     /// Loads the metadata of `fragment`: its footer from `consolidated`
@@ -305,7 +306,7 @@ impl FragmentMetadata {
     /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when
     /// it has no `__coords.tdb`.
     fn set_legacy_density(&mut self, storage: &dyn Storage) -> Result<()> {
-        let coords = self.path.join("__coords.tdb")?;
+        let coords = self.path.join(COORDS_FILE)?;
         self.dense = storage.kind(&coords)?.is_none();
         if self.dense {
             self.tile_num = self.dense_tile_num()?;

@@ -11,6 +11,7 @@ use crate::tile::generic::{load_generic_tile, GenericTile};
 
 use super::parse::{parse_processed_conditions, parse_rtree, parse_tile_offsets, rect_from_stored};
 use super::{percent_encode_v8, Field, FieldTileTables, FragmentMetadata, Rectangle, StoredFooter};
+use crate::format::generated::DATA_FILE_SUFFIX;
 
 impl FragmentMetadata {
     /// The slot of `field` in this fragment's field index space, if the
@@ -66,7 +67,7 @@ impl FragmentMetadata {
         let stem = self.file_stem(field).ok_or_else(|| {
             Error::Usage(format!("fragment {} has no field {field:?}", self.name))
         })?;
-        self.path.join(&format!("{stem}{suffix}.tdb"))
+        self.path.join(&format!("{stem}{suffix}{DATA_FILE_SUFFIX}"))
     }
 
     /// The generic tile at `offset` of this fragment's metadata file, read

@@ -12,7 +12,7 @@ use crate::column::CellValue;
 use crate::error::{Error, Result};
 use crate::filter::{Datatype, Filter, FilterPipeline};
 use crate::format::generated as stored;
-use crate::format::generated::{ArrayType, DataOrder, WRITE_FORMAT_VERSION};
+use crate::format::generated::{ArrayType, DataOrder, LABELS_DIR, WRITE_FORMAT_VERSION};
 
 use super::{dimension_shapes, value, ArraySchema, SchemaOrder};
 
@@ -595,7 +595,7 @@ fn stored_label(i: usize, l: &LabelSpec) -> stored::DimensionLabel {
         uri: l
             .uri
             .clone()
-            .unwrap_or_else(|| format!("__labels/l{i}"))
+            .unwrap_or_else(|| format!("{LABELS_DIR}/l{i}"))
             .into_bytes(),
         label_attr_name: l.label_attr_name.as_bytes().to_vec(),
         label_order: l.order,

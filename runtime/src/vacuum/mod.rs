@@ -31,7 +31,7 @@ fn consolidated_commit_paths(storage: &dyn Storage) -> Result<Vec<RelPath>> {
     let commits = RelPath::parse(COMMITS_DIR)?;
     let mut out = Vec::new();
     for name in files_in(storage, &commits)? {
-        if name.ends_with(".con") {
+        if name.ends_with(Extension::Con.suffix()) {
             let path = commits.join(&name)?;
             let data = storage.read(&path)?;
             let describe = storage.describe(&path);
@@ -138,7 +138,7 @@ pub fn vacuum_fragment_meta(storage: &dyn Storage) -> Result<usize> {
     let dir = RelPath::parse(FRAGMENT_META_DIR)?;
     let mut metas = Vec::new();
     for name in files_in(storage, &dir)? {
-        if name.ends_with(".meta") {
+        if name.ends_with(Extension::Meta.suffix()) {
             metas.push((TimestampedName::parse(&name)?, name));
         }
     }
@@ -161,7 +161,9 @@ pub fn vacuum_commits(storage: &dyn Storage) -> Result<usize> {
     let mut removed = 0;
     for name in files_in(storage, &commits)? {
         let path = commits.join(&name)?;
-        if (name.ends_with(".wrt") || name.ends_with(".del")) && listed.contains(&path) {
+        if (name.ends_with(Extension::Wrt.suffix()) || name.ends_with(Extension::Del.suffix()))
+            && listed.contains(&path)
+        {
             storage.remove_file(&path)?;
             removed += 1;
         }

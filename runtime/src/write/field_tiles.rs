@@ -17,6 +17,7 @@ use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
 use super::tile_build::{build_tile, recipe, BuiltTile, TileRecipe};
 use super::tile_meta::{self, MetaKinds, TileMeta};
 use super::tiling::TilePlan;
+use crate::format::generated::{DATA_FILE_SUFFIX, VALIDITY_FILE_SUFFIX, VAR_FILE_SUFFIX};
 
 /// The unfiltered bytes of the tiles built at once, unless the input says
 /// otherwise: enough tiles to keep every thread busy, few enough that a
@@ -127,13 +128,13 @@ fn write_field(
 ) -> Result<FieldFiles> {
     let tile_num = plan.len();
     let var_sized = recipe.cell_size.is_none();
-    let mut fixed = output.open(format!("{}.tdb", recipe.stem))?;
+    let mut fixed = output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?;
     let mut var = var_sized
-        .then(|| output.open(format!("{}_var.tdb", recipe.stem)))
+        .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
         .transpose()?;
     let mut validity = recipe
         .nullable
-        .then(|| output.open(format!("{}_validity.tdb", recipe.stem)))
+        .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
         .transpose()?;
     let mut out = FieldFiles {
         fixed_len: 0,

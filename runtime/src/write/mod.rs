@@ -39,6 +39,7 @@ use crate::schema::{ArraySchema, SchemaBuilder};
 use crate::storage::{RelPath, Storage};
 use crate::tile::generic::write_generic_tile;
 
+use crate::format::generated::{COMMITS_DIR, METADATA_DIR};
 pub use coordinates::dense_from_coordinates;
 pub use evolve::SchemaEvolution;
 pub use fragment::{write_fragment, Column, FragmentInput};
@@ -50,15 +51,8 @@ pub use validate::{validate, Write, WriteLayout};
 /// The format version this writer produces (TileDB 2.30's): `writes` in `spec/format.toml`.
 pub const WRITE_VERSION: u32 = crate::format::generated::WRITE_FORMAT_VERSION;
 
-/// The folders of an array (format 12 and later).
-pub const ARRAY_DIRS: [&str; 6] = [
-    "__schema",
-    "__fragments",
-    "__commits",
-    "__fragment_meta",
-    "__meta",
-    "__labels",
-];
+/// The folders of an array (format 12 and later), from spec/directory.toml.
+pub use crate::format::generated::ARRAY_FOLDERS as ARRAY_DIRS;
 
 fn path(text: &str) -> Result<RelPath> {
     RelPath::parse(text)
@@ -91,7 +85,7 @@ pub fn create_array_from(
     let built = builder.build()?;
     let key = builder.encryption_key.as_ref();
     refuse_existing(storage, &RelPath::root(), true)?;
-    for dir in ARRAY_DIRS {
+    for &dir in ARRAY_DIRS {
         storage.create_dir(&path(dir)?)?;
     }
     storage.create_dir(&path(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?)?;
@@ -146,7 +140,7 @@ fn create_at(
         at = at.join(c)?;
         storage.create_dir(&at)?;
     }
-    for dir in ARRAY_DIRS {
+    for &dir in ARRAY_DIRS {
         storage.create_dir(&under(dir)?)?;
     }
     storage.create_dir(&under(SCHEMA_DIR)?.join(ENUMERATIONS_DIR)?)?;
@@ -221,7 +215,7 @@ pub fn write_metadata(
     let payload = write_to_vec(&meta, (), "Metadata")?;
     let tile = write_generic_tile(&payload, WRITE_VERSION, key)?;
     let name = TimestampedName::generate(timestamp, timestamp, None, None)?;
-    let dir = path("__meta")?;
+    let dir = path(METADATA_DIR)?;
     storage.create_dir(&dir)?;
     storage.write(&dir.join(name.as_str())?, &tile)?;
     Ok(name.as_str().to_string())
@@ -244,7 +238,7 @@ pub fn write_delete(
         Some(WRITE_VERSION),
         Some(Extension::Del),
     )?;
-    let dir = path("__commits")?;
+    let dir = path(COMMITS_DIR)?;
     storage.create_dir(&dir)?;
     storage.write(&dir.join(name.as_str())?, &tile)?;
     Ok(name.as_str().to_string())

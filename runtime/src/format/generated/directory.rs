@@ -4,6 +4,20 @@
 //! The folders of an array (format 12 and later, plus the fragment folders of older versions) and of a group. TileDB 2.30 lists four of them whole: an unexpected file there (a .tmp left by an interrupted write, say) stops it from opening the array or group, or from reading its metadata.
 //!
 //! Upstream: `format_spec/array_file_hierarchy.md`.
+/// The folders in an array's root, in spec order: an array owns
+/// these names (a file by one of them is an error).
+pub const ARRAY_FOLDERS: &[&str] = &[
+    "__schema",
+    "__fragments",
+    "__commits",
+    "__fragment_meta",
+    "__meta",
+    "__labels",
+];
+
+/// The folders in a group's root, in spec order.
+pub const GROUP_FOLDERS: &[&str] = &["__meta", "__group"];
+
 /// A folder of an array or a group (`[[folder]]` in spec/).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Folder {
@@ -118,6 +132,16 @@ pub const FOLDERS: &[Folder] = &[
         refusal: "open the group",
         reason: "GroupDirectory lists __group/ and loads every file but .vac files as group details; measured with tiledb-py 0.36.1 (TileDB 2.30).",
     },
+    Folder {
+        path: "__labels",
+        in_array: true,
+        in_group: false,
+        since: Some(18u32),
+        listed_whole: false,
+        loaded_as: "",
+        refusal: "",
+        reason: "Label arrays are opened by the names the schema lists, never by listing the folder.",
+    },
 ];
 
 /// The folders TileDB lists whole, in an array or a group.
@@ -137,4 +161,210 @@ pub fn listed_whole_folder(path: &str, in_group: bool) -> Option<&'static Folder
             f.listed_whole && f.path == path
                 && if in_group { f.in_group } else { f.in_array }
         })
+}
+
+/// Array schemas under timestamped names (schema evolution).
+/// From format version 10.
+///
+/// The folder `__schema` (`[[folder]]` of spec/directory.toml).
+pub const SCHEMA_DIR: &str = "__schema";
+
+/// Enumeration files, named by the schemas that use them.
+/// From format version 20.
+///
+/// The folder `__schema/__enumerations` (`[[folder]]` of spec/directory.toml).
+pub const ENUMERATIONS_DIR: &str = "__enumerations";
+
+/// One folder per fragment.
+/// From format version 12.
+///
+/// The folder `__fragments` (`[[folder]]` of spec/directory.toml).
+pub const FRAGMENTS_DIR: &str = "__fragments";
+
+/// Commit markers (.wrt), delete and update commits, consolidated commits, .ign and .vac files.
+/// From format version 12.
+///
+/// The folder `__commits` (`[[folder]]` of spec/directory.toml).
+pub const COMMITS_DIR: &str = "__commits";
+
+/// Consolidated fragment metadata (.meta).
+/// From format version 12.
+///
+/// The folder `__fragment_meta` (`[[folder]]` of spec/directory.toml).
+pub const FRAGMENT_META_DIR: &str = "__fragment_meta";
+
+/// Array metadata under timestamped names, and their .vac files.
+///
+/// The folder `__meta` (`[[folder]]` of spec/directory.toml).
+pub const METADATA_DIR: &str = "__meta";
+
+/// Group details (members) under timestamped names, and their .vac files.
+///
+/// The folder `__group` (`[[folder]]` of spec/directory.toml).
+pub const GROUP_DETAILS_DIR: &str = "__group";
+
+/// Dimension label arrays, one folder each, at the paths the schema's dimension labels name.
+/// From format version 18.
+///
+/// The folder `__labels` (`[[folder]]` of spec/directory.toml).
+pub const LABELS_DIR: &str = "__labels";
+
+/// The array schema in the root, before schemas moved to __schema/ under timestamped names; still read, as the oldest schema.
+/// Before format version 10.
+///
+/// In the array: `[[file_name]]` of spec/directory.toml.
+pub const ARRAY_SCHEMA_FILE: &str = "__array_schema.tdb";
+
+/// An empty lock file older TileDB versions created beside the schema; TileDB ignores it.
+///
+/// In the array: `[[file_name]]` of spec/directory.toml.
+pub const LOCK_FILE: &str = "__lock.tdb";
+
+/// The empty file that marks a folder as a group.
+///
+/// In the group: `[[file_name]]` of spec/directory.toml.
+pub const GROUP_FILE: &str = "__tiledb_group.tdb";
+
+/// The fragment's metadata (spec/fragment_metadata.toml); for versions 1 to 4 its presence commits the fragment.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const FRAGMENT_METADATA_FILE: &str = "__fragment_metadata.tdb";
+
+/// The zipped coordinates of a sparse fragment, before dimensions were stored apart (gate dimensions_stored_apart).
+/// Before format version 5.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const COORDS_FILE: &str = "__coords.tdb";
+
+/// Per-cell timestamps of a fragment consolidated with timestamps (has_timestamps).
+/// From format version 14.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const TIMESTAMPS_FILE: &str = "t.tdb";
+
+/// Per-cell delete timestamps (has_delete_meta).
+/// From format version 15.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const DELETE_TIMESTAMPS_FILE: &str = "dt.tdb";
+
+/// Per-cell index of the delete condition that deleted the cell (has_delete_meta).
+/// From format version 15.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const DELETE_CONDITION_INDEX_FILE: &str = "dci.tdb";
+
+/// The suffix of a field's fixed-size data file (`a0.tdb`; before version 9, the field's name).
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const DATA_FILE_SUFFIX: &str = ".tdb";
+
+/// The suffix of a var-sized field's values file (`a0_var.tdb`).
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const VAR_FILE_SUFFIX: &str = "_var.tdb";
+
+/// The suffix of a nullable field's validity file (`a0_validity.tdb`; gate validity_stored).
+/// From format version 7.
+///
+/// In the fragment: `[[file_name]]` of spec/directory.toml.
+pub const VALIDITY_FILE_SUFFIX: &str = "_validity.tdb";
+
+/// The extensions a timestamped name can carry (`[[extension]]` of spec/directory.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Extension {
+    /// Commit marker of a fragment, in the array root (gates ok_file_commits, commits_in_commits_folder).
+    /// Format versions 5 to 11.
+    Ok,
+    /// Commit marker of a fragment in __fragments/, in __commits/ (gate commits_in_commits_folder).
+    /// From format version 12.
+    Wrt,
+    /// List of files made obsolete by a consolidation: beside the fragments' commits, or in __meta/ and __group/ for metadata and group details.
+    Vac,
+    /// Consolidated commits.
+    /// From format version 12.
+    Con,
+    /// Commit paths to ignore in .con files.
+    /// From format version 12.
+    Ign,
+    /// Delete commit: a condition whose matching cells are deleted.
+    /// From format version 12.
+    Del,
+    /// Update commit: a condition and new values.
+    /// From format version 12.
+    Upd,
+    /// Consolidated fragment metadata (in __fragment_meta/ from version 12, in the root before).
+    Meta,
+}
+
+impl Extension {
+    /// Every extension, in spec order.
+    pub const ALL: [Extension; 8usize] = [
+        Extension::Ok,
+        Extension::Wrt,
+        Extension::Vac,
+        Extension::Con,
+        Extension::Ign,
+        Extension::Del,
+        Extension::Upd,
+        Extension::Meta,
+    ];
+    /// The suffix as written, with its dot.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Extension::Ok => ".ok",
+            Extension::Wrt => ".wrt",
+            Extension::Vac => ".vac",
+            Extension::Con => ".con",
+            Extension::Ign => ".ign",
+            Extension::Del => ".del",
+            Extension::Upd => ".upd",
+            Extension::Meta => ".meta",
+        }
+    }
+    /// The folder its files are in (`""`: the root), where spec/ states one.
+    pub const fn folder(self) -> Option<&'static str> {
+        match self {
+            Extension::Ok => Some(""),
+            Extension::Wrt => Some("__commits"),
+            Extension::Vac => None,
+            Extension::Con => Some("__commits"),
+            Extension::Ign => Some("__commits"),
+            Extension::Del => Some("__commits"),
+            Extension::Upd => Some("__commits"),
+            Extension::Meta => None,
+        }
+    }
+    /// The first format version that names files with it, if not the first.
+    pub const fn since(self) -> Option<u32> {
+        match self {
+            Extension::Ok => Some(5u32),
+            Extension::Wrt => Some(12u32),
+            Extension::Vac => None,
+            Extension::Con => Some(12u32),
+            Extension::Ign => Some(12u32),
+            Extension::Del => Some(12u32),
+            Extension::Upd => Some(12u32),
+            Extension::Meta => None,
+        }
+    }
+    /// The first format version that no longer does, if any.
+    pub const fn until(self) -> Option<u32> {
+        match self {
+            Extension::Ok => Some(12u32),
+            Extension::Wrt => None,
+            Extension::Vac => None,
+            Extension::Con => None,
+            Extension::Ign => None,
+            Extension::Del => None,
+            Extension::Upd => None,
+            Extension::Meta => None,
+        }
+    }
+    /// The extension of a suffix given without its dot.
+    pub fn from_suffix(without_dot: &str) -> Option<Extension> {
+        Extension::ALL
+            .into_iter()
+            .find(|ext| ext.suffix().strip_prefix('.') == Some(without_dot))
+    }
 }
