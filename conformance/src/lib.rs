@@ -13,6 +13,7 @@ pub mod corpus;
 pub mod differential;
 pub mod html;
 pub mod known_failures;
+pub mod oracle;
 pub mod recipe;
 pub mod report;
 pub mod run;

@@ -79,10 +79,7 @@ fn compiler_dir() -> Option<PathBuf> {
 
 /// The venv's python with kaitaistruct installed (pip on first use).
 fn python() -> Option<PathBuf> {
-    let python = conformance_dir().join("../.venv-tiledb/bin/python");
-    if !python.exists() {
-        return None;
-    }
+    let python = tiledb_conformance::oracle::tiledb_python()?;
     let dir = conformance_dir();
     if !runs(&python, &["-c", "import kaitaistruct"], &dir)
         && !runs(

@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::path::Path;
 use std::process::{Command, Output};
 use support::{copy_dir, corpus_array, files, tdb};
 
@@ -100,11 +99,9 @@ fn a_delete_then_reads_and_aggregates_agree_with_tiledb() {
         after.trim(),
         r#"{"dimensions":{"d":[1,999]},"attributes":{"a":[2147483647,2147483646]}}"#
     );
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv-tiledb/bin/python");
-    if !python.is_file() {
-        println!("skipped the TileDB half: no .venv-tiledb");
+    let Some(python) = tiledb_conformance::oracle::tiledb_python_or_skip("the TileDB half") else {
         return;
-    }
+    };
     let script = format!(
         "import tiledb, json\nA = tiledb.open({a:?}, timestamp=4102444800000)\nr = A[:]\nprint(json.dumps({{'d': [int(x) for x in r['d']], 'a': [int(x) for x in r['a']]}}))"
     );

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -373,11 +373,6 @@ pub fn tiledb_py_command(workspace: &Path, conformance_dir: &Path) -> Option<Vec
     if !script.is_file() {
         return None;
     }
-    let mut candidates: Vec<PathBuf> =
-        vec![workspace.join(".venv-tiledb").join("bin").join("python")];
-    if let Some(p) = std::env::var_os("TILEDB_PY") {
-        candidates.push(PathBuf::from(p));
-    }
-    let python = candidates.into_iter().find(|p| p.is_file())?;
+    let python = crate::oracle::tiledb_python_in(workspace)?;
     Some(vec![path_arg(&python), path_arg(&script)])
 }

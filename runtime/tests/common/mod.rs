@@ -21,14 +21,10 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-/// The Python of the TileDB oracle venv: `.venv-tiledb/` in the workspace
-/// (what `.ci/run` installs), or `$TILEDB_PY`.
+/// The Python of the TileDB oracle venv (`.venv-tiledb/` in the workspace,
+/// or `$TILEDB_PY`): the one lookup, in the conformance kit.
 pub fn tiledb_python() -> Option<PathBuf> {
-    let candidates = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_file())
+    tiledb_conformance::oracle::tiledb_python()
 }
 
 /// Runs one read of a case (an entry of its `[[reads]]`) on the array or

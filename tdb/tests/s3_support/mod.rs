@@ -24,11 +24,7 @@ pub use crate::support::workspace;
 /// The oracle venv's Python, with moto: `None` (and the reason printed)
 /// when it is missing, so the caller can skip.
 pub fn python() -> Option<PathBuf> {
-    let python = workspace().join(".venv-tiledb/bin/python");
-    if !python.is_file() {
-        println!("skipped: no .venv-tiledb (scripts/test installs it)");
-        return None;
-    }
+    let python = tiledb_conformance::oracle::tiledb_python_or_skip("the object-store test")?;
     let ok = Command::new(&python)
         .args(["-c", "import moto.server, tiledb"])
         .status()

@@ -64,19 +64,7 @@ pub fn succeeded<P: Debug>(out: Output, args: &[P]) -> Vec<u8> {
 /// or `$TILEDB_PY`); `None`, with the reason printed, when there is none,
 /// so that the caller skips what needs TileDB.
 pub fn tiledb_python() -> Option<PathBuf> {
-    let found = [
-        Some(workspace().join(".venv-tiledb/bin/python")),
-        std::env::var_os("TILEDB_PY").map(PathBuf::from),
-    ]
-    .into_iter()
-    .flatten()
-    .find(|p| p.is_file());
-    if found.is_none() {
-        println!(
-            "skipped the TileDB half: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)"
-        );
-    }
-    found
+    tiledb_conformance::oracle::tiledb_python_or_skip("the TileDB half")
 }
 
 /// Copies the folder `from` (every file and folder below it) to `to`.
