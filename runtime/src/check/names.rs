@@ -146,14 +146,7 @@ pub fn name_problem(path: &str) -> Option<String> {
             }) {
                 return Some(e);
             }
-            let named_by_index = TimestampedName::parse(fragment)
-                .map(|n| g::field_files_by_index(n.format_version()))
-                .unwrap_or(false);
-            if !named_by_index || fragment_file_ok(file) {
-                None
-            } else {
-                Some(format!("{file}: not a fragment file name"))
-            }
+            fragment_file_problem(fragment, file)
         }
         [LABELS_DIR, ..] => None,
         [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
@@ -169,17 +162,23 @@ pub fn name_problem(path: &str) -> Option<String> {
             )
         }
         [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
-            // Before format 9, fragment files are named after their fields.
-            let named_by_index = TimestampedName::parse(fragment)
-                .map(|n| g::field_files_by_index(n.format_version()))
-                .unwrap_or(false);
-            if !named_by_index || fragment_file_ok(file) {
-                None
-            } else {
-                Some(format!("{file}: not a fragment file name"))
-            }
+            fragment_file_problem(fragment, file)
         }
         _ => Some(format!("{path}: not a file of an array")),
+    }
+}
+
+/// Why `file` is no file of the fragment folder `fragment`: from the
+/// version that names field files by index, only those names (before it,
+/// files are named after their fields, so any name goes).
+fn fragment_file_problem(fragment: &str, file: &str) -> Option<String> {
+    let named_by_index = TimestampedName::parse(fragment)
+        .map(|n| g::field_files_by_index(n.format_version()))
+        .unwrap_or(false);
+    if !named_by_index || fragment_file_ok(file) {
+        None
+    } else {
+        Some(format!("{file}: not a fragment file name"))
     }
 }
 

@@ -271,13 +271,15 @@ impl TimestampedName {
     }
 
     /// The format version the name implies, as TileDB reads it: 2 for
-    /// `__<uuid>_<t>`, 4 for `__<t1>_<t2>_<label>`, else the suffix.
-    /// Meaningful for fragment and commit names only.
+    /// `__<uuid>_<t>`, 4 for `__<t1>_<t2>_<label>` (spec/format.toml),
+    /// else the suffix. Meaningful for fragment and commit names only.
     pub fn format_version(&self) -> u32 {
+        use crate::format::generated::{RANGE_NAME_FORMAT_VERSION, UUID_NAME_FORMAT_VERSION};
         match self.form {
-            NameForm::UuidTimestamp => 2,
-            NameForm::Range => 4,
-            NameForm::Versioned => self.version.unwrap_or(4),
+            NameForm::UuidTimestamp => UUID_NAME_FORMAT_VERSION as u32,
+            NameForm::Range | NameForm::Versioned => {
+                self.version.unwrap_or(RANGE_NAME_FORMAT_VERSION as u32)
+            }
         }
     }
 

@@ -39,7 +39,7 @@ pub use datatype::Datatype;
 /// TileDB's default chunk size, the serialized `max_chunk_size` of every
 /// pipeline TileDB writes. Chunking itself always uses this constant; the
 /// serialized value only matters when it is 0 (no chunking).
-pub const DEFAULT_MAX_CHUNK_SIZE: u32 = 64 * 1024;
+pub const DEFAULT_MAX_CHUNK_SIZE: u32 = crate::format::generated::MAX_TILE_CHUNK_SIZE as u32;
 
 /// The filters in write order, and the chunk size limit.
 #[derive(Debug, Clone, PartialEq)]

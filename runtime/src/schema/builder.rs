@@ -16,8 +16,8 @@ use crate::format::generated::{ArrayType, DataOrder, LABELS_DIR, WRITE_FORMAT_VE
 
 use super::{dimension_shapes, value, ArraySchema, SchemaOrder};
 
-/// TileDB's default capacity of a sparse data tile (`constants::capacity`).
-pub const DEFAULT_CAPACITY: u64 = 10_000;
+/// TileDB's default capacity of a sparse data tile (spec/format.toml).
+pub const DEFAULT_CAPACITY: u64 = crate::format::generated::DEFAULT_CAPACITY;
 
 /// One dimension of a schema being built.
 #[derive(Debug, Clone, PartialEq)]

@@ -40,7 +40,7 @@ use crate::{Error, Result};
 
 /// The chunk size TileDB cuts tiles at, whatever the pipeline says
 /// (`constants::max_tile_chunk_size`).
-pub const CHUNK_SIZE: u64 = 64 * 1024;
+pub const CHUNK_SIZE: u64 = crate::format::generated::MAX_TILE_CHUNK_SIZE;
 
 /// The stored offsets tile of a var-sized string field whose pipeline
 /// encodes whole strings (see [`FilterPipeline::skips_offsets`]): zero chunks.

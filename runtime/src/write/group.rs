@@ -23,7 +23,7 @@ use crate::tile::generic::write_generic_tile;
 use super::WRITE_VERSION;
 
 /// The group-details version this writer produces (TileDB 2.30's).
-const DETAILS_VERSION: u32 = 2;
+const DETAILS_VERSION: u32 = crate::format::generated::GROUP_DETAILS_WRITE_VERSION as u32;
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::Usage(msg.into())

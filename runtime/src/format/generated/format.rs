@@ -319,6 +319,54 @@ pub const FORMAT_FACTS: &[FormatFact] = &[
         statement: "Version 23's tile global-order bounds: only sparse fragments write them. Their generic tiles (per dimension the global-order minimums, then per dimension the maximums) follow the tile maxes and precede the tile sums in __fragment_metadata.tdb; the footer's optional-sections count (u32) is written even when it is 0, and the TILE_GLOBAL_ORDER_BOUNDS section's data must be exactly 16 x dimensions bytes (8 x D min offsets, then 8 x D max offsets), else TileDB refuses the fragment metadata as corrupt. format_spec/fragment.md gives the section layout but not the placement, the sparse-only rule or the size check.",
         source: "tiledb/sm/fragment/fragment_metadata.cc (FragmentMetadata::store, load_optional_sections, write_optional_sections)",
     },
+    FormatFact {
+        name: "max_tile_chunk_size",
+        erratum: false,
+        statement: "TileDB cuts every filtered tile into chunks of at most 65536 bytes (whole cells), whatever the pipeline's max_chunk_size says; it also writes that number as the max_chunk_size of every pipeline it creates. format_spec/filter_pipeline.md shows the chunk framing without the size writers choose.",
+        source: "tiledb/sm/misc/constants.cc (max_tile_chunk_size), tiledb/sm/filter/filter_pipeline.cc",
+    },
+    FormatFact {
+        name: "group_details_write_version",
+        erratum: false,
+        statement: "TileDB 2.30 writes group details of version 2 (members added and removed, applied in time order), and names their files with that version.",
+        source: "tiledb/sm/group/group_details_v2.h (GroupDetailsV2::format_version_), tiledb/sm/group/group.cc",
+    },
+    FormatFact {
+        name: "default_capacity",
+        erratum: false,
+        statement: "A schema created without a capacity gets 10000 cells per sparse data tile.",
+        source: "tiledb/sm/misc/constants.cc (capacity)",
+    },
+    FormatFact {
+        name: "hilbert_max_dims",
+        erratum: false,
+        statement: "A Hilbert cell order handles at most 16 dimensions; TileDB refuses a schema with more.",
+        source: "tiledb/sm/misc/hilbert.h (HC_MAX_DIM), tiledb/sm/array_schema/array_schema.cc (check)",
+    },
+    FormatFact {
+        name: "enumeration_max_size",
+        erratum: false,
+        statement: "TileDB refuses a schema with an enumeration larger than 10 MiB (the default sm.enumerations_max_size, checked by ArraySchema::check_enumerations).",
+        source: "tiledb/sm/config/config.cc (sm.enumerations_max_size), tiledb/sm/array_schema/array_schema.cc",
+    },
+    FormatFact {
+        name: "enumerations_max_total_size",
+        erratum: false,
+        statement: "TileDB refuses a schema whose enumerations together exceed 50 MiB (the default sm.enumerations_max_total_size).",
+        source: "tiledb/sm/config/config.cc (sm.enumerations_max_total_size), tiledb/sm/array_schema/array_schema.cc",
+    },
+    FormatFact {
+        name: "uuid_name_format_version",
+        erratum: false,
+        statement: "A fragment name of the form __<uuid>_<t> carries no version; TileDB reads it as format version 2.",
+        source: "tiledb/sm/fragment/fragment_identifier.cc",
+    },
+    FormatFact {
+        name: "range_name_format_version",
+        erratum: false,
+        statement: "A fragment name of the form __<t1>_<t2>_<label> carries no version; TileDB reads it as format version 4.",
+        source: "tiledb/sm/fragment/fragment_identifier.cc",
+    },
 ];
 
 ///The bitshuffle filter shuffles each chunk part in blocks of 8192 bytes: within a block, the largest multiple of 8 whole values is bit-transposed and the rest of the block is copied unchanged. format_spec/filter_pipeline.md names the filter without saying how it works. Source: `tiledb/sm/filter/bitshuffle_filter.cc (BSHUF_TARGET_BLOCK_SIZE_B)`.
@@ -329,6 +377,30 @@ pub const EXPERIMENTAL_FORMAT_VERSION: u64 = 4294967295u64;
 
 ///The format version whose layout the files of experimental_format_version have: 14, not the 16 current when they were added. Their fragment footer has has_timestamps (version 14) but neither has_delete_meta (written from 8e04ef7, 2022-07-02, released as version 15 in 2.11) nor the processed-conditions offset (version 16); the schema has no attribute data order (version 17). The experimental build that wrote them (the names' timestamps are 2022-07-11) was made from a main branch of May or June 2022, between 31a3dce (has_timestamps) and 8e04ef7. Source: `tiledb/sm/fragment/fragment_metadata.cc (write_has_timestamps, write_has_delete_meta at 8e04ef7)`.
 pub const EXPERIMENTAL_FORMAT_LAYOUT: u64 = 14u64;
+
+///TileDB cuts every filtered tile into chunks of at most 65536 bytes (whole cells), whatever the pipeline's max_chunk_size says; it also writes that number as the max_chunk_size of every pipeline it creates. format_spec/filter_pipeline.md shows the chunk framing without the size writers choose. Source: `tiledb/sm/misc/constants.cc (max_tile_chunk_size), tiledb/sm/filter/filter_pipeline.cc`.
+pub const MAX_TILE_CHUNK_SIZE: u64 = 65536u64;
+
+///TileDB 2.30 writes group details of version 2 (members added and removed, applied in time order), and names their files with that version. Source: `tiledb/sm/group/group_details_v2.h (GroupDetailsV2::format_version_), tiledb/sm/group/group.cc`.
+pub const GROUP_DETAILS_WRITE_VERSION: u64 = 2u64;
+
+///A schema created without a capacity gets 10000 cells per sparse data tile. Source: `tiledb/sm/misc/constants.cc (capacity)`.
+pub const DEFAULT_CAPACITY: u64 = 10000u64;
+
+///A Hilbert cell order handles at most 16 dimensions; TileDB refuses a schema with more. Source: `tiledb/sm/misc/hilbert.h (HC_MAX_DIM), tiledb/sm/array_schema/array_schema.cc (check)`.
+pub const HILBERT_MAX_DIMS: u64 = 16u64;
+
+///TileDB refuses a schema with an enumeration larger than 10 MiB (the default sm.enumerations_max_size, checked by ArraySchema::check_enumerations). Source: `tiledb/sm/config/config.cc (sm.enumerations_max_size), tiledb/sm/array_schema/array_schema.cc`.
+pub const ENUMERATION_MAX_SIZE: u64 = 10485760u64;
+
+///TileDB refuses a schema whose enumerations together exceed 50 MiB (the default sm.enumerations_max_total_size). Source: `tiledb/sm/config/config.cc (sm.enumerations_max_total_size), tiledb/sm/array_schema/array_schema.cc`.
+pub const ENUMERATIONS_MAX_TOTAL_SIZE: u64 = 52428800u64;
+
+///A fragment name of the form __<uuid>_<t> carries no version; TileDB reads it as format version 2. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
+pub const UUID_NAME_FORMAT_VERSION: u64 = 2u64;
+
+///A fragment name of the form __<t1>_<t2>_<label> carries no version; TileDB reads it as format version 4. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
+pub const RANGE_NAME_FORMAT_VERSION: u64 = 4u64;
 
 /// The newest layout described in `spec/` (upstream's newest); not
 /// what this implementation supports: see the two below.

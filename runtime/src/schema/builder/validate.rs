@@ -13,13 +13,12 @@ use super::{usage, AttributeSpec, DimensionSpec, EnumerationSpec, SchemaBuilder}
 use crate::schema::value::{int_limits, Scalar};
 use crate::schema::SchemaOrder;
 
-/// Most dimensions a Hilbert cell order handles (`Hilbert::HC_MAX_DIM`).
-const HILBERT_MAX_DIMS: usize = 16;
+/// Most dimensions a Hilbert cell order handles (spec/format.toml).
+const HILBERT_MAX_DIMS: usize = crate::format::generated::HILBERT_MAX_DIMS as usize;
 /// TileDB's default `sm.enumerations_max_size` and
-/// `sm.enumerations_max_total_size` (`config.cc`), which
+/// `sm.enumerations_max_total_size` (spec/format.toml), which
 /// `ArraySchema::check_enumerations` enforces.
-const ENUMERATION_MAX_SIZE: u64 = 10 * 1024 * 1024;
-const ENUMERATIONS_MAX_TOTAL_SIZE: u64 = 50 * 1024 * 1024;
+use crate::format::generated::{ENUMERATIONS_MAX_TOTAL_SIZE, ENUMERATION_MAX_SIZE};
 
 /// Every check, in the order TileDB meets them when a schema is assembled
 /// and then created.
