@@ -98,7 +98,7 @@ impl ArrayDirectory {
         }
         let root = RelPath::root();
         let root_entries =
-            list_checked(storage, &root, &ARRAY_DIR_NAMES)?.ok_or_else(|| Error::Io {
+            list_checked(storage, &root, ARRAY_DIR_NAMES)?.ok_or_else(|| Error::Io {
                 file: storage.describe(&root),
                 kind: std::io::ErrorKind::NotFound,
                 message: "no such folder".into(),
@@ -165,7 +165,7 @@ impl ArrayDirectory {
         let mut meta_files = Vec::new();
         if has_dir(FRAGMENT_META_DIR) {
             let meta_dir = dir_path(FRAGMENT_META_DIR)?;
-            for entry in list_checked(storage, &meta_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
+            for entry in list_checked(storage, &meta_dir, ARRAY_DIR_NAMES)?.unwrap_or_default() {
                 if entry.is_file() && entry.name.ends_with(Extension::Meta.suffix()) {
                     meta_files.push(meta_dir.join(&entry.name)?);
                 }
@@ -177,7 +177,7 @@ impl ArrayDirectory {
 
         // Commits: ignore lists first, then consolidated commits.
         let commit_entries = if has_dir(COMMITS_DIR) {
-            list_checked(storage, &dir_path(COMMITS_DIR)?, &ARRAY_DIR_NAMES)?.unwrap_or_default()
+            list_checked(storage, &dir_path(COMMITS_DIR)?, ARRAY_DIR_NAMES)?.unwrap_or_default()
         } else {
             Vec::new()
         };
@@ -230,7 +230,7 @@ impl ArrayDirectory {
     }
 
     fn load_schemas(&mut self, storage: &dyn Storage, schema_dir: &RelPath) -> Result<()> {
-        for entry in list_checked(storage, schema_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
+        for entry in list_checked(storage, schema_dir, ARRAY_DIR_NAMES)?.unwrap_or_default() {
             if entry.is_dir() {
                 if entry.name == ENUMERATIONS_DIR {
                     let enum_dir = schema_dir.join(ENUMERATIONS_DIR)?;
@@ -485,7 +485,7 @@ impl ArrayDirectory {
     ) -> Result<()> {
         let committed: HashSet<&str> = self.committed.iter().map(|f| f.path.as_str()).collect();
         let mut found = Vec::new();
-        for entry in list_checked(storage, fragments_dir, &ARRAY_DIR_NAMES)?.unwrap_or_default() {
+        for entry in list_checked(storage, fragments_dir, ARRAY_DIR_NAMES)?.unwrap_or_default() {
             let Ok(name) = TimestampedName::parse(&entry.name) else {
                 continue;
             };

@@ -102,7 +102,7 @@ impl GroupDirectory {
             )));
         }
         let root = RelPath::root();
-        let entries = list_checked(storage, &root, &GROUP_DIR_NAMES)?.ok_or_else(|| Error::Io {
+        let entries = list_checked(storage, &root, GROUP_DIR_NAMES)?.ok_or_else(|| Error::Io {
             file: storage.describe(&root),
             kind: std::io::ErrorKind::NotFound,
             message: "no such folder".into(),
@@ -122,7 +122,7 @@ impl GroupDirectory {
             TimestampedSet::load(
                 storage,
                 &root.join(GROUP_DETAILS_DIR)?,
-                &GROUP_DIR_NAMES,
+                GROUP_DIR_NAMES,
                 &[GROUP_DETAILS_DIR],
                 timestamp_start,
                 timestamp_end,
@@ -134,7 +134,7 @@ impl GroupDirectory {
             TimestampedSet::load(
                 storage,
                 &root.join(METADATA_DIR)?,
-                &GROUP_DIR_NAMES,
+                GROUP_DIR_NAMES,
                 &[METADATA_DIR],
                 timestamp_start,
                 timestamp_end,
