@@ -358,13 +358,13 @@ pub const FORMAT_FACTS: &[FormatFact] = &[
     FormatFact {
         name: "uuid_name_format_version",
         erratum: false,
-        statement: "A fragment name of the form __<uuid>_<t> carries no version; TileDB reads it as format version 2.",
+        statement: "A fragment name of the form `__<uuid>_<t>` carries no version; TileDB reads it as format version 2.",
         source: "tiledb/sm/fragment/fragment_identifier.cc",
     },
     FormatFact {
         name: "range_name_format_version",
         erratum: false,
-        statement: "A fragment name of the form __<t1>_<t2>_<label> carries no version; TileDB reads it as format version 4.",
+        statement: "A fragment name of the form `__<t1>_<t2>_<label>` carries no version; TileDB reads it as format version 4.",
         source: "tiledb/sm/fragment/fragment_identifier.cc",
     },
 ];
@@ -396,10 +396,10 @@ pub const ENUMERATION_MAX_SIZE: u64 = 10485760u64;
 ///TileDB refuses a schema whose enumerations together exceed 50 MiB (the default sm.enumerations_max_total_size). Source: `tiledb/sm/config/config.cc (sm.enumerations_max_total_size), tiledb/sm/array_schema/array_schema.cc`.
 pub const ENUMERATIONS_MAX_TOTAL_SIZE: u64 = 52428800u64;
 
-///A fragment name of the form __<uuid>_<t> carries no version; TileDB reads it as format version 2. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
+///A fragment name of the form `__<uuid>_<t>` carries no version; TileDB reads it as format version 2. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
 pub const UUID_NAME_FORMAT_VERSION: u64 = 2u64;
 
-///A fragment name of the form __<t1>_<t2>_<label> carries no version; TileDB reads it as format version 4. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
+///A fragment name of the form `__<t1>_<t2>_<label>` carries no version; TileDB reads it as format version 4. Source: `tiledb/sm/fragment/fragment_identifier.cc`.
 pub const RANGE_NAME_FORMAT_VERSION: u64 = 4u64;
 
 /// The newest layout described in `spec/` (upstream's newest); not
