@@ -25,7 +25,8 @@ use std::path::PathBuf;
 
 use crate::directory::files::*;
 use crate::directory::listing::{
-    in_file, list_checked, parse_listed, sort_by_time, TimestampedSet,
+    in_file, list_checked, list_commits_checked, parse_listed, sort_by_time, TimestampedSet,
+    COMMITS_FOLD,
 };
 use crate::directory::text_files::{self, EmbeddedTile};
 use crate::directory::timestamped_name::{Extension, TimestampedName};
@@ -106,13 +107,7 @@ impl ArrayDirectory {
         let has_dir = |name: &str| root_entries.iter().any(|e| e.is_dir() && e.name == name);
         let dir_path = |name: &str| root.join(name);
         // Every folder listed below, asked for at once.
-        let mut listed_dirs = vec![
-            SCHEMA_DIR,
-            COMMITS_DIR,
-            FRAGMENT_META_DIR,
-            METADATA_DIR,
-            LABELS_DIR,
-        ];
+        let mut listed_dirs = vec![SCHEMA_DIR, FRAGMENT_META_DIR, METADATA_DIR, LABELS_DIR];
         if list_uncommitted {
             listed_dirs.push(FRAGMENTS_DIR);
         }
@@ -121,6 +116,10 @@ impl ArrayDirectory {
             .filter(|name| has_dir(name))
             .map(dir_path)
             .collect::<Result<_>>()?;
+        // The longest listing first: one key per fragment, folded.
+        if has_dir(COMMITS_DIR) {
+            storage.prefetch_folded_listing(&dir_path(COMMITS_DIR)?, &COMMITS_FOLD);
+        }
         storage.prefetch_listings(&ahead);
 
         let mut dir = ArrayDirectory {
@@ -177,7 +176,8 @@ impl ArrayDirectory {
 
         // Commits: ignore lists first, then consolidated commits.
         let commit_entries = if has_dir(COMMITS_DIR) {
-            list_checked(storage, &dir_path(COMMITS_DIR)?, ARRAY_DIR_NAMES)?.unwrap_or_default()
+            list_commits_checked(storage, &dir_path(COMMITS_DIR)?, ARRAY_DIR_NAMES)?
+                .unwrap_or_default()
         } else {
             Vec::new()
         };

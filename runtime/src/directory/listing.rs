@@ -7,7 +7,7 @@ use crate::directory::files::TimestampedFile;
 use crate::directory::text_files;
 use crate::directory::timestamped_name::{Extension, TimestampedName};
 use crate::error::{Cause, Error, Result};
-use crate::storage::{DirEntry, RelPath, Storage};
+use crate::storage::{DirEntry, FoldAt, RelPath, Storage};
 
 pub(crate) fn in_file(storage: &dyn Storage, path: &RelPath) -> impl Fn(Error) -> Error {
     let file = storage.describe(path);
@@ -26,7 +26,40 @@ pub(crate) fn list_checked(
     let Some(entries) = storage.list_names(dir)? else {
         return Ok(None);
     };
-    for entry in &entries {
+    refuse_masking_files(storage, dir, owned_dirs, &entries)?;
+    Ok(Some(entries))
+}
+
+/// Where a listing of `__commits/` may fold names
+/// ([`Storage::list_names_folded`]): at `.wrt`, the ending of one commit
+/// marker per fragment; a whole name is a timestamped name.
+pub(crate) const COMMITS_FOLD: FoldAt = FoldAt {
+    suffix: Extension::Wrt.suffix(),
+    is_whole_name: |name| TimestampedName::parse(name).is_ok(),
+};
+
+/// [`list_checked`] of `__commits/`, folded at [`COMMITS_FOLD`] where the
+/// storage can.
+pub(crate) fn list_commits_checked(
+    storage: &dyn Storage,
+    dir: &RelPath,
+    owned_dirs: &[&str],
+) -> Result<Option<Vec<DirEntry>>> {
+    let Some(entries) = storage.list_names_folded(dir, &COMMITS_FOLD)? else {
+        return Ok(None);
+    };
+    refuse_masking_files(storage, dir, owned_dirs, &entries)?;
+    Ok(Some(entries))
+}
+
+/// Refuses a zero-byte file of `entries` named like one of `owned_dirs`.
+fn refuse_masking_files(
+    storage: &dyn Storage,
+    dir: &RelPath,
+    owned_dirs: &[&str],
+    entries: &[DirEntry],
+) -> Result<()> {
+    for entry in entries {
         if !entry.is_file() || !owned_dirs.contains(&entry.name.as_str()) {
             continue;
         }
@@ -47,7 +80,7 @@ pub(crate) fn list_checked(
             .in_file(storage.describe(&path)));
         }
     }
-    Ok(Some(entries))
+    Ok(())
 }
 
 pub(crate) fn parse_listed(

@@ -176,6 +176,16 @@ impl DirEntry {
     }
 }
 
+/// Where a folded listing ([`Storage::list_names_folded`]) cuts names.
+#[derive(Debug, Clone, Copy)]
+pub struct FoldAt {
+    /// The ending most file names of the folder share, such as `.wrt`.
+    pub suffix: &'static str,
+    /// Whether a name that ends with `suffix` is a whole file name of the
+    /// folder, not the start of a longer one.
+    pub is_whole_name: fn(&str) -> bool,
+}
+
 /// How much work storage has done, for tests that check we touch only the
 /// files we must.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -342,6 +352,29 @@ pub trait Storage: Send + Sync {
     /// made through the storage drops what was started.
     fn prefetch_listings(&self, dirs: &[RelPath]) {
         let _ = dirs;
+    }
+
+    /// [`Storage::list_names`] of a folder most of whose file names end
+    /// with `fold.suffix` (`.wrt` in `__commits/`): an object store may ask
+    /// its server to fold each name at the first occurrence of the suffix
+    /// (an S3 listing's delimiter), which sends a name that ends there as a
+    /// bare prefix of a few dozen bytes, without the size, date and tag of
+    /// a full entry. Those names come without a size. A folded name stands
+    /// for every key that starts with it, so one that `fold.is_whole_name`
+    /// refuses (the start of a temporary file's name, say) makes the
+    /// storage list the folder again unfolded; a key that continues past
+    /// a whole name's suffix is seen as that name. The default lists
+    /// unfolded.
+    fn list_names_folded(&self, dir: &RelPath, fold: &FoldAt) -> Result<Option<Vec<DirEntry>>> {
+        let _ = fold;
+        self.list_names(dir)
+    }
+
+    /// Starts [`Storage::list_names_folded`] of `dir` ahead, as
+    /// [`Storage::prefetch_listings`] starts plain listings (only a hint;
+    /// the default does nothing).
+    fn prefetch_folded_listing(&self, dir: &RelPath, fold: &FoldAt) {
+        let _ = (dir, fold);
     }
 
     /// Creates a folder and its missing parents.

@@ -33,13 +33,18 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
+use object_store::list::PaginatedListStore;
 use object_store::path::Path as Key;
-use object_store::{ListResult, ObjectStore, PutPayload};
+use object_store::{ObjectStore, PutPayload};
 
 use crate::error::{Cause, Error, Result};
 use crate::storage::counters::{bump, Counters};
 use crate::storage::object_cache::{Cache, MAX_SEGMENT, PREFETCH_BUDGET, TAIL};
-use crate::storage::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
+use crate::storage::{DirEntry, EntryKind, FoldAt, IoCounters, RelPath, Storage};
+
+#[path = "object_listing.rs"]
+mod listing;
+use listing::{ListingKey, PendingListing};
 
 /// Requests in flight at once for one batch ([`Storage::read_ranges`], a
 /// folder's removal), unless configured otherwise.
@@ -104,12 +109,13 @@ pub struct ObjectStorage {
     counters: Counters,
     cache: Cache,
     /// Folder listings started ahead of the reads that will ask for them
-    /// ([`Storage::prefetch_listings`]), running on the runtime.
-    pending: Mutex<HashMap<RelPath, PendingListing>>,
+    /// ([`Storage::prefetch_listings`]), running on the runtime; by folder
+    /// and by the suffix a folded listing cuts names at.
+    pending: Mutex<HashMap<ListingKey, PendingListing>>,
+    /// The store's listing with a delimiter of our choice, where we use it
+    /// ([`Storage::list_names_folded`]: S3).
+    lister: Option<Arc<dyn PaginatedListStore>>,
 }
-
-/// A folder listing under way.
-type PendingListing = tokio::task::JoinHandle<std::result::Result<ListResult, object_store::Error>>;
 
 impl ObjectStorage {
     /// Storage rooted at `prefix` of `store`; `url` names the root in
@@ -125,7 +131,15 @@ impl ObjectStorage {
             counters: Counters::default(),
             cache: Cache::default(),
             pending: Mutex::default(),
+            lister: None,
         }
+    }
+
+    /// Lists folders folded ([`Storage::list_names_folded`]) through
+    /// `lister`, the same store's paginated listing.
+    pub fn with_folded_listings(mut self, lister: Arc<dyn PaginatedListStore>) -> Self {
+        self.lister = Some(lister);
+        self
     }
 
     /// Refuses every change (an HTTP server, or a reader's choice).
@@ -383,48 +397,6 @@ impl ObjectStorage {
 }
 
 impl ObjectStorage {
-    /// [`Storage::prefetch_listings`]: a listing of each folder of `dirs`
-    /// not already under way, started on the runtime (all at once: an
-    /// array has a handful of folders) and left running for [`Storage::list`]
-    /// to take.
-    fn start_listings(&self, dirs: &[RelPath]) {
-        let Ok(runtime) = runtime() else { return };
-        let mut pending = self.pending();
-        for dir in dirs {
-            if pending.contains_key(dir) {
-                continue;
-            }
-            let store = Arc::clone(&self.store);
-            let key = self.key(dir);
-            let listing = runtime.spawn(async move {
-                let prefix = (!key.as_ref().is_empty()).then_some(&key);
-                store.list_with_delimiter(prefix).await
-            });
-            bump(&self.counters.listings, 1);
-            pending.insert(dir.clone(), listing);
-        }
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<RelPath, PendingListing>> {
-        // The map holds only handles: a panic elsewhere leaves it usable.
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The listing of `dir` started ahead, if any (taken: a later listing
-    /// asks the store again).
-    fn take_pending(&self, dir: &RelPath) -> Option<PendingListing> {
-        self.pending().remove(dir)
-    }
-
-    /// Drops the listings started ahead: a change may make them stale.
-    fn forget_pending(&self) {
-        for (_, listing) in self.pending().drain() {
-            listing.abort();
-        }
-    }
-
     /// [`Storage::prefetch`]: the ranges of `files` the cache lacks, each
     /// file's merged as a read would merge them, every request of every
     /// file issued at once (at most `max_in_flight` in flight), in the
@@ -522,49 +494,15 @@ impl Storage for ObjectStorage {
     }
 
     fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        let key = self.key(dir);
-        let listed = match self.take_pending(dir) {
-            Some(pending) => block_on(pending)?.unwrap_or_else(|e| {
-                Err(object_store::Error::Generic {
-                    store: "listing",
-                    source: Box::new(e),
-                })
-            }),
-            None => {
-                let prefix = (!key.as_ref().is_empty()).then_some(&key);
-                bump(&self.counters.listings, 1);
-                block_on(self.store.list_with_delimiter(prefix))?
-            }
-        };
-        let listed = listed.map_err(|e| self.error(dir, &e))?;
-        if listed.objects.is_empty() && listed.common_prefixes.is_empty() {
-            return Ok(None);
-        }
-        let files = listed.objects.iter().filter_map(|object| {
-            Some(DirEntry {
-                name: Self::name_below(&key, &object.location)?,
-                kind: EntryKind::File,
-                size: Some(object.size),
-            })
-        });
-        let folders = listed.common_prefixes.iter().filter_map(|folder| {
-            Some(DirEntry {
-                name: Self::name_below(&key, folder)?,
-                kind: EntryKind::Dir,
-                size: Some(0),
-            })
-        });
-        // Stores list in their own order (S3 by UTF-8 bytes, others not at
-        // all): sorted here, as the interface promises.
-        let mut entries: Vec<DirEntry> = files.chain(folders).collect();
-        entries.sort_by(|a, b| a.name.cmp(&b.name));
-        entries.dedup_by(|a, b| a.name == b.name);
-        // The sizes came with the listing: no request will ask them again.
-        self.cache.set_sizes(entries.iter().filter_map(|e| {
-            let size = e.size.filter(|_| e.is_file())?;
-            Some((dir.join(&e.name).ok()?, size))
-        }));
-        Ok(Some(entries))
+        self.list_plain(dir)
+    }
+
+    fn list_names_folded(&self, dir: &RelPath, fold: &FoldAt) -> Result<Option<Vec<DirEntry>>> {
+        self.list_folded(dir, fold)
+    }
+
+    fn prefetch_folded_listing(&self, dir: &RelPath, fold: &FoldAt) {
+        self.start_folded_listing(dir, fold);
     }
 
     fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::error::Result;
 
-use super::{DirEntry, EntryKind, IoCounters, RelPath, Storage};
+use super::{DirEntry, EntryKind, FoldAt, IoCounters, RelPath, Storage};
 
 /// The folder `prefix` of `inner` (a `&dyn Storage` or an
 /// `Arc<dyn Storage>`); every path is relative to it.
@@ -105,6 +105,16 @@ where
     fn prefetch_listings(&self, dirs: &[RelPath]) {
         let full: Vec<RelPath> = dirs.iter().filter_map(|d| self.full(d).ok()).collect();
         self.inner.prefetch_listings(&full);
+    }
+
+    fn list_names_folded(&self, dir: &RelPath, fold: &FoldAt) -> Result<Option<Vec<DirEntry>>> {
+        self.inner.list_names_folded(&self.full(dir)?, fold)
+    }
+
+    fn prefetch_folded_listing(&self, dir: &RelPath, fold: &FoldAt) {
+        if let Ok(full) = self.full(dir) {
+            self.inner.prefetch_folded_listing(&full, fold);
+        }
     }
 
     fn create_dir(&self, dir: &RelPath) -> Result<()> {

@@ -88,6 +88,7 @@ mod object_url {
     use std::sync::{Arc, Mutex, OnceLock};
     use std::time::Duration;
 
+    use object_store::list::PaginatedListStore;
     use object_store::path::Path as Key;
     use object_store::{ObjectStore, RetryConfig};
     use url::Url;
@@ -173,11 +174,8 @@ mod object_url {
     /// its credentials) is built once per process and shared by every
     /// storage opened on it, as opening an array's group members or labels
     /// opens many.
-    fn shared_store(
-        key: String,
-        build: impl FnOnce() -> Result<Arc<dyn ObjectStore>>,
-    ) -> Result<Arc<dyn ObjectStore>> {
-        static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    fn shared_store(key: String, build: impl FnOnce() -> Result<Built>) -> Result<Built> {
+        static STORES: OnceLock<Mutex<HashMap<String, Built>>> = OnceLock::new();
         let stores = STORES.get_or_init(Default::default);
         let lock = || {
             stores
@@ -185,10 +183,27 @@ mod object_url {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
         if let Some(store) = lock().get(&key) {
-            return Ok(Arc::clone(store));
+            return Ok(store.clone());
         }
         let store = build()?;
-        Ok(Arc::clone(lock().entry(key).or_insert(store)))
+        Ok(lock().entry(key).or_insert(store).clone())
+    }
+
+    /// A store, and its paginated listing where we list folded with it
+    /// ([`ObjectStorage::with_folded_listings`]).
+    #[derive(Clone)]
+    struct Built {
+        store: Arc<dyn ObjectStore>,
+        lister: Option<Arc<dyn PaginatedListStore>>,
+    }
+
+    impl From<Arc<dyn ObjectStore>> for Built {
+        fn from(store: Arc<dyn ObjectStore>) -> Self {
+            Built {
+                store,
+                lister: None,
+            }
+        }
     }
 
     /// The store a URL names, and the key prefix of its root.
@@ -210,10 +225,14 @@ mod object_url {
         let bucket = url.host_str().unwrap_or_default().to_owned();
         let read_only = matches!(scheme, "http" | "https");
         let shared = format!("{scheme}://{bucket}\n{config:?}");
-        let store = shared_store(shared, || build(location, scheme, &bucket, &url, settings))?;
-        Ok(ObjectStorage::new(store, prefix, location)
+        let built = shared_store(shared, || build(location, scheme, &bucket, &url, settings))?;
+        let storage = ObjectStorage::new(built.store, prefix, location)
             .read_only(read_only)
-            .with_max_in_flight(max_in_flight))
+            .with_max_in_flight(max_in_flight);
+        Ok(match built.lister {
+            Some(lister) => storage.with_folded_listings(lister),
+            None => storage,
+        })
     }
 
     /// Builds the store of `scheme` for `bucket`.
@@ -223,15 +242,21 @@ mod object_url {
         bucket: &str,
         url: &Url,
         settings: Settings,
-    ) -> Result<Arc<dyn ObjectStore>> {
-        Ok(match scheme {
+    ) -> Result<Built> {
+        let store: Arc<dyn ObjectStore> = match scheme {
             "s3" | "s3a" => {
                 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
                 let builder = AmazonS3Builder::from_env()
                     .with_bucket_name(bucket)
                     .with_retry(settings.retry);
                 let builder = configured!(location, builder, AmazonS3ConfigKey, &settings.rest);
-                Arc::new(built(location, builder.build())?)
+                let s3 = Arc::new(built(location, builder.build())?);
+                // Folded listings on S3 only: its delimiter may be any
+                // string, which the tests check against a real server.
+                return Ok(Built {
+                    store: Arc::clone(&s3) as Arc<dyn ObjectStore>,
+                    lister: Some(s3),
+                });
             }
             "gs" => {
                 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
@@ -271,6 +296,7 @@ mod object_url {
                     format!("unknown storage scheme `{scheme}://`"),
                 ))
             }
-        })
+        };
+        Ok(store.into())
     }
 }

@@ -116,6 +116,8 @@ pub struct Proxy {
     fault: Mutex<Fault>,
     seen: AtomicUsize,
     log: Mutex<Vec<String>>,
+    /// Bytes answered (heads and bodies) since the last `take_answered`.
+    answered: AtomicUsize,
     /// Rewrites each request's head before it is forwarded, and each answer
     /// (given the request line) before it is sent back.
     bridge: Bridge,
@@ -140,6 +142,7 @@ impl Proxy {
             fault: Mutex::new(Fault::None),
             seen: AtomicUsize::new(0),
             log: Mutex::new(Vec::new()),
+            answered: AtomicUsize::new(0),
             bridge,
         });
         let shared = Arc::clone(&proxy);
@@ -163,6 +166,11 @@ impl Proxy {
     /// The request lines (`GET /bucket/key?…`) seen since the last call.
     pub fn take_log(&self) -> Vec<String> {
         std::mem::take(&mut *self.log.lock().unwrap())
+    }
+
+    /// The bytes of the answers sent since the last call.
+    pub fn take_answered(&self) -> usize {
+        self.answered.swap(0, Ordering::SeqCst)
     }
 
     /// One client connection: one request, forwarded on its own upstream
@@ -213,6 +221,7 @@ impl Proxy {
             }
             _ => {}
         }
+        self.answered.fetch_add(response.len(), Ordering::SeqCst);
         client.write_all(&response)?;
         client.shutdown(Shutdown::Both)
     }

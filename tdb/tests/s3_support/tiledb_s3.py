@@ -9,7 +9,8 @@ TileDB under the URI `out`; {"op": "read", "array_root", "case_file",
 "read_id"} and {"op": "read", "array_root", "read"} answer a read in the
 conformance kit's canonical JSON; {"op": "fragments", "uri", "count"} makes
 a sparse array of `count` one-cell fragments (the request-count bench);
-{"op": "open_read", "uri"} opens an array and reads it whole;
+{"op": "open", "uri"} opens an array (and closes it); {"op": "open_read", "uri"}
+opens an array and reads it whole;
 {"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata;
 {"op": "inspect", "uri"} describes an array as TileDB sees it (cells, attributes,
 metadata, fragments, consolidated fragment metadata, fragments to vacuum) and
@@ -118,6 +119,9 @@ def handle(req):
         return {"ok": True}
     if op == "fragments":
         return fragments(req["uri"], req["count"])
+    if op == "open":
+        with tiledb.open(req["uri"], ctx=CTX):
+            return {"ok": True}
     if op == "open_read":
         return open_read(req["uri"])
     if op == "create_bucket":
