@@ -10,9 +10,13 @@
 //! memory at once, and parts are joined or cut into batches of at most the
 //! budget. A part larger than estimated is cut further and read again.
 //!
+//! One sparse dimension read with overlapping or unsorted ranges in row-
+//! or column-major order is cut by positions in the ranges as given when
+//! TileDB returns it in range order (its cells from one fragment), by
+//! coordinates otherwise (`plan::range_order` finds which first).
+//!
 //! Where the order cannot be cut by coordinates — a string dimension at
-//! the head of the order, Hilbert order, one sparse dimension read with
-//! overlapping or unsorted ranges — the
+//! the head of the order, Hilbert order — the
 //! cells under it are read at once and then cut into batches: memory then
 //! holds that part whole.
 
@@ -23,6 +27,7 @@ mod plan;
 use crate::error::{Error, Result};
 use crate::read::query::ReadQuery;
 use crate::read::result::{Column, ReadResult};
+use crate::read::sparse::{read_part, RangeOrder};
 use crate::snapshot::Snapshot;
 
 use estimate::result_bytes;
@@ -135,14 +140,22 @@ impl Batches<'_> {
                 self.plan = None;
                 return Ok(self.pending.take());
             };
-            let result = crate::read::read_pruned(
-                self.snapshot,
-                &next.query,
-                crate::read::skip::Prune {
-                    condition: self.prune.as_ref(),
-                    answered: None,
-                },
-            )?;
+            let prune = crate::read::skip::Prune {
+                condition: self.prune.as_ref(),
+                answered: None,
+            };
+            let result = match plan.range_order() {
+                RangeOrder::ByFragments => {
+                    crate::read::read_pruned(self.snapshot, &next.query, prune)?
+                }
+                order => {
+                    let mut result = read_part(self.snapshot, &next.query, prune, order)?;
+                    if next.query.skip_coordinates {
+                        result.dimensions.clear();
+                    }
+                    result
+                }
+            };
             plan.cell_bytes().observe(&result);
             let bytes = result_bytes(&result);
             if result.cell_count() == 0 {

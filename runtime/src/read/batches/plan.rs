@@ -25,6 +25,7 @@ use crate::read::batches::estimate::{CellBytes, SparseTiles};
 use crate::read::batches::key::Scale;
 use crate::read::dense::{dense_dimensions, query_spans};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
+use crate::read::sparse::{result_fragments, RangeOrder};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
@@ -134,6 +135,9 @@ pub(crate) struct Plan {
     /// has been handed out.
     stack: Vec<Part>,
     whole: Option<()>,
+    /// How the parts of a one-dimensional multi-range sparse read order
+    /// their cells (see `range_order`).
+    range_order: RangeOrder,
 }
 
 /// The most cells of one dense part (the dense reader's own limit, halved).
@@ -150,7 +154,17 @@ impl Plan {
             layout = ResultOrder::RowMajor;
         }
         let axes = axes(snapshot, query, dense)?;
-        let (digits, tile_digits) = digits(schema, &axes, layout, dense);
+        let (mut digits, tile_digits) = digits(schema, &axes, layout, dense);
+        let mut order = RangeOrder::ByFragments;
+        if !dense && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
+            // Several overlapping or unsorted ranges, row- or column-major.
+            order = range_order(snapshot, query, &axes, &digits)?;
+            if order == RangeOrder::ByFragments {
+                // Range order: the cells of the ranges as given, one
+                // range after the other, each in coordinate order.
+                digits[0].unit = Unit::Position;
+            }
+        }
         let cell_bytes = CellBytes::new(snapshot, query)?;
         let sparse = if dense {
             None
@@ -174,12 +188,18 @@ impl Plan {
             sparse,
             stack: Vec::new(),
             whole: None,
+            range_order: order,
         };
         match plan.first_part() {
             Some(part) => plan.stack.push(part),
             None => plan.whole = Some(()),
         }
         Ok(plan)
+    }
+
+    /// How the parts order a one-dimensional multi-range sparse read.
+    pub(crate) fn range_order(&self) -> RangeOrder {
+        self.range_order
     }
 
     /// The estimated bytes of one result cell (raised by what reads show).
@@ -243,9 +263,10 @@ impl Plan {
         let k = part.bounds.len() - 1;
         let (a, b) = part.bounds[k];
         if a < b {
-            // Tile indices are integers whatever the dimension's values.
+            // Tile indices and positions are integers whatever the
+            // dimension's values.
             let scale = match self.digits[k].unit {
-                Unit::Tile => Scale::Int,
+                Unit::Tile | Unit::Position => Scale::Int,
                 _ => self.axes[self.digits[k].dim]
                     .as_ref()
                     .map_or(Scale::Int, |axis| axis.scale),
@@ -490,10 +511,7 @@ fn digits(
             // One sparse dimension read with several ranges that are not
             // ascending and apart: TileDB returns them in range order or
             // in coordinate order depending on the fragments the cells
-            // come from, which a part cannot know. Read whole.
-            if !dense && n == 1 && !ascending_apart(axes) {
-                return (Vec::new(), 0);
-            }
+            // come from (`Plan::new` decides, see `range_order`).
             (list, 0)
         }
         ResultOrder::Global | ResultOrder::Unordered => {
@@ -549,6 +567,71 @@ fn tiles_order(dim: &crate::schema::Dimension) -> bool {
         _ => true,
     }
 }
+
+/// The order of a one-dimensional sparse row- or column-major read of
+/// overlapping or unsorted ranges, as TileDB chooses it for the whole read
+/// (`sparse::merge`): range order when its results (duplicates resolved,
+/// deleted cells counted) all come from one fragment, coordinate order —
+/// each cell once per range holding it — otherwise. A part cannot tell on
+/// its own, so the fragments are found first: from the tiles the ranges
+/// touch when at most one fragment has any, else by reading the
+/// coordinates in parts in coordinate order until a second fragment shows.
+fn range_order(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    axes: &[Option<Axis>],
+    digits: &[Digit],
+) -> Result<RangeOrder> {
+    let ranges = decode_ranges(snapshot.schema(), query)?;
+    let mut touched = 0;
+    crate::read::sparse::ranges::load_rtrees(snapshot);
+    for fragment in snapshot.fragments() {
+        if fragment.dense || fragment.non_empty_domain.is_none() {
+            continue;
+        }
+        if !crate::read::sparse::ranges::touched_tiles(snapshot, fragment, &ranges)?.is_empty() {
+            touched += 1;
+        }
+    }
+    if touched <= 1 {
+        return Ok(RangeOrder::ByFragments);
+    }
+    // Coordinates only: the fragments are all that is wanted.
+    let base = ReadQuery {
+        attributes: Some(Vec::new()),
+        ..query.clone()
+    };
+    let mut scan = Plan {
+        cell_bytes: CellBytes::new(snapshot, &base)?,
+        base,
+        axes: axes.to_vec(),
+        digits: digits.to_vec(),
+        dense: false,
+        tile_digits: 0,
+        cell_layout: ResultOrder::RowMajor,
+        sparse: Some(SparseTiles::new(snapshot, query)?),
+        stack: Vec::new(),
+        whole: None,
+        range_order: RangeOrder::Coordinates,
+    };
+    scan.stack.extend(scan.first_part());
+    let mut seen = Vec::new();
+    while let Some(part) = scan.next_part(SCAN_PART_BYTES) {
+        for name in result_fragments(snapshot, &part.query)? {
+            if !seen.contains(&name) {
+                seen.push(name);
+            }
+        }
+        if seen.len() > 1 {
+            return Ok(RangeOrder::Coordinates);
+        }
+    }
+    Ok(RangeOrder::ByFragments)
+}
+
+/// The estimated bytes of the parts read to find the fragments a
+/// multi-range read's results come from (`range_order`).
+const SCAN_PART_BYTES: u64 = 4 << 20;
 
 /// The one axis's spans each start after the previous one ends.
 fn ascending_apart(axes: &[Option<Axis>]) -> bool {
