@@ -15,14 +15,18 @@
 //! TileDB returns it in range order (its cells from one fragment), by
 //! coordinates otherwise (`plan::range_order` finds which first).
 //!
-//! Where the order cannot be cut by coordinates — a string dimension at
-//! the head of the order, Hilbert order — the
-//! cells under it are read at once and then cut into batches: memory then
-//! holds that part whole.
+//! A string dimension is cut like a number, its strings numbered by their
+//! leading bytes (`strings`).
+//!
+//! Where the order cannot be cut by coordinates — Hilbert order, a string
+//! dimension read with several ranges, strings sharing their first 15
+//! bytes — the cells under it are read at once and then cut into batches:
+//! memory then holds that part whole.
 
 mod estimate;
 mod key;
 mod plan;
+mod strings;
 
 use crate::error::{Error, Result};
 use crate::read::query::ReadQuery;

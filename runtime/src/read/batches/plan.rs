@@ -13,9 +13,10 @@
 //! lazily (a stack of pending halves), so a huge domain costs no memory.
 //!
 //! Digits exist for integer and float dimensions (a float's space tiles
-//! found from its keys by halving); the cut stops at the first digit of
-//! another dimension (strings, Hilbert order), whose part is then read
-//! whole.
+//! found from its keys by halving) and for string dimensions read with at
+//! most one range (strings numbered by their leading bytes, `strings`);
+//! the cut stops at the first digit of another dimension (a string read
+//! with several ranges, Hilbert order), whose part is then read whole.
 
 use std::rc::Rc;
 
@@ -23,6 +24,7 @@ use crate::error::Result;
 use crate::filter::Datatype;
 use crate::read::batches::estimate::{CellBytes, SparseTiles};
 use crate::read::batches::key::Scale;
+use crate::read::batches::strings::StringUnits;
 use crate::read::dense::{dense_dimensions, query_spans};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::sparse::{result_fragments, RangeOrder};
@@ -67,6 +69,8 @@ struct Axis {
     /// its tile of a value is `floor((value - low) / extent)`, as the
     /// global order computes it (`read::order`).
     float_tiles: Option<(f64, f64)>,
+    /// A string dimension's keys (`strings`).
+    strings: Option<Rc<StringUnits>>,
 }
 
 impl Axis {
@@ -153,7 +157,12 @@ impl Plan {
         if dense && n == 1 && matches!(layout, ResultOrder::Global | ResultOrder::Unordered) {
             layout = ResultOrder::RowMajor;
         }
-        let axes = axes(snapshot, query, dense)?;
+        let mut sparse = if dense {
+            None
+        } else {
+            Some(SparseTiles::new(snapshot, query)?)
+        };
+        let axes = axes(snapshot, query, dense, sparse.as_mut())?;
         let (mut digits, tile_digits) = digits(schema, &axes, layout, dense);
         let mut order = RangeOrder::ByFragments;
         if !dense && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
@@ -166,11 +175,6 @@ impl Plan {
             }
         }
         let cell_bytes = CellBytes::new(snapshot, query)?;
-        let sparse = if dense {
-            None
-        } else {
-            Some(SparseTiles::new(snapshot, query)?)
-        };
         let mut base = query.clone();
         base.layout = layout;
         let mut plan = Plan {
@@ -271,7 +275,13 @@ impl Plan {
                     .as_ref()
                     .map_or(Scale::Int, |axis| axis.scale),
             };
-            let mid = scale.midpoint(a, b);
+            let strings = self.axes[self.digits[k].dim]
+                .as_ref()
+                .and_then(|axis| axis.strings.as_ref());
+            let mid = match strings {
+                Some(units) if self.digits[k].unit == Unit::Value => units.midpoint(a, b),
+                _ => scale.midpoint(a, b),
+            };
             for half in [(mid + 1, b), (a, mid)] {
                 let mut bounds = part.bounds.clone();
                 bounds[k] = half;
@@ -285,6 +295,15 @@ impl Plan {
         let Some(next) = self.digits.get(k + 1).copied() else {
             return false;
         };
+        let digit = self.digits[k];
+        let string = self.axes[digit.dim]
+            .as_ref()
+            .and_then(|a| a.strings.as_ref());
+        if string.is_some() && digit.unit == Unit::Value && a % 2 != 0 {
+            // Strings between two MBR bounds: several values, so the next
+            // digit cannot be opened under them.
+            return false;
+        }
         let Some(boxed) = self.spans_before(&part.bounds, k + 1) else {
             return false;
         };
@@ -307,13 +326,20 @@ impl Plan {
         query.ranges.resize(schema_dims, Vec::new());
         for (d, spans) in boxed.iter().enumerate() {
             if let (Some(spans), Some(axis)) = (spans, &self.axes[d]) {
-                query.ranges[d] = spans
-                    .iter()
-                    .map(|&(lo, hi)| {
-                        let encode = |k| axis.scale.encode(axis.datatype, k);
-                        (encode(lo), encode(hi))
-                    })
-                    .collect();
+                query.ranges[d] = match &axis.strings {
+                    // `spans_before` kept only spans holding strings.
+                    Some(units) => spans
+                        .iter()
+                        .filter_map(|&(lo, hi)| units.bounds(lo, hi))
+                        .collect(),
+                    None => spans
+                        .iter()
+                        .map(|&(lo, hi)| {
+                            let encode = |k| axis.scale.encode(axis.datatype, k);
+                            (encode(lo), encode(hi))
+                        })
+                        .collect(),
+                };
             }
         }
         if self.dense && self.tile_digits > 0 {
@@ -359,6 +385,16 @@ impl Plan {
             };
             if spans.is_empty() {
                 return None;
+            }
+        }
+        for (spans, axis) in boxed.iter_mut().zip(&self.axes) {
+            if let (Some(spans), Some(units)) =
+                (spans, axis.as_ref().and_then(|a| a.strings.as_ref()))
+            {
+                spans.retain(|&(a, b)| units.bounds(a, b).is_some());
+                if spans.is_empty() {
+                    return None;
+                }
             }
         }
         if self.tile_digits > 0 {
@@ -421,7 +457,12 @@ impl Plan {
 /// Per dimension, its axis when it is a number: the query's spans (the
 /// whole domain where it gives none; a dense read's current domain as the
 /// dense reader takes it), its domain's low bound and tile extent.
-fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Option<Axis>>> {
+fn axes(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    dense: bool,
+    mut sparse: Option<&mut SparseTiles>,
+) -> Result<Vec<Option<Axis>>> {
     let schema = snapshot.schema();
     let ranges = decode_ranges(schema, query)?;
     if dense {
@@ -439,6 +480,7 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                     datatype: d.datatype,
                     scale: Scale::Int,
                     float_tiles: None,
+                    strings: None,
                 })
             })
             .collect());
@@ -447,9 +489,10 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
         .dimensions
         .iter()
         .zip(&ranges)
-        .map(|(dim, ranges)| {
+        .enumerate()
+        .map(|(d, (dim, ranges))| {
             if dim.var {
-                return None;
+                return string_axis(query, d, dim.datatype, sparse.as_deref_mut()?);
             }
             let scale = Scale::of(dim.datatype);
             let (lo, hi) = dim.domain_scalars()?;
@@ -480,9 +523,37 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                 datatype: dim.datatype,
                 scale,
                 float_tiles,
+                strings: None,
             })
         })
         .collect())
+}
+
+/// The axis of string dimension `d` (keys as `strings` numbers them):
+/// when the query gives it at most one range (several are merged or
+/// repeated by rules of their own) and the touched tiles record their
+/// bounds and sizes.
+fn string_axis(
+    query: &ReadQuery,
+    d: usize,
+    datatype: Datatype,
+    sparse: &mut SparseTiles,
+) -> Option<Axis> {
+    let range = match query.ranges.get(d).map(Vec::as_slice) {
+        None | Some([]) => None,
+        Some([one]) => Some(one.clone()),
+        Some(_) => return None,
+    };
+    let (units, span) = sparse.string_units(d, range)?;
+    Some(Axis {
+        spans: vec![span],
+        low: 0,
+        extent: 1,
+        datatype,
+        scale: Scale::Int,
+        float_tiles: None,
+        strings: Some(Rc::new(units)),
+    })
 }
 
 /// The digits of the result order, cut at the first one of a dimension
