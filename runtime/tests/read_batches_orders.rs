@@ -481,3 +481,80 @@ fn string_led_orders_stream_in_tiledbs_order() {
         );
     }
 }
+
+/// Sparse arrays in Hilbert cell order, each in two fragments whose cells
+/// overlap (the later one wins): `hint` over two INT32 dimensions, `hfloat`
+/// over a FLOAT64 and an INT64 one.
+const HILBERT_ARRAYS: &str = r#"
+import sys, os
+import numpy as np
+import tiledb
+root = sys.argv[1]
+rng = np.random.default_rng(5)
+def make(name, dims, draw):
+    uri = os.path.join(root, name)
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=tiledb.Domain(*dims), sparse=True,
+                        cell_order="hilbert", capacity=120,
+                        attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t, n in [(1, 9000), (2, 4000)]:
+        coords = draw(n)
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[coords] = {"a": np.arange(n) + 100_000 * t}
+def ints(n):
+    flat = rng.choice(300 * 300, n, replace=False)
+    return (flat // 300 - 100).astype(np.int32), (flat % 300).astype(np.int32)
+def floats(n):
+    flat = rng.choice(500 * 400, n, replace=False)
+    return (flat // 400) * 0.25 - 60.0, (flat % 400).astype(np.int64) * 1000
+make("hint", [tiledb.Dim("x", domain=(-100, 199), tile=50, dtype=np.int32),
+              tiledb.Dim("y", domain=(0, 299), tile=50, dtype=np.int32)], ints)
+make("hfloat", [tiledb.Dim("f", domain=(-60.0, 80.0), tile=10.0, dtype=np.float64),
+                tiledb.Dim("z", domain=(0, 1_000_000), tile=1000, dtype=np.int64)], floats)
+"#;
+
+#[cfg(feature = "arrow")]
+#[test]
+fn hilbert_order_streams_in_tiledbs_order() {
+    use tiledb_runtime::read::{ReadQuery, ResultOrder};
+    let reads: Vec<(&str, Option<(i32, i32)>)> =
+        vec![("hint", None), ("hint", Some((-20, 150))), ("hfloat", None)];
+    let oracle: Vec<serde_json::Value> = reads
+        .iter()
+        .map(|(name, range)| {
+            let ranges = match range {
+                Some((a, b)) => serde_json::json!([["x", [[a, b]]]]),
+                None => serde_json::json!([]),
+            };
+            serde_json::json!({"array": name, "ranges": ranges, "attrs": ["a"], "order": "G"})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tables) = against_arrow::tiledb_tables(dir.path(), HILBERT_ARRAYS, oracle) else {
+        return;
+    };
+    for ((name, range), theirs) in reads.iter().zip(&tables) {
+        let what = format!("{name} {range:?}");
+        let mut ranges = vec![Vec::new()];
+        if let Some((a, b)) = range {
+            ranges[0].push((a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()));
+        }
+        let query = ReadQuery {
+            ranges,
+            layout: ResultOrder::Global,
+            ..ReadQuery::default()
+        };
+        let ours = against_arrow::in_batches(&dir.path().join(name), &query, 4 << 10);
+        println!(
+            "{what}: {} batches, the first after {:.0}% of the data",
+            ours.count,
+            ours.first_share * 100.0
+        );
+        assert!(ours.count > 10, "{what}: {} batches", ours.count);
+        against_arrow::assert_same(&what, &ours.joined, theirs);
+        assert!(
+            ours.first_share < 0.25,
+            "{what}: the first batch after {:.0}% of the data: read whole",
+            ours.first_share * 100.0
+        );
+    }
+}

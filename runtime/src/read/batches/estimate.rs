@@ -13,6 +13,7 @@ use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
 use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
 
 /// A first guess at the bytes of one var-sized cell; what reads return
 /// raises it (see [`CellBytes::observe`]).
@@ -110,6 +111,8 @@ pub(crate) struct SparseTiles {
     /// Per dimension, the largest var-sized tile touched (`None` when a
     /// fragment does not record it).
     longest: Vec<Option<u64>>,
+    /// Each tile's fragment folder and index in it.
+    ids: Vec<(RelPath, u64)>,
 }
 
 impl SparseTiles {
@@ -130,6 +133,7 @@ impl SparseTiles {
             cells: Vec::new(),
             strings: Vec::new(),
             longest: vec![Some(0); dims],
+            ids: Vec::new(),
         };
         crate::read::sparse::ranges::load_rtrees(snapshot);
         for fragment in snapshot.fragments() {
@@ -141,6 +145,7 @@ impl SparseTiles {
             tiles.note_longest(snapshot, fragment, &touched)?;
             for t in touched {
                 tiles.cells.push(fragment.cell_num(t, 0));
+                tiles.ids.push((fragment.path.clone(), t));
                 let mbr = mbrs.get(t as usize);
                 for (d, dim) in schema.dimensions.iter().enumerate() {
                     let bounds = mbr.and_then(|m| m.get(d)).filter(|_| dim.var);
@@ -206,6 +211,52 @@ impl SparseTiles {
         }
         let span = units.key_span(span?)?;
         Some((units, span))
+    }
+
+    /// The tiles of a Hilbert-ordered array seen along one axis, the
+    /// Hilbert value: each tile's MBR becomes bounds of its cells' values
+    /// (`hilbert::value_bounds`, the coordinates mapped as the global
+    /// order maps them). `None` when a dimension is not a number (a
+    /// string's mapping does not keep its order) or a tile has no MBR.
+    pub(crate) fn hilbert(mut self, schema: &crate::schema::ArraySchema) -> Option<SparseTiles> {
+        let n = schema.dimensions.len();
+        let bits = crate::read::hilbert::bits_per_dim(n);
+        let max = crate::read::hilbert::max_bucket(bits);
+        let mut domains = Vec::with_capacity(n);
+        for dim in &schema.dimensions {
+            let (lo, hi) = dim.domain_scalars().filter(|_| !dim.var)?;
+            domains.push((lo.as_f64()?, hi.as_f64()?));
+        }
+        let depth = (6 / n as u32).max(1);
+        let mut ranges = Vec::with_capacity(self.cells.len());
+        for t in 0..self.cells.len() {
+            let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for (d, &(dlo, dhi)) in domains.iter().enumerate() {
+                let (a, b) = self.mbrs[t * self.dims + d]?;
+                let map = |k| {
+                    let value = self.scales[d].value(k);
+                    crate::read::hilbert::map_numeric(value, dlo, dhi, max)
+                };
+                lo.push(map(a));
+                hi.push(map(b));
+            }
+            let (a, b) = crate::read::hilbert::value_bounds(&lo, &hi, bits, depth);
+            ranges.push(Some((i128::from(a), i128::from(b))));
+        }
+        self.dims = 1;
+        self.scales = vec![Scale::Int];
+        self.mbrs = ranges;
+        self.strings = vec![None; self.cells.len()];
+        self.longest = vec![None];
+        Some(self)
+    }
+
+    /// The fragment folder and index of each of `tiles`.
+    pub(crate) fn ids(&self, tiles: &[u32]) -> std::collections::HashSet<(RelPath, u64)> {
+        tiles
+            .iter()
+            .map(|&t| self.ids[t as usize].clone())
+            .collect()
     }
 
     /// Every tile, by index.

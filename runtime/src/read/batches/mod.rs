@@ -147,17 +147,22 @@ impl Batches<'_> {
             let prune = crate::read::skip::Prune {
                 condition: self.prune.as_ref(),
                 answered: None,
+                only: None,
             };
-            let result = match plan.range_order() {
-                RangeOrder::ByFragments => {
-                    crate::read::read_pruned(self.snapshot, &next.query, prune)?
-                }
-                order => {
-                    let mut result = read_part(self.snapshot, &next.query, prune, order)?;
-                    if next.query.skip_coordinates {
-                        result.dimensions.clear();
+            let result = if let Some((values, tiles)) = &next.hilbert {
+                hilbert_part(self.snapshot, &next.query, prune, *values, tiles)?
+            } else {
+                match plan.range_order() {
+                    RangeOrder::ByFragments => {
+                        crate::read::read_pruned(self.snapshot, &next.query, prune)?
                     }
-                    result
+                    order => {
+                        let mut result = read_part(self.snapshot, &next.query, prune, order)?;
+                        if next.query.skip_coordinates {
+                            result.dimensions.clear();
+                        }
+                        result
+                    }
                 }
             };
             plan.cell_bytes().observe(&result);
@@ -188,6 +193,62 @@ impl Batches<'_> {
             }
         }
     }
+}
+
+/// The cells of a part of a Hilbert-ordered read: `query` read in `tiles`
+/// only, then the run of cells whose Hilbert values are within `values`
+/// (the result is in Hilbert order, so they are one run). A tile left out
+/// hides no duplicate of these cells: a newer cell at the same coordinates
+/// has the same Hilbert value, so its tile meets `values` too.
+fn hilbert_part(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    prune: crate::read::skip::Prune<'_>,
+    (from, to): (i128, i128),
+    tiles: &std::collections::HashSet<(crate::storage::RelPath, u64)>,
+) -> Result<ReadResult> {
+    let prune = crate::read::skip::Prune {
+        only: Some(tiles),
+        ..prune
+    };
+    let result = crate::read::sparse::read_part(snapshot, query, prune, RangeOrder::ByFragments)?;
+    let order = crate::read::order::GlobalOrder::new(snapshot.schema());
+    let value = |i: usize| -> i128 {
+        let coords: Vec<crate::schema::Scalar> = result
+            .dimensions
+            .iter()
+            .map(|c| {
+                crate::schema::Scalar::decode(c.datatype, c.cell(i).0)
+                    .unwrap_or(crate::schema::Scalar::Int(0))
+            })
+            .collect();
+        i128::from(crate::read::order::GlobalOrder::hilbert_of(
+            &order.key(&coords),
+        ))
+    };
+    let cells = result.cell_count();
+    let first = partition(cells, |i| value(i) < from);
+    let end = partition(cells, |i| value(i) <= to);
+    let mut part = result.slice(first..end.max(first));
+    if query.skip_coordinates {
+        part.dimensions.clear();
+    }
+    Ok(part)
+}
+
+/// The first of `0..n` where `before` no longer holds (it holds on a
+/// prefix).
+fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// The end of the batch starting at cell `from` of `result`: as many cells

@@ -18,6 +18,7 @@
 //! the cut stops at the first digit of another dimension (a string read
 //! with several ranges, Hilbert order), whose part is then read whole.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::error::Result;
@@ -30,6 +31,7 @@ use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
 use crate::read::sparse::{result_fragments, RangeOrder};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
 
 /// What the units of a digit are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +121,9 @@ pub(crate) struct Part {
 pub(crate) struct PlannedPart {
     pub(crate) query: ReadQuery,
     pub(crate) part: Option<Part>,
+    /// A Hilbert-ordered read: the Hilbert values of the part's cells, and
+    /// the only tiles that may hold them (the query reads more).
+    pub(crate) hilbert: Option<((i128, i128), HashSet<(RelPath, u64)>)>,
 }
 
 /// The plan of a read: its digits and the parts still to read.
@@ -142,6 +147,9 @@ pub(crate) struct Plan {
     /// How the parts of a one-dimensional multi-range sparse read order
     /// their cells (see `range_order`).
     range_order: RangeOrder,
+    /// A sparse global read in Hilbert order: one digit, the Hilbert value
+    /// (see `hilbert_plan`).
+    hilbert: bool,
 }
 
 /// The most cells of one dense part (the dense reader's own limit, halved).
@@ -162,8 +170,14 @@ impl Plan {
         } else {
             Some(SparseTiles::new(snapshot, query)?)
         };
-        let axes = axes(snapshot, query, dense, sparse.as_mut())?;
+        let mut axes = axes(snapshot, query, dense, sparse.as_mut())?;
         let (mut digits, tile_digits) = digits(schema, &axes, layout, dense);
+        let hilbert = !dense
+            && schema.cell_order == SchemaOrder::Hilbert
+            && matches!(layout, ResultOrder::Global | ResultOrder::Unordered);
+        if hilbert {
+            (sparse, axes, digits) = hilbert_plan(schema, sparse);
+        }
         let mut order = RangeOrder::ByFragments;
         if !dense && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
             // Several overlapping or unsorted ranges, row- or column-major.
@@ -193,6 +207,7 @@ impl Plan {
             stack: Vec::new(),
             whole: None,
             range_order: order,
+            hilbert,
         };
         match plan.first_part() {
             Some(part) => plan.stack.push(part),
@@ -230,6 +245,7 @@ impl Plan {
             return Some(PlannedPart {
                 query: self.base.clone(),
                 part: None,
+                hilbert: None,
             });
         }
         while let Some(mut part) = self.stack.pop() {
@@ -321,6 +337,19 @@ impl Plan {
 
     /// The query of a part.
     fn planned(&self, part: Part, boxed: &BoxSpans) -> PlannedPart {
+        if self.hilbert {
+            // The one digit is the Hilbert value: the query's ranges stay,
+            // the part's tiles and values select its cells.
+            let tiles = match (&self.sparse, &part.tiles) {
+                (Some(sparse), Some(tiles)) => sparse.ids(tiles),
+                _ => HashSet::new(),
+            };
+            return PlannedPart {
+                query: self.base.clone(),
+                hilbert: Some((part.bounds[0], tiles)),
+                part: Some(part),
+            };
+        }
         let mut query = self.base.clone();
         let schema_dims = query.ranges.len().max(boxed.len());
         query.ranges.resize(schema_dims, Vec::new());
@@ -349,6 +378,7 @@ impl Plan {
         PlannedPart {
             query,
             part: Some(part),
+            hilbert: None,
         }
     }
 
@@ -684,6 +714,7 @@ fn range_order(
         stack: Vec::new(),
         whole: None,
         range_order: RangeOrder::Coordinates,
+        hilbert: false,
     };
     scan.stack.extend(scan.first_part());
     let mut seen = Vec::new();
@@ -698,6 +729,37 @@ fn range_order(
         }
     }
     Ok(RangeOrder::ByFragments)
+}
+
+/// A Hilbert-ordered sparse read's tiles, axis and digit: one digit, the
+/// Hilbert value of the cells (TileDB's global order: Hilbert values, ties
+/// in row-major order), over the bounds each tile's MBR gives its values.
+/// A part is then the cells of some values, in the tiles whose bounds
+/// meet them. No digit (the read whole) when the values cannot be bounded
+/// (a string dimension, a tile without an MBR).
+fn hilbert_plan(
+    schema: &ArraySchema,
+    sparse: Option<SparseTiles>,
+) -> (Option<SparseTiles>, Vec<Option<Axis>>, Vec<Digit>) {
+    let Some(tiles) = sparse.and_then(|s| s.hilbert(schema)) else {
+        return (None, Vec::new(), Vec::new());
+    };
+    let n = schema.dimensions.len() as u32;
+    let value_bits = n * crate::read::hilbert::bits_per_dim(n as usize);
+    let axis = Axis {
+        spans: vec![(0, (1i128 << value_bits) - 1)],
+        low: 0,
+        extent: 1,
+        datatype: Datatype::Uint64,
+        scale: Scale::Int,
+        float_tiles: None,
+        strings: None,
+    };
+    let digit = Digit {
+        dim: 0,
+        unit: Unit::Value,
+    };
+    (Some(tiles), vec![Some(axis)], vec![digit])
 }
 
 /// The estimated bytes of the parts read to find the fragments a
