@@ -431,7 +431,13 @@ make("word", False)
 #[test]
 fn string_led_orders_stream_in_tiledbs_order() {
     use tiledb_runtime::read::{ReadQuery, ResultOrder};
-    let reads: Vec<(&str, &str, Option<(&str, &str)>)> = vec![
+    // (array, order, range on `s`)
+    type StringRead = (
+        &'static str,
+        &'static str,
+        Option<(&'static str, &'static str)>,
+    );
+    let reads: Vec<StringRead> = vec![
         ("pair", "C", None),
         ("pair", "G", None),
         ("pair", "C", Some(("ab", "chr10"))),

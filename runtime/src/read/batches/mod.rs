@@ -205,7 +205,7 @@ fn hilbert_part(
     query: &ReadQuery,
     prune: crate::read::skip::Prune<'_>,
     (from, to): (i128, i128),
-    tiles: &std::collections::HashSet<(crate::storage::RelPath, u64)>,
+    tiles: &plan::TileSet,
 ) -> Result<ReadResult> {
     let prune = crate::read::skip::Prune {
         only: Some(tiles),

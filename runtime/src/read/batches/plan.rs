@@ -126,8 +126,11 @@ pub(crate) struct PlannedPart {
     pub(crate) part: Option<Part>,
     /// A Hilbert-ordered read: the Hilbert values of the part's cells, and
     /// the only tiles that may hold them (the query reads more).
-    pub(crate) hilbert: Option<((i128, i128), HashSet<(RelPath, u64)>)>,
+    pub(crate) hilbert: Option<((i128, i128), TileSet)>,
 }
+
+/// Tiles by fragment folder and index in it.
+pub(crate) type TileSet = HashSet<(RelPath, u64)>;
 
 /// The plan of a read: its digits and the parts still to read.
 pub(crate) struct Plan {
@@ -182,7 +185,8 @@ impl Plan {
             (sparse, axes, digits) = hilbert_plan(schema, sparse);
         }
         let mut order = RangeOrder::ByFragments;
-        if !dense && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
+        let ordered = matches!(layout, ResultOrder::RowMajor | ResultOrder::ColMajor);
+        if !dense && ordered && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
             // Several overlapping or unsorted ranges, row- or column-major.
             order = range_order(snapshot, query, &axes, &digits)?;
             if order == RangeOrder::ByFragments {
