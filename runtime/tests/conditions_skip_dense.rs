@@ -450,3 +450,106 @@ fn string_minimums_and_maximums_come_from_tile_metadata() {
         }
     }
 }
+
+/// A dense array (`d` in 0..3999, tiles of 1000) of FLOAT64 `f` with NaN
+/// cells and INT64 `b`: tile 0 holds small values, then a NaN, then large
+/// ones (TileDB records the minimum and maximum of the cells after the
+/// last NaN only: 500 and 999 here); tile 1 has no NaN and the only
+/// negative `b`; tile 2 ends in a NaN; tile 3 is all NaN. The script then
+/// prints TileDB's cells (`f` as bits or "nan", `b`) of each condition.
+const NAN_TILES: &str = r#"
+import json, sys
+import numpy as np
+import tiledb
+uri = sys.argv[1]
+dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 3999), tile=1000, dtype=np.int64))
+tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+    tiledb.Attr("f", dtype=np.float64), tiledb.Attr("b", dtype=np.int64)]))
+f = np.arange(4000, dtype=np.float64)
+f[:400] = 1.0
+f[400] = np.nan
+f[2999] = np.nan
+f[3000:] = np.nan
+b = np.arange(4000, dtype=np.int64)
+b[1200:1300] = -1
+with tiledb.open(uri, "w") as A:
+    A[:] = {"f": f, "b": b}
+out = []
+with tiledb.open(uri) as A:
+    for cond in sys.argv[2:]:
+        r = A.query(cond=cond, attrs=["f", "b"])[:]
+        out.append({"f": ["nan" if np.isnan(v) else str(np.float64(v).view(np.uint64)) for v in r["f"]],
+                    "b": [int(v) for v in r["b"]]})
+print(json.dumps(out))
+"#;
+
+#[test]
+fn tiles_holding_nan_are_skipped_only_where_it_is_safe() {
+    let Some(python) = common::tiledb_python() else {
+        eprintln!("skipped: no tiledb-py venv (.venv-tiledb or $TILEDB_PY)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nan");
+    // Each condition and the data bytes a read with skipping must stay
+    // under, as a share of the read without (1: no fewer required).
+    let conditions: [(&str, f64); 4] = [
+        // Tile 0's recorded bounds (500..999) exclude 1.0, but its first
+        // cells pass: NaN makes its bounds partial, so it is read.
+        ("f < 100.0", 1.0),
+        // Only tile 1 can pass, by `b`: the NaN tiles are left out.
+        ("b < 0 and f > 0.0", 0.6),
+        // Nothing in tile 1 passes `f`; `b` rules out the others.
+        ("b < 0 and f > 5000.0", 0.1),
+        // NaN passes `!=` only.
+        ("f != 2500.0", 1.0),
+    ];
+    let out = Command::new(&python)
+        .args(["-c", NAN_TILES, path.to_str().unwrap()])
+        .args(conditions.iter().map(|(c, _)| *c))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let whole = ReadQuery {
+        layout: ResultOrder::RowMajor,
+        ..ReadQuery::default()
+    };
+    for ((cond, share), expected) in conditions.iter().zip(&answers) {
+        let mut bytes = [0u64; 2];
+        for (skip, read_bytes) in [true, false].into_iter().zip(&mut bytes) {
+            let (array, counter) = counted(&path);
+            let condition = QueryCondition::parse(cond, array.schema())
+                .unwrap()
+                .skipping_tiles(skip);
+            let result = tiledb_runtime::read::read_where(array.snapshot(), &whole, &condition)
+                .unwrap_or_else(|e| panic!("{cond}: {e}"));
+            *read_bytes = counter.load(Ordering::Relaxed);
+            let ours = cells_json(&result);
+            for name in ["f", "b"] {
+                let (a, t) = (
+                    ours[name].as_array().unwrap(),
+                    expected[name].as_array().unwrap(),
+                );
+                assert_eq!(a.len(), t.len(), "{cond} ({name}, skipping {skip}): cells");
+                // Ours prints integers as numbers, the script as text for f.
+                let text = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+                if let Some(i) = (0..a.len()).find(|&i| text(&a[i]) != text(&t[i])) {
+                    panic!(
+                        "{cond} (skipping {skip}): {name}[{i}] {} TileDB {}",
+                        a[i], t[i]
+                    );
+                }
+            }
+        }
+        let [on, off] = bytes;
+        assert!(
+            on as f64 <= off as f64 * share,
+            "{cond}: skipping read {on} data bytes, not skipping {off}"
+        );
+    }
+}

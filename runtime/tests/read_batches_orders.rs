@@ -166,3 +166,401 @@ fn float_global_order_streams_in_batches_as_tiledb_orders_it() {
         }
     }
 }
+
+/// Reads in batches against tiledb-py's `return_arrow=True` tables of the
+/// same reads (`tests/arrow/oracle.py --reads`), compared as Arrow arrays.
+#[cfg(feature = "arrow")]
+mod against_arrow {
+    use std::fs::File;
+    use std::path::Path;
+    use std::process::Command;
+    use std::sync::atomic::Ordering;
+
+    use arrow_array::RecordBatch;
+    use arrow_ipc::reader::FileReader;
+    use serde_json::Value;
+    use tiledb_runtime::array::{Array, OpenOptions};
+    use tiledb_runtime::read::arrow::record_batch;
+    use tiledb_runtime::read::{batches, read, ReadQuery, ReadResult};
+
+    use super::common;
+
+    /// Runs `script` (which makes the arrays under the folder it is given)
+    /// and then the oracle on `reads` (their `array` relative to that
+    /// folder): TileDB's table of each read. `None` without the venv.
+    pub(super) fn tiledb_tables(
+        dir: &Path,
+        script: &str,
+        mut reads: Vec<Value>,
+    ) -> Option<Vec<RecordBatch>> {
+        let Some(python) = common::tiledb_python() else {
+            eprintln!("skipped: no tiledb-py venv (.venv-tiledb or $TILEDB_PY)");
+            return None;
+        };
+        let made = Command::new(&python)
+            .args(["-c", script])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        for r in &mut reads {
+            let array = dir.join(r["array"].as_str().unwrap());
+            r["array"] = array.to_str().unwrap().into();
+        }
+        let out = dir.join("oracle");
+        std::fs::create_dir_all(&out).unwrap();
+        let reads_file = out.join("reads.json");
+        std::fs::write(&reads_file, serde_json::to_string(&reads).unwrap()).unwrap();
+        let status = Command::new(python)
+            .arg(common::workspace().join("runtime/tests/arrow/oracle.py"))
+            .arg("--reads")
+            .arg(&reads_file)
+            .arg(&out)
+            .env("PYTHONWARNINGS", "ignore")
+            .status()
+            .unwrap();
+        assert!(status.success(), "the oracle failed");
+        Some(
+            (0..reads.len())
+                .map(|i| {
+                    let file = File::open(out.join(format!("{i}.arrow"))).unwrap();
+                    let reader = FileReader::try_new(file, None).unwrap();
+                    let schema = reader.schema();
+                    reader
+                        .map(Result::unwrap)
+                        .next()
+                        .unwrap_or_else(|| RecordBatch::new_empty(schema))
+                })
+                .collect(),
+        )
+    }
+
+    /// A read in batches: the batches joined, how many there were, and
+    /// the share of the data bytes read before the first one came.
+    pub(super) struct Batched {
+        pub(super) joined: RecordBatch,
+        pub(super) count: usize,
+        pub(super) first_share: f64,
+    }
+
+    /// Reads `query` on `path` in batches of at most `budget` bytes; each
+    /// batch is checked to hold at most the budget, and the joined cells
+    /// to equal the whole read's.
+    pub(super) fn in_batches(path: &Path, query: &ReadQuery, budget: u64) -> Batched {
+        let (array, counter) = super::counted(path);
+        let mut joined: Option<ReadResult> = None;
+        let mut count = 0;
+        let mut first = None;
+        for batch in batches(array.snapshot(), query, budget).unwrap() {
+            let batch = batch.unwrap();
+            first.get_or_insert(counter.load(Ordering::Relaxed));
+            let bytes: usize = batch
+                .dimensions
+                .iter()
+                .chain(&batch.attributes)
+                .map(|c| {
+                    c.data.len()
+                        + c.offsets.as_ref().map_or(0, |o| o.len() * 8)
+                        + c.validity.as_ref().map_or(0, Vec::len)
+                })
+                .sum();
+            assert!(bytes as u64 <= budget, "a batch of {bytes} bytes");
+            count += 1;
+            match &mut joined {
+                None => joined = Some(batch),
+                Some(all) => super::append(all, &batch),
+            }
+        }
+        let total = counter.load(Ordering::Relaxed);
+        let schema = array.schema();
+        let joined = record_batch(schema, joined.expect("some batch")).unwrap();
+        let fresh = Array::open_path(path, OpenOptions::default()).unwrap();
+        let whole = record_batch(schema, read(fresh.snapshot(), query).unwrap()).unwrap();
+        assert_same("the batches joined against the whole read", &joined, &whole);
+        Batched {
+            joined,
+            count,
+            first_share: first.unwrap_or(0) as f64 / total.max(1) as f64,
+        }
+    }
+
+    /// Every column of TileDB's table equals ours, as Arrow data.
+    pub(super) fn assert_same(what: &str, ours: &RecordBatch, theirs: &RecordBatch) {
+        assert_eq!(ours.num_rows(), theirs.num_rows(), "{what}: rows");
+        for (field, column) in theirs.schema().fields().iter().zip(theirs.columns()) {
+            let mine = ours
+                .column_by_name(field.name())
+                .unwrap_or_else(|| panic!("{what}: no column {}", field.name()));
+            if mine.to_data() != column.to_data() {
+                let first = (0..mine.len())
+                    .find(|&i| mine.slice(i, 1).to_data() != column.slice(i, 1).to_data());
+                let around = |c: &dyn arrow_array::Array| {
+                    let i = first.unwrap_or(0).saturating_sub(2);
+                    format!("{:?}", c.slice(i, 5.min(c.len() - i)))
+                };
+                panic!(
+                    "{what}: {} differs first at row {first:?}: {} against {}",
+                    field.name(),
+                    around(mine.as_ref()),
+                    around(column.as_ref())
+                );
+            }
+        }
+    }
+}
+
+/// Appends the cells of `part` to `all` (the same fields).
+fn append(all: &mut ReadResult, part: &ReadResult) {
+    for (into, part) in all
+        .dimensions
+        .iter_mut()
+        .chain(&mut all.attributes)
+        .zip(part.dimensions.iter().chain(&part.attributes))
+    {
+        for i in 0..part.len() {
+            let (bytes, valid) = part.cell(i);
+            into.push(bytes, valid);
+        }
+    }
+}
+
+/// Three one-dimensional sparse arrays read with overlapping, unsorted
+/// ranges in row-major order: cells from two fragments (TileDB sorts them
+/// by coordinate, a cell once per range holding it), from one fragment
+/// (range order), and from one fragment though a second one's tiles meet
+/// the ranges (range order: found by reading the coordinates first).
+const MULTI_RANGE_ARRAYS: &str = r#"
+import sys, os
+import numpy as np
+import tiledb
+root = sys.argv[1]
+def make(name, fragments):
+    uri = os.path.join(root, name)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 1_000_000), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=500,
+                        attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t, d in enumerate(fragments, 1):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[d] = {"a": d * 10 + t}
+make("two", [np.arange(0, 20000, 2), np.arange(1, 20000, 2)])
+make("one", [np.arange(0, 20000, 2)])
+make("one-met", [np.arange(0, 20000, 2), np.array([0, 19999])])
+"#;
+
+#[cfg(feature = "arrow")]
+#[test]
+fn overlapping_ranges_stream_in_tiledbs_order() {
+    use tiledb_runtime::read::{Range, ReadQuery, ResultOrder};
+    let ranges: [(i64, i64); 4] = [(3000, 8000), (100, 5000), (50, 60), (7000, 7100)];
+    let reads: Vec<serde_json::Value> = ["two", "one", "one-met"]
+        .iter()
+        .map(|name| {
+            serde_json::json!({"array": name, "ranges": [["d", ranges]],
+                               "attrs": ["a"], "order": "C"})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tables) = against_arrow::tiledb_tables(dir.path(), MULTI_RANGE_ARRAYS, reads) else {
+        return;
+    };
+    let query = ReadQuery {
+        ranges: vec![ranges
+            .iter()
+            .map(|(a, b)| -> Range { (a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()) })
+            .collect()],
+        layout: ResultOrder::RowMajor,
+        ..ReadQuery::default()
+    };
+    for (name, theirs) in ["two", "one", "one-met"].iter().zip(&tables) {
+        let ours = against_arrow::in_batches(&dir.path().join(name), &query, 4 << 10);
+        assert!(ours.count > 15, "{name}: {} batches", ours.count);
+        against_arrow::assert_same(name, &ours.joined, theirs);
+        // "one-met" reads every coordinate first to learn the order.
+        if *name != "one-met" {
+            assert!(
+                ours.first_share < 0.25,
+                "{name}: the first batch after {:.0}% of the data: read whole",
+                ours.first_share * 100.0
+            );
+        }
+    }
+}
+
+/// Sparse arrays whose order is led by a string dimension: `pair` (an
+/// ASCII string `s` and an INT64 `x` of one space tile, so that the tiles
+/// follow the strings) and `word` (the string alone), each
+/// written in two fragments whose cells overlap (the later one wins).
+/// Strings repeat in long runs and are prefixes of one another.
+const STRING_ARRAYS: &str = r#"
+import sys, os
+import numpy as np
+import tiledb
+root = sys.argv[1]
+rng = np.random.default_rng(11)
+words = ["a", "ab", "aba", "abb", "b", "ba", "bab", "c", "chr1", "chr10", "chr2", "z", "zz"]
+words += ["w%03d" % i for i in range(60)]
+def make(name, with_x):
+    uri = os.path.join(root, name)
+    dims = [tiledb.Dim("s", domain=(None, None), tile=None, dtype="ascii")]
+    if with_x:
+        # One space tile: the global order is led by the string.
+        dims.append(tiledb.Dim("x", domain=(0, 100_000), tile=100_001, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=tiledb.Domain(*dims), sparse=True,
+                        capacity=150, attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t, n in [(1, 12000), (2, 5000)]:
+        # A few words hold most cells: runs longer than a tile.
+        p = np.where(np.arange(len(words)) % 9 == 0, 20.0, 1.0)
+        s = rng.choice(words, n, p=p / p.sum())
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            if with_x:
+                A[s, rng.permutation(100_001)[:n]] = {"a": np.arange(n) + 100_000 * t}
+            else:
+                # Distinct within the fragment: a word and a number.
+                pool = np.array([w + str(i) for w in words for i in range(300)])
+                s = rng.choice(pool, n, replace=False)
+                A[s] = {"a": np.arange(n) + 100_000 * t}
+make("pair", True)
+make("word", False)
+"#;
+
+#[cfg(feature = "arrow")]
+#[test]
+fn string_led_orders_stream_in_tiledbs_order() {
+    use tiledb_runtime::read::{ReadQuery, ResultOrder};
+    // (array, order, range on `s`)
+    type StringRead = (
+        &'static str,
+        &'static str,
+        Option<(&'static str, &'static str)>,
+    );
+    let reads: Vec<StringRead> = vec![
+        ("pair", "C", None),
+        ("pair", "G", None),
+        ("pair", "C", Some(("ab", "chr10"))),
+        ("word", "G", None),
+        ("word", "C", Some(("abb", "w030"))),
+    ];
+    let oracle: Vec<serde_json::Value> = reads
+        .iter()
+        .map(|(name, order, range)| {
+            let ranges = match range {
+                Some((a, b)) => serde_json::json!([["s", [[a, b]]]]),
+                None => serde_json::json!([]),
+            };
+            serde_json::json!({"array": name, "ranges": ranges, "attrs": ["a"], "order": order})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tables) = against_arrow::tiledb_tables(dir.path(), STRING_ARRAYS, oracle) else {
+        return;
+    };
+    for ((name, order, range), theirs) in reads.iter().zip(&tables) {
+        let what = format!("{name} {order} {range:?}");
+        let mut ranges = vec![Vec::new()];
+        if let Some((a, b)) = range {
+            ranges[0].push((a.as_bytes().to_vec(), b.as_bytes().to_vec()));
+        }
+        let query = ReadQuery {
+            ranges,
+            layout: match *order {
+                "G" => ResultOrder::Global,
+                _ => ResultOrder::RowMajor,
+            },
+            ..ReadQuery::default()
+        };
+        let ours = against_arrow::in_batches(&dir.path().join(name), &query, 4 << 10);
+        println!(
+            "{what}: {} batches, the first after {:.0}% of the data",
+            ours.count,
+            ours.first_share * 100.0
+        );
+        assert!(ours.count > 10, "{what}: {} batches", ours.count);
+        against_arrow::assert_same(&what, &ours.joined, theirs);
+        assert!(
+            ours.first_share < 0.25,
+            "{what}: the first batch after {:.0}% of the data: read whole",
+            ours.first_share * 100.0
+        );
+    }
+}
+
+/// Sparse arrays in Hilbert cell order, each in two fragments whose cells
+/// overlap (the later one wins): `hint` over two INT32 dimensions, `hfloat`
+/// over a FLOAT64 and an INT64 one.
+const HILBERT_ARRAYS: &str = r#"
+import sys, os
+import numpy as np
+import tiledb
+root = sys.argv[1]
+rng = np.random.default_rng(5)
+def make(name, dims, draw):
+    uri = os.path.join(root, name)
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=tiledb.Domain(*dims), sparse=True,
+                        cell_order="hilbert", capacity=120,
+                        attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    for t, n in [(1, 9000), (2, 4000)]:
+        coords = draw(n)
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[coords] = {"a": np.arange(n) + 100_000 * t}
+def ints(n):
+    flat = rng.choice(300 * 300, n, replace=False)
+    return (flat // 300 - 100).astype(np.int32), (flat % 300).astype(np.int32)
+def floats(n):
+    flat = rng.choice(500 * 400, n, replace=False)
+    return (flat // 400) * 0.25 - 60.0, (flat % 400).astype(np.int64) * 1000
+make("hint", [tiledb.Dim("x", domain=(-100, 199), tile=50, dtype=np.int32),
+              tiledb.Dim("y", domain=(0, 299), tile=50, dtype=np.int32)], ints)
+make("hfloat", [tiledb.Dim("f", domain=(-60.0, 80.0), tile=10.0, dtype=np.float64),
+                tiledb.Dim("z", domain=(0, 1_000_000), tile=1000, dtype=np.int64)], floats)
+"#;
+
+#[cfg(feature = "arrow")]
+#[test]
+fn hilbert_order_streams_in_tiledbs_order() {
+    use tiledb_runtime::read::{ReadQuery, ResultOrder};
+    let reads: Vec<(&str, Option<(i32, i32)>)> =
+        vec![("hint", None), ("hint", Some((-20, 150))), ("hfloat", None)];
+    let oracle: Vec<serde_json::Value> = reads
+        .iter()
+        .map(|(name, range)| {
+            let ranges = match range {
+                Some((a, b)) => serde_json::json!([["x", [[a, b]]]]),
+                None => serde_json::json!([]),
+            };
+            serde_json::json!({"array": name, "ranges": ranges, "attrs": ["a"], "order": "G"})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let Some(tables) = against_arrow::tiledb_tables(dir.path(), HILBERT_ARRAYS, oracle) else {
+        return;
+    };
+    for ((name, range), theirs) in reads.iter().zip(&tables) {
+        let what = format!("{name} {range:?}");
+        let mut ranges = vec![Vec::new()];
+        if let Some((a, b)) = range {
+            ranges[0].push((a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()));
+        }
+        let query = ReadQuery {
+            ranges,
+            layout: ResultOrder::Global,
+            ..ReadQuery::default()
+        };
+        let ours = against_arrow::in_batches(&dir.path().join(name), &query, 4 << 10);
+        println!(
+            "{what}: {} batches, the first after {:.0}% of the data",
+            ours.count,
+            ours.first_share * 100.0
+        );
+        assert!(ours.count > 10, "{what}: {} batches", ours.count);
+        against_arrow::assert_same(&what, &ours.joined, theirs);
+        assert!(
+            ours.first_share < 0.25,
+            "{what}: the first batch after {:.0}% of the data: read whole",
+            ours.first_share * 100.0
+        );
+    }
+}

@@ -225,3 +225,99 @@ fn arrow_streams_in_batches_hold_the_same_cells() {
     }
     assert_eq!(at, whole[0].num_rows());
 }
+
+/// Sparse arrays of two fragments of `cells` cells each, whose cells
+/// interleave: `strings` (ASCII `s` in runs of 50, INT64 `x` of one space
+/// tile), `hilbert` (INT64 `r`, `c` in Hilbert order) and `ints` (INT64
+/// `d`, multiples of 1000); all with INT64 `v`.
+fn ordered_array(path: &Path, kind: &str, cells: i64) {
+    use tiledb_runtime::schema::SchemaOrder;
+    let schema = match kind {
+        "strings" => SchemaBuilder::sparse()
+            .dimension(DimensionSpec::string("s"))
+            .dimension(DimensionSpec::new::<i64>("x", 0, 99, Some(100))),
+        "hilbert" => SchemaBuilder::sparse()
+            .dimension(DimensionSpec::new::<i64>("r", 0, 999, Some(100)))
+            .dimension(DimensionSpec::new::<i64>("c", 0, 999, Some(100)))
+            .orders(SchemaOrder::RowMajor, SchemaOrder::Hilbert),
+        _ => SchemaBuilder::sparse().dimension(DimensionSpec::new::<i64>(
+            "d",
+            0,
+            1 << 40,
+            Some(1 << 20),
+        )),
+    }
+    .attribute(AttributeSpec::new("v", Datatype::Int64))
+    .capacity(10_000);
+    let array = Array::create_path(path, &schema).unwrap();
+    for (parity, at) in [(0i64, 1u64), (1, 2)] {
+        let j: Vec<i64> = (0..cells).map(|i| 2 * i + parity).collect();
+        let mut columns = match kind {
+            "strings" => {
+                let s: Vec<String> = j.iter().map(|j| format!("k{:07}", j / 50)).collect();
+                let x: Vec<i64> = j.iter().map(|j| j % 50).collect();
+                vec![
+                    Column::from_strings("s", Datatype::StringAscii, &s),
+                    Column::from_values("x", &x),
+                ]
+            }
+            "hilbert" => {
+                let r: Vec<i64> = j.iter().map(|j| j / 1000).collect();
+                let c: Vec<i64> = j.iter().map(|j| j % 1000).collect();
+                vec![Column::from_values("r", &r), Column::from_values("c", &c)]
+            }
+            _ => {
+                let d: Vec<i64> = j.iter().map(|j| j * 1000).collect();
+                vec![Column::from_values("d", &d)]
+            }
+        };
+        columns.push(Column::from_values("v", &j));
+        array.write(&Write::sparse(columns).at(at)).unwrap();
+    }
+}
+
+#[test]
+fn string_hilbert_and_overlapping_range_reads_keep_to_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let cells = 300_000;
+    for (kind, args) in [
+        ("strings", vec![]),
+        ("hilbert", vec!["--layout", "global"]),
+        (
+            "ints",
+            vec![
+                "--subarray",
+                "d=0:399999999",
+                "--subarray",
+                "d=200000000:599999999",
+            ],
+        ),
+    ] {
+        let path = dir.path().join(kind);
+        ordered_array(&path, kind, cells);
+        let path = path.to_str().unwrap();
+        let read = |budget: &'static str| -> Vec<&str> {
+            let mut all = vec!["read", path, "--format", "csv", "--memory-budget", budget];
+            all.extend(&args);
+            all
+        };
+        let (small, whole) = (read("1MiB"), read("4GiB"));
+        assert_eq!(
+            support::ok(&small),
+            support::ok(&whole),
+            "{kind}: the output under a small budget"
+        );
+        let (peak_small, peak_whole) = (
+            support::peak_kib_of_tdb(&small),
+            support::peak_kib_of_tdb(&whole),
+        );
+        println!("{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB at 4 GiB");
+        // The result (about 15 MiB of cells) read whole takes several
+        // times its size; in batches of 1 MiB, a few batches' worth and
+        // the tiles of a part.
+        assert!(
+            peak_small * 2 < peak_whole && peak_small < 96 << 10,
+            "{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB read whole"
+        );
+    }
+}

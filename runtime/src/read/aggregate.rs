@@ -234,6 +234,7 @@ fn aggregate_with(
             let prune = Prune {
                 condition: Some(c),
                 answered: None,
+                only: None,
             };
             let result = crate::read::read_pruned(snapshot, &wide, prune)?;
             let mut keep = mask(&result, c)?;
@@ -254,6 +255,7 @@ fn aggregate_with(
             let prune = Prune {
                 condition: None,
                 answered: metadata.as_ref().map(|m| &m.answered),
+                only: None,
             };
             let result = crate::read::read_pruned(snapshot, &query, prune)?;
             let mut keep = vec![true; result.cell_count()];

@@ -61,6 +61,7 @@ pub fn read_where(
         crate::read::skip::Prune {
             condition: Some(condition),
             answered: None,
+            only: None,
         },
     )?;
     narrowed(snapshot, query, condition, asked, result)

@@ -78,6 +78,65 @@ pub fn hilbert_value(coords: &mut [u64], bits: u32) -> u64 {
     value
 }
 
+/// Bounds of the Hilbert values of the mapped points of the box `lo..=hi`
+/// (per dimension, `lo[d] <= hi[d] < 2^bits`): a range holding them all.
+///
+/// The points of a box whose mapped coordinates share their top `k` bits
+/// in every dimension lie in one cell of the curve's level `k`, whose
+/// values are a run of `2^(n (bits - k))` sharing their top `n k` bits.
+/// A box across a boundary of that level is cut there and each piece
+/// bounded the same way, `depth` levels down, and the pieces' bounds
+/// joined: tighter where the cut boxes miss parts of the cell.
+pub fn value_bounds(lo: &[u64], hi: &[u64], bits: u32, depth: u32) -> (u64, u64) {
+    let n = lo.len() as u32;
+    if n == 0 || bits == 0 {
+        return (0, 0);
+    }
+    // The bits every dimension shares at the top.
+    let shared = lo
+        .iter()
+        .zip(hi)
+        .map(|(a, b)| {
+            let differing = 64 - (a ^ b).leading_zeros();
+            bits.saturating_sub(differing)
+        })
+        .min()
+        .unwrap_or(bits);
+    let below = n * (bits - shared);
+    let h = hilbert_value(&mut lo.to_vec(), bits);
+    let (low, high) = if below >= 64 {
+        (0, u64::MAX)
+    } else {
+        let low = (h >> below) << below;
+        (low, low | ((1u64 << below) - 1))
+    };
+    if shared == bits || depth == 0 {
+        return (low, high);
+    }
+    // Cut each dimension whose bounds differ at the next level.
+    let bit = bits - shared - 1;
+    let mut pieces: Vec<(Vec<u64>, Vec<u64>)> = vec![(lo.to_vec(), hi.to_vec())];
+    for d in 0..lo.len() {
+        if (lo[d] >> bit) == (hi[d] >> bit) {
+            continue;
+        }
+        let cut = (hi[d] >> bit) << bit;
+        pieces = pieces
+            .into_iter()
+            .flat_map(|(l, h)| {
+                let (mut first, mut second) = ((l.clone(), h.clone()), (l, h));
+                first.1[d] = cut - 1;
+                second.0[d] = cut;
+                [first, second]
+            })
+            .collect();
+    }
+    pieces
+        .iter()
+        .map(|(l, h)| value_bounds(l, h, bits, depth - 1))
+        .fold((u64::MAX, 0), |(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
 fn axes_to_transpose(x: &mut [u64], bits: u32) {
     let n = x.len();
     // Inverse undo.
@@ -157,6 +216,40 @@ mod tests {
         for pair in by_value.windows(2) {
             let (a, b) = (pair[0].unwrap(), pair[1].unwrap());
             assert_eq!((a.0 - b.0).abs() + (a.1 - b.1).abs(), 1);
+        }
+    }
+
+    #[test]
+    fn value_bounds_hold_every_point_of_a_box() {
+        let bits = 5;
+        let boxes = [
+            ([3u64, 4u64], [9u64, 6u64]),
+            ([0, 0], [31, 31]),
+            ([15, 15], [16, 16]),
+            ([7, 20], [7, 20]),
+            ([2, 17], [12, 30]),
+        ];
+        for (lo, hi) in boxes {
+            let mut values = Vec::new();
+            for x in lo[0]..=hi[0] {
+                for y in lo[1]..=hi[1] {
+                    values.push(hilbert_value(&mut [x, y], bits));
+                }
+            }
+            let (min, max) = (*values.iter().min().unwrap(), *values.iter().max().unwrap());
+            for depth in 0..4 {
+                let (a, b) = value_bounds(&lo, &hi, bits, depth);
+                assert!(
+                    a <= min && max <= b,
+                    "{lo:?}..{hi:?} depth {depth}: {a}..{b}"
+                );
+            }
+            // Deep enough, the bounds are the values' own.
+            assert_eq!(
+                value_bounds(&lo, &hi, bits, bits),
+                (min, max),
+                "{lo:?}..{hi:?}"
+            );
         }
     }
 

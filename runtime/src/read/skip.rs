@@ -31,12 +31,15 @@ use crate::storage::RelPath;
 pub(crate) struct Prune<'a> {
     pub(crate) condition: Option<&'a QueryCondition>,
     pub(crate) answered: Option<&'a HashSet<(RelPath, u64)>>,
+    /// When given, the only tiles to read (a part of a read in batches
+    /// that keeps to some tiles).
+    pub(crate) only: Option<&'a HashSet<(RelPath, u64)>>,
 }
 
 impl Prune<'_> {
     /// Nothing left out.
     pub(crate) fn is_empty(&self) -> bool {
-        self.condition.is_none() && self.answered.is_none()
+        self.condition.is_none() && self.answered.is_none() && self.only.is_none()
     }
 
     /// The tiles among `tiles` (of the sparse `fragment`) still to read.
@@ -48,6 +51,9 @@ impl Prune<'_> {
     ) -> Result<Vec<u64>> {
         if let Some(answered) = self.answered {
             tiles.retain(|&t| !answered.contains(&(fragment.path.clone(), t)));
+        }
+        if let Some(only) = self.only {
+            tiles.retain(|&t| only.contains(&(fragment.path.clone(), t)));
         }
         match self.condition {
             Some(condition) => sparse_tiles(snapshot, fragment, tiles, condition),

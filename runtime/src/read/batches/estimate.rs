@@ -5,12 +5,15 @@
 use std::rc::Rc;
 
 use crate::error::Result;
+use crate::fragment::Field;
 use crate::read::batches::key::Scale;
+use crate::read::batches::strings::{self, StringUnits};
 use crate::read::query::{decode_ranges, output_attributes, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
 use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
 
 /// A first guess at the bytes of one var-sized cell; what reads return
 /// raises it (see [`CellBytes::observe`]).
@@ -102,6 +105,14 @@ pub(crate) struct SparseTiles {
     /// `dims` per tile.
     mbrs: Vec<Option<(i128, i128)>>,
     cells: Vec<u64>,
+    /// `dims` per tile: a string dimension's MBR bounds (keyed once the
+    /// dimension's units are known, see [`SparseTiles::string_units`]).
+    strings: Vec<Option<(Vec<u8>, Vec<u8>)>>,
+    /// Per dimension, the largest var-sized tile touched (`None` when a
+    /// fragment does not record it).
+    longest: Vec<Option<u64>>,
+    /// Each tile's fragment folder and index in it.
+    ids: Vec<(RelPath, u64)>,
 }
 
 impl SparseTiles {
@@ -120,6 +131,9 @@ impl SparseTiles {
             scales: scales.clone(),
             mbrs: Vec::new(),
             cells: Vec::new(),
+            strings: Vec::new(),
+            longest: vec![Some(0); dims],
+            ids: Vec::new(),
         };
         crate::read::sparse::ranges::load_rtrees(snapshot);
         for fragment in snapshot.fragments() {
@@ -127,9 +141,16 @@ impl SparseTiles {
                 continue;
             }
             let mbrs = fragment.mbrs(snapshot.storage())?;
-            for t in touched_tiles(snapshot, fragment, &ranges)? {
+            let touched = touched_tiles(snapshot, fragment, &ranges)?;
+            tiles.note_longest(snapshot, fragment, &touched)?;
+            for t in touched {
                 tiles.cells.push(fragment.cell_num(t, 0));
+                tiles.ids.push((fragment.path.clone(), t));
                 let mbr = mbrs.get(t as usize);
+                for (d, dim) in schema.dimensions.iter().enumerate() {
+                    let bounds = mbr.and_then(|m| m.get(d)).filter(|_| dim.var);
+                    tiles.strings.push(bounds.cloned());
+                }
                 for (d, scale) in scales.iter().enumerate() {
                     let bounds = mbr.and_then(|m| m.get(d)).and_then(|(lo, hi)| {
                         let datatype = fragment.schema.dimensions.get(d)?.datatype;
@@ -141,6 +162,101 @@ impl SparseTiles {
             }
         }
         Ok(tiles)
+    }
+
+    /// Raises each string dimension's longest var-sized tile by the
+    /// `touched` tiles of `fragment`.
+    fn note_longest(
+        &mut self,
+        snapshot: &Snapshot,
+        fragment: &crate::fragment::FragmentMetadata,
+        touched: &[u64],
+    ) -> Result<()> {
+        for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
+            if !dim.var || touched.is_empty() || d >= self.dims {
+                continue;
+            }
+            let tables = fragment.field_tiles(snapshot.storage(), Field::Dimension(d))?;
+            let most = touched
+                .iter()
+                .map(|&t| tables.var_sizes.get(t as usize).copied())
+                .try_fold(0u64, |m, s| Some(m.max(s?)));
+            self.longest[d] = match (self.longest[d], most) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+        Ok(())
+    }
+
+    /// The keys of string dimension `d` read within `range` (see
+    /// `strings`) and the keys of its cells, its tiles' MBRs then keyed;
+    /// `None` when some touched tile does not record its bounds or sizes,
+    /// or no cell can be in the range.
+    pub(crate) fn string_units(
+        &mut self,
+        d: usize,
+        range: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> Option<(StringUnits, (i128, i128))> {
+        let units = StringUnits::new(self.longest.get(d).copied().flatten()?, range);
+        let mut span: Option<(i128, i128)> = None;
+        for t in 0..self.cells.len() {
+            let (lo, hi) = self.strings[t * self.dims + d].as_ref()?;
+            let keys = (strings::key(lo), strings::key(hi));
+            span = Some(match span {
+                None => keys,
+                Some((a, b)) => (a.min(keys.0), b.max(keys.1)),
+            });
+            self.mbrs[t * self.dims + d] = Some(keys).filter(|(a, b)| a <= b);
+        }
+        let span = units.key_span(span?)?;
+        Some((units, span))
+    }
+
+    /// The tiles of a Hilbert-ordered array seen along one axis, the
+    /// Hilbert value: each tile's MBR becomes bounds of its cells' values
+    /// (`hilbert::value_bounds`, the coordinates mapped as the global
+    /// order maps them). `None` when a dimension is not a number (a
+    /// string's mapping does not keep its order) or a tile has no MBR.
+    pub(crate) fn hilbert(mut self, schema: &crate::schema::ArraySchema) -> Option<SparseTiles> {
+        let n = schema.dimensions.len();
+        let bits = crate::read::hilbert::bits_per_dim(n);
+        let max = crate::read::hilbert::max_bucket(bits);
+        let mut domains = Vec::with_capacity(n);
+        for dim in &schema.dimensions {
+            let (lo, hi) = dim.domain_scalars().filter(|_| !dim.var)?;
+            domains.push((lo.as_f64()?, hi.as_f64()?));
+        }
+        let depth = (6 / n as u32).max(1);
+        let mut ranges = Vec::with_capacity(self.cells.len());
+        for t in 0..self.cells.len() {
+            let (mut lo, mut hi) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for (d, &(dlo, dhi)) in domains.iter().enumerate() {
+                let (a, b) = self.mbrs[t * self.dims + d]?;
+                let map = |k| {
+                    let value = self.scales[d].value(k);
+                    crate::read::hilbert::map_numeric(value, dlo, dhi, max)
+                };
+                lo.push(map(a));
+                hi.push(map(b));
+            }
+            let (a, b) = crate::read::hilbert::value_bounds(&lo, &hi, bits, depth);
+            ranges.push(Some((i128::from(a), i128::from(b))));
+        }
+        self.dims = 1;
+        self.scales = vec![Scale::Int];
+        self.mbrs = ranges;
+        self.strings = vec![None; self.cells.len()];
+        self.longest = vec![None];
+        Some(self)
+    }
+
+    /// The fragment folder and index of each of `tiles`.
+    pub(crate) fn ids(&self, tiles: &[u32]) -> std::collections::HashSet<(RelPath, u64)> {
+        tiles
+            .iter()
+            .map(|&t| self.ids[t as usize].clone())
+            .collect()
     }
 
     /// Every tile, by index.

@@ -10,19 +10,28 @@
 //! memory at once, and parts are joined or cut into batches of at most the
 //! budget. A part larger than estimated is cut further and read again.
 //!
-//! Where the order cannot be cut by coordinates — a string dimension at
-//! the head of the order, Hilbert order, one sparse dimension read with
-//! overlapping or unsorted ranges — the
-//! cells under it are read at once and then cut into batches: memory then
-//! holds that part whole.
+//! One sparse dimension read with overlapping or unsorted ranges in row-
+//! or column-major order is cut by positions in the ranges as given when
+//! TileDB returns it in range order (its cells from one fragment), by
+//! coordinates otherwise (`plan::range_order` finds which first).
+//!
+//! A string dimension is cut like a number, its strings numbered by their
+//! leading bytes (`strings`).
+//!
+//! Where the order cannot be cut by coordinates — Hilbert order, a string
+//! dimension read with several ranges, strings sharing their first 15
+//! bytes — the cells under it are read at once and then cut into batches:
+//! memory then holds that part whole.
 
 mod estimate;
 mod key;
 mod plan;
+mod strings;
 
 use crate::error::{Error, Result};
 use crate::read::query::ReadQuery;
 use crate::read::result::{Column, ReadResult};
+use crate::read::sparse::{read_part, RangeOrder};
 use crate::snapshot::Snapshot;
 
 use estimate::result_bytes;
@@ -135,14 +144,27 @@ impl Batches<'_> {
                 self.plan = None;
                 return Ok(self.pending.take());
             };
-            let result = crate::read::read_pruned(
-                self.snapshot,
-                &next.query,
-                crate::read::skip::Prune {
-                    condition: self.prune.as_ref(),
-                    answered: None,
-                },
-            )?;
+            let prune = crate::read::skip::Prune {
+                condition: self.prune.as_ref(),
+                answered: None,
+                only: None,
+            };
+            let result = if let Some((values, tiles)) = &next.hilbert {
+                hilbert_part(self.snapshot, &next.query, prune, *values, tiles)?
+            } else {
+                match plan.range_order() {
+                    RangeOrder::ByFragments => {
+                        crate::read::read_pruned(self.snapshot, &next.query, prune)?
+                    }
+                    order => {
+                        let mut result = read_part(self.snapshot, &next.query, prune, order)?;
+                        if next.query.skip_coordinates {
+                            result.dimensions.clear();
+                        }
+                        result
+                    }
+                }
+            };
             plan.cell_bytes().observe(&result);
             let bytes = result_bytes(&result);
             if result.cell_count() == 0 {
@@ -171,6 +193,62 @@ impl Batches<'_> {
             }
         }
     }
+}
+
+/// The cells of a part of a Hilbert-ordered read: `query` read in `tiles`
+/// only, then the run of cells whose Hilbert values are within `values`
+/// (the result is in Hilbert order, so they are one run). A tile left out
+/// hides no duplicate of these cells: a newer cell at the same coordinates
+/// has the same Hilbert value, so its tile meets `values` too.
+fn hilbert_part(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    prune: crate::read::skip::Prune<'_>,
+    (from, to): (i128, i128),
+    tiles: &plan::TileSet,
+) -> Result<ReadResult> {
+    let prune = crate::read::skip::Prune {
+        only: Some(tiles),
+        ..prune
+    };
+    let result = crate::read::sparse::read_part(snapshot, query, prune, RangeOrder::ByFragments)?;
+    let order = crate::read::order::GlobalOrder::new(snapshot.schema());
+    let value = |i: usize| -> i128 {
+        let coords: Vec<crate::schema::Scalar> = result
+            .dimensions
+            .iter()
+            .map(|c| {
+                crate::schema::Scalar::decode(c.datatype, c.cell(i).0)
+                    .unwrap_or(crate::schema::Scalar::Int(0))
+            })
+            .collect();
+        i128::from(crate::read::order::GlobalOrder::hilbert_of(
+            &order.key(&coords),
+        ))
+    };
+    let cells = result.cell_count();
+    let first = partition(cells, |i| value(i) < from);
+    let end = partition(cells, |i| value(i) <= to);
+    let mut part = result.slice(first..end.max(first));
+    if query.skip_coordinates {
+        part.dimensions.clear();
+    }
+    Ok(part)
+}
+
+/// The first of `0..n` where `before` no longer holds (it holds on a
+/// prefix).
+fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// The end of the batch starting at cell `from` of `result`: as many cells

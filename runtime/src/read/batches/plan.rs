@@ -13,20 +13,28 @@
 //! lazily (a stack of pending halves), so a huge domain costs no memory.
 //!
 //! Digits exist for integer and float dimensions (a float's space tiles
-//! found from its keys by halving); the cut stops at the first digit of
-//! another dimension (strings, Hilbert order), whose part is then read
-//! whole.
+//! found from its keys by halving) and for string dimensions read with at
+//! most one range (strings numbered by their leading bytes, `strings`);
+//! the cut stops at the first digit of another dimension (a string read
+//! with several ranges, Hilbert order), whose part is then read whole.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use crate::error::Result;
 use crate::filter::Datatype;
 use crate::read::batches::estimate::{CellBytes, SparseTiles};
 use crate::read::batches::key::Scale;
+use crate::read::batches::strings::StringUnits;
 use crate::read::dense::{dense_dimensions, query_spans};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
+use crate::read::sparse::RangeOrder;
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
+use crate::storage::RelPath;
+
+mod orders;
+use orders::{hilbert_plan, range_order};
 
 /// What the units of a digit are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +74,8 @@ struct Axis {
     /// its tile of a value is `floor((value - low) / extent)`, as the
     /// global order computes it (`read::order`).
     float_tiles: Option<(f64, f64)>,
+    /// A string dimension's keys (`strings`).
+    strings: Option<Rc<StringUnits>>,
 }
 
 impl Axis {
@@ -114,7 +124,13 @@ pub(crate) struct Part {
 pub(crate) struct PlannedPart {
     pub(crate) query: ReadQuery,
     pub(crate) part: Option<Part>,
+    /// A Hilbert-ordered read: the Hilbert values of the part's cells, and
+    /// the only tiles that may hold them (the query reads more).
+    pub(crate) hilbert: Option<((i128, i128), TileSet)>,
 }
+
+/// Tiles by fragment folder and index in it.
+pub(crate) type TileSet = HashSet<(RelPath, u64)>;
 
 /// The plan of a read: its digits and the parts still to read.
 pub(crate) struct Plan {
@@ -134,6 +150,12 @@ pub(crate) struct Plan {
     /// has been handed out.
     stack: Vec<Part>,
     whole: Option<()>,
+    /// How the parts of a one-dimensional multi-range sparse read order
+    /// their cells (see `range_order`).
+    range_order: RangeOrder,
+    /// A sparse global read in Hilbert order: one digit, the Hilbert value
+    /// (see `hilbert_plan`).
+    hilbert: bool,
 }
 
 /// The most cells of one dense part (the dense reader's own limit, halved).
@@ -149,14 +171,31 @@ impl Plan {
         if dense && n == 1 && matches!(layout, ResultOrder::Global | ResultOrder::Unordered) {
             layout = ResultOrder::RowMajor;
         }
-        let axes = axes(snapshot, query, dense)?;
-        let (digits, tile_digits) = digits(schema, &axes, layout, dense);
-        let cell_bytes = CellBytes::new(snapshot, query)?;
-        let sparse = if dense {
+        let mut sparse = if dense {
             None
         } else {
             Some(SparseTiles::new(snapshot, query)?)
         };
+        let mut axes = axes(snapshot, query, dense, sparse.as_mut())?;
+        let (mut digits, tile_digits) = digits(schema, &axes, layout, dense);
+        let hilbert = !dense
+            && schema.cell_order == SchemaOrder::Hilbert
+            && matches!(layout, ResultOrder::Global | ResultOrder::Unordered);
+        if hilbert {
+            (sparse, axes, digits) = hilbert_plan(schema, sparse);
+        }
+        let mut order = RangeOrder::ByFragments;
+        let ordered = matches!(layout, ResultOrder::RowMajor | ResultOrder::ColMajor);
+        if !dense && ordered && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
+            // Several overlapping or unsorted ranges, row- or column-major.
+            order = range_order(snapshot, query, &axes, &digits)?;
+            if order == RangeOrder::ByFragments {
+                // Range order: the cells of the ranges as given, one
+                // range after the other, each in coordinate order.
+                digits[0].unit = Unit::Position;
+            }
+        }
+        let cell_bytes = CellBytes::new(snapshot, query)?;
         let mut base = query.clone();
         base.layout = layout;
         let mut plan = Plan {
@@ -174,12 +213,19 @@ impl Plan {
             sparse,
             stack: Vec::new(),
             whole: None,
+            range_order: order,
+            hilbert,
         };
         match plan.first_part() {
             Some(part) => plan.stack.push(part),
             None => plan.whole = Some(()),
         }
         Ok(plan)
+    }
+
+    /// How the parts order a one-dimensional multi-range sparse read.
+    pub(crate) fn range_order(&self) -> RangeOrder {
+        self.range_order
     }
 
     /// The estimated bytes of one result cell (raised by what reads show).
@@ -206,6 +252,7 @@ impl Plan {
             return Some(PlannedPart {
                 query: self.base.clone(),
                 part: None,
+                hilbert: None,
             });
         }
         while let Some(mut part) = self.stack.pop() {
@@ -243,14 +290,21 @@ impl Plan {
         let k = part.bounds.len() - 1;
         let (a, b) = part.bounds[k];
         if a < b {
-            // Tile indices are integers whatever the dimension's values.
+            // Tile indices and positions are integers whatever the
+            // dimension's values.
             let scale = match self.digits[k].unit {
-                Unit::Tile => Scale::Int,
+                Unit::Tile | Unit::Position => Scale::Int,
                 _ => self.axes[self.digits[k].dim]
                     .as_ref()
                     .map_or(Scale::Int, |axis| axis.scale),
             };
-            let mid = scale.midpoint(a, b);
+            let strings = self.axes[self.digits[k].dim]
+                .as_ref()
+                .and_then(|axis| axis.strings.as_ref());
+            let mid = match strings {
+                Some(units) if self.digits[k].unit == Unit::Value => units.midpoint(a, b),
+                _ => scale.midpoint(a, b),
+            };
             for half in [(mid + 1, b), (a, mid)] {
                 let mut bounds = part.bounds.clone();
                 bounds[k] = half;
@@ -264,6 +318,15 @@ impl Plan {
         let Some(next) = self.digits.get(k + 1).copied() else {
             return false;
         };
+        let digit = self.digits[k];
+        let string = self.axes[digit.dim]
+            .as_ref()
+            .and_then(|a| a.strings.as_ref());
+        if string.is_some() && digit.unit == Unit::Value && a % 2 != 0 {
+            // Strings between two MBR bounds: several values, so the next
+            // digit cannot be opened under them.
+            return false;
+        }
         let Some(boxed) = self.spans_before(&part.bounds, k + 1) else {
             return false;
         };
@@ -281,18 +344,38 @@ impl Plan {
 
     /// The query of a part.
     fn planned(&self, part: Part, boxed: &BoxSpans) -> PlannedPart {
+        if self.hilbert {
+            // The one digit is the Hilbert value: the query's ranges stay,
+            // the part's tiles and values select its cells.
+            let tiles = match (&self.sparse, &part.tiles) {
+                (Some(sparse), Some(tiles)) => sparse.ids(tiles),
+                _ => HashSet::new(),
+            };
+            return PlannedPart {
+                query: self.base.clone(),
+                hilbert: Some((part.bounds[0], tiles)),
+                part: Some(part),
+            };
+        }
         let mut query = self.base.clone();
         let schema_dims = query.ranges.len().max(boxed.len());
         query.ranges.resize(schema_dims, Vec::new());
         for (d, spans) in boxed.iter().enumerate() {
             if let (Some(spans), Some(axis)) = (spans, &self.axes[d]) {
-                query.ranges[d] = spans
-                    .iter()
-                    .map(|&(lo, hi)| {
-                        let encode = |k| axis.scale.encode(axis.datatype, k);
-                        (encode(lo), encode(hi))
-                    })
-                    .collect();
+                query.ranges[d] = match &axis.strings {
+                    // `spans_before` kept only spans holding strings.
+                    Some(units) => spans
+                        .iter()
+                        .filter_map(|&(lo, hi)| units.bounds(lo, hi))
+                        .collect(),
+                    None => spans
+                        .iter()
+                        .map(|&(lo, hi)| {
+                            let encode = |k| axis.scale.encode(axis.datatype, k);
+                            (encode(lo), encode(hi))
+                        })
+                        .collect(),
+                };
             }
         }
         if self.dense && self.tile_digits > 0 {
@@ -302,6 +385,7 @@ impl Plan {
         PlannedPart {
             query,
             part: Some(part),
+            hilbert: None,
         }
     }
 
@@ -338,6 +422,16 @@ impl Plan {
             };
             if spans.is_empty() {
                 return None;
+            }
+        }
+        for (spans, axis) in boxed.iter_mut().zip(&self.axes) {
+            if let (Some(spans), Some(units)) =
+                (spans, axis.as_ref().and_then(|a| a.strings.as_ref()))
+            {
+                spans.retain(|&(a, b)| units.bounds(a, b).is_some());
+                if spans.is_empty() {
+                    return None;
+                }
             }
         }
         if self.tile_digits > 0 {
@@ -400,7 +494,12 @@ impl Plan {
 /// Per dimension, its axis when it is a number: the query's spans (the
 /// whole domain where it gives none; a dense read's current domain as the
 /// dense reader takes it), its domain's low bound and tile extent.
-fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Option<Axis>>> {
+fn axes(
+    snapshot: &Snapshot,
+    query: &ReadQuery,
+    dense: bool,
+    mut sparse: Option<&mut SparseTiles>,
+) -> Result<Vec<Option<Axis>>> {
     let schema = snapshot.schema();
     let ranges = decode_ranges(schema, query)?;
     if dense {
@@ -418,6 +517,7 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                     datatype: d.datatype,
                     scale: Scale::Int,
                     float_tiles: None,
+                    strings: None,
                 })
             })
             .collect());
@@ -426,9 +526,10 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
         .dimensions
         .iter()
         .zip(&ranges)
-        .map(|(dim, ranges)| {
+        .enumerate()
+        .map(|(d, (dim, ranges))| {
             if dim.var {
-                return None;
+                return string_axis(query, d, dim.datatype, sparse.as_deref_mut()?);
             }
             let scale = Scale::of(dim.datatype);
             let (lo, hi) = dim.domain_scalars()?;
@@ -459,9 +560,37 @@ fn axes(snapshot: &Snapshot, query: &ReadQuery, dense: bool) -> Result<Vec<Optio
                 datatype: dim.datatype,
                 scale,
                 float_tiles,
+                strings: None,
             })
         })
         .collect())
+}
+
+/// The axis of string dimension `d` (keys as `strings` numbers them):
+/// when the query gives it at most one range (several are merged or
+/// repeated by rules of their own) and the touched tiles record their
+/// bounds and sizes.
+fn string_axis(
+    query: &ReadQuery,
+    d: usize,
+    datatype: Datatype,
+    sparse: &mut SparseTiles,
+) -> Option<Axis> {
+    let range = match query.ranges.get(d).map(Vec::as_slice) {
+        None | Some([]) => None,
+        Some([one]) => Some(one.clone()),
+        Some(_) => return None,
+    };
+    let (units, span) = sparse.string_units(d, range)?;
+    Some(Axis {
+        spans: vec![span],
+        low: 0,
+        extent: 1,
+        datatype,
+        scale: Scale::Int,
+        float_tiles: None,
+        strings: Some(Rc::new(units)),
+    })
 }
 
 /// The digits of the result order, cut at the first one of a dimension
@@ -490,10 +619,7 @@ fn digits(
             // One sparse dimension read with several ranges that are not
             // ascending and apart: TileDB returns them in range order or
             // in coordinate order depending on the fragments the cells
-            // come from, which a part cannot know. Read whole.
-            if !dense && n == 1 && !ascending_apart(axes) {
-                return (Vec::new(), 0);
-            }
+            // come from (`Plan::new` decides, see `range_order`).
             (list, 0)
         }
         ResultOrder::Global | ResultOrder::Unordered => {

@@ -26,6 +26,19 @@ pub(crate) type CellHistory = (u64, Option<(u64, u64)>);
 /// fields to load from them.
 type Planned<'a> = (&'a FragmentMetadata, Vec<u64>, Vec<Field>);
 
+/// How a one-dimensional row- or column-major read of several ranges
+/// orders its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum RangeOrder {
+    /// TileDB's rule (see `result_order`): range order when the results
+    /// come from one fragment, coordinate order otherwise.
+    #[default]
+    ByFragments,
+    /// Coordinate order whatever the fragments: a part of a read whose
+    /// results, taken whole, come from several fragments.
+    Coordinates,
+}
+
 /// A sparse read; with `consolidating`, the cells of every fragment without
 /// deduplication or deletes, each with its timestamp and the delete that
 /// removed it.
@@ -35,6 +48,17 @@ pub(crate) fn run(
     consolidating: bool,
     prune: Prune<'_>,
 ) -> Result<(ReadResult, Vec<CellHistory>)> {
+    run_ordered(array, query, consolidating, prune, RangeOrder::ByFragments)
+}
+
+/// [`run`], with the order of a one-dimensional multi-range read chosen.
+pub(crate) fn run_ordered(
+    array: &Snapshot,
+    query: &ReadQuery,
+    consolidating: bool,
+    prune: Prune<'_>,
+    range_order: RangeOrder,
+) -> Result<(ReadResult, Vec<CellHistory>)> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
     let attributes = output_attributes(schema, query)?;
@@ -43,7 +67,8 @@ pub(crate) fn run(
     // `result_order`): leaving a fragment's tiles out could change that.
     let order_by_fragments = matches!(query.layout, ResultOrder::RowMajor | ResultOrder::ColMajor)
         && ranges.len() == 1
-        && ranges[0].len() > 1;
+        && ranges[0].len() > 1
+        && range_order == RangeOrder::ByFragments;
     let prune = if consolidating || order_by_fragments {
         Prune::default()
     } else {
@@ -92,7 +117,8 @@ pub(crate) fn run(
     // TileDB decides between range order and coordinate order (below) on the
     // results before it applies deletes (query/legacy/reader.cc: conditions
     // run on the result cell slabs, after the result coordinates are sorted).
-    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag);
+    let one_fragment = candidates.windows(2).all(|w| w[0].frag == w[1].frag)
+        && range_order == RangeOrder::ByFragments;
     candidates.retain(|c| !c.deleted);
 
     sort_candidates(schema, query.layout, &mut candidates);
@@ -107,6 +133,34 @@ pub(crate) fn run(
         Vec::new()
     };
     Ok((result, history))
+}
+
+/// The fragments (by name) the results of `query` come from, as TileDB's
+/// choice between range order and coordinate order counts them: after
+/// duplicates are resolved, before deletes apply. Only coordinates,
+/// timestamps and delete fields are read.
+pub(crate) fn result_fragments(
+    array: &Snapshot,
+    query: &ReadQuery,
+) -> Result<Vec<crate::directory::TimestampedName>> {
+    let schema = array.schema();
+    let ranges = decode_ranges(schema, query)?;
+    let planned = plan(array, &ranges, &[], false, Prune::default())?;
+    let loaded = load(array, planned)?;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for (fi, frag) in loaded.iter().enumerate() {
+        fragment_candidates(array, fi, frag, &ranges, false, &mut candidates)?;
+    }
+    if !schema.allows_dups {
+        candidates = latest_of_duplicates(candidates);
+    }
+    let mut seen: Vec<usize> = candidates.iter().map(|c| c.frag).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    Ok(seen
+        .into_iter()
+        .map(|fi| loaded[fi].fragment.name.clone())
+        .collect())
 }
 
 /// Per visible sparse fragment with cells: the tiles the ranges touch and

@@ -21,7 +21,8 @@ use crate::read::result::ReadResult;
 use crate::read::skip::Prune;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
-use crate::read::sparse::merge::run;
+pub(crate) use crate::read::sparse::merge::{result_fragments, RangeOrder};
+use crate::read::sparse::merge::{run, run_ordered};
 use crate::read::sparse::ranges::merge_string_ranges;
 use crate::snapshot::Snapshot;
 
@@ -68,6 +69,22 @@ pub(crate) fn read_pruned(
         query
     };
     read_banded(array, query, BAND_CELLS, prune)
+}
+
+/// A part of a read in batches (`read::batches`): [`read_pruned`], with a
+/// one-dimensional multi-range row- or column-major part kept in
+/// coordinate order when `range_order` says the whole read is (its cells
+/// come from several fragments, though the part's may not).
+pub(crate) fn read_part(
+    array: &Snapshot,
+    query: &ReadQuery,
+    prune: Prune<'_>,
+    range_order: RangeOrder,
+) -> Result<ReadResult> {
+    if range_order == RangeOrder::ByFragments {
+        return read_pruned(array, query, prune);
+    }
+    run_ordered(array, query, false, prune, range_order).map(|(result, _)| result)
 }
 
 /// [`read`] with bands of about `budget` cells instead of the built-in size
