@@ -6,6 +6,8 @@ use std::cmp::Ordering;
 
 use crate::filter::Datatype;
 
+use super::tile_meta_typed;
+
 /// Which metadata a field carries.
 #[derive(Debug, Clone, Copy)]
 pub struct MetaKinds {
@@ -220,6 +222,11 @@ pub trait CellList {
     fn count(&self) -> usize;
     /// The bytes of cell `i`.
     fn cell(&self, i: usize) -> &[u8];
+    /// The cells as one packed run of bytes and the cell size, when they
+    /// are (the typed fast path reads them straight).
+    fn packed(&self) -> Option<(&[u8], usize)> {
+        None
+    }
 }
 
 impl CellList for [&[u8]] {
@@ -246,6 +253,9 @@ impl CellList for Packed<'_> {
     fn cell(&self, i: usize) -> &[u8] {
         &self.data[i * self.cell_size..(i + 1) * self.cell_size]
     }
+    fn packed(&self) -> Option<(&[u8], usize)> {
+        Some((self.data, self.cell_size))
+    }
 }
 
 /// Metadata of a fixed-size tile of `cells` (each `cell_size` bytes).
@@ -262,11 +272,14 @@ pub fn fixed_tile<C: CellList + ?Sized>(
             .unwrap_or(true)
     };
     let n = cells.count();
-    meta.null_count = match validity {
-        Some(_) => (0..n).filter(|&i| !valid(i)).count() as u64,
-        None => 0,
-    };
+    // Cells past the end of `validity` count as valid.
+    meta.null_count = validity.map_or(0, |v| {
+        v.iter().take(n).filter(|&&valid| !valid).count() as u64
+    });
     let char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
+    if let Some(meta) = typed_fixed_tile(t, kinds, cells, validity, meta.null_count) {
+        return meta;
+    }
     if kinds.min_max {
         if char_like {
             let mut min: Option<&[u8]> = None;
@@ -316,6 +329,37 @@ pub fn fixed_tile<C: CellList + ?Sized>(
         meta.sum = slabbed_sum(t, cells, validity, n);
     }
     meta
+}
+
+/// [`fixed_tile`] over packed numeric cells, one loop per datatype; `None`
+/// where the generic path is needed (lists of cells, chars and strings,
+/// cells of another size than the type's).
+fn typed_fixed_tile<C: CellList + ?Sized>(
+    t: Datatype,
+    kinds: MetaKinds,
+    cells: &C,
+    validity: Option<&[bool]>,
+    null_count: u64,
+) -> Option<TileMeta> {
+    let (data, cell_size) = cells.packed()?;
+    if cell_size as u64 != t.size() || !(kinds.min_max || kinds.sum) {
+        return None;
+    }
+    let scanned = tile_meta_typed::scan_packed(t, data, validity, kinds.min_max, kinds.sum)?;
+    let cell = |i: usize| data[i * cell_size..(i + 1) * cell_size].to_vec();
+    let (min, max) = match kinds.min_max {
+        true => (
+            Some(scanned.min_at.map_or(scanned.greatest, cell)),
+            Some(scanned.max_at.map_or(scanned.lowest, cell)),
+        ),
+        false => (None, None),
+    };
+    Some(TileMeta {
+        min,
+        max,
+        sum: scanned.sum,
+        null_count,
+    })
 }
 
 /// The sum TileDB's metadata generator computes when it is handed the
