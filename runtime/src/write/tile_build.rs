@@ -5,7 +5,9 @@
 
 use crate::error::Result;
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
-use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
+use std::sync::{Mutex, PoisonError};
+
+use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE};
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
@@ -47,15 +49,41 @@ pub(crate) struct BuiltTile {
     pub(crate) meta: TileMeta,
 }
 
-/// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`.
+/// Tile buffers kept for reuse while one field is written: a buffer
+/// whose pages are mapped already costs no page faults, where a fresh tile
+/// of megabytes faults in every page (and frees them again). It holds at
+/// most the buffers of one group in flight.
+#[derive(Default)]
+pub(crate) struct BufferPool(Mutex<Vec<Vec<u8>>>);
+
+impl BufferPool {
+    /// An empty buffer, with the capacity of one given back if any.
+    pub(crate) fn take(&self) -> Vec<u8> {
+        let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        free.pop().unwrap_or_default()
+    }
+
+    /// Gives a buffer back for the next tile.
+    pub(crate) fn give(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > 0 {
+            buffer.clear();
+            let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            free.push(buffer);
+        }
+    }
+}
+
+/// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`;
+/// packed tiles take their buffers from `pool`.
 pub(crate) fn build_tile(
     recipe: &TileRecipe,
     column: &Column,
     cells: &Cells<'_>,
+    pool: &BufferPool,
 ) -> Result<BuiltTile> {
     match recipe.cell_size {
         Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
-            packed_tile(recipe, column, cells, cell_size)
+            packed_tile(recipe, column, cells, cell_size, pool)
         }
         _ => listed_tile(recipe, column, cells),
     }
@@ -68,9 +96,11 @@ fn packed_tile(
     column: &Column,
     cells: &Cells<'_>,
     cell_size: usize,
+    pool: &BufferPool,
 ) -> Result<BuiltTile> {
     let cell_num = cells.len();
-    let mut data = Vec::with_capacity(cell_num * cell_size);
+    let mut data = pool.take();
+    data.reserve(cell_num * cell_size);
     let bytes = |i: usize| &column.data[i * cell_size..(i + 1) * cell_size];
     match cells {
         Cells::Runs(runs) => {
@@ -98,8 +128,10 @@ fn packed_tile(
     };
     let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
         .into_recorded(recipe.nullable, cell_num as u64, false);
-    let fixed = filter_tile(&data, &recipe.pipeline, &recipe.data_ctx)?;
-    drop(data);
+    let mut fixed = pool.take();
+    let filtered = filter_tile_into(&data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
+    pool.give(data);
+    filtered?;
     Ok(BuiltTile {
         fixed,
         var: Vec::new(),
