@@ -85,8 +85,90 @@ pub(crate) fn build_tile(
         Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
             packed_tile(recipe, column, cells, cell_size, pool)
         }
+        None if !cells.has_fill() => match column.offsets.as_deref() {
+            Some(offsets) => var_packed_tile(recipe, column, offsets, cells),
+            None => listed_tile(recipe, column, cells),
+        },
         _ => listed_tile(recipe, column, cells),
     }
+}
+
+/// A var-sized tile without fill cells: the values of each run of
+/// neighbouring cells copied at once and their offsets shifted, no list of
+/// cells; the metadata read off the gathered values.
+fn var_packed_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    offsets: &[u64],
+    cells: &Cells<'_>,
+) -> Result<BuiltTile> {
+    let cell_num = cells.len();
+    let mut data = Vec::new();
+    let mut starts = Vec::with_capacity(cell_num);
+    // Cells `from..to` of the column: their values are contiguous.
+    let mut push_cells = |from: usize, to: usize| -> Result<()> {
+        let bounds = offsets.get(from..=to).filter(|b| {
+            b.first() <= b.last() && b.last().is_some_and(|&e| e <= column.data.len() as u64)
+        });
+        let Some(bounds) = bounds else {
+            return Err(usage(format!(
+                "the offsets of {} do not delimit its data",
+                recipe.stem
+            )));
+        };
+        let (first, last) = (bounds[0], bounds[to - from]);
+        let shift = data.len() as u64;
+        starts.extend(bounds[..to - from].iter().map(|&o| o - first + shift));
+        data.extend_from_slice(&column.data[first as usize..last as usize]);
+        Ok(())
+    };
+    match cells {
+        Cells::Runs(runs) => {
+            for &Run { from, step, len } in runs {
+                let Some(from) = from else { continue };
+                if step == 1 {
+                    push_cells(from, from + len)?;
+                } else {
+                    for k in 0..len {
+                        push_cells(from + k * step, from + k * step + 1)?;
+                    }
+                }
+            }
+        }
+        Cells::Listed(list) => {
+            for &i in *list {
+                push_cells(i, i + 1)?;
+            }
+        }
+    }
+    let validity: Option<Vec<bool>> = recipe.nullable.then(|| {
+        let mut v = Vec::with_capacity(cell_num);
+        cells.for_each(|c| v.push(c.map_or(recipe.fill_validity, |i| column.is_valid(i))));
+        v
+    });
+    let values = tile_meta::VarCells {
+        data: &data,
+        starts: &starts,
+    };
+    let meta = tile_meta::var_tile(recipe.kinds, &values, validity.as_deref()).into_recorded(
+        recipe.nullable,
+        cell_num as u64,
+        true,
+    );
+    let var = filter_var_tile(&data, &starts, &recipe.pipeline, &recipe.data_ctx)?;
+    let fixed = if recipe.skips_offsets {
+        SKIPPED_OFFSETS_TILE.to_vec()
+    } else {
+        let offsets: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
+        filter_tile(&offsets, &recipe.offsets_pipeline, &recipe.offsets_ctx)?
+    };
+    Ok(BuiltTile {
+        fixed,
+        var,
+        var_size: data.len() as u64,
+        validity: validity_tile(recipe, validity.as_deref())?,
+        meta,
+    })
 }
 
 /// A fixed-size tile without fill cells: the cells copied one run (or one
@@ -203,11 +285,8 @@ fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Resul
                 let offsets: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
                 filter_tile(&offsets, &recipe.offsets_pipeline, &recipe.offsets_ctx)?
             };
-            built.meta = tile_meta::var_tile(recipe.kinds, &written, validity_arg).into_recorded(
-                recipe.nullable,
-                cell_num,
-                true,
-            );
+            built.meta = tile_meta::var_tile(recipe.kinds, written.as_slice(), validity_arg)
+                .into_recorded(recipe.nullable, cell_num, true);
         }
         Some(cell_size) => {
             if bytes.iter().any(|c| c.len() != cell_size) {

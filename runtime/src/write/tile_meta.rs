@@ -400,8 +400,35 @@ pub fn slabbed_sum<C: CellList + ?Sized>(
     sum
 }
 
+/// Var-sized cells gathered one after another, each from its start to the
+/// next cell's (the last to the end).
+pub struct VarCells<'a> {
+    /// The cells' values.
+    pub data: &'a [u8],
+    /// Where each cell starts in `data`, ascending.
+    pub starts: &'a [u64],
+}
+
+impl CellList for VarCells<'_> {
+    fn count(&self) -> usize {
+        self.starts.len()
+    }
+    fn cell(&self, i: usize) -> &[u8] {
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.data.len(), |&e| e as usize);
+        &self.data[start..end]
+    }
+}
+
 /// Metadata of a var-sized tile (strings only carry min/max).
-pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) -> TileMeta {
+pub fn var_tile<C: CellList + ?Sized>(
+    kinds: MetaKinds,
+    cells: &C,
+    validity: Option<&[bool]>,
+) -> TileMeta {
     let mut meta = TileMeta::default();
     let valid = |i: usize| {
         validity
@@ -411,15 +438,16 @@ pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) ->
     // TileDB counts the nulls of a var tile only while computing its min
     // and max: var fields without min/max record no nulls.
     if kinds.min_max {
-        meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+        meta.null_count = (0..cells.count()).filter(|&i| !valid(i)).count() as u64;
     }
     if kinds.min_max {
         let mut min: Option<&[u8]> = None;
         let mut max: Option<&[u8]> = None;
-        for (i, c) in cells.iter().enumerate() {
+        for i in 0..cells.count() {
             if !valid(i) {
                 continue;
             }
+            let c = cells.cell(i);
             match (min, max) {
                 (Some(lo), Some(hi)) => {
                     let (lo, hi) = (var_min(lo, c), var_max(hi, c));
