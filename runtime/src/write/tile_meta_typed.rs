@@ -23,6 +23,13 @@ trait NumCell: Copy + PartialOrd {
     fn sum_bytes(sum: Self::Sum) -> [u8; 8];
 }
 
+/// An integer cell: its sum cannot overflow while `cells × the greatest
+/// magnitude` stays within `SUM_LIMIT`, and then adds without checks.
+trait IntCell: NumCell + Ord + Into<i128> {
+    const SUM_LIMIT: i128;
+    fn add_unchecked(self, sum: Self::Sum) -> Self::Sum;
+}
+
 macro_rules! signed_cell {
     ($t:ty) => {
         impl NumCell for $t {
@@ -49,6 +56,13 @@ macro_rules! signed_cell {
             }
             fn sum_bytes(sum: i64) -> [u8; 8] {
                 sum.to_le_bytes()
+            }
+        }
+
+        impl IntCell for $t {
+            const SUM_LIMIT: i128 = i64::MAX as i128;
+            fn add_unchecked(self, sum: i64) -> i64 {
+                sum.wrapping_add(self as i64)
             }
         }
     };
@@ -78,6 +92,13 @@ macro_rules! unsigned_cell {
             }
             fn sum_bytes(sum: u64) -> [u8; 8] {
                 sum.to_le_bytes()
+            }
+        }
+
+        impl IntCell for $t {
+            const SUM_LIMIT: i128 = u64::MAX as i128;
+            fn add_unchecked(self, sum: u64) -> u64 {
+                sum.wrapping_add(self as u64)
             }
         }
     };
@@ -197,6 +218,53 @@ fn scan_as<T: NumCell>(
     }
 }
 
+/// [`scan_as`] of integers: a tile without validity in passes the compiler
+/// vectorizes. The min and max first; the cell kept for each is then the
+/// last one equal to it (every equal cell replaces the running one). The
+/// sum unchecked when no prefix can overflow (cells × greatest magnitude
+/// within the sum's range), else checked cell by cell as TileDB adds.
+fn scan_ints<T: IntCell>(
+    data: &[u8],
+    validity: Option<&[bool]>,
+    want_min_max: bool,
+    want_sum: bool,
+    to_bytes: fn(T) -> Vec<u8>,
+) -> Scanned {
+    if validity.is_some() {
+        return scan_as(data, validity, want_min_max, want_sum, to_bytes);
+    }
+    let values = || data.chunks_exact(T::SIZE).map(T::read);
+    let (lo, hi) = values().fold((T::GREATEST, T::LOWEST), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (mut min_at, mut max_at) = (None, None);
+    if want_min_max {
+        min_at = values().rposition(|v| v == lo);
+        max_at = values().rposition(|v| v == hi);
+    }
+    let mut sum = T::Sum::default();
+    if want_sum {
+        let magnitude = lo.into().abs().max(hi.into().abs());
+        let cells = values().len() as i128;
+        if cells.saturating_mul(magnitude) <= T::SUM_LIMIT {
+            sum = values().fold(sum, |s, v| v.add_unchecked(s));
+        } else {
+            for v in values() {
+                if v.add_to(&mut sum) {
+                    break;
+                }
+            }
+        }
+    }
+    Scanned {
+        min_at,
+        max_at,
+        greatest: to_bytes(T::GREATEST),
+        lowest: to_bytes(T::LOWEST),
+        sum: if want_sum { T::sum_bytes(sum) } else { [0; 8] },
+    }
+}
+
 /// The typed scan of a packed tile of `t` cells, one value each (`None`
 /// for a type the generic path keeps: strings, chars, odd sizes).
 pub(super) fn scan_packed(
@@ -209,19 +277,19 @@ pub(super) fn scan_packed(
     use Datatype::*;
     let (m, s) = (want_min_max, want_sum);
     Some(match t {
-        Int8 => scan_as::<i8>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Uint8 | Bool => scan_as::<u8>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Int16 => scan_as::<i16>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Uint16 => scan_as::<u16>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Int32 => scan_as::<i32>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Uint32 => scan_as::<u32>(data, validity, m, s, |v| v.to_le_bytes().into()),
-        Uint64 => scan_as::<u64>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Int8 => scan_ints::<i8>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Uint8 | Bool => scan_ints::<u8>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Int16 => scan_ints::<i16>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Uint16 => scan_ints::<u16>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Int32 => scan_ints::<i32>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Uint32 => scan_ints::<u32>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Uint64 => scan_ints::<u64>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Float32 => scan_as::<f32>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Float64 => scan_as::<f64>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Char | StringAscii => return None,
         // Int64 and the 8-byte date and time types, as the generic path
         // decodes them.
-        _ if t.size() == 8 => scan_as::<i64>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        _ if t.size() == 8 => scan_ints::<i64>(data, validity, m, s, |v| v.to_le_bytes().into()),
         _ => return None,
     })
 }
