@@ -311,7 +311,10 @@ mod tests {
         }
     }
 
-    fn as_tuple(m: &TileMeta) -> (Option<Vec<u8>>, Option<Vec<u8>>, [u8; 8], u64) {
+    /// A tile's min, max, sum and null count, compared whole.
+    type Recorded = (Option<Vec<u8>>, Option<Vec<u8>>, [u8; 8], u64);
+
+    fn as_tuple(m: &TileMeta) -> Recorded {
         (m.min.clone(), m.max.clone(), m.sum, m.null_count)
     }
 
@@ -362,7 +365,8 @@ mod tests {
                         data: &data,
                         cell_size: size,
                     };
-                    let random_validity: Vec<bool> = (0..n).map(|_| bits.next() % 3 != 0).collect();
+                    let random_validity: Vec<bool> =
+                        (0..n).map(|_| !bits.next().is_multiple_of(3)).collect();
                     let short_validity = random_validity[..n / 2].to_vec();
                     let no_valid_cell = vec![false; n];
                     let validities = [
