@@ -349,8 +349,8 @@ fn typed_fixed_tile<C: CellList + ?Sized>(
     let cell = |i: usize| data[i * cell_size..(i + 1) * cell_size].to_vec();
     let (min, max) = match kinds.min_max {
         true => (
-            Some(scanned.min_at.map_or(scanned.greatest, cell)),
-            Some(scanned.max_at.map_or(scanned.lowest, cell)),
+            Some(scanned.min_at.map_or(scanned.min, cell)),
+            Some(scanned.max_at.map_or(scanned.max, cell)),
         ),
         false => (None, None),
     };

@@ -143,14 +143,17 @@ float_cell!(f32);
 float_cell!(f64);
 
 /// What the scan of a tile found: the cells holding the min and max (`None`
-/// when no valid cell beat the starting extremes), the sum and the nulls.
+/// when no valid cell replaced the starting extremes, or when the values
+/// are given instead), and the sum.
 pub(super) struct Scanned {
     pub(super) min_at: Option<usize>,
     pub(super) max_at: Option<usize>,
-    /// The starting min and max (the type's extremes), kept when no cell
-    /// replaced them.
-    pub(super) greatest: Vec<u8>,
-    pub(super) lowest: Vec<u8>,
+    /// The min's and max's bytes where `min_at` and `max_at` are `None`:
+    /// the starting extremes (the type's greatest and lowest value), or an
+    /// integer tile's min and max themselves (equal integers have equal
+    /// bytes, so which cell held them does not matter).
+    pub(super) min: Vec<u8>,
+    pub(super) max: Vec<u8>,
     pub(super) sum: [u8; 8],
 }
 
@@ -191,8 +194,8 @@ fn scan<T: NumCell>(
     Scanned {
         min_at,
         max_at,
-        greatest: to_bytes(T::GREATEST),
-        lowest: to_bytes(T::LOWEST),
+        min: to_bytes(T::GREATEST),
+        max: to_bytes(T::LOWEST),
         sum: if want_sum { T::sum_bytes(sum) } else { [0; 8] },
     }
 }
@@ -219,8 +222,8 @@ fn scan_as<T: NumCell>(
 }
 
 /// [`scan_as`] of integers: a tile without validity in passes the compiler
-/// vectorizes. The min and max first; the cell kept for each is then the
-/// last one equal to it (every equal cell replaces the running one). The
+/// can vectorize. The min and max as values (the loop's "an equal cell
+/// replaces" rule cannot change an integer's bytes). The
 /// sum unchecked when no prefix can overflow (cells × greatest magnitude
 /// within the sum's range), else checked cell by cell as TileDB adds.
 fn scan_ints<T: IntCell>(
@@ -234,20 +237,18 @@ fn scan_ints<T: IntCell>(
         return scan_as(data, validity, want_min_max, want_sum, to_bytes);
     }
     let values = || data.chunks_exact(T::SIZE).map(T::read);
-    let (lo, hi) = values().fold((T::GREATEST, T::LOWEST), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    let (mut min_at, mut max_at) = (None, None);
-    if want_min_max {
-        min_at = values().rposition(|v| v == lo);
-        max_at = values().rposition(|v| v == hi);
-    }
+    // One pass: the extremes and the unchecked sum, kept only when the
+    // extremes show that no prefix could overflow.
+    let (lo, hi, unchecked) = values().fold(
+        (T::GREATEST, T::LOWEST, T::Sum::default()),
+        |(lo, hi, s), v| (lo.min(v), hi.max(v), v.add_unchecked(s)),
+    );
     let mut sum = T::Sum::default();
     if want_sum {
         let magnitude = lo.into().abs().max(hi.into().abs());
         let cells = values().len() as i128;
         if cells.saturating_mul(magnitude) <= T::SUM_LIMIT {
-            sum = values().fold(sum, |s, v| v.add_unchecked(s));
+            sum = unchecked;
         } else {
             for v in values() {
                 if v.add_to(&mut sum) {
@@ -257,10 +258,11 @@ fn scan_ints<T: IntCell>(
         }
     }
     Scanned {
-        min_at,
-        max_at,
-        greatest: to_bytes(T::GREATEST),
-        lowest: to_bytes(T::LOWEST),
+        min_at: None,
+        max_at: None,
+        // With no cell, `lo` and `hi` are still the starting extremes.
+        min: to_bytes(lo),
+        max: to_bytes(hi),
         sum: if want_sum { T::sum_bytes(sum) } else { [0; 8] },
     }
 }
