@@ -626,6 +626,20 @@ fn frame(
     bounds: &[(usize, usize)],
     strings: Option<&StringCells<'_>>,
 ) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    frame_into(pipeline, ctx, data, bounds, strings, &mut out)?;
+    Ok(out)
+}
+
+/// [`frame`] into `out` (cleared first; its capacity reused).
+fn frame_into(
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    data: &[u8],
+    bounds: &[(usize, usize)],
+    strings: Option<&StringCells<'_>>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let types = pipeline.input_types(ctx.datatype);
     let filtered: Vec<Parts<'_>> = bounds
         .par_iter()
@@ -648,9 +662,9 @@ fn frame(
             parts,
         })
         .collect();
-    let mut out = Vec::with_capacity(TileView::MIN_SIZE + total);
-    TileView::write(&mut out, &framed)?;
-    Ok(out)
+    out.clear();
+    out.reserve(TileView::MIN_SIZE + total);
+    TileView::write(out, &framed)
 }
 
 /// A filtered chunk as [`TileView::write`] takes it: its metadata and data
@@ -676,17 +690,31 @@ impl Element<TileChunk, ()> for FramedChunk<'_, '_> {
 /// Filters a tile of fixed-size cells (or an offsets, validity or generic
 /// tile) as TileDB writes it.
 pub fn filter_tile(data: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    filter_tile_into(data, pipeline, ctx, &mut out)?;
+    Ok(out)
+}
+
+/// [`filter_tile`] into `out`, cleared first: a writer passes buffers it
+/// reuses from tile to tile, whose pages are already mapped.
+pub fn filter_tile_into(
+    data: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let chunk = if pipeline.uses_chunking(false, ctx.version, ctx.datatype) {
         chunk_size(data.len() as u64, ctx.cell_size)? as usize
     } else {
         data.len()
     };
-    frame(
+    frame_into(
         pipeline,
         ctx,
         data,
         &fixed_chunk_bounds(data.len(), chunk),
         None,
+        out,
     )
 }
 

@@ -14,7 +14,7 @@ use crate::schema::ArraySchema;
 use crate::storage::{create_file, FileWriter, RelPath, Storage};
 
 use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
-use super::tile_build::{build_tile, recipe, BuiltTile, TileRecipe};
+use super::tile_build::{build_tile, recipe, BufferPool, BuiltTile, TileRecipe};
 use super::tile_meta::{self, MetaKinds, TileMeta};
 use super::tiling::TilePlan;
 use crate::format::generated::{DATA_FILE_SUFFIX, VALIDITY_FILE_SUFFIX, VAR_FILE_SUFFIX};
@@ -152,16 +152,18 @@ fn write_field(
         coords_slot: false,
     };
     let group = group_tiles(column, plan, column.len(), budget);
+    let pool = BufferPool::default();
     let mut start = 0;
     while start < tile_num {
         let end = (start + group).min(tile_num);
         let built: Vec<BuiltTile> = (start..end)
             .into_par_iter()
-            .map(|t| build_tile(recipe, column, &plan.cells(t)))
+            .map(|t| build_tile(recipe, column, &plan.cells(t), &pool))
             .collect::<Result<_>>()?;
         for tile in built {
             out.tile_offsets.push(fixed.len());
             fixed.append(&tile.fixed)?;
+            pool.give(tile.fixed);
             match var.as_mut() {
                 Some(var) => {
                     out.var_offsets.push(var.len());

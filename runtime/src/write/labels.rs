@@ -9,6 +9,8 @@
 //! writes them; every check (the array's write included) passes before
 //! anything is written.
 
+use std::borrow::Cow;
+
 use crate::directory::ArrayDirectory;
 use crate::error::{Error, Result};
 use crate::format::generated::DataOrder;
@@ -31,18 +33,28 @@ pub(crate) struct LabelFragment {
 
 /// `write` without its label columns, and the label fragments they make,
 /// each checked.
-pub(crate) fn split_labels(
+pub(crate) fn split_labels<'w>(
     storage: &dyn Storage,
     schema: &ArraySchema,
-    write: &Write,
+    write: &'w Write,
     key: Option<&[u8; 32]>,
-) -> Result<(Write, Vec<LabelFragment>)> {
+) -> Result<(Cow<'w, Write>, Vec<LabelFragment>)> {
     let is_label = |c: &Column| schema.labels.iter().any(|l| l.name == c.name);
     if !write.columns.iter().any(is_label) {
-        return Ok((write.clone(), Vec::new()));
+        // The write itself, uncopied: its columns may be gigabytes.
+        return Ok((Cow::Borrowed(write), Vec::new()));
     }
-    let mut main = write.clone();
-    main.columns.retain(|c| !is_label(c));
+    let main = Write {
+        layout: write.layout,
+        subarray: write.subarray.clone(),
+        columns: write
+            .columns
+            .iter()
+            .filter(|c| !is_label(c))
+            .cloned()
+            .collect(),
+        timestamp: write.timestamp,
+    };
     let mut fragments = Vec::new();
     for column in write.columns.iter().filter(|c| is_label(c)) {
         let label = schema
@@ -52,7 +64,7 @@ pub(crate) fn split_labels(
             .ok_or_else(|| usage(format!("no dimension label {}", column.name)))?;
         fragments.push(label_fragment(storage, schema, write, label, column, key)?);
     }
-    Ok((main, fragments))
+    Ok((Cow::Owned(main), fragments))
 }
 
 fn label_fragment(

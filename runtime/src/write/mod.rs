@@ -27,6 +27,7 @@ pub mod metadata;
 pub mod stream;
 mod tile_build;
 pub(crate) mod tile_meta;
+mod tile_meta_typed;
 mod tiling;
 mod validate;
 

@@ -5,7 +5,9 @@
 
 use crate::error::Result;
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
-use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
+use std::sync::{Mutex, PoisonError};
+
+use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE};
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
@@ -47,18 +49,126 @@ pub(crate) struct BuiltTile {
     pub(crate) meta: TileMeta,
 }
 
-/// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`.
+/// Tile buffers kept for reuse while one field is written: a buffer
+/// whose pages are mapped already costs no page faults, where a fresh tile
+/// of megabytes faults in every page (and frees them again). It holds at
+/// most the buffers of one group in flight.
+#[derive(Default)]
+pub(crate) struct BufferPool(Mutex<Vec<Vec<u8>>>);
+
+impl BufferPool {
+    /// An empty buffer, with the capacity of one given back if any.
+    pub(crate) fn take(&self) -> Vec<u8> {
+        let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        free.pop().unwrap_or_default()
+    }
+
+    /// Gives a buffer back for the next tile.
+    pub(crate) fn give(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() > 0 {
+            buffer.clear();
+            let mut free = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            free.push(buffer);
+        }
+    }
+}
+
+/// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`;
+/// packed tiles take their buffers from `pool`.
 pub(crate) fn build_tile(
     recipe: &TileRecipe,
     column: &Column,
     cells: &Cells<'_>,
+    pool: &BufferPool,
 ) -> Result<BuiltTile> {
     match recipe.cell_size {
         Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
-            packed_tile(recipe, column, cells, cell_size)
+            packed_tile(recipe, column, cells, cell_size, pool)
         }
+        None if !cells.has_fill() => match column.offsets.as_deref() {
+            Some(offsets) => var_packed_tile(recipe, column, offsets, cells),
+            None => listed_tile(recipe, column, cells),
+        },
         _ => listed_tile(recipe, column, cells),
     }
+}
+
+/// A var-sized tile without fill cells: the values of each run of
+/// neighbouring cells copied at once and their offsets shifted, no list of
+/// cells; the metadata read off the gathered values.
+fn var_packed_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    offsets: &[u64],
+    cells: &Cells<'_>,
+) -> Result<BuiltTile> {
+    let cell_num = cells.len();
+    let mut data = Vec::new();
+    let mut starts = Vec::with_capacity(cell_num);
+    // Cells `from..to` of the column: their values are contiguous.
+    let mut push_cells = |from: usize, to: usize| -> Result<()> {
+        let bounds = offsets.get(from..=to).filter(|b| {
+            b.first() <= b.last() && b.last().is_some_and(|&e| e <= column.data.len() as u64)
+        });
+        let Some(bounds) = bounds else {
+            return Err(usage(format!(
+                "the offsets of {} do not delimit its data",
+                recipe.stem
+            )));
+        };
+        let (first, last) = (bounds[0], bounds[to - from]);
+        let shift = data.len() as u64;
+        starts.extend(bounds[..to - from].iter().map(|&o| o - first + shift));
+        data.extend_from_slice(&column.data[first as usize..last as usize]);
+        Ok(())
+    };
+    match cells {
+        Cells::Runs(runs) => {
+            for &Run { from, step, len } in runs {
+                let Some(from) = from else { continue };
+                if step == 1 {
+                    push_cells(from, from + len)?;
+                } else {
+                    for k in 0..len {
+                        push_cells(from + k * step, from + k * step + 1)?;
+                    }
+                }
+            }
+        }
+        Cells::Listed(list) => {
+            for &i in *list {
+                push_cells(i, i + 1)?;
+            }
+        }
+    }
+    let validity: Option<Vec<bool>> = recipe.nullable.then(|| {
+        let mut v = Vec::with_capacity(cell_num);
+        cells.for_each(|c| v.push(c.map_or(recipe.fill_validity, |i| column.is_valid(i))));
+        v
+    });
+    let values = tile_meta::VarCells {
+        data: &data,
+        starts: &starts,
+    };
+    let meta = tile_meta::var_tile(recipe.kinds, &values, validity.as_deref()).into_recorded(
+        recipe.nullable,
+        cell_num as u64,
+        true,
+    );
+    let var = filter_var_tile(&data, &starts, &recipe.pipeline, &recipe.data_ctx)?;
+    let fixed = if recipe.skips_offsets {
+        SKIPPED_OFFSETS_TILE.to_vec()
+    } else {
+        let offsets: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
+        filter_tile(&offsets, &recipe.offsets_pipeline, &recipe.offsets_ctx)?
+    };
+    Ok(BuiltTile {
+        fixed,
+        var,
+        var_size: data.len() as u64,
+        validity: validity_tile(recipe, validity.as_deref())?,
+        meta,
+    })
 }
 
 /// A fixed-size tile without fill cells: the cells copied one run (or one
@@ -68,9 +178,11 @@ fn packed_tile(
     column: &Column,
     cells: &Cells<'_>,
     cell_size: usize,
+    pool: &BufferPool,
 ) -> Result<BuiltTile> {
     let cell_num = cells.len();
-    let mut data = Vec::with_capacity(cell_num * cell_size);
+    let mut data = pool.take();
+    data.reserve(cell_num * cell_size);
     let bytes = |i: usize| &column.data[i * cell_size..(i + 1) * cell_size];
     match cells {
         Cells::Runs(runs) => {
@@ -98,8 +210,10 @@ fn packed_tile(
     };
     let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
         .into_recorded(recipe.nullable, cell_num as u64, false);
-    let fixed = filter_tile(&data, &recipe.pipeline, &recipe.data_ctx)?;
-    drop(data);
+    let mut fixed = pool.take();
+    let filtered = filter_tile_into(&data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
+    pool.give(data);
+    filtered?;
     Ok(BuiltTile {
         fixed,
         var: Vec::new(),
@@ -171,11 +285,8 @@ fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Resul
                 let offsets: Vec<u8> = starts.iter().flat_map(|s| s.to_le_bytes()).collect();
                 filter_tile(&offsets, &recipe.offsets_pipeline, &recipe.offsets_ctx)?
             };
-            built.meta = tile_meta::var_tile(recipe.kinds, &written, validity_arg).into_recorded(
-                recipe.nullable,
-                cell_num,
-                true,
-            );
+            built.meta = tile_meta::var_tile(recipe.kinds, written.as_slice(), validity_arg)
+                .into_recorded(recipe.nullable, cell_num, true);
         }
         Some(cell_size) => {
             if bytes.iter().any(|c| c.len() != cell_size) {

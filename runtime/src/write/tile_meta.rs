@@ -6,6 +6,8 @@ use std::cmp::Ordering;
 
 use crate::filter::Datatype;
 
+use super::tile_meta_typed;
+
 /// Which metadata a field carries.
 #[derive(Debug, Clone, Copy)]
 pub struct MetaKinds {
@@ -220,6 +222,11 @@ pub trait CellList {
     fn count(&self) -> usize;
     /// The bytes of cell `i`.
     fn cell(&self, i: usize) -> &[u8];
+    /// The cells as one packed run of bytes and the cell size, when they
+    /// are (the typed fast path reads them straight).
+    fn packed(&self) -> Option<(&[u8], usize)> {
+        None
+    }
 }
 
 impl CellList for [&[u8]] {
@@ -246,6 +253,9 @@ impl CellList for Packed<'_> {
     fn cell(&self, i: usize) -> &[u8] {
         &self.data[i * self.cell_size..(i + 1) * self.cell_size]
     }
+    fn packed(&self) -> Option<(&[u8], usize)> {
+        Some((self.data, self.cell_size))
+    }
 }
 
 /// Metadata of a fixed-size tile of `cells` (each `cell_size` bytes).
@@ -262,11 +272,14 @@ pub fn fixed_tile<C: CellList + ?Sized>(
             .unwrap_or(true)
     };
     let n = cells.count();
-    meta.null_count = match validity {
-        Some(_) => (0..n).filter(|&i| !valid(i)).count() as u64,
-        None => 0,
-    };
+    // Cells past the end of `validity` count as valid.
+    meta.null_count = validity.map_or(0, |v| {
+        v.iter().take(n).filter(|&&valid| !valid).count() as u64
+    });
     let char_like = matches!(t, Datatype::Char | Datatype::StringAscii);
+    if let Some(meta) = typed_fixed_tile(t, kinds, cells, validity, meta.null_count) {
+        return meta;
+    }
     if kinds.min_max {
         if char_like {
             let mut min: Option<&[u8]> = None;
@@ -318,6 +331,37 @@ pub fn fixed_tile<C: CellList + ?Sized>(
     meta
 }
 
+/// [`fixed_tile`] over packed numeric cells, one loop per datatype; `None`
+/// where the generic path is needed (lists of cells, chars and strings,
+/// cells of another size than the type's).
+fn typed_fixed_tile<C: CellList + ?Sized>(
+    t: Datatype,
+    kinds: MetaKinds,
+    cells: &C,
+    validity: Option<&[bool]>,
+    null_count: u64,
+) -> Option<TileMeta> {
+    let (data, cell_size) = cells.packed()?;
+    if cell_size as u64 != t.size() || !(kinds.min_max || kinds.sum) {
+        return None;
+    }
+    let scanned = tile_meta_typed::scan_packed(t, data, validity, kinds.min_max, kinds.sum)?;
+    let cell = |i: usize| data[i * cell_size..(i + 1) * cell_size].to_vec();
+    let (min, max) = match kinds.min_max {
+        true => (
+            Some(scanned.min_at.map_or(scanned.min, cell)),
+            Some(scanned.max_at.map_or(scanned.max, cell)),
+        ),
+        false => (None, None),
+    };
+    Some(TileMeta {
+        min,
+        max,
+        sum: scanned.sum,
+        null_count,
+    })
+}
+
 /// The sum TileDB's metadata generator computes when it is handed the
 /// cells `slab` at a time: a sum that saturates stops the slab it is in,
 /// and the next slab goes on adding to the saturated value (one slab of
@@ -356,8 +400,35 @@ pub fn slabbed_sum<C: CellList + ?Sized>(
     sum
 }
 
+/// Var-sized cells gathered one after another, each from its start to the
+/// next cell's (the last to the end).
+pub struct VarCells<'a> {
+    /// The cells' values.
+    pub data: &'a [u8],
+    /// Where each cell starts in `data`, ascending.
+    pub starts: &'a [u64],
+}
+
+impl CellList for VarCells<'_> {
+    fn count(&self) -> usize {
+        self.starts.len()
+    }
+    fn cell(&self, i: usize) -> &[u8] {
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.data.len(), |&e| e as usize);
+        &self.data[start..end]
+    }
+}
+
 /// Metadata of a var-sized tile (strings only carry min/max).
-pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) -> TileMeta {
+pub fn var_tile<C: CellList + ?Sized>(
+    kinds: MetaKinds,
+    cells: &C,
+    validity: Option<&[bool]>,
+) -> TileMeta {
     let mut meta = TileMeta::default();
     let valid = |i: usize| {
         validity
@@ -367,15 +438,16 @@ pub fn var_tile(kinds: MetaKinds, cells: &[&[u8]], validity: Option<&[bool]>) ->
     // TileDB counts the nulls of a var tile only while computing its min
     // and max: var fields without min/max record no nulls.
     if kinds.min_max {
-        meta.null_count = (0..cells.len()).filter(|&i| !valid(i)).count() as u64;
+        meta.null_count = (0..cells.count()).filter(|&i| !valid(i)).count() as u64;
     }
     if kinds.min_max {
         let mut min: Option<&[u8]> = None;
         let mut max: Option<&[u8]> = None;
-        for (i, c) in cells.iter().enumerate() {
+        for i in 0..cells.count() {
             if !valid(i) {
                 continue;
             }
+            let c = cells.cell(i);
             match (min, max) {
                 (Some(lo), Some(hi)) => {
                     let (lo, hi) = (var_min(lo, c), var_max(hi, c));
