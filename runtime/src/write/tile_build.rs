@@ -9,7 +9,7 @@ use crate::tile::{filter_tile, filter_var_tile, SKIPPED_OFFSETS_TILE};
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
-use super::tiling::{Cells, Run};
+use super::tiling::{gather, Cells, Run};
 use super::WRITE_VERSION;
 
 /// How one field's tiles are built: its shape, metadata kinds, pipelines
@@ -85,7 +85,7 @@ fn packed_tile(
                 }
             }
         }
-        Cells::Listed(list) => list.iter().for_each(|&i| data.extend_from_slice(bytes(i))),
+        Cells::Listed(list) => gather(list, &column.data, cell_size, &mut data),
     }
     let validity: Option<Vec<bool>> = recipe.nullable.then(|| {
         let mut v = Vec::with_capacity(cell_num);
