@@ -231,6 +231,34 @@ impl<'a> Grid<'a> {
         Some(tile * self.cells_per_tile + cell)
     }
 
+    /// [`Self::key`] for cells read in order: `last` holds, per axis, the
+    /// tile of the cell before (its index and first offset; `None` before
+    /// the first cell), and a cell in the same tile along an axis (the
+    /// common case in global order) needs no division there.
+    #[inline]
+    fn key_after(&self, i: usize, last: &mut [Option<(u64, u64)>]) -> Option<u64> {
+        let (mut tile, mut cell) = (0u64, 0u64);
+        for &d in &self.tile_axes {
+            let a = &self.axes[d];
+            let offset = a.offset(i)?;
+            let (t, start) = match last[d] {
+                Some((t, start)) if offset >= start && offset - start < a.extent => (t, start),
+                _ => {
+                    let t = offset / a.extent;
+                    (t, t * a.extent)
+                }
+            };
+            last[d] = Some((t, start));
+            tile = tile * a.tiles + t;
+        }
+        for &d in &self.cell_axes {
+            let a = &self.axes[d];
+            let start = last[d].map_or(0, |(_, start)| start);
+            cell = cell * a.extent + (a.offset(i)? - start);
+        }
+        Some(tile * self.cells_per_tile + cell)
+    }
+
     /// The first cell `i` (from 1) that does not follow cell `i - 1` in
     /// global order (with `strict`, that does not follow it or shares its
     /// coordinates), with the two keys (`None` for a cell outside the
@@ -240,9 +268,10 @@ impl<'a> Grid<'a> {
         const CHUNK: usize = 1 << 16;
         (0..n.div_ceil(CHUNK)).into_par_iter().find_map_first(|c| {
             let start = (c * CHUNK).max(1);
-            let mut previous = self.key(start - 1);
+            let mut last = vec![None; self.axes.len()];
+            let mut previous = self.key_after(start - 1, &mut last);
             for i in start..((c + 1) * CHUNK).min(n) {
-                let current = self.key(i);
+                let current = self.key_after(i, &mut last);
                 match previous.zip(current) {
                     Some((a, b)) if a < b || (a == b && !strict) => {}
                     pair => return Some((i, pair)),

@@ -123,9 +123,8 @@ fn numeric_range(
     let key = |i: usize| column.data.get(i * size..).map(|b| kind.key(b));
     let mut range: Option<((u64, usize), (u64, usize))> = None;
     let mut bad = false;
-    cells.for_each(|c| {
-        let Some(i) = c else { return };
-        let Some(k) = key(i) else {
+    let mut add = |i: usize, k: Option<u64>| {
+        let Some(k) = k else {
             bad = true;
             return;
         };
@@ -140,7 +139,25 @@ fn numeric_range(
                 }
             }
         }
-    });
+    };
+    match cells {
+        // One run of input cells (a global-order write): read in place.
+        Cells::Runs(runs) if runs.len() == 1 && runs[0].step == 1 && runs[0].from.is_some() => {
+            let from = runs[0].from.unwrap_or(0);
+            match column.data.get(from * size..(from + runs[0].len) * size) {
+                Some(data) => data
+                    .chunks_exact(size)
+                    .enumerate()
+                    .for_each(|(k, b)| add(from + k, Some(kind.key(b)))),
+                None => bad = true,
+            }
+        }
+        _ => cells.for_each(|c| {
+            if let Some(i) = c {
+                add(i, key(i));
+            }
+        }),
+    }
     let ((_, lo), (_, hi)) = range
         .filter(|_| !bad)
         .ok_or_else(|| usage("bad coordinate"))?;
