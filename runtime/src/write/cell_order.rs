@@ -6,6 +6,7 @@
 //! breaks them by index), as TileDB's stable sorts do.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
 
@@ -146,6 +147,8 @@ struct Grid<'a> {
     tile_axes: Vec<usize>,
     cell_axes: Vec<usize>,
     cells_per_tile: u64,
+    /// One past the largest key.
+    key_end: u64,
 }
 
 impl<'a> Grid<'a> {
@@ -189,7 +192,7 @@ impl<'a> Grid<'a> {
         let cells_per_tile = axes
             .iter()
             .try_fold(1u64, |acc, a| acc.checked_mul(a.extent))?;
-        tile_num.checked_mul(cells_per_tile)?;
+        let key_end = tile_num.checked_mul(cells_per_tile)?;
         let slowest_first = |col_major: bool| -> Vec<usize> {
             if col_major {
                 (0..axes.len()).rev().collect()
@@ -202,6 +205,7 @@ impl<'a> Grid<'a> {
             cell_axes: slowest_first(schema.cell_order == SchemaOrder::ColMajor),
             axes,
             cells_per_tile,
+            key_end,
         })
     }
 
@@ -282,14 +286,57 @@ impl<'a> Grid<'a> {
         })
     }
 
+    /// The cells `0..n` in global order (ties in input order) when a key
+    /// and a cell index fit one u64: each cell is `key << bits | index`
+    /// (returned with `bits`), half the memory of key and index apart, and
+    /// the sort compares plain numbers. `None` when they do not fit or a
+    /// cell lies outside the domain.
+    fn sorted_packed(&self, n: usize) -> Option<(Vec<u64>, u32)> {
+        let bits = 64 - (n.saturating_sub(1) as u64).leading_zeros();
+        let fits = bits < 64 && (self.key_end - 1).checked_shr(64 - bits).unwrap_or(0) == 0;
+        if !fits {
+            return None;
+        }
+        let outside = AtomicBool::new(false);
+        let mut packed = Vec::new();
+        (0..n)
+            .into_par_iter()
+            .map(|i| match self.key(i) {
+                Some(k) => k << bits | i as u64,
+                None => {
+                    outside.store(true, AtomicOrdering::Relaxed);
+                    0
+                }
+            })
+            .collect_into_vec(&mut packed);
+        if outside.into_inner() {
+            return None;
+        }
+        packed.par_sort_unstable();
+        Some((packed, bits))
+    }
+
     /// The cells `0..n` with their keys, in global order (ties: with
     /// `timestamps` newest first, then in input order); `None` when a cell
     /// lies outside the domain.
     fn sorted(&self, n: usize, timestamps: Option<&[u64]>) -> Option<Vec<(u64, usize)>> {
-        let mut pairs: Vec<(u64, usize)> = (0..n)
+        // Collected in place (an indexed collect: no chunks joined after),
+        // a cell outside the domain flagged on the side.
+        let outside = AtomicBool::new(false);
+        let mut pairs: Vec<(u64, usize)> = Vec::new();
+        (0..n)
             .into_par_iter()
-            .map(|i| Some((self.key(i)?, i)))
-            .collect::<Option<_>>()?;
+            .map(|i| match self.key(i) {
+                Some(k) => (k, i),
+                None => {
+                    outside.store(true, AtomicOrdering::Relaxed);
+                    (0, i)
+                }
+            })
+            .collect_into_vec(&mut pairs);
+        if outside.into_inner() {
+            return None;
+        }
         match timestamps {
             None => pairs.par_sort_unstable(),
             Some(t) => pairs.par_sort_unstable_by(|x, y| {
@@ -538,6 +585,19 @@ impl<'a> Coordinates<'a> {
     /// them, refused (UnorderedWriter's check_coord_dups) when two share
     /// coordinates unless `allows_dups`.
     pub(crate) fn sorted_cells(&self, n: usize, allows_dups: bool) -> Result<Vec<usize>> {
+        if let Some((packed, bits)) = self.grid.as_ref().and_then(|g| g.sorted_packed(n)) {
+            let index = |p: u64| (p & ((1u64 << bits) - 1)) as usize;
+            if !allows_dups {
+                let first = (1..packed.len())
+                    .into_par_iter()
+                    .find_first(|&k| packed[k - 1] >> bits == packed[k] >> bits);
+                if let Some(k) = first {
+                    return Err(duplicate_error(index(packed[k - 1]), index(packed[k])));
+                }
+            }
+            // In place: a u64 becomes a usize of the same size.
+            return Ok(packed.into_iter().map(index).collect());
+        }
         if let Some(pairs) = self.grid.as_ref().and_then(|g| g.sorted(n, None)) {
             if !allows_dups {
                 // Equal keys are equal coordinates, and they are adjacent.

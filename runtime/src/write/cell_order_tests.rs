@@ -159,6 +159,34 @@ fn grid_order_equals_general_order_for_every_integer_width() {
     compare::<i64>(i64::MIN, i64::MIN + 10_000, 333, 8);
     compare::<i64>(i64::MAX - 10_999, i64::MAX - 1000, 1000, 9);
     compare::<u64>(u64::MAX - 9999, u64::MAX, 250, 10);
+    // Keys up to 2^60: no room for the cell index beside them (the sort
+    // keeps key and index apart).
+    compare::<i64>(0, (1 << 30) - 1, 32, 11);
+}
+
+#[test]
+fn packed_sort_only_where_key_and_index_fit() {
+    let s = |hi: i64, extent: i64| {
+        schema(
+            vec![
+                DimensionSpec::new::<i64>("x", 0, hi, Some(extent)),
+                DimensionSpec::new::<i64>("y", 0, hi, Some(extent)),
+            ],
+            SchemaOrder::RowMajor,
+            SchemaOrder::RowMajor,
+        )
+    };
+    let values: Vec<i64> = [3, 1, 2, 1].into_iter().chain(0..16).collect();
+    let x = Column::from_values("x", &values);
+    let (narrow, wide) = (s(999, 10), s((1 << 30) - 1, 32));
+    let grid = |s| Coordinates::new(s, &[&x, &x]).grid.expect("a grid");
+    let (packed, bits) = grid(&narrow).sorted_packed(4).expect("fits");
+    assert_eq!(bits, 2);
+    let cells: Vec<u64> = packed.iter().map(|p| p & 3).collect();
+    assert_eq!(cells, [1, 3, 2, 0]);
+    // Keys below 2^60 and 4 bits of index fit; 5 bits do not.
+    assert!(grid(&wide).sorted_packed(16).is_some());
+    assert!(grid(&wide).sorted_packed(17).is_none());
 }
 
 #[test]
