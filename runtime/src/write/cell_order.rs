@@ -127,7 +127,7 @@ struct Axis<'a> {
 impl Axis<'_> {
     /// Cell `i`'s distance from the domain's low end; `None` outside the
     /// domain (integer keys differ as the values do).
-    #[inline]
+    #[inline(always)]
     fn offset(&self, i: usize) -> Option<u64> {
         let k = self.kind.key(self.data.get(i * self.size..)?);
         (self.low..=self.high).contains(&k).then(|| k - self.low)
@@ -242,6 +242,7 @@ impl<'a> Grid<'a> {
     #[inline]
     fn key_after(&self, i: usize, last: &mut [Option<(u64, u64)>]) -> Option<u64> {
         let (mut tile, mut cell) = (0u64, 0u64);
+        let same_order = self.tile_axes == self.cell_axes;
         for &d in &self.tile_axes {
             let a = &self.axes[d];
             let offset = a.offset(i)?;
@@ -254,6 +255,12 @@ impl<'a> Grid<'a> {
             };
             last[d] = Some((t, start));
             tile = tile * a.tiles + t;
+            if same_order {
+                cell = cell * a.extent + (offset - start);
+            }
+        }
+        if same_order {
+            return Some(tile * self.cells_per_tile + cell);
         }
         for &d in &self.cell_axes {
             let a = &self.axes[d];

@@ -77,7 +77,7 @@ where
         // Half the cells in a narrow band: duplicates are certain.
         let band = (h - l).min(20);
         let mut value = |k: usize| {
-            let v = if k % 2 == 0 {
+            let v = if k.is_multiple_of(2) {
                 rng.within(l, h)
             } else {
                 rng.within(l, l + band)
