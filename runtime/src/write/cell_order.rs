@@ -6,6 +6,7 @@
 //! breaks them by index), as TileDB's stable sorts do.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
 
@@ -27,9 +28,10 @@ enum Keys {
 
 /// How a numeric coordinate becomes a u64 that sorts as `Scalar::compare`
 /// sorts the value: integers by value, floats numerically with -0 equal to
-/// 0 and NaN after everything.
+/// 0 and NaN after everything. For integers the key is also exact: two
+/// keys differ by what the values differ by.
 #[derive(Clone, Copy)]
-enum NumKey {
+pub(super) enum NumKey {
     Signed(usize),
     Unsigned(usize),
     F32,
@@ -37,7 +39,8 @@ enum NumKey {
 }
 
 impl NumKey {
-    fn of(datatype: Datatype) -> Option<NumKey> {
+    /// The key kind of a datatype; `None` for strings.
+    pub(super) fn of(datatype: Datatype) -> Option<NumKey> {
         use Datatype::*;
         Some(match datatype {
             Float32 => NumKey::F32,
@@ -70,29 +73,296 @@ impl NumKey {
         }
     }
 
-    fn key(self, bytes: &[u8]) -> u64 {
-        let mut raw = [0u8; 8];
-        match self {
-            NumKey::Signed(n) => {
-                raw[..n].copy_from_slice(&bytes[..n]);
-                let shift = 64 - 8 * n as u32;
-                // Sign-extended, then the sign bit flipped.
-                (((u64::from_le_bytes(raw) << shift) as i64 >> shift) as u64) ^ 1 << 63
+    /// The key of a value given as a `Scalar` (a domain bound); `None`
+    /// when the value is not of this kind.
+    pub(super) fn of_scalar(self, value: &Scalar) -> Option<u64> {
+        match (self, value) {
+            (NumKey::Signed(_), Scalar::Int(v)) => {
+                i64::try_from(*v).ok().map(|v| (v as u64) ^ 1 << 63)
             }
-            NumKey::Unsigned(n) => {
-                raw[..n].copy_from_slice(&bytes[..n]);
-                u64::from_le_bytes(raw)
-            }
-            NumKey::F32 => {
-                raw[..4].copy_from_slice(&bytes[..4]);
-                Self::float(f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]) as f64)
-            }
-            NumKey::F64 => {
-                raw.copy_from_slice(&bytes[..8]);
-                Self::float(f64::from_le_bytes(raw))
-            }
+            (NumKey::Unsigned(_), Scalar::Int(v)) => u64::try_from(*v).ok(),
+            (NumKey::F32 | NumKey::F64, Scalar::Float(f)) => Some(Self::float(*f)),
+            _ => None,
         }
     }
+
+    /// The key of the value stored little-endian at the start of `bytes`
+    /// (`u64::MAX` when `bytes` is too short). Each width reads as its own
+    /// integer, so that the per-cell loops calling this stay branch-light.
+    #[inline(always)]
+    pub(super) fn key(self, bytes: &[u8]) -> u64 {
+        const SIGN: u64 = 1 << 63;
+        fn read<const N: usize>(bytes: &[u8]) -> Option<[u8; N]> {
+            bytes.first_chunk::<N>().copied()
+        }
+        let key = match self {
+            NumKey::Signed(1) => read::<1>(bytes).map(|b| i8::from_le_bytes(b) as u64 ^ SIGN),
+            NumKey::Signed(2) => read::<2>(bytes).map(|b| i16::from_le_bytes(b) as u64 ^ SIGN),
+            NumKey::Signed(4) => read::<4>(bytes).map(|b| i32::from_le_bytes(b) as u64 ^ SIGN),
+            NumKey::Signed(_) => read::<8>(bytes).map(|b| i64::from_le_bytes(b) as u64 ^ SIGN),
+            NumKey::Unsigned(1) => read::<1>(bytes).map(|b| b[0] as u64),
+            NumKey::Unsigned(2) => read::<2>(bytes).map(|b| u16::from_le_bytes(b) as u64),
+            NumKey::Unsigned(4) => read::<4>(bytes).map(|b| u32::from_le_bytes(b) as u64),
+            NumKey::Unsigned(_) => read::<8>(bytes).map(u64::from_le_bytes),
+            NumKey::F32 => read::<4>(bytes).map(|b| Self::float(f32::from_le_bytes(b) as f64)),
+            NumKey::F64 => read::<8>(bytes).map(|b| Self::float(f64::from_le_bytes(b))),
+        };
+        key.unwrap_or(u64::MAX)
+    }
+}
+
+/// One dimension of a [`Grid`]: its coordinates' keys, the keys of its
+/// domain's ends, its tile extent and number of tiles.
+#[derive(Clone, Copy)]
+struct Axis<'a> {
+    kind: NumKey,
+    size: usize,
+    data: &'a [u8],
+    low: u64,
+    high: u64,
+    extent: u64,
+    tiles: u64,
+}
+
+impl Axis<'_> {
+    /// Cell `i`'s distance from the domain's low end; `None` outside the
+    /// domain (integer keys differ as the values do).
+    #[inline(always)]
+    fn offset(&self, i: usize) -> Option<u64> {
+        let k = self.kind.key(self.data.get(i * self.size..)?);
+        (self.low..=self.high).contains(&k).then(|| k - self.low)
+    }
+}
+
+/// The global order of cells whose dimensions are all integers with tile
+/// extents, as one u64 per cell: the rank of the cell's space tile in tile
+/// order times the cells of a tile, plus the cell's rank inside its tile
+/// in cell order. Cells sort by this number alone, and two cells share
+/// coordinates exactly when they share it; no coordinate is decoded into
+/// a `Scalar` and no tile is computed by i128 division.
+struct Grid<'a> {
+    axes: Vec<Axis<'a>>,
+    /// The axes from the slowest-varying to the fastest: for the tile
+    /// rank (tile order) and for the rank inside the tile (cell order).
+    tile_axes: Vec<usize>,
+    cell_axes: Vec<usize>,
+    cells_per_tile: u64,
+    /// One past the largest key.
+    key_end: u64,
+}
+
+impl<'a> Grid<'a> {
+    /// The grid of `schema`, when every dimension fits one and the keys of
+    /// the whole domain fit a u64.
+    fn new(schema: &ArraySchema, dims: &[&'a Column]) -> Option<Grid<'a>> {
+        if schema.cell_order == SchemaOrder::Hilbert || dims.len() != schema.dimensions.len() {
+            return None;
+        }
+        let mut axes = Vec::with_capacity(dims.len());
+        for (dim, column) in schema.dimensions.iter().zip(dims) {
+            let kind = NumKey::of(dim.datatype)?;
+            let size = dim.datatype.size() as usize;
+            if matches!(kind, NumKey::F32 | NumKey::F64)
+                || dim.var
+                || column.offsets.is_some()
+                || column.cell_size() != Some(size)
+            {
+                return None;
+            }
+            let (lo, hi) = dim.domain_scalars()?;
+            let (low, high) = (kind.of_scalar(&lo)?, kind.of_scalar(&hi)?);
+            let extent = match dim.extent_scalar()? {
+                Scalar::Int(e) if e > 0 => u64::try_from(e).ok()?,
+                _ => return None,
+            };
+            let tiles = (high.checked_sub(low)? / extent).checked_add(1)?;
+            axes.push(Axis {
+                kind,
+                size,
+                data: &column.data,
+                low,
+                high,
+                extent,
+                tiles,
+            });
+        }
+        let tile_num = axes
+            .iter()
+            .try_fold(1u64, |acc, a| acc.checked_mul(a.tiles))?;
+        let cells_per_tile = axes
+            .iter()
+            .try_fold(1u64, |acc, a| acc.checked_mul(a.extent))?;
+        let key_end = tile_num.checked_mul(cells_per_tile)?;
+        let slowest_first = |col_major: bool| -> Vec<usize> {
+            if col_major {
+                (0..axes.len()).rev().collect()
+            } else {
+                (0..axes.len()).collect()
+            }
+        };
+        Some(Grid {
+            tile_axes: slowest_first(schema.tile_order == SchemaOrder::ColMajor),
+            cell_axes: slowest_first(schema.cell_order == SchemaOrder::ColMajor),
+            axes,
+            cells_per_tile,
+            key_end,
+        })
+    }
+
+    /// Cell `i`'s key; `None` for a cell outside the domain.
+    #[inline]
+    fn key(&self, i: usize) -> Option<u64> {
+        let (mut tile, mut cell) = (0u64, 0u64);
+        if self.tile_axes == self.cell_axes {
+            // One division per axis gives both ranks.
+            for &d in &self.tile_axes {
+                let a = &self.axes[d];
+                let offset = a.offset(i)?;
+                let t = offset / a.extent;
+                tile = tile * a.tiles + t;
+                cell = cell * a.extent + (offset - t * a.extent);
+            }
+        } else {
+            for &d in &self.tile_axes {
+                let a = &self.axes[d];
+                tile = tile * a.tiles + a.offset(i)? / a.extent;
+            }
+            for &d in &self.cell_axes {
+                let a = &self.axes[d];
+                cell = cell * a.extent + a.offset(i)? % a.extent;
+            }
+        }
+        Some(tile * self.cells_per_tile + cell)
+    }
+
+    /// [`Self::key`] for cells read in order: `last` holds, per axis, the
+    /// tile of the cell before (its index and first offset; `None` before
+    /// the first cell), and a cell in the same tile along an axis (the
+    /// common case in global order) needs no division there.
+    #[inline]
+    fn key_after(&self, i: usize, last: &mut [Option<(u64, u64)>]) -> Option<u64> {
+        let (mut tile, mut cell) = (0u64, 0u64);
+        let same_order = self.tile_axes == self.cell_axes;
+        for &d in &self.tile_axes {
+            let a = &self.axes[d];
+            let offset = a.offset(i)?;
+            let (t, start) = match last[d] {
+                Some((t, start)) if offset >= start && offset - start < a.extent => (t, start),
+                _ => {
+                    let t = offset / a.extent;
+                    (t, t * a.extent)
+                }
+            };
+            last[d] = Some((t, start));
+            tile = tile * a.tiles + t;
+            if same_order {
+                cell = cell * a.extent + (offset - start);
+            }
+        }
+        if same_order {
+            return Some(tile * self.cells_per_tile + cell);
+        }
+        for &d in &self.cell_axes {
+            let a = &self.axes[d];
+            let start = last[d].map_or(0, |(_, start)| start);
+            cell = cell * a.extent + (a.offset(i)? - start);
+        }
+        Some(tile * self.cells_per_tile + cell)
+    }
+
+    /// The first cell `i` (from 1) that does not follow cell `i - 1` in
+    /// global order (with `strict`, that does not follow it or shares its
+    /// coordinates), with the two keys (`None` for a cell outside the
+    /// domain). Chunks of cells are checked in parallel, each key computed
+    /// once.
+    fn first_unordered(&self, n: usize, strict: bool) -> Option<(usize, Option<(u64, u64)>)> {
+        const CHUNK: usize = 1 << 16;
+        (0..n.div_ceil(CHUNK)).into_par_iter().find_map_first(|c| {
+            let start = (c * CHUNK).max(1);
+            let mut last = vec![None; self.axes.len()];
+            let mut previous = self.key_after(start - 1, &mut last);
+            for i in start..((c + 1) * CHUNK).min(n) {
+                let current = self.key_after(i, &mut last);
+                match previous.zip(current) {
+                    Some((a, b)) if a < b || (a == b && !strict) => {}
+                    pair => return Some((i, pair)),
+                }
+                previous = current;
+            }
+            None
+        })
+    }
+
+    /// The cells `0..n` in global order (ties in input order) when a key
+    /// and a cell index fit one u64: each cell is `key << bits | index`
+    /// (returned with `bits`), half the memory of key and index apart, and
+    /// the sort compares plain numbers. `None` when they do not fit or a
+    /// cell lies outside the domain.
+    fn sorted_packed(&self, n: usize) -> Option<(Vec<u64>, u32)> {
+        let bits = 64 - (n.saturating_sub(1) as u64).leading_zeros();
+        let fits = bits < 64 && (self.key_end - 1).checked_shr(64 - bits).unwrap_or(0) == 0;
+        if !fits {
+            return None;
+        }
+        let outside = AtomicBool::new(false);
+        let mut packed = Vec::new();
+        (0..n)
+            .into_par_iter()
+            .map(|i| match self.key(i) {
+                Some(k) => k << bits | i as u64,
+                None => {
+                    outside.store(true, AtomicOrdering::Relaxed);
+                    0
+                }
+            })
+            .collect_into_vec(&mut packed);
+        if outside.into_inner() {
+            return None;
+        }
+        packed.par_sort_unstable();
+        Some((packed, bits))
+    }
+
+    /// The cells `0..n` with their keys, in global order (ties: with
+    /// `timestamps` newest first, then in input order); `None` when a cell
+    /// lies outside the domain.
+    fn sorted(&self, n: usize, timestamps: Option<&[u64]>) -> Option<Vec<(u64, usize)>> {
+        // Collected in place (an indexed collect: no chunks joined after),
+        // a cell outside the domain flagged on the side.
+        let outside = AtomicBool::new(false);
+        let mut pairs: Vec<(u64, usize)> = Vec::new();
+        (0..n)
+            .into_par_iter()
+            .map(|i| match self.key(i) {
+                Some(k) => (k, i),
+                None => {
+                    outside.store(true, AtomicOrdering::Relaxed);
+                    (0, i)
+                }
+            })
+            .collect_into_vec(&mut pairs);
+        if outside.into_inner() {
+            return None;
+        }
+        match timestamps {
+            None => pairs.par_sort_unstable(),
+            Some(t) => pairs.par_sort_unstable_by(|x, y| {
+                x.0.cmp(&y.0)
+                    .then_with(|| t[y.1].cmp(&t[x.1]))
+                    .then_with(|| x.1.cmp(&y.1))
+            }),
+        }
+        Some(pairs)
+    }
+}
+
+/// The refusal of two cells of the same coordinates.
+fn duplicate_error(a: usize, b: usize) -> crate::error::Error {
+    usage(format!(
+        "cells {} and {} share coordinates, and the array allows no duplicates",
+        a.min(b),
+        a.max(b)
+    ))
 }
 
 /// The coordinates of a sparse write, read in place.
@@ -103,6 +373,8 @@ pub(crate) struct Coordinates<'a> {
     /// and its column of that size: coordinates then compare as u64 keys.
     num_keys: Option<Vec<(NumKey, usize)>>,
     types: Vec<Datatype>,
+    /// The one-number global order, where the dimensions allow it.
+    grid: Option<Grid<'a>>,
     order: GlobalOrder,
     /// Cells of one tile compare in column-major order.
     cell_col_major: bool,
@@ -126,6 +398,7 @@ impl<'a> Coordinates<'a> {
             dims: dims.to_vec(),
             num_keys,
             types: schema.dimensions.iter().map(|d| d.datatype).collect(),
+            grid: Grid::new(schema, dims),
             order: GlobalOrder::new(schema),
             cell_col_major: schema.cell_order == SchemaOrder::ColMajor,
         }
@@ -250,6 +523,9 @@ impl<'a> Coordinates<'a> {
                 return Err(usage("columns of different lengths"));
             }
         }
+        if let Some(pairs) = self.grid.as_ref().and_then(|g| g.sorted(n, timestamps)) {
+            return Ok(pairs.into_iter().map(|(_, i)| i).collect());
+        }
         let newest_first = |a: usize, b: usize| match timestamps {
             Some(t) => t[b].cmp(&t[a]),
             None => Ordering::Equal,
@@ -280,6 +556,16 @@ impl<'a> Coordinates<'a> {
     /// alone) and, unless `allows_dups`, never of the same coordinates.
     /// The first offending pair is reported.
     pub(crate) fn check_written_order(&self, n: usize, allows_dups: bool) -> Result<()> {
+        if let Some(grid) = &self.grid {
+            // One pass, keys computed on the fly: no sort, no key array.
+            match grid.first_unordered(n, !allows_dups) {
+                None => return Ok(()),
+                Some((i, Some((a, b)))) if a > b => return Err(order_error(i)),
+                Some((i, Some(_))) => return Err(duplicate_error(i - 1, i)),
+                // A cell outside the domain: the general check below.
+                Some((_, None)) => {}
+            }
+        }
         let keys = self.keys(n)?;
         let hilbert = self.order.is_hilbert();
         let out_of_order = |i: usize| match &keys {
@@ -296,35 +582,70 @@ impl<'a> Coordinates<'a> {
             .into_par_iter()
             .find_first(|&i| out_of_order(i) || (!allows_dups && self.same(i - 1, i)));
         match first {
-            Some(i) if out_of_order(i) => Err(usage(format!(
-                "cells {} and {i} are not in the global order",
-                i - 1
-            ))),
-            Some(i) => Err(usage(format!(
-                "cells {} and {i} share coordinates, and the array allows no duplicates",
-                i - 1
-            ))),
+            Some(i) if out_of_order(i) => Err(order_error(i)),
+            Some(i) => Err(duplicate_error(i - 1, i)),
             None => Ok(()),
         }
+    }
+
+    /// The cells `0..n` in global order, as [`Self::global_order`] gives
+    /// them, refused (UnorderedWriter's check_coord_dups) when two share
+    /// coordinates unless `allows_dups`.
+    pub(crate) fn sorted_cells(&self, n: usize, allows_dups: bool) -> Result<Vec<usize>> {
+        if let Some((packed, bits)) = self.grid.as_ref().and_then(|g| g.sorted_packed(n)) {
+            let index = |p: u64| (p & ((1u64 << bits) - 1)) as usize;
+            if !allows_dups {
+                let first = (1..packed.len())
+                    .into_par_iter()
+                    .find_first(|&k| packed[k - 1] >> bits == packed[k] >> bits);
+                if let Some(k) = first {
+                    return Err(duplicate_error(index(packed[k - 1]), index(packed[k])));
+                }
+            }
+            // In place: a u64 becomes a usize of the same size.
+            return Ok(packed.into_iter().map(index).collect());
+        }
+        if let Some(pairs) = self.grid.as_ref().and_then(|g| g.sorted(n, None)) {
+            if !allows_dups {
+                // Equal keys are equal coordinates, and they are adjacent.
+                let first = (1..pairs.len())
+                    .into_par_iter()
+                    .find_first(|&k| pairs[k - 1].0 == pairs[k].0);
+                if let Some(k) = first {
+                    return Err(duplicate_error(pairs[k - 1].1, pairs[k].1));
+                }
+            }
+            return Ok(pairs.into_iter().map(|(_, i)| i).collect());
+        }
+        let sorted = self.global_order(n, None)?;
+        if !allows_dups {
+            self.check_duplicates(&sorted)?;
+        }
+        Ok(sorted)
     }
 
     /// UnorderedWriter's check_coord_dups: no two cells of `sorted` (cells
     /// in global order, where equal coordinates are adjacent) share
     /// coordinates.
-    pub(crate) fn check_duplicates(&self, sorted: &[usize]) -> Result<()> {
+    fn check_duplicates(&self, sorted: &[usize]) -> Result<()> {
         let first = (1..sorted.len())
             .into_par_iter()
             .find_first(|&k| self.same(sorted[k - 1], sorted[k]));
         match first {
-            Some(k) => {
-                let (a, b) = (sorted[k - 1], sorted[k]);
-                Err(usage(format!(
-                    "cells {} and {} share coordinates, and the array allows no duplicates",
-                    a.min(b),
-                    a.max(b)
-                )))
-            }
+            Some(k) => Err(duplicate_error(sorted[k - 1], sorted[k])),
             None => Ok(()),
         }
     }
 }
+
+/// The refusal of cells `i - 1` and `i` out of global order.
+fn order_error(i: usize) -> crate::error::Error {
+    usage(format!(
+        "cells {} and {i} are not in the global order",
+        i - 1
+    ))
+}
+
+#[cfg(test)]
+#[path = "cell_order_tests.rs"]
+mod tests;

@@ -21,7 +21,7 @@ use super::field_tiles::{field_tiles, Output};
 use super::fragment_input::{usage, InputColumns};
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
 pub(crate) use super::tiling::TileCells;
-use super::tiling::{DenseGrid, TilePlan};
+use super::tiling::{DenseGrid, SparseOrder, TilePlan};
 use super::WRITE_VERSION;
 
 /// Writes one fragment and commits it; returns the fragment's name.
@@ -41,7 +41,7 @@ pub(crate) fn write_fragment_in_order(
     schema: &ArraySchema,
     input: &FragmentInput,
     columns: &InputColumns<'_>,
-    order: Option<Vec<usize>>,
+    order: Option<SparseOrder>,
 ) -> Result<String> {
     let name =
         TimestampedName::generate(input.timestamp, input.timestamp, Some(WRITE_VERSION), None)?;
@@ -100,7 +100,7 @@ pub(crate) fn write_fragment_ordered(
     columns: &InputColumns<'_>,
     name: &TimestampedName,
     processed: &[String],
-    order: Option<Vec<usize>>,
+    order: Option<SparseOrder>,
 ) -> Result<()> {
     let n = check_input(schema, input, columns)?;
     let plan = plan_tiles(schema, input, columns, n, order)?;
@@ -288,7 +288,7 @@ fn plan_tiles(
     input: &FragmentInput,
     columns: &InputColumns<'_>,
     n: usize,
-    order: Option<Vec<usize>>,
+    order: Option<SparseOrder>,
 ) -> Result<TilePlan> {
     Ok(match &input.subarray {
         Some(sub) => {
@@ -303,12 +303,18 @@ fn plan_tiles(
         }
         None => {
             let order = match order {
-                Some(order) if order.len() == n => order,
-                _ => Coordinates::new(schema, &columns.dims)
-                    .global_order(n, input.timestamps.as_deref())?,
+                Some(SparseOrder::Permuted(order)) if order.len() == n => {
+                    SparseOrder::Permuted(order)
+                }
+                Some(SparseOrder::AsGiven) => SparseOrder::AsGiven,
+                _ => SparseOrder::Permuted(
+                    Coordinates::new(schema, &columns.dims)
+                        .global_order(n, input.timestamps.as_deref())?,
+                ),
             };
             TilePlan::Sparse {
                 order,
+                cells: n,
                 capacity: schema.capacity.max(1) as usize,
             }
         }

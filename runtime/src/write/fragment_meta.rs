@@ -12,6 +12,7 @@ use crate::format::io::write_to_vec;
 use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
+use super::cell_order::NumKey;
 use super::field_tiles::{FieldFiles, FragmentFields};
 use super::fragment_input::{usage, FragmentInput, InputColumns};
 use super::tile_meta;
@@ -75,6 +76,12 @@ pub(crate) fn bounds(
 fn mbr(schema: &ArraySchema, columns: &InputColumns<'_>, cells: &Cells<'_>) -> Result<Domain> {
     let mut mbr: Domain = Vec::with_capacity(schema.dimensions.len());
     for (d, dim) in schema.dimensions.iter().enumerate() {
+        let column = columns.dims[d];
+        let size = dim.datatype.size() as usize;
+        if let Some(kind) = NumKey::of(dim.datatype).filter(|_| column.cell_size() == Some(size)) {
+            mbr.push(numeric_range(dim.datatype, kind, column, cells)?);
+            continue;
+        }
         let mut r: Option<(Scalar, Scalar)> = None;
         let mut bad = false;
         cells.for_each(|c| {
@@ -101,6 +108,63 @@ fn mbr(schema: &ArraySchema, columns: &InputColumns<'_>, cells: &Cells<'_>) -> R
         mbr.push(r.ok_or_else(|| usage("an empty tile"))?);
     }
     Ok(mbr)
+}
+
+/// The range of a numeric dimension over a tile's cells, found on the
+/// coordinates' keys (which order as `Scalar::compare` does, the first of
+/// equal values kept) and decoded once at the end.
+fn numeric_range(
+    datatype: Datatype,
+    kind: NumKey,
+    column: &crate::Column,
+    cells: &Cells<'_>,
+) -> Result<(Scalar, Scalar)> {
+    let size = datatype.size() as usize;
+    let key = |i: usize| column.data.get(i * size..).map(|b| kind.key(b));
+    let mut range: Option<((u64, usize), (u64, usize))> = None;
+    let mut bad = false;
+    let mut add = |i: usize, k: Option<u64>| {
+        let Some(k) = k else {
+            bad = true;
+            return;
+        };
+        match &mut range {
+            None => range = Some(((k, i), (k, i))),
+            Some((lo, hi)) => {
+                if k < lo.0 {
+                    *lo = (k, i);
+                }
+                if k > hi.0 {
+                    *hi = (k, i);
+                }
+            }
+        }
+    };
+    match cells {
+        // One run of input cells (a global-order write): read in place.
+        Cells::Runs(runs) if runs.len() == 1 && runs[0].step == 1 && runs[0].from.is_some() => {
+            let from = runs[0].from.unwrap_or(0);
+            match column.data.get(from * size..(from + runs[0].len) * size) {
+                Some(data) => data
+                    .chunks_exact(size)
+                    .enumerate()
+                    .for_each(|(k, b)| add(from + k, Some(kind.key(b)))),
+                None => bad = true,
+            }
+        }
+        _ => cells.for_each(|c| {
+            if let Some(i) = c {
+                add(i, key(i));
+            }
+        }),
+    }
+    let ((_, lo), (_, hi)) = range
+        .filter(|_| !bad)
+        .ok_or_else(|| usage("bad coordinate"))?;
+    let decode = |i: usize| {
+        Scalar::decode(datatype, column.cell_bytes(i)).ok_or_else(|| usage("bad coordinate"))
+    };
+    Ok((decode(lo)?, decode(hi)?))
 }
 
 /// The bytes of `__fragment_metadata.tdb`: the generic tiles, then the

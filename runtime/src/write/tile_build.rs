@@ -11,7 +11,7 @@ use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSET
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
-use super::tiling::{Cells, Run};
+use super::tiling::{gather, Cells, Run};
 use super::WRITE_VERSION;
 
 /// How one field's tiles are built: its shape, metadata kinds, pipelines
@@ -181,38 +181,51 @@ fn packed_tile(
     pool: &BufferPool,
 ) -> Result<BuiltTile> {
     let cell_num = cells.len();
-    let mut data = pool.take();
-    data.reserve(cell_num * cell_size);
+    // One run of consecutive input cells (a sparse write given in global
+    // order) is the tile itself: read in place, not copied.
+    let in_place = match cells {
+        Cells::Runs(runs) if runs.len() == 1 && runs[0].step == 1 => {
+            runs[0].from.and_then(|from| {
+                column
+                    .data
+                    .get(from * cell_size..(from + runs[0].len) * cell_size)
+            })
+        }
+        _ => None,
+    };
+    let mut gathered = pool.take();
+    if in_place.is_none() {
+        gathered.reserve(cell_num * cell_size);
+    }
     let bytes = |i: usize| &column.data[i * cell_size..(i + 1) * cell_size];
     match cells {
+        _ if in_place.is_some() => {}
         Cells::Runs(runs) => {
             for &Run { from, step, len } in runs {
                 let Some(from) = from else { continue };
                 if step == 1 {
-                    data.extend_from_slice(
+                    gathered.extend_from_slice(
                         &column.data[from * cell_size..(from + len) * cell_size],
                     );
                 } else {
-                    (0..len).for_each(|k| data.extend_from_slice(bytes(from + k * step)));
+                    (0..len).for_each(|k| gathered.extend_from_slice(bytes(from + k * step)));
                 }
             }
         }
-        Cells::Listed(list) => list.iter().for_each(|&i| data.extend_from_slice(bytes(i))),
+        Cells::Listed(list) => gather(list, &column.data, cell_size, &mut gathered),
     }
     let validity: Option<Vec<bool>> = recipe.nullable.then(|| {
         let mut v = Vec::with_capacity(cell_num);
         cells.for_each(|c| v.push(c.map_or(recipe.fill_validity, |i| column.is_valid(i))));
         v
     });
-    let packed = Packed {
-        data: &data,
-        cell_size,
-    };
+    let data: &[u8] = in_place.unwrap_or(&gathered);
+    let packed = Packed { data, cell_size };
     let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
         .into_recorded(recipe.nullable, cell_num as u64, false);
     let mut fixed = pool.take();
-    let filtered = filter_tile_into(&data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
-    pool.give(data);
+    let filtered = filter_tile_into(data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
+    pool.give(gathered);
     filtered?;
     Ok(BuiltTile {
         fixed,

@@ -70,6 +70,31 @@ impl Cells<'_> {
     }
 }
 
+/// Appends the cells `cells` of `data` (cells of `cell_size` bytes) to
+/// `out`, in that order: a sparse tile gathered through the global-order
+/// permutation. Common cell sizes copy as fixed-size moves rather than one
+/// `memcpy` call per cell, which lets the processor overlap the cache
+/// misses of a random permutation.
+pub(crate) fn gather(cells: &[usize], data: &[u8], cell_size: usize, out: &mut Vec<u8>) {
+    fn fixed<const N: usize>(cells: &[usize], data: &[u8], out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + cells.len() * N, 0);
+        for (to, &i) in out[start..].chunks_exact_mut(N).zip(cells) {
+            to.copy_from_slice(&data[i * N..(i + 1) * N]);
+        }
+    }
+    match cell_size {
+        1 => fixed::<1>(cells, data, out),
+        2 => fixed::<2>(cells, data, out),
+        4 => fixed::<4>(cells, data, out),
+        8 => fixed::<8>(cells, data, out),
+        16 => fixed::<16>(cells, data, out),
+        _ => cells
+            .iter()
+            .for_each(|&i| out.extend_from_slice(&data[i * cell_size..(i + 1) * cell_size])),
+    }
+}
+
 /// Per dimension of a dense write: the domain's low end, the tile extent,
 /// the first and last space tile the subarray touches.
 #[derive(Debug, Clone, Copy)]
@@ -90,12 +115,25 @@ pub(crate) struct DenseGrid {
     cell_col_major: bool,
 }
 
+/// A sparse write's cells in global order.
+pub(crate) enum SparseOrder {
+    /// As the input gives them (a checked global-order write): each tile
+    /// is then one run of input cells, copied whole.
+    AsGiven,
+    /// The input's cells by index.
+    Permuted(Vec<usize>),
+}
+
 /// How a fragment's cells are cut into tiles.
 pub(crate) enum TilePlan {
     /// Dense: every space tile the subarray touches, whole.
     Dense(DenseGrid),
-    /// Sparse: the cells in global order, `capacity` per tile.
-    Sparse { order: Vec<usize>, capacity: usize },
+    /// Sparse: the `cells` in global order, `capacity` per tile.
+    Sparse {
+        order: SparseOrder,
+        cells: usize,
+        capacity: usize,
+    },
 }
 
 fn int_of(s: &Scalar) -> Option<i128> {
@@ -293,7 +331,9 @@ impl TilePlan {
     pub(crate) fn len(&self) -> usize {
         match self {
             TilePlan::Dense(grid) => grid.tile_num(),
-            TilePlan::Sparse { order, capacity } => order.len().div_ceil(*capacity),
+            TilePlan::Sparse {
+                cells, capacity, ..
+            } => cells.div_ceil(*capacity),
         }
     }
 
@@ -301,9 +341,9 @@ impl TilePlan {
     pub(crate) fn cell_num(&self, t: usize) -> u64 {
         match self {
             TilePlan::Dense(grid) => grid.cells_per_tile(),
-            TilePlan::Sparse { order, capacity } => {
-                (order.len() - t * capacity).min(*capacity) as u64
-            }
+            TilePlan::Sparse {
+                cells, capacity, ..
+            } => (cells - t * capacity).min(*capacity) as u64,
         }
     }
 
@@ -311,9 +351,20 @@ impl TilePlan {
     pub(crate) fn cells(&self, t: usize) -> Cells<'_> {
         match self {
             TilePlan::Dense(grid) => Cells::Runs(grid.runs(t)),
-            TilePlan::Sparse { order, capacity } => {
-                let start = t * capacity;
-                Cells::Listed(&order[start..(start + capacity).min(order.len())])
+            TilePlan::Sparse {
+                order,
+                cells,
+                capacity,
+            } => {
+                let (start, end) = (t * capacity, ((t + 1) * capacity).min(*cells));
+                match order {
+                    SparseOrder::AsGiven => Cells::Runs(vec![Run {
+                        from: Some(start),
+                        step: 1,
+                        len: end - start,
+                    }]),
+                    SparseOrder::Permuted(order) => Cells::Listed(&order[start..end]),
+                }
             }
         }
     }

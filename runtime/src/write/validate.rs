@@ -11,9 +11,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::schema::{ArraySchema, Scalar};
 
-use super::cell_order::Coordinates;
+use super::cell_order::{Coordinates, NumKey};
 use super::fragment::shape_name;
 use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
+use super::tiling::SparseOrder;
 
 /// The order of the cells a write gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +98,7 @@ pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentIn
 pub(crate) struct Checked<'w> {
     pub(crate) input: FragmentInput,
     pub(crate) columns: Option<InputColumns<'w>>,
-    pub(crate) order: Option<Vec<usize>>,
+    pub(crate) order: Option<SparseOrder>,
 }
 
 /// [`validate`], with the global order of a sparse write's cells when the
@@ -159,14 +160,11 @@ pub(crate) fn validate_ordered<'w>(
             // order; Hilbert arrays order only by Hilbert value, so cells of
             // one value still need sorting by coordinates.
             if schema.cell_order != crate::schema::SchemaOrder::Hilbert {
-                order = Some((0..n).collect());
+                order = Some(SparseOrder::AsGiven);
             }
         } else {
-            let sorted = coords.global_order(n, None)?;
-            if !schema.allows_dups {
-                coords.check_duplicates(&sorted)?;
-            }
-            order = Some(sorted);
+            let sorted = coords.sorted_cells(n, schema.allows_dups)?;
+            order = Some(SparseOrder::Permuted(sorted));
         }
     }
     let input = FragmentInput {
@@ -359,21 +357,46 @@ fn check_subarray(schema: &ArraySchema, sub: &[(i128, i128)]) -> Result<()> {
 /// WriterBase::check_coord_oob (numeric dimensions inside the domain) and
 /// FragmentMetadata's current-domain check (every dimension inside it).
 fn check_coords_in_domain(schema: &ArraySchema, dims: &[&Column], n: usize) -> Result<()> {
-    for i in 0..n {
-        for (d, c) in schema.dimensions.iter().zip(dims) {
-            if Scalar::decode(d.datatype, c.cell_bytes(i)).is_none() {
-                return Err(usage(format!("cell {i}: a bad coordinate of {}", d.name)));
-            }
+    for (d, c) in schema.dimensions.iter().zip(dims) {
+        // A fixed-size numeric column (its shape checked) always decodes.
+        if NumKey::of(d.datatype).is_some() && c.cell_size() == Some(d.datatype.size() as usize) {
+            continue;
+        }
+        let bad = (0..n)
+            .into_par_iter()
+            .find_first(|&i| Scalar::decode(d.datatype, c.cell_bytes(i)).is_none());
+        if let Some(i) = bad {
+            return Err(usage(format!("cell {i}: a bad coordinate of {}", d.name)));
         }
     }
     for (d, column) in dims.iter().enumerate() {
         let Some((lo, hi)) = bounds(schema, d) else {
             continue;
         };
-        let outside = (0..n).into_par_iter().find_first(|&i| {
-            Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
-                .is_some_and(|x| x.compare(&lo).is_lt() || x.compare(&hi).is_gt())
-        });
+        let datatype = schema.dimensions[d].datatype;
+        let size = datatype.size() as usize;
+        // Numeric coordinates compared as keys, which order as the values.
+        let keyed = NumKey::of(datatype)
+            .filter(|_| column.cell_size() == Some(size))
+            .and_then(|k| Some((k, k.of_scalar(&lo)?, k.of_scalar(&hi)?)));
+        let outside = match keyed {
+            Some((kind, low, high)) => {
+                // Chunks in parallel, each a plain loop.
+                const CHUNK: usize = 1 << 16;
+                let data = column.data.get(..n * size).unwrap_or(&column.data);
+                data.par_chunks(CHUNK * size)
+                    .enumerate()
+                    .find_map_first(|(c, chunk)| {
+                        let inside = |x: &[u8]| (low..=high).contains(&kind.key(x));
+                        let k = chunk.chunks_exact(size).position(|x| !inside(x))?;
+                        Some(c * CHUNK + k)
+                    })
+            }
+            None => (0..n).into_par_iter().find_first(|&i| {
+                Scalar::decode(datatype, column.cell_bytes(i))
+                    .is_some_and(|x| x.compare(&lo).is_lt() || x.compare(&hi).is_gt())
+            }),
+        };
         if let Some(i) = outside {
             let x = Scalar::decode(schema.dimensions[d].datatype, column.cell_bytes(i))
                 .unwrap_or(Scalar::Int(0));
