@@ -40,7 +40,7 @@ fn schema(dims: Vec<DimensionSpec>, tile: SchemaOrder, cell: SchemaOrder) -> Arr
     builder.cell_order = cell;
     let built = builder.build().expect("a valid schema");
     let payload = write_to_vec(&built.schema, (), "ArraySchema").expect("serialized");
-    ArraySchema::from_payload("__schema", &payload).expect("parsed back")
+    ArraySchema::from_payload(crate::format::generated::SCHEMA_DIR, &payload).expect("parsed back")
 }
 
 /// The cells `order` of `column`.
