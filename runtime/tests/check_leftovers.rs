@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{tiledb_python, workspace};
+use common::{copy_dir, tiledb_python, workspace};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::check::{check_array, CheckOptions, Report};
 use tiledb_runtime::consolidate::{
@@ -154,19 +154,6 @@ fn show(report: &Report) -> String {
         s += &format!("  note    {n}\n");
     }
     s
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// Local storage that stops after `budget` changes, as a killed process

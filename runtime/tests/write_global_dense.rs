@@ -62,16 +62,7 @@ print(json.dumps(out))
 "#;
 
 fn tiledb(python: &Path, spec: &Value) -> Value {
-    let run = std::process::Command::new(python)
-        .args(["-c", TILEDB, &spec.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    serde_json::from_slice(&run.stdout).unwrap()
+    common::python_json(python, TILEDB, spec)
 }
 
 fn create(path: &Path, tile_order: SchemaOrder, cell_order: SchemaOrder) -> Array {

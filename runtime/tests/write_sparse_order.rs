@@ -19,7 +19,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::tiledb_python;
+use common::{copy_dir, tiledb_python};
 use serde_json::{json, Value};
 use tiledb_runtime::array::Array;
 use tiledb_runtime::filter::Datatype;
@@ -69,16 +69,7 @@ else:
 "#;
 
 fn tiledb(python: &Path, spec: Value) -> Value {
-    let run = std::process::Command::new(python)
-        .args(["-c", TILEDB, &spec.to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    serde_json::from_slice(&run.stdout).unwrap()
+    common::python_json(python, TILEDB, &spec)
 }
 
 /// One dimension datatype under test: its schema, its random values (as
@@ -210,19 +201,6 @@ fn create(path: &Path, template: &Path, case: &Case, dups: bool) {
         Array::create_path(template, &schema).unwrap();
     }
     copy_dir(template, path);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 /// Every file of the array's one fragment, by name; none when it has none.

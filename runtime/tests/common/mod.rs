@@ -27,6 +27,35 @@ pub fn tiledb_python() -> Option<PathBuf> {
     tiledb_conformance::oracle::tiledb_python()
 }
 
+/// Copies the folder `from` to `to`, every file and subfolder.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Runs the Python `script` with `spec` as its one argument and returns the
+/// JSON it prints; a failed run fails the test with its stderr.
+pub fn python_json(python: &Path, script: &str, spec: &Value) -> Value {
+    let run = std::process::Command::new(python)
+        .args(["-c", script, &spec.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
 /// Runs one read of a case (an entry of its `[[reads]]`) on the array or
 /// group under `case_dir`; `Ok` is the canonical answer (without `id`).
 pub fn run_read(case_dir: &Path, case: &Value, read: &Value) -> Result<Value, Failure> {
