@@ -16,12 +16,14 @@
 //! coordinates otherwise (`plan::range_order` finds which first).
 //!
 //! A string dimension is cut like a number, its strings numbered by their
-//! leading bytes (`strings`).
+//! rank among the bounds of the tiles' MBRs and the query's ranges
+//! (`strings`): exact however long the start strings share, and with
+//! several ranges cut as numbers are (merged first in global and
+//! unordered order, as the sparse reader merges them).
 //!
-//! Where the order cannot be cut by coordinates — Hilbert order, a string
-//! dimension read with several ranges, strings sharing their first 15
-//! bytes — the cells under it are read at once and then cut into batches:
-//! memory then holds that part whole.
+//! Where the order cannot be cut by coordinates — Hilbert order over a
+//! string dimension — the cells under it are read at once and then cut
+//! into batches: memory then holds that part whole.
 
 mod estimate;
 mod key;
