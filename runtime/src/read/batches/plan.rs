@@ -225,6 +225,11 @@ impl Plan {
         Ok(plan)
     }
 
+    /// Whether the read has no digit to cut by (it is read whole).
+    pub(crate) fn reads_whole(&self) -> bool {
+        self.whole.is_some()
+    }
+
     /// How the parts order a one-dimensional multi-range sparse read.
     pub(crate) fn range_order(&self) -> RangeOrder {
         self.range_order

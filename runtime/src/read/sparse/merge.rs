@@ -163,6 +163,46 @@ pub(crate) fn result_fragments(
         .collect())
 }
 
+/// The least and greatest Hilbert value of the cells of each of `tiles`
+/// of `fragment` (a sparse fragment of a Hilbert-ordered array): only the
+/// coordinates of these tiles are read, and none is kept.
+pub(crate) fn tile_hilbert_bounds(
+    array: &Snapshot,
+    fragment: &FragmentMetadata,
+    tiles: &[u64],
+) -> Result<Vec<(u64, u64)>> {
+    let fields = if crate::format::generated::dimensions_stored_apart(fragment.version) {
+        (0..fragment.schema.dimensions.len())
+            .map(Field::Dimension)
+            .collect()
+    } else {
+        vec![Field::Coords]
+    };
+    let loaded = load(array, vec![(fragment, tiles.to_vec(), fields)])?;
+    let order = GlobalOrder::new(array.schema());
+    let frag = &loaded[0];
+    let mut bounds = Vec::with_capacity(tiles.len());
+    for (slot, &tile) in frag.tiles.iter().enumerate() {
+        let (mut least, mut most) = (u64::MAX, 0);
+        for cell in 0..fragment.cell_num(tile, 0) {
+            let mut coords = Vec::with_capacity(fragment.schema.dimensions.len());
+            for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
+                let value = coord_bytes(frag, d, slot, cell)
+                    .and_then(|bytes| Scalar::decode(dim.datatype, bytes))
+                    .ok_or_else(|| {
+                        let at = format!("fragment {}, tile {tile}", fragment.name);
+                        Error::corrupt(0, "coordinates", Cause::EndsEarly).within(at)
+                    })?;
+                coords.push(value);
+            }
+            let value = GlobalOrder::hilbert_of(&order.key(&coords));
+            (least, most) = (least.min(value), most.max(value));
+        }
+        bounds.push((least, most));
+    }
+    Ok(bounds)
+}
+
 /// Per visible sparse fragment with cells: the tiles the ranges touch and
 /// the fields to load (coordinates, timestamps, delete metadata, condition
 /// fields and the output attributes).
