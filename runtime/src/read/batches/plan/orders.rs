@@ -60,9 +60,7 @@ pub(super) fn range_order(
             .iter()
             .enumerate()
             .filter(|&(i, _)| i != largest)
-            .flat_map(|(_, (fragment, tiles, _))| {
-                tiles.iter().map(|&t| (fragment.path.clone(), t))
-            })
+            .flat_map(|(_, (fragment, tiles, _))| tiles.iter().map(|&t| (fragment.path.clone(), t)))
             .collect();
         let coordinates = ReadQuery {
             attributes: Some(Vec::new()),
