@@ -601,7 +601,9 @@ fn string_multi_range_and_long_shared_starts_stream_in_tiledbs_order() {
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
     };
-    let reads: Vec<(&str, &str, Vec<(String, String)>)> = vec![
+    // (array, order, ranges on `s`)
+    type StringRanges = (&'static str, &'static str, Vec<(String, String)>);
+    let reads: Vec<StringRanges> = vec![
         (
             "pair",
             "C",
