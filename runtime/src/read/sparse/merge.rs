@@ -454,23 +454,17 @@ fn fragment_candidates(
 }
 
 /// Of the candidates with equal coordinates, the latest (timestamp,
-/// fragment index).
+/// fragment index, then the last stored). In place: the candidates are
+/// never held twice.
 fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
-        compare_coords(&a.coords, &b.coords, false)
-            .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
+        compare_coords(&a.coords, &b.coords, false).then_with(|| {
+            (b.timestamp, b.frag, b.slot, b.cell).cmp(&(a.timestamp, a.frag, a.slot, a.cell))
+        })
     });
-    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
-    for c in candidates {
-        if let Some(last) = kept.last_mut() {
-            if compare_coords(&last.coords, &c.coords, false).is_eq() {
-                *last = c;
-                continue;
-            }
-        }
-        kept.push(c);
-    }
-    kept
+    // The first of each run of equal coordinates is the latest.
+    candidates.dedup_by(|later, kept| compare_coords(&later.coords, &kept.coords, false).is_eq());
+    candidates
 }
 
 /// Sorts the candidates into the result order.
@@ -488,17 +482,37 @@ fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut V
         ResultOrder::ColMajor => candidates
             .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
         ResultOrder::Global | ResultOrder::Unordered => {
+            // The keys apart and a permutation sorted, then applied in
+            // place: the candidates are never held twice (a copy of each
+            // beside its key would double the merge's peak).
             let order = GlobalOrder::new(schema);
-            let mut keyed: Vec<_> = std::mem::take(candidates)
-                .into_iter()
-                .map(|c| (order.key(&c.coords), c))
-                .collect();
-            keyed.sort_by(|(ka, a), (kb, b)| {
+            let keys: Vec<_> = candidates.iter().map(|c| order.key(&c.coords)).collect();
+            let mut permutation: Vec<usize> = (0..candidates.len()).collect();
+            permutation.sort_by(|&i, &j| {
+                let (a, b) = (&candidates[i], &candidates[j]);
                 order
-                    .compare(ka, &a.coords, kb, &b.coords)
+                    .compare(&keys[i], &a.coords, &keys[j], &b.coords)
                     .then_with(|| tie(a, b))
             });
-            *candidates = keyed.into_iter().map(|(_, c)| c).collect();
+            drop(keys);
+            permute_in_place(candidates, permutation);
+        }
+    }
+}
+
+/// Reorders `items` so that item `i` becomes the one at `permutation[i]`,
+/// following each cycle of the permutation with swaps.
+fn permute_in_place<T>(items: &mut [T], mut permutation: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        let mut current = start;
+        while permutation[current] != DONE {
+            let next = std::mem::replace(&mut permutation[current], DONE);
+            if next == start {
+                break;
+            }
+            items.swap(current, next);
+            current = next;
         }
     }
 }
@@ -607,5 +621,22 @@ fn gather(
     ReadResult {
         dimensions: dims,
         attributes: attrs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute_in_place;
+
+    #[test]
+    fn permutations_apply_in_place() {
+        let permutation = vec![3, 0, 4, 1, 2, 5, 7, 6];
+        let mut items: Vec<char> = "abcdefgh".chars().collect();
+        permute_in_place(&mut items, permutation.clone());
+        let expected: Vec<char> = permutation
+            .iter()
+            .map(|&i| (b'a' + i as u8) as char)
+            .collect();
+        assert_eq!(items, expected);
     }
 }
