@@ -434,7 +434,7 @@ fn strings_hilbert_and_overlapping_ranges_stay_in_their_budget() {
         // several times that while fragments are merged whole). A Hilbert
         // part reads every tile whose MBR may hold its values: here 2 to 6
         // tiles of 10,000 cells, merged cell by cell, for parts of about
-        // 8,000 cells, so it peaks higher (near 45 MiB).
+        // 8,000 cells, so it peaks higher (near 36 MiB).
         let bound_kib = if kind == "hilbert" {
             56 << 10
         } else {
@@ -594,9 +594,9 @@ fn string_ranges_long_shared_starts_and_hilbert_strings_stay_in_their_budget() {
         // As the reads above: read whole, these merge 600,000 cells at
         // once (near 100 MiB and more); in batches, a part's tiles. A
         // Hilbert part reads the tiles opened for it: one or two of
-        // 10,000 cells per fragment.
+        // 10,000 cells per fragment (near 27 MiB).
         let bound_kib = if kind == "hilbert-strings" {
-            56 << 10
+            40 << 10
         } else {
             32 << 10
         };

@@ -468,7 +468,7 @@ fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 }
 
 /// Sorts the candidates into the result order.
-fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut Vec<Candidate>) {
+fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut [Candidate]) {
     // Cells with equal coordinates (duplicates) come newest fragment first,
     // then in their stored order, as TileDB returns them.
     let tie = |a: &Candidate, b: &Candidate| {
