@@ -321,3 +321,88 @@ fn string_hilbert_and_overlapping_range_reads_keep_to_the_budget() {
         );
     }
 }
+
+/// The shared start of the strings of `string_array`'s `long` array.
+const LONG_START: &str = "sample/2024/run-0001/a-rather-long-shared-start/that-goes-on/\
+                          and-on-past-a-hundred-bytes/cell-";
+
+/// Sparse arrays of a string `s` and an INT64 `x` of one space tile, two
+/// fragments of `cells` cells each whose cells interleave, INT64 `v`:
+/// `long` (strings in runs of 50 sharing their first 94 bytes) and
+/// `hilbert-strings` (runs of 50 out of order, as long, Hilbert cell
+/// order). Long strings make the result large for its cells (a debug
+/// build merges few cells a second).
+fn string_array(path: &Path, kind: &str, cells: i64) {
+    use tiledb_runtime::schema::SchemaOrder;
+    let mut schema = SchemaBuilder::sparse()
+        .dimension(DimensionSpec::string("s"))
+        .dimension(DimensionSpec::new::<i64>("x", 0, 99, Some(100)));
+    if kind == "hilbert-strings" {
+        schema = schema.orders(SchemaOrder::RowMajor, SchemaOrder::Hilbert);
+    }
+    let schema = schema
+        .attribute(AttributeSpec::new("v", Datatype::Int64))
+        .capacity(10_000);
+    let array = Array::create_path(path, &schema).unwrap();
+    for (parity, at) in [(0i64, 1u64), (1, 2)] {
+        let j: Vec<i64> = (0..cells).map(|i| 2 * i + parity).collect();
+        let s: Vec<String> = j
+            .iter()
+            .map(|j| match kind {
+                "long" => format!("{LONG_START}{:07}", j / 50),
+                _ => format!("{:07}/{LONG_START}", (j / 50) * 7919 % 12_007),
+            })
+            .collect();
+        let x: Vec<i64> = j.iter().map(|j| j % 50).collect();
+        let columns = vec![
+            Column::from_strings("s", Datatype::StringAscii, &s),
+            Column::from_values("x", &x),
+            Column::from_values("v", &j),
+        ];
+        array.write(&Write::sparse(columns).at(at)).unwrap();
+    }
+}
+
+#[test]
+fn string_ranges_over_long_strings_and_hilbert_strings_keep_to_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let cells = 80_000;
+    // Two overlapping ranges over strings alike in their first 94 bytes.
+    let ranges = [
+        format!("s={LONG_START}0000000:{LONG_START}0002000"),
+        format!("s={LONG_START}0001500:{LONG_START}0003199"),
+    ];
+    for (kind, args) in [
+        (
+            "long",
+            vec!["--subarray", &ranges[0], "--subarray", &ranges[1]],
+        ),
+        ("hilbert-strings", vec!["--layout", "global"]),
+    ] {
+        let path = dir.path().join(kind);
+        string_array(&path, kind, cells);
+        let path = path.to_str().unwrap();
+        let read = |budget: &'static str| -> Vec<&str> {
+            let mut all = vec!["read", path, "--format", "csv", "--memory-budget", budget];
+            all.extend(&args);
+            all
+        };
+        let (small, whole) = (read("1MiB"), read("4GiB"));
+        assert_eq!(
+            support::ok(&small),
+            support::ok(&whole),
+            "{kind}: the output under a small budget"
+        );
+        let (peak_small, peak_whole) = (
+            support::peak_kib_of_tdb(&small),
+            support::peak_kib_of_tdb(&whole),
+        );
+        println!("{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB at 4 GiB");
+        // Read whole, the merge holds every cell; in batches of 1 MiB, a
+        // few batches' worth and the tiles of a part.
+        assert!(
+            peak_small * 2 < peak_whole && peak_small < 96 << 10,
+            "{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB read whole"
+        );
+    }
+}

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use crate::error::Result;
 use crate::fragment::Field;
 use crate::read::batches::key::Scale;
-use crate::read::batches::strings::{self, StringUnits};
-use crate::read::query::{decode_ranges, output_attributes, ReadQuery};
+use crate::read::batches::strings::StringUnits;
+use crate::read::query::{decode_ranges, output_attributes, Range, ReadQuery};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::ranges::touched_tiles;
 use crate::schema::Scalar;
@@ -189,28 +189,46 @@ impl SparseTiles {
         Ok(())
     }
 
-    /// The keys of string dimension `d` read within `range` (see
-    /// `strings`) and the keys of its cells, its tiles' MBRs then keyed;
-    /// `None` when some touched tile does not record its bounds or sizes,
-    /// or no cell can be in the range.
+    /// The keys of string dimension `d` read within `ranges` (see
+    /// `strings`: numbered by the touched tiles' MBR bounds and the
+    /// ranges' ends) and each range's keys (the span of the tiles when
+    /// there is none), its tiles' MBRs then keyed; `None` when some touched
+    /// tile does not record its bounds or sizes, or no tile is touched.
     pub(crate) fn string_units(
         &mut self,
         d: usize,
-        range: Option<(Vec<u8>, Vec<u8>)>,
-    ) -> Option<(StringUnits, (i128, i128))> {
-        let units = StringUnits::new(self.longest.get(d).copied().flatten()?, range);
-        let mut span: Option<(i128, i128)> = None;
+        ranges: &[Range],
+    ) -> Option<(StringUnits, Vec<(i128, i128)>)> {
+        let longest = self.longest.get(d).copied().flatten()?;
+        let mut bounds = Vec::with_capacity(2 * self.cells.len() + 2 * ranges.len());
         for t in 0..self.cells.len() {
             let (lo, hi) = self.strings[t * self.dims + d].as_ref()?;
-            let keys = (strings::key(lo), strings::key(hi));
-            span = Some(match span {
-                None => keys,
-                Some((a, b)) => (a.min(keys.0), b.max(keys.1)),
-            });
+            bounds.extend([lo.clone(), hi.clone()]);
+        }
+        if bounds.is_empty() {
+            return None;
+        }
+        for (lo, hi) in ranges {
+            bounds.extend([lo.clone(), hi.clone()]);
+        }
+        let units = StringUnits::new(longest, bounds);
+        for t in 0..self.cells.len() {
+            let (lo, hi) = self.strings[t * self.dims + d].as_ref()?;
+            let keys = (units.key(lo), units.key(hi));
             self.mbrs[t * self.dims + d] = Some(keys).filter(|(a, b)| a <= b);
         }
-        let span = units.key_span(span?)?;
-        Some((units, span))
+        let spans: Vec<(i128, i128)> = if ranges.is_empty() {
+            let lo = self.mbrs.iter().skip(d).step_by(self.dims).flatten();
+            let first = lo.clone().map(|m| m.0).min()?;
+            vec![(first, lo.map(|m| m.1).max()?)]
+        } else {
+            ranges
+                .iter()
+                .map(|(lo, hi)| (units.key(lo), units.key(hi)))
+                .filter(|(a, b)| a <= b)
+                .collect()
+        };
+        (!spans.is_empty()).then_some((units, spans))
     }
 
     /// The tiles of a Hilbert-ordered array seen along one axis, the

@@ -16,14 +16,18 @@
 //! coordinates otherwise (`plan::range_order` finds which first).
 //!
 //! A string dimension is cut like a number, its strings numbered by their
-//! leading bytes (`strings`).
+//! rank among the bounds of the tiles' MBRs and the query's ranges
+//! (`strings`): exact however long the start strings share, and with
+//! several ranges cut as numbers are (merged first in global and
+//! unordered order, as the sparse reader merges them).
 //!
-//! Where the order cannot be cut by coordinates — Hilbert order, a string
-//! dimension read with several ranges, strings sharing their first 15
-//! bytes — the cells under it are read at once and then cut into batches:
-//! memory then holds that part whole.
+//! Hilbert order is cut into runs of Hilbert values: over the bounds each
+//! tile's MBR gives its values (`plan`), or, where the MBRs give none (a
+//! string dimension), by opening the fragments' tiles in order as a merge
+//! does (`hilbert_runs`).
 
 mod estimate;
+mod hilbert_runs;
 mod key;
 mod plan;
 mod strings;
@@ -35,7 +39,8 @@ use crate::read::sparse::{read_part, RangeOrder};
 use crate::snapshot::Snapshot;
 
 use estimate::result_bytes;
-use plan::Plan;
+use hilbert_runs::HilbertRuns;
+use plan::{Plan, PlannedPart};
 
 /// The results of a read in batches of at most a budget of bytes, in the
 /// query's result order (made by [`batches`]). Each item is the next batch
@@ -45,6 +50,9 @@ pub struct Batches<'a> {
     snapshot: &'a Snapshot,
     budget: u64,
     plan: Option<Plan>,
+    /// A Hilbert-ordered read the plan cannot cut (its tiles' MBRs do not
+    /// bound their Hilbert values): cut into runs of values instead.
+    runs: Option<HilbertRuns>,
     /// Cells read but not yet handed out, joined until the budget.
     pending: Option<ReadResult>,
     /// A part larger than the budget that cannot be cut by coordinates,
@@ -73,10 +81,17 @@ pub fn batches<'a>(snapshot: &'a Snapshot, query: &ReadQuery, budget: u64) -> Re
     if budget == 0 {
         return Err(Error::Usage("a memory budget of 0 bytes".into()));
     }
+    let plan = Plan::new(snapshot, query)?;
+    let runs = if plan.reads_whole() {
+        HilbertRuns::new(snapshot, query)?
+    } else {
+        None
+    };
     Ok(Batches {
         snapshot,
         budget,
-        plan: Some(Plan::new(snapshot, query)?),
+        plan: Some(plan),
+        runs,
         pending: None,
         oversized: None,
         prune: None,
@@ -109,6 +124,7 @@ impl Batches<'_> {
     /// Ends the read: the iterator returns nothing more.
     pub fn finish(&mut self) {
         self.plan = None;
+        self.runs = None;
         self.pending = None;
         self.oversized = None;
     }
@@ -140,7 +156,17 @@ impl Batches<'_> {
             let Some(plan) = self.plan.as_mut() else {
                 return Ok(self.pending.take());
             };
-            let Some(next) = plan.next_part(target) else {
+            let next = match self.runs.as_mut() {
+                Some(runs) => runs
+                    .next_part(self.snapshot, plan.cell_bytes(), target)?
+                    .map(|(query, values, tiles)| PlannedPart {
+                        query,
+                        part: None,
+                        hilbert: Some((values, tiles)),
+                    }),
+                None => plan.next_part(target),
+            };
+            let Some(next) = next else {
                 self.plan = None;
                 return Ok(self.pending.take());
             };

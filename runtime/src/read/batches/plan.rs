@@ -13,10 +13,11 @@
 //! lazily (a stack of pending halves), so a huge domain costs no memory.
 //!
 //! Digits exist for integer and float dimensions (a float's space tiles
-//! found from its keys by halving) and for string dimensions read with at
-//! most one range (strings numbered by their leading bytes, `strings`);
-//! the cut stops at the first digit of another dimension (a string read
-//! with several ranges, Hilbert order), whose part is then read whole.
+//! found from its keys by halving) and for string dimensions (strings
+//! numbered by their rank among the tiles' bounds, `strings`); the cut
+//! stops at the first digit of another dimension (a string whose tiles do
+//! not record their bounds), whose part is then read whole. Hilbert order
+//! has one digit of its own, the Hilbert value (`orders`).
 
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -28,6 +29,7 @@ use crate::read::batches::key::Scale;
 use crate::read::batches::strings::StringUnits;
 use crate::read::dense::{dense_dimensions, query_spans};
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
+use crate::read::sparse::ranges::merge_string_ranges;
 use crate::read::sparse::RangeOrder;
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
@@ -221,6 +223,11 @@ impl Plan {
             None => plan.whole = Some(()),
         }
         Ok(plan)
+    }
+
+    /// Whether the read has no digit to cut by (it is read whole).
+    pub(crate) fn reads_whole(&self) -> bool {
+        self.whole.is_some()
     }
 
     /// How the parts order a one-dimensional multi-range sparse read.
@@ -566,24 +573,26 @@ fn axes(
         .collect())
 }
 
-/// The axis of string dimension `d` (keys as `strings` numbers them):
-/// when the query gives it at most one range (several are merged or
-/// repeated by rules of their own) and the touched tiles record their
-/// bounds and sizes.
+/// The axis of string dimension `d` (keys as `strings` numbers them),
+/// when the touched tiles record their bounds and sizes. Global and
+/// unordered reads merge the dimension's ranges first, as the sparse
+/// reader does (`sparse::ranges::merge_string_ranges`); row- and
+/// column-major reads keep them as given (a cell once per range holding
+/// it), as for numbers.
 fn string_axis(
     query: &ReadQuery,
     d: usize,
     datatype: Datatype,
     sparse: &mut SparseTiles,
 ) -> Option<Axis> {
-    let range = match query.ranges.get(d).map(Vec::as_slice) {
-        None | Some([]) => None,
-        Some([one]) => Some(one.clone()),
-        Some(_) => return None,
+    let given = query.ranges.get(d).map_or(&[][..], Vec::as_slice);
+    let ranges = match query.layout {
+        ResultOrder::Global | ResultOrder::Unordered => merge_string_ranges(given),
+        ResultOrder::RowMajor | ResultOrder::ColMajor => given.to_vec(),
     };
-    let (units, span) = sparse.string_units(d, range)?;
+    let (units, spans) = sparse.string_units(d, &ranges)?;
     Some(Axis {
-        spans: vec![span],
+        spans,
         low: 0,
         extent: 1,
         datatype,

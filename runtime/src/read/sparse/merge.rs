@@ -138,14 +138,20 @@ pub(crate) fn run_ordered(
 /// The fragments (by name) the results of `query` come from, as TileDB's
 /// choice between range order and coordinate order counts them: after
 /// duplicates are resolved, before deletes apply. Only coordinates,
-/// timestamps and delete fields are read.
+/// timestamps and delete fields are read; with `only`, of those tiles
+/// alone (by fragment folder and index).
 pub(crate) fn result_fragments(
     array: &Snapshot,
     query: &ReadQuery,
+    only: Option<&HashSet<(crate::storage::RelPath, u64)>>,
 ) -> Result<Vec<crate::directory::TimestampedName>> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
-    let planned = plan(array, &ranges, &[], false, Prune::default())?;
+    let prune = Prune {
+        only,
+        ..Prune::default()
+    };
+    let planned = plan(array, &ranges, &[], false, prune)?;
     let loaded = load(array, planned)?;
     let mut candidates: Vec<Candidate> = Vec::new();
     for (fi, frag) in loaded.iter().enumerate() {
@@ -161,6 +167,46 @@ pub(crate) fn result_fragments(
         .into_iter()
         .map(|fi| loaded[fi].fragment.name.clone())
         .collect())
+}
+
+/// The least and greatest Hilbert value of the cells of each of `tiles`
+/// of `fragment` (a sparse fragment of a Hilbert-ordered array): only the
+/// coordinates of these tiles are read, and none is kept.
+pub(crate) fn tile_hilbert_bounds(
+    array: &Snapshot,
+    fragment: &FragmentMetadata,
+    tiles: &[u64],
+) -> Result<Vec<(u64, u64)>> {
+    let fields = if crate::format::generated::dimensions_stored_apart(fragment.version) {
+        (0..fragment.schema.dimensions.len())
+            .map(Field::Dimension)
+            .collect()
+    } else {
+        vec![Field::Coords]
+    };
+    let loaded = load(array, vec![(fragment, tiles.to_vec(), fields)])?;
+    let order = GlobalOrder::new(array.schema());
+    let frag = &loaded[0];
+    let mut bounds = Vec::with_capacity(tiles.len());
+    for (slot, &tile) in frag.tiles.iter().enumerate() {
+        let (mut least, mut most) = (u64::MAX, 0);
+        for cell in 0..fragment.cell_num(tile, 0) {
+            let mut coords = Vec::with_capacity(fragment.schema.dimensions.len());
+            for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
+                let value = coord_bytes(frag, d, slot, cell)
+                    .and_then(|bytes| Scalar::decode(dim.datatype, bytes))
+                    .ok_or_else(|| {
+                        let at = format!("fragment {}, tile {tile}", fragment.name);
+                        Error::corrupt(0, "coordinates", Cause::EndsEarly).within(at)
+                    })?;
+                coords.push(value);
+            }
+            let value = GlobalOrder::hilbert_of(&order.key(&coords));
+            (least, most) = (least.min(value), most.max(value));
+        }
+        bounds.push((least, most));
+    }
+    Ok(bounds)
 }
 
 /// Per visible sparse fragment with cells: the tiles the ranges touch and
@@ -408,27 +454,21 @@ fn fragment_candidates(
 }
 
 /// Of the candidates with equal coordinates, the latest (timestamp,
-/// fragment index).
+/// fragment index, then the last stored). In place: the candidates are
+/// never held twice.
 fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
-        compare_coords(&a.coords, &b.coords, false)
-            .then_with(|| (a.timestamp, a.frag).cmp(&(b.timestamp, b.frag)))
+        compare_coords(&a.coords, &b.coords, false).then_with(|| {
+            (b.timestamp, b.frag, b.slot, b.cell).cmp(&(a.timestamp, a.frag, a.slot, a.cell))
+        })
     });
-    let mut kept: Vec<Candidate> = Vec::with_capacity(candidates.len());
-    for c in candidates {
-        if let Some(last) = kept.last_mut() {
-            if compare_coords(&last.coords, &c.coords, false).is_eq() {
-                *last = c;
-                continue;
-            }
-        }
-        kept.push(c);
-    }
-    kept
+    // The first of each run of equal coordinates is the latest.
+    candidates.dedup_by(|later, kept| compare_coords(&later.coords, &kept.coords, false).is_eq());
+    candidates
 }
 
 /// Sorts the candidates into the result order.
-fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut Vec<Candidate>) {
+fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut [Candidate]) {
     // Cells with equal coordinates (duplicates) come newest fragment first,
     // then in their stored order, as TileDB returns them.
     let tie = |a: &Candidate, b: &Candidate| {
@@ -442,17 +482,37 @@ fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut V
         ResultOrder::ColMajor => candidates
             .sort_by(|a, b| compare_coords(&a.coords, &b.coords, true).then_with(|| tie(a, b))),
         ResultOrder::Global | ResultOrder::Unordered => {
+            // The keys apart and a permutation sorted, then applied in
+            // place: the candidates are never held twice (a copy of each
+            // beside its key would double the merge's peak).
             let order = GlobalOrder::new(schema);
-            let mut keyed: Vec<_> = std::mem::take(candidates)
-                .into_iter()
-                .map(|c| (order.key(&c.coords), c))
-                .collect();
-            keyed.sort_by(|(ka, a), (kb, b)| {
+            let keys: Vec<_> = candidates.iter().map(|c| order.key(&c.coords)).collect();
+            let mut permutation: Vec<usize> = (0..candidates.len()).collect();
+            permutation.sort_by(|&i, &j| {
+                let (a, b) = (&candidates[i], &candidates[j]);
                 order
-                    .compare(ka, &a.coords, kb, &b.coords)
+                    .compare(&keys[i], &a.coords, &keys[j], &b.coords)
                     .then_with(|| tie(a, b))
             });
-            *candidates = keyed.into_iter().map(|(_, c)| c).collect();
+            drop(keys);
+            permute_in_place(candidates, permutation);
+        }
+    }
+}
+
+/// Reorders `items` so that item `i` becomes the one at `permutation[i]`,
+/// following each cycle of the permutation with swaps.
+fn permute_in_place<T>(items: &mut [T], mut permutation: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        let mut current = start;
+        while permutation[current] != DONE {
+            let next = std::mem::replace(&mut permutation[current], DONE);
+            if next == start {
+                break;
+            }
+            items.swap(current, next);
+            current = next;
         }
     }
 }
@@ -561,5 +621,22 @@ fn gather(
     ReadResult {
         dimensions: dims,
         attributes: attrs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute_in_place;
+
+    #[test]
+    fn permutations_apply_in_place() {
+        let permutation = vec![3, 0, 4, 1, 2, 5, 7, 6];
+        let mut items: Vec<char> = "abcdefgh".chars().collect();
+        permute_in_place(&mut items, permutation.clone());
+        let expected: Vec<char> = permutation
+            .iter()
+            .map(|&i| (b'a' + i as u8) as char)
+            .collect();
+        assert_eq!(items, expected);
     }
 }

@@ -21,7 +21,7 @@ use crate::read::result::ReadResult;
 use crate::read::skip::Prune;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
-pub(crate) use crate::read::sparse::merge::{result_fragments, RangeOrder};
+pub(crate) use crate::read::sparse::merge::{result_fragments, tile_hilbert_bounds, RangeOrder};
 use crate::read::sparse::merge::{run, run_ordered};
 use crate::read::sparse::ranges::merge_string_ranges;
 use crate::snapshot::Snapshot;

@@ -11,7 +11,7 @@ use crate::read::sparse::{result_fragments, RangeOrder};
 use crate::schema::ArraySchema;
 use crate::snapshot::Snapshot;
 
-use super::{Axis, Digit, Plan, Unit};
+use super::{Axis, Digit, Plan, TileSet, Unit};
 
 /// The order of a one-dimensional sparse row- or column-major read of
 /// overlapping or unsorted ranges, as TileDB chooses it for the whole read
@@ -19,8 +19,10 @@ use super::{Axis, Digit, Plan, Unit};
 /// deleted cells counted) all come from one fragment, coordinate order —
 /// each cell once per range holding it — otherwise. A part cannot tell on
 /// its own, so the fragments are found first: from the tiles the ranges
-/// touch when at most one fragment has any, else by reading the
-/// coordinates in parts in coordinate order until a second fragment shows.
+/// touch when at most one fragment has any; else from the coordinates of
+/// the fragments other than the largest, when few and none in the ranges;
+/// else by reading the coordinates in parts in coordinate order until a
+/// second fragment shows.
 pub(super) fn range_order(
     snapshot: &Snapshot,
     query: &ReadQuery,
@@ -28,18 +30,45 @@ pub(super) fn range_order(
     digits: &[Digit],
 ) -> Result<RangeOrder> {
     let ranges = decode_ranges(snapshot.schema(), query)?;
-    let mut touched = 0;
+    // Per fragment whose tiles the ranges touch: its tiles and their cells.
+    let mut touched = Vec::new();
     crate::read::sparse::ranges::load_rtrees(snapshot);
     for fragment in snapshot.fragments() {
         if fragment.dense || fragment.non_empty_domain.is_none() {
             continue;
         }
-        if !crate::read::sparse::ranges::touched_tiles(snapshot, fragment, &ranges)?.is_empty() {
-            touched += 1;
+        let tiles = crate::read::sparse::ranges::touched_tiles(snapshot, fragment, &ranges)?;
+        if !tiles.is_empty() {
+            let cells: u64 = tiles.iter().map(|&t| fragment.cell_num(t, 0)).sum();
+            touched.push((fragment, tiles, cells));
         }
     }
-    if touched <= 1 {
+    if touched.len() <= 1 {
         return Ok(RangeOrder::ByFragments);
+    }
+    // The fragments other than the largest, when small: if none of their
+    // cells is in the ranges, every result comes from the largest (a
+    // fragment whose tiles merely meet the ranges, the common case), found
+    // without reading the largest. (Deduplication among them never leaves
+    // none of their cells, so none found means none there.)
+    let largest = (0..touched.len())
+        .max_by_key(|&i| touched[i].2)
+        .unwrap_or(0);
+    let others: u64 = touched.iter().map(|t| t.2).sum::<u64>() - touched[largest].2;
+    if others <= SCAN_OTHER_CELLS {
+        let only: TileSet = touched
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != largest)
+            .flat_map(|(_, (fragment, tiles, _))| tiles.iter().map(|&t| (fragment.path.clone(), t)))
+            .collect();
+        let coordinates = ReadQuery {
+            attributes: Some(Vec::new()),
+            ..query.clone()
+        };
+        if result_fragments(snapshot, &coordinates, Some(&only))?.is_empty() {
+            return Ok(RangeOrder::ByFragments);
+        }
     }
     // Coordinates only: the fragments are all that is wanted.
     let base = ReadQuery {
@@ -63,7 +92,7 @@ pub(super) fn range_order(
     scan.stack.extend(scan.first_part());
     let mut seen = Vec::new();
     while let Some(part) = scan.next_part(SCAN_PART_BYTES) {
-        for name in result_fragments(snapshot, &part.query)? {
+        for name in result_fragments(snapshot, &part.query, None)? {
             if !seen.contains(&name) {
                 seen.push(name);
             }
@@ -111,3 +140,8 @@ pub(super) fn hilbert_plan(
 /// merge holds each candidate cell with its coordinates (about 32,000
 /// cells of one coordinate).
 const SCAN_PART_BYTES: u64 = 256 << 10;
+
+/// The most cells of the fragments other than the largest that
+/// `range_order` reads to find that none is in the ranges (their
+/// candidates are held at once).
+const SCAN_OTHER_CELLS: u64 = 64 << 10;
