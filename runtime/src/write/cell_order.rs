@@ -16,6 +16,7 @@ use crate::read::order::{GlobalKey, GlobalOrder};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 
 use super::fragment_input::{usage, Column};
+use super::tile_rank::TileRanks;
 
 /// Each cell's key in global order.
 enum Keys {
@@ -375,6 +376,9 @@ pub(crate) struct Coordinates<'a> {
     types: Vec<Datatype>,
     /// The one-number global order, where the dimensions allow it.
     grid: Option<Grid<'a>>,
+    /// Each cell's tile rank read typed off the columns, where every tiled
+    /// dimension is a fixed-size number (float dimensions among them).
+    ranks: Option<TileRanks<'a>>,
     order: GlobalOrder,
     /// Cells of one tile compare in column-major order.
     cell_col_major: bool,
@@ -393,15 +397,22 @@ impl<'a> Coordinates<'a> {
                 NumKey::of(d.datatype).filter(|_| fits).map(|k| (k, size))
             })
             .collect();
-        Coordinates {
+        let mut coords = Coordinates {
             schema,
             dims: dims.to_vec(),
             num_keys,
             types: schema.dimensions.iter().map(|d| d.datatype).collect(),
             grid: Grid::new(schema, dims),
+            ranks: None,
             order: GlobalOrder::new(schema),
             cell_col_major: schema.cell_order == SchemaOrder::ColMajor,
+        };
+        if coords.grid.is_none() && !coords.order.is_hilbert() {
+            coords.ranks = coords
+                .tile_counts()
+                .and_then(|counts| TileRanks::new(schema, dims, &counts));
         }
+        coords
     }
 
     fn coord(&self, d: usize, i: usize) -> Result<Scalar> {
@@ -487,7 +498,12 @@ impl<'a> Coordinates<'a> {
                 .collect::<Result<_>>()?;
             return Ok(Keys::Numbers(numbers));
         }
-        if let Some(counts) = self.tile_counts() {
+        if let Some(typed) = &self.ranks {
+            let ranks: Option<Vec<u64>> = (0..n).into_par_iter().map(|i| typed.rank(i)).collect();
+            if let Some(ranks) = ranks {
+                return Ok(Keys::Numbers(ranks));
+            }
+        } else if let Some(counts) = self.tile_counts() {
             let ranks: Option<Vec<u64>> = (0..n)
                 .into_par_iter()
                 .map(|i| {
