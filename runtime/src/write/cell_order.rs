@@ -567,6 +567,30 @@ impl<'a> Coordinates<'a> {
         })
     }
 
+    /// Whether a global-order write passes both the domain check and the
+    /// order check in the grid's one pass: every cell inside the domain
+    /// (the grid finds no key for a cell outside it), in global order and,
+    /// unless `allows_dups`, never repeated. Only where the grid's bounds
+    /// are the bounds the domain check applies (no current domain
+    /// narrowing them) and every cell is looked at (two or more: the pass
+    /// reads each cell as the second of a pair or the first of a chunk).
+    /// `false` says nothing: the caller then runs both checks, which name
+    /// the first refusal as TileDB orders them (domain first).
+    pub(crate) fn written_in_order_within_domain(&self, n: usize, allows_dups: bool) -> bool {
+        let Some(grid) = &self.grid else {
+            return false;
+        };
+        let narrowed = self.schema.current_domain.as_ref().is_some_and(|cd| {
+            cd.iter()
+                .zip(&self.schema.dimensions)
+                .any(|(cd, dim)| dim.domain.as_ref() != Some(cd))
+        });
+        n >= 2
+            && !narrowed
+            && self.dims.iter().all(|c| c.len() >= n)
+            && grid.first_unordered(n, !allows_dups).is_none()
+    }
+
     /// GlobalOrderWriter::check_global_order and check_coord_dups: adjacent
     /// cells as given in global order (for Hilbert arrays by Hilbert value
     /// alone) and, unless `allows_dups`, never of the same coordinates.

@@ -399,3 +399,56 @@ fn float_zero_signs_and_nan() {
         "NaN refused"
     );
 }
+
+/// A global-order write on a grid is checked for domain and order in one
+/// pass; a refusal still names what TileDB checks first (the domain), a
+/// lone cell and cells outside a narrower current domain are still seen.
+#[test]
+fn global_order_checked_in_one_pass_refuses_as_both_checks() {
+    use crate::write::{Write, WriteLayout};
+    let dims = || vec![DimensionSpec::new::<i32>("d", 0, 99, Some(10))];
+    let plain = schema(dims(), SchemaOrder::RowMajor, SchemaOrder::RowMajor);
+    let mut builder = SchemaBuilder::sparse()
+        .attribute(AttributeSpec::new("a", Datatype::Int32))
+        .current_domain(vec![(
+            0i32.to_le_bytes().to_vec(),
+            9i32.to_le_bytes().to_vec(),
+        )]);
+    builder = builder.dimension(dims().remove(0));
+    let built = builder.build().expect("a valid schema");
+    let payload = write_to_vec(&built.schema, (), "ArraySchema").expect("serialized");
+    let narrowed = ArraySchema::from_payload(crate::format::generated::SCHEMA_DIR, &payload)
+        .expect("parsed back");
+    let outcome = |s: &ArraySchema, d: &[i32]| {
+        let a: Vec<i32> = (0..d.len() as i32).collect();
+        let write = Write::sparse(vec![
+            Column::from_values("d", d),
+            Column::from_values("a", &a),
+        ])
+        .with_layout(WriteLayout::GlobalOrder);
+        format!(
+            "{:?}",
+            super::super::validate::validate(s, &write).map(|_| ())
+        )
+    };
+    assert_eq!(outcome(&plain, &[1, 2, 15, 99]), "Ok(())");
+    let both = outcome(&plain, &[3, 1, 100]);
+    assert!(
+        both.contains("cell 2: coordinate 100 of dimension d is outside"),
+        "{both}"
+    );
+    let lone = outcome(&plain, &[100]);
+    assert!(lone.contains("outside"), "{lone}");
+    let current = outcome(&narrowed, &[2, 20]);
+    assert!(
+        current.contains("cell 1: coordinate 20 of dimension d is outside [0, 9]"),
+        "{current}"
+    );
+    let unordered = outcome(&plain, &[3, 1]);
+    assert!(
+        unordered.contains("cells 0 and 1 are not in the global order"),
+        "{unordered}"
+    );
+    let repeated = outcome(&plain, &[3, 3]);
+    assert!(repeated.contains("share coordinates"), "{repeated}");
+}
