@@ -66,7 +66,8 @@ impl<'a> TileRanks<'a> {
             let step = match (kind, low, dim.extent_scalar()?) {
                 (NumKey::F32 | NumKey::F64, low, extent) => {
                     let (low, extent) = (low.as_f64()?, extent.as_f64()?);
-                    if !(extent > 0.0) {
+                    // A NaN extent is not positive either.
+                    if extent.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                         return None;
                     }
                     Step::Float {
