@@ -117,6 +117,9 @@ impl NumKey {
 #[derive(Clone, Copy)]
 struct Axis<'a> {
     kind: NumKey,
+    /// For 8-byte integers, what turns the stored word into its key (the
+    /// sign bit for signed types): read without the per-kind dispatch.
+    word_flip: Option<u64>,
     size: usize,
     data: &'a [u8],
     low: u64,
@@ -130,7 +133,10 @@ impl Axis<'_> {
     /// domain (integer keys differ as the values do).
     #[inline(always)]
     fn offset(&self, i: usize) -> Option<u64> {
-        let k = self.kind.key(self.data.get(i * self.size..)?);
+        let k = match self.word_flip {
+            Some(flip) => u64::from_le_bytes(*self.data.get(i * 8..)?.first_chunk::<8>()?) ^ flip,
+            None => self.kind.key(self.data.get(i * self.size..)?),
+        };
         (self.low..=self.high).contains(&k).then(|| k - self.low)
     }
 }
@@ -147,6 +153,9 @@ struct Grid<'a> {
     /// rank (tile order) and for the rank inside the tile (cell order).
     tile_axes: Vec<usize>,
     cell_axes: Vec<usize>,
+    /// Tile and cell order are the same: one division per axis gives both
+    /// ranks (kept, not compared per cell: a comparison of two vectors).
+    same_order: bool,
     cells_per_tile: u64,
     /// One past the largest key.
     key_end: u64,
@@ -179,6 +188,11 @@ impl<'a> Grid<'a> {
             let tiles = (high.checked_sub(low)? / extent).checked_add(1)?;
             axes.push(Axis {
                 kind,
+                word_flip: match kind {
+                    NumKey::Signed(8) => Some(1 << 63),
+                    NumKey::Unsigned(8) => Some(0),
+                    _ => None,
+                },
                 size,
                 data: &column.data,
                 low,
@@ -201,9 +215,12 @@ impl<'a> Grid<'a> {
                 (0..axes.len()).collect()
             }
         };
+        let tile_axes = slowest_first(schema.tile_order == SchemaOrder::ColMajor);
+        let cell_axes = slowest_first(schema.cell_order == SchemaOrder::ColMajor);
         Some(Grid {
-            tile_axes: slowest_first(schema.tile_order == SchemaOrder::ColMajor),
-            cell_axes: slowest_first(schema.cell_order == SchemaOrder::ColMajor),
+            same_order: tile_axes == cell_axes,
+            tile_axes,
+            cell_axes,
             axes,
             cells_per_tile,
             key_end,
@@ -214,7 +231,7 @@ impl<'a> Grid<'a> {
     #[inline]
     fn key(&self, i: usize) -> Option<u64> {
         let (mut tile, mut cell) = (0u64, 0u64);
-        if self.tile_axes == self.cell_axes {
+        if self.same_order {
             // One division per axis gives both ranks.
             for &d in &self.tile_axes {
                 let a = &self.axes[d];
@@ -240,10 +257,10 @@ impl<'a> Grid<'a> {
     /// tile of the cell before (its index and first offset; `None` before
     /// the first cell), and a cell in the same tile along an axis (the
     /// common case in global order) needs no division there.
-    #[inline]
+    #[inline(always)]
     fn key_after(&self, i: usize, last: &mut [Option<(u64, u64)>]) -> Option<u64> {
         let (mut tile, mut cell) = (0u64, 0u64);
-        let same_order = self.tile_axes == self.cell_axes;
+        let same_order = self.same_order;
         for &d in &self.tile_axes {
             let a = &self.axes[d];
             let offset = a.offset(i)?;
