@@ -94,7 +94,8 @@ def run(args, run_side, fmt_rate, failures, rows):
         return
     header = (
         f"{'write workload':<26} {'input MB':>9} | {'TileDB':>11} {'ours':>11} {'ours/TileDB':>11} | "
-        f"{'median s TileDB':>15} {'ours':>7} | {'peak RSS MiB TileDB':>19} {'ours':>6} | cells equal"
+        f"{'median s TileDB':>15} {'ours':>7} | {'CPU s TileDB':>12} {'ours':>6} | "
+        f"{'peak RSS MiB TileDB':>19} {'ours':>6} | cells equal"
     )
     print()
     print(header)
@@ -132,10 +133,14 @@ def run(args, run_side, fmt_rate, failures, rows):
         ratio = medians["tiledb"] / medians["ours"] if len(medians) == 2 and medians["ours"] > 0 else None
         secs = lambda s: f"{medians[s]:.3f}" if s in medians else "-"
         rss = lambda s: f"{results[s]['peak_rss_kib'] / 1024:.0f}" if s in medians else "-"
+        # Median CPU seconds (user + system, every thread) of the timed call.
+        cpu = lambda s: (
+            f"{statistics.median(results[s]['cpu_times']):.2f}" if s in medians and results[s].get("cpu_times") else "-"
+        )
         print(
             f"{name:<26} {nbytes / 1e6:>9.1f} | {rate('tiledb'):>11} {rate('ours'):>11} "
             f"{(format(ratio, '.2f') + 'x' if ratio else '-'):>11} | {secs('tiledb'):>15} {secs('ours'):>7} | "
-            f"{rss('tiledb'):>19} {rss('ours'):>6} | "
+            f"{cpu('tiledb'):>12} {cpu('ours'):>6} | {rss('tiledb'):>19} {rss('ours'):>6} | "
             + ("yes" if equal else f"NO: TileDB {t}, ours {o}"),
             flush=True,
         )

@@ -8,6 +8,7 @@
     reason = "the getrusage FFI call; its block states its SAFETY"
 )]
 
+mod codec_floor;
 mod write;
 
 use std::process::ExitCode;
@@ -423,11 +424,13 @@ fn main() -> ExitCode {
     };
     let outcome = if spec["kind"] == "decode" {
         decode(&spec)
+    } else if spec["kind"] == "zstd-sparse-tiles" {
+        codec_floor::run(&spec, cpu_seconds)
     } else if spec["kind"]
         .as_str()
         .is_some_and(|k| k.starts_with("write-"))
     {
-        write::run(&spec, peak_rss_kib)
+        write::run(&spec, peak_rss_kib, cpu_seconds)
     } else {
         run(&spec)
     };

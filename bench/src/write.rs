@@ -86,26 +86,33 @@ fn prepared_write(spec: &Value, dir: &Path) -> Result<Option<Write>, String> {
     })
 }
 
-/// Runs one write workload: its run times and this process's peak RSS.
-pub fn run(spec: &Value, peak_rss_kib: fn() -> u64) -> Result<Value, String> {
+/// Runs one write workload: its run times, the CPU seconds (every thread)
+/// of each run, and this process's peak RSS.
+pub fn run(
+    spec: &Value,
+    peak_rss_kib: fn() -> u64,
+    cpu_seconds: fn() -> f64,
+) -> Result<Value, String> {
     let dir = Path::new(spec["dir"].as_str().ok_or("workload has no dir")?);
     let out = Path::new(spec["out"].as_str().ok_or("workload has no out")?);
     let runs = spec["runs"].as_u64().unwrap_or(1);
     let write = prepared_write(spec, dir)?;
     let mut times = Vec::new();
+    let mut cpu_times = Vec::new();
     for _ in 0..runs {
         if out.exists() {
             std::fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
         }
         copy_dir(&dir.join("template"), out).map_err(|e| format!("{}: {e}", out.display()))?;
         let array = Array::open_path(out, OpenOptions::default()).map_err(|e| e.to_string())?;
-        let start = Instant::now();
+        let (start, cpu) = (Instant::now(), cpu_seconds());
         match &write {
             Some(write) => array.write(write).map(drop),
             None => array.consolidate(&ConsolidationConfig::default()).map(drop),
         }
         .map_err(|e| e.to_string())?;
         times.push(start.elapsed().as_secs_f64());
+        cpu_times.push(cpu_seconds() - cpu);
     }
-    Ok(json!({ "times": times, "peak_rss_kib": peak_rss_kib() }))
+    Ok(json!({ "times": times, "cpu_times": cpu_times, "peak_rss_kib": peak_rss_kib() }))
 }

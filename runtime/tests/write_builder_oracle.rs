@@ -305,6 +305,21 @@ fn invalid_writes() -> Vec<(&'static str, String, String)> {
             "layout = \"global\"\ncoords = { d = [1, 1] }\ndata = { a = [1, 2] }".into(),
         ),
         (
+            "a global-order write out of order, then outside the domain",
+            sparse(""),
+            "layout = \"global\"\ncoords = { d = [3, 1, 100] }\ndata = { a = [1, 2, 3] }".into(),
+        ),
+        (
+            "a global-order write of one cell outside the domain",
+            sparse(""),
+            "layout = \"global\"\ncoords = { d = [100] }\ndata = { a = [1] }".into(),
+        ),
+        (
+            "a global-order write in order outside the current domain",
+            sparse("current_domain = [[0, 9]]"),
+            "layout = \"global\"\ncoords = { d = [2, 20] }\ndata = { a = [1, 2] }".into(),
+        ),
+        (
             "a Hilbert global-order write out of order",
             two_d,
             "layout = \"global\"\ncoords = { x = [99, 0], y = [0, 0] }\ndata = { a = [1, 2] }"

@@ -16,6 +16,7 @@ use crate::read::order::{GlobalKey, GlobalOrder};
 use crate::schema::{ArraySchema, Scalar, SchemaOrder};
 
 use super::fragment_input::{usage, Column};
+use super::tile_rank::TileRanks;
 
 /// Each cell's key in global order.
 enum Keys {
@@ -116,6 +117,9 @@ impl NumKey {
 #[derive(Clone, Copy)]
 struct Axis<'a> {
     kind: NumKey,
+    /// For 8-byte integers, what turns the stored word into its key (the
+    /// sign bit for signed types): read without the per-kind dispatch.
+    word_flip: Option<u64>,
     size: usize,
     data: &'a [u8],
     low: u64,
@@ -129,7 +133,10 @@ impl Axis<'_> {
     /// domain (integer keys differ as the values do).
     #[inline(always)]
     fn offset(&self, i: usize) -> Option<u64> {
-        let k = self.kind.key(self.data.get(i * self.size..)?);
+        let k = match self.word_flip {
+            Some(flip) => u64::from_le_bytes(*self.data.get(i * 8..)?.first_chunk::<8>()?) ^ flip,
+            None => self.kind.key(self.data.get(i * self.size..)?),
+        };
         (self.low..=self.high).contains(&k).then(|| k - self.low)
     }
 }
@@ -146,6 +153,9 @@ struct Grid<'a> {
     /// rank (tile order) and for the rank inside the tile (cell order).
     tile_axes: Vec<usize>,
     cell_axes: Vec<usize>,
+    /// Tile and cell order are the same: one division per axis gives both
+    /// ranks (kept, not compared per cell: a comparison of two vectors).
+    same_order: bool,
     cells_per_tile: u64,
     /// One past the largest key.
     key_end: u64,
@@ -178,6 +188,11 @@ impl<'a> Grid<'a> {
             let tiles = (high.checked_sub(low)? / extent).checked_add(1)?;
             axes.push(Axis {
                 kind,
+                word_flip: match kind {
+                    NumKey::Signed(8) => Some(1 << 63),
+                    NumKey::Unsigned(8) => Some(0),
+                    _ => None,
+                },
                 size,
                 data: &column.data,
                 low,
@@ -200,9 +215,12 @@ impl<'a> Grid<'a> {
                 (0..axes.len()).collect()
             }
         };
+        let tile_axes = slowest_first(schema.tile_order == SchemaOrder::ColMajor);
+        let cell_axes = slowest_first(schema.cell_order == SchemaOrder::ColMajor);
         Some(Grid {
-            tile_axes: slowest_first(schema.tile_order == SchemaOrder::ColMajor),
-            cell_axes: slowest_first(schema.cell_order == SchemaOrder::ColMajor),
+            same_order: tile_axes == cell_axes,
+            tile_axes,
+            cell_axes,
             axes,
             cells_per_tile,
             key_end,
@@ -213,7 +231,7 @@ impl<'a> Grid<'a> {
     #[inline]
     fn key(&self, i: usize) -> Option<u64> {
         let (mut tile, mut cell) = (0u64, 0u64);
-        if self.tile_axes == self.cell_axes {
+        if self.same_order {
             // One division per axis gives both ranks.
             for &d in &self.tile_axes {
                 let a = &self.axes[d];
@@ -239,10 +257,10 @@ impl<'a> Grid<'a> {
     /// tile of the cell before (its index and first offset; `None` before
     /// the first cell), and a cell in the same tile along an axis (the
     /// common case in global order) needs no division there.
-    #[inline]
+    #[inline(always)]
     fn key_after(&self, i: usize, last: &mut [Option<(u64, u64)>]) -> Option<u64> {
         let (mut tile, mut cell) = (0u64, 0u64);
-        let same_order = self.tile_axes == self.cell_axes;
+        let same_order = self.same_order;
         for &d in &self.tile_axes {
             let a = &self.axes[d];
             let offset = a.offset(i)?;
@@ -375,6 +393,9 @@ pub(crate) struct Coordinates<'a> {
     types: Vec<Datatype>,
     /// The one-number global order, where the dimensions allow it.
     grid: Option<Grid<'a>>,
+    /// Each cell's tile rank read typed off the columns, where every tiled
+    /// dimension is a fixed-size number (float dimensions among them).
+    ranks: Option<TileRanks<'a>>,
     order: GlobalOrder,
     /// Cells of one tile compare in column-major order.
     cell_col_major: bool,
@@ -393,15 +414,22 @@ impl<'a> Coordinates<'a> {
                 NumKey::of(d.datatype).filter(|_| fits).map(|k| (k, size))
             })
             .collect();
-        Coordinates {
+        let mut coords = Coordinates {
             schema,
             dims: dims.to_vec(),
             num_keys,
             types: schema.dimensions.iter().map(|d| d.datatype).collect(),
             grid: Grid::new(schema, dims),
+            ranks: None,
             order: GlobalOrder::new(schema),
             cell_col_major: schema.cell_order == SchemaOrder::ColMajor,
+        };
+        if coords.grid.is_none() && !coords.order.is_hilbert() {
+            coords.ranks = coords
+                .tile_counts()
+                .and_then(|counts| TileRanks::new(schema, dims, &counts));
         }
+        coords
     }
 
     fn coord(&self, d: usize, i: usize) -> Result<Scalar> {
@@ -487,7 +515,12 @@ impl<'a> Coordinates<'a> {
                 .collect::<Result<_>>()?;
             return Ok(Keys::Numbers(numbers));
         }
-        if let Some(counts) = self.tile_counts() {
+        if let Some(typed) = &self.ranks {
+            let ranks: Option<Vec<u64>> = (0..n).into_par_iter().map(|i| typed.rank(i)).collect();
+            if let Some(ranks) = ranks {
+                return Ok(Keys::Numbers(ranks));
+            }
+        } else if let Some(counts) = self.tile_counts() {
             let ranks: Option<Vec<u64>> = (0..n)
                 .into_par_iter()
                 .map(|i| {
@@ -549,6 +582,30 @@ impl<'a> Coordinates<'a> {
                 perm
             }
         })
+    }
+
+    /// Whether a global-order write passes both the domain check and the
+    /// order check in the grid's one pass: every cell inside the domain
+    /// (the grid finds no key for a cell outside it), in global order and,
+    /// unless `allows_dups`, never repeated. Only where the grid's bounds
+    /// are the bounds the domain check applies (no current domain
+    /// narrowing them) and every cell is looked at (two or more: the pass
+    /// reads each cell as the second of a pair or the first of a chunk).
+    /// `false` says nothing: the caller then runs both checks, which name
+    /// the first refusal as TileDB orders them (domain first).
+    pub(crate) fn written_in_order_within_domain(&self, n: usize, allows_dups: bool) -> bool {
+        let Some(grid) = &self.grid else {
+            return false;
+        };
+        let narrowed = self.schema.current_domain.as_ref().is_some_and(|cd| {
+            cd.iter()
+                .zip(&self.schema.dimensions)
+                .any(|(cd, dim)| dim.domain.as_ref() != Some(cd))
+        });
+        n >= 2
+            && !narrowed
+            && self.dims.iter().all(|c| c.len() >= n)
+            && grid.first_unordered(n, !allows_dups).is_none()
     }
 
     /// GlobalOrderWriter::check_global_order and check_coord_dups: adjacent

@@ -118,7 +118,53 @@ fn group_tiles(column: &Column, plan: &TilePlan, n: usize, budget: u64) -> usize
     (budget / (cells * bytes_per_cell)).max(1) as usize
 }
 
-/// Writes one field's files: its tiles built group by group, in parallel.
+/// The open files of one field: values (or offsets), var-sized values,
+/// validity.
+struct FieldWriters<'s> {
+    fixed: Box<dyn FileWriter + 's>,
+    var: Option<Box<dyn FileWriter + 's>>,
+    validity: Option<Box<dyn FileWriter + 's>>,
+}
+
+impl FieldWriters<'_> {
+    /// Appends one group's tiles, in order, to the files, noting each
+    /// tile's offsets and metadata in `out`; the values buffers go back to
+    /// `pool`.
+    fn append(
+        &mut self,
+        out: &mut FieldFiles,
+        built: Vec<BuiltTile>,
+        pool: &BufferPool,
+    ) -> Result<()> {
+        for tile in built {
+            out.tile_offsets.push(self.fixed.len());
+            self.fixed.append(&tile.fixed)?;
+            pool.give(tile.fixed);
+            match self.var.as_mut() {
+                Some(var) => {
+                    out.var_offsets.push(var.len());
+                    var.append(&tile.var)?;
+                }
+                None => out.var_offsets.push(0),
+            }
+            out.var_sizes.push(tile.var_size);
+            match self.validity.as_mut() {
+                Some(validity) => {
+                    out.validity_offsets.push(validity.len());
+                    validity.append(&tile.validity)?;
+                }
+                None => out.validity_offsets.push(0),
+            }
+            out.metas.push(tile.meta);
+        }
+        Ok(())
+    }
+}
+
+/// Writes one field's files: its tiles built group by group, in parallel,
+/// each group appended to the files while the next one is built (the
+/// appends are the kernel's copy into the file, which would otherwise
+/// leave the pool idle): at most two groups in memory.
 fn write_field(
     recipe: &TileRecipe,
     column: &Column,
@@ -128,14 +174,16 @@ fn write_field(
 ) -> Result<FieldFiles> {
     let tile_num = plan.len();
     let var_sized = recipe.cell_size.is_none();
-    let mut fixed = output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?;
-    let mut var = var_sized
-        .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
-        .transpose()?;
-    let mut validity = recipe
-        .nullable
-        .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
-        .transpose()?;
+    let mut files = FieldWriters {
+        fixed: output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?,
+        var: var_sized
+            .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
+            .transpose()?,
+        validity: recipe
+            .nullable
+            .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
+            .transpose()?,
+    };
     let mut out = FieldFiles {
         fixed_len: 0,
         var_len: 0,
@@ -153,36 +201,35 @@ fn write_field(
     };
     let group = group_tiles(column, plan, column.len(), budget);
     let pool = BufferPool::default();
-    let mut start = 0;
-    while start < tile_num {
-        let end = (start + group).min(tile_num);
-        let built: Vec<BuiltTile> = (start..end)
+    let build = |start: usize| -> Result<Vec<BuiltTile>> {
+        (start..(start + group).min(tile_num))
             .into_par_iter()
             .map(|t| build_tile(recipe, column, &plan.cells(t), &pool))
-            .collect::<Result<_>>()?;
-        for tile in built {
-            out.tile_offsets.push(fixed.len());
-            fixed.append(&tile.fixed)?;
-            pool.give(tile.fixed);
-            match var.as_mut() {
-                Some(var) => {
-                    out.var_offsets.push(var.len());
-                    var.append(&tile.var)?;
-                }
-                None => out.var_offsets.push(0),
-            }
-            out.var_sizes.push(tile.var_size);
-            match validity.as_mut() {
-                Some(validity) => {
-                    out.validity_offsets.push(validity.len());
-                    validity.append(&tile.validity)?;
-                }
-                None => out.validity_offsets.push(0),
-            }
-            out.metas.push(tile.meta);
-        }
-        start = end;
+            .collect()
+    };
+    let mut pending: Option<Vec<BuiltTile>> = None;
+    for start in (0..tile_num).step_by(group) {
+        let built = match pending.take() {
+            None => build(start)?,
+            Some(previous) => std::thread::scope(|scope| {
+                let next = scope.spawn(|| build(start));
+                let appended = files.append(&mut out, previous, &pool);
+                let next = next
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                appended.and(next)
+            })?,
+        };
+        pending = Some(built);
     }
+    if let Some(last) = pending {
+        files.append(&mut out, last, &pool)?;
+    }
+    let FieldWriters {
+        fixed,
+        var,
+        validity,
+    } = files;
     out.fixed_len = fixed.len();
     fixed.finish()?;
     if let Some(var) = var {

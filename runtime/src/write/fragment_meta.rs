@@ -144,7 +144,33 @@ fn numeric_range(
         // One run of input cells (a global-order write): read in place.
         Cells::Runs(runs) if runs.len() == 1 && runs[0].step == 1 && runs[0].from.is_some() => {
             let from = runs[0].from.unwrap_or(0);
+            let flip = match kind {
+                NumKey::Signed(8) => Some(1u64 << 63),
+                NumKey::Unsigned(8) => Some(0),
+                _ => None,
+            };
             match column.data.get(from * size..(from + runs[0].len) * size) {
+                // 8-byte integers: each word is its key once flipped, read
+                // in a plain loop (no per-kind dispatch per cell).
+                Some(data) if flip.is_some() && !data.is_empty() => {
+                    let flip = flip.unwrap_or(0);
+                    let word = |k: usize| {
+                        data.get(k * 8..k * 8 + 8)
+                            .and_then(|b| b.first_chunk::<8>())
+                            .map_or(u64::MAX, |b| u64::from_le_bytes(*b) ^ flip)
+                    };
+                    let (mut lo, mut hi) = ((word(0), 0), (word(0), 0));
+                    for k in 1..data.len() / 8 {
+                        let w = word(k);
+                        if w < lo.0 {
+                            lo = (w, k);
+                        }
+                        if w > hi.0 {
+                            hi = (w, k);
+                        }
+                    }
+                    range = Some(((lo.0, from + lo.1), (hi.0, from + hi.1)));
+                }
                 Some(data) => data
                     .chunks_exact(size)
                     .enumerate()

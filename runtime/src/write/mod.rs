@@ -28,6 +28,7 @@ pub mod stream;
 mod tile_build;
 pub(crate) mod tile_meta;
 mod tile_meta_typed;
+mod tile_rank;
 mod tiling;
 mod validate;
 
