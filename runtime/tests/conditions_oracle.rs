@@ -383,18 +383,6 @@ fn conditions_and_aggregates_equal_tiledb() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn our_deletes_read_by_tiledb_as_its_own() {
     let Some(python) = common::tiledb_python() else {
@@ -414,8 +402,8 @@ fn our_deletes_read_by_tiledb_as_its_own() {
     for (n, cond) in conditions.iter().enumerate() {
         let ours = dir.path().join(format!("ours-{n}"));
         let theirs = dir.path().join(format!("theirs-{n}"));
-        copy_dir(&source, &ours);
-        copy_dir(&source, &theirs);
+        common::copy_dir(&source, &ours);
+        common::copy_dir(&source, &theirs);
         let array = Array::open_path(&ours, OpenOptions::default()).unwrap();
         array.delete(cond, Some(10)).expect("our delete");
         oracle(&python, &["delete", theirs.to_str().unwrap(), cond, "10"]);
