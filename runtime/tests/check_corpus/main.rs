@@ -13,6 +13,7 @@
 mod groups;
 mod legacy;
 mod mutated;
+mod names;
 mod tile_metadata;
 
 use std::path::{Path, PathBuf};
