@@ -14,6 +14,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -100,53 +101,67 @@ def run(args, run_side, fmt_rate, failures, rows):
     print()
     print(header)
     print("-" * len(header), flush=True)
-    for name, spec in chosen.items():
-        path = prepare(args.python, name, spec)
-        results = {}
-        for side in ["tiledb", "ours"]:
-            job = dict(spec, dir=path, out=os.path.join(path, f"out-{side}"), runs=args.runs)
-            command = (
-                [args.python, os.path.join(HERE, "tiledb_write.py"), "write", json.dumps(job)]
-                if side == "tiledb"
-                else [args.ours, json.dumps(dict(job, kind="write-" + spec["kind"]))]
-            )
-            results[side] = run_side(command, args.timeout)
-        # TileDB reads both outputs: the same cells, whatever wrote them.
-        cells = {}
-        for side in ["tiledb", "ours"]:
-            if "error" not in results[side]:
-                job = dict(spec, out=os.path.join(path, f"out-{side}"))
-                cells[side] = run_side([args.python, os.path.join(HERE, "tiledb_write.py"), "cells", json.dumps(job)], args.timeout)
-        for side in ["tiledb", "ours"]:
-            # Outputs are checked; only the inputs stay cached (disk is short).
-            shutil.rmtree(os.path.join(path, f"out-{side}"), ignore_errors=True)
-        t, o = cells.get("tiledb", {}), cells.get("ours", {})
-        equal = bool(t.get("digest")) and {k: t.get(k) for k in ("cells", "digest")} == {k: o.get(k) for k in ("cells", "digest")}
-        if spec["kind"] == "consolidate":
-            # Both must leave one fragment (the consolidated one) visible.
-            equal = equal and t.get("fragments") == o.get("fragments")
-        medians = {s: statistics.median(r["times"]) for s, r in results.items() if "error" not in r}
-        nbytes = input_bytes(path)
-        if spec["kind"] == "consolidate":
-            nbytes = spec["fragments"] * spec["cells_per_fragment"] * 16
-        rate = lambda s: fmt_rate(nbytes / medians[s], "B/s") if s in medians else "error"
-        ratio = medians["tiledb"] / medians["ours"] if len(medians) == 2 and medians["ours"] > 0 else None
-        secs = lambda s: f"{medians[s]:.3f}" if s in medians else "-"
-        rss = lambda s: f"{results[s]['peak_rss_kib'] / 1024:.0f}" if s in medians else "-"
-        # Median CPU seconds (user + system, every thread) of the timed call.
-        cpu = lambda s: (
-            f"{statistics.median(results[s]['cpu_times']):.2f}" if s in medians and results[s].get("cpu_times") else "-"
+    # This run's outputs, in a folder of its own beside the cached inputs (two
+    # runs at once write apart), removed at the end however the run ends.
+    data = os.path.join(ROOT, "target", "bench-data")
+    os.makedirs(data, exist_ok=True)
+    outputs = tempfile.mkdtemp(prefix="outputs-", dir=data)
+    try:
+        for name, spec in chosen.items():
+            run_workload(args, run_side, fmt_rate, failures, rows, name, spec, outputs)
+    finally:
+        shutil.rmtree(outputs, ignore_errors=True)
+
+
+def run_workload(args, run_side, fmt_rate, failures, rows, name, spec, outputs):
+    """One write workload, both sides; its outputs below `outputs`."""
+    path = prepare(args.python, name, spec)
+    out = lambda side: os.path.join(outputs, f"{name.replace(' ', '-')}-{side}")
+    results = {}
+    for side in ["tiledb", "ours"]:
+        job = dict(spec, dir=path, out=out(side), runs=args.runs)
+        command = (
+            [args.python, os.path.join(HERE, "tiledb_write.py"), "write", json.dumps(job)]
+            if side == "tiledb"
+            else [args.ours, json.dumps(dict(job, kind="write-" + spec["kind"]))]
         )
-        print(
-            f"{name:<26} {nbytes / 1e6:>9.1f} | {rate('tiledb'):>11} {rate('ours'):>11} "
-            f"{(format(ratio, '.2f') + 'x' if ratio else '-'):>11} | {secs('tiledb'):>15} {secs('ours'):>7} | "
-            f"{cpu('tiledb'):>12} {cpu('ours'):>6} | {rss('tiledb'):>19} {rss('ours'):>6} | "
-            + ("yes" if equal else f"NO: TileDB {t}, ours {o}"),
-            flush=True,
-        )
-        for side, r in list(results.items()) + list(cells.items()):
-            if "error" in r:
-                print(f"    {side}: {r['error']}", flush=True)
-        if not equal or len(medians) != 2:
-            failures.append(name)
-        rows.append(dict(workload=name, tiledb=results["tiledb"], ours=results["ours"], ratio=ratio, cells_equal=equal))
+        results[side] = run_side(command, args.timeout)
+    # TileDB reads both outputs: the same cells, whatever wrote them.
+    cells = {}
+    for side in ["tiledb", "ours"]:
+        if "error" not in results[side]:
+            job = dict(spec, out=out(side))
+            cells[side] = run_side([args.python, os.path.join(HERE, "tiledb_write.py"), "cells", json.dumps(job)], args.timeout)
+    for side in ["tiledb", "ours"]:
+        # Outputs are checked; only the inputs stay cached (disk is short).
+        shutil.rmtree(out(side), ignore_errors=True)
+    t, o = cells.get("tiledb", {}), cells.get("ours", {})
+    equal = bool(t.get("digest")) and {k: t.get(k) for k in ("cells", "digest")} == {k: o.get(k) for k in ("cells", "digest")}
+    if spec["kind"] == "consolidate":
+        # Both must leave one fragment (the consolidated one) visible.
+        equal = equal and t.get("fragments") == o.get("fragments")
+    medians = {s: statistics.median(r["times"]) for s, r in results.items() if "error" not in r}
+    nbytes = input_bytes(path)
+    if spec["kind"] == "consolidate":
+        nbytes = spec["fragments"] * spec["cells_per_fragment"] * 16
+    rate = lambda s: fmt_rate(nbytes / medians[s], "B/s") if s in medians else "error"
+    ratio = medians["tiledb"] / medians["ours"] if len(medians) == 2 and medians["ours"] > 0 else None
+    secs = lambda s: f"{medians[s]:.3f}" if s in medians else "-"
+    rss = lambda s: f"{results[s]['peak_rss_kib'] / 1024:.0f}" if s in medians else "-"
+    # Median CPU seconds (user + system, every thread) of the timed call.
+    cpu = lambda s: (
+        f"{statistics.median(results[s]['cpu_times']):.2f}" if s in medians and results[s].get("cpu_times") else "-"
+    )
+    print(
+        f"{name:<26} {nbytes / 1e6:>9.1f} | {rate('tiledb'):>11} {rate('ours'):>11} "
+        f"{(format(ratio, '.2f') + 'x' if ratio else '-'):>11} | {secs('tiledb'):>15} {secs('ours'):>7} | "
+        f"{cpu('tiledb'):>12} {cpu('ours'):>6} | {rss('tiledb'):>19} {rss('ours'):>6} | "
+        + ("yes" if equal else f"NO: TileDB {t}, ours {o}"),
+        flush=True,
+    )
+    for side, r in list(results.items()) + list(cells.items()):
+        if "error" in r:
+            print(f"    {side}: {r['error']}", flush=True)
+    if not equal or len(medians) != 2:
+        failures.append(name)
+    rows.append(dict(workload=name, tiledb=results["tiledb"], ours=results["ours"], ratio=ratio, cells_equal=equal))

@@ -342,19 +342,6 @@ fn job(
     })
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// Every file under `root` with its bytes.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -542,8 +529,8 @@ fn run_variants(
     {
         let mine = work.join(format!("{slug}-{}-ours", variant.name));
         let theirs = work.join(format!("{slug}-{}-tiledb", variant.name));
-        copy_tree(&source.dir, &mine);
-        copy_tree(&source.dir, &theirs);
+        common::copy_dir(&source.dir, &mine);
+        common::copy_dir(&source.dir, &theirs);
         pairs.push((variant, mine, theirs));
     }
     let mut compared = 0;
@@ -570,14 +557,19 @@ fn run_variants(
             };
             our_errors.push(outcome.err().map(|e| e.to_string()));
         }
-        let their_infos = tiledb_jobs(python, work, &jobs);
-        let info_jobs: Vec<Value> = pairs
+        // One TileDB process: its own copies consolidated (or vacuumed),
+        // then the fragments and files of ours, already done, reported.
+        let info_jobs = pairs
             .iter()
-            .map(|(v, mine, _)| job("info", &mine.join("array"), &source.case_file, v.mode, &[]))
-            .collect();
-        let our_infos = tiledb_jobs(python, work, &info_jobs);
+            .map(|(v, mine, _)| job("info", &mine.join("array"), &source.case_file, v.mode, &[]));
+        let answers = tiledb_jobs(
+            python,
+            work,
+            &jobs.into_iter().chain(info_jobs).collect::<Vec<_>>(),
+        );
+        let (their_infos, our_infos) = answers.split_at(pairs.len());
         for (((variant, mine, theirs), their_info), our_info) in
-            pairs.iter().zip(&their_infos).zip(&our_infos)
+            pairs.iter().zip(their_infos).zip(our_infos)
         {
             let at = format!("{} / {} / after {phase}", source.label, variant.name);
             let split = their_info["fragments"].as_array().map_or(0, Vec::len);
@@ -623,11 +615,12 @@ fn refusals(python: &Path, work: &Path, source: &Source, failures: &mut Vec<Stri
         .unwrap()
         .to_string_lossy()
         .to_string();
+    let mut jobs = Vec::new();
     for (k, (key, value)) in REFUSED.iter().enumerate() {
         let mine = work.join(format!("{slug}-refused{k}-ours"));
         let theirs = work.join(format!("{slug}-refused{k}-tiledb"));
-        copy_tree(&source.dir, &mine);
-        copy_tree(&source.dir, &theirs);
+        common::copy_dir(&source.dir, &mine);
+        common::copy_dir(&source.dir, &theirs);
         let before = snapshot(&mine);
         let mut config = ConsolidationConfig::default();
         let refused = config.set(key, value).and_then(|()| {
@@ -644,19 +637,20 @@ fn refusals(python: &Path, work: &Path, source: &Source, failures: &mut Vec<Stri
         if snapshot(&mine) != before {
             failures.push(format!("{at}: our refusal changed the array"));
         }
-        let answer = tiledb_jobs(
-            python,
-            work,
-            &[job(
-                "consolidate",
-                &theirs.join("array"),
-                &source.case_file,
-                ConsolidationMode::Fragments,
-                &[(key, value)],
-            )],
-        );
-        if answer[0].get("error").is_none() {
-            failures.push(format!("{at}: TileDB did not refuse it: {}", answer[0]));
+        jobs.push(job(
+            "consolidate",
+            &theirs.join("array"),
+            &source.case_file,
+            ConsolidationMode::Fragments,
+            &[(key, value)],
+        ));
+    }
+    // TileDB's refusals in one process, each on its own copy.
+    let answers = tiledb_jobs(python, work, &jobs);
+    for ((key, value), answer) in REFUSED.iter().zip(&answers) {
+        if answer.get("error").is_none() {
+            let at = format!("{} / {key} = {value}", source.label);
+            failures.push(format!("{at}: TileDB did not refuse it: {answer}"));
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `tdb explain` on damaged input: it explains or refuses with an error,
 //! never panics and never loops.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use tiledb_runtime::explain::explain_file;
@@ -40,7 +42,7 @@ fn damaged_files_are_refused_without_panics() {
         // Explained in a copy of the array, so the fragment's schema is found.
         let copy = scratch.path().join(original.strip_prefix(&case).unwrap());
         let bytes = std::fs::read(original).unwrap();
-        copy_dir(&case, scratch.path());
+        common::copy_dir(&case, scratch.path());
         for len in 0..bytes.len() {
             let _ = explain_file(&copy, &bytes[..len], None);
         }
@@ -48,18 +50,6 @@ fn damaged_files_are_refused_without_panics() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0xa5;
             let _ = explain_file(&copy, &damaged, None);
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
         }
     }
 }

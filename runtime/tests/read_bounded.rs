@@ -8,6 +8,8 @@
 //! Each operation runs on its own thread with a deadline, so a hang fails
 //! the test instead of hanging it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -35,23 +37,11 @@ fn corpus(case: &str) -> PathBuf {
         .join("array")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// A copy of corpus `case` in a temporary folder.
 fn copy_case(case: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("array");
-    copy_dir(&corpus(case), &root);
+    common::copy_dir(&corpus(case), &root);
     (dir, root)
 }
 

@@ -4,6 +4,8 @@
 //! full each time; the outcome must be a result or an error, and an error
 //! must name its class.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use tiledb_runtime::array::{Array, OpenOptions};
@@ -21,18 +23,6 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
             files(&p, out);
         } else {
             out.push(p);
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
         }
     }
 }
@@ -70,7 +60,7 @@ fn damaged_files_give_errors_not_panics() {
         files(&source, &mut list);
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("array");
-        copy_dir(&source, &root);
+        common::copy_dir(&source, &root);
         for file in &list {
             let relative = file.strip_prefix(&source).unwrap();
             let target = root.join(relative);

@@ -6,6 +6,8 @@
 //! committed by its `.wrt`), and the `.meta` file is assembled from the
 //! fragment's footer with the generated structures.
 
+mod common;
+
 use std::path::Path;
 
 use tiledb_runtime::array::{Array, OpenOptions};
@@ -18,25 +20,13 @@ use tiledb_runtime::tile::generic::write_generic_tile;
 
 const FRAGMENTS: u64 = 2000;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn consolidated_footers_spare_thousands_of_reads() {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../conformance/corpus/tiledb-2.30/sparse.basic.int32/array");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("array");
-    copy_dir(&source.join("__schema"), &root.join("__schema"));
+    common::copy_dir(&source.join("__schema"), &root.join("__schema"));
     std::fs::create_dir_all(root.join("__commits")).unwrap();
     std::fs::create_dir_all(root.join("__fragment_meta")).unwrap();
     let original = std::fs::read_dir(source.join("__fragments"))
@@ -53,7 +43,7 @@ fn consolidated_footers_spare_thousands_of_reads() {
     let mut names = Vec::new();
     for i in 1..=FRAGMENTS {
         let name = format!("__{i}_{i}_{i:032x}_22");
-        copy_dir(&original, &root.join("__fragments").join(&name));
+        common::copy_dir(&original, &root.join("__fragments").join(&name));
         std::fs::write(root.join("__commits").join(format!("{name}.wrt")), b"").unwrap();
         names.push(name);
     }

@@ -219,7 +219,7 @@ fn a_version_1_group_is_edited_as_tiledb_edits_it() {
     }
     let batch: Batch = &[("remove", "subgroup1", ""), ("add", "arr", "an-array")];
     let prepare = |dir: &Path| {
-        copy_dir(&source, &dir.join("g"));
+        common::copy_dir(&source, &dir.join("g"));
         let schema = SchemaBuilder::sparse()
             .dimension(DimensionSpec::new::<i32>("d", 0, 9, Some(5)))
             .attribute(AttributeSpec::new("a", Datatype::Int32));
@@ -252,20 +252,4 @@ fn a_version_1_group_is_edited_as_tiledb_edits_it() {
     let ours_by_tiledb = tiledb(&python, mine.path(), &[]).unwrap();
     assert_eq!(ours_by_tiledb, by_tiledb);
     assert_eq!(members(mine.path()), by_tiledb);
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-            let mut perms = std::fs::metadata(&target).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&target, perms).unwrap();
-        }
-    }
 }

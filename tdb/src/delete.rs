@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tiledb_runtime::array::OpenOptions;
+use tiledb_runtime::format::generated::COMMITS_DIR;
 
 use crate::key::KeyArgs;
 use crate::Failure;
@@ -40,6 +41,6 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
     let name = array
         .delete(&args.condition, timestamp)
         .map_err(|e| format!("{}: {e}", args.array.display()))?;
-    eprintln!("wrote __commits/{name}");
+    eprintln!("wrote {COMMITS_DIR}/{name}");
     Ok(ExitCode::SUCCESS)
 }

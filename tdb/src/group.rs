@@ -10,6 +10,7 @@ use serde_json::json;
 use tiledb_runtime::array::OpenOptions;
 use tiledb_runtime::group::Group;
 use tiledb_runtime::storage::{LocalStorage, Storage};
+use tiledb_runtime::write::GroupEdit;
 
 use crate::key::KeyArgs;
 use crate::{output_error, Failure};
@@ -94,6 +95,23 @@ fn options(key: &KeyArgs) -> Result<OpenOptions, String> {
     })
 }
 
+/// Opens the group at `group` for an edit of its members, makes `change`
+/// and commits it at `timestamp` (now when `None`): one file, or nothing
+/// when any step is refused. Errors name the group.
+fn edit_members(
+    group: &Path,
+    key: &KeyArgs,
+    timestamp: Option<u64>,
+    change: impl FnOnce(&mut GroupEdit<'_>) -> tiledb_runtime::Result<()>,
+) -> Result<(), Failure> {
+    let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
+    let storage = crate::location::storage(group)?;
+    let mut edit = Group::edit(storage.as_ref(), &options(key)?).map_err(at)?;
+    change(&mut edit).map_err(at)?;
+    edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<ExitCode, Failure> {
     match args.action {
         Action::Create { group } => {
@@ -108,18 +126,17 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             timestamp,
             key,
         } => {
-            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
-            let storage = crate::location::storage(&group)?;
-            let options = options(&key)?;
-            let mut edit = Group::edit(storage.as_ref(), &options).map_err(at)?;
-            if absolute {
-                let (uri, target) = absolute_member(&member)?;
-                edit.add_absolute(&uri, name.as_deref(), target.as_ref())
-                    .map_err(at)?;
+            let absolute = if absolute {
+                Some(absolute_member(&member)?)
             } else {
-                edit.add_relative(&member, name.as_deref()).map_err(at)?;
-            }
-            edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
+                None
+            };
+            edit_members(&group, &key, timestamp, |edit| match &absolute {
+                Some((uri, target)) => edit
+                    .add_absolute(uri, name.as_deref(), target.as_ref())
+                    .map(drop),
+                None => edit.add_relative(&member, name.as_deref()).map(drop),
+            })?;
         }
         Action::Remove {
             group,
@@ -127,14 +144,9 @@ pub fn run(args: Args) -> Result<ExitCode, Failure> {
             timestamp,
             key,
         } => {
-            let at = |e: tiledb_runtime::Error| format!("{}: {e}", group.display());
-            let storage = crate::location::storage(&group)?;
-            let options = options(&key)?;
-            let mut edit = Group::edit(storage.as_ref(), &options).map_err(at)?;
-            for m in &members {
-                edit.remove(m).map_err(at)?;
-            }
-            edit.commit(timestamp.unwrap_or(0)).map_err(at)?;
+            edit_members(&group, &key, timestamp, |edit| {
+                members.iter().try_for_each(|m| edit.remove(m).map(drop))
+            })?;
         }
         Action::List { group, json, key } => {
             let g = crate::location::open_group(&group, options(&key)?)?;

@@ -100,20 +100,9 @@ pub(super) fn leftover_in_listed_folder(folder: &Folder) -> String {
 pub fn name_problem(path: &str) -> Option<String> {
     let parts: Vec<&str> = path.split('/').collect();
     let timestamped = |name: &str| TimestampedName::parse(name).map_err(|e| e.to_string());
-    let ext_in = |name: &str, allowed: &[Option<Extension>]| -> Option<String> {
-        match timestamped(name) {
-            Ok(n) if allowed.contains(&n.extension()) => None,
-            Ok(n) => Some(format!(
-                "{name}: a .{} file does not belong here",
-                n.extension()
-                    .map_or("", |e| e.suffix().trim_start_matches('.'))
-            )),
-            Err(e) => Some(e),
-        }
-    };
     match parts.as_slice() {
         [LOCK_FILE] | [ARRAY_SCHEMA_FILE] => None,
-        [SCHEMA_DIR, name] => ext_in(name, &[None]),
+        [SCHEMA_DIR, name] => extension_problem(name, SCHEMA_DIR, &[None]),
         [SCHEMA_DIR, ENUMERATIONS_DIR, name] => {
             if name.starts_with("__") {
                 None
@@ -123,19 +112,13 @@ pub fn name_problem(path: &str) -> Option<String> {
                 ))
             }
         }
-        [COMMITS_DIR, name] => ext_in(
-            name,
-            &[
-                Some(Extension::Wrt),
-                Some(Extension::Del),
-                Some(Extension::Upd),
-                Some(Extension::Con),
-                Some(Extension::Ign),
-                Some(Extension::Vac),
-            ],
-        ),
-        [FRAGMENT_META_DIR, name] => ext_in(name, &[Some(Extension::Meta)]),
-        [METADATA_DIR, name] => ext_in(name, &[None, Some(Extension::Vac)]),
+        [COMMITS_DIR, name] => extension_problem(name, COMMITS_DIR, &[Some(Extension::Vac)]),
+        [FRAGMENT_META_DIR, name] => {
+            extension_problem(name, FRAGMENT_META_DIR, &[Some(Extension::Meta)])
+        }
+        [METADATA_DIR, name] => {
+            extension_problem(name, METADATA_DIR, &[None, Some(Extension::Vac)])
+        }
         [FRAGMENTS_DIR, fragment, file] => {
             if let Err(e) = timestamped(fragment).and_then(|n| {
                 if n.extension().is_none() && n.version().is_some() {
@@ -150,21 +133,57 @@ pub fn name_problem(path: &str) -> Option<String> {
         }
         [LABELS_DIR, ..] => None,
         [root, ..] if ROOT_DIRS.contains(root) => Some(format!("{path}: unexpected here")),
-        [name] => {
-            // Legacy (format < 12) commit, vacuum and metadata files in the root.
-            ext_in(
-                name,
-                &[
-                    Some(Extension::Ok),
-                    Some(Extension::Vac),
-                    Some(Extension::Meta),
-                ],
-            )
-        }
+        // Legacy (format < 12) commit, vacuum and metadata files in the root.
+        [name] => extension_problem(name, "", &[Some(Extension::Vac), Some(Extension::Meta)]),
         [fragment, file] if TimestampedName::parse(fragment).is_ok() => {
             fragment_file_problem(fragment, file)
         }
         _ => Some(format!("{path}: not a file of an array")),
+    }
+}
+
+/// Why the timestamped `name` may not stand in `folder` (`""`: the array's
+/// root). Its extension must be one spec/directory.toml places there
+/// (`Extension::folder`), in a format version that names files with it
+/// (`Extension::since`, `until`, where the name states its version), or
+/// one of `elsewhere`: the extensions spec/ places in no one folder
+/// (`.vac`, `.meta`) and the bare name, where this folder holds them.
+fn extension_problem(name: &str, folder: &str, elsewhere: &[Option<Extension>]) -> Option<String> {
+    let parsed = match TimestampedName::parse(name) {
+        Ok(parsed) => parsed,
+        Err(e) => return Some(e.to_string()),
+    };
+    let extension = parsed.extension();
+    if elsewhere.contains(&extension) {
+        return None;
+    }
+    let Some(extension) = extension else {
+        return Some(format!(
+            "{name}: a name without an extension does not belong here"
+        ));
+    };
+    let suffix = extension.suffix();
+    match extension.folder() {
+        Some(home) if home == folder => {}
+        Some("") => {
+            return Some(format!(
+                "{name}: a {suffix} file belongs in the array's folder"
+            ))
+        }
+        Some(home) => return Some(format!("{name}: a {suffix} file belongs in {home}/")),
+        None => return Some(format!("{name}: a {suffix} file does not belong here")),
+    }
+    let version = parsed.version()?;
+    let named_from = extension.since().unwrap_or(0);
+    match extension.until() {
+        Some(until) if version >= until => Some(format!(
+            "{name}: format version {version} names no {suffix} files (versions {named_from} to {})",
+            until - 1
+        )),
+        _ if version < named_from => Some(format!(
+            "{name}: format version {version} names no {suffix} files (from version {named_from})"
+        )),
+        _ => None,
     }
 }
 

@@ -18,6 +18,18 @@ use super::parse::{footer_schema_name, legacy_rect, parse_footer, rect_from_stor
 use super::{FragmentMetadata, StoredFooter, MAX_FRAGMENT_FOOTER_SIZE};
 use crate::format::generated::COORDS_FILE;
 
+/// What a fragment's stored metadata (a footer, or the v1-v2 file) says of
+/// it outright: the fields every `FragmentMetadata` has from its load on.
+struct Head {
+    version: u32,
+    dense: bool,
+    non_empty_domain: Option<super::Rectangle>,
+    tile_num: u64,
+    last_tile_cell_num: u64,
+    has_timestamps: bool,
+    has_delete_meta: bool,
+}
+
 impl FragmentMetadata {
     /// Loads the metadata of `fragment`: its footer from `consolidated`
     /// when present there, else from its own metadata file (v3+), or the
@@ -222,10 +234,7 @@ impl FragmentMetadata {
             // layout reads both into the same form.
             Some(rect_from_stored(&footer.non_empty_domain, &schema)?)
         };
-        let tile_num = footer.tile_offsets_offsets.len();
-        let mut meta = FragmentMetadata {
-            path: fragment.path.clone(),
-            name: fragment.name.clone(),
+        let head = Head {
             version: footer.version,
             dense: footer.dense,
             non_empty_domain,
@@ -233,27 +242,22 @@ impl FragmentMetadata {
             last_tile_cell_num: footer.last_tile_cell_num,
             has_timestamps: footer.has_timestamps,
             has_delete_meta: footer.has_delete_meta,
-            schema,
-            footer: StoredFooter::Footer(Box::new(footer)),
-            key: key.copied(),
-            file_size: OnceLock::new(),
-            fields: Mutex::new(HashMap::new()),
-            mbrs: OnceLock::new(),
-            processed: OnceLock::new(),
-            stats: Mutex::new(HashMap::new()),
-            mmsn: OnceLock::new(),
         };
-        let _ = tile_num;
+        let sparse_tile_num = footer.sparse_tile_num;
+        let mut meta = Self::assemble(
+            fragment,
+            schema,
+            head,
+            StoredFooter::Footer(Box::new(footer)),
+            key,
+        );
         if let Some(size) = file_size {
             let _ = meta.file_size.set(size);
         }
         meta.tile_num = if meta.dense {
             meta.dense_tile_num()?
         } else {
-            match &meta.footer {
-                StoredFooter::Footer(f) => f.sparse_tile_num,
-                StoredFooter::Legacy(_) => 0,
-            }
+            sparse_tile_num
         };
         Ok(meta)
     }
@@ -280,9 +284,7 @@ impl FragmentMetadata {
             .first()
             .map(|l| l.values.len() as u64)
             .unwrap_or(0);
-        let meta = FragmentMetadata {
-            path: fragment.path.clone(),
-            name: fragment.name.clone(),
+        let head = Head {
             version: legacy.version,
             dense,
             non_empty_domain,
@@ -290,8 +292,37 @@ impl FragmentMetadata {
             last_tile_cell_num: legacy.last_tile_cell_num,
             has_timestamps: false,
             has_delete_meta: false,
+        };
+        Ok(Self::assemble(
+            fragment,
             schema,
-            footer: StoredFooter::Legacy(Box::new(legacy)),
+            head,
+            StoredFooter::Legacy(Box::new(legacy)),
+            key,
+        ))
+    }
+
+    /// The metadata of `fragment` from what either stored form says of it
+    /// (`head`, `footer`), its lazily loaded parts not yet loaded.
+    fn assemble(
+        fragment: &Fragment,
+        schema: Arc<ArraySchema>,
+        head: Head,
+        footer: StoredFooter,
+        key: Option<&[u8; 32]>,
+    ) -> FragmentMetadata {
+        FragmentMetadata {
+            path: fragment.path.clone(),
+            name: fragment.name.clone(),
+            version: head.version,
+            dense: head.dense,
+            non_empty_domain: head.non_empty_domain,
+            tile_num: head.tile_num,
+            last_tile_cell_num: head.last_tile_cell_num,
+            has_timestamps: head.has_timestamps,
+            has_delete_meta: head.has_delete_meta,
+            schema,
+            footer,
             key: key.copied(),
             file_size: OnceLock::new(),
             fields: Mutex::new(HashMap::new()),
@@ -299,8 +330,7 @@ impl FragmentMetadata {
             processed: OnceLock::new(),
             stats: Mutex::new(HashMap::new()),
             mmsn: OnceLock::new(),
-        };
-        Ok(meta)
+        }
     }
 
     /// Before footers (v1-v2, TileDB 1.3) a fragment is dense exactly when

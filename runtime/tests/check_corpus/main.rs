@@ -10,12 +10,17 @@
 //! `tile_metadata` (flipped cells caught by the tile metadata the fragment
 //! records), `legacy` (TileDB's legacy test arrays), `groups`.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod groups;
 mod legacy;
 mod mutated;
+mod names;
 mod tile_metadata;
 
 use std::path::{Path, PathBuf};
+
+use common::copy_dir;
 
 use tiledb_runtime::check::{check_array, CheckOptions, Report};
 
@@ -195,18 +200,6 @@ fn tiledb_2_30_negative_cases_are_diagnosed() {
 #[test]
 fn tiledb_2_13_negative_cases_are_diagnosed() {
     negative_cases_are_diagnosed("tiledb-2.13");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create a copy folder");
-    for entry in std::fs::read_dir(from).expect("list").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy a file");
-        }
-    }
 }
 
 fn files_of(dir: &Path, root: &Path, out: &mut Vec<String>) {

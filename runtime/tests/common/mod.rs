@@ -27,7 +27,9 @@ pub fn tiledb_python() -> Option<PathBuf> {
     tiledb_conformance::oracle::tiledb_python()
 }
 
-/// Copies the folder `from` to `to`, every file and subfolder.
+/// Copies the folder `from` to `to`, every file and subfolder (`to` may
+/// exist). The copied files are writable even where the originals are not
+/// (`../shared`'s test arrays are read-only), so a test may change its copy.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -36,7 +38,11 @@ pub fn copy_dir(from: &Path, to: &Path) {
         if entry.file_type().unwrap().is_dir() {
             copy_dir(&entry.path(), &target);
         } else {
-            std::fs::copy(entry.path(), target).unwrap();
+            std::fs::copy(entry.path(), &target).unwrap();
+            let mut permissions = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            permissions.set_readonly(false);
+            std::fs::set_permissions(&target, permissions).unwrap();
         }
     }
 }

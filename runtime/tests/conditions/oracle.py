@@ -4,9 +4,10 @@ TileDB 2.30).
 `make DIR SEED`: writes random arrays (sparse and dense; nullable ints,
 floats with NaN and -0.0, nullable strings, a string enumeration) into DIR.
 `answer ARRAY...`: for each array, draws conditions from its own values and
-prints, as JSON, TileDB's cells for each (`A.query(cond=...)`) and its
+prints, as a JSON line, TileDB's cells for each (`A.query(cond=...)`) and its
 aggregates (`A.query(cond=...).agg(...)`).
-`delete ARRAY COND`: deletes with TileDB.  `cells ARRAY`: TileDB's cells.
+`delete ARRAY COND TIMESTAMP...`: deletes with TileDB, each triple in turn.
+`cells ARRAY...`: TileDB's cells of each array, a JSON line each.
 """
 import json, random, struct, sys
 import numpy as np
@@ -218,51 +219,65 @@ def make_sums(dirname, seed):
         A[x] = {"big": big, "ubig": ubig, "h": h}
 
 
+def answer(uri):
+    """The drawn conditions of the array at `uri` with TileDB's rows and
+    aggregates for each: `{"uri", "cases"}`, or `{"uri", "skipped"}`."""
+    # The same draws for an array whichever arrays came before it.
+    rng = random.Random(7)
+    try:
+        with tiledb.open(uri) as A:
+            cases = []
+            try:
+                drawn = conditions(A, rng)
+            except Exception as e:  # a layout this drawer does not handle
+                print(uri, "no conditions:", e, file=sys.stderr)
+                drawn = []
+            for c in drawn:
+                case = {"cond": c}
+                try:
+                    case["rows"] = rows(A, read(A, c))
+                except tiledb.TileDBError as e:
+                    case["error"] = str(e)[:200]
+                try:
+                    case["agg"] = aggregates(A, c)
+                except tiledb.TileDBError as e:
+                    case["agg_error"] = str(e)[:200]
+                cases.append(case)
+            # The aggregates with no condition (answered from tile
+            # metadata where TileDB's rules allow).
+            if drawn:
+                try:
+                    cases.append({"cond": None, "agg": aggregates(A, None)})
+                except tiledb.TileDBError as e:
+                    cases.append({"cond": None, "agg_error": str(e)[:200]})
+            return {"uri": uri, "cases": cases}
+    except Exception as e:  # a cell type `canon` does not render
+        print(uri, "skipped:", e, file=sys.stderr)
+        return {"uri": uri, "skipped": str(e)[:200]}
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "make":
         make(sys.argv[2], int(sys.argv[3]))
         make_sums(sys.argv[2], int(sys.argv[3]))
     elif cmd == "answer":
-        rng = random.Random(7)
-        out = []
+        # One line per array, written as soon as it is answered: when TileDB
+        # crashes on an array, the lines before it stand and the caller goes
+        # on from the next array in a new process.
         for uri in sys.argv[2:]:
-            try:
-              with tiledb.open(uri) as A:
-                cases = []
-                try:
-                    drawn = conditions(A, rng)
-                except Exception as e:  # a layout this drawer does not handle
-                    print(uri, "no conditions:", e, file=sys.stderr)
-                    drawn = []
-                for c in drawn:
-                    case = {"cond": c}
-                    try:
-                        case["rows"] = rows(A, read(A, c))
-                    except tiledb.TileDBError as e:
-                        case["error"] = str(e)[:200]
-                    try:
-                        case["agg"] = aggregates(A, c)
-                    except tiledb.TileDBError as e:
-                        case["agg_error"] = str(e)[:200]
-                    cases.append(case)
-                # The aggregates with no condition (answered from tile
-                # metadata where TileDB's rules allow).
-                if drawn:
-                    try:
-                        cases.append({"cond": None, "agg": aggregates(A, None)})
-                    except tiledb.TileDBError as e:
-                        cases.append({"cond": None, "agg_error": str(e)[:200]})
-                out.append({"uri": uri, "cases": cases})
-            except Exception as e:  # a cell type `canon` does not render
-                print(uri, "skipped:", e, file=sys.stderr)
-        print(json.dumps(out))
+            print(json.dumps(answer(uri)), flush=True)
     elif cmd == "delete":
-        with tiledb.open(sys.argv[2], "d", timestamp=int(sys.argv[4])) as A:
-            A.query(cond=sys.argv[3]).submit()
+        # URI CONDITION TIMESTAMP, once or more.
+        args = sys.argv[2:]
+        for uri, cond, timestamp in zip(args[0::3], args[1::3], args[2::3]):
+            with tiledb.open(uri, "d", timestamp=int(timestamp)) as A:
+                A.query(cond=cond).submit()
     elif cmd == "cells":
-        with tiledb.open(sys.argv[2]) as A:
-            print(json.dumps(sorted(rows(A, read(A)), key=json.dumps)))
+        # One line per array.
+        for uri in sys.argv[2:]:
+            with tiledb.open(uri) as A:
+                print(json.dumps(sorted(rows(A, read(A)), key=json.dumps)))
 
 
 main()

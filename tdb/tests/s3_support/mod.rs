@@ -370,6 +370,9 @@ pub fn tiledb_config(port: u16) -> Value {
         "vfs.s3.aws_access_key_id": "testing",
         "vfs.s3.aws_secret_access_key": "testing",
         "vfs.s3.verify_ssl": "false",
+        // TileDB's default (3 s without a byte) fails a listing of
+        // thousands of keys that moto answers slowly on a loaded machine.
+        "vfs.s3.request_timeout_ms": "60000",
     })
 }
 

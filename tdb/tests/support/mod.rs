@@ -129,12 +129,36 @@ pub fn refused<P: AsRef<OsStr>>(args: &[P], needle: &str, dir: &Path) {
 /// space; the `ru_maxrss` of a child counts the forking test process's
 /// size too).
 pub fn peak_kib_of_tdb(args: &[&str]) -> i64 {
+    run_and_watch_peak(args, false).1
+}
+
+/// Runs `tdb args`, which must succeed, and returns its standard output
+/// with its peak resident size in KiB (as `peak_kib_of_tdb`): one run
+/// checks both what a command prints and the memory it took.
+pub fn ok_and_peak_kib_of_tdb(args: &[&str]) -> (Vec<u8>, i64) {
+    run_and_watch_peak(args, true)
+}
+
+/// Runs `tdb args` to its end, reading its `VmHWM` every 2 ms; its standard
+/// output is kept when `keep_output` (read on a thread of this process, so
+/// not counted in `tdb`'s peak), else dropped.
+fn run_and_watch_peak(args: &[&str], keep_output: bool) -> (Vec<u8>, i64) {
     let mut child = tdb_command()
         .args(args)
-        .stdout(Stdio::null())
+        .stdout(if keep_output {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    let reader = child.stdout.take().map(|mut stdout| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+        })
+    });
     let status_file = format!("/proc/{}/status", child.id());
     let mut peak = 0;
     let status = loop {
@@ -152,5 +176,6 @@ pub fn peak_kib_of_tdb(args: &[&str]) -> i64 {
     };
     assert!(status.success(), "tdb {args:?} failed: {status}");
     assert!(peak > 0, "no VmHWM read for tdb {args:?}");
-    peak
+    let output = reader.map_or_else(Vec::new, |r| r.join().unwrap().unwrap());
+    (output, peak)
 }
