@@ -8,6 +8,7 @@
     reason = "the getrusage FFI call; its block states its SAFETY"
 )]
 
+mod codec;
 mod write;
 
 use std::process::ExitCode;
@@ -423,6 +424,8 @@ fn main() -> ExitCode {
     };
     let outcome = if spec["kind"] == "decode" {
         decode(&spec)
+    } else if spec["kind"] == "codec" {
+        codec::run(&spec)
     } else if spec["kind"]
         .as_str()
         .is_some_and(|k| k.starts_with("write-"))

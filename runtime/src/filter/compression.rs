@@ -13,8 +13,8 @@
 
 use super::datatype::delta_int_kind;
 use super::stage::{
-    codec_fault, corrupt, corrupt_part, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts,
-    StageEnv, StageResult,
+    codec_fault, corrupt, corrupt_part, recycle_parts, scratch, write_fault, Cursor, Fault,
+    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::{delta, double_delta, rle, Filter};
 use crate::error::Cause;
@@ -121,7 +121,9 @@ impl Codec {
 
 pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let mut sizes = Vec::with_capacity(input.metadata.len() + input.data.len());
-    let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
+    // Room for the usual case without growing: the input's size and a
+    // little (LZ4's and zstd's bounds on incompressible bytes).
+    let mut out = scratch(input.data_len() + input.data_len() / 128 + 1024);
     for part in input.all_slices() {
         let orig_len = u32::try_from(part.len())
             .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
@@ -137,6 +139,7 @@ pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'
     let (md_parts, data_parts) = sizes.split_at(input.metadata.len());
     let mut header = Vec::with_capacity(8 + 8 * sizes.len());
     CompressionChunkMetadataView::write(&mut header, md_parts, data_parts).map_err(write_fault)?;
+    recycle_parts(input);
     Ok(Parts {
         metadata: vec![header],
         data: vec![out.into()],

@@ -118,7 +118,65 @@ fn group_tiles(column: &Column, plan: &TilePlan, n: usize, budget: u64) -> usize
     (budget / (cells * bytes_per_cell)).max(1) as usize
 }
 
+/// A field's open files and what is known of them so far.
+struct FieldWriter<'s> {
+    fixed: Box<dyn FileWriter + 's>,
+    var: Option<Box<dyn FileWriter + 's>>,
+    validity: Option<Box<dyn FileWriter + 's>>,
+    out: FieldFiles,
+}
+
+impl FieldWriter<'_> {
+    /// Appends a group's filtered tiles in order, giving their buffers
+    /// back to `pool`.
+    fn append(&mut self, built: Vec<BuiltTile>, pool: &BufferPool) -> Result<()> {
+        let out = &mut self.out;
+        for tile in built {
+            out.tile_offsets.push(self.fixed.len());
+            self.fixed.append(&tile.fixed)?;
+            pool.give(tile.fixed);
+            match self.var.as_mut() {
+                Some(var) => {
+                    out.var_offsets.push(var.len());
+                    var.append(&tile.var)?;
+                }
+                None => out.var_offsets.push(0),
+            }
+            out.var_sizes.push(tile.var_size);
+            match self.validity.as_mut() {
+                Some(validity) => {
+                    out.validity_offsets.push(validity.len());
+                    validity.append(&tile.validity)?;
+                }
+                None => out.validity_offsets.push(0),
+            }
+            out.metas.push(tile.meta);
+        }
+        Ok(())
+    }
+
+    /// Finishes the files (each made visible whole) and gives the field.
+    fn finish(self) -> Result<FieldFiles> {
+        let mut out = self.out;
+        out.fixed_len = self.fixed.len();
+        self.fixed.finish()?;
+        if let Some(var) = self.var {
+            out.var_len = var.len();
+            var.finish()?;
+        }
+        if let Some(validity) = self.validity {
+            out.validity_len = validity.len();
+            validity.finish()?;
+        }
+        Ok(out)
+    }
+}
+
 /// Writes one field's files: its tiles built group by group, in parallel.
+/// With more than one group, a thread of its own appends each group to
+/// the files while the next is built (the files' writes, mostly the
+/// kernel's copy into its page cache, overlap the gathering and
+/// filtering), so at most two groups are held at once.
 fn write_field(
     recipe: &TileRecipe,
     column: &Column,
@@ -128,72 +186,77 @@ fn write_field(
 ) -> Result<FieldFiles> {
     let tile_num = plan.len();
     let var_sized = recipe.cell_size.is_none();
-    let mut fixed = output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?;
-    let mut var = var_sized
-        .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
-        .transpose()?;
-    let mut validity = recipe
-        .nullable
-        .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
-        .transpose()?;
-    let mut out = FieldFiles {
-        fixed_len: 0,
-        var_len: 0,
-        validity_len: 0,
-        tile_offsets: Vec::with_capacity(tile_num),
-        var_offsets: Vec::with_capacity(tile_num),
-        var_sizes: Vec::with_capacity(tile_num),
-        validity_offsets: Vec::with_capacity(tile_num),
-        metas: Vec::with_capacity(tile_num),
-        kinds: recipe.kinds,
-        datatype: recipe.datatype,
-        var_sized,
-        nullable: recipe.nullable,
-        coords_slot: false,
+    let mut writer = FieldWriter {
+        fixed: output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?,
+        var: var_sized
+            .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
+            .transpose()?,
+        validity: recipe
+            .nullable
+            .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
+            .transpose()?,
+        out: FieldFiles {
+            fixed_len: 0,
+            var_len: 0,
+            validity_len: 0,
+            tile_offsets: Vec::with_capacity(tile_num),
+            var_offsets: Vec::with_capacity(tile_num),
+            var_sizes: Vec::with_capacity(tile_num),
+            validity_offsets: Vec::with_capacity(tile_num),
+            metas: Vec::with_capacity(tile_num),
+            kinds: recipe.kinds,
+            datatype: recipe.datatype,
+            var_sized,
+            nullable: recipe.nullable,
+            coords_slot: false,
+        },
     };
     let group = group_tiles(column, plan, column.len(), budget);
     let pool = BufferPool::default();
-    let mut start = 0;
-    while start < tile_num {
+    let build = |start: usize| -> Result<Vec<BuiltTile>> {
         let end = (start + group).min(tile_num);
-        let built: Vec<BuiltTile> = (start..end)
+        (start..end)
             .into_par_iter()
             .map(|t| build_tile(recipe, column, &plan.cells(t), &pool))
-            .collect::<Result<_>>()?;
-        for tile in built {
-            out.tile_offsets.push(fixed.len());
-            fixed.append(&tile.fixed)?;
-            pool.give(tile.fixed);
-            match var.as_mut() {
-                Some(var) => {
-                    out.var_offsets.push(var.len());
-                    var.append(&tile.var)?;
-                }
-                None => out.var_offsets.push(0),
+            .collect()
+    };
+    if tile_num <= group {
+        writer.append(build(0)?, &pool)?;
+        return writer.finish();
+    }
+    std::thread::scope(|scope| {
+        // A rendezvous: a group is handed over only once the previous one
+        // is written.
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<BuiltTile>>(0);
+        let pool = &pool;
+        let appending = scope.spawn(move || -> Result<FieldWriter<'_>> {
+            for built in receive {
+                writer.append(built, pool)?;
             }
-            out.var_sizes.push(tile.var_size);
-            match validity.as_mut() {
-                Some(validity) => {
-                    out.validity_offsets.push(validity.len());
-                    validity.append(&tile.validity)?;
+            Ok(writer)
+        });
+        let mut built = Ok(());
+        for start in (0..tile_num).step_by(group) {
+            match build(start) {
+                // A closed channel: the writer failed; its error is kept.
+                Ok(tiles) => {
+                    if send.send(tiles).is_err() {
+                        break;
+                    }
                 }
-                None => out.validity_offsets.push(0),
+                Err(e) => {
+                    built = Err(e);
+                    break;
+                }
             }
-            out.metas.push(tile.meta);
         }
-        start = end;
-    }
-    out.fixed_len = fixed.len();
-    fixed.finish()?;
-    if let Some(var) = var {
-        out.var_len = var.len();
-        var.finish()?;
-    }
-    if let Some(validity) = validity {
-        out.validity_len = validity.len();
-        validity.finish()?;
-    }
-    Ok(out)
+        drop(send);
+        let writer = appending
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        built?;
+        writer.finish()
+    })
 }
 
 /// The fields of a fragment, in footer order (attributes, the `__coords`
