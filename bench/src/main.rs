@@ -8,6 +8,7 @@
     reason = "the getrusage FFI call; its block states its SAFETY"
 )]
 
+mod codec;
 mod codec_floor;
 mod write;
 
@@ -426,6 +427,8 @@ fn main() -> ExitCode {
         decode(&spec)
     } else if spec["kind"] == "zstd-sparse-tiles" {
         codec_floor::run(&spec, cpu_seconds)
+    } else if spec["kind"] == "codec" {
+        codec::run(&spec)
     } else if spec["kind"]
         .as_str()
         .is_some_and(|k| k.starts_with("write-"))

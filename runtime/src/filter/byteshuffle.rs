@@ -9,8 +9,8 @@
 )]
 
 use super::stage::{
-    corrupt, prepend_metadata, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv,
-    StageResult,
+    corrupt, prepend_metadata, recycle_parts, scratch, write_fault, Cursor, Fault, MetadataOut,
+    OutBuf, Parts, StageEnv, StageResult,
 };
 use crate::error::Cause;
 use crate::format::generated::PartSizesMetadataView;
@@ -333,13 +333,19 @@ pub(crate) fn read_part_sizes(md: &mut Cursor<'_>, data_len: usize) -> StageResu
 pub(crate) fn forward<'a>(env: &StageEnv<'_>, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let width = env.datatype.size() as usize;
     let md = part_sizes_metadata(input.data_slices())?;
-    let mut out = vec![0u8; input.data_len()];
+    let mut out = scratch(input.data_len());
+    out.resize(input.data_len(), 0);
     let mut pos = 0;
     for part in &input.data {
         shuffle(width, part, &mut out[pos..pos + part.len()]);
         pos += part.len();
     }
-    Ok(prepend_metadata(md, input.metadata, vec![out]))
+    let Parts { metadata, data } = input;
+    recycle_parts(Parts {
+        metadata: Vec::new(),
+        data,
+    });
+    Ok(prepend_metadata(md, metadata, vec![out]))
 }
 
 pub(crate) fn reverse(

@@ -13,8 +13,8 @@
 
 use super::datatype::delta_int_kind;
 use super::stage::{
-    codec_fault, corrupt, corrupt_part, write_fault, Cursor, Fault, MetadataOut, OutBuf, Parts,
-    StageEnv, StageResult,
+    codec_fault, corrupt, corrupt_part, recycle_parts, scratch, write_fault, Cursor, Fault,
+    MetadataOut, OutBuf, Parts, StageEnv, StageResult,
 };
 use super::{delta, double_delta, rle, Filter};
 use crate::error::Cause;
@@ -121,7 +121,9 @@ impl Codec {
 
 pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'a>> {
     let mut sizes = Vec::with_capacity(input.metadata.len() + input.data.len());
-    let mut out = Vec::with_capacity(input.data_len() / 2 + 64);
+    // Room for the usual case without growing: the input's size and a
+    // little (LZ4's and zstd's bounds on incompressible bytes).
+    let mut out = scratch(input.data_len() + input.data_len() / 128 + 1024);
     for part in input.all_slices() {
         let orig_len = u32::try_from(part.len())
             .map_err(|_| Fault::Usage("a part exceeds 4 GiB and cannot be compressed".into()))?;
@@ -137,6 +139,7 @@ pub(crate) fn forward<'a>(codec: Codec, input: Parts<'a>) -> StageResult<Parts<'
     let (md_parts, data_parts) = sizes.split_at(input.metadata.len());
     let mut header = Vec::with_capacity(8 + 8 * sizes.len());
     CompressionChunkMetadataView::write(&mut header, md_parts, data_parts).map_err(write_fault)?;
+    recycle_parts(input);
     Ok(Parts {
         metadata: vec![header],
         data: vec![out.into()],
@@ -262,7 +265,9 @@ fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> StageResult<()>
     // TileDB: levels below -7 mean the default, 3.
     let level = if level < -7 { 3 } else { level };
     let start = out.len();
-    out.resize(start + zstd::zstd_safe::compress_bound(input.len()), 0);
+    // The frame goes into the spare capacity after `start`, not zeroed
+    // first: the cursor sets the length to what zstd wrote.
+    out.reserve(zstd::zstd_safe::compress_bound(input.len()));
     thread_local! {
         // One compression context per thread, reused for every chunk:
         // creating one per 64 KiB chunk costs a few percent of the
@@ -271,10 +276,11 @@ fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> StageResult<()>
         static CONTEXT: std::cell::RefCell<zstd::zstd_safe::CCtx<'static>> =
             std::cell::RefCell::new(zstd::zstd_safe::CCtx::create());
     }
-    let n = CONTEXT
-        .with(|c| c.borrow_mut().compress(&mut out[start..], input, level))
+    let mut cursor = std::io::Cursor::new(&mut *out);
+    cursor.set_position(start as u64);
+    CONTEXT
+        .with(|c| c.borrow_mut().compress(&mut cursor, input, level))
         .map_err(|code| Fault::Usage(format!("zstd: {}", zstd::zstd_safe::get_error_name(code))))?;
-    out.truncate(start + n);
     Ok(())
 }
 
@@ -311,13 +317,14 @@ fn lz4_compress(input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
         return Err(Fault::Usage("LZ4 input too large".into()));
     }
     let start = out.len();
-    out.resize(start + bound as usize, 0);
-    // SAFETY: `input` is valid for `len` bytes and the destination for
-    // `bound` bytes, the most LZ4_compress_default writes.
+    // The block goes into the spare capacity, not zeroed first.
+    out.reserve(bound as usize);
+    // SAFETY: `input` is valid for `len` bytes and the spare capacity for
+    // at least `bound` bytes, the most LZ4_compress_default writes.
     let written = unsafe {
         lz4_sys::LZ4_compress_default(
             input.as_ptr().cast(),
-            out[start..].as_mut_ptr().cast(),
+            out.spare_capacity_mut().as_mut_ptr().cast(),
             len,
             bound,
         )
@@ -325,7 +332,9 @@ fn lz4_compress(input: &[u8], out: &mut Vec<u8>) -> StageResult<()> {
     if written <= 0 && !input.is_empty() {
         return Err(Fault::Usage("LZ4 compression failed".into()));
     }
-    out.truncate(start + written.max(0) as usize);
+    // SAFETY: LZ4 initialised the first `written` bytes (at most `bound`,
+    // within the capacity reserved) of the spare capacity.
+    unsafe { out.set_len(start + written.max(0) as usize) };
     Ok(())
 }
 

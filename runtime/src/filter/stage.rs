@@ -101,6 +101,74 @@ pub(crate) fn prepend_metadata<'a>(
     }
 }
 
+/// Chunk buffers given back by the write path (a filtered chunk once its
+/// tile is framed, a stage's input once the next stage consumed it) for
+/// the next chunks' stages. A tile of 64 KiB chunks otherwise allocates
+/// and frees two fresh buffers per chunk per stage, and the freed memory
+/// is handed back to the system and faulted in again, page by page.
+struct Scratch {
+    buffers: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+static SCRATCH: std::sync::Mutex<Scratch> = std::sync::Mutex::new(Scratch {
+    buffers: Vec::new(),
+    bytes: 0,
+});
+
+/// The most bytes of buffers kept for reuse (across threads).
+const SCRATCH_BYTES: usize = 32 << 20;
+
+fn scratch_lock() -> std::sync::MutexGuard<'static, Scratch> {
+    SCRATCH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An empty buffer of at least `capacity` bytes, reused when one was given
+/// back ([`recycle`]).
+pub(crate) fn scratch(capacity: usize) -> Vec<u8> {
+    let reused = {
+        let mut pool = scratch_lock();
+        let buffer = pool.buffers.pop();
+        if let Some(b) = &buffer {
+            pool.bytes -= b.capacity();
+        }
+        buffer
+    };
+    match reused {
+        Some(mut buffer) => {
+            buffer.clear();
+            buffer.reserve(capacity);
+            buffer
+        }
+        None => Vec::with_capacity(capacity),
+    }
+}
+
+/// Gives a buffer back for [`scratch`] (dropped when the pool is full or
+/// the buffer larger than chunks are).
+pub(crate) fn recycle(buffer: Vec<u8>) {
+    let capacity = buffer.capacity();
+    if capacity == 0 || capacity > SCRATCH_BYTES / 16 {
+        return;
+    }
+    let mut pool = scratch_lock();
+    if pool.bytes + capacity <= SCRATCH_BYTES {
+        pool.bytes += capacity;
+        pool.buffers.push(buffer);
+    }
+}
+
+/// Gives back the data buffers a chunk's parts own.
+pub(crate) fn recycle_parts(parts: Parts<'_>) {
+    for part in parts.data {
+        if let Cow::Owned(buffer) = part {
+            recycle(buffer);
+        }
+    }
+}
+
 /// A cursor over bytes read from a file; every read is checked.
 #[derive(Debug, Clone)]
 pub(crate) struct Cursor<'a> {

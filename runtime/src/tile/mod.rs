@@ -664,7 +664,13 @@ fn frame_into(
         .collect();
     out.clear();
     out.reserve(TileView::MIN_SIZE + total);
-    TileView::write(out, &framed)
+    let written = TileView::write(out, &framed);
+    drop(framed);
+    // The chunks' buffers serve the next tile's chunks.
+    filtered
+        .into_iter()
+        .for_each(crate::filter::stage::recycle_parts);
+    written
 }
 
 /// A filtered chunk as [`TileView::write`] takes it: its metadata and data

@@ -118,24 +118,19 @@ fn group_tiles(column: &Column, plan: &TilePlan, n: usize, budget: u64) -> usize
     (budget / (cells * bytes_per_cell)).max(1) as usize
 }
 
-/// The open files of one field: values (or offsets), var-sized values,
-/// validity.
-struct FieldWriters<'s> {
+/// A field's open files and what is known of them so far.
+struct FieldWriter<'s> {
     fixed: Box<dyn FileWriter + 's>,
     var: Option<Box<dyn FileWriter + 's>>,
     validity: Option<Box<dyn FileWriter + 's>>,
+    out: FieldFiles,
 }
 
-impl FieldWriters<'_> {
-    /// Appends one group's tiles, in order, to the files, noting each
-    /// tile's offsets and metadata in `out`; the values buffers go back to
-    /// `pool`.
-    fn append(
-        &mut self,
-        out: &mut FieldFiles,
-        built: Vec<BuiltTile>,
-        pool: &BufferPool,
-    ) -> Result<()> {
+impl FieldWriter<'_> {
+    /// Appends a group's filtered tiles in order, giving their buffers
+    /// back to `pool`.
+    fn append(&mut self, built: Vec<BuiltTile>, pool: &BufferPool) -> Result<()> {
+        let out = &mut self.out;
         for tile in built {
             out.tile_offsets.push(self.fixed.len());
             self.fixed.append(&tile.fixed)?;
@@ -159,12 +154,29 @@ impl FieldWriters<'_> {
         }
         Ok(())
     }
+
+    /// Finishes the files (each made visible whole) and gives the field.
+    fn finish(self) -> Result<FieldFiles> {
+        let mut out = self.out;
+        out.fixed_len = self.fixed.len();
+        self.fixed.finish()?;
+        if let Some(var) = self.var {
+            out.var_len = var.len();
+            var.finish()?;
+        }
+        if let Some(validity) = self.validity {
+            out.validity_len = validity.len();
+            validity.finish()?;
+        }
+        Ok(out)
+    }
 }
 
-/// Writes one field's files: its tiles built group by group, in parallel,
-/// each group appended to the files while the next one is built (the
-/// appends are the kernel's copy into the file, which would otherwise
-/// leave the pool idle): at most two groups in memory.
+/// Writes one field's files: its tiles built group by group, in parallel.
+/// With more than one group, a thread of its own appends each group to
+/// the files while the next is built (the files' writes, mostly the
+/// kernel's copy into its page cache, overlap the gathering and
+/// filtering), so at most two groups are held at once.
 fn write_field(
     recipe: &TileRecipe,
     column: &Column,
@@ -174,7 +186,7 @@ fn write_field(
 ) -> Result<FieldFiles> {
     let tile_num = plan.len();
     let var_sized = recipe.cell_size.is_none();
-    let mut files = FieldWriters {
+    let mut writer = FieldWriter {
         fixed: output.open(format!("{}{DATA_FILE_SUFFIX}", recipe.stem))?,
         var: var_sized
             .then(|| output.open(format!("{}{VAR_FILE_SUFFIX}", recipe.stem)))
@@ -183,64 +195,68 @@ fn write_field(
             .nullable
             .then(|| output.open(format!("{}{VALIDITY_FILE_SUFFIX}", recipe.stem)))
             .transpose()?,
-    };
-    let mut out = FieldFiles {
-        fixed_len: 0,
-        var_len: 0,
-        validity_len: 0,
-        tile_offsets: Vec::with_capacity(tile_num),
-        var_offsets: Vec::with_capacity(tile_num),
-        var_sizes: Vec::with_capacity(tile_num),
-        validity_offsets: Vec::with_capacity(tile_num),
-        metas: Vec::with_capacity(tile_num),
-        kinds: recipe.kinds,
-        datatype: recipe.datatype,
-        var_sized,
-        nullable: recipe.nullable,
-        coords_slot: false,
+        out: FieldFiles {
+            fixed_len: 0,
+            var_len: 0,
+            validity_len: 0,
+            tile_offsets: Vec::with_capacity(tile_num),
+            var_offsets: Vec::with_capacity(tile_num),
+            var_sizes: Vec::with_capacity(tile_num),
+            validity_offsets: Vec::with_capacity(tile_num),
+            metas: Vec::with_capacity(tile_num),
+            kinds: recipe.kinds,
+            datatype: recipe.datatype,
+            var_sized,
+            nullable: recipe.nullable,
+            coords_slot: false,
+        },
     };
     let group = group_tiles(column, plan, column.len(), budget);
     let pool = BufferPool::default();
     let build = |start: usize| -> Result<Vec<BuiltTile>> {
-        (start..(start + group).min(tile_num))
+        let end = (start + group).min(tile_num);
+        (start..end)
             .into_par_iter()
             .map(|t| build_tile(recipe, column, &plan.cells(t), &pool))
             .collect()
     };
-    let mut pending: Option<Vec<BuiltTile>> = None;
-    for start in (0..tile_num).step_by(group) {
-        let built = match pending.take() {
-            None => build(start)?,
-            Some(previous) => std::thread::scope(|scope| {
-                let next = scope.spawn(|| build(start));
-                let appended = files.append(&mut out, previous, &pool);
-                let next = next
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                appended.and(next)
-            })?,
-        };
-        pending = Some(built);
+    if tile_num <= group {
+        writer.append(build(0)?, &pool)?;
+        return writer.finish();
     }
-    if let Some(last) = pending {
-        files.append(&mut out, last, &pool)?;
-    }
-    let FieldWriters {
-        fixed,
-        var,
-        validity,
-    } = files;
-    out.fixed_len = fixed.len();
-    fixed.finish()?;
-    if let Some(var) = var {
-        out.var_len = var.len();
-        var.finish()?;
-    }
-    if let Some(validity) = validity {
-        out.validity_len = validity.len();
-        validity.finish()?;
-    }
-    Ok(out)
+    std::thread::scope(|scope| {
+        // A rendezvous: a group is handed over only once the previous one
+        // is written.
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<BuiltTile>>(0);
+        let pool = &pool;
+        let appending = scope.spawn(move || -> Result<FieldWriter<'_>> {
+            for built in receive {
+                writer.append(built, pool)?;
+            }
+            Ok(writer)
+        });
+        let mut built = Ok(());
+        for start in (0..tile_num).step_by(group) {
+            match build(start) {
+                // A closed channel: the writer failed; its error is kept.
+                Ok(tiles) => {
+                    if send.send(tiles).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    built = Err(e);
+                    break;
+                }
+            }
+        }
+        drop(send);
+        let writer = appending
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        built?;
+        writer.finish()
+    })
 }
 
 /// The fields of a fragment, in footer order (attributes, the `__coords`

@@ -21,7 +21,7 @@ use super::field_tiles::{field_tiles, Output};
 use super::fragment_input::{usage, InputColumns};
 use super::fragment_meta::{bounds, fragment_metadata, FragmentParts};
 pub(crate) use super::tiling::TileCells;
-use super::tiling::{DenseGrid, SparseOrder, TilePlan};
+use super::tiling::{DenseGrid, DenseInputOrder, SparseOrder, TilePlan};
 use super::WRITE_VERSION;
 
 /// Writes one fragment and commits it; returns the fragment's name.
@@ -299,7 +299,12 @@ fn plan_tiles(
             if expect != n as i128 {
                 return Err(usage(format!("the subarray holds {expect} cells, not {n}")));
             }
-            TilePlan::Dense(DenseGrid::new(schema, sub, input.col_major)?)
+            let order = match (input.global_order, input.col_major) {
+                (true, _) => DenseInputOrder::Global,
+                (false, true) => DenseInputOrder::ColMajor,
+                (false, false) => DenseInputOrder::RowMajor,
+            };
+            TilePlan::Dense(DenseGrid::new(schema, sub, order)?)
         }
         None => {
             let order = match order {

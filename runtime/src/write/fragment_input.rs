@@ -18,6 +18,9 @@ pub struct FragmentInput {
     pub subarray: Option<Vec<(i128, i128)>>,
     /// Dense: the cells are given in column-major order of the subarray.
     pub col_major: bool,
+    /// Dense: the cells are given in global order, tile after tile (the
+    /// subarray on space tile bounds); each tile is then read in place.
+    pub global_order: bool,
     /// Sparse, consolidation: each cell's write timestamp, stored as the
     /// `t` field (`has_timestamps`). Equal coordinates are then kept, newest
     /// first.

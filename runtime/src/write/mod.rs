@@ -170,12 +170,14 @@ pub fn write_checked(
     };
     checked.input.key = key.copied();
     labels::write_labels(storage, &label_fragments)?;
-    let columns = match checked.columns {
-        Some(lent) => lent,
-        None => checked.input.columns(),
-    };
-    fragment::write_fragment_in_order(storage, schema, &checked.input, &columns, checked.order)
-        .map(Some)
+    fragment::write_fragment_in_order(
+        storage,
+        schema,
+        &checked.input,
+        &checked.columns,
+        checked.order,
+    )
+    .map(Some)
 }
 
 /// Writes a schema file (creation or evolution) and returns it loaded.

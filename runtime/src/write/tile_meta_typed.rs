@@ -28,6 +28,9 @@ trait NumCell: Copy + PartialOrd {
 trait IntCell: NumCell + Ord + Into<i128> {
     const SUM_LIMIT: i128;
     fn add_unchecked(self, sum: Self::Sum) -> Self::Sum;
+    /// Two unchecked sums added, wrapping as [`IntCell::add_unchecked`]
+    /// does (so lanes summed apart and joined give the same bits).
+    fn join_unchecked(a: Self::Sum, b: Self::Sum) -> Self::Sum;
 }
 
 macro_rules! signed_cell {
@@ -64,6 +67,9 @@ macro_rules! signed_cell {
             fn add_unchecked(self, sum: i64) -> i64 {
                 sum.wrapping_add(self as i64)
             }
+            fn join_unchecked(a: i64, b: i64) -> i64 {
+                a.wrapping_add(b)
+            }
         }
     };
 }
@@ -99,6 +105,9 @@ macro_rules! unsigned_cell {
             const SUM_LIMIT: i128 = u64::MAX as i128;
             fn add_unchecked(self, sum: u64) -> u64 {
                 sum.wrapping_add(self as u64)
+            }
+            fn join_unchecked(a: u64, b: u64) -> u64 {
+                a.wrapping_add(b)
             }
         }
     };
@@ -238,10 +247,24 @@ fn scan_ints<T: IntCell>(
     }
     let values = || data.chunks_exact(T::SIZE).map(T::read);
     // One pass: the extremes and the unchecked sum, kept only when the
-    // extremes show that no prefix could overflow.
-    let (lo, hi, unchecked) = values().fold(
+    // extremes show that no prefix could overflow. Four lanes, cells taken
+    // four at a time, so that no lane waits on the previous cell's result.
+    const LANES: usize = 4;
+    let mut lanes = [(T::GREATEST, T::LOWEST, T::Sum::default()); LANES];
+    let mut quads = data.chunks_exact(LANES * T::SIZE);
+    for quad in &mut quads {
+        for (lane, cell) in lanes.iter_mut().zip(quad.chunks_exact(T::SIZE)) {
+            let v = T::read(cell);
+            *lane = (lane.0.min(v), lane.1.max(v), v.add_unchecked(lane.2));
+        }
+    }
+    for v in quads.remainder().chunks_exact(T::SIZE).map(T::read) {
+        let lane = &mut lanes[0];
+        *lane = (lane.0.min(v), lane.1.max(v), v.add_unchecked(lane.2));
+    }
+    let (lo, hi, unchecked) = lanes.into_iter().fold(
         (T::GREATEST, T::LOWEST, T::Sum::default()),
-        |(lo, hi, s), v| (lo.min(v), hi.max(v), v.add_unchecked(s)),
+        |(lo, hi, s), lane| (lo.min(lane.0), hi.max(lane.1), T::join_unchecked(s, lane.2)),
     );
     let mut sum = T::Sum::default();
     if want_sum {

@@ -105,6 +105,19 @@ struct Axis {
     last_tile: i128,
 }
 
+/// The order in which a dense write gives its subarray's cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DenseInputOrder {
+    /// The last dimension fastest.
+    RowMajor,
+    /// The first dimension fastest.
+    ColMajor,
+    /// Tile after tile in the tile order, each tile's cells in the cell
+    /// order (the subarray on space tile bounds): tile `t` is then the
+    /// input's cells `t × cells_per_tile ..`, one run read in place.
+    Global,
+}
+
 /// A dense write's tiles.
 pub(crate) struct DenseGrid {
     axes: Vec<Axis>,
@@ -113,6 +126,8 @@ pub(crate) struct DenseGrid {
     strides: Vec<i128>,
     tile_col_major: bool,
     cell_col_major: bool,
+    /// The input is in global order: each tile one run of input cells.
+    global: bool,
 }
 
 /// A sparse write's cells in global order.
@@ -144,12 +159,13 @@ fn int_of(s: &Scalar) -> Option<i128> {
 }
 
 impl DenseGrid {
-    /// The tiles of a dense write of `subarray` (its cells given in
-    /// row-major order, or column-major when `col_major_input`).
+    /// The tiles of a dense write of `subarray`, its cells given in
+    /// `input_order`. A global-order input needs a subarray on space tile
+    /// bounds.
     pub(crate) fn new(
         schema: &ArraySchema,
         subarray: &[(i128, i128)],
-        col_major_input: bool,
+        input_order: DenseInputOrder,
     ) -> Result<DenseGrid> {
         let mut axes = Vec::new();
         for (d, dim) in schema.dimensions.iter().enumerate() {
@@ -173,6 +189,16 @@ impl DenseGrid {
                     "subarray [{s_lo}, {s_hi}] outside domain [{lo}, {hi}]"
                 )));
             }
+            if input_order == DenseInputOrder::Global
+                && ((s_lo - lo) % ext != 0 || (s_hi - lo + 1) % ext != 0)
+            {
+                return Err(super::global_dense::off_tile_bounds(
+                    &dim.name,
+                    (s_lo, s_hi),
+                    ext,
+                    lo,
+                ));
+            }
             axes.push(Axis {
                 low: lo,
                 extent: ext,
@@ -182,7 +208,7 @@ impl DenseGrid {
         }
         let lens: Vec<i128> = subarray.iter().map(|(a, b)| b - a + 1).collect();
         let mut strides = vec![1i128; lens.len()];
-        if col_major_input {
+        if input_order == DenseInputOrder::ColMajor {
             for d in 1..lens.len() {
                 strides[d] = strides[d - 1] * lens[d - 1];
             }
@@ -197,6 +223,7 @@ impl DenseGrid {
             strides,
             tile_col_major: schema.tile_order == SchemaOrder::ColMajor,
             cell_col_major: schema.cell_order == SchemaOrder::ColMajor,
+            global: input_order == DenseInputOrder::Global,
         })
     }
 
@@ -231,6 +258,14 @@ impl DenseGrid {
     /// dimension, each line of the tile is fill, or fill around a run of
     /// input cells.
     fn runs(&self, t: usize) -> Vec<Run> {
+        if self.global {
+            let len = self.cells_per_tile() as usize;
+            return vec![Run {
+                from: Some(t * len),
+                step: 1,
+                len,
+            }];
+        }
         let tile = self.tile_at(t);
         let n = self.axes.len();
         let fast = if self.cell_col_major { 0 } else { n - 1 };

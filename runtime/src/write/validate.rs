@@ -83,21 +83,18 @@ impl Write {
 pub fn validate(schema: &ArraySchema, write: &Write) -> Result<Option<FragmentInput>> {
     Ok(validate_ordered(schema, write)?.map(|checked| {
         let mut input = checked.input;
-        if let Some(columns) = checked.columns {
-            input.attrs = columns.attrs.into_iter().cloned().collect();
-            input.dims = columns.dims.into_iter().cloned().collect();
-        }
+        input.attrs = checked.columns.attrs.into_iter().cloned().collect();
+        input.dims = checked.columns.dims.into_iter().cloned().collect();
         input
     }))
 }
 
 /// A checked write: its fragment input, whose columns stay the write's
-/// (lent, not copied: `columns`) unless the write had to be rearranged
-/// (a dense write in global order: `columns` is `None` and the input holds
-/// its own), and a sparse write's global order when the checks found it.
+/// (lent, not copied: `columns`), and a sparse write's global order when
+/// the checks found it.
 pub(crate) struct Checked<'w> {
     pub(crate) input: FragmentInput,
-    pub(crate) columns: Option<InputColumns<'w>>,
+    pub(crate) columns: InputColumns<'w>,
     pub(crate) order: Option<SparseOrder>,
 }
 
@@ -122,20 +119,9 @@ pub(crate) fn validate_ordered<'w>(
                 "row-major and column-major writes are only possible for dense arrays",
             ))
         }
+        // Read in place, tile after tile: only the subarray is checked more.
         (true, WriteLayout::GlobalOrder) => {
-            let (sub, columns) = super::global_dense::to_row_major(
-                schema,
-                write.subarray.as_deref(),
-                &write.columns,
-            )?;
-            let row_major = Write::dense(sub, columns)
-                .with_layout(WriteLayout::RowMajor)
-                .at(write.timestamp);
-            return Ok(validate(schema, &row_major)?.map(|input| Checked {
-                columns: None,
-                input,
-                order: None,
-            }));
+            super::global_dense::check_tile_bounds(schema, write.subarray.as_deref())?;
         }
         _ => {}
     }
@@ -179,11 +165,12 @@ pub(crate) fn validate_ordered<'w>(
         timestamp: write.timestamp,
         subarray: write.subarray.clone(),
         col_major: write.layout == WriteLayout::ColMajor,
+        global_order: dense && write.layout == WriteLayout::GlobalOrder,
         ..FragmentInput::default()
     };
     Ok(Some(Checked {
         input,
-        columns: Some(InputColumns { attrs, dims }),
+        columns: InputColumns { attrs, dims },
         order,
     }))
 }

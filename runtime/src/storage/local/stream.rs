@@ -3,6 +3,15 @@
 //! [`LocalStorage::write`](crate::storage::Storage::write) does with a whole
 //! file. An unfinished file leaves only its temporary file, removed when
 //! the writer is dropped (or, after a crash, found as a leftover).
+//!
+//! When the storage syncs, the disk writes of a large file are started as
+//! its parts arrive (`sync_file_range` with `SYNC_FILE_RANGE_WRITE`, which
+//! does not wait for them), so that the `fsync` at the end waits for the
+//! last parts only rather than for the whole file.
+#![allow(
+    unsafe_code,
+    reason = "sync_file_range(2); the block states its SAFETY"
+)]
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -16,12 +25,17 @@ use crate::storage::{FileWriter, RelPath};
 /// Big enough that a tile's bytes go to the kernel in few calls.
 const BUFFER_BYTES: usize = 1 << 20;
 
+/// The bytes handed to the kernel between two starts of their writeback.
+const WRITEBACK_BYTES: u64 = 8 << 20;
+
 pub(super) struct StreamedFile<'s> {
     storage: &'s LocalStorage,
     temp: PathBuf,
     full: PathBuf,
     out: Option<BufWriter<fs::File>>,
     len: u64,
+    /// The bytes whose writeback was started.
+    written_back: u64,
 }
 
 impl<'s> StreamedFile<'s> {
@@ -38,6 +52,7 @@ impl<'s> StreamedFile<'s> {
             full,
             out: Some(BufWriter::with_capacity(BUFFER_BYTES, out)),
             len: 0,
+            written_back: 0,
         })
     }
 }
@@ -51,6 +66,12 @@ impl FileWriter for StreamedFile<'_> {
         out.write_all(bytes)
             .map_err(|e| Error::io(&self.temp, &e))?;
         self.len += bytes.len() as u64;
+        // The bytes the kernel holds: those not in the buffer.
+        let in_kernel = self.len - out.buffer().len() as u64;
+        if self.storage.sync && in_kernel - self.written_back >= WRITEBACK_BYTES {
+            start_writeback(out.get_ref(), self.written_back, in_kernel);
+            self.written_back = in_kernel;
+        }
         Ok(())
     }
 
@@ -87,3 +108,23 @@ impl Drop for StreamedFile<'_> {
         }
     }
 }
+
+/// Starts writing the bytes `from..to` of `file` to disk without waiting:
+/// an early start of what the final `fsync` makes durable. A failure only
+/// loses the head start (the `fsync` still reports errors), so it is ignored.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &fs::File, from: u64, to: u64) {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (i64::try_from(from), i64::try_from(to - from)) else {
+        return;
+    };
+    // SAFETY: sync_file_range only reads its integer arguments; the file
+    // descriptor is open (borrowed from `file`) for the whole call.
+    unsafe {
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+/// Elsewhere the final `fsync` does all the work.
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &fs::File, _from: u64, _to: u64) {}
