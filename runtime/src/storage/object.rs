@@ -110,10 +110,10 @@ pub struct ObjectStorage {
     /// storage: concurrent loads together stay within `max_in_flight`.
     permits: Arc<tokio::sync::Semaphore>,
     counters: Counters,
-    cache: Cache,
+    cache: Arc<Cache>,
     /// The ranges a read will ask for ([`Storage::prefetch`]), fetched a
     /// window of `read_ahead_bytes` at a time.
-    read_ahead: read_ahead::ReadAhead,
+    read_ahead: Arc<read_ahead::ReadAhead>,
     read_ahead_bytes: u64,
     /// Folder listings started ahead of the reads that will ask for them
     /// ([`Storage::prefetch_listings`]), running on the runtime; by folder
@@ -136,8 +136,8 @@ impl ObjectStorage {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             permits: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             counters: Counters::default(),
-            cache: Cache::default(),
-            read_ahead: read_ahead::ReadAhead::default(),
+            cache: Arc::default(),
+            read_ahead: Arc::default(),
             read_ahead_bytes: 0,
             pending: Mutex::default(),
             lister: None,
@@ -146,10 +146,10 @@ impl ObjectStorage {
     }
 
     /// Reads ahead ([`Storage::prefetch`]) at most `bytes` (at least one
-    /// range) at a time.
+    /// range) a window, two windows at most held at once.
     pub fn with_read_ahead(mut self, bytes: u64) -> Self {
         self.read_ahead_bytes = bytes;
-        self.cache.set_read_ahead(bytes);
+        self.cache.set_read_ahead(bytes.saturating_mul(2));
         self
     }
 
@@ -323,8 +323,10 @@ impl ObjectStorage {
             })
             .collect();
         let mut missing = missing_ranges(ranges, &out);
-        if !missing.is_empty() && self.read_ahead_for(file, &missing) {
-            // The window holding them was fetched: look again.
+        // Asked even when every range is at hand: reaching the last
+        // window started starts the next.
+        if self.read_ahead_for(file, ranges, &missing) {
+            // The window holding them has arrived: look again.
             for (range, slot) in ranges.iter().zip(out.iter_mut()) {
                 if slot.is_none() {
                     *slot = self.cache.get(file, range);

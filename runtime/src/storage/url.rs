@@ -25,8 +25,9 @@ pub mod keys {
     pub const RETRY_TIMEOUT_SECS: &str = "retry_timeout_secs";
     /// Requests in flight at once for one batch of ranges (default 16).
     pub const MAX_IN_FLIGHT: &str = "max_in_flight";
-    /// Bytes a read fetches ahead of its decoding at a time (default
-    /// 128 MiB): a file larger than this is never fetched whole.
+    /// Bytes a read fetches ahead of its decoding a window at a time, two
+    /// windows at most (default 64 MiB): a file larger than two windows is
+    /// never held whole.
     pub const READ_AHEAD: &str = "read_ahead";
 }
 
