@@ -108,7 +108,7 @@ impl ReadAhead {
     fn window_done(&self, generation: u64, from: usize) {
         let mut state = self.state();
         if state.generation == generation {
-            for window in state.windows.iter_mut() {
+            for window in &mut state.windows {
                 if window.entries.start == from {
                     window.arriving = false;
                 }
