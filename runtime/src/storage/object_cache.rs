@@ -14,8 +14,8 @@
 //!   kept (at most [`MAX_CACHED`] bytes in all, the oldest dropped first):
 //!   the readers load a fragment's metadata section by section and read
 //!   some tiles twice (coordinates for the filter, then for the result).
-//!   A read-ahead window (`object_read_ahead`) is kept whatever the size of
-//!   its ranges, and the cache then holds up to the read-ahead budget more.
+//!   The ranges of a read-ahead window (`object_read_ahead`) are kept
+//!   whatever their size, and the cache holds up to two windows more.
 //!
 //! Files of an array are never changed in place (every name is new), and
 //! every change through the storage forgets what it held of the path.
@@ -94,8 +94,8 @@ impl Cache {
         })
     }
 
-    /// Lets the cache hold `bytes` more than [`MAX_CACHED`]: a read-ahead
-    /// window.
+    /// Lets the cache hold `bytes` more than [`MAX_CACHED`]: the windows
+    /// of a read-ahead.
     pub(super) fn set_read_ahead(&self, bytes: u64) {
         self.state().read_ahead = bytes;
     }
