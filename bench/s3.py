@@ -10,6 +10,7 @@ import os
 import socket
 import socketserver
 import threading
+import time
 
 BUCKET = "bench"
 KEY_ID = SECRET = "testing"
@@ -84,6 +85,7 @@ class Proxy:
                 head, body = request
                 with proxy.lock:
                     proxy.count += 1
+                start = time.time()
                 with socket.create_connection(("127.0.0.1", upstream)) as server:
                     server.sendall(head + body)
                     while True:
@@ -91,6 +93,7 @@ class Proxy:
                         if not data:
                             break
                         self.wfile.write(data)
+                proxy.log(head, start, time.time())
 
         class Server(socketserver.ThreadingTCPServer):
             daemon_threads = True
@@ -100,6 +103,25 @@ class Proxy:
         self.server = Server(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def log(self, head, start, end):
+        """Appends the request's start and end (seconds), its request line
+        and its `Range` header to the file `$S3_LOG` names, if any."""
+        path = os.environ.get("S3_LOG")
+        if not path:
+            return
+        lines = head.split(b"\r\n")
+        ranges = [l.decode() for l in lines if l.lower().startswith(b"range:")]
+        times = f"{start:.3f} {end:.3f}"
+        with self.lock, open(path, "a") as f:
+            f.write(" ".join([times, lines[0].decode(errors="replace")] + ranges) + "\n")
+
+    def mark(self, text):
+        """A line `## text` in the request log, between runs."""
+        path = os.environ.get("S3_LOG")
+        if path:
+            with self.lock, open(path, "a") as f:
+                f.write(f"## {time.time():.3f} {text}\n")
 
     def take(self):
         with self.lock:
@@ -209,6 +231,7 @@ def run_workloads(args, chosen, paths, run_side, here):
                 ("TileDB", [args.python, os.path.join(here, "tiledb_side.py"), "read", json.dumps(spec)]),
                 ("ours", [args.ours, json.dumps(spec)]),
             ]:
+                proxy.mark(f"{w['name']} {side}")
                 result = run_side(command, args.timeout)
                 result["requests"] = proxy.take()
                 sides[side].append(result)

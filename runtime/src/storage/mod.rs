@@ -35,7 +35,7 @@ mod url;
 pub use io_threads::on_io_threads;
 pub use local::LocalStorage;
 #[cfg(feature = "object-store")]
-pub use object::{ObjectStorage, COALESCE_GAP, DEFAULT_MAX_IN_FLIGHT};
+pub use object::{ObjectStorage, COALESCE_GAP, DEFAULT_MAX_IN_FLIGHT, DEFAULT_READ_AHEAD};
 pub use sub::SubStorage;
 pub use temp::{is_temp_file_name, temp_file_started_ms, TEMP_SUFFIX};
 pub use url::{is_url, keys as config_keys, open_url, parse_config};
@@ -334,11 +334,12 @@ pub trait Storage: Send + Sync {
 
     /// Fetches, ahead of the reads that will ask for them, ranges
     /// `(offset, len)` of several files at once, so that those reads find
-    /// them at hand: an object store issues the requests of every file
-    /// concurrently (nearby ranges of one file merged, a bounded number in
-    /// flight) and keeps what they return for a while. Only a hint: the
-    /// default does nothing, errors are left for the reads to report, and
-    /// what does not fit the store's cache is not fetched.
+    /// them at hand: `files` is the read's plan, in the order it will ask.
+    /// An object store fetches it a window (its read-ahead budget) at a
+    /// time, the first now and the next when a read misses a planned range,
+    /// each window's requests concurrent (adjacent ranges of one file
+    /// merged, a bounded number in flight). Only a hint: the default does
+    /// nothing, and errors are left for the reads to report.
     fn prefetch(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
         let _ = files;
     }

@@ -39,12 +39,15 @@ use object_store::{ObjectStore, PutPayload};
 
 use crate::error::{Cause, Error, Result};
 use crate::storage::counters::{bump, Counters};
-use crate::storage::object_cache::{Cache, MAX_SEGMENT, PREFETCH_BUDGET, TAIL};
+use crate::storage::object_cache::{Cache, TAIL};
 use crate::storage::{DirEntry, EntryKind, FoldAt, IoCounters, RelPath, Storage};
 
 #[path = "object_listing.rs"]
 mod listing;
 use listing::{ListingKey, PendingListing};
+#[path = "object_read_ahead.rs"]
+mod read_ahead;
+pub use read_ahead::DEFAULT_READ_AHEAD;
 
 /// Requests in flight at once for one batch ([`Storage::read_ranges`], a
 /// folder's removal), unless configured otherwise.
@@ -107,7 +110,11 @@ pub struct ObjectStorage {
     /// storage: concurrent loads together stay within `max_in_flight`.
     permits: Arc<tokio::sync::Semaphore>,
     counters: Counters,
-    cache: Cache,
+    cache: Arc<Cache>,
+    /// The ranges a read will ask for ([`Storage::prefetch`]), fetched a
+    /// window of `read_ahead_bytes` at a time.
+    read_ahead: Arc<read_ahead::ReadAhead>,
+    read_ahead_bytes: u64,
     /// Folder listings started ahead of the reads that will ask for them
     /// ([`Storage::prefetch_listings`]), running on the runtime; by folder
     /// and by the suffix a folded listing cuts names at.
@@ -129,10 +136,21 @@ impl ObjectStorage {
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             permits: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             counters: Counters::default(),
-            cache: Cache::default(),
+            cache: Arc::default(),
+            read_ahead: Arc::default(),
+            read_ahead_bytes: 0,
             pending: Mutex::default(),
             lister: None,
         }
+        .with_read_ahead(DEFAULT_READ_AHEAD)
+    }
+
+    /// Reads ahead ([`Storage::prefetch`]) at most `bytes` (at least one
+    /// range) a window, two windows at most held at once.
+    pub fn with_read_ahead(mut self, bytes: u64) -> Self {
+        self.read_ahead_bytes = bytes;
+        self.cache.set_read_ahead(bytes.saturating_mul(2));
+        self
     }
 
     /// Lists folders folded ([`Storage::list_names_folded`]) through
@@ -304,12 +322,18 @@ impl ObjectStorage {
                 }
             })
             .collect();
-        let missing: Vec<Range<u64>> = ranges
-            .iter()
-            .zip(&out)
-            .filter(|(_, got)| got.is_none())
-            .map(|(r, _)| r.clone())
-            .collect();
+        let mut missing = missing_ranges(ranges, &out);
+        // Asked even when every range is at hand: reaching the last
+        // window started starts the next.
+        if self.read_ahead_for(file, ranges, &missing) {
+            // The window holding them has arrived: look again.
+            for (range, slot) in ranges.iter().zip(out.iter_mut()) {
+                if slot.is_none() {
+                    *slot = self.cache.get(file, range);
+                }
+            }
+            missing = missing_ranges(ranges, &out);
+        }
         if !missing.is_empty() {
             let merged = self.requests_for(file, missing);
             let fetched = self.fetch_merged(file, &merged)?;
@@ -396,79 +420,14 @@ impl ObjectStorage {
     }
 }
 
-impl ObjectStorage {
-    /// [`Storage::prefetch`]: the ranges of `files` the cache lacks, each
-    /// file's merged as a read would merge them, every request of every
-    /// file issued at once (at most `max_in_flight` in flight), in the
-    /// order given until [`PREFETCH_BUDGET`] bytes; what comes back is kept.
-    fn prefetch_files(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
-        let mut requests: Vec<(usize, Range<u64>)> = Vec::new();
-        let mut wanted: Vec<Vec<Range<u64>>> = vec![Vec::new(); files.len()];
-        let mut budget = PREFETCH_BUDGET;
-        for (i, (file, ranges)) in files.iter().enumerate() {
-            let missing: Vec<Range<u64>> = ranges
-                .iter()
-                .filter_map(|&(offset, len)| {
-                    let range = offset..offset.checked_add(len)?;
-                    let fits = len > 0 && len <= MAX_SEGMENT;
-                    (fits && self.cache.get(file, &range).is_none()).then_some(range)
-                })
-                .collect();
-            if missing.is_empty() {
-                continue;
-            }
-            wanted[i].clone_from(&missing);
-            let merged = self.requests_for(file, missing);
-            let bytes: u64 = merged.iter().map(|r| r.end - r.start).sum();
-            // The reads come in this order: what does not fit is left to
-            // them rather than fetched to push out what they need first.
-            let Some(left) = budget.checked_sub(bytes) else {
-                break;
-            };
-            budget = left;
-            requests.extend(merged.into_iter().map(|r| (i, r)));
-        }
-        if requests.is_empty() {
-            return;
-        }
-        let keys: Vec<Key> = files.iter().map(|(file, _)| self.key(file)).collect();
-        let count = requests.len() as u64;
-        let fetched = block_on(async {
-            futures::stream::iter(requests)
-                .map(|(i, range)| {
-                    let key = &keys[i];
-                    async move {
-                        let _turn = self.permit().await;
-                        (i, range.clone(), self.store.get_range(key, range).await)
-                    }
-                })
-                .buffer_unordered(self.max_in_flight)
-                .collect::<Vec<_>>()
-                .await
-        });
-        bump(&self.counters.files_opened, count);
-        for (i, range, bytes) in fetched.into_iter().flatten() {
-            // A failed request is the read's to report, when it asks again.
-            let Ok(bytes) = bytes else { continue };
-            let file = &files[i].0;
-            if bytes.len() as u64 != range.end - range.start {
-                continue;
-            }
-            if range.end - range.start <= MAX_SEGMENT {
-                self.cache.put(file, range.start, bytes);
-                continue;
-            }
-            // Too long to keep whole: the ranges asked for, each.
-            for asked in wanted[i]
-                .iter()
-                .filter(|r| range.start <= r.start && r.end <= range.end)
-            {
-                let from = (asked.start - range.start) as usize;
-                let to = (asked.end - range.start) as usize;
-                self.cache.put(file, asked.start, bytes.slice(from..to));
-            }
-        }
-    }
+/// The ranges of `ranges` whose slot in `got` is empty.
+fn missing_ranges(ranges: &[Range<u64>], got: &[Option<Bytes>]) -> Vec<Range<u64>> {
+    ranges
+        .iter()
+        .zip(got)
+        .filter(|(_, got)| got.is_none())
+        .map(|(r, _)| r.clone())
+        .collect()
 }
 
 /// `ranges` sorted and merged where they overlap or lie within `gap` of
@@ -607,7 +566,7 @@ impl Storage for ObjectStorage {
     }
 
     fn prefetch(&self, files: &[(RelPath, Vec<(u64, u64)>)]) {
-        self.prefetch_files(files);
+        self.plan_reads(files);
     }
 
     fn prefetch_listings(&self, dirs: &[RelPath]) {
@@ -627,6 +586,7 @@ impl Storage for ObjectStorage {
             ));
         }
         self.forget_pending();
+        self.read_ahead.forget();
         let key = self.key(file);
         self.cache.forget(file);
         let payload = PutPayload::from(data.to_vec());
@@ -640,6 +600,7 @@ impl Storage for ObjectStorage {
     fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
         self.refuse_if_read_only(from)?;
         self.forget_pending();
+        self.read_ahead.forget();
         bump(&self.counters.changes, 1);
         self.cache.forget(from);
         self.cache.forget(to);
@@ -658,6 +619,7 @@ impl Storage for ObjectStorage {
             head.map_err(|e| self.error(file, &e))?;
         }
         self.forget_pending();
+        self.read_ahead.forget();
         self.cache.forget(file);
         bump(&self.counters.changes, 1);
         block_on(self.store.delete(&self.key(file)))?.map_err(|e| self.error(file, &e))
@@ -669,6 +631,7 @@ impl Storage for ObjectStorage {
         }
         self.refuse_if_read_only(dir)?;
         self.forget_pending();
+        self.read_ahead.forget();
         bump(&self.counters.changes, 1);
         self.cache.forget(dir);
         let key = self.key(dir);

@@ -14,6 +14,8 @@
 //!   kept (at most [`MAX_CACHED`] bytes in all, the oldest dropped first):
 //!   the readers load a fragment's metadata section by section and read
 //!   some tiles twice (coordinates for the filter, then for the result).
+//!   The ranges of a read-ahead window (`object_read_ahead`) are kept
+//!   whatever their size, and the cache holds up to two windows more.
 //!
 //! Files of an array are never changed in place (every name is new), and
 //! every change through the storage forgets what it held of the path.
@@ -30,11 +32,8 @@ use crate::storage::RelPath;
 pub const TAIL: u64 = 64 * 1024;
 /// Ranges longer than this are not kept.
 pub const MAX_SEGMENT: u64 = 1024 * 1024;
-/// The most bytes kept in all.
+/// The most bytes kept in all, besides a read-ahead window.
 pub const MAX_CACHED: u64 = 32 * 1024 * 1024;
-/// The most bytes one prefetch fetches: half the cache, so that what it
-/// fetches first is still kept when the reads ask for it.
-pub const PREFETCH_BUDGET: u64 = MAX_CACHED / 2;
 
 #[derive(Default)]
 struct State {
@@ -44,6 +43,9 @@ struct State {
     /// The kept ranges in the order kept, for dropping the oldest.
     order: VecDeque<(RelPath, u64)>,
     cached: u64,
+    /// The bytes of a read-ahead window that may be kept beyond
+    /// [`MAX_CACHED`].
+    read_ahead: u64,
 }
 
 /// The cache of one storage.
@@ -92,10 +94,24 @@ impl Cache {
         })
     }
 
+    /// Lets the cache hold `bytes` more than [`MAX_CACHED`]: the windows
+    /// of a read-ahead.
+    pub(super) fn set_read_ahead(&self, bytes: u64) {
+        self.state().read_ahead = bytes;
+    }
+
     /// Keeps `bytes`, read from `start` of `file`, if short enough.
     pub(super) fn put(&self, file: &RelPath, start: u64, bytes: Bytes) {
+        if bytes.len() as u64 <= MAX_SEGMENT {
+            self.keep(file, start, bytes);
+        }
+    }
+
+    /// Keeps `bytes`, read from `start` of `file`, whatever their length
+    /// (a range of a read-ahead window), the oldest dropped to make room.
+    pub(super) fn keep(&self, file: &RelPath, start: u64, bytes: Bytes) {
         let len = bytes.len() as u64;
-        if len == 0 || len > MAX_SEGMENT {
+        if len == 0 {
             return;
         }
         let mut state = self.state();
@@ -109,7 +125,8 @@ impl Cache {
         segments.push((start, bytes));
         state.order.push_back((file.clone(), start));
         state.cached += len;
-        while state.cached > MAX_CACHED {
+        let limit = MAX_CACHED.saturating_add(state.read_ahead);
+        while state.cached > limit {
             let Some((old_file, old_start)) = state.order.pop_front() else {
                 break;
             };

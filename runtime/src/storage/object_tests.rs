@@ -190,3 +190,28 @@ fn listings_started_ahead_answer_as_listings_and_changes_drop_them() {
     sub.prefetch_listings(&[RelPath::root()]);
     assert_eq!(names(&sub, "").unwrap(), ["1", "2"]);
 }
+
+#[test]
+fn a_planned_read_is_fetched_a_window_at_a_time_never_whole() {
+    let config = [("read_ahead".to_owned(), "4096".to_owned())];
+    let storage = open_url("memory://ahead/root", &config).unwrap();
+    let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+    storage.write(&path("f"), &data).unwrap();
+    // Twenty ranges of 1,000 bytes, the whole file: five windows of four.
+    let ranges: Vec<(u64, u64)> = (0..20).map(|i| (i * 1000, 1000)).collect();
+    let opened = || storage.counters().files_opened;
+    let before = opened();
+    storage.prefetch(&[(path("f"), ranges.clone())]);
+    assert_eq!(opened() - before, 1, "the first window, one request");
+    for (i, &(offset, len)) in ranges.iter().enumerate() {
+        let got = storage.read_range(&path("f"), offset, len).unwrap();
+        assert_eq!(got, &data[offset as usize..(offset + len) as usize]);
+        if i == 0 {
+            // Reaching the last window started starts the next, no more.
+            assert_eq!(opened() - before, 2);
+        }
+    }
+    assert_eq!(opened() - before, 5, "one request a window, none again");
+    // A range outside the plan is fetched as before.
+    assert_eq!(storage.read_range(&path("f"), 5, 3).unwrap(), &data[5..8]);
+}

@@ -25,6 +25,10 @@ pub mod keys {
     pub const RETRY_TIMEOUT_SECS: &str = "retry_timeout_secs";
     /// Requests in flight at once for one batch of ranges (default 16).
     pub const MAX_IN_FLIGHT: &str = "max_in_flight";
+    /// Bytes a read fetches ahead of its decoding a window at a time, two
+    /// windows at most (default 64 MiB): a file larger than two windows is
+    /// never held whole.
+    pub const READ_AHEAD: &str = "read_ahead";
 }
 
 /// Whether `location` names an object store rather than a local path.
@@ -95,7 +99,7 @@ mod object_url {
 
     use super::keys;
     use crate::error::{Error, Result};
-    use crate::storage::object::{ObjectStorage, DEFAULT_MAX_IN_FLIGHT};
+    use crate::storage::object::{ObjectStorage, DEFAULT_MAX_IN_FLIGHT, DEFAULT_READ_AHEAD};
 
     fn usage(location: &str, what: impl std::fmt::Display) -> Error {
         Error::Usage(format!("{location}: {what}"))
@@ -106,6 +110,7 @@ mod object_url {
     struct Settings {
         retry: RetryConfig,
         max_in_flight: usize,
+        read_ahead: u64,
         rest: Vec<(String, String)>,
     }
 
@@ -113,6 +118,7 @@ mod object_url {
         let mut settings = Settings {
             retry: RetryConfig::default(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            read_ahead: DEFAULT_READ_AHEAD,
             rest: Vec::new(),
         };
         let number = |key: &str, value: &str| {
@@ -130,6 +136,7 @@ mod object_url {
                     settings.retry.retry_timeout = Duration::from_secs(number(key, value)?);
                 }
                 keys::MAX_IN_FLIGHT => settings.max_in_flight = number(key, value)? as usize,
+                keys::READ_AHEAD => settings.read_ahead = number(key, value)?,
                 _ => settings.rest.push((key.clone(), value.clone())),
             }
         }
@@ -220,7 +227,7 @@ mod object_url {
         }
         let url = Url::parse(location).map_err(|e| usage(location, e))?;
         let settings = settings(location, config)?;
-        let max_in_flight = settings.max_in_flight;
+        let (max_in_flight, read_ahead) = (settings.max_in_flight, settings.read_ahead);
         let prefix = Key::from_url_path(url.path()).map_err(|e| usage(location, e))?;
         let bucket = url.host_str().unwrap_or_default().to_owned();
         let read_only = matches!(scheme, "http" | "https");
@@ -228,7 +235,8 @@ mod object_url {
         let built = shared_store(shared, || build(location, scheme, &bucket, &url, settings))?;
         let storage = ObjectStorage::new(built.store, prefix, location)
             .read_only(read_only)
-            .with_max_in_flight(max_in_flight);
+            .with_max_in_flight(max_in_flight)
+            .with_read_ahead(read_ahead);
         Ok(match built.lister {
             Some(lister) => storage.with_folded_listings(lister),
             None => storage,

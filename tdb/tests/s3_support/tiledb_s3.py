@@ -12,6 +12,9 @@ a sparse array of `count` one-cell fragments (the request-count bench);
 {"op": "open", "uri"} opens an array (and closes it); {"op": "open_read", "uri"}
 opens an array and reads it whole;
 {"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata;
+{"op": "one_fragment", "uri", "kind"} writes a one-fragment array of many tiles
+(`sparse`: 2D coordinates and a zstd attribute; `strings`: dense, plain var
+strings) and {"op": "summary", "uri", "kind"} reads it whole and sums it up;
 {"op": "inspect", "uri"} describes an array as TileDB sees it (cells, attributes,
 metadata, fragments, consolidated fragment metadata, fragments to vacuum) and
 {"op": "group", "uri"} a group (members, metadata); {"op": "create_bucket", "uri"}
@@ -59,6 +62,57 @@ def fragments(uri, count):
         with tiledb.open(uri, "w", timestamp=i + 1, ctx=CTX) as A:
             A[np.array([i], dtype=np.int64)] = np.array([i * 7], dtype=np.int32)
     return {"ok": True}
+
+
+def one_fragment(uri, kind):
+    rng = np.random.default_rng(7)
+    if kind == "sparse":
+        dims = [tiledb.Dim(name=n, domain=(0, 9999), tile=100, dtype=np.int64) for n in "xy"]
+        zstd = tiledb.FilterList([tiledb.ZstdFilter()])
+        schema = tiledb.ArraySchema(
+            domain=tiledb.Domain(*dims), sparse=True, capacity=1000, allows_duplicates=True,
+            attrs=[tiledb.Attr(name="v", dtype=np.int64, filters=zstd)],
+        )
+        tiledb.Array.create(uri, schema, ctx=CTX)
+        n = 300_000
+        x, y = rng.integers(0, 10_000, n), rng.integers(0, 10_000, n)
+        with tiledb.open(uri, "w", ctx=CTX) as A:
+            A[x, y] = {"v": rng.integers(0, 1 << 40, n)}
+    else:
+        n = 1_250_000
+        dim = tiledb.Dim(name="i", domain=(0, n - 1), tile=100_000, dtype=np.int64)
+        schema = tiledb.ArraySchema(
+            domain=tiledb.Domain(dim), attrs=[tiledb.Attr(name="s", dtype=str, var=True)]
+        )
+        tiledb.Array.create(uri, schema, ctx=CTX)
+        lengths = rng.integers(5, 20, n)
+        text = np.array([f"{i:x}".ljust(int(k), "z") for i, k in enumerate(lengths)], dtype=object)
+        with tiledb.open(uri, "w", ctx=CTX) as A:
+            A[:] = {"s": text}
+    return {"ok": True}
+
+
+def summary(uri, kind):
+    """The cells of a one-fragment array, summed up (wrapping at 2^64): the
+    same sums in any cell order for `sparse`; for `strings`, sums that
+    weigh each string and byte by its place."""
+    mask = (1 << 64) - 1
+    with tiledb.open(uri, ctx=CTX) as A:
+        if kind == "sparse":
+            data = A.query(order="U")[:]
+            x, y, v = (data[k].astype(np.uint64) for k in "xyv")
+            with np.errstate(over="ignore"):
+                mixed = int(((x * np.uint64(1_000_003) + y) * v).sum(dtype=np.uint64))
+            return {"cells": len(v), "sums": [int(x.sum()), int(y.sum()), int(v.sum()) & mask, mixed]}
+        strings = A[:]["s"]
+    # Order and content both count: each length weighted by its place, each
+    # byte of the strings joined by its place.
+    lengths = np.array([len(s.encode()) for s in strings], dtype=np.uint64)
+    joined = np.frombuffer("".join(strings).encode(), dtype=np.uint8).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        by_place = int((lengths * np.arange(1, len(lengths) + 1, dtype=np.uint64)).sum(dtype=np.uint64))
+        bytes_by_place = int((joined * np.arange(1, len(joined) + 1, dtype=np.uint64)).sum(dtype=np.uint64))
+    return {"cells": len(strings), "sums": [by_place, bytes_by_place]}
 
 
 def open_read(uri):
@@ -124,6 +178,10 @@ def handle(req):
             return {"ok": True}
     if op == "open_read":
         return open_read(req["uri"])
+    if op == "one_fragment":
+        return one_fragment(req["uri"], req["kind"])
+    if op == "summary":
+        return summary(req["uri"], req["kind"])
     if op == "create_bucket":
         tiledb.VFS(ctx=CTX).create_bucket(req["uri"])
         return {"ok": True}

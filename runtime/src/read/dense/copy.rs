@@ -186,14 +186,19 @@ pub(crate) fn read_box(
     let stored = StoredBuffers::default();
     let outer_dim = &dims[outer];
     let rows = rows_per_band(dims, spans, outer, schema, attributes);
+    let mut bands: Vec<Vec<Span>> = Vec::new();
     let mut band_lo = spans[outer].0;
-    let mut done_cells: u64 = 0;
     while band_lo <= spans[outer].1 {
         let band_hi = (outer_dim.tile_low(outer_dim.tile_index(band_lo) + rows as i128) - 1)
             .min(spans[outer].1);
         let mut band_spans: Vec<Span> = spans.to_vec();
         band_spans[outer] = (band_lo, band_hi);
         band_lo = band_hi + 1;
+        bands.push(band_spans);
+    }
+    prefetch_read(array, geometry, attributes, &bands, &order, dims);
+    let mut done_cells: u64 = 0;
+    for band_spans in bands {
         let band = plan_band(band_spans, &order, dims, geometry, done_cells);
         done_cells = band.end;
 
@@ -377,6 +382,48 @@ fn scatter_attribute(
             Ok(true)
         }
     }
+}
+
+/// Plans the whole read's tiles with an object store (band after band,
+/// attribute after attribute), so that it fetches them ahead across bands,
+/// many tiles a request; each band's own prefetch then finds them planned.
+fn prefetch_read(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attributes: &[usize],
+    bands: &[Vec<Span>],
+    order: &[usize],
+    dims: &[DenseDimension],
+) {
+    if array.storage().concurrent_reads() == 0 {
+        return;
+    }
+    let schema = array.schema();
+    let needed: Vec<Vec<Vec<u64>>> = bands
+        .iter()
+        .map(|spans| {
+            let band = plan_band(spans.clone(), order, dims, geometry, 0);
+            band.needed
+                .iter()
+                .map(|n| n.keys().copied().collect())
+                .collect()
+        })
+        .collect();
+    let mut ahead = Vec::new();
+    for band in &needed {
+        for &a in attributes {
+            for (g, tiles) in geometry.iter().zip(band) {
+                if let Some((fa, _)) = g.fragment.schema.attribute(&schema.attributes[a].name) {
+                    ahead.push(WantedTiles {
+                        fragment: g.fragment,
+                        field: Field::Attribute(fa),
+                        tiles,
+                    });
+                }
+            }
+        }
+    }
+    prefetch_tiles(array.storage(), &ahead);
 }
 
 /// Fetches ahead the band's tiles of `attr` in every fragment at once

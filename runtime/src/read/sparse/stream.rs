@@ -120,18 +120,24 @@ pub(crate) fn stream(
     // Cells in the result so far, and the order key of the last of them.
     let mut written = 0usize;
     let mut last_key: Option<[u64; 4]> = None;
-    for batch in tiles.chunks(STREAM_BATCH) {
-        // Every field's tiles of the batch fetched at once, then decoded.
-        let ahead: Vec<WantedTiles<'_>> = (0..n)
-            .map(Field::Dimension)
-            .chain(attr_fields.iter().flatten().copied())
-            .map(|field| WantedTiles {
+    // The whole read's tiles, batch after batch, every field's: an object
+    // store fetches them ahead a window at a time, many batches a request.
+    let fields: Vec<Field> = (0..n)
+        .map(Field::Dimension)
+        .chain(attr_fields.iter().flatten().copied())
+        .collect();
+    let ahead: Vec<WantedTiles<'_>> = tiles
+        .chunks(STREAM_BATCH)
+        .flat_map(|batch| {
+            fields.iter().map(move |&field| WantedTiles {
                 fragment,
                 field,
                 tiles: batch,
             })
-            .collect();
-        prefetch_tiles(storage, &ahead);
+        })
+        .collect();
+    prefetch_tiles(storage, &ahead);
+    for batch in tiles.chunks(STREAM_BATCH) {
         let coords: Vec<Vec<TileData>> = (0..n)
             .map(|d| {
                 load_tiles_pooled(
