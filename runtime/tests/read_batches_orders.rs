@@ -313,6 +313,7 @@ mod against_arrow {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Appends the cells of `part` to `all` (the same fields).
 fn append(all: &mut ReadResult, part: &ReadResult) {
     for (into, part) in all
@@ -328,6 +329,7 @@ fn append(all: &mut ReadResult, part: &ReadResult) {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Three one-dimensional sparse arrays read with overlapping, unsorted
 /// ranges in row-major order: cells from two fragments (TileDB sorts them
 /// by coordinate, a cell once per range holding it), from one fragment
@@ -389,6 +391,7 @@ fn overlapping_ranges_stream_in_tiledbs_order() {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Sparse arrays whose order is led by a string dimension: `pair` (an
 /// ASCII string `s` and an INT64 `x` of one space tile, so that the tiles
 /// follow the strings) and `word` (the string alone), each
@@ -487,6 +490,7 @@ fn string_led_orders_stream_in_tiledbs_order() {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Sparse arrays in Hilbert cell order, each in two fragments whose cells
 /// overlap (the later one wins): `hint` over two INT32 dimensions, `hfloat`
 /// over a FLOAT64 and an INT64 one.
@@ -564,6 +568,7 @@ fn hilbert_order_streams_in_tiledbs_order() {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Strings alike in their first 20 bytes and more: `long` (one fragment)
 /// and `longpair` (with an INT64 `x` of one space tile, two fragments whose
 /// cells overlap), whose strings share `sample/2024/run-0001/` and differ
@@ -680,6 +685,7 @@ fn string_multi_range_and_long_shared_starts_stream_in_tiledbs_order() {
     }
 }
 
+#[cfg(feature = "arrow")]
 /// Sparse arrays in Hilbert cell order with a string dimension, in two
 /// fragments whose cells overlap: `hstr` (an ASCII `s` and an INT32 `y`;
 /// strings sharing their first bytes, so several map alike) and `hword`
