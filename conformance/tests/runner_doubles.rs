@@ -135,6 +135,37 @@ fn a_crashing_serve_adapter_is_reported_and_restarted() {
 }
 
 #[test]
+fn a_crash_a_fresh_serve_process_does_not_repeat_passes_with_a_note() {
+    let Some(report) =
+        misbehaving_run(&["--crash-when-used-on", FLIPPED], Duration::from_secs(120))
+    else {
+        return;
+    };
+    for case in cases() {
+        let s = statuses_of(&report, "misbehave", case);
+        assert!(
+            !s.is_empty() && s.iter().all(|s| *s == Status::Pass),
+            "{case}: {s:?}"
+        );
+    }
+    // Every read of the case after the first in a process crashed there once.
+    let noted: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| r.case == FLIPPED)
+        .filter_map(|r| r.detail.as_deref())
+        .filter(|d| d.contains("a fresh process answered it"))
+        .collect();
+    assert!(!noted.is_empty(), "{}", report.render_text());
+    for note in noted {
+        assert!(
+            note.contains("aborting in a used process on purpose"),
+            "{note}"
+        );
+    }
+}
+
+#[test]
 fn a_crashing_one_shot_adapter_is_reported() {
     let Some(report) = misbehaving_run(
         &["--crash-on", FLIPPED, "--no-serve"],

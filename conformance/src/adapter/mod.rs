@@ -112,4 +112,11 @@ pub trait Adapter {
     fn command_line(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// What the last request went through besides its answer, to be shown with its
+    /// result: for a program in `serve` mode, a crash of its long-running process that the
+    /// request did not repeat in a fresh one. `None` for an ordinary answer.
+    fn take_note(&mut self) -> Option<String> {
+        None
+    }
 }

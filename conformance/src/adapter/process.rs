@@ -4,6 +4,13 @@
 //! saves starting an interpreter per read; otherwise each request is one command. Each
 //! request has a time limit: a program that overruns it is killed, and one that dies is
 //! restarted for the next request, so one bad case never stops the suite.
+//!
+//! A `serve` process lives through many requests, so a crash may come from the state its
+//! earlier requests left (TileDB 2.30 under tiledb-py once aborted with glibc's "corrupted
+//! size vs. prev_size" on a read that passes in a fresh process). A request that kills a
+//! process which had answered before is therefore asked once more in a fresh one: a crash
+//! there is the request's own and is reported as such; an answer there counts, with the
+//! first crash kept as the result's note (`Adapter::take_note`).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -33,6 +40,8 @@ pub struct ProcessAdapter {
     session: Option<Session>,
     /// `--adapter` arguments that recreate this adapter (for reproduction commands).
     command_line: Vec<String>,
+    /// What the last request went through besides its answer (see the module doc).
+    note: Option<String>,
 }
 
 /// A running `serve` process.
@@ -41,6 +50,8 @@ struct Session {
     stdin: ChildStdin,
     lines: Receiver<std::io::Result<String>>,
     stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The requests this process has answered.
+    answered: usize,
 }
 
 impl Session {
@@ -73,6 +84,7 @@ impl Session {
             stdin,
             lines,
             stderr,
+            answered: 0,
         })
     }
 
@@ -168,6 +180,7 @@ impl ProcessAdapter {
             serves,
             session,
             command_line: Vec::new(),
+            note: None,
         })
     }
 
@@ -188,24 +201,47 @@ impl ProcessAdapter {
     }
 
     fn request(&mut self, request: Value, args: Vec<String>) -> Answer {
+        self.note = None;
         if !self.serves {
             return run_once(&self.command, &args, self.timeout);
         }
-        let session = match self.session.take() {
+        let (answer, answered_before) = self.ask_session(&request);
+        match answer {
+            Answer::Crashed(first) if answered_before > 0 => {
+                let again = self.ask_session(&request).0;
+                if !matches!(again, Answer::Crashed(_)) {
+                    self.note = Some(format!(
+                        "the adapter's process crashed on this request after answering \
+                         {answered_before} others ({first}); a fresh process answered it"
+                    ));
+                }
+                again
+            }
+            answer => answer,
+        }
+    }
+
+    /// Asks the running `serve` process (started if there is none) and says how many
+    /// requests it had answered before this one.
+    fn ask_session(&mut self, request: &Value) -> (Answer, usize) {
+        let mut session = match self.session.take() {
             Some(s) => s,
             None => match Session::start(&self.command) {
                 Ok(s) => s,
-                Err(e) => return Answer::Crashed(format!("restarting the adapter: {e}")),
+                Err(e) => return (Answer::Crashed(format!("restarting the adapter: {e}")), 0),
             },
         };
-        let mut session = session;
-        let answer = session.request(&request, self.timeout);
+        let answered_before = session.answered;
+        let answer = session.request(request, self.timeout);
         match answer {
-            Answer::Value(_) | Answer::Refused { .. } => self.session = Some(session),
+            Answer::Value(_) | Answer::Refused { .. } => {
+                session.answered += 1;
+                self.session = Some(session);
+            }
             // A dead, stuck or confused process is replaced before the next request.
             Answer::Crashed(_) | Answer::TimedOut(_) => session.stop(),
         }
-        answer
+        (answer, answered_before)
     }
 }
 
@@ -245,6 +281,10 @@ impl Adapter for ProcessAdapter {
 
     fn command_line(&self) -> Vec<String> {
         self.command_line.clone()
+    }
+
+    fn take_note(&mut self) -> Option<String> {
+        self.note.take()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::adapter::{Adapter, Answer, Info};
 use crate::case::Case;
 use crate::corpus::{Corpus, Expected};
 use crate::report::{CheckResult, ProducerSummary, Status};
-use crate::run::{claim_gate, failed_answer, judge, live_producer, Progress, Run};
+use crate::run::{claim_gate, failed_answer, judge, live_producer, with_note, Progress, Run};
 
 struct Live<'a> {
     writer: usize,
@@ -141,7 +141,10 @@ impl Run<'_> {
                                 Some(why) => (Status::Unsupported, Some(why)),
                                 None => {
                                     let answer = adapters[r].read(&out_dir, &case.file, read);
-                                    judge(&Expected::Result(v.clone()), &answer)
+                                    with_note(
+                                        judge(&Expected::Result(v.clone()), &answer),
+                                        adapters[r].take_note(),
+                                    )
                                 }
                             }
                         }

@@ -349,7 +349,7 @@ impl Run<'_> {
                             Some(why) => (Status::Unsupported, Some(why)),
                             None => {
                                 let answer = adapter.read(&array_root, &case.file, read);
-                                judge(exp, &answer)
+                                with_note(judge(exp, &answer), adapter.take_note())
                             }
                         },
                     },
@@ -545,6 +545,19 @@ fn judge(expected: &Expected, answer: &Answer) -> (Status, Option<String>) {
         (Expected::Result(_), other) => failed_answer(other, "the read"),
         (Expected::Error { .. }, other) => failed_answer(other, "the read"),
     }
+}
+
+/// A judged answer with what the adapter noted of its request (`Adapter::take_note`)
+/// joined to its detail.
+pub(crate) fn with_note(
+    (status, detail): (Status, Option<String>),
+    note: Option<String>,
+) -> (Status, Option<String>) {
+    let detail = match (detail, note) {
+        (Some(detail), Some(note)) => Some(format!("{detail}; {note}")),
+        (detail, note) => detail.or(note),
+    };
+    (status, detail)
 }
 
 /// The status of an answer that is not a result.

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Test double: the tiledb-py adapter, except on the reads of one case, where it dies or hangs.
 
-    python misbehave.py (--crash-on ID | --hang-on ID | --empty-write-on ID) [--no-serve] \
-        info | write … | read … | serve
+    python misbehave.py (--crash-on ID | --crash-when-used-on ID | --hang-on ID |
+        --empty-write-on ID) [--no-serve] info | write … | read … | serve
 
 It answers as `misbehave`. `--crash-on ID` exits abruptly (status 3, nothing printed) when
-asked to read case ID; `--hang-on ID` sleeps far past any time limit instead;
+asked to read case ID; `--crash-when-used-on ID` aborts (SIGABRT) on such a read only in a
+`serve` process that has answered a request before, as a process whose heap an earlier
+request damaged would; `--hang-on ID` sleeps far past any time limit instead;
 `--empty-write-on ID` claims to have replayed case ID but writes nothing. `--no-serve`
 refuses the `serve` command, so that the runner falls back to one process per request.
 Every other request is answered by the real adapter, so a runner that survives the
@@ -30,7 +32,7 @@ def misbehave_if_asked(mode, case_id, op, case_file):
         return None
     if mode == "--empty-write-on":
         return {"ok": True} if op == "write" else None
-    if op != "read":
+    if op != "read" or mode == "--crash-when-used-on":
         return None
     if mode == "--crash-on":
         sys.stderr.write("misbehave: crashing on purpose\n")
@@ -49,10 +51,18 @@ def main():
         if not serve_allowed:
             print(json.dumps({"error": "usage", "message": "no serve mode"}))
             return 1
+        answered = 0
         for line in sys.stdin:
             if not line.strip():
                 continue
             req = json.loads(line)
+            used = answered > 0 and req.get("op") == "read"
+            if mode == "--crash-when-used-on" and used and os.path.basename(req.get("case_file") or "") == case_id + ".toml":
+                sys.stderr.write("misbehave: aborting in a used process on purpose\n")
+                sys.stderr.flush()
+                os.abort()
+            if req.get("op") != "info":
+                answered += 1
             fake = misbehave_if_asked(mode, case_id, req.get("op"), req.get("case_file"))
             try:
                 answer = fake if fake is not None else real.handle_request(req)
