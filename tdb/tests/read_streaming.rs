@@ -295,28 +295,33 @@ fn string_hilbert_and_overlapping_range_reads_keep_to_the_budget() {
     ] {
         let path = dir.path().join(kind);
         ordered_array(&path, kind, cells);
-        let path = path.to_str().unwrap();
-        let read = |budget: &'static str| -> Vec<&str> {
-            let mut all = vec!["read", path, "--format", "csv", "--memory-budget", budget];
-            all.extend(&args);
-            all
-        };
-        // One run under each budget checks both its output and its peak.
-        let (small, peak_small) = support::ok_and_peak_kib_of_tdb(&read("1MiB"));
-        let (whole, peak_whole) = support::ok_and_peak_kib_of_tdb(&read("4GiB"));
-        assert!(
-            small == whole,
-            "{kind}: the output under a small budget differs from the whole read's"
-        );
-        println!("{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB at 4 GiB");
         // The result (about 15 MiB of cells) read whole takes several
-        // times its size; in batches of 1 MiB, a few batches' worth and
-        // the tiles of a part.
-        assert!(
-            peak_small * 2 < peak_whole && peak_small < 96 << 10,
-            "{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB read whole"
-        );
+        // times its size.
+        assert_csv_streams_at_one_mib(kind, path.to_str().unwrap(), &args);
     }
+}
+
+/// Reads `path` as CSV with `args` under a 1 MiB budget and whole, one
+/// `tdb` run each checking both its output and its peak: the same output,
+/// and under 1 MiB at most half the whole read's peak and below 96 MiB (a
+/// few batches' worth and the tiles of a part).
+fn assert_csv_streams_at_one_mib(kind: &str, path: &str, args: &[&str]) {
+    let read = |budget: &'static str| -> Vec<&str> {
+        let mut all = vec!["read", path, "--format", "csv", "--memory-budget", budget];
+        all.extend(args);
+        all
+    };
+    let (small, peak_small) = support::ok_and_peak_kib_of_tdb(&read("1MiB"));
+    let (whole, peak_whole) = support::ok_and_peak_kib_of_tdb(&read("4GiB"));
+    assert!(
+        small == whole,
+        "{kind}: the output under a small budget differs from the whole read's"
+    );
+    println!("{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB at 4 GiB");
+    assert!(
+        peak_small * 2 < peak_whole && peak_small < 96 << 10,
+        "{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB read whole"
+    );
 }
 
 /// The shared start of the strings of `string_array`'s `long` array.
@@ -378,25 +383,7 @@ fn string_ranges_over_long_strings_and_hilbert_strings_keep_to_the_budget() {
     ] {
         let path = dir.path().join(kind);
         string_array(&path, kind, cells);
-        let path = path.to_str().unwrap();
-        let read = |budget: &'static str| -> Vec<&str> {
-            let mut all = vec!["read", path, "--format", "csv", "--memory-budget", budget];
-            all.extend(&args);
-            all
-        };
-        // One run under each budget checks both its output and its peak.
-        let (small, peak_small) = support::ok_and_peak_kib_of_tdb(&read("1MiB"));
-        let (whole, peak_whole) = support::ok_and_peak_kib_of_tdb(&read("4GiB"));
-        assert!(
-            small == whole,
-            "{kind}: the output under a small budget differs from the whole read's"
-        );
-        println!("{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB at 4 GiB");
-        // Read whole, the merge holds every cell; in batches of 1 MiB, a
-        // few batches' worth and the tiles of a part.
-        assert!(
-            peak_small * 2 < peak_whole && peak_small < 96 << 10,
-            "{kind}: peak {peak_small} KiB at 1 MiB, {peak_whole} KiB read whole"
-        );
+        // Read whole, the merge holds every cell.
+        assert_csv_streams_at_one_mib(kind, path.to_str().unwrap(), &args);
     }
 }
