@@ -12,9 +12,9 @@ use crate::format::io::write_to_vec;
 use crate::schema::{dimension_shapes, ArraySchema, Scalar};
 use crate::tile::generic::write_generic_tile;
 
-use super::cell_order::NumKey;
 use super::field_tiles::{FieldFiles, FragmentFields};
 use super::fragment_input::{usage, FragmentInput, InputColumns};
+use super::num_key::NumKey;
 use super::tile_meta;
 use super::tiling::{Cells, TilePlan};
 use super::WRITE_VERSION;

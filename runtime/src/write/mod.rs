@@ -24,6 +24,7 @@ mod global_dense;
 pub mod group;
 mod labels;
 pub mod metadata;
+mod num_key;
 pub mod stream;
 mod tile_build;
 pub(crate) mod tile_meta;

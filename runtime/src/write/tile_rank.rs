@@ -11,8 +11,8 @@
 
 use crate::schema::{ArraySchema, Scalar};
 
-use super::cell_order::NumKey;
 use super::fragment_input::Column;
+use super::num_key::NumKey;
 
 /// How one dimension's coordinate becomes its tile index.
 #[derive(Clone, Copy)]

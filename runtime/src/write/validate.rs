@@ -11,9 +11,10 @@ use rayon::prelude::*;
 use crate::error::Result;
 use crate::schema::{ArraySchema, Scalar};
 
-use super::cell_order::{Coordinates, NumKey};
+use super::cell_order::Coordinates;
 use super::fragment::shape_name;
 use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
+use super::num_key::NumKey;
 use super::tiling::SparseOrder;
 
 /// The order of the cells a write gives.

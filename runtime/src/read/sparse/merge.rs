@@ -626,7 +626,7 @@ fn gather(
 
 #[cfg(test)]
 mod tests {
-    use super::permute_in_place;
+    use crate::read::sparse::merge::permute_in_place;
 
     #[test]
     fn permutations_apply_in_place() {
