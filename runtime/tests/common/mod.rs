@@ -12,6 +12,19 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub use tiledb_conformance::adapter::Failure;
+use tiledb_runtime::read::ReadResult;
+
+/// The bytes of a result as a read's memory budget counts them: every
+/// column's data, 8 bytes an offset, a byte a validity value.
+pub fn result_bytes(result: &ReadResult) -> u64 {
+    let columns = result.dimensions.iter().chain(&result.attributes);
+    columns
+        .map(|c| {
+            let offsets = c.offsets.as_ref().map_or(0, |o| o.len() * 8);
+            (c.data.len() + offsets + c.validity.as_ref().map_or(0, Vec::len)) as u64
+        })
+        .sum()
+}
 
 /// The workspace root (the parent of this crate).
 pub fn workspace() -> PathBuf {
