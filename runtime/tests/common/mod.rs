@@ -60,6 +60,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A case file's TOML as JSON (the shape the kit's case specs take):
+/// datetimes as their text.
+pub fn toml_to_json(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::from(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => Value::from(f),
+        toml::Value::Boolean(b) => Value::from(b),
+        toml::Value::Datetime(d) => Value::from(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
+    }
+}
+
 /// Runs the Python `script` with `spec` as its one argument and returns the
 /// JSON it prints; a failed run fails the test with its stderr.
 pub fn python_json(python: &Path, script: &str, spec: &Value) -> Value {
