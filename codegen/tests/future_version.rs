@@ -21,9 +21,11 @@
 //! code for it) while the new datatype is handled through its spec
 //! properties, and that a version-24 footer carries the new section.
 //!
-//! The copy builds in `target/future-version/` (its own target dir: the
-//! outer `cargo test` holds the main one), so only the first run compiles
-//! the registry dependencies; later runs compile the runtime copy alone.
+//! The copy's sources go to `target/future-version/copy/`; it builds in the
+//! workspace's own target dir (cargo holds that dir's lock while it builds,
+//! not while the tests run), so the registry dependencies the workspace has
+//! built already are reused: the build is the runtime copy and the proof
+//! crate alone, without debug info, never a second tree of dependencies.
 //! Set `TILEDB_SKIP_FUTURE_VERSION=<reason>` to skip it; the reason is
 //! printed. `FUTURE_VERSION_KEEP=1` leaves the copy in place.
 
@@ -313,6 +315,22 @@ fn write_copy(copy: &Path, test_source: &str) {
         toml::Value::Array(vec!["runtime".into(), "proof".into()]),
     );
     workspace_table.remove("exclude");
+    // The copy compiles without debug info (its tests only need to run);
+    // the dependencies keep the workspace's profile, so theirs are reused.
+    let packages = ["profile", "dev", "package"]
+        .iter()
+        .fold(&mut manifest, |table, key| {
+            table
+                .entry(*key)
+                .or_insert_with(|| toml::Table::new().into())
+                .as_table_mut()
+                .expect("a profile table")
+        });
+    for name in ["tiledb-runtime", "upstream-change-proof"] {
+        let mut no_debug = toml::Table::new();
+        no_debug.insert("debug".into(), false.into());
+        packages.insert(name.into(), no_debug.into());
+    }
     std::fs::write(
         copy.join("Cargo.toml"),
         toml::to_string(&manifest).expect("serialize"),
@@ -557,8 +575,12 @@ fn an_upstream_change_needs_no_hand_written_rust() {
         fragments.len(),
         list(&fragments),
     );
-    let target = workspace().join("target/future-version");
-    let copy = target.join("copy");
+    // The target dir this test was built in (`target/` or $CARGO_TARGET_DIR).
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target dir")
+        .to_path_buf();
+    let copy = target.join("future-version/copy");
     write_copy(&copy, &test);
 
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -572,6 +594,7 @@ fn an_upstream_change_needs_no_hand_written_rust() {
         ])
         .current_dir(&copy)
         .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS")
         .output()
         .expect("run cargo test in the copy");

@@ -267,7 +267,6 @@ fn vocabulary_extensions_work_on_real_files() {
         schemas.join(", ")
     );
     let run = run_generated_crate(
-        "future-version",
         |spec| {
             std::fs::write(spec.join("commit_text.toml"), COMMIT_TEXT).expect("write spec");
             size_filter_options(spec);

@@ -6,49 +6,25 @@
 //! skip with a printed reason when the oracle venv is absent.
 
 mod common;
+#[path = "common/stopped.rs"]
+mod stopped;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{copy_dir, tiledb_python, workspace};
+use stopped::{input, StoppingStorage, SCHEMA};
 use tiledb_runtime::array::{Array, OpenOptions};
 use tiledb_runtime::check::{check_array, CheckOptions, Report};
 use tiledb_runtime::consolidate::{
     consolidate_commits, consolidate_fragment_meta, consolidate_fragments,
 };
-use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::read::{ReadQuery, ResultOrder};
-use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
+use tiledb_runtime::storage::LocalStorage;
 use tiledb_runtime::vacuum::{vacuum_commits, vacuum_fragments};
-use tiledb_runtime::write::{create_array, write_fragment, write_metadata, Column, FragmentInput};
-use tiledb_runtime::{Error, ErrorClass, Result};
-
-const SCHEMA: &str = r#"
-type = "sparse"
-capacity = 2
-dims = [{ name = "d", type = "INT32", domain = [0, 99], tile = 10 }]
-attrs = [
-  { name = "a", type = "INT32" },
-  { name = "s", type = "STRING_UTF8", cell_val_num = "var", nullable = true },
-]
-"#;
-
-fn input(timestamp: u64, coords: &[i32], values: &[i32]) -> FragmentInput {
-    let strings: Vec<String> = values.iter().map(|v| format!("v{v}")).collect();
-    let valid: Vec<bool> = values.iter().map(|v| v % 20 == 0).collect();
-    FragmentInput {
-        timestamp,
-        dims: vec![Column::from_values("d", coords)],
-        attrs: vec![
-            Column::from_values("a", values),
-            Column::from_strings("s", Datatype::StringUtf8, &strings).with_validity(&valid),
-        ],
-        ..Default::default()
-    }
-}
+use tiledb_runtime::write::{create_array, write_fragment, write_metadata};
+use tiledb_runtime::ErrorClass;
 
 /// An array of our writer with one fragment per entry of `writes`.
 fn write_array(root: &Path, writes: &[(u64, &[i32], &[i32])]) {
@@ -57,7 +33,12 @@ fn write_array(root: &Path, writes: &[(u64, &[i32], &[i32])]) {
     let storage = LocalStorage::new(root);
     let schema = create_array(&storage, &stored, 1, None).unwrap();
     for (t, coords, values) in writes {
-        write_fragment(&storage, &schema, &input(*t, coords, values)).unwrap();
+        write_fragment(
+            &storage,
+            &schema,
+            &input(*t, coords, values, |v| v % 20 == 0),
+        )
+        .unwrap();
     }
 }
 
@@ -156,87 +137,6 @@ fn show(report: &Report) -> String {
     s
 }
 
-/// Local storage that stops after `budget` changes, as a killed process
-/// would: the change that runs out removes only the first half of a
-/// folder's files (a recursive removal cut short), or nothing.
-struct StoppingStorage {
-    inner: LocalStorage,
-    budget: u64,
-    used: AtomicU64,
-}
-
-impl StoppingStorage {
-    fn spend(&self) -> bool {
-        self.used.fetch_add(1, Ordering::SeqCst) < self.budget
-    }
-    fn stop() -> Error {
-        Error::Usage("simulated crash".into())
-    }
-}
-
-impl Storage for StoppingStorage {
-    fn describe(&self, path: &RelPath) -> PathBuf {
-        self.inner.describe(path)
-    }
-    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        self.inner.list(dir)
-    }
-    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
-        self.inner.kind(path)
-    }
-    fn size(&self, file: &RelPath) -> Result<u64> {
-        self.inner.size(file)
-    }
-    fn read(&self, file: &RelPath) -> Result<Vec<u8>> {
-        self.inner.read(file)
-    }
-    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>> {
-        self.inner.read_range(file, offset, len)
-    }
-    fn create_dir(&self, dir: &RelPath) -> Result<()> {
-        if !self.spend() {
-            return Err(Self::stop());
-        }
-        self.inner.create_dir(dir)
-    }
-    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()> {
-        if !self.spend() {
-            return Err(Self::stop());
-        }
-        self.inner.write(file, data)
-    }
-    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
-        if !self.spend() {
-            return Err(Self::stop());
-        }
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, file: &RelPath) -> Result<()> {
-        if !self.spend() {
-            return Err(Self::stop());
-        }
-        self.inner.remove_file(file)
-    }
-    fn remove_dir(&self, dir: &RelPath) -> Result<()> {
-        if !self.spend() {
-            // Killed while removing the folder: half of its files are gone.
-            let mut files: Vec<PathBuf> = std::fs::read_dir(self.inner.describe(dir))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
-            files.sort();
-            for f in &files[..files.len() / 2] {
-                std::fs::remove_file(f).unwrap();
-            }
-            return Err(Self::stop());
-        }
-        self.inner.remove_dir(dir)
-    }
-    fn counters(&self) -> IoCounters {
-        self.inner.counters()
-    }
-}
-
 /// Three fragments consolidated into one, commits consolidated (and, with
 /// `commits_vacuumed`, the single commit files removed, so that only the
 /// `.con` file commits them); the cells before any vacuum.
@@ -263,13 +163,9 @@ fn a_vacuum_stopped_part_way_leaves_notes_that_readers_agree_with() {
         // How many changes the whole vacuum makes.
         let full = work.path().join(format!("full-{commits_vacuumed}"));
         consolidated_array(&full, commits_vacuumed);
-        let counting = StoppingStorage {
-            inner: LocalStorage::new(&full),
-            budget: u64::MAX,
-            used: AtomicU64::new(0),
-        };
+        let counting = StoppingStorage::new(&full, u64::MAX, true);
         assert_eq!(vacuum_fragments(&counting).unwrap(), 3);
-        let changes = counting.used.load(Ordering::SeqCst);
+        let changes = counting.changes();
         let report = check_array(&full, &CheckOptions::default());
         assert!(report.is_clean(), "full vacuum:\n{}", show(&report));
 
@@ -278,11 +174,7 @@ fn a_vacuum_stopped_part_way_leaves_notes_that_readers_agree_with() {
                 .path()
                 .join(format!("stopped-{commits_vacuumed}-{budget}"));
             let before = consolidated_array(&root, commits_vacuumed);
-            let stopping = StoppingStorage {
-                inner: LocalStorage::new(&root),
-                budget,
-                used: AtomicU64::new(0),
-            };
+            let stopping = StoppingStorage::new(&root, budget, true);
             let err = vacuum_fragments(&stopping).expect_err("the vacuum must stop");
             assert!(err.to_string().contains("simulated crash"), "{err}");
             let what = format!("commits vacuumed {commits_vacuumed}, stopped after {budget}");

@@ -4,44 +4,15 @@
 //! dictionary encoding), in the TileDB 2.30 corpus's filter cases, parses as
 //! that filter's metadata (using all of it) and writes back byte for byte.
 
+#[path = "common/corpus.rs"]
+mod corpus;
+
+use corpus::{corpus, first_schema, sorted_entries};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use binrw::{BinRead, BinWrite};
-use tiledb_runtime::filter::{FilterContext, FilterPipeline as RuntimePipeline};
 use tiledb_runtime::format::generated::*;
 use tiledb_runtime::format::io::{read_exact_from, read_prefix, write_to_vec};
-use tiledb_runtime::tile::unfilter_tile;
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/corpus/tiledb-2.30")
-}
-
-fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    entries.sort();
-    entries
-}
-
-fn schema(array: &Path) -> ArraySchema {
-    let file = sorted_entries(&array.join("__schema"))
-        .into_iter()
-        .find(|p| p.is_file())
-        .expect("schema file");
-    let bytes = std::fs::read(file).expect("schema");
-    let (header, used): (GenericTileHeader, u64) =
-        read_prefix(&bytes, (), "GenericTileHeader").expect("header");
-    let payload = unfilter_tile(
-        &bytes[used as usize..],
-        &RuntimePipeline::generic_tile(false),
-        &FilterContext::generic_tile(header.version),
-        header.tile_size,
-    )
-    .expect("payload");
-    read_exact_from(&payload, (), "ArraySchema").expect("schema")
-}
 
 fn same_bytes<T>(
     bytes: &[u8],
@@ -159,7 +130,7 @@ fn chunk_metadata_of_real_tiles_round_trips() {
             continue;
         }
         let array = case.join("array");
-        let schema = schema(&array);
+        let schema = first_schema(&array).expect("a schema");
         for fragment in sorted_entries(&array.join("__fragments")) {
             for (index, attribute) in schema.attributes.iter().enumerate() {
                 let filters = &attribute.filters.filters;

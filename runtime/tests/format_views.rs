@@ -6,36 +6,17 @@
 //! bytes consumed), its writer must write the bytes back exactly, and every
 //! shorter prefix must be refused as truncated, never read.
 
-use std::path::{Path, PathBuf};
+#[path = "common/corpus.rs"]
+mod corpus;
+
+use corpus::{corpus, first_schema, sorted_entries};
 
 use binrw::BinRead;
 use tiledb_runtime::error::Cause;
 use tiledb_runtime::format::generated::*;
-use tiledb_runtime::format::io::{read_exact_from, read_prefix, write_to_vec};
+use tiledb_runtime::format::io::{read_prefix, write_to_vec};
 use tiledb_runtime::format::view::{FaultKind, Pieces, View, ViewFault};
 use tiledb_runtime::Error;
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/corpus/tiledb-2.30")
-}
-
-fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    entries.sort();
-    entries
-}
-
-fn schema(array: &Path) -> Option<ArraySchema> {
-    let file = sorted_entries(&array.join("__schema"))
-        .into_iter()
-        .find(|p| p.is_file())?;
-    let tile =
-        tiledb_runtime::tile::generic::read_generic_tile_exact(&std::fs::read(file).ok()?, None)
-            .ok()?;
-    read_exact_from(&tile.payload, (), "ArraySchema").ok()
-}
 
 /// Every proper prefix of `bytes` is refused as truncated by the view.
 fn prefixes_are_truncated<'a, V: View<'a>>(bytes: &'a [u8], args: V::Args, what: &str) {
@@ -268,7 +249,7 @@ fn views_read_and_write_what_binrw_does_on_real_tiles() {
             continue;
         }
         let array = case.join("array");
-        let Some(schema) = schema(&array) else {
+        let Some(schema) = first_schema(&array) else {
             continue;
         };
         for fragment in sorted_entries(&array.join("__fragments")) {

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::{toml_to_json, workspace};
+
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
@@ -21,20 +23,6 @@ const LAYOUTS: [ResultOrder; 4] = [
     ResultOrder::Global,
     ResultOrder::Unordered,
 ];
-
-fn toml_to_json(v: toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => json!(s),
-        toml::Value::Integer(i) => json!(i),
-        toml::Value::Float(f) => json!(f),
-        toml::Value::Boolean(b) => json!(b),
-        toml::Value::Datetime(d) => json!(d.to_string()),
-        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => {
-            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
-        }
-    }
-}
 
 /// Open options of a read spec (`timestamp` or `timestamp_range`), as the
 /// conformance kit takes them.
@@ -191,7 +179,7 @@ fn check_query(array: &Array, query: &ReadQuery, what: &str, failures: &mut Vec<
 
 #[test]
 fn batches_join_into_the_whole_read_over_the_corpus() {
-    let corpus = common::workspace().join("conformance/corpus");
+    let corpus = workspace().join("conformance/corpus");
     let mut producers: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap()
         .flatten()
@@ -215,7 +203,7 @@ fn batches_join_into_the_whole_read_over_the_corpus() {
                 &std::fs::read_to_string(case_dir.join("expected.json")).unwrap(),
             )
             .unwrap();
-            let case_file = common::workspace()
+            let case_file = workspace()
                 .join("conformance")
                 .join(expected["case_file"].as_str().unwrap());
             let case = toml_to_json(
@@ -274,7 +262,7 @@ fn batches_join_into_the_whole_read_over_the_corpus() {
 
 #[test]
 fn a_budget_of_zero_is_refused() {
-    let path = common::workspace().join("conformance/corpus/tiledb-2.30/sparse.dim.int32/array");
+    let path = workspace().join("conformance/corpus/tiledb-2.30/sparse.dim.int32/array");
     let array = Array::open_path(path, OpenOptions::default()).unwrap();
     let err = batches(array.snapshot(), &ReadQuery::default(), 0).unwrap_err();
     assert_eq!(err.class(), ErrorClass::Usage);

@@ -193,42 +193,26 @@ fn word(j: i64) -> String {
     format!("k{:07}", j / 50)
 }
 
-/// Arrays read in orders of their own, each of two fragments whose cells
-/// interleave (even and odd `j`): `strings` (a string `s` and INT64 `x` of
-/// one space tile: cell `j` is `(word(j), j % 50)`), `hilbert` (INT64 `r`,
-/// `c` in Hilbert order: cell `j` is `(j / 1000, j % 1000)`); both with
-/// INT64 `v = j`.
-fn other_array(path: &Path, kind: &str) {
-    let schema = if kind == "strings" {
-        SchemaBuilder::sparse()
-            .dimension(DimensionSpec::string("s"))
-            .dimension(DimensionSpec::new::<i64>("x", 0, 99, Some(100)))
-    } else {
-        SchemaBuilder::sparse()
-            .dimension(DimensionSpec::new::<i64>("r", 0, 599, Some(100)))
-            .dimension(DimensionSpec::new::<i64>("c", 0, 999, Some(100)))
-            .orders(SchemaOrder::RowMajor, SchemaOrder::Hilbert)
-    };
-    let schema = schema
+/// The `hilbert` array, of two fragments whose cells interleave (even and
+/// odd `j`): INT64 `r`, `c` in Hilbert order, cell `j` is
+/// `(j / 1000, j % 1000)` with INT64 `v = j`.
+fn hilbert_array(path: &Path) {
+    let schema = SchemaBuilder::sparse()
+        .dimension(DimensionSpec::new::<i64>("r", 0, 599, Some(100)))
+        .dimension(DimensionSpec::new::<i64>("c", 0, 999, Some(100)))
+        .orders(SchemaOrder::RowMajor, SchemaOrder::Hilbert)
         .attribute(AttributeSpec::new("v", Datatype::Int64))
         .capacity(10_000);
     let array = Array::create_path(path, &schema).unwrap();
     for (parity, at) in [(0i64, 1u64), (1, 2)] {
         let j: Vec<i64> = (0..OTHER_CELLS).map(|i| 2 * i + parity).collect();
-        let dims = if kind == "strings" {
-            let s: Vec<String> = j.iter().map(|&j| word(j)).collect();
-            let x: Vec<i64> = j.iter().map(|j| j % 50).collect();
-            vec![
-                Column::from_strings("s", Datatype::StringAscii, &s),
-                Column::from_values("x", &x),
-            ]
-        } else {
-            let r: Vec<i64> = j.iter().map(|j| j / 1000).collect();
-            let c: Vec<i64> = j.iter().map(|j| j % 1000).collect();
-            vec![Column::from_values("r", &r), Column::from_values("c", &c)]
-        };
-        let mut columns = dims;
-        columns.push(Column::from_values("v", &j));
+        let r: Vec<i64> = j.iter().map(|j| j / 1000).collect();
+        let c: Vec<i64> = j.iter().map(|j| j % 1000).collect();
+        let columns = vec![
+            Column::from_values("r", &r),
+            Column::from_values("c", &c),
+            Column::from_values("v", &j),
+        ];
         array.write(&Write::sparse(columns).at(at)).unwrap();
     }
 }
@@ -266,13 +250,7 @@ fn read_other_orders(kind: &str, array: &Array, budget: u64) -> (u64, u64, usize
     });
     for batch in batches(array.snapshot(), &query, budget).unwrap() {
         let batch = batch.unwrap();
-        let bytes: usize = batch
-            .dimensions
-            .iter()
-            .chain(&batch.attributes)
-            .map(|c| c.data.len() + c.offsets.as_ref().map_or(0, |o| o.len() * 8))
-            .sum();
-        largest = largest.max(bytes);
+        largest = largest.max(common::result_bytes(&batch) as usize);
         let v = &batch.attributes[0];
         for i in 0..batch.cell_count() {
             let value = int(v.cell(i).0);
@@ -308,18 +286,38 @@ fn read_other_orders(kind: &str, array: &Array, budget: u64) -> (u64, u64, usize
     (cells, batch_count, largest)
 }
 
-/// Runs the child on `kind;path;budget`: (cells, batches, peak KiB).
-fn run_child(kind: &str, path: &Path, budget: u64) -> (u64, u64, u64) {
+/// What a read in the child must show: all its cells, in at least
+/// `min_batches` batches, with a peak resident size under `bound_kib`.
+struct Expected {
+    cells: u64,
+    min_batches: u64,
+    bound_kib: u64,
+}
+
+/// Runs the child on `kind;path;budget` and checks what it reports
+/// against `expected`; the peak, in KiB.
+fn assert_child_keeps_to(kind: &str, path: &Path, budget: u64, expected: Expected) -> u64 {
     let result = run_child_test(
         "BUDGET_CHILD",
         &format!("{kind};{};{budget}", path.display()),
     );
     println!("{kind}: {}", result.line);
-    (
+    let (cells, batch_count, peak) = (
         result.field("cells"),
         result.field("batches"),
         result.field("peak_kib"),
-    )
+    );
+    assert_eq!(cells, expected.cells, "{kind}: cells");
+    assert!(
+        batch_count >= expected.min_batches,
+        "{kind}: {batch_count} batches"
+    );
+    assert!(
+        peak < expected.bound_kib,
+        "{kind}: peak {peak} KiB over {} KiB under a {budget}-byte budget",
+        expected.bound_kib
+    );
+    peak
 }
 
 #[test]
@@ -328,21 +326,17 @@ fn a_multi_gigabyte_dense_read_stays_in_its_budget() {
     let path = dir.path().join("dense");
     dense_array(&path);
     let budget: u64 = 64 << 20;
-    let (cells, batch_count, peak) = run_child("dense", &path, budget);
     let result_bytes = dense_cells() as u64 * 4;
-    assert_eq!(cells, dense_cells() as u64);
-    assert!(
-        batch_count >= result_bytes / budget,
-        "{batch_count} batches"
-    );
     // The process holds a few batches' worth (the batch handed out, the
     // next being joined, a part being read), never the 4 GiB result.
     let bound_kib = 3 * budget / 1024;
-    assert!(
-        peak < bound_kib,
-        "peak {peak} KiB over {bound_kib} KiB for a {result_bytes}-byte result"
-    );
     assert!(result_bytes / 1024 > 10 * bound_kib);
+    let expected = Expected {
+        cells: dense_cells() as u64,
+        min_batches: result_bytes / budget,
+        bound_kib,
+    };
+    assert_child_keeps_to("dense", &path, budget, expected);
 
     // TileDB reads the unwritten cells as the fill value too.
     let Some(python) = common::tiledb_python() else {
@@ -390,21 +384,16 @@ fn a_sparse_read_of_merged_fragments_stays_in_its_budget() {
         ("sparse-float-row", &float_path),
         ("sparse-float-global", &float_path),
     ] {
-        let (cells, batch_count, peak) = run_child(kind, path, budget);
-        assert_eq!(cells, 2 * SPARSE_CELLS as u64);
-        assert!(
-            batch_count >= result_bytes / budget,
-            "{kind}: {batch_count} batches"
-        );
-        println!("{kind}: peak {peak} KiB for a {result_bytes}-byte result");
         // Reading this array whole (the merge of two fragments) peaks
         // near 400 MiB; in batches it stays near the 18 MiB result's
         // batches plus the process's own.
-        let bound_kib = 32 << 10;
-        assert!(
-            peak < bound_kib,
-            "{kind}: peak {peak} KiB over {bound_kib} KiB"
-        );
+        let expected = Expected {
+            cells: 2 * SPARSE_CELLS as u64,
+            min_batches: result_bytes / budget,
+            bound_kib: 32 << 10,
+        };
+        let peak = assert_child_keeps_to(kind, path, budget, expected);
+        println!("{kind}: peak {peak} KiB for a {result_bytes}-byte result");
     }
 }
 
@@ -423,12 +412,12 @@ fn strings_hilbert_and_overlapping_ranges_stay_in_their_budget() {
             ints.clone()
         } else {
             let path = dir.path().join(kind);
-            other_array(&path, kind);
+            match kind {
+                "strings" => string_array(&path, kind),
+                _ => hilbert_array(&path),
+            }
             path
         };
-        let (read, batch_count, peak) = run_child(kind, &path, budget);
-        assert_eq!(read, cells, "{kind}: cells");
-        assert!(batch_count >= 8, "{kind}: {batch_count} batches");
         // As the sparse reads above: batches, a part being read and the
         // process's own, never the whole result (14 to 26 MiB here, and
         // several times that while fragments are merged whole). A Hilbert
@@ -440,10 +429,12 @@ fn strings_hilbert_and_overlapping_ranges_stay_in_their_budget() {
         } else {
             32 << 10
         };
-        assert!(
-            peak < bound_kib,
-            "{kind}: peak {peak} KiB over {bound_kib} KiB"
-        );
+        let expected = Expected {
+            cells,
+            min_batches: 8,
+            bound_kib,
+        };
+        assert_child_keeps_to(kind, &path, budget, expected);
     }
 }
 
@@ -466,8 +457,9 @@ const STRING_RANGES: [(&str, &str); 3] = [
     ("k0010000", "k0011000"),
 ];
 
-/// Arrays of a string `s` and an INT64 `x`, two fragments whose cells
-/// interleave (even and odd `j`), cell `j` with INT64 `v = j`:
+/// Arrays of a string `s` and an INT64 `x` of one space tile, two
+/// fragments whose cells interleave (even and odd `j`), cell `j` with
+/// INT64 `v = j`: `strings` (`(word(j), j % 50)`, row-major),
 /// `long-strings` (`(long_word(j), j % 50)`, row-major) and
 /// `hilbert-strings` (`(scrambled_word(j), j % 50)`, Hilbert order).
 fn string_array(path: &Path, kind: &str) {
@@ -481,10 +473,10 @@ fn string_array(path: &Path, kind: &str) {
         .attribute(AttributeSpec::new("v", Datatype::Int64))
         .capacity(10_000);
     let array = Array::create_path(path, &schema).unwrap();
-    let word = if kind == "hilbert-strings" {
-        scrambled_word
-    } else {
-        long_word
+    let word = match kind {
+        "hilbert-strings" => scrambled_word,
+        "long-strings" => long_word,
+        _ => word,
     };
     for (parity, at) in [(0i64, 1u64), (1, 2)] {
         let j: Vec<i64> = (0..OTHER_CELLS).map(|i| 2 * i + parity).collect();
@@ -531,13 +523,7 @@ fn read_string_orders(kind: &str, array: &Array, budget: u64) -> (u64, u64, usiz
     let (mut cells, mut batch_count, mut largest) = (0u64, 0u64, 0usize);
     for batch in batches(array.snapshot(), &query, budget).unwrap() {
         let batch = batch.unwrap();
-        let bytes: usize = batch
-            .dimensions
-            .iter()
-            .chain(&batch.attributes)
-            .map(|c| c.data.len() + c.offsets.as_ref().map_or(0, |o| o.len() * 8))
-            .sum();
-        largest = largest.max(bytes);
+        largest = largest.max(common::result_bytes(&batch) as usize);
         for i in 0..batch.cell_count() {
             let j = int(batch.attributes[0].cell(i).0);
             let s = batch.dimensions[0].cell(i).0;
@@ -585,12 +571,9 @@ fn string_ranges_long_shared_starts_and_hilbert_strings_stay_in_their_budget() {
     ] {
         let path = dir.path().join(kind);
         match kind {
-            "string-ranges" => other_array(&path, "strings"),
+            "string-ranges" => string_array(&path, "strings"),
             _ => string_array(&path, kind),
         }
-        let (read, batch_count, peak) = run_child(kind, &path, budget);
-        assert_eq!(read, cells, "{kind}: cells");
-        assert!(batch_count >= 8, "{kind}: {batch_count} batches");
         // As the reads above: read whole, these merge 600,000 cells at
         // once (near 100 MiB and more); in batches, a part's tiles. A
         // Hilbert part reads the tiles opened for it: one or two of
@@ -600,9 +583,11 @@ fn string_ranges_long_shared_starts_and_hilbert_strings_stay_in_their_budget() {
         } else {
             32 << 10
         };
-        assert!(
-            peak < bound_kib,
-            "{kind}: peak {peak} KiB over {bound_kib} KiB"
-        );
+        let expected = Expected {
+            cells,
+            min_batches: 8,
+            bound_kib,
+        };
+        assert_child_keeps_to(kind, &path, budget, expected);
     }
 }

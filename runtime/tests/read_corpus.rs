@@ -11,8 +11,10 @@
 
 mod common;
 
+use common::{toml_to_json, workspace};
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
@@ -31,27 +33,6 @@ const KNOWN_FAILURES: &[(&str, &str, &str, &str)] = &[
         "the mutation writes version 23 over a v16 schema; this reader knows v23, so it parses the bytes with the v23 layout and reports them corrupt, where TileDB 2.13 refuses the version",
     ),
 ];
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn toml_to_json(v: toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => json!(s),
-        toml::Value::Integer(i) => json!(i),
-        toml::Value::Float(f) => json!(f),
-        toml::Value::Boolean(b) => json!(b),
-        toml::Value::Datetime(d) => json!(d.to_string()),
-        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => {
-            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
-        }
-    }
-}
 
 fn check_producer(
     producer: &str,

@@ -3,99 +3,18 @@
 //! the previous state, and lists no half fragment. The commit marker is the
 //! last change a fragment write makes.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "common/stopped.rs"]
+mod stopped;
 
+use stopped::{input, StoppingStorage, SCHEMA};
 use tiledb_runtime::array::{Array, OpenOptions};
-use tiledb_runtime::filter::Datatype;
 use tiledb_runtime::read::{ReadQuery, ResultOrder};
-use tiledb_runtime::storage::{DirEntry, EntryKind, IoCounters};
-use tiledb_runtime::storage::{LocalStorage, RelPath, Storage};
-use tiledb_runtime::write::{create_array, write_fragment, Column, FragmentInput};
-use tiledb_runtime::{Error, Result};
+use tiledb_runtime::storage::LocalStorage;
+use tiledb_runtime::write::{create_array, write_fragment};
 
-/// Local storage that refuses every change after the first `budget`.
-struct FailingStorage {
-    inner: LocalStorage,
-    budget: u64,
-    used: AtomicU64,
-}
-
-impl FailingStorage {
-    fn spend(&self) -> Result<()> {
-        if self.used.fetch_add(1, Ordering::SeqCst) >= self.budget {
-            return Err(Error::Usage("simulated crash".into()));
-        }
-        Ok(())
-    }
-}
-
-impl Storage for FailingStorage {
-    fn describe(&self, path: &RelPath) -> PathBuf {
-        self.inner.describe(path)
-    }
-    fn list(&self, dir: &RelPath) -> Result<Option<Vec<DirEntry>>> {
-        self.inner.list(dir)
-    }
-    fn kind(&self, path: &RelPath) -> Result<Option<EntryKind>> {
-        self.inner.kind(path)
-    }
-    fn size(&self, file: &RelPath) -> Result<u64> {
-        self.inner.size(file)
-    }
-    fn read(&self, file: &RelPath) -> Result<Vec<u8>> {
-        self.inner.read(file)
-    }
-    fn read_range(&self, file: &RelPath, offset: u64, len: u64) -> Result<Vec<u8>> {
-        self.inner.read_range(file, offset, len)
-    }
-    fn create_dir(&self, dir: &RelPath) -> Result<()> {
-        self.spend()?;
-        self.inner.create_dir(dir)
-    }
-    fn write(&self, file: &RelPath, data: &[u8]) -> Result<()> {
-        self.spend()?;
-        self.inner.write(file, data)
-    }
-    fn rename(&self, from: &RelPath, to: &RelPath) -> Result<()> {
-        self.spend()?;
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, file: &RelPath) -> Result<()> {
-        self.spend()?;
-        self.inner.remove_file(file)
-    }
-    fn remove_dir(&self, dir: &RelPath) -> Result<()> {
-        self.spend()?;
-        self.inner.remove_dir(dir)
-    }
-    fn counters(&self) -> IoCounters {
-        self.inner.counters()
-    }
-}
-
-const SCHEMA: &str = r#"
-type = "sparse"
-capacity = 2
-dims = [{ name = "d", type = "INT32", domain = [0, 99], tile = 10 }]
-attrs = [
-  { name = "a", type = "INT32" },
-  { name = "s", type = "STRING_UTF8", cell_val_num = "var", nullable = true },
-]
-"#;
-
-fn input(timestamp: u64, coords: &[i32], values: &[i32]) -> FragmentInput {
-    let strings: Vec<String> = values.iter().map(|v| format!("v{v}")).collect();
-    let valid: Vec<bool> = values.iter().map(|v| v % 2 == 0).collect();
-    FragmentInput {
-        timestamp,
-        dims: vec![Column::from_values("d", coords)],
-        attrs: vec![
-            Column::from_values("a", values),
-            Column::from_strings("s", Datatype::StringUtf8, &strings).with_validity(&valid),
-        ],
-        ..Default::default()
-    }
+/// The cells' validity in these writes: even values are valid.
+fn even(v: i32) -> bool {
+    v % 2 == 0
 }
 
 /// Every cell of the array as `(d, a)`, in global order.
@@ -132,16 +51,17 @@ fn a_write_stopped_at_any_point_leaves_the_previous_state() {
 
     // How many changes a whole second write makes.
     let full = tempfile::tempdir().unwrap();
-    let counting = FailingStorage {
-        inner: LocalStorage::new(full.path()),
-        budget: u64::MAX,
-        used: AtomicU64::new(0),
-    };
+    let counting = StoppingStorage::new(full.path(), u64::MAX, false);
     let schema = create_array(&counting, &stored, 1, None).unwrap();
-    write_fragment(&counting, &schema, &input(10, &[5, 1, 9], &[50, 10, 90])).unwrap();
-    let before_second = counting.used.load(Ordering::SeqCst);
-    write_fragment(&counting, &schema, &input(20, &[2, 7], &[20, 70])).unwrap();
-    let second_write_changes = counting.used.load(Ordering::SeqCst) - before_second;
+    write_fragment(
+        &counting,
+        &schema,
+        &input(10, &[5, 1, 9], &[50, 10, 90], even),
+    )
+    .unwrap();
+    let before_second = counting.changes();
+    write_fragment(&counting, &schema, &input(20, &[2, 7], &[20, 70], even)).unwrap();
+    let second_write_changes = counting.changes() - before_second;
     assert!(second_write_changes >= 5, "{second_write_changes}");
     assert_eq!(
         cells(full.path()),
@@ -152,13 +72,9 @@ fn a_write_stopped_at_any_point_leaves_the_previous_state() {
         let dir = tempfile::tempdir().unwrap();
         let local = LocalStorage::new(dir.path());
         let schema = create_array(&local, &stored, 1, None).unwrap();
-        write_fragment(&local, &schema, &input(10, &[5, 1, 9], &[50, 10, 90])).unwrap();
-        let failing = FailingStorage {
-            inner: LocalStorage::new(dir.path()),
-            budget,
-            used: AtomicU64::new(0),
-        };
-        let err = write_fragment(&failing, &schema, &input(20, &[2, 7], &[20, 70]))
+        write_fragment(&local, &schema, &input(10, &[5, 1, 9], &[50, 10, 90], even)).unwrap();
+        let failing = StoppingStorage::new(dir.path(), budget, false);
+        let err = write_fragment(&failing, &schema, &input(20, &[2, 7], &[20, 70], even))
             .expect_err("the write must fail");
         assert!(err.to_string().contains("simulated crash"), "{err}");
         // The half-written fragment folder may exist, but nothing commits it.

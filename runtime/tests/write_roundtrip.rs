@@ -12,6 +12,8 @@
 
 mod common;
 
+use common::{toml_to_json, workspace};
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -22,27 +24,6 @@ use serde_json::{json, Value};
 /// do yet. Their replay must fail with an `unsupported` error.
 /// Empty today: every non-negative case replays.
 const UNSUPPORTED: &[(&str, &str)] = &[];
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn toml_to_json(v: toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => json!(s),
-        toml::Value::Integer(i) => json!(i),
-        toml::Value::Float(f) => json!(f),
-        toml::Value::Boolean(b) => json!(b),
-        toml::Value::Datetime(d) => json!(d.to_string()),
-        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
-        toml::Value::Table(t) => {
-            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
-        }
-    }
-}
 
 /// TileDB through the adapter's `serve` mode: one JSON request per line.
 struct Oracle {

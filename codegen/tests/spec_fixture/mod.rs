@@ -1,4 +1,4 @@
-//! The small spec the `bad_spec_*` tests start from: a format.toml with a
+//! The small spec the `bad_spec` tests start from: a format.toml with a
 //! history for every version, a small enums.toml, and the `test.toml` each
 //! test writes.
 

@@ -3,8 +3,8 @@
 //! `runtime/src/format/view.rs` and `runtime/src/error.rs`, which is all
 //! the generated code needs.
 //!
-//! The crate builds in `target/<target_name>/`, so only the first run
-//! compiles its dependencies. FUTURE_VERSION_KEEP=1 keeps the crate.
+//! The crate builds in the workspace's target dir ([`target_dir`]), reusing
+//! the dependencies built there. FUTURE_VERSION_KEEP=1 keeps the crate.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,11 +42,7 @@ pub struct CrateRun {
 
 /// Copies spec/, lets `evolve` change the copy, generates, writes the crate
 /// with `test_source` as its integration test, and runs `cargo test` in it.
-pub fn run_generated_crate(
-    target_name: &str,
-    evolve: impl FnOnce(&Path),
-    test_source: &str,
-) -> CrateRun {
+pub fn run_generated_crate(evolve: impl FnOnce(&Path), test_source: &str) -> CrateRun {
     let root = workspace();
     let temp = tempfile::tempdir().expect("temp dir");
     let temp_path = temp.path().to_path_buf();
@@ -104,6 +100,11 @@ thiserror = "2"
 flate2 = "1"
 
 [workspace]
+
+# The workspace's profile for dependencies, so that those it has built
+# already are reused; the crate itself needs no debug info either.
+[profile.dev]
+debug = false
 "#,
     )
     .expect("Cargo.toml");
@@ -115,7 +116,8 @@ flate2 = "1"
     let output = Command::new(cargo)
         .args(["test", "--offline", "--quiet"])
         .current_dir(&krate)
-        .env("CARGO_TARGET_DIR", root.join("target").join(target_name))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS")
         .output()
         .expect("run cargo test in the temporary crate");
@@ -127,6 +129,17 @@ flate2 = "1"
         "the generated crate failed:\n{stdout}\n{stderr}"
     );
     CrateRun { generated, stdout }
+}
+
+/// The target dir these tests were built in (`target/` or
+/// `$CARGO_TARGET_DIR`): cargo holds its lock while it builds, not while
+/// the tests run, so a crate built from a test reuses the dependencies the
+/// workspace has built already instead of building a tree of its own.
+pub fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target dir")
+        .to_path_buf()
 }
 
 /// A Rust string literal for a path.

@@ -12,6 +12,19 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub use tiledb_conformance::adapter::Failure;
+use tiledb_runtime::read::ReadResult;
+
+/// The bytes of a result as a read's memory budget counts them: every
+/// column's data, 8 bytes an offset, a byte a validity value.
+pub fn result_bytes(result: &ReadResult) -> u64 {
+    let columns = result.dimensions.iter().chain(&result.attributes);
+    columns
+        .map(|c| {
+            let offsets = c.offsets.as_ref().map_or(0, |o| o.len() * 8);
+            (c.data.len() + offsets + c.validity.as_ref().map_or(0, Vec::len)) as u64
+        })
+        .sum()
+}
 
 /// The workspace root (the parent of this crate).
 pub fn workspace() -> PathBuf {
@@ -43,6 +56,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
             #[allow(clippy::permissions_set_readonly_false)]
             permissions.set_readonly(false);
             std::fs::set_permissions(&target, permissions).unwrap();
+        }
+    }
+}
+
+/// A case file's TOML as JSON (the shape the kit's case specs take):
+/// datetimes as their text.
+pub fn toml_to_json(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::from(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => Value::from(f),
+        toml::Value::Boolean(b) => Value::from(b),
+        toml::Value::Datetime(d) => Value::from(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
         }
     }
 }

@@ -3,9 +3,7 @@
 //! argument for no param, a name argument for a param that is not a `u64`,
 //! a value of the wrong shape. Each test asserts the exact message.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 
 /// A `Kind` enum with a `struct` property, its variants' values given.
 fn with_values(one: &str, two: &str, structs: &str) -> String {

@@ -2,9 +2,7 @@
 //! error, and a switch over an enum that does not list every variant.
 //! Each test asserts the exact message: the file, the key path and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 
 #[test]
 fn switch_case_naming_an_unknown_variant() {

@@ -6,9 +6,7 @@
 //! integer. Each test asserts the exact message: the file, the key and what
 //! is wrong; the first shows the well-formed entry is accepted.
 
-mod spec_fixture;
-
-use spec_fixture::{format, run_with_format, spec};
+use crate::spec_fixture::{format, run_with_format, spec};
 
 /// A gate the size condition calls, as the real spec's calls
 /// `footer_length_always_stored`.

@@ -2,9 +2,7 @@
 //! sizes on lists, structs that contain themselves, `fixed_size`.
 //! Each test asserts the exact message: the file, the key path and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 
 #[test]
 fn inverted_gate() {

@@ -5,9 +5,7 @@
 //! variants and the selector is an integer. Each test asserts the exact
 //! message: the file, the key path and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 
 /// A struct whose `data` switches on the integer `id` read as `Datatype`.
 const OPEN_SWITCH: &str = r#"
@@ -123,7 +121,7 @@ fn an_open_switch_is_exported_to_ksy_and_json() {
         "[[struct]]\nname = \"S\"\ncontainer = \"generic_tile\"\n",
     );
     let dir = tempfile::tempdir().expect("temp dir");
-    spec_fixture::write_spec(dir.path(), &spec_fixture::format(), &body);
+    crate::spec_fixture::write_spec(dir.path(), &crate::spec_fixture::format(), &body);
     let ksy = tiledb_codegen::export(dir.path(), tiledb_codegen::EmitKind::Ksy).expect("ksy");
     let (_, text) = ksy
         .iter()

@@ -2,11 +2,9 @@
 //! versions. Each test asserts the exact message: the file, the key and what
 //! is wrong.
 
-mod spec_fixture;
-
 use std::path::Path;
 
-use spec_fixture::{run, run_with_format, spec};
+use crate::spec_fixture::{run, run_with_format, spec};
 
 /// What the implementation reads and writes, as the fixture states it.
 const SUPPORT: &str = "reads = 23\nwrites = 22";
@@ -27,7 +25,7 @@ fn the_fixture_is_accepted() {
 /// unnoticed and silently raised the newest version the runtime accepts.
 #[test]
 fn current_without_a_history_entry() {
-    let format = spec_fixture::format_toml(24, SUPPORT, 1..=23);
+    let format = crate::spec_fixture::format_toml(24, SUPPORT, 1..=23);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: current: version 24 has no [[version]] entry in the history; add one saying what it changed"
@@ -36,7 +34,7 @@ fn current_without_a_history_entry() {
 
 #[test]
 fn a_gap_in_the_history() {
-    let format = spec_fixture::format_toml(23, SUPPORT, (1..=23).filter(|v| *v != 7));
+    let format = crate::spec_fixture::format_toml(23, SUPPORT, (1..=23).filter(|v| *v != 7));
     assert_eq!(
         format_error(&format),
         "spec/format.toml: version: version 7 has no [[version]] entry in the history; add one saying what it changed"
@@ -45,7 +43,7 @@ fn a_gap_in_the_history() {
 
 #[test]
 fn a_history_entry_above_current() {
-    let format = spec_fixture::format_toml(23, SUPPORT, 1..=24);
+    let format = crate::spec_fixture::format_toml(23, SUPPORT, 1..=24);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: version 24: a history entry above current = 23"
@@ -54,7 +52,7 @@ fn a_history_entry_above_current() {
 
 #[test]
 fn reads_above_current() {
-    let format = spec_fixture::format_toml(23, "reads = 24\nwrites = 22", 1..=23);
+    let format = crate::spec_fixture::format_toml(23, "reads = 24\nwrites = 22", 1..=23);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: reads: reads = 24 is outside 1..=23 (oldest..=current)"
@@ -63,7 +61,7 @@ fn reads_above_current() {
 
 #[test]
 fn writes_above_reads() {
-    let format = spec_fixture::format_toml(23, "reads = 21\nwrites = 22", 1..=23);
+    let format = crate::spec_fixture::format_toml(23, "reads = 21\nwrites = 22", 1..=23);
     assert_eq!(
         format_error(&format),
         "spec/format.toml: writes: writes = 22 is outside 1..=21 (oldest..=reads)"
@@ -73,7 +71,7 @@ fn writes_above_reads() {
 /// The supported versions are stated, never implied by `current`.
 #[test]
 fn reads_and_writes_are_required() {
-    let format = spec_fixture::format_toml(23, "", 1..=23);
+    let format = crate::spec_fixture::format_toml(23, "", 1..=23);
     let message = format_error(&format);
     assert!(
         message.starts_with("spec/format.toml: ") && message.contains("missing field `reads`"),
@@ -115,7 +113,7 @@ fn bumping_current_in_the_real_spec_without_history_fails() {
 
 #[test]
 fn an_upstream_commit_that_is_not_a_commit_id() {
-    let format = spec_fixture::format_toml(23, SUPPORT, 1..=23)
+    let format = crate::spec_fixture::format_toml(23, SUPPORT, 1..=23)
         .replace("797cf85be7cf88f54832b8accae657a46795689d", "main");
     assert_eq!(
         format_error(&format),
@@ -127,7 +125,7 @@ fn an_upstream_commit_that_is_not_a_commit_id() {
 fn a_fact_of_an_unknown_kind() {
     let format = format!(
         "{}\n[[fact]]\nname = \"block\"\nkind = \"trivia\"\nstatement = \"s\"\nsource = \"f.cc\"\n",
-        spec_fixture::format_toml(23, SUPPORT, 1..=23)
+        crate::spec_fixture::format_toml(23, SUPPORT, 1..=23)
     );
     assert_eq!(
         format_error(&format),
@@ -138,7 +136,7 @@ fn a_fact_of_an_unknown_kind() {
 fn with_gate(gate: &str) -> String {
     format!(
         "{}\n[[gate]]\n{gate}\ndoc = \"d\"\nsource = \"f.cc\"\n",
-        spec_fixture::format_toml(23, SUPPORT, 1..=23)
+        crate::spec_fixture::format_toml(23, SUPPORT, 1..=23)
     )
 }
 

@@ -2,9 +2,7 @@
 //! expressions outside the language, contexts computed from structs.
 //! Each test asserts the exact message: the file, the key path and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, format, run, spec, write_spec};
+use crate::spec_fixture::{error, format, run, spec, write_spec};
 use tiledb_codegen::generate;
 
 #[test]

@@ -2,9 +2,7 @@
 //! enum properties, unknown keys, reserved names.
 //! Each test asserts the exact message: the file, the key path and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 use tiledb_codegen::{SpecError, SpecErrorKind};
 
 #[test]

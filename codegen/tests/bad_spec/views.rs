@@ -2,9 +2,7 @@
 //! are refused, each naming the file, the struct, the field and why; a
 //! layout it can read is accepted and gets its view.
 
-mod spec_fixture;
-
-use spec_fixture::{error, run, spec};
+use crate::spec_fixture::{error, run, spec};
 
 /// A struct with a view, then `field` (TOML of one or more fields) after a
 /// `u32` count `n` and a `u64` param `width`.
@@ -90,7 +88,7 @@ size = "16"
     );
     assert_eq!(run(&body), Ok(()));
     let dir = tempfile::tempdir().expect("temp dir");
-    spec_fixture::write_spec(dir.path(), &spec_fixture::format(), &body);
+    crate::spec_fixture::write_spec(dir.path(), &crate::spec_fixture::format(), &body);
     let files = tiledb_codegen::generate(dir.path()).expect("generates");
     let text = files
         .get("runtime/src/format/generated/test.rs")

@@ -3,9 +3,7 @@
 //! `Extension` enum; each malformed one fails naming the file, the entry
 //! and what is wrong.
 
-mod spec_fixture;
-
-use spec_fixture::{error, format, spec, write_spec};
+use crate::spec_fixture::{error, format, spec, write_spec};
 
 const FOLDERS: &str = r#"
 [[folder]]
