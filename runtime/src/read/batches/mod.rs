@@ -81,7 +81,7 @@ pub fn batches<'a>(snapshot: &'a Snapshot, query: &ReadQuery, budget: u64) -> Re
     if budget == 0 {
         return Err(Error::Usage("a memory budget of 0 bytes".into()));
     }
-    let plan = Plan::new(snapshot, query)?;
+    let plan = Plan::new(snapshot, query, budget)?;
     let runs = if plan.reads_whole() {
         HilbertRuns::new(snapshot, query)?
     } else {

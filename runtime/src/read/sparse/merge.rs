@@ -279,7 +279,10 @@ fn plan<'a>(
 }
 
 /// Decodes the planned tiles of each fragment.
-fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentTiles<'a>>> {
+pub(super) fn load<'a>(
+    array: &Snapshot,
+    planned: Vec<Planned<'a>>,
+) -> Result<Vec<FragmentTiles<'a>>> {
     let storage = array.storage();
     let key = array.options().key;
     let wanted: Vec<WantedTiles<'_>> = planned

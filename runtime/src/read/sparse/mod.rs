@@ -14,6 +14,7 @@ mod merge;
 pub(crate) mod ranges;
 mod sorted;
 mod stream;
+mod winners;
 
 use crate::error::Result;
 use crate::read::query::{ReadQuery, ResultOrder};
@@ -24,6 +25,7 @@ pub use crate::read::sparse::bands::{sorted_bands, Band};
 pub(crate) use crate::read::sparse::merge::{result_fragments, tile_hilbert_bounds, RangeOrder};
 use crate::read::sparse::merge::{run, run_ordered};
 use crate::read::sparse::ranges::merge_string_ranges;
+pub(crate) use crate::read::sparse::winners::results_from_one_fragment;
 use crate::snapshot::Snapshot;
 
 /// Every cell of every visible fragment as fragment consolidation reads
