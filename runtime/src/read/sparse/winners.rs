@@ -22,15 +22,14 @@ use crate::read::sparse::cells::{coord_bytes, u64_at};
 use crate::read::sparse::fragment_tiles::FragmentTiles;
 use crate::read::sparse::merge::load;
 use crate::read::sparse::ranges::{range_hits, touched_tiles};
-use crate::schema::Scalar;
+use crate::schema::{Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
 /// Whether every result of `query` (one dimension, row- or column-major,
 /// several ranges) comes from at most one fragment. Each fragment's tiles
 /// are decoded about `chunk_bytes` of coordinates at a time (at least one
-/// tile). `None` when a fragment's cells turn out not to be in coordinate
-/// order (a Hilbert order over strings), so that they cannot be merged as
-/// they stream.
+/// tile). `None` when the fragments' cells cannot be merged as they
+/// stream: stored in Hilbert order, or found out of coordinate order.
 pub(crate) fn results_from_one_fragment(
     array: &Snapshot,
     query: &ReadQuery,
@@ -89,6 +88,12 @@ fn merged_winners_from_one(
     window: (u64, u64),
     chunk_cells: u64,
 ) -> Result<Option<bool>> {
+    if array.schema().cell_order == SchemaOrder::Hilbert {
+        // Stored in Hilbert order, which over a string need not follow
+        // the strings' order: a merge in coordinate order cannot be made
+        // as the tiles stream.
+        return Ok(None);
+    }
     let allows_dups = array.schema().allows_dups;
     let mut cursors: Vec<Cursor<'_>> = touched.into_iter().map(|(c, _)| c).collect();
     let mut heads: Vec<Option<StreamedCell>> = Vec::with_capacity(cursors.len());
