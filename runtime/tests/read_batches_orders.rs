@@ -690,3 +690,10 @@ fn hilbert_order_over_strings_streams_in_tiledbs_order() {
         more_batches_than: 10,
     });
 }
+
+#[cfg(feature = "arrow")]
+#[path = "read_batches_orders/whole_pass.rs"]
+mod whole_pass;
+
+#[path = "read_batches_orders/tiles_once.rs"]
+mod tiles_once;

@@ -6,27 +6,29 @@
 //! A fragment's cells are stored in global order, so its tiles follow one
 //! another in Hilbert value: every tile after one holds values no less
 //! than that tile's greatest. The read goes through the fragments' touched
-//! tiles as a merge does: a tile is *opened* by reading its coordinates
-//! for its least and greatest value (kept, the coordinates dropped); the
-//! values below the least greatest value of the fragments still holding
-//! unopened tiles can then be in opened tiles only. A part is such a run
-//! of values, read from the opened tiles; tiles are opened until a part is
-//! estimated at the target size, so memory holds about a part's tiles.
+//! tiles as a merge does: a tile is *opened* by decoding it (every field
+//! the read needs, `sparse::HeldTiles`), its least and greatest value found
+//! from its coordinates; the values below the least greatest value of the
+//! fragments still holding unopened tiles can then be in opened tiles only.
+//! A part is such a run of values, read from the opened tiles as they are
+//! held; a tile is let go once the runs pass its greatest value. Each tile
+//! is so decoded once, however many runs it spans; tiles are opened until
+//! a part is estimated at the target size, so memory holds about a part's
+//! tiles (and any opened tile whose values reach further).
 
 use std::collections::VecDeque;
 
 use crate::error::{Cause, Error, Result};
 use crate::read::batches::estimate::CellBytes;
-use crate::read::batches::plan::TileSet;
 use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
+use crate::read::result::ReadResult;
 use crate::read::sparse::ranges::{load_rtrees, touched_tiles};
-use crate::read::sparse::tile_hilbert_bounds;
+use crate::read::sparse::{read_run, HeldTiles};
 use crate::schema::SchemaOrder;
 use crate::snapshot::Snapshot;
 
 /// One fragment's touched tiles and those opened.
-#[derive(Debug)]
-struct FragmentRun {
+struct FragmentRun<'a> {
     /// The fragment's index in the snapshot's fragments.
     index: usize,
     /// The touched tiles, in stored order.
@@ -39,24 +41,22 @@ struct FragmentRun {
     /// The greatest value of the last tile opened (the least any unopened
     /// tile may hold).
     reached: i128,
+    /// The opened tiles not yet passed, decoded.
+    held: HeldTiles<'a>,
 }
 
 /// The runs of a Hilbert-ordered read (see the module's description).
-#[derive(Debug)]
-pub(crate) struct HilbertRuns {
+pub(crate) struct HilbertRuns<'a> {
     query: ReadQuery,
-    fragments: Vec<FragmentRun>,
+    fragments: Vec<FragmentRun<'a>>,
     /// The least value the next part holds; `None` once every value is.
     from: Option<i128>,
 }
 
-/// A part of the runs: the query, the values and the tiles to read.
-pub(crate) type RunPart = (ReadQuery, (i128, i128), TileSet);
-
-impl HilbertRuns {
+impl<'a> HilbertRuns<'a> {
     /// The runs of `query` when it is a global or unordered read of a
     /// sparse Hilbert-ordered array; `None` otherwise.
-    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery) -> Result<Option<HilbertRuns>> {
+    pub(crate) fn new(snapshot: &'a Snapshot, query: &ReadQuery) -> Result<Option<Self>> {
         let schema = snapshot.schema();
         let global = matches!(query.layout, ResultOrder::Global | ResultOrder::Unordered);
         if schema.is_dense() || schema.cell_order != SchemaOrder::Hilbert || !global {
@@ -77,6 +77,7 @@ impl HilbertRuns {
                     next: 0,
                     open: VecDeque::new(),
                     reached: -1,
+                    held: HeldTiles::new(snapshot, fragment, query)?,
                 });
             }
         }
@@ -87,19 +88,20 @@ impl HilbertRuns {
         }))
     }
 
-    /// The next part, of about `target` bytes where the tiles allow;
-    /// `None` at the end.
+    /// The Hilbert values of the next part, of about `target` bytes where
+    /// the tiles allow; `None` at the end.
     pub(crate) fn next_part(
         &mut self,
         snapshot: &Snapshot,
         cell_bytes: &CellBytes,
         target: u64,
-    ) -> Result<Option<RunPart>> {
+    ) -> Result<Option<(i128, i128)>> {
         let Some(from) = self.from else {
             return Ok(None);
         };
         for run in &mut self.fragments {
             run.open.retain(|&(_, _, _, most)| most >= from);
+            run.held.release_below(from);
             // Each fragment with tiles left has one reaching `from`.
             while run.reached < from && run.next < run.tiles.len() {
                 open_next(snapshot, run)?;
@@ -133,44 +135,37 @@ impl HilbertRuns {
                 _ => {
                     let to = limit.map_or(i128::from(u64::MAX), |l| l - 1);
                     self.from = limit;
-                    let tiles = self.tiles(snapshot, (from, to));
-                    return Ok(Some((self.query.clone(), (from, to), tiles)));
+                    return Ok(Some((from, to)));
                 }
             }
         }
     }
 
-    /// The opened tiles that may hold values `from..=to`.
-    fn tiles(&self, snapshot: &Snapshot, (from, to): (i128, i128)) -> TileSet {
-        let fragments = snapshot.fragments();
-        self.fragments
-            .iter()
-            .flat_map(|r| {
-                let path = &fragments[r.index].path;
-                r.open
-                    .iter()
-                    .filter(move |t| t.2 <= to && t.3 >= from)
-                    .map(move |t| (path.clone(), t.0))
-            })
-            .collect()
+    /// The cells of the values `from..=to` (a part [`next_part`] gave),
+    /// read from the opened tiles.
+    ///
+    /// [`next_part`]: HilbertRuns::next_part
+    pub(crate) fn read(&self, snapshot: &Snapshot, values: (i128, i128)) -> Result<ReadResult> {
+        let held: Vec<&HeldTiles<'_>> = self.fragments.iter().map(|r| &r.held).collect();
+        let mut part = read_run(snapshot, &self.query, &held, values)?;
+        if self.query.skip_coordinates {
+            part.dimensions.clear();
+        }
+        Ok(part)
     }
 }
 
 /// Opens the next tile of `run`: its least and greatest value, checked to
 /// follow the tiles before it (a fragment out of order would otherwise
 /// lose cells to earlier parts).
-fn open_next(snapshot: &Snapshot, run: &mut FragmentRun) -> Result<()> {
+fn open_next(snapshot: &Snapshot, run: &mut FragmentRun<'_>) -> Result<()> {
     let fragment = &snapshot.fragments()[run.index];
     let tile = run.tiles[run.next];
     run.next += 1;
-    let [(least, most)] = tile_hilbert_bounds(snapshot, fragment, &[tile])?[..] else {
-        return Ok(());
-    };
-    if least > most {
+    let Some((least, most)) = run.held.open(snapshot, tile)? else {
         // No cell.
         return Ok(());
-    }
-    let (least, most) = (i128::from(least), i128::from(most));
+    };
     if least < run.reached {
         let at = format!("fragment {}, tile {tile}", fragment.name);
         let cause = Cause::Inconsistent {

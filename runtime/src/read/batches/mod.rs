@@ -40,7 +40,7 @@ use crate::snapshot::Snapshot;
 
 use estimate::result_bytes;
 use hilbert_runs::HilbertRuns;
-use plan::{Plan, PlannedPart};
+use plan::Plan;
 
 /// The results of a read in batches of at most a budget of bytes, in the
 /// query's result order (made by [`batches`]). Each item is the next batch
@@ -52,7 +52,7 @@ pub struct Batches<'a> {
     plan: Option<Plan>,
     /// A Hilbert-ordered read the plan cannot cut (its tiles' MBRs do not
     /// bound their Hilbert values): cut into runs of values instead.
-    runs: Option<HilbertRuns>,
+    runs: Option<HilbertRuns<'a>>,
     /// Cells read but not yet handed out, joined until the budget.
     pending: Option<ReadResult>,
     /// A part larger than the budget that cannot be cut by coordinates,
@@ -81,7 +81,7 @@ pub fn batches<'a>(snapshot: &'a Snapshot, query: &ReadQuery, budget: u64) -> Re
     if budget == 0 {
         return Err(Error::Usage("a memory budget of 0 bytes".into()));
     }
-    let plan = Plan::new(snapshot, query)?;
+    let plan = Plan::new(snapshot, query, budget)?;
     let runs = if plan.reads_whole() {
         HilbertRuns::new(snapshot, query)?
     } else {
@@ -156,40 +156,42 @@ impl Batches<'_> {
             let Some(plan) = self.plan.as_mut() else {
                 return Ok(self.pending.take());
             };
-            let next = match self.runs.as_mut() {
-                Some(runs) => runs
-                    .next_part(self.snapshot, plan.cell_bytes(), target)?
-                    .map(|(query, values, tiles)| PlannedPart {
-                        query,
-                        part: None,
-                        hilbert: Some((values, tiles)),
-                    }),
-                None => plan.next_part(target),
-            };
-            let Some(next) = next else {
-                self.plan = None;
-                return Ok(self.pending.take());
-            };
             let prune = crate::read::skip::Prune {
                 condition: self.prune.as_ref(),
                 answered: None,
                 only: None,
             };
-            let result = if let Some((values, tiles)) = &next.hilbert {
-                hilbert_part(self.snapshot, &next.query, prune, *values, tiles)?
+            let (result, part) = if let Some(runs) = self.runs.as_mut() {
+                // A run is read from the tiles the runs hold, each decoded
+                // once (none left out by the condition: the caller applies
+                // it to the batches).
+                let Some(values) = runs.next_part(self.snapshot, plan.cell_bytes(), target)? else {
+                    self.plan = None;
+                    return Ok(self.pending.take());
+                };
+                (runs.read(self.snapshot, values)?, None)
             } else {
-                match plan.range_order() {
-                    RangeOrder::ByFragments => {
-                        crate::read::read_pruned(self.snapshot, &next.query, prune)?
-                    }
-                    order => {
-                        let mut result = read_part(self.snapshot, &next.query, prune, order)?;
-                        if next.query.skip_coordinates {
-                            result.dimensions.clear();
+                let Some(next) = plan.next_part(target) else {
+                    self.plan = None;
+                    return Ok(self.pending.take());
+                };
+                let result = if let Some((values, tiles)) = &next.hilbert {
+                    hilbert_part(self.snapshot, &next.query, prune, *values, tiles)?
+                } else {
+                    match plan.range_order() {
+                        RangeOrder::ByFragments => {
+                            crate::read::read_pruned(self.snapshot, &next.query, prune)?
                         }
-                        result
+                        order => {
+                            let mut result = read_part(self.snapshot, &next.query, prune, order)?;
+                            if next.query.skip_coordinates {
+                                result.dimensions.clear();
+                            }
+                            result
+                        }
                     }
-                }
+                };
+                (result, next.part)
             };
             plan.cell_bytes().observe(&result);
             let bytes = result_bytes(&result);
@@ -197,7 +199,7 @@ impl Batches<'_> {
                 continue;
             }
             if bytes > self.budget {
-                if let Some(part) = &next.part {
+                if let Some(part) = &part {
                     if plan.split(part) {
                         continue;
                     }

@@ -164,8 +164,9 @@ pub(crate) struct Plan {
 const MAX_DENSE_PART: u128 = crate::read::dense::MAX_DENSE_CELLS / 2;
 
 impl Plan {
-    /// The plan of `query` (already checked by the readers' decoding).
-    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery) -> Result<Plan> {
+    /// The plan of `query` (already checked by the readers' decoding),
+    /// read under `budget` bytes.
+    pub(crate) fn new(snapshot: &Snapshot, query: &ReadQuery, budget: u64) -> Result<Plan> {
         let schema = snapshot.schema();
         let dense = schema.is_dense();
         let n = schema.dimensions.len();
@@ -190,7 +191,9 @@ impl Plan {
         let ordered = matches!(layout, ResultOrder::RowMajor | ResultOrder::ColMajor);
         if !dense && ordered && n == 1 && !ascending_apart(&axes) && !digits.is_empty() {
             // Several overlapping or unsorted ranges, row- or column-major.
-            order = range_order(snapshot, query, &axes, &digits)?;
+            // The fragments are found with a sparse part's share of the
+            // budget in decoded coordinates.
+            order = range_order(snapshot, query, &axes, &digits, budget / 8)?;
             if order == RangeOrder::ByFragments {
                 // Range order: the cells of the ranges as given, one
                 // range after the other, each in coordinate order.

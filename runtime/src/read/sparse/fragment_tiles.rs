@@ -45,6 +45,42 @@ impl DecodedTilesByField {
         self.get(field).is_some()
     }
 
+    /// Every field's tiles, with what it holds.
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut Option<Vec<TileData>>> {
+        self.attributes
+            .iter_mut()
+            .chain(self.dimensions.iter_mut())
+            .chain([
+                &mut self.coords,
+                &mut self.timestamps,
+                &mut self.delete_timestamps,
+                &mut self.delete_condition_index,
+            ])
+    }
+
+    /// Appends the tiles of `more` (the same fields loaded) after these.
+    pub(crate) fn append(&mut self, mut more: DecodedTilesByField) {
+        // The same slots on both sides, so that the fields pair up.
+        let attributes = self.attributes.len().max(more.attributes.len());
+        let dimensions = self.dimensions.len().max(more.dimensions.len());
+        for side in [&mut *self, &mut more] {
+            side.attributes.resize_with(attributes, || None);
+            side.dimensions.resize_with(dimensions, || None);
+        }
+        for (into, add) in self.all_mut().zip(more.all_mut()) {
+            if let Some(add) = add.take() {
+                into.get_or_insert_with(Vec::new).extend(add);
+            }
+        }
+    }
+
+    /// Drops the first `n` tiles of every field.
+    pub(crate) fn drop_front(&mut self, n: usize) {
+        for tiles in self.all_mut().flatten() {
+            tiles.drain(..n.min(tiles.len()));
+        }
+    }
+
     pub(crate) fn insert(&mut self, field: Field, tiles: Vec<TileData>) {
         let grow = |slots: &mut Vec<Option<Vec<TileData>>>, i: usize| {
             if slots.len() <= i {

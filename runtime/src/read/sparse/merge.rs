@@ -123,7 +123,8 @@ pub(crate) fn run_ordered(
 
     sort_candidates(schema, query.layout, &mut candidates);
     let order = result_order(query.layout, &ranges, &candidates, one_fragment);
-    let result = gather(schema, &attributes, &loaded, &candidates, &order);
+    let fragments: Vec<&FragmentTiles<'_>> = loaded.iter().collect();
+    let result = gather(schema, &attributes, &fragments, &candidates, &order);
     let history = if consolidating {
         order
             .iter()
@@ -169,46 +170,6 @@ pub(crate) fn result_fragments(
         .collect())
 }
 
-/// The least and greatest Hilbert value of the cells of each of `tiles`
-/// of `fragment` (a sparse fragment of a Hilbert-ordered array): only the
-/// coordinates of these tiles are read, and none is kept.
-pub(crate) fn tile_hilbert_bounds(
-    array: &Snapshot,
-    fragment: &FragmentMetadata,
-    tiles: &[u64],
-) -> Result<Vec<(u64, u64)>> {
-    let fields = if crate::format::generated::dimensions_stored_apart(fragment.version) {
-        (0..fragment.schema.dimensions.len())
-            .map(Field::Dimension)
-            .collect()
-    } else {
-        vec![Field::Coords]
-    };
-    let loaded = load(array, vec![(fragment, tiles.to_vec(), fields)])?;
-    let order = GlobalOrder::new(array.schema());
-    let frag = &loaded[0];
-    let mut bounds = Vec::with_capacity(tiles.len());
-    for (slot, &tile) in frag.tiles.iter().enumerate() {
-        let (mut least, mut most) = (u64::MAX, 0);
-        for cell in 0..fragment.cell_num(tile, 0) {
-            let mut coords = Vec::with_capacity(fragment.schema.dimensions.len());
-            for (d, dim) in fragment.schema.dimensions.iter().enumerate() {
-                let value = coord_bytes(frag, d, slot, cell)
-                    .and_then(|bytes| Scalar::decode(dim.datatype, bytes))
-                    .ok_or_else(|| {
-                        let at = format!("fragment {}, tile {tile}", fragment.name);
-                        Error::corrupt(0, "coordinates", Cause::EndsEarly).within(at)
-                    })?;
-                coords.push(value);
-            }
-            let value = GlobalOrder::hilbert_of(&order.key(&coords));
-            (least, most) = (least.min(value), most.max(value));
-        }
-        bounds.push((least, most));
-    }
-    Ok(bounds)
-}
-
 /// Per visible sparse fragment with cells: the tiles the ranges touch and
 /// the fields to load (coordinates, timestamps, delete metadata, condition
 /// fields and the output attributes).
@@ -219,7 +180,6 @@ fn plan<'a>(
     consolidating: bool,
     prune: Prune<'_>,
 ) -> Result<Vec<Planned<'a>>> {
-    let schema = array.schema();
     let fragments: Vec<&FragmentMetadata> = array
         .fragments()
         .iter()
@@ -236,50 +196,64 @@ fn plan<'a>(
     });
     let mut planned: Vec<Planned<'a>> = Vec::new();
     for (fragment, tiles) in fragments.into_iter().zip(touched) {
-        let fschema = &fragment.schema;
         let mut tiles = tiles?;
         if !prune.is_empty() {
             tiles = prune.tiles(array, fragment, tiles)?;
         }
-        // Fields: coordinates, timestamps, delete metadata, condition
-        // fields and the output attributes.
-        let mut fields: Vec<Field> =
-            if crate::format::generated::dimensions_stored_apart(fragment.version) {
-                (0..fschema.dimensions.len())
-                    .map(Field::Dimension)
-                    .collect()
-            } else {
-                vec![Field::Coords]
-            };
-        if fragment.has_timestamps {
-            fields.push(Field::Timestamps);
-        }
-        if fragment.has_delete_meta {
-            fields.push(Field::DeleteTimestamps);
-            if consolidating {
-                fields.push(Field::DeleteConditionIndex);
-            }
-        }
-        let mut names = HashSet::new();
-        for c in array.conditions() {
-            condition_fields(&c.keep, &mut names);
-        }
-        for &a in attributes {
-            names.insert(schema.attributes[a].name.clone());
-        }
-        for name in names {
-            if let Some((i, _)) = fschema.attribute(&name) {
-                fields.push(Field::Attribute(i));
-            }
-        }
+        let fields = fields_for(array, fragment, attributes, consolidating);
         planned.push((fragment, tiles, fields));
     }
 
     Ok(planned)
 }
 
+/// The fields a sparse read loads from a fragment's tiles: coordinates,
+/// timestamps, delete metadata, condition fields and the output attributes.
+pub(super) fn fields_for(
+    array: &Snapshot,
+    fragment: &FragmentMetadata,
+    attributes: &[usize],
+    consolidating: bool,
+) -> Vec<Field> {
+    let schema = array.schema();
+    let fschema = &fragment.schema;
+    let mut fields: Vec<Field> =
+        if crate::format::generated::dimensions_stored_apart(fragment.version) {
+            (0..fschema.dimensions.len())
+                .map(Field::Dimension)
+                .collect()
+        } else {
+            vec![Field::Coords]
+        };
+    if fragment.has_timestamps {
+        fields.push(Field::Timestamps);
+    }
+    if fragment.has_delete_meta {
+        fields.push(Field::DeleteTimestamps);
+        if consolidating {
+            fields.push(Field::DeleteConditionIndex);
+        }
+    }
+    let mut names = HashSet::new();
+    for c in array.conditions() {
+        condition_fields(&c.keep, &mut names);
+    }
+    for &a in attributes {
+        names.insert(schema.attributes[a].name.clone());
+    }
+    for name in names {
+        if let Some((i, _)) = fschema.attribute(&name) {
+            fields.push(Field::Attribute(i));
+        }
+    }
+    fields
+}
+
 /// Decodes the planned tiles of each fragment.
-fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentTiles<'a>>> {
+pub(super) fn load<'a>(
+    array: &Snapshot,
+    planned: Vec<Planned<'a>>,
+) -> Result<Vec<FragmentTiles<'a>>> {
     let storage = array.storage();
     let key = array.options().key;
     let wanted: Vec<WantedTiles<'_>> = planned
@@ -318,7 +292,7 @@ fn load<'a>(array: &Snapshot, planned: Vec<Planned<'a>>) -> Result<Vec<FragmentT
 /// The cells of one fragment inside the ranges and the open time range,
 /// marked when a delete removes them (with `consolidating`, each with the
 /// delete that removed it instead).
-fn fragment_candidates(
+pub(super) fn fragment_candidates(
     array: &Snapshot,
     fi: usize,
     frag: &FragmentTiles<'_>,
@@ -456,7 +430,7 @@ fn fragment_candidates(
 /// Of the candidates with equal coordinates, the latest (timestamp,
 /// fragment index, then the last stored). In place: the candidates are
 /// never held twice.
-fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
+pub(super) fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
     candidates.sort_by(|a, b| {
         compare_coords(&a.coords, &b.coords, false).then_with(|| {
             (b.timestamp, b.frag, b.slot, b.cell).cmp(&(a.timestamp, a.frag, a.slot, a.cell))
@@ -468,7 +442,11 @@ fn latest_of_duplicates(mut candidates: Vec<Candidate>) -> Vec<Candidate> {
 }
 
 /// Sorts the candidates into the result order.
-fn sort_candidates(schema: &ArraySchema, layout: ResultOrder, candidates: &mut [Candidate]) {
+pub(super) fn sort_candidates(
+    schema: &ArraySchema,
+    layout: ResultOrder,
+    candidates: &mut [Candidate],
+) {
     // Cells with equal coordinates (duplicates) come newest fragment first,
     // then in their stored order, as TileDB returns them.
     let tie = |a: &Candidate, b: &Candidate| {
@@ -519,7 +497,7 @@ fn permute_in_place<T>(items: &mut [T], mut permutation: Vec<usize>) {
 
 /// The candidates in result order, by index, repeated per range
 /// combination where the layout asks for it.
-fn result_order(
+pub(super) fn result_order(
     layout: ResultOrder,
     ranges: &[Vec<(Scalar, Scalar)>],
     candidates: &[Candidate],
@@ -556,10 +534,10 @@ fn result_order(
 }
 
 /// The result columns of the candidates in `order`.
-fn gather(
+pub(super) fn gather(
     schema: &ArraySchema,
     attributes: &[usize],
-    loaded: &[FragmentTiles<'_>],
+    loaded: &[&FragmentTiles<'_>],
     candidates: &[Candidate],
     order: &[usize],
 ) -> ReadResult {

@@ -10,10 +10,12 @@
 mod bands;
 mod cells;
 pub(crate) mod fragment_tiles;
+mod held;
 mod merge;
 pub(crate) mod ranges;
 mod sorted;
 mod stream;
+mod winners;
 
 use crate::error::Result;
 use crate::read::query::{ReadQuery, ResultOrder};
@@ -21,9 +23,11 @@ use crate::read::result::ReadResult;
 use crate::read::skip::Prune;
 use crate::read::sparse::bands::{read_in_bands, BAND_CELLS};
 pub use crate::read::sparse::bands::{sorted_bands, Band};
-pub(crate) use crate::read::sparse::merge::{result_fragments, tile_hilbert_bounds, RangeOrder};
+pub(crate) use crate::read::sparse::held::{read_run, HeldTiles};
+pub(crate) use crate::read::sparse::merge::{result_fragments, RangeOrder};
 use crate::read::sparse::merge::{run, run_ordered};
 use crate::read::sparse::ranges::merge_string_ranges;
+pub(crate) use crate::read::sparse::winners::results_from_one_fragment;
 use crate::snapshot::Snapshot;
 
 /// Every cell of every visible fragment as fragment consolidation reads

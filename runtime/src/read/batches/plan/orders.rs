@@ -6,69 +6,36 @@ use crate::error::Result;
 use crate::filter::Datatype;
 use crate::read::batches::estimate::{CellBytes, SparseTiles};
 use crate::read::batches::key::Scale;
-use crate::read::query::{decode_ranges, ReadQuery, ResultOrder};
-use crate::read::sparse::{result_fragments, RangeOrder};
+use crate::read::query::{ReadQuery, ResultOrder};
+use crate::read::sparse::{result_fragments, results_from_one_fragment, RangeOrder};
 use crate::schema::ArraySchema;
 use crate::snapshot::Snapshot;
 
-use super::{Axis, Digit, Plan, TileSet, Unit};
+use super::{Axis, Digit, Plan, Unit};
 
 /// The order of a one-dimensional sparse row- or column-major read of
 /// overlapping or unsorted ranges, as TileDB chooses it for the whole read
 /// (`sparse::merge`): range order when its results (duplicates resolved,
 /// deleted cells counted) all come from one fragment, coordinate order —
 /// each cell once per range holding it — otherwise. A part cannot tell on
-/// its own, so the fragments are found first: from the tiles the ranges
-/// touch when at most one fragment has any; else from the coordinates of
-/// the fragments other than the largest, when few and none in the ranges;
-/// else by reading the coordinates in parts in coordinate order until a
-/// second fragment shows.
+/// its own, so the fragments are found first, by a streaming pass over the
+/// touched tiles' coordinates (`sparse::results_from_one_fragment`), about
+/// `chunk_bytes` of them decoded at a time per fragment. Should the
+/// fragments' cells not merge as they stream (stored in Hilbert order),
+/// the coordinates are read in parts in coordinate order until a second
+/// fragment shows.
 pub(super) fn range_order(
     snapshot: &Snapshot,
     query: &ReadQuery,
     axes: &[Option<Axis>],
     digits: &[Digit],
+    chunk_bytes: u64,
 ) -> Result<RangeOrder> {
-    let ranges = decode_ranges(snapshot.schema(), query)?;
-    // Per fragment whose tiles the ranges touch: its tiles and their cells.
-    let mut touched = Vec::new();
     crate::read::sparse::ranges::load_rtrees(snapshot);
-    for fragment in snapshot.fragments() {
-        if fragment.dense || fragment.non_empty_domain.is_none() {
-            continue;
-        }
-        let tiles = crate::read::sparse::ranges::touched_tiles(snapshot, fragment, &ranges)?;
-        if !tiles.is_empty() {
-            let cells: u64 = tiles.iter().map(|&t| fragment.cell_num(t, 0)).sum();
-            touched.push((fragment, tiles, cells));
-        }
-    }
-    if touched.len() <= 1 {
-        return Ok(RangeOrder::ByFragments);
-    }
-    // The fragments other than the largest, when small: if none of their
-    // cells is in the ranges, every result comes from the largest (a
-    // fragment whose tiles merely meet the ranges, the common case), found
-    // without reading the largest. (Deduplication among them never leaves
-    // none of their cells, so none found means none there.)
-    let largest = (0..touched.len())
-        .max_by_key(|&i| touched[i].2)
-        .unwrap_or(0);
-    let others: u64 = touched.iter().map(|t| t.2).sum::<u64>() - touched[largest].2;
-    if others <= SCAN_OTHER_CELLS {
-        let only: TileSet = touched
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i != largest)
-            .flat_map(|(_, (fragment, tiles, _))| tiles.iter().map(|&t| (fragment.path.clone(), t)))
-            .collect();
-        let coordinates = ReadQuery {
-            attributes: Some(Vec::new()),
-            ..query.clone()
-        };
-        if result_fragments(snapshot, &coordinates, Some(&only))?.is_empty() {
-            return Ok(RangeOrder::ByFragments);
-        }
+    match results_from_one_fragment(snapshot, query, chunk_bytes)? {
+        Some(true) => return Ok(RangeOrder::ByFragments),
+        Some(false) => return Ok(RangeOrder::Coordinates),
+        None => {}
     }
     // Coordinates only: the fragments are all that is wanted.
     let base = ReadQuery {
@@ -140,8 +107,3 @@ pub(super) fn hilbert_plan(
 /// merge holds each candidate cell with its coordinates (about 32,000
 /// cells of one coordinate).
 const SCAN_PART_BYTES: u64 = 256 << 10;
-
-/// The most cells of the fragments other than the largest that
-/// `range_order` reads to find that none is in the ranges (their
-/// candidates are held at once).
-const SCAN_OTHER_CELLS: u64 = 64 << 10;
