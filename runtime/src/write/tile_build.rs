@@ -7,7 +7,10 @@ use crate::error::Result;
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use std::sync::{Mutex, PoisonError};
 
-use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE};
+use crate::tile::{
+    filter_tile, filter_tile_into, filter_var_tile, unfiltered_frame, UnfilteredFrame,
+    SKIPPED_OFFSETS_TILE,
+};
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
@@ -36,10 +39,15 @@ pub(crate) struct TileRecipe {
 }
 
 /// One tile of one field, filtered.
-pub(crate) struct BuiltTile {
+pub(crate) struct BuiltTile<'c> {
     /// The tile of the field's first file (values, or offsets of a
-    /// var-sized field).
+    /// var-sized field); empty when `unframed` holds it.
     pub(crate) fixed: Vec<u8>,
+    /// A tile of fixed-size cells whose pipeline has no filters: its frame,
+    /// and its cells, written between the frame's bytes as they are (read
+    /// in place from the input, or gathered), never copied into a framed
+    /// buffer first.
+    pub(crate) unframed: Option<(UnfilteredFrame, TileBytes<'c>)>,
     /// A var-sized field's values tile.
     pub(crate) var: Vec<u8>,
     /// The unfiltered size of `var`.
@@ -47,6 +55,23 @@ pub(crate) struct BuiltTile {
     /// A nullable field's validity tile.
     pub(crate) validity: Vec<u8>,
     pub(crate) meta: TileMeta,
+}
+
+/// The unfiltered bytes of a tile: a run of the input's, or gathered.
+pub(crate) enum TileBytes<'c> {
+    /// Read in place from the input column.
+    Input(&'c [u8]),
+    /// Gathered from the input (a buffer of the [`BufferPool`]).
+    Gathered(Vec<u8>),
+}
+
+impl TileBytes<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            TileBytes::Input(b) => b,
+            TileBytes::Gathered(v) => v,
+        }
+    }
 }
 
 /// Tile buffers kept for reuse while one field is written: a buffer
@@ -75,12 +100,12 @@ impl BufferPool {
 
 /// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`;
 /// packed tiles take their buffers from `pool`.
-pub(crate) fn build_tile(
+pub(crate) fn build_tile<'c>(
     recipe: &TileRecipe,
-    column: &Column,
+    column: &'c Column,
     cells: &Cells<'_>,
     pool: &BufferPool,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'c>> {
     match recipe.cell_size {
         Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
             packed_tile(recipe, column, cells, cell_size, pool)
@@ -101,7 +126,7 @@ fn var_packed_tile(
     column: &Column,
     offsets: &[u64],
     cells: &Cells<'_>,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'static>> {
     let cell_num = cells.len();
     let mut data = Vec::new();
     let mut starts = Vec::with_capacity(cell_num);
@@ -164,6 +189,7 @@ fn var_packed_tile(
     };
     Ok(BuiltTile {
         fixed,
+        unframed: None,
         var,
         var_size: data.len() as u64,
         validity: validity_tile(recipe, validity.as_deref())?,
@@ -173,13 +199,13 @@ fn var_packed_tile(
 
 /// A fixed-size tile without fill cells: the cells copied one run (or one
 /// cell) at a time into the tile, its metadata read off the tile.
-fn packed_tile(
+fn packed_tile<'c>(
     recipe: &TileRecipe,
-    column: &Column,
+    column: &'c Column,
     cells: &Cells<'_>,
     cell_size: usize,
     pool: &BufferPool,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'c>> {
     let cell_num = cells.len();
     // One run of consecutive input cells (a sparse write given in global
     // order) is the tile itself: read in place, not copied.
@@ -223,15 +249,36 @@ fn packed_tile(
     let packed = Packed { data, cell_size };
     let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
         .into_recorded(recipe.nullable, cell_num as u64, false);
+    let validity = validity_tile(recipe, validity.as_deref())?;
+    // No filters: the cells go to the file as they are, between the
+    // frame's bytes (the gathered buffer back to the pool once written).
+    if let Some(frame) = unfiltered_frame(data.len(), &recipe.pipeline, &recipe.data_ctx)? {
+        let bytes = match in_place {
+            Some(run) => {
+                pool.give(gathered);
+                TileBytes::Input(run)
+            }
+            None => TileBytes::Gathered(gathered),
+        };
+        return Ok(BuiltTile {
+            fixed: Vec::new(),
+            unframed: Some((frame, bytes)),
+            var: Vec::new(),
+            var_size: 0,
+            validity,
+            meta,
+        });
+    }
     let mut fixed = pool.take();
     let filtered = filter_tile_into(data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
     pool.give(gathered);
     filtered?;
     Ok(BuiltTile {
         fixed,
+        unframed: None,
         var: Vec::new(),
         var_size: 0,
-        validity: validity_tile(recipe, validity.as_deref())?,
+        validity,
         meta,
     })
 }
@@ -248,7 +295,11 @@ fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u
 
 /// Any tile, cell by cell: var-sized fields and dense tiles with fill
 /// cells (whose metadata covers the written cells only, never padding).
-fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Result<BuiltTile> {
+fn listed_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    cells: &Cells<'_>,
+) -> Result<BuiltTile<'static>> {
     let tile = cells.listed();
     let bytes: Vec<&[u8]> = tile
         .iter()
@@ -277,6 +328,7 @@ fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Resul
     let cell_num = tile.len() as u64;
     let mut built = BuiltTile {
         fixed: Vec::new(),
+        unframed: None,
         var: Vec::new(),
         var_size: 0,
         validity: validity_tile(recipe, recipe.nullable.then_some(validity.as_slice()))?,
