@@ -136,7 +136,7 @@ impl FieldWriter<'_> {
             match tile.unframed {
                 // The frame's bytes and the cells, in one vectored write.
                 Some((frame, bytes)) => {
-                    let parts: Vec<&[u8]> = frame.pieces(bytes.bytes()).collect();
+                    let parts = bytes.framed(&frame);
                     self.fixed.append_parts(&parts)?;
                     if let TileBytes::Gathered(buffer) = bytes {
                         pool.give(buffer);
