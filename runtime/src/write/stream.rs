@@ -2,10 +2,11 @@
 //! when the cells held reach a size limit, so an input larger than memory is
 //! written with at most about one limit (plus one batch) held at a time.
 //!
-//! Every fragment is checked ([`validate`]) and committed as it is cut (data
-//! files, fragment metadata, then the commit marker: see the module
-//! [`crate::write`]), so a stream that stops part way — an error, a crash —
-//! leaves whole fragments only: those cut before, each readable by itself.
+//! Every fragment is checked ([`validate`](crate::write::validate())) and
+//! committed as it is cut (data files, fragment metadata, then the commit
+//! marker: see the module [`crate::write`]), so a stream that stops part way
+//! — an error, a crash — leaves whole fragments only: those cut before, each
+//! readable by itself.
 //!
 //! - Sparse: the batches hold the cells (coordinates among the columns) in
 //!   any order; a fragment takes whatever the held batches hold. Each

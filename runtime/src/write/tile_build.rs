@@ -151,7 +151,9 @@ fn runs_meta(recipe: &TileRecipe, runs: &[&[u8]], cell_size: usize) -> Option<Ti
     } else {
         u64::MAX.into()
     };
-    let (mut min, mut max): (Option<(i128, Vec<u8>)>, Option<(i128, Vec<u8>)>) = (None, None);
+    // The running extremes: each decoded, with its stored bytes.
+    let mut min: Option<(i128, Vec<u8>)> = None;
+    let mut max: Option<(i128, Vec<u8>)> = None;
     let (mut sum, mut bound) = (0i128, 0i128);
     for run in runs {
         let packed = Packed {
