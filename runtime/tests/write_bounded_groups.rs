@@ -1,5 +1,6 @@
 //! Writes build their tiles in bounded groups: a dense write of 128 MiB of
-//! INT64 cells, its tiles built 4 MiB at a time, holds little beyond its
+//! INT64 cells (BYTESHUFFLE: filtered tiles as large as their cells), its
+//! tiles built 4 MiB at a time, holds little beyond its
 //! input, while the same write with one unbounded group holds every tile
 //! at once. Each write runs in a child process (this test binary again,
 //! running the ignored `child` test) whose peak resident size (`VmHWM`)
@@ -30,13 +31,10 @@ fn cells_log2() -> u32 {
         .unwrap_or(24)
 }
 
-/// A dense 1-D INT64 array of `cells` cells in tiles of 2^16 cells.
-fn dense_array(path: &Path, cells: i64, zstd: bool) -> Array {
-    let attribute = AttributeSpec::new("a", Datatype::Int64);
-    let attribute = match zstd {
-        true => attribute.with_filters(vec![Filter::Zstd { level: 1 }]),
-        false => attribute,
-    };
+/// A dense 1-D INT64 array of `cells` cells in tiles of 2^16 cells,
+/// filtered with `filters`.
+fn dense_array(path: &Path, cells: i64, filters: Vec<Filter>) -> Array {
+    let attribute = AttributeSpec::new("a", Datatype::Int64).with_filters(filters);
     let schema = SchemaBuilder::dense()
         .dimension(DimensionSpec::new::<i64>("d", 0, cells - 1, Some(1 << 16)))
         .attribute(attribute);
@@ -64,7 +62,10 @@ fn child() {
     let spec = std::env::var("WRITE_GROUP_CHILD").expect("WRITE_GROUP_CHILD names the write");
     let (path, group) = spec.split_once(';').unwrap();
     let cells = 1i64 << cells_log2();
-    let array = dense_array(Path::new(path), cells, false);
+    // A filter that keeps the size: every filtered tile as large as its
+    // cells. (Unfiltered tiles of a 1-D write are read in place and written
+    // between their frames' bytes: no group holds them.)
+    let array = dense_array(Path::new(path), cells, vec![Filter::ByteShuffle]);
     let input = dense_input(cells, group.parse().ok());
     let before = resident_kib("VmRSS:");
     write_fragment(array.storage(), array.schema(), &input).unwrap();
@@ -143,7 +144,7 @@ fn small_groups_write_the_same_bytes() {
     // Dense, filtered, with tiles only partly written at both ends.
     let cells = 1i64 << 18;
     let path = dir.path().join("dense");
-    let array = dense_array(&path, cells + (1 << 16), true);
+    let array = dense_array(&path, cells + (1 << 16), vec![Filter::Zstd { level: 1 }]);
     for group in [Some(100_000), None] {
         let mut input = dense_input(cells, group);
         input.subarray = Some(vec![(1000, i128::from(cells) + 999)]);

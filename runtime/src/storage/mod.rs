@@ -209,6 +209,11 @@ pub struct IoCounters {
 pub trait FileWriter: Send {
     /// Appends `bytes` to the file.
     fn append(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Appends `parts`, one after another: a file that can takes them in
+    /// one vectored write each (no copy of them joined first).
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        parts.iter().try_for_each(|part| self.append(part))
+    }
     /// The bytes appended so far.
     fn len(&self) -> u64;
     /// Whether nothing was appended yet.

@@ -27,6 +27,9 @@
 //! offset.
 
 pub mod generic;
+mod unfiltered;
+
+pub use unfiltered::{unfiltered_frame, UnfilteredFrame};
 
 use rayon::prelude::*;
 

@@ -14,7 +14,7 @@ use crate::schema::ArraySchema;
 use crate::storage::{create_file, FileWriter, RelPath, Storage};
 
 use super::fragment_input::{usage, Column, FragmentInput, InputColumns};
-use super::tile_build::{build_tile, recipe, BufferPool, BuiltTile, TileRecipe};
+use super::tile_build::{build_tile, recipe, BufferPool, BuiltTile, TileBytes, TileRecipe};
 use super::tile_meta::{self, MetaKinds, TileMeta};
 use super::tiling::TilePlan;
 use crate::format::generated::{DATA_FILE_SUFFIX, VALIDITY_FILE_SUFFIX, VAR_FILE_SUFFIX};
@@ -129,11 +129,21 @@ struct FieldWriter<'s> {
 impl FieldWriter<'_> {
     /// Appends a group's filtered tiles in order, giving their buffers
     /// back to `pool`.
-    fn append(&mut self, built: Vec<BuiltTile>, pool: &BufferPool) -> Result<()> {
+    fn append(&mut self, built: Vec<BuiltTile<'_>>, pool: &BufferPool) -> Result<()> {
         let out = &mut self.out;
         for tile in built {
             out.tile_offsets.push(self.fixed.len());
-            self.fixed.append(&tile.fixed)?;
+            match tile.unframed {
+                // The frame's bytes and the cells, in one vectored write.
+                Some((frame, bytes)) => {
+                    let parts = bytes.framed(&frame);
+                    self.fixed.append_parts(&parts)?;
+                    if let TileBytes::Gathered(buffer) = bytes {
+                        pool.give(buffer);
+                    }
+                }
+                None => self.fixed.append(&tile.fixed)?,
+            }
             pool.give(tile.fixed);
             match self.var.as_mut() {
                 Some(var) => {
@@ -213,7 +223,7 @@ fn write_field(
     };
     let group = group_tiles(column, plan, column.len(), budget);
     let pool = BufferPool::default();
-    let build = |start: usize| -> Result<Vec<BuiltTile>> {
+    let build = |start: usize| -> Result<Vec<BuiltTile<'_>>> {
         let end = (start + group).min(tile_num);
         (start..end)
             .into_par_iter()
@@ -227,7 +237,7 @@ fn write_field(
     std::thread::scope(|scope| {
         // A rendezvous: a group is handed over only once the previous one
         // is written.
-        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<BuiltTile>>(0);
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<BuiltTile<'_>>>(0);
         let pool = &pool;
         let appending = scope.spawn(move || -> Result<FieldWriter<'_>> {
             for built in receive {

@@ -22,15 +22,17 @@ pub(super) fn off_tile_bounds(dim: &str, (lo, hi): (i128, i128), tile: i128, low
 }
 
 /// Checks that the subarray of a dense write in global order coincides with
-/// space tile bounds, as TileDB checks it before writing anything.
+/// space tile bounds, as TileDB checks it before writing anything; gives
+/// each dimension's tile extent.
 pub(super) fn check_tile_bounds(
     schema: &ArraySchema,
     subarray: Option<&[(i128, i128)]>,
-) -> Result<()> {
+) -> Result<Vec<i128>> {
     let sub = subarray.ok_or_else(|| usage("a dense write needs a subarray"))?;
     if sub.len() != schema.dimensions.len() {
         return Err(usage("the subarray needs one range per dimension"));
     }
+    let mut extents = Vec::with_capacity(sub.len());
     for (d, &(lo, hi)) in schema.dimensions.iter().zip(sub) {
         let Some((Scalar::Int(dlo), Scalar::Int(dhi))) = d.domain_scalars() else {
             return Err(usage(format!(
@@ -47,6 +49,7 @@ pub(super) fn check_tile_bounds(
         if lo > hi || tile <= 0 || (lo - dlo) % tile != 0 || (hi - dlo + 1) % tile != 0 {
             return Err(off_tile_bounds(&d.name, (lo, hi), tile, dlo));
         }
+        extents.push(tile);
     }
-    Ok(())
+    Ok(extents)
 }

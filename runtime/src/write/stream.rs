@@ -2,10 +2,11 @@
 //! when the cells held reach a size limit, so an input larger than memory is
 //! written with at most about one limit (plus one batch) held at a time.
 //!
-//! Every fragment is checked ([`validate`]) and committed as it is cut (data
-//! files, fragment metadata, then the commit marker: see the module
-//! [`crate::write`]), so a stream that stops part way — an error, a crash —
-//! leaves whole fragments only: those cut before, each readable by itself.
+//! Every fragment is checked ([`validate`](crate::write::validate())) and
+//! committed as it is cut (data files, fragment metadata, then the commit
+//! marker: see the module [`crate::write`]), so a stream that stops part way
+//! — an error, a crash — leaves whole fragments only: those cut before, each
+//! readable by itself.
 //!
 //! - Sparse: the batches hold the cells (coordinates among the columns) in
 //!   any order; a fragment takes whatever the held batches hold. Each
@@ -19,15 +20,25 @@
 //!   ([`StreamWriter::col_major`]) the last dimension varies slowest, so
 //!   fragments are cut at whole slabs of the last dimension (`the rest ×
 //!   [c0, c1]`), each a column-major dense write of its own.
+//! - Dense in global order ([`StreamWriter::global_order`]), as TileDB's
+//!   global-order writer takes several submits: the box on space tile
+//!   bounds, its cells tile after tile in the tile order (each tile's cells
+//!   in the cell order), batches of any size (a tile may span batches, as
+//!   TileDB carries a partial last tile from one submit to the next). The
+//!   tiles of one slab of tiles along the slowest dimension of the tile
+//!   order (the first for a row-major tile order, the last for column-major)
+//!   are contiguous, so a fragment is cut at whole slabs of tiles: a box on
+//!   tile bounds, each a global-order dense write of its own. As TileDB's
+//!   finalize, a stream whose cells do not fill its box is refused.
 
 use crate::directory::{Extension, TimestampedName, COMMITS_DIR, FRAGMENTS_DIR};
 use crate::error::Result;
-use crate::schema::ArraySchema;
+use crate::schema::{ArraySchema, SchemaOrder};
 use crate::storage::{RelPath, Storage};
 
-use super::fragment::write_fragment;
+use super::fragment::write_fragment_in_order;
 use super::fragment_input::{usage, Column};
-use super::validate::{validate, Write, WriteLayout};
+use super::validate::{validate_ordered, Write, WriteLayout};
 
 /// The cells of a dense stream: the box and how far the committed
 /// fragments and the held cells reach.
@@ -41,7 +52,11 @@ struct DenseBox {
     cut_dim: usize,
     /// The first row (index of `cut_dim`) not yet committed.
     next_row: i128,
-    /// Cells in one row: the product of the other dimensions' extents.
+    /// The rows a fragment is cut at a multiple of: 1, or in global order
+    /// the tile extent along `cut_dim` (a slab of tiles).
+    unit_rows: i128,
+    /// Cells in one unit of `unit_rows` rows: the product of the other
+    /// dimensions' extents, times `unit_rows`.
     row_cells: u64,
 }
 
@@ -114,6 +129,7 @@ impl<'a> StreamWriter<'a> {
             layout: WriteLayout::RowMajor,
             cut_dim: 0,
             next_row,
+            unit_rows: 1,
             row_cells,
         };
         Ok(Self::new(storage, schema, key, limit, Some(dense)))
@@ -140,6 +156,42 @@ impl<'a> StreamWriter<'a> {
         d.layout = WriteLayout::ColMajor;
         d.cut_dim = last;
         d.next_row = d.subarray[last].0;
+        Ok(self)
+    }
+
+    /// A dense stream takes its box's cells in global order instead (see
+    /// the module documentation): the box must coincide with space tile
+    /// bounds, as TileDB requires of a global-order dense write, and
+    /// fragments are cut at whole slabs of tiles. Refused on a sparse
+    /// stream or once cells were given.
+    pub fn global_order(mut self) -> Result<StreamWriter<'a>> {
+        if !self.held.is_empty() || !self.fragments.is_empty() {
+            return Err(usage("a stream's order is set before its first batch"));
+        }
+        let Some(d) = &mut self.dense else {
+            return Err(usage(
+                "a sparse stream takes its cells in any order; a global-order stream is dense",
+            ));
+        };
+        let extents = super::global_dense::check_tile_bounds(self.schema, Some(&d.subarray))?;
+        let cut_dim = match self.schema.tile_order {
+            SchemaOrder::ColMajor => d.subarray.len() - 1,
+            _ => 0,
+        };
+        let unit_rows = extents[cut_dim];
+        d.row_cells = d
+            .subarray
+            .iter()
+            .enumerate()
+            .map(|(i, &(l, h))| if i == cut_dim { unit_rows } else { h - l + 1 })
+            .try_fold(1u64, |n, e| {
+                u64::try_from(e).ok().and_then(|e| n.checked_mul(e))
+            })
+            .ok_or_else(|| usage("the stream's subarray has too many cells per slab of tiles"))?;
+        d.layout = WriteLayout::GlobalOrder;
+        d.cut_dim = cut_dim;
+        d.unit_rows = unit_rows;
+        d.next_row = d.subarray[cut_dim].0;
         Ok(self)
     }
 
@@ -288,21 +340,25 @@ impl<'a> StreamWriter<'a> {
         let write = match &self.dense {
             None => Write::sparse(std::mem::take(&mut self.held)),
             Some(d) => {
-                let rows = cells / d.row_cells;
+                let units = cells / d.row_cells;
                 if last && !cells.is_multiple_of(d.row_cells) {
-                    return Err(usage("the dense stream ended within a row"));
+                    return Err(usage(match d.layout {
+                        WriteLayout::GlobalOrder => "the dense stream ended within a slab of tiles",
+                        _ => "the dense stream ended within a row",
+                    }));
                 }
+                let rows = i128::from(units) * d.unit_rows;
                 let left = d.rows().1 - d.next_row + 1;
-                if i128::from(rows) > left {
+                if rows > left {
                     return Err(usage("the dense stream holds more cells than its box"));
                 }
-                if rows == 0 {
+                if units == 0 {
                     return Ok(());
                 }
-                let keep = (rows * d.row_cells) as usize;
+                let keep = (units * d.row_cells) as usize;
                 let rest: Vec<Column> = self.held.iter_mut().map(|c| split_off(c, keep)).collect();
                 let mut slab = d.subarray.clone();
-                slab[d.cut_dim] = (d.next_row, d.next_row + i128::from(rows) - 1);
+                slab[d.cut_dim] = (d.next_row, d.next_row + rows - 1);
                 Write::dense(slab, std::mem::replace(&mut self.held, rest)).with_layout(d.layout)
             }
         };
@@ -326,12 +382,21 @@ impl<'a> StreamWriter<'a> {
         Ok(())
     }
 
+    /// Checks and writes one fragment, its columns lent (not copied) to
+    /// the writer, so a cut holds the cells once.
     fn commit(&self, write: &Write) -> Result<Option<String>> {
-        let Some(mut input) = validate(self.schema, write)? else {
+        let Some(mut checked) = validate_ordered(self.schema, write)? else {
             return Ok(None);
         };
-        input.key = self.key;
-        write_fragment(self.storage, self.schema, &input).map(Some)
+        checked.input.key = self.key;
+        write_fragment_in_order(
+            self.storage,
+            self.schema,
+            &checked.input,
+            &checked.columns,
+            checked.order,
+        )
+        .map(Some)
     }
 }
 

@@ -7,7 +7,10 @@ use crate::error::Result;
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use std::sync::{Mutex, PoisonError};
 
-use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE};
+use crate::tile::{
+    filter_tile, filter_tile_into, filter_var_tile, unfiltered_frame, UnfilteredFrame,
+    SKIPPED_OFFSETS_TILE,
+};
 
 use super::fragment_input::{usage, Column};
 use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
@@ -36,10 +39,15 @@ pub(crate) struct TileRecipe {
 }
 
 /// One tile of one field, filtered.
-pub(crate) struct BuiltTile {
+pub(crate) struct BuiltTile<'c> {
     /// The tile of the field's first file (values, or offsets of a
-    /// var-sized field).
+    /// var-sized field); empty when `unframed` holds it.
     pub(crate) fixed: Vec<u8>,
+    /// A tile of fixed-size cells whose pipeline has no filters: its frame,
+    /// and its cells, written between the frame's bytes as they are (read
+    /// in place from the input, or gathered), never copied into a framed
+    /// buffer first.
+    pub(crate) unframed: Option<(UnfilteredFrame, TileBytes<'c>)>,
     /// A var-sized field's values tile.
     pub(crate) var: Vec<u8>,
     /// The unfiltered size of `var`.
@@ -47,6 +55,147 @@ pub(crate) struct BuiltTile {
     /// A nullable field's validity tile.
     pub(crate) validity: Vec<u8>,
     pub(crate) meta: TileMeta,
+}
+
+/// The unfiltered bytes of a tile: a run of the input's, or gathered.
+pub(crate) enum TileBytes<'c> {
+    /// Read in place from the input column.
+    Input(&'c [u8]),
+    /// Gathered from the input (a buffer of the [`BufferPool`]).
+    Gathered(Vec<u8>),
+    /// Runs of the input, in tile order (none empty): a dense tile's row
+    /// segments, never gathered.
+    Runs(Vec<&'c [u8]>),
+}
+
+impl TileBytes<'_> {
+    /// The framed tile's pieces in file order: `frame`'s bytes with the
+    /// tile's bytes between them, for one vectored write.
+    pub(crate) fn framed<'a>(&'a self, frame: &'a UnfilteredFrame) -> Vec<&'a [u8]> {
+        let runs = match self {
+            TileBytes::Input(b) => return frame.pieces(b).collect(),
+            TileBytes::Gathered(v) => return frame.pieces(v).collect(),
+            TileBytes::Runs(runs) => runs,
+        };
+        let mut out = Vec::with_capacity(2 * frame.chunks.len() + runs.len());
+        let (mut run, mut at) = (0, 0);
+        for (header, chunk) in &frame.chunks {
+            out.push(&frame.headers[header.clone()]);
+            let mut need = chunk.len();
+            while need > 0 {
+                let Some(r) = runs.get(run) else { break };
+                let take = (r.len() - at).min(need);
+                out.push(&r[at..at + take]);
+                (at, need) = (at + take, need - take);
+                if at == r.len() {
+                    (run, at) = (run + 1, 0);
+                }
+            }
+        }
+        out.retain(|piece| !piece.is_empty());
+        out
+    }
+}
+
+/// The input runs of a tile of fixed-size cells whose runs are all of
+/// neighbouring cells (a dense write's row segments): `None` otherwise.
+fn contiguous_runs<'c>(
+    column: &'c Column,
+    cells: &Cells<'_>,
+    cell_size: usize,
+) -> Option<Vec<&'c [u8]>> {
+    let Cells::Runs(runs) = cells else {
+        return None;
+    };
+    runs.iter()
+        .filter(|r| r.len > 0)
+        .map(|&Run { from, step, len }| {
+            let from = from?;
+            (step == 1 || len == 1).then_some(())?;
+            column.data.get(from * cell_size..(from + len) * cell_size)
+        })
+        .collect()
+}
+
+/// The metadata of an integer tile given as runs, each run's metadata
+/// read in place and merged: the minimum of the minima, the maximum of the
+/// maxima, the sum of the sums. Equal to the whole tile's when no partial
+/// sum can saturate (every cell's magnitude times the cells stays within
+/// the sum's type); `None` otherwise, or for other types, and the caller
+/// gathers the tile instead.
+fn runs_meta(recipe: &TileRecipe, runs: &[&[u8]], cell_size: usize) -> Option<TileMeta> {
+    use crate::filter::Datatype::*;
+    let t = recipe.datatype;
+    let signed = match t {
+        Int8 | Int16 | Int32 | Int64 => true,
+        Uint8 | Uint16 | Uint32 | Uint64 => false,
+        _ => return None,
+    };
+    if recipe.nullable || cell_size != t.size() as usize {
+        return None;
+    }
+    let value = |b: &[u8]| -> Option<i128> {
+        Some(match t {
+            Int8 => i8::from_le_bytes(b.try_into().ok()?).into(),
+            Int16 => i16::from_le_bytes(b.try_into().ok()?).into(),
+            Int32 => i32::from_le_bytes(b.try_into().ok()?).into(),
+            Int64 => i64::from_le_bytes(b.try_into().ok()?).into(),
+            Uint8 => u8::from_le_bytes(b.try_into().ok()?).into(),
+            Uint16 => u16::from_le_bytes(b.try_into().ok()?).into(),
+            Uint32 => u32::from_le_bytes(b.try_into().ok()?).into(),
+            _ => u64::from_le_bytes(b.try_into().ok()?).into(),
+        })
+    };
+    let limit: i128 = if signed {
+        i64::MAX.into()
+    } else {
+        u64::MAX.into()
+    };
+    // The running extremes: each decoded, with its stored bytes.
+    let mut min: Option<(i128, Vec<u8>)> = None;
+    let mut max: Option<(i128, Vec<u8>)> = None;
+    let (mut sum, mut bound) = (0i128, 0i128);
+    for run in runs {
+        let packed = Packed {
+            data: run,
+            cell_size,
+        };
+        let meta = tile_meta::fixed_tile(t, recipe.kinds, &packed, None);
+        let (lo, hi) = match (&meta.min, &meta.max) {
+            (Some(lo), Some(hi)) => (value(lo)?, value(hi)?),
+            _ => return None,
+        };
+        // Every partial sum of the tile lies within ± this bound.
+        let cells = (run.len() / cell_size) as i128;
+        bound = bound.checked_add(cells.checked_mul(lo.abs().max(hi.abs()))?)?;
+        if bound >= limit {
+            return None;
+        }
+        sum += if signed {
+            i128::from(i64::from_le_bytes(meta.sum))
+        } else {
+            i128::from(u64::from_le_bytes(meta.sum))
+        };
+        if min.as_ref().is_none_or(|(m, _)| lo <= *m) {
+            min = meta.min.map(|b| (lo, b));
+        }
+        if max.as_ref().is_none_or(|(m, _)| hi >= *m) {
+            max = meta.max.map(|b| (hi, b));
+        }
+    }
+    let sum = if !recipe.kinds.sum {
+        [0; 8]
+    } else if signed {
+        i64::try_from(sum).ok()?.to_le_bytes()
+    } else {
+        u64::try_from(sum).ok()?.to_le_bytes()
+    };
+    Some(TileMeta {
+        min: min.map(|(_, b)| b),
+        max: max.map(|(_, b)| b),
+        sum,
+        null_count: 0,
+    })
 }
 
 /// Tile buffers kept for reuse while one field is written: a buffer
@@ -75,12 +224,12 @@ impl BufferPool {
 
 /// Builds the tile of `cells` (`cell_num` cells, fill included) of `column`;
 /// packed tiles take their buffers from `pool`.
-pub(crate) fn build_tile(
+pub(crate) fn build_tile<'c>(
     recipe: &TileRecipe,
-    column: &Column,
+    column: &'c Column,
     cells: &Cells<'_>,
     pool: &BufferPool,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'c>> {
     match recipe.cell_size {
         Some(cell_size) if !cells.has_fill() && column.cell_size() == Some(cell_size) => {
             packed_tile(recipe, column, cells, cell_size, pool)
@@ -101,7 +250,7 @@ fn var_packed_tile(
     column: &Column,
     offsets: &[u64],
     cells: &Cells<'_>,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'static>> {
     let cell_num = cells.len();
     let mut data = Vec::new();
     let mut starts = Vec::with_capacity(cell_num);
@@ -164,6 +313,7 @@ fn var_packed_tile(
     };
     Ok(BuiltTile {
         fixed,
+        unframed: None,
         var,
         var_size: data.len() as u64,
         validity: validity_tile(recipe, validity.as_deref())?,
@@ -173,14 +323,17 @@ fn var_packed_tile(
 
 /// A fixed-size tile without fill cells: the cells copied one run (or one
 /// cell) at a time into the tile, its metadata read off the tile.
-fn packed_tile(
+fn packed_tile<'c>(
     recipe: &TileRecipe,
-    column: &Column,
+    column: &'c Column,
     cells: &Cells<'_>,
     cell_size: usize,
     pool: &BufferPool,
-) -> Result<BuiltTile> {
+) -> Result<BuiltTile<'c>> {
     let cell_num = cells.len();
+    if let Some(built) = unfiltered_runs_tile(recipe, column, cells, cell_size)? {
+        return Ok(built);
+    }
     // One run of consecutive input cells (a sparse write given in global
     // order) is the tile itself: read in place, not copied.
     let in_place = match cells {
@@ -223,17 +376,72 @@ fn packed_tile(
     let packed = Packed { data, cell_size };
     let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, validity.as_deref())
         .into_recorded(recipe.nullable, cell_num as u64, false);
+    let validity = validity_tile(recipe, validity.as_deref())?;
+    // No filters: the cells go to the file as they are, between the
+    // frame's bytes (the gathered buffer back to the pool once written).
+    if let Some(frame) = unfiltered_frame(data.len(), &recipe.pipeline, &recipe.data_ctx)? {
+        let bytes = match in_place {
+            Some(run) => {
+                pool.give(gathered);
+                TileBytes::Input(run)
+            }
+            None => TileBytes::Gathered(gathered),
+        };
+        return Ok(BuiltTile {
+            fixed: Vec::new(),
+            unframed: Some((frame, bytes)),
+            var: Vec::new(),
+            var_size: 0,
+            validity,
+            meta,
+        });
+    }
     let mut fixed = pool.take();
     let filtered = filter_tile_into(data, &recipe.pipeline, &recipe.data_ctx, &mut fixed);
     pool.give(gathered);
     filtered?;
     Ok(BuiltTile {
         fixed,
+        unframed: None,
         var: Vec::new(),
         var_size: 0,
-        validity: validity_tile(recipe, validity.as_deref())?,
+        validity,
         meta,
     })
+}
+
+/// An unfiltered integer tile of several runs of the input (a dense
+/// write's row segments): its metadata read off the runs and its cells
+/// written from them between the frame's bytes, never gathered. `None`
+/// where that does not apply (one run, filters, other types, a sum that
+/// might saturate).
+fn unfiltered_runs_tile<'c>(
+    recipe: &TileRecipe,
+    column: &'c Column,
+    cells: &Cells<'_>,
+    cell_size: usize,
+) -> Result<Option<BuiltTile<'c>>> {
+    if !recipe.pipeline.filters.is_empty() || !recipe.kinds.min_max {
+        return Ok(None);
+    }
+    let Some(runs) = contiguous_runs(column, cells, cell_size).filter(|r| r.len() > 1) else {
+        return Ok(None);
+    };
+    let Some(meta) = runs_meta(recipe, &runs, cell_size) else {
+        return Ok(None);
+    };
+    let len = runs.iter().map(|r| r.len()).sum();
+    let Some(frame) = unfiltered_frame(len, &recipe.pipeline, &recipe.data_ctx)? else {
+        return Ok(None);
+    };
+    Ok(Some(BuiltTile {
+        fixed: Vec::new(),
+        unframed: Some((frame, TileBytes::Runs(runs))),
+        var: Vec::new(),
+        var_size: 0,
+        validity: Vec::new(),
+        meta: meta.into_recorded(false, cells.len() as u64, false),
+    }))
 }
 
 fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u8>> {
@@ -248,7 +456,11 @@ fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u
 
 /// Any tile, cell by cell: var-sized fields and dense tiles with fill
 /// cells (whose metadata covers the written cells only, never padding).
-fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Result<BuiltTile> {
+fn listed_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    cells: &Cells<'_>,
+) -> Result<BuiltTile<'static>> {
     let tile = cells.listed();
     let bytes: Vec<&[u8]> = tile
         .iter()
@@ -277,6 +489,7 @@ fn listed_tile(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> Resul
     let cell_num = tile.len() as u64;
     let mut built = BuiltTile {
         fixed: Vec::new(),
+        unframed: None,
         var: Vec::new(),
         var_size: 0,
         validity: validity_tile(recipe, recipe.nullable.then_some(validity.as_slice()))?,
@@ -375,5 +588,104 @@ pub(crate) fn recipe(
         fill,
         fill_validity,
         stem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::FilterPipeline;
+
+    fn int64_recipe() -> TileRecipe {
+        let none = FilterPipeline::default();
+        recipe(
+            Datatype::Int64,
+            Some(1),
+            false,
+            false,
+            [&none, &none, &none],
+            vec![0; 8],
+            false,
+            "a0".into(),
+            None,
+        )
+    }
+
+    /// A tile of `rows` row segments of `width` cells, every other input
+    /// row skipped (as a dense tile narrower than the write's rows).
+    fn built(
+        values: &[i64],
+        rows: usize,
+        width: usize,
+    ) -> (Vec<u8>, TileMeta, Vec<u8>, TileMeta, bool) {
+        let recipe = int64_recipe();
+        let mut column = Column::new("a", Datatype::Int64, Some(1), false);
+        column.data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let runs = (0..rows)
+            .map(|r| Run {
+                from: Some(2 * r * width),
+                step: 1,
+                len: width,
+            })
+            .collect();
+        let cells = Cells::Runs(runs);
+        let tile = build_tile(&recipe, &column, &cells, &BufferPool::default()).unwrap();
+        let ours = match &tile.unframed {
+            Some((frame, bytes)) => bytes.framed(frame).concat(),
+            None => tile.fixed.clone(),
+        };
+        // The reference: the tile gathered, its metadata and frame as any
+        // filtered tile's.
+        let gathered: Vec<u8> = (0..rows)
+            .flat_map(|r| column.data[2 * r * width * 8..(2 * r + 1) * width * 8].to_vec())
+            .collect();
+        let packed = Packed {
+            data: &gathered,
+            cell_size: 8,
+        };
+        let meta = tile_meta::fixed_tile(Datatype::Int64, recipe.kinds, &packed, None)
+            .into_recorded(false, (rows * width) as u64, false);
+        let framed = filter_tile(&gathered, &recipe.pipeline, &recipe.data_ctx).unwrap();
+        let from_runs = matches!(tile.unframed, Some((_, TileBytes::Runs(_))));
+        (ours, tile.meta, framed, meta, from_runs)
+    }
+
+    fn assert_same(values: &[i64], rows: usize, width: usize, runs: bool) {
+        let (ours, ours_meta, framed, meta, from_runs) = built(values, rows, width);
+        assert_eq!(from_runs, runs, "written from the input's runs");
+        assert!(
+            ours == framed,
+            "{rows} rows of {width}: the framed tile differs"
+        );
+        assert_eq!(
+            (
+                ours_meta.min,
+                ours_meta.max,
+                ours_meta.sum,
+                ours_meta.null_count
+            ),
+            (meta.min, meta.max, meta.sum, meta.null_count),
+            "{rows} rows of {width}"
+        );
+    }
+
+    #[test]
+    fn a_tile_of_row_segments_is_framed_and_summed_as_when_gathered() {
+        let (rows, width) = (64usize, 1000usize);
+        let n = (2 * rows * width) as i64;
+        let small: Vec<i64> = (0..n).map(|i| (i * 7919) % 2001 - 1000).collect();
+        assert_same(&small, rows, width, true);
+        // Sums that saturate part way: the runs' sums are not merged (the
+        // tile is gathered), and the result is the gathered tile's.
+        let large: Vec<i64> = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    i64::MIN + i
+                } else {
+                    i64::MAX - i
+                }
+            })
+            .collect();
+        assert_same(&large, rows, width, false);
     }
 }

@@ -75,6 +75,32 @@ impl FileWriter for StreamedFile<'_> {
         Ok(())
     }
 
+    fn append_parts(&mut self, parts: &[&[u8]]) -> Result<()> {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| Error::Usage("the file is finished".into()))?;
+        if total < BUFFER_BYTES {
+            // Small: through the buffer, as `append` does.
+            for part in parts {
+                out.write_all(part).map_err(|e| Error::io(&self.temp, &e))?;
+            }
+        } else {
+            // Large: the buffered bytes first, then the parts straight from
+            // where they are, in vectored writes.
+            out.flush().map_err(|e| Error::io(&self.temp, &e))?;
+            write_all_vectored(out.get_mut(), parts).map_err(|e| Error::io(&self.temp, &e))?;
+        }
+        self.len += total as u64;
+        let in_kernel = self.len - out.buffer().len() as u64;
+        if self.storage.sync && in_kernel - self.written_back >= WRITEBACK_BYTES {
+            start_writeback(out.get_ref(), self.written_back, in_kernel);
+            self.written_back = in_kernel;
+        }
+        Ok(())
+    }
+
     fn len(&self) -> u64 {
         self.len
     }
@@ -107,6 +133,29 @@ impl Drop for StreamedFile<'_> {
             let _ = fs::remove_file(&self.temp);
         }
     }
+}
+
+/// The most slices one `writev` takes (Linux's `IOV_MAX`).
+const MAX_SLICES: usize = 1024;
+
+/// Writes every byte of `parts` in order, `MAX_SLICES` slices a call,
+/// resuming after a short write.
+fn write_all_vectored(file: &mut fs::File, parts: &[&[u8]]) -> std::io::Result<()> {
+    use std::io::IoSlice;
+    for group in parts.chunks(MAX_SLICES) {
+        let mut slices: Vec<IoSlice<'_>> = group.iter().map(|p| IoSlice::new(p)).collect();
+        let mut rest = &mut slices[..];
+        IoSlice::advance_slices(&mut rest, 0);
+        while !rest.is_empty() {
+            match file.write_vectored(rest) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Starts writing the bytes `from..to` of `file` to disk without waiting:
