@@ -63,26 +63,61 @@ fn shuffle_simd<const W: usize>(_: &[u8], _: &mut [u8], _: usize) -> usize {
     0
 }
 
-/// The byte transpose of the SIMD shuffles. Sixteen `W`-byte values fill
-/// `W` registers of 16 bytes; a byte's place is its register number (the
-/// high bits of its value's index) and its lane (the low bits of the
-/// value's index, then its byte's index). An unpack of the registers
-/// paired on register bit `p` moves every byte's lane bits up by one, its
-/// register bit `p` into the lane's low bit and the lane's high bit into
-/// register bit `p`. Four rounds leave the value's index as the lane and
-/// the byte's index in the register number; these are the bits paired in
-/// each round (the bit holding the highest value bit not yet in the lane).
-const fn transpose_rounds(width: usize) -> [usize; 4] {
-    match width {
-        8 => [2, 1, 0, 2],
-        4 => [1, 0, 1, 0],
-        _ => [0, 0, 0, 0],
-    }
+/// One round of the byte transpose: the registers `i` and `i + step`
+/// unpacked into each other (low halves interleaved into `i`, high halves
+/// into `i + step`).
+#[cfg(target_arch = "x86_64")]
+macro_rules! unpack_round {
+    ($r:ident, $lo:ident, $hi:ident, $step:literal, $($i:literal)*) => {{
+        let p = $r;
+        $(
+            $r[$i] = $lo(p[$i], p[$i + $step]);
+            $r[$i + $step] = $hi(p[$i], p[$i + $step]);
+        )*
+    }};
 }
 
-/// Which plane (byte index) register `reg` holds after
-/// [`transpose_rounds`]: for 8-byte values the rounds leave byte bit 0 in
-/// register bit 2 and byte bits 2, 1 in register bits 1, 0.
+/// The byte transpose of the SIMD shuffles, in straight-line code (so the
+/// registers stay registers). Sixteen `W`-byte values fill `W` registers
+/// of 16 bytes; a byte's place is its register number (the high bits of
+/// its value's index) and its lane (the low bits of the value's index,
+/// then its byte's index). An unpack of the registers paired on register
+/// bit `p` moves every byte's lane bits up by one, its register bit `p`
+/// into the lane's low bit and the lane's high bit into register bit `p`.
+/// Four rounds leave the value's index as the lane and the byte's index in
+/// the register number; each round pairs on the register bit holding the
+/// highest value bit not yet in the lane (bits 2, 1, 0, 2 for eight
+/// registers, 1, 0, 1, 0 for four, 0 for two).
+#[cfg(target_arch = "x86_64")]
+macro_rules! transpose {
+    ($r:ident, $width:expr, $lo:ident, $hi:ident) => {
+        match $width {
+            8 => {
+                unpack_round!($r, $lo, $hi, 4, 0 1 2 3);
+                unpack_round!($r, $lo, $hi, 2, 0 1 4 5);
+                unpack_round!($r, $lo, $hi, 1, 0 2 4 6);
+                unpack_round!($r, $lo, $hi, 4, 0 1 2 3);
+            }
+            4 => {
+                unpack_round!($r, $lo, $hi, 2, 0 1);
+                unpack_round!($r, $lo, $hi, 1, 0 2);
+                unpack_round!($r, $lo, $hi, 2, 0 1);
+                unpack_round!($r, $lo, $hi, 1, 0 2);
+            }
+            _ => {
+                unpack_round!($r, $lo, $hi, 1, 0);
+                unpack_round!($r, $lo, $hi, 1, 0);
+                unpack_round!($r, $lo, $hi, 1, 0);
+                unpack_round!($r, $lo, $hi, 1, 0);
+            }
+        }
+    };
+}
+
+/// Which plane (byte index) register `reg` holds after [`transpose!`]:
+/// for 8-byte values the rounds leave byte bit 0 in register bit 2 and
+/// byte bits 2, 1 in register bits 1, 0.
+#[cfg(target_arch = "x86_64")]
 const fn plane_of_register(width: usize, reg: usize) -> usize {
     match width {
         8 => ((reg & 3) << 1) | (reg >> 2),
@@ -108,26 +143,18 @@ unsafe fn shuffle_sse2<const W: usize>(
     let src = input.as_ptr();
     let dst = out.as_mut_ptr();
     for b in 0..blocks {
-        // SAFETY: the loads read the 16 * W bytes of block b, inside
-        // `input`; each store writes 16 bytes at `plane * n + i` with
-        // i + 16 <= n, inside `out`.
-        let mut r: [__m128i; W] =
-            std::array::from_fn(|k| unsafe { _mm_loadu_si128(src.add(16 * (W * b + k)).cast()) });
-        for bit in transpose_rounds(W) {
-            let step = 1 << bit;
-            let mut next = r;
-            for i in (0..W).filter(|i| i & step == 0) {
-                next[i] = _mm_unpacklo_epi8(r[i], r[i + step]);
-                next[i + step] = _mm_unpackhi_epi8(r[i], r[i + step]);
-            }
-            r = next;
-        }
         let i = first + 16 * b;
-        for (reg, v) in r.into_iter().enumerate() {
-            unsafe {
-                let at = dst.add(plane_of_register(W, reg) * n + i);
-                _mm_storeu_si128(at.cast(), v);
-            }
+        // Eight registers, the first `W` used.
+        let mut r = [_mm_setzero_si128(); 8];
+        for k in 0..W.min(8) {
+            // SAFETY: reads 16 bytes of block b, inside `input`.
+            r[k] = unsafe { _mm_loadu_si128(src.add(16 * (W * b + k)).cast()) };
+        }
+        transpose!(r, W, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
+        for (reg, &v) in r.iter().enumerate().take(W) {
+            // SAFETY: writes 16 bytes at `plane * n + i` with plane < W
+            // and i + 16 <= n, inside `out`.
+            unsafe { _mm_storeu_si128(dst.add(plane_of_register(W, reg) * n + i).cast(), v) };
         }
     }
     16 * blocks
@@ -150,27 +177,20 @@ unsafe fn shuffle_avx2<const W: usize>(input: &[u8], out: &mut [u8], n: usize) -
     let dst = out.as_mut_ptr();
     for b in 0..blocks {
         let i = 32 * b;
-        // SAFETY: the loads read the 32 * W bytes of values i..i + 32,
-        // inside `input`; each store writes 32 bytes at `plane * n + i`
-        // with i + 32 <= n, inside `out`.
-        let mut r: [__m256i; W] = std::array::from_fn(|k| unsafe {
-            let low = src.add(W * i + 16 * k);
-            _mm256_loadu2_m128i(low.add(16 * W).cast(), low.cast())
-        });
-        for bit in transpose_rounds(W) {
-            let step = 1 << bit;
-            let mut next = r;
-            for i in (0..W).filter(|i| i & step == 0) {
-                next[i] = _mm256_unpacklo_epi8(r[i], r[i + step]);
-                next[i + step] = _mm256_unpackhi_epi8(r[i], r[i + step]);
-            }
-            r = next;
+        let mut r = [_mm256_setzero_si256(); 8];
+        for k in 0..W.min(8) {
+            // SAFETY: reads 16 bytes of values i..i + 16 and 16 of values
+            // i + 16..i + 32, inside `input`.
+            r[k] = unsafe {
+                let low = src.add(W * i + 16 * k);
+                _mm256_loadu2_m128i(low.add(16 * W).cast(), low.cast())
+            };
         }
-        for (reg, v) in r.into_iter().enumerate() {
-            unsafe {
-                let at = dst.add(plane_of_register(W, reg) * n + i);
-                _mm256_storeu_si256(at.cast(), v);
-            }
+        transpose!(r, W, _mm256_unpacklo_epi8, _mm256_unpackhi_epi8);
+        for (reg, &v) in r.iter().enumerate().take(W) {
+            // SAFETY: writes 32 bytes at `plane * n + i` with plane < W
+            // and i + 32 <= n, inside `out`.
+            unsafe { _mm256_storeu_si256(dst.add(plane_of_register(W, reg) * n + i).cast(), v) };
         }
     }
     32 * blocks

@@ -7,10 +7,12 @@ use crate::error::Result;
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use std::sync::{Mutex, PoisonError};
 
-use crate::tile::{filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE};
+use crate::tile::{
+    filter_gathered_tile_into, filter_tile, filter_tile_into, filter_var_tile, SKIPPED_OFFSETS_TILE,
+};
 
 use super::fragment_input::{usage, Column};
-use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
+use super::tile_meta::{self, IntPartial, MetaKinds, Packed, TileMeta};
 use super::tiling::{gather, Cells, Run};
 use super::WRITE_VERSION;
 
@@ -193,6 +195,11 @@ fn packed_tile(
         }
         _ => None,
     };
+    if in_place.is_none() {
+        if let Some(built) = chunk_gathered_tile(recipe, column, cells, cell_size, pool) {
+            return built;
+        }
+    }
     let mut gathered = pool.take();
     if in_place.is_none() {
         gathered.reserve(cell_num * cell_size);
@@ -234,6 +241,112 @@ fn packed_tile(
         validity: validity_tile(recipe, validity.as_deref())?,
         meta,
     })
+}
+
+/// A filtered packed tile of integers without validity, gathered a chunk
+/// at a time ([`filter_gathered_tile_into`]): each chunk's metadata
+/// scanned right after its cells are gathered, while they are in cache,
+/// and the partial scans joined. `None` where this does not apply (no
+/// filter, validity, floats or strings, cells of several values); the
+/// tile is then gathered whole.
+fn chunk_gathered_tile(
+    recipe: &TileRecipe,
+    column: &Column,
+    cells: &Cells<'_>,
+    cell_size: usize,
+    pool: &BufferPool,
+) -> Option<Result<BuiltTile>> {
+    let t = recipe.datatype;
+    if recipe.nullable
+        || recipe.pipeline.filters.is_empty()
+        || cell_size as u64 != t.size()
+        || !(recipe.kinds.min_max || recipe.kinds.sum)
+    {
+        return None;
+    }
+    tile_meta::int_piece(t, &[])?;
+    let cell_num = cells.len();
+    // Where each run starts in the tile, to find a chunk's first run.
+    let run_starts: Vec<usize> = match cells {
+        Cells::Runs(runs) => runs
+            .iter()
+            .scan(0, |at, run| {
+                let start = *at;
+                *at += run.len;
+                Some(start)
+            })
+            .collect(),
+        Cells::Listed(_) => Vec::new(),
+    };
+    let gather_chunk = |start: usize, end: usize, out: &mut Vec<u8>| -> Result<IntPartial> {
+        let (first, last) = (start / cell_size, end / cell_size);
+        match cells {
+            Cells::Listed(list) => gather(&list[first..last], &column.data, cell_size, out),
+            Cells::Runs(runs) => {
+                let mut r = run_starts.partition_point(|&s| s <= first) - 1;
+                let mut at = first;
+                while at < last {
+                    let (run, run_start) = (&runs[r], run_starts[r]);
+                    let from_run = at - run_start;
+                    let count = (run.len - from_run).min(last - at);
+                    let Some(from) = run.from else {
+                        return Err(usage(format!(
+                            "a fill cell in a packed tile of {}",
+                            recipe.stem
+                        )));
+                    };
+                    let first_cell = from + from_run * run.step;
+                    if run.step == 1 {
+                        let bytes = first_cell * cell_size..(first_cell + count) * cell_size;
+                        out.extend_from_slice(&column.data[bytes]);
+                    } else {
+                        for k in 0..count {
+                            let i = first_cell + k * run.step;
+                            out.extend_from_slice(&column.data[i * cell_size..(i + 1) * cell_size]);
+                        }
+                    }
+                    at += count;
+                    r += 1;
+                }
+            }
+        }
+        Ok(tile_meta::int_piece(t, out).unwrap_or(IntPartial::EMPTY))
+    };
+    let mut fixed = pool.take();
+    let built = filter_gathered_tile_into(
+        cell_num * cell_size,
+        &recipe.pipeline,
+        &recipe.data_ctx,
+        gather_chunk,
+        &mut fixed,
+    )
+    .and_then(|pieces| {
+        let joined = pieces.into_iter().fold(IntPartial::EMPTY, IntPartial::join);
+        let meta = match tile_meta::int_tile_from_pieces(t, recipe.kinds, joined) {
+            Some(meta) => meta,
+            // A sum that may overflow is added cell by cell, in order,
+            // over the tile gathered whole.
+            None => {
+                let mut whole = pool.take();
+                gather_chunk(0, cell_num * cell_size, &mut whole)?;
+                let packed = Packed {
+                    data: &whole,
+                    cell_size,
+                };
+                let meta = tile_meta::fixed_tile(t, recipe.kinds, &packed, None);
+                pool.give(whole);
+                meta
+            }
+        };
+        Ok(BuiltTile {
+            fixed,
+            var: Vec::new(),
+            var_size: 0,
+            validity: Vec::new(),
+            meta: meta.into_recorded(false, cell_num as u64, false),
+        })
+    });
+    Some(built)
 }
 
 fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u8>> {
@@ -377,3 +490,7 @@ pub(crate) fn recipe(
         stem,
     }
 }
+
+#[cfg(test)]
+#[path = "tile_build_tests.rs"]
+mod tests;

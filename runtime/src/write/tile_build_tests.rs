@@ -1,0 +1,152 @@
+//! The chunk-gathered packed tile ([`chunk_gathered_tile`]) against the
+//! tile gathered whole: the same filtered bytes and the same metadata, for
+//! dense runs (rows, strided columns, runs cut anywhere by the chunks) and
+//! sparse lists of cells, integer types of every width, pipelines with and
+//! without BYTESHUFFLE, and sums that may overflow (added cell by cell).
+
+use super::*;
+use crate::column::CellValue;
+use crate::filter::Filter;
+
+/// A small xorshift generator: reproducible cells without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// The tile gathered whole, cell by cell, filtered and scanned by the
+/// general functions.
+fn expected(recipe: &TileRecipe, column: &Column, cells: &Cells<'_>) -> (Vec<u8>, TileMeta) {
+    let cell_size = recipe.cell_size.unwrap_or(0);
+    let mut data = Vec::new();
+    cells.for_each(|c| {
+        let i = c.unwrap_or(usize::MAX);
+        data.extend_from_slice(&column.data[i * cell_size..(i + 1) * cell_size]);
+    });
+    let packed = Packed {
+        data: &data,
+        cell_size,
+    };
+    let meta = tile_meta::fixed_tile(recipe.datatype, recipe.kinds, &packed, None).into_recorded(
+        false,
+        cells.len() as u64,
+        false,
+    );
+    let filtered = filter_tile(&data, &recipe.pipeline, &recipe.data_ctx).unwrap();
+    (filtered, meta)
+}
+
+fn check<T: CellValue>(values: &[T], pipeline: &[Filter], rng: &mut Rng) {
+    let column = Column::from_values("a", values);
+    let t = column.datatype;
+    let pipeline = FilterPipeline::new(pipeline.to_vec());
+    let none = FilterPipeline::default();
+    let recipe = recipe(
+        t,
+        Some(1),
+        false,
+        false,
+        [&pipeline, &none, &none],
+        vec![0; t.size() as usize],
+        false,
+        "a0".into(),
+        None,
+    );
+    let n = values.len();
+    // Rows of random lengths, some strided (a column-major input), the
+    // last run ending at the column's end.
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < n {
+        let len = (1 + rng.next() as usize % 5000).min(n - at);
+        let step = if rng.next() % 4 == 0 && len > 1 { 2 } else { 1 };
+        let len = if step == 2 {
+            len.div_ceil(2).min((n - at) / 2).max(1)
+        } else {
+            len
+        };
+        runs.push(Run {
+            from: Some(at),
+            step,
+            len,
+        });
+        at += if step == 2 { 2 * len - 1 } else { len };
+    }
+    let mut list: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        list.swap(i, rng.next() as usize % (i + 1));
+    }
+    for cells in [Cells::Runs(runs.clone()), Cells::Listed(&list)] {
+        let pool = BufferPool::default();
+        let built = chunk_gathered_tile(&recipe, &column, &cells, t.size() as usize, &pool)
+            .expect("an integer tile with a pipeline is gathered by chunks")
+            .unwrap();
+        let (filtered, meta) = expected(&recipe, &column, &cells);
+        let what = format!("{} cells of {}, {pipeline:?}", cells.len(), t.name());
+        assert!(built.fixed == filtered, "filtered bytes differ: {what}");
+        assert_eq!(built.meta.min, meta.min, "{what}");
+        assert_eq!(built.meta.max, meta.max, "{what}");
+        assert_eq!(built.meta.sum, meta.sum, "{what}");
+        assert_eq!(built.meta.null_count, meta.null_count, "{what}");
+    }
+}
+
+#[test]
+fn a_tile_gathered_by_chunks_equals_the_tile_gathered_whole() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let pipelines = [
+        vec![Filter::ByteShuffle, Filter::Lz4 { level: 0 }],
+        vec![Filter::Zstd { level: 1 }],
+        vec![Filter::ByteShuffle],
+    ];
+    for pipeline in &pipelines {
+        for n in [1usize, 100, 8192, 20_011] {
+            let small: Vec<i64> = (0..n).map(|_| (rng.next() % 1000) as i64 - 500).collect();
+            check(&small, pipeline, &mut rng);
+            // Magnitudes whose sum can overflow: added cell by cell.
+            let large: Vec<i64> = (0..n).map(|_| rng.next() as i64).collect();
+            check(&large, pipeline, &mut rng);
+            let unsigned: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            check(&unsigned, pipeline, &mut rng);
+            let narrow: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+            check(&narrow, pipeline, &mut rng);
+            let shorts: Vec<u16> = (0..n).map(|_| rng.next() as u16).collect();
+            check(&shorts, pipeline, &mut rng);
+            let bytes: Vec<i8> = (0..n).map(|_| rng.next() as i8).collect();
+            check(&bytes, pipeline, &mut rng);
+        }
+    }
+}
+
+#[test]
+fn floats_and_unfiltered_tiles_are_gathered_whole() {
+    let column = Column::from_values("a", &[1.5f64, 2.5]);
+    let none = FilterPipeline::default();
+    let shuffle = FilterPipeline::new(vec![Filter::ByteShuffle]);
+    let cells = Cells::Runs(vec![Run {
+        from: Some(0),
+        step: 1,
+        len: 2,
+    }]);
+    let pool = BufferPool::default();
+    for (datatype, pipeline) in [(Datatype::Float64, &shuffle), (Datatype::Int64, &none)] {
+        let recipe = recipe(
+            datatype,
+            Some(1),
+            false,
+            false,
+            [pipeline, &none, &none],
+            vec![0; 8],
+            false,
+            "a0".into(),
+            None,
+        );
+        assert!(chunk_gathered_tile(&recipe, &column, &cells, 8, &pool).is_none());
+    }
+}
