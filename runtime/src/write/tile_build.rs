@@ -195,10 +195,8 @@ fn packed_tile(
         }
         _ => None,
     };
-    if in_place.is_none() {
-        if let Some(built) = chunk_gathered_tile(recipe, column, cells, cell_size, pool) {
-            return built;
-        }
+    if let Some(built) = chunk_gathered_tile(recipe, column, cells, cell_size, pool) {
+        return built;
     }
     let mut gathered = pool.take();
     if in_place.is_none() {
