@@ -146,9 +146,9 @@ unsafe fn shuffle_sse2<const W: usize>(
         let i = first + 16 * b;
         // Eight registers, the first `W` used.
         let mut r = [_mm_setzero_si128(); 8];
-        for k in 0..W.min(8) {
+        for (k, reg) in r.iter_mut().enumerate().take(W) {
             // SAFETY: reads 16 bytes of block b, inside `input`.
-            r[k] = unsafe { _mm_loadu_si128(src.add(16 * (W * b + k)).cast()) };
+            *reg = unsafe { _mm_loadu_si128(src.add(16 * (W * b + k)).cast()) };
         }
         transpose!(r, W, _mm_unpacklo_epi8, _mm_unpackhi_epi8);
         for (reg, &v) in r.iter().enumerate().take(W) {
@@ -178,10 +178,10 @@ unsafe fn shuffle_avx2<const W: usize>(input: &[u8], out: &mut [u8], n: usize) -
     for b in 0..blocks {
         let i = 32 * b;
         let mut r = [_mm256_setzero_si256(); 8];
-        for k in 0..W.min(8) {
+        for (k, reg) in r.iter_mut().enumerate().take(W) {
             // SAFETY: reads 16 bytes of values i..i + 16 and 16 of values
             // i + 16..i + 32, inside `input`.
-            r[k] = unsafe {
+            *reg = unsafe {
                 let low = src.add(W * i + 16 * k);
                 _mm256_loadu2_m128i(low.add(16 * W).cast(), low.cast())
             };

@@ -65,7 +65,7 @@ fn check<T: CellValue>(values: &[T], pipeline: &[Filter], rng: &mut Rng) {
     let mut at = 0;
     while at < n {
         let len = (1 + rng.next() as usize % 5000).min(n - at);
-        let step = if rng.next() % 4 == 0 && len > 1 { 2 } else { 1 };
+        let step = if rng.next().is_multiple_of(4) && len > 1 { 2 } else { 1 };
         let len = if step == 2 {
             len.div_ceil(2).min((n - at) / 2).max(1)
         } else {

@@ -273,7 +273,8 @@ fn scan_floats<T: FloatCell>(
         magnitude = magnitude.max(wide.abs());
     }
     let cells = (data.len() / T::SIZE) as f64;
-    if want_sum && !(cells * magnitude <= f64::MAX / 4.0) {
+    // `magnitude` is never NaN, nor the product (no cell, no magnitude).
+    if want_sum && cells * magnitude > f64::MAX / 4.0 {
         return scan::<T>(data, |_| true, want_min_max, want_sum, to_bytes);
     }
     Scanned {
