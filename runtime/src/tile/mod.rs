@@ -26,10 +26,13 @@
 //! filter's `chunk C, FILTER`; [`unfilter_tiles`] adds `tile T` and the file
 //! offset.
 
+mod gathered;
 pub mod generic;
 mod unfiltered;
 
 pub use unfiltered::{unfiltered_frame, UnfilteredFrame};
+
+pub use gathered::filter_gathered_tile_into;
 
 use rayon::prelude::*;
 
@@ -652,6 +655,16 @@ fn frame_into(
                 .map_err(|e| stage_error(pipeline, c, 0, e))
         })
         .collect::<Result<_>>()?;
+    write_frames(bounds, filtered, out)
+}
+
+/// Frames the filtered chunks of `bounds` into `out` (cleared first) and
+/// gives their buffers back for the next tile's chunks.
+fn write_frames(
+    bounds: &[(usize, usize)],
+    filtered: Vec<Parts<'_>>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let metadata_len = |p: &Parts<'_>| p.metadata.iter().map(Vec::len).sum::<usize>();
     let total: usize = filtered
         .iter()
@@ -669,7 +682,6 @@ fn frame_into(
     out.reserve(TileView::MIN_SIZE + total);
     let written = TileView::write(out, &framed);
     drop(framed);
-    // The chunks' buffers serve the next tile's chunks.
     filtered
         .into_iter()
         .for_each(crate::filter::stage::recycle_parts);

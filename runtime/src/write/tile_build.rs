@@ -8,12 +8,12 @@ use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use std::sync::{Mutex, PoisonError};
 
 use crate::tile::{
-    filter_tile, filter_tile_into, filter_var_tile, unfiltered_frame, UnfilteredFrame,
-    SKIPPED_OFFSETS_TILE,
+    filter_gathered_tile_into, filter_tile, filter_tile_into, filter_var_tile, unfiltered_frame,
+    UnfilteredFrame, SKIPPED_OFFSETS_TILE,
 };
 
 use super::fragment_input::{usage, Column};
-use super::tile_meta::{self, MetaKinds, Packed, TileMeta};
+use super::tile_meta::{self, IntPartial, MetaKinds, Packed, TileMeta};
 use super::tiling::{gather, Cells, Run};
 use super::WRITE_VERSION;
 
@@ -346,6 +346,9 @@ fn packed_tile<'c>(
         }
         _ => None,
     };
+    if let Some(built) = chunk_gathered_tile(recipe, column, cells, cell_size, pool) {
+        return built;
+    }
     let mut gathered = pool.take();
     if in_place.is_none() {
         gathered.reserve(cell_num * cell_size);
@@ -442,6 +445,113 @@ fn unfiltered_runs_tile<'c>(
         validity: Vec::new(),
         meta: meta.into_recorded(false, cells.len() as u64, false),
     }))
+}
+
+/// A filtered packed tile of integers without validity, gathered a chunk
+/// at a time ([`filter_gathered_tile_into`]): each chunk's metadata
+/// scanned right after its cells are gathered, while they are in cache,
+/// and the partial scans joined. `None` where this does not apply (no
+/// filter, validity, floats or strings, cells of several values); the
+/// tile is then gathered whole.
+fn chunk_gathered_tile<'c>(
+    recipe: &TileRecipe,
+    column: &'c Column,
+    cells: &Cells<'_>,
+    cell_size: usize,
+    pool: &BufferPool,
+) -> Option<Result<BuiltTile<'c>>> {
+    let t = recipe.datatype;
+    if recipe.nullable
+        || recipe.pipeline.filters.is_empty()
+        || cell_size as u64 != t.size()
+        || !(recipe.kinds.min_max || recipe.kinds.sum)
+    {
+        return None;
+    }
+    tile_meta::int_piece(t, &[])?;
+    let cell_num = cells.len();
+    // Where each run starts in the tile, to find a chunk's first run.
+    let run_starts: Vec<usize> = match cells {
+        Cells::Runs(runs) => runs
+            .iter()
+            .scan(0, |at, run| {
+                let start = *at;
+                *at += run.len;
+                Some(start)
+            })
+            .collect(),
+        Cells::Listed(_) => Vec::new(),
+    };
+    let gather_chunk = |start: usize, end: usize, out: &mut Vec<u8>| -> Result<IntPartial> {
+        let (first, last) = (start / cell_size, end / cell_size);
+        match cells {
+            Cells::Listed(list) => gather(&list[first..last], &column.data, cell_size, out),
+            Cells::Runs(runs) => {
+                let mut r = run_starts.partition_point(|&s| s <= first) - 1;
+                let mut at = first;
+                while at < last {
+                    let (run, run_start) = (&runs[r], run_starts[r]);
+                    let from_run = at - run_start;
+                    let count = (run.len - from_run).min(last - at);
+                    let Some(from) = run.from else {
+                        return Err(usage(format!(
+                            "a fill cell in a packed tile of {}",
+                            recipe.stem
+                        )));
+                    };
+                    let first_cell = from + from_run * run.step;
+                    if run.step == 1 {
+                        let bytes = first_cell * cell_size..(first_cell + count) * cell_size;
+                        out.extend_from_slice(&column.data[bytes]);
+                    } else {
+                        for k in 0..count {
+                            let i = first_cell + k * run.step;
+                            out.extend_from_slice(&column.data[i * cell_size..(i + 1) * cell_size]);
+                        }
+                    }
+                    at += count;
+                    r += 1;
+                }
+            }
+        }
+        Ok(tile_meta::int_piece(t, out).unwrap_or(IntPartial::EMPTY))
+    };
+    let mut fixed = pool.take();
+    let built = filter_gathered_tile_into(
+        cell_num * cell_size,
+        &recipe.pipeline,
+        &recipe.data_ctx,
+        gather_chunk,
+        &mut fixed,
+    )
+    .and_then(|pieces| {
+        let joined = pieces.into_iter().fold(IntPartial::EMPTY, IntPartial::join);
+        let meta = match tile_meta::int_tile_from_pieces(t, recipe.kinds, joined) {
+            Some(meta) => meta,
+            // A sum that may overflow is added cell by cell, in order,
+            // over the tile gathered whole.
+            None => {
+                let mut whole = pool.take();
+                gather_chunk(0, cell_num * cell_size, &mut whole)?;
+                let packed = Packed {
+                    data: &whole,
+                    cell_size,
+                };
+                let meta = tile_meta::fixed_tile(t, recipe.kinds, &packed, None);
+                pool.give(whole);
+                meta
+            }
+        };
+        Ok(BuiltTile {
+            fixed,
+            unframed: None,
+            var: Vec::new(),
+            var_size: 0,
+            validity: Vec::new(),
+            meta: meta.into_recorded(false, cell_num as u64, false),
+        })
+    });
+    Some(built)
 }
 
 fn validity_tile(recipe: &TileRecipe, validity: Option<&[bool]>) -> Result<Vec<u8>> {
@@ -592,100 +702,5 @@ pub(crate) fn recipe(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::filter::FilterPipeline;
-
-    fn int64_recipe() -> TileRecipe {
-        let none = FilterPipeline::default();
-        recipe(
-            Datatype::Int64,
-            Some(1),
-            false,
-            false,
-            [&none, &none, &none],
-            vec![0; 8],
-            false,
-            "a0".into(),
-            None,
-        )
-    }
-
-    /// A tile of `rows` row segments of `width` cells, every other input
-    /// row skipped (as a dense tile narrower than the write's rows).
-    fn built(
-        values: &[i64],
-        rows: usize,
-        width: usize,
-    ) -> (Vec<u8>, TileMeta, Vec<u8>, TileMeta, bool) {
-        let recipe = int64_recipe();
-        let mut column = Column::new("a", Datatype::Int64, Some(1), false);
-        column.data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let runs = (0..rows)
-            .map(|r| Run {
-                from: Some(2 * r * width),
-                step: 1,
-                len: width,
-            })
-            .collect();
-        let cells = Cells::Runs(runs);
-        let tile = build_tile(&recipe, &column, &cells, &BufferPool::default()).unwrap();
-        let ours = match &tile.unframed {
-            Some((frame, bytes)) => bytes.framed(frame).concat(),
-            None => tile.fixed.clone(),
-        };
-        // The reference: the tile gathered, its metadata and frame as any
-        // filtered tile's.
-        let gathered: Vec<u8> = (0..rows)
-            .flat_map(|r| column.data[2 * r * width * 8..(2 * r + 1) * width * 8].to_vec())
-            .collect();
-        let packed = Packed {
-            data: &gathered,
-            cell_size: 8,
-        };
-        let meta = tile_meta::fixed_tile(Datatype::Int64, recipe.kinds, &packed, None)
-            .into_recorded(false, (rows * width) as u64, false);
-        let framed = filter_tile(&gathered, &recipe.pipeline, &recipe.data_ctx).unwrap();
-        let from_runs = matches!(tile.unframed, Some((_, TileBytes::Runs(_))));
-        (ours, tile.meta, framed, meta, from_runs)
-    }
-
-    fn assert_same(values: &[i64], rows: usize, width: usize, runs: bool) {
-        let (ours, ours_meta, framed, meta, from_runs) = built(values, rows, width);
-        assert_eq!(from_runs, runs, "written from the input's runs");
-        assert!(
-            ours == framed,
-            "{rows} rows of {width}: the framed tile differs"
-        );
-        assert_eq!(
-            (
-                ours_meta.min,
-                ours_meta.max,
-                ours_meta.sum,
-                ours_meta.null_count
-            ),
-            (meta.min, meta.max, meta.sum, meta.null_count),
-            "{rows} rows of {width}"
-        );
-    }
-
-    #[test]
-    fn a_tile_of_row_segments_is_framed_and_summed_as_when_gathered() {
-        let (rows, width) = (64usize, 1000usize);
-        let n = (2 * rows * width) as i64;
-        let small: Vec<i64> = (0..n).map(|i| (i * 7919) % 2001 - 1000).collect();
-        assert_same(&small, rows, width, true);
-        // Sums that saturate part way: the runs' sums are not merged (the
-        // tile is gathered), and the result is the gathered tile's.
-        let large: Vec<i64> = (0..n)
-            .map(|i| {
-                if i % 3 == 0 {
-                    i64::MIN + i
-                } else {
-                    i64::MAX - i
-                }
-            })
-            .collect();
-        assert_same(&large, rows, width, false);
-    }
-}
+#[path = "tile_build_tests.rs"]
+mod tests;

@@ -7,6 +7,7 @@ use std::cmp::Ordering;
 use crate::filter::Datatype;
 
 use super::tile_meta_typed;
+pub(super) use super::tile_meta_typed::IntPartial;
 
 /// Which metadata a field carries.
 #[derive(Debug, Clone, Copy)]
@@ -359,6 +360,34 @@ fn typed_fixed_tile<C: CellList + ?Sized>(
         max,
         sum: scanned.sum,
         null_count,
+    })
+}
+
+/// The partial scan of a piece of a packed tile of `t` cells (one value
+/// each) for [`int_tile_from_pieces`]; `None` where the typed scan does not
+/// take `t` as integers (floats, chars and strings keep [`fixed_tile`]).
+pub(super) fn int_piece(t: Datatype, data: &[u8]) -> Option<IntPartial> {
+    tile_meta_typed::int_partial_of(t, data)
+}
+
+/// [`fixed_tile`] of a packed tile without validity scanned piece by piece
+/// ([`int_piece`] of each piece, joined); `None` where the sum must be
+/// added checked, cell by cell (then [`fixed_tile`] over the whole tile).
+pub(super) fn int_tile_from_pieces(
+    t: Datatype,
+    kinds: MetaKinds,
+    joined: IntPartial,
+) -> Option<TileMeta> {
+    let scanned = tile_meta_typed::int_scanned_of(t, joined, kinds.sum)?;
+    let (min, max) = match kinds.min_max {
+        true => (Some(scanned.min), Some(scanned.max)),
+        false => (None, None),
+    };
+    Some(TileMeta {
+        min,
+        max,
+        sum: scanned.sum,
+        null_count: 0,
     })
 }
 

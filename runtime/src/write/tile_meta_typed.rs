@@ -25,7 +25,7 @@ trait NumCell: Copy + PartialOrd {
 
 /// An integer cell: its sum cannot overflow while `cells × the greatest
 /// magnitude` stays within `SUM_LIMIT`, and then adds without checks.
-trait IntCell: NumCell + Ord + Into<i128> {
+trait IntCell: NumCell + Ord + Into<i128> + TryFrom<i128> {
     const SUM_LIMIT: i128;
     fn add_unchecked(self, sum: Self::Sum) -> Self::Sum;
     /// Two unchecked sums added, wrapping as [`IntCell::add_unchecked`]
@@ -113,8 +113,19 @@ macro_rules! unsigned_cell {
     };
 }
 
+/// A floating-point cell: its value as the f64 it is summed as.
+trait FloatCell: NumCell<Sum = f64> {
+    fn wide(self) -> f64;
+}
+
 macro_rules! float_cell {
     ($t:ty) => {
+        impl FloatCell for $t {
+            fn wide(self) -> f64 {
+                self as f64
+            }
+        }
+
         impl NumCell for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
             const GREATEST: Self = <$t>::MAX;
@@ -230,6 +241,51 @@ fn scan_as<T: NumCell>(
     }
 }
 
+/// [`scan_as`] of floats without validity, in one pass with no per-cell
+/// branch: the min and max kept as values (the cell that last replaced the
+/// running value has exactly its bytes: reading and writing a float keeps
+/// every bit, NaNs' included), and the sum added unchecked while the
+/// greatest magnitude is tracked. When no partial sum can come near
+/// `f64::MAX` (cells × greatest magnitude within a quarter of it, a margin
+/// far above the rounding of so many additions), TileDB's saturation test
+/// can never fire and the unchecked sum is its sum, bit for bit; otherwise
+/// (infinities, huge values) the tile is scanned again cell by cell.
+fn scan_floats<T: FloatCell>(
+    data: &[u8],
+    want_min_max: bool,
+    want_sum: bool,
+    to_bytes: fn(T) -> Vec<u8>,
+) -> Scanned {
+    let (mut lo, mut hi) = (T::GREATEST, T::LOWEST);
+    let (mut sum, mut magnitude) = (0f64, 0f64);
+    for v in data.chunks_exact(T::SIZE).map(T::read) {
+        // The rules of `scan`: "not greater" replaces (equal cells and
+        // NaNs too).
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        {
+            lo = if !(lo < v) { v } else { lo };
+            hi = if !(hi > v) { v } else { hi };
+        }
+        let wide = v.wide();
+        sum += wide;
+        // A NaN is not a magnitude (`max` ignores it); its sum is NaN
+        // either way.
+        magnitude = magnitude.max(wide.abs());
+    }
+    let cells = (data.len() / T::SIZE) as f64;
+    // `magnitude` is never NaN, nor the product (no cell, no magnitude).
+    if want_sum && cells * magnitude > f64::MAX / 4.0 {
+        return scan::<T>(data, |_| true, want_min_max, want_sum, to_bytes);
+    }
+    Scanned {
+        min_at: None,
+        max_at: None,
+        min: to_bytes(lo),
+        max: to_bytes(hi),
+        sum: if want_sum { sum.to_le_bytes() } else { [0; 8] },
+    }
+}
+
 /// [`scan_as`] of integers: a tile without validity in passes the compiler
 /// can vectorize. The min and max as values (the loop's "an equal cell
 /// replaces" rule cannot change an integer's bytes). The
@@ -245,10 +301,55 @@ fn scan_ints<T: IntCell>(
     if validity.is_some() {
         return scan_as(data, validity, want_min_max, want_sum, to_bytes);
     }
-    let values = || data.chunks_exact(T::SIZE).map(T::read);
-    // One pass: the extremes and the unchecked sum, kept only when the
-    // extremes show that no prefix could overflow. Four lanes, cells taken
-    // four at a time, so that no lane waits on the previous cell's result.
+    let (mut scanned, sum_ok) = int_scanned::<T>(int_partial::<T>(data), want_sum, to_bytes);
+    if !sum_ok {
+        let mut sum = T::Sum::default();
+        for v in data.chunks_exact(T::SIZE).map(T::read) {
+            if v.add_to(&mut sum) {
+                break;
+            }
+        }
+        scanned.sum = T::sum_bytes(sum);
+    }
+    scanned
+}
+
+/// The extremes, the wrapping sum and the number of some integer cells. A
+/// tile scanned in pieces (chunk by chunk, as it is gathered and filtered)
+/// joins its pieces' partial scans: min, max and a wrapping sum do not
+/// depend on the order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct IntPartial {
+    lo: i128,
+    hi: i128,
+    /// The sum's bits, wrapping (i64 and u64 sums wrap alike).
+    sum: u64,
+    cells: u64,
+}
+
+impl IntPartial {
+    /// The scan of no cell.
+    pub(super) const EMPTY: IntPartial = IntPartial {
+        lo: i128::MAX,
+        hi: i128::MIN,
+        sum: 0,
+        cells: 0,
+    };
+
+    /// The scan of both pieces' cells.
+    pub(super) fn join(self, other: IntPartial) -> IntPartial {
+        IntPartial {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+            sum: self.sum.wrapping_add(other.sum),
+            cells: self.cells + other.cells,
+        }
+    }
+}
+
+/// One pass over packed `T`s: four lanes, cells taken four at a time, so
+/// that no lane waits on the previous cell's result.
+fn int_partial<T: IntCell>(data: &[u8]) -> IntPartial {
     const LANES: usize = 4;
     let mut lanes = [(T::GREATEST, T::LOWEST, T::Sum::default()); LANES];
     let mut quads = data.chunks_exact(LANES * T::SIZE);
@@ -262,32 +363,102 @@ fn scan_ints<T: IntCell>(
         let lane = &mut lanes[0];
         *lane = (lane.0.min(v), lane.1.max(v), v.add_unchecked(lane.2));
     }
-    let (lo, hi, unchecked) = lanes.into_iter().fold(
+    let cells = (data.len() / T::SIZE) as u64;
+    if cells == 0 {
+        return IntPartial::EMPTY;
+    }
+    let (lo, hi, sum) = lanes.into_iter().fold(
         (T::GREATEST, T::LOWEST, T::Sum::default()),
         |(lo, hi, s), lane| (lo.min(lane.0), hi.max(lane.1), T::join_unchecked(s, lane.2)),
     );
-    let mut sum = T::Sum::default();
-    if want_sum {
-        let magnitude = lo.into().abs().max(hi.into().abs());
-        let cells = values().len() as i128;
-        if cells.saturating_mul(magnitude) <= T::SUM_LIMIT {
-            sum = unchecked;
-        } else {
-            for v in values() {
-                if v.add_to(&mut sum) {
-                    break;
-                }
-            }
-        }
+    IntPartial {
+        lo: lo.into(),
+        hi: hi.into(),
+        sum: u64::from_le_bytes(T::sum_bytes(sum)),
+        cells,
     }
-    Scanned {
+}
+
+/// The scan of the cells `partial` covers, and whether its unchecked sum
+/// is the sum (no prefix can overflow: cells × greatest magnitude within
+/// the sum's range); when not, the sum must be added checked, in order.
+fn int_scanned<T: IntCell>(
+    partial: IntPartial,
+    want_sum: bool,
+    to_bytes: fn(T) -> Vec<u8>,
+) -> (Scanned, bool) {
+    let value = |v: i128, start: T| match partial.cells {
+        0 => start,
+        _ => T::try_from(v).unwrap_or(start),
+    };
+    let (lo, hi) = (value(partial.lo, T::GREATEST), value(partial.hi, T::LOWEST));
+    // With no cell, `lo` and `hi` are the starting extremes (i128's own,
+    // whose magnitude does not fit): the sum is 0.
+    let sum_ok = !want_sum || partial.cells == 0 || {
+        let magnitude = partial.lo.abs().max(partial.hi.abs());
+        (partial.cells as i128).saturating_mul(magnitude) <= T::SUM_LIMIT
+    };
+    let scanned = Scanned {
         min_at: None,
         max_at: None,
-        // With no cell, `lo` and `hi` are still the starting extremes.
+        // With no cell, `lo` and `hi` are the starting extremes.
         min: to_bytes(lo),
         max: to_bytes(hi),
-        sum: if want_sum { T::sum_bytes(sum) } else { [0; 8] },
+        sum: if want_sum && sum_ok {
+            partial.sum.to_le_bytes()
+        } else {
+            [0; 8]
+        },
+    };
+    (scanned, sum_ok)
+}
+
+/// Calls `$f::<T>($args)` with the integer type `T` that [`scan_packed`]
+/// scans `$t` as, or gives `$none` for a type it does not scan as an
+/// integer.
+macro_rules! as_int_type {
+    ($t:expr, $none:expr, $f:ident($($arg:expr),*)) => {{
+        use Datatype::*;
+        match $t {
+            Int8 => $f::<i8>($($arg),*),
+            Uint8 | Bool => $f::<u8>($($arg),*),
+            Int16 => $f::<i16>($($arg),*),
+            Uint16 => $f::<u16>($($arg),*),
+            Int32 => $f::<i32>($($arg),*),
+            Uint32 => $f::<u32>($($arg),*),
+            Uint64 => $f::<u64>($($arg),*),
+            Char | StringAscii | Float32 | Float64 => $none,
+            // Int64 and the 8-byte date and time types.
+            t if t.size() == 8 => $f::<i64>($($arg),*),
+            _ => $none,
+        }
+    }};
+}
+
+/// The partial scan of packed cells of `t`, for a tile scanned in pieces;
+/// `None` where [`scan_packed`] does not scan `t` as integers.
+pub(super) fn int_partial_of(t: Datatype, data: &[u8]) -> Option<IntPartial> {
+    fn of<T: IntCell>(data: &[u8]) -> Option<IntPartial> {
+        Some(int_partial::<T>(data))
     }
+    as_int_type!(t, None, of(data))
+}
+
+/// What [`scan_packed`] finds over the cells whose partial scans were
+/// joined into `partial`; `None` where the sum must be added cell by cell
+/// (then scan the joined cells with [`scan_packed`]).
+pub(super) fn int_scanned_of(t: Datatype, partial: IntPartial, want_sum: bool) -> Option<Scanned> {
+    fn of<T: IntCell>(partial: IntPartial, want_sum: bool) -> Option<Scanned> {
+        let to_bytes = |v: T| {
+            let wide: i128 = v.into();
+            wide.to_le_bytes()[..T::SIZE].to_vec()
+        };
+        match int_scanned::<T>(partial, want_sum, to_bytes) {
+            (scanned, true) => Some(scanned),
+            (_, false) => None,
+        }
+    }
+    as_int_type!(t, None, of(partial, want_sum))
 }
 
 /// The typed scan of a packed tile of `t` cells, one value each (`None`
@@ -309,6 +480,8 @@ pub(super) fn scan_packed(
         Int32 => scan_ints::<i32>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Uint32 => scan_ints::<u32>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Uint64 => scan_ints::<u64>(data, validity, m, s, |v| v.to_le_bytes().into()),
+        Float32 if validity.is_none() => scan_floats::<f32>(data, m, s, |v| v.to_le_bytes().into()),
+        Float64 if validity.is_none() => scan_floats::<f64>(data, m, s, |v| v.to_le_bytes().into()),
         Float32 => scan_as::<f32>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Float64 => scan_as::<f64>(data, validity, m, s, |v| v.to_le_bytes().into()),
         Char | StringAscii => return None,
@@ -369,7 +542,32 @@ mod tests {
             8 => f64::NAN.to_le_bytes().into(),
             _ => high(0x7f),
         };
-        out.push([nan.clone(), random[..size * 20].to_vec(), nan].concat());
+        out.push([nan.clone(), random[..size * 20].to_vec(), nan.clone()].concat());
+        // Floats of modest size (the unchecked sum), signed zeros in both
+        // orders, infinities, a NaN among them.
+        let floats: Vec<f64> = (0..300)
+            .map(|i| match i % 7 {
+                0 => 0.0,
+                1 => -0.0,
+                _ => (bits.next() % 2001) as f64 / 8.0 - 125.0,
+            })
+            .collect();
+        let as_cells = |values: &[f64]| -> Vec<u8> {
+            values
+                .iter()
+                .flat_map(|&v| match size {
+                    4 => (v as f32).to_le_bytes().to_vec(),
+                    _ => v.to_le_bytes()[..size].to_vec(),
+                })
+                .collect()
+        };
+        out.push(as_cells(&floats));
+        out.push(as_cells(&[-0.0, 0.0, -0.0, 5.0, 0.0, -0.0]));
+        out.push(as_cells(&[f64::INFINITY, 1.0, f64::NEG_INFINITY, 2.0]));
+        out.push(as_cells(&[f64::INFINITY; 5]));
+        out.push(as_cells(&[f64::NEG_INFINITY; 5]));
+        out.push(as_cells(&[1e300, 1e300, -1e300, 1e300, 1e300]));
+        out.push([as_cells(&floats[..50]), nan, as_cells(&floats[50..])].concat());
         out.push(random[..size].to_vec());
         out.push(Vec::new());
         out
