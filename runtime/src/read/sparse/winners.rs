@@ -11,18 +11,20 @@
 //! tiles are read first, alone — when none of their cells is in the ranges
 //! (the common case: their tiles merely meet the ranges), every result
 //! comes from the largest, which is never read. Otherwise every touched
-//! fragment is read in its stored order, merged by the global order's key
-//! (computed for each cell, ties by coordinate), each coordinate's latest
-//! cell taken, until a second fragment wins one or the end.
+//! fragment is read in its stored order, merged in that order, each
+//! coordinate's latest cell taken, until a second fragment wins one or the
+//! end.
 //!
-//! Over one dimension the stored order is coordinate order, except in
-//! Hilbert order over a string: TileDB maps a string to its first eight
-//! bytes read as signed `char`s, so a byte of 0x80 or more sorts it before
-//! strings it follows. Over numbers the Hilbert value of one dimension
-//! grows with the coordinate (a linear map truncated), so the key is
-//! coordinate order there; the key is needed for the strings alone, and
-//! merging by it holds every cell of one coordinate together all the same
-//! (equal coordinates, equal keys).
+//! Over one dimension the stored order is coordinate order (space tiles
+//! along the dimension, cells in order within each), except in Hilbert
+//! order: the Hilbert value first, ties by coordinate. Over numbers that
+//! is coordinate order too (a linear map, truncated, grows with the
+//! coordinate); over a string it is not: TileDB maps a string to its first
+//! eight bytes read as signed `char`s, so a byte of 0x80 or more sorts it
+//! after strings it precedes. So in Hilbert order the pass computes each
+//! cell's Hilbert value and merges by it, then the coordinate, which holds
+//! every cell of one coordinate together all the same (equal coordinates,
+//! equal values).
 
 use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
@@ -32,7 +34,7 @@ use crate::read::sparse::cells::{coord_bytes, u64_at};
 use crate::read::sparse::fragment_tiles::FragmentTiles;
 use crate::read::sparse::merge::load;
 use crate::read::sparse::ranges::{range_hits, touched_tiles};
-use crate::schema::Scalar;
+use crate::schema::{Scalar, SchemaOrder};
 use crate::snapshot::Snapshot;
 
 /// Whether every result of `query` (one dimension, row- or column-major,
@@ -150,11 +152,12 @@ fn merged_winners_from_one(
 }
 
 /// One cell as the pass sees it: its coordinate, its key in the array's
-/// global order and its write timestamp.
+/// global order (in Hilbert order alone: else coordinate order is the
+/// global order) and its write timestamp.
 #[derive(Clone)]
 struct StreamedCell {
     coord: Scalar,
-    key: GlobalKey,
+    key: Option<GlobalKey>,
     timestamp: u64,
 }
 
@@ -162,9 +165,11 @@ impl StreamedCell {
     /// The order of the cells in a fragment: global order, ties by
     /// coordinate (as TileDB breaks ties of Hilbert values).
     fn order(&self, other: &StreamedCell) -> std::cmp::Ordering {
-        self.key
-            .tile_cmp(&other.key)
-            .then_with(|| self.coord.compare(&other.coord))
+        let key = match (&self.key, &other.key) {
+            (Some(a), Some(b)) => a.tile_cmp(b),
+            _ => std::cmp::Ordering::Equal,
+        };
+        key.then_with(|| self.coord.compare(&other.coord))
     }
 
     /// Inside the ranges and the open time range.
@@ -185,8 +190,8 @@ struct Cursor<'a> {
     chunk: Option<FragmentTiles<'a>>,
     slot: usize,
     cell: u64,
-    /// The array's global order, each cell's key.
-    order: GlobalOrder,
+    /// The array's global order when it is Hilbert order: each cell's key.
+    hilbert: Option<GlobalOrder>,
     /// The last cell handed out, to check the stored order.
     last: Option<StreamedCell>,
     /// A cell came out before the one before it.
@@ -204,7 +209,8 @@ impl<'a> Cursor<'a> {
             index,
             fragment,
             tiles,
-            order: GlobalOrder::new(array.schema()),
+            hilbert: (array.schema().cell_order == SchemaOrder::Hilbert)
+                .then(|| GlobalOrder::new(array.schema())),
             next_tile: 0,
             chunk: None,
             slot: 0,
@@ -287,7 +293,10 @@ impl<'a> Cursor<'a> {
                 .ok_or_else(|| Error::corrupt(0, "timestamps", Cause::EndsEarly).within(at()))?,
             None => f.name.timestamp_range().0,
         };
-        let key = self.order.key(std::slice::from_ref(&coord));
+        let key = self
+            .hilbert
+            .as_ref()
+            .map(|order| order.key(std::slice::from_ref(&coord)));
         Ok(StreamedCell {
             coord,
             key,
