@@ -154,7 +154,7 @@ fn overlapping_ranges_in_hilbert_order_over_one_dimension_stream_in_tiledbs_orde
     };
     for ((name, _, ranges), theirs) in cases.iter().zip(&tables) {
         let query = ReadQuery {
-            ranges: vec![ranges.to_vec()],
+            ranges: vec![(*ranges).clone()],
             layout: ResultOrder::RowMajor,
             ..ReadQuery::default()
         };
