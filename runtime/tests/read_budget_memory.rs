@@ -147,7 +147,7 @@ fn child() {
         "long-strings" | "string-ranges" | "hilbert-strings" => {
             (cells, batch_count, largest) = read_string_orders(kind, &array, budget);
         }
-        "overwritten" => {
+        "overwritten" | "overwritten-hilbert" => {
             (cells, batch_count, largest) = read_overwritten(&array, budget);
         }
         sparse => {
@@ -601,11 +601,12 @@ const OVERWRITTEN_RANGES: [(i64, i64); 2] = [(200_000, 599_999), (0, 399_999)];
 
 /// An INT64 `d` and `v = d + 1` in two fragments: the later holds
 /// `k * 1000` for every `k < SPARSE_CELLS`, the earlier the even `k`
-/// alone, all overwritten by the later.
-fn overwritten_array(path: &Path) {
+/// alone, all overwritten by the later. Row-major cells, or Hilbert.
+fn overwritten_array(path: &Path, cell_order: SchemaOrder) {
     let schema = SchemaBuilder::sparse()
         .dimension(DimensionSpec::new::<i64>("d", 0, 1 << 40, Some(1 << 20)))
         .attribute(AttributeSpec::new("v", Datatype::Int64))
+        .orders(SchemaOrder::RowMajor, cell_order)
         .capacity(10_000);
     let array = Array::create_path(path, &schema).unwrap();
     for (step, at) in [(2usize, 1u64), (1, 2)] {
@@ -654,7 +655,8 @@ fn read_overwritten(array: &Array, budget: u64) -> (u64, u64, usize) {
     // A few parts' tiles and the batch being joined: the order is found
     // holding a tile's coordinates per fragment at a time (the part scan
     // before held 32,000 candidate cells: 6.5 MiB here, whatever the
-    // budget; now near 2.5 MiB).
+    // budget, and in Hilbert order until the fragments were merged by
+    // their Hilbert values; now near 2.5 MiB).
     let bound_kib = 16 * budget / 1024;
     assert!(
         grown < bound_kib,
@@ -666,12 +668,17 @@ fn read_overwritten(array: &Array, budget: u64) -> (u64, u64, usize) {
 #[test]
 fn overlapping_ranges_over_overwritten_cells_stay_in_their_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("overwritten");
-    overwritten_array(&path);
-    // The child checks its own peak against the budget, from the start of
-    // the read (the order is found before the first batch).
-    let (read, batch_count, _) = run_child("overwritten", &path, 256 << 10);
-    let in_ranges: i64 = OVERWRITTEN_RANGES.iter().map(|(a, b)| b - a + 1).sum();
-    assert_eq!(read, in_ranges as u64);
-    assert!(batch_count >= 40, "{batch_count} batches");
+    for (kind, cell_order) in [
+        ("overwritten", SchemaOrder::RowMajor),
+        ("overwritten-hilbert", SchemaOrder::Hilbert),
+    ] {
+        let path = dir.path().join(kind);
+        overwritten_array(&path, cell_order);
+        // The child checks its own peak against the budget, from the
+        // start of the read (the order is found before the first batch).
+        let (read, batch_count, _) = run_child(kind, &path, 256 << 10);
+        let in_ranges: i64 = OVERWRITTEN_RANGES.iter().map(|(a, b)| b - a + 1).sum();
+        assert_eq!(read, in_ranges as u64, "{kind}: cells");
+        assert!(batch_count >= 40, "{kind}: {batch_count} batches");
+    }
 }

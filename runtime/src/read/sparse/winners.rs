@@ -11,12 +11,24 @@
 //! tiles are read first, alone — when none of their cells is in the ranges
 //! (the common case: their tiles merely meet the ranges), every result
 //! comes from the largest, which is never read. Otherwise every touched
-//! fragment is read in coordinate order (a fragment of one dimension
-//! stores its cells so), merged, each coordinate's latest cell taken, until
-//! a second fragment wins one or the end.
+//! fragment is read in its stored order, merged in that order, each
+//! coordinate's latest cell taken, until a second fragment wins one or the
+//! end.
+//!
+//! Over one dimension the stored order is coordinate order (space tiles
+//! along the dimension, cells in order within each), except in Hilbert
+//! order: the Hilbert value first, ties by coordinate. Over numbers that
+//! is coordinate order too (a linear map, truncated, grows with the
+//! coordinate); over a string it is not: TileDB maps a string to its first
+//! eight bytes read as signed `char`s, so a byte of 0x80 or more sorts it
+//! after strings it precedes. So in Hilbert order the pass computes each
+//! cell's Hilbert value and merges by it, then the coordinate, which holds
+//! every cell of one coordinate together all the same (equal coordinates,
+//! equal values).
 
 use crate::error::{Cause, Error, Result};
 use crate::fragment::{Field, FragmentMetadata};
+use crate::read::order::{GlobalKey, GlobalOrder};
 use crate::read::query::{decode_ranges, ReadQuery};
 use crate::read::sparse::cells::{coord_bytes, u64_at};
 use crate::read::sparse::fragment_tiles::FragmentTiles;
@@ -29,7 +41,8 @@ use crate::snapshot::Snapshot;
 /// several ranges) comes from at most one fragment. Each fragment's tiles
 /// are decoded about `chunk_bytes` of coordinates at a time (at least one
 /// tile). `None` when the fragments' cells cannot be merged as they
-/// stream: stored in Hilbert order, or found out of coordinate order.
+/// stream: a fragment's cells found out of the array's global order (not
+/// as TileDB writes them).
 pub(crate) fn results_from_one_fragment(
     array: &Snapshot,
     query: &ReadQuery,
@@ -50,7 +63,7 @@ pub(crate) fn results_from_one_fragment(
         let tiles = touched_tiles(array, fragment, std::slice::from_ref(ranges))?;
         if !tiles.is_empty() {
             let cells: u64 = tiles.iter().map(|&t| fragment.cell_num(t, 0)).sum();
-            touched.push((Cursor::new(index, fragment, tiles), cells));
+            touched.push((Cursor::new(array, index, fragment, tiles), cells));
         }
     }
     if touched.len() <= 1 {
@@ -70,7 +83,7 @@ pub(crate) fn results_from_one_fragment(
         if i == largest {
             continue;
         }
-        let mut cursor = cursor.restarted();
+        let mut cursor = cursor.restarted(array);
         while let Some(cell) = cursor.next(array, chunk_cells)? {
             if cell.is_candidate(ranges, window) {
                 return merged_winners_from_one(array, touched, ranges, window, chunk_cells);
@@ -80,7 +93,8 @@ pub(crate) fn results_from_one_fragment(
     Ok(Some(true))
 }
 
-/// The second pass: every touched fragment merged in coordinate order.
+/// The second pass: every touched fragment merged in the array's global
+/// order, ties by coordinate.
 fn merged_winners_from_one(
     array: &Snapshot,
     touched: Vec<(Cursor<'_>, u64)>,
@@ -88,12 +102,6 @@ fn merged_winners_from_one(
     window: (u64, u64),
     chunk_cells: u64,
 ) -> Result<Option<bool>> {
-    if array.schema().cell_order == SchemaOrder::Hilbert {
-        // Stored in Hilbert order, which over a string need not follow
-        // the strings' order: a merge in coordinate order cannot be made
-        // as the tiles stream.
-        return Ok(None);
-    }
     let allows_dups = array.schema().allows_dups;
     let mut cursors: Vec<Cursor<'_>> = touched.into_iter().map(|(c, _)| c).collect();
     let mut heads: Vec<Option<StreamedCell>> = Vec::with_capacity(cursors.len());
@@ -102,14 +110,14 @@ fn merged_winners_from_one(
     }
     let mut winner: Option<usize> = None;
     loop {
-        // The least coordinate of the heads.
-        let mut least: Option<Scalar> = None;
+        // The least cell of the heads.
+        let mut least: Option<&StreamedCell> = None;
         for cell in heads.iter().flatten() {
-            if least.as_ref().is_none_or(|l| cell.coord.compare(l).is_lt()) {
-                least = Some(cell.coord.clone());
+            if least.is_none_or(|l| cell.order(l).is_lt()) {
+                least = Some(cell);
             }
         }
-        let Some(least) = least else {
+        let Some(least) = least.map(|c| c.coord.clone()) else {
             return Ok(Some(true));
         };
         // Every cell of that coordinate, each fragment's in turn; the
@@ -143,13 +151,27 @@ fn merged_winners_from_one(
     }
 }
 
-/// One cell as the pass sees it: its coordinate and write timestamp.
+/// One cell as the pass sees it: its coordinate, its key in the array's
+/// global order (in Hilbert order alone: else coordinate order is the
+/// global order) and its write timestamp.
+#[derive(Clone)]
 struct StreamedCell {
     coord: Scalar,
+    key: Option<GlobalKey>,
     timestamp: u64,
 }
 
 impl StreamedCell {
+    /// The order of the cells in a fragment: global order, ties by
+    /// coordinate (as TileDB breaks ties of Hilbert values).
+    fn order(&self, other: &StreamedCell) -> std::cmp::Ordering {
+        let key = match (&self.key, &other.key) {
+            (Some(a), Some(b)) => a.tile_cmp(b),
+            _ => std::cmp::Ordering::Equal,
+        };
+        key.then_with(|| self.coord.compare(&other.coord))
+    }
+
     /// Inside the ranges and the open time range.
     fn is_candidate(&self, ranges: &[(Scalar, Scalar)], (start, end): (u64, u64)) -> bool {
         (start..=end).contains(&self.timestamp) && range_hits(&self.coord, ranges) > 0
@@ -168,18 +190,27 @@ struct Cursor<'a> {
     chunk: Option<FragmentTiles<'a>>,
     slot: usize,
     cell: u64,
-    /// The last coordinate handed out, to check the stored order.
-    last: Option<Scalar>,
-    /// A coordinate came out below the one before it.
+    /// The array's global order when it is Hilbert order: each cell's key.
+    hilbert: Option<GlobalOrder>,
+    /// The last cell handed out, to check the stored order.
+    last: Option<StreamedCell>,
+    /// A cell came out before the one before it.
     unsorted: bool,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(index: usize, fragment: &'a FragmentMetadata, tiles: Vec<u64>) -> Cursor<'a> {
+    fn new(
+        array: &Snapshot,
+        index: usize,
+        fragment: &'a FragmentMetadata,
+        tiles: Vec<u64>,
+    ) -> Cursor<'a> {
         Cursor {
             index,
             fragment,
             tiles,
+            hilbert: (array.schema().cell_order == SchemaOrder::Hilbert)
+                .then(|| GlobalOrder::new(array.schema())),
             next_tile: 0,
             chunk: None,
             slot: 0,
@@ -190,8 +221,8 @@ impl<'a> Cursor<'a> {
     }
 
     /// A fresh cursor over the same tiles.
-    fn restarted(&self) -> Cursor<'a> {
-        Cursor::new(self.index, self.fragment, self.tiles.clone())
+    fn restarted(&self, array: &Snapshot) -> Cursor<'a> {
+        Cursor::new(array, self.index, self.fragment, self.tiles.clone())
     }
 
     /// The next cell; `None` at the end of the touched tiles.
@@ -203,14 +234,10 @@ impl<'a> Cursor<'a> {
                     if self.cell < self.fragment.cell_num(tile, 0) {
                         let cell = self.read_cell(chunk)?;
                         self.cell += 1;
-                        if self
-                            .last
-                            .as_ref()
-                            .is_some_and(|l| cell.coord.compare(l).is_lt())
-                        {
+                        if self.last.as_ref().is_some_and(|l| cell.order(l).is_lt()) {
                             self.unsorted = true;
                         }
-                        self.last = Some(cell.coord.clone());
+                        self.last = Some(cell.clone());
                         return Ok(Some(cell));
                     }
                     self.slot += 1;
@@ -266,6 +293,14 @@ impl<'a> Cursor<'a> {
                 .ok_or_else(|| Error::corrupt(0, "timestamps", Cause::EndsEarly).within(at()))?,
             None => f.name.timestamp_range().0,
         };
-        Ok(StreamedCell { coord, timestamp })
+        let key = self
+            .hilbert
+            .as_ref()
+            .map(|order| order.key(std::slice::from_ref(&coord)));
+        Ok(StreamedCell {
+            coord,
+            key,
+            timestamp,
+        })
     }
 }

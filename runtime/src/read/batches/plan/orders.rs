@@ -20,10 +20,10 @@ use super::{Axis, Digit, Plan, Unit};
 /// each cell once per range holding it — otherwise. A part cannot tell on
 /// its own, so the fragments are found first, by a streaming pass over the
 /// touched tiles' coordinates (`sparse::results_from_one_fragment`), about
-/// `chunk_bytes` of them decoded at a time per fragment. Should the
-/// fragments' cells not merge as they stream (stored in Hilbert order),
-/// the coordinates are read in parts in coordinate order until a second
-/// fragment shows.
+/// `chunk_bytes` of them decoded at a time per fragment, merged in the
+/// global order (Hilbert order included). Should a fragment's cells be
+/// found out of that order (not as TileDB writes them), the coordinates
+/// are read in parts in coordinate order until a second fragment shows.
 pub(super) fn range_order(
     snapshot: &Snapshot,
     query: &ReadQuery,
