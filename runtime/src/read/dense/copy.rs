@@ -384,6 +384,18 @@ fn scatter_attribute(
     }
 }
 
+/// One fragment's tiles a band needs, and the cells it reads of each
+/// (first and last, in the tile's cell order).
+type TilesAndCells = (Vec<u64>, Vec<(u64, u64)>);
+
+/// The band's [`TilesAndCells`], per fragment of the geometry.
+fn tiles_and_cells(band: &BandPlan) -> Vec<TilesAndCells> {
+    band.needed
+        .iter()
+        .map(|n| n.iter().map(|(t, c)| (*t, *c)).unzip())
+        .collect()
+}
+
 /// Plans the whole read's tiles with an object store (band after band,
 /// attribute after attribute), so that it fetches them ahead across bands,
 /// many tiles a request; each band's own prefetch then finds them planned.
@@ -404,8 +416,7 @@ fn prefetch_read(
     let schema = array.schema();
     // Per band: per fragment its tiles and their cells read, and whether
     // the band is decoded straight into the result.
-    type Needed = (Vec<(Vec<u64>, Vec<(u64, u64)>)>, bool);
-    let needed: Vec<Needed> = bands
+    let needed: Vec<(Vec<TilesAndCells>, bool)> = bands
         .iter()
         .map(|spans| {
             let band = plan_band(spans.clone(), order, dims, geometry, 0);
@@ -414,12 +425,7 @@ fn prefetch_read(
                 .iter()
                 .flatten()
                 .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
-            let tiles = band
-                .needed
-                .iter()
-                .map(|n| n.iter().map(|(t, c)| (*t, *c)).unzip())
-                .collect();
-            (tiles, direct)
+            (tiles_and_cells(&band), direct)
         })
         .collect();
     let (mut ahead, mut cells) = (Vec::new(), Vec::new());
@@ -457,11 +463,7 @@ fn prefetch_band(
     band: &BandPlan,
     scattered: bool,
 ) {
-    let needed: Vec<(Vec<u64>, Vec<(u64, u64)>)> = band
-        .needed
-        .iter()
-        .map(|n| n.iter().map(|(t, c)| (*t, *c)).unzip())
-        .collect();
+    let needed = tiles_and_cells(band);
     let in_part = scattered && attr.cell_val_num.is_some();
     let (mut ahead, mut cells) = (Vec::new(), Vec::new());
     for (g, (tiles, taken)) in geometry.iter().zip(&needed) {
