@@ -75,9 +75,11 @@ impl PlainPart {
 /// The part of a tile of `expected_len` unfiltered bytes of `cell_size`-byte
 /// cells, stored plainly in `stored_len` bytes, that holds its bytes
 /// `wanted`; `None` when the tile is not stored plainly (its size is not
-/// the plain framing's), the wanted bytes are not inside it, or the part
-/// would leave out less than [`LEAVES_OUT`] (then the whole tile is read:
-/// one range, which merges with its neighbours).
+/// the plain framing's), the wanted bytes are not inside it, or the part is
+/// not a small share of the tile: half of it or more, or leaving out less
+/// than [`LEAVES_OUT`]. The whole tile is then read: one range, which
+/// merges with its neighbours (a full read of fragments holding half of
+/// each tile, say, stays a request per file and window, not per half).
 pub(crate) fn plain_part(
     stored_len: u64,
     expected_len: u64,
@@ -104,7 +106,8 @@ pub(crate) fn plain_part(
     // bytes, then `c` full chunks (only the last may be short).
     let header_at = |c: u64| CHUNK_COUNT + c * (CHUNK_HEADER + chunk);
     let stored = header_at(first) - CHUNK_COUNT..header_at(end).min(stored_len);
-    if stored_len - (stored.end - stored.start) < LEAVES_OUT {
+    let part_len = stored.end - stored.start;
+    if stored_len - part_len < LEAVES_OUT || part_len * 2 >= stored_len {
         return None;
     }
     Some(PlainPart {
@@ -169,6 +172,10 @@ mod tests {
         assert!(
             plain_part(stored_len, len, 8, 0..len - 200_000).is_none(),
             "most of it"
+        );
+        assert!(
+            plain_part(stored_len, len, 8, 0..len / 2).is_none(),
+            "half of it"
         );
         assert!(
             plain_part(stored_len - 1, len, 8, 0..8).is_none(),

@@ -237,7 +237,8 @@ impl<'f> TileSource<'f> {
 
     /// Reads tile `tile` and decodes the bytes of `runs` into them (see
     /// [`unfilter_tile_scattered`]); only the chunks holding those bytes are
-    /// decoded. Safe to call for many tiles at once.
+    /// decoded, and of a tile stored plainly, when they are a small part of
+    /// it, only those chunks are read. Safe to call for many tiles at once.
     pub fn scatter(
         &self,
         storage: &dyn Storage,
