@@ -695,6 +695,54 @@ fn a_one_fragment_read_costs_fewer_requests_than_tiledb() {
     }
 }
 
+/// The box `tiledb_s3.py summary` reads of a `dense` array: 64 rows and
+/// 101 columns of one 512 x 512 tile, rows 100..=163 of it.
+const DENSE_BOX: ((i64, i64), (i64, i64)) = ((100, 163), (600, 700));
+
+/// A small dense read of plainly stored tiles (no filter) fetches only the
+/// chunks holding its cells: far fewer bytes than the tile, which TileDB
+/// fetches whole, and fewer requests. The cells are TileDB's.
+#[test]
+fn a_small_dense_read_of_plain_tiles_fetches_only_its_chunks() {
+    let Some(python) = s3_support::python() else {
+        return;
+    };
+    let Some(port) = moto_port() else { return };
+    create_bucket(port, "parts");
+    let proxy = s3_support::Proxy::start(port);
+    let mut tiledb = s3_support::TileDb::start(&python, port);
+    let uri = "s3://parts/dense";
+    let made = tiledb.ask(&json!({"op": "one_fragment", "uri": uri, "kind": "dense"}));
+    assert!(made.get("error").is_none(), "{made}");
+    let mut fresh = s3_support::TileDb::start(&python, proxy.port);
+    fresh.ask(&json!({"op": "noop"}));
+    proxy.take_log();
+    proxy.take_answered();
+    let theirs = fresh.ask(&json!({"op": "summary", "uri": uri, "kind": "dense"}));
+    let (their_log, their_bytes) = (proxy.take_log(), proxy.take_answered());
+    assert!(theirs.get("error").is_none(), "{theirs}");
+    let config = our_config(proxy.port);
+    let array = tiledb_runtime::array::Array::open_url(uri, &config, Default::default()).unwrap();
+    let opened = proxy.take_log().len();
+    proxy.take_answered();
+    let ours = summary(&array, "dense");
+    let (read_log, read_bytes) = (proxy.take_log(), proxy.take_answered());
+    let tile_bytes = 512 * 512 * 8;
+    println!(
+        "TileDB {} requests, {their_bytes} bytes; us {} requests, {read_bytes} bytes \
+         answered to the read: {read_log:#?}",
+        their_log.len(),
+        opened + read_log.len()
+    );
+    assert_eq!(ours, theirs, "the cells differ");
+    assert!(their_bytes > tile_bytes, "TileDB fetches the tile whole");
+    assert!(
+        read_bytes < tile_bytes / 4,
+        "{read_bytes} bytes answered to the read of a tile of {tile_bytes}"
+    );
+    assert!(opened + read_log.len() < their_log.len());
+}
+
 /// Our read of a one-fragment array summed up as `tiledb_s3.py summary`
 /// sums up TileDB's (wrapping at 2^64).
 fn summary(array: &tiledb_runtime::array::Array, kind: &str) -> Value {
@@ -711,6 +759,18 @@ fn summary(array: &tiledb_runtime::array::Array, kind: &str) -> Value {
             a.wrapping_add(x.wrapping_mul(1_000_003).wrapping_add(y).wrapping_mul(v))
         });
         return json!({"cells": v.len(), "sums": [sum(&x), sum(&y), sum(&v), mixed]});
+    }
+    if kind == "dense" {
+        let ((r0, r1), (c0, c1)) = DENSE_BOX;
+        let query = array.query().range("r", r0..=r1).unwrap();
+        let result = query.range("c", c0..=c1).unwrap().read().unwrap();
+        let values = result.values::<i64>("a").unwrap();
+        let (mut sum, mut by_place) = (0u64, 0u64);
+        for (place, &v) in (1u64..).zip(values.iter()) {
+            sum = sum.wrapping_add(v as u64);
+            by_place = by_place.wrapping_add((v as u64).wrapping_mul(place));
+        }
+        return json!({"cells": values.len(), "sums": [sum, by_place]});
     }
     let result = array.query().read().unwrap();
     let (mut by_place, mut bytes_by_place, mut cells, mut at) = (0u64, 0u64, 0u64, 0u64);

@@ -249,8 +249,11 @@ impl ObjectStorage {
             end += 1;
         }
         let mut requests = Vec::new();
+        // What the window's budget leaves over its planned bytes pays for
+        // the gaps fetched to spare requests.
+        let mut spare = budget;
         for (file, planned) in by_file {
-            for range in merge_ranges(&planned, COALESCE_GAP) {
+            for range in merge_for_window(&planned, &mut spare) {
                 let mut inside: Vec<Range<u64>> = planned
                     .iter()
                     .filter(|r| range.start <= r.start && r.end <= range.end)
@@ -299,6 +302,35 @@ impl ObjectStorage {
             read_ahead.window_done(generation, from);
         });
     }
+}
+
+/// The most bytes one request of a window spans when it reaches over gaps
+/// between a file's planned ranges to spare requests: TileDB's
+/// `vfs.min_batch_size` (20 MiB), under which it too batches ranges of a
+/// file whatever the gaps.
+pub(super) const MAX_BATCH: u64 = 20 * 1024 * 1024;
+
+/// One file's planned ranges of a window as requests: merged across gaps up
+/// to [`COALESCE_GAP`], and across larger ones while the request stays
+/// within [`MAX_BATCH`] and the gap fits in `spare` (the window's budget
+/// left over its planned bytes, which the gap then uses up), so that a read
+/// wanting parts of a file's tiles (the chunks a small dense subarray
+/// needs) costs no more requests than the whole tiles, fewer bytes, and
+/// the window holds no more than its budget.
+fn merge_for_window(planned: &[Range<u64>], spare: &mut u64) -> Vec<Range<u64>> {
+    let mut merged: Vec<Range<u64>> = Vec::new();
+    for range in merge_ranges(planned, COALESCE_GAP) {
+        if let Some(last) = merged.last_mut() {
+            let gap = range.start.saturating_sub(last.end);
+            if range.end - last.start <= MAX_BATCH && gap <= *spare {
+                *spare -= gap;
+                last.end = range.end;
+                continue;
+            }
+        }
+        merged.push(range);
+    }
+    merged
 }
 
 /// Fetches `request`, keeping each planned range as soon as its last byte

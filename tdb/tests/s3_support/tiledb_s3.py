@@ -14,7 +14,8 @@ opens an array and reads it whole;
 {"op": "consolidate_fragment_meta", "uri"} consolidates its fragment metadata;
 {"op": "one_fragment", "uri", "kind"} writes a one-fragment array of many tiles
 (`sparse`: 2D coordinates and a zstd attribute; `strings`: dense, plain var
-strings) and {"op": "summary", "uri", "kind"} reads it whole and sums it up;
+strings; `dense`: 2D int64 cells in plain 2 MiB tiles) and {"op": "summary",
+"uri", "kind"} reads it whole (`dense`: a small box of one tile) and sums it up;
 {"op": "inspect", "uri"} describes an array as TileDB sees it (cells, attributes,
 metadata, fragments, consolidated fragment metadata, fragments to vacuum) and
 {"op": "group", "uri"} a group (members, metadata); {"op": "create_bucket", "uri"}
@@ -78,6 +79,16 @@ def one_fragment(uri, kind):
         x, y = rng.integers(0, 10_000, n), rng.integers(0, 10_000, n)
         with tiledb.open(uri, "w", ctx=CTX) as A:
             A[x, y] = {"v": rng.integers(0, 1 << 40, n)}
+    elif kind == "dense":
+        # Tiles of 512 x 512 int64 cells (2 MiB), stored plainly (no filter).
+        n = 1024
+        dims = [tiledb.Dim(name=d, domain=(0, n - 1), tile=512, dtype=np.int64) for d in "rc"]
+        schema = tiledb.ArraySchema(
+            domain=tiledb.Domain(*dims), attrs=[tiledb.Attr(name="a", dtype=np.int64)]
+        )
+        tiledb.Array.create(uri, schema, ctx=CTX)
+        with tiledb.open(uri, "w", ctx=CTX) as A:
+            A[:] = rng.integers(0, 1 << 40, (n, n))
     else:
         n = 1_250_000
         dim = tiledb.Dim(name="i", domain=(0, n - 1), tile=100_000, dtype=np.int64)
@@ -104,6 +115,13 @@ def summary(uri, kind):
             with np.errstate(over="ignore"):
                 mixed = int(((x * np.uint64(1_000_003) + y) * v).sum(dtype=np.uint64))
             return {"cells": len(v), "sums": [int(x.sum()), int(y.sum()), int(v.sum()) & mask, mixed]}
+        if kind == "dense":
+            # DENSE_BOX of object_store_s3.rs: rows 100..=163, cols 600..=700.
+            values = A[100:164, 600:701]["a"].reshape(-1).astype(np.uint64)
+            with np.errstate(over="ignore"):
+                places = np.arange(1, len(values) + 1, dtype=np.uint64)
+                by_place = int((values * places).sum(dtype=np.uint64))
+            return {"cells": len(values), "sums": [int(values.sum(dtype=np.uint64)), by_place]}
         strings = A[:]["s"]
     # Order and content both count: each length weighted by its place, each
     # byte of the strings joined by its place.

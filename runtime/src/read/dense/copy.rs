@@ -39,8 +39,8 @@ use crate::read::memory;
 use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{
-    load_tiles_pooled, prefetch_tiles, StoredBuffers, TileData, TilePart, TilePool, TileSelection,
-    TileSource, WantedTiles,
+    load_tiles_pooled, prefetch_tile_parts, StoredBuffers, TileData, TilePart, TilePool,
+    TileSelection, TileSource, WantedCells, WantedTiles,
 };
 use crate::schema::Attribute;
 use crate::snapshot::Snapshot;
@@ -332,7 +332,7 @@ fn scatter_attribute(
     stored: &StoredBuffers,
     total: u64,
 ) -> Result<bool> {
-    prefetch_band(array, geometry, attr, band);
+    prefetch_band(array, geometry, attr, band, true);
     let scatter_validity = |col: &mut Column| -> Result<()> {
         if let Some(validity) = &mut col.validity {
             let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;
@@ -384,9 +384,24 @@ fn scatter_attribute(
     }
 }
 
+/// One fragment's tiles a band needs, and the cells it reads of each
+/// (first and last, in the tile's cell order).
+type TilesAndCells = (Vec<u64>, Vec<(u64, u64)>);
+
+/// The band's [`TilesAndCells`], per fragment of the geometry.
+fn tiles_and_cells(band: &BandPlan) -> Vec<TilesAndCells> {
+    band.needed
+        .iter()
+        .map(|n| n.iter().map(|(t, c)| (*t, *c)).unzip())
+        .collect()
+}
+
 /// Plans the whole read's tiles with an object store (band after band,
 /// attribute after attribute), so that it fetches them ahead across bands,
 /// many tiles a request; each band's own prefetch then finds them planned.
+/// A band decoded straight into the result ([`scatter_band`]) reads of a
+/// fixed-size attribute's plainly stored tiles only the chunks holding its
+/// cells: those are what is planned.
 fn prefetch_read(
     array: &Snapshot,
     geometry: &[Geometry<'_>],
@@ -399,43 +414,59 @@ fn prefetch_read(
         return;
     }
     let schema = array.schema();
-    let needed: Vec<Vec<Vec<u64>>> = bands
+    // Per band: per fragment its tiles and their cells read, and whether
+    // the band is decoded straight into the result.
+    let needed: Vec<(Vec<TilesAndCells>, bool)> = bands
         .iter()
         .map(|spans| {
             let band = plan_band(spans.clone(), order, dims, geometry, 0);
-            band.needed
+            let direct = band
+                .plan
                 .iter()
-                .map(|n| n.keys().copied().collect())
-                .collect()
+                .flatten()
+                .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
+            (tiles_and_cells(&band), direct)
         })
         .collect();
-    let mut ahead = Vec::new();
-    for band in &needed {
+    let (mut ahead, mut cells) = (Vec::new(), Vec::new());
+    for (band, direct) in &needed {
         for &a in attributes {
-            for (g, tiles) in geometry.iter().zip(band) {
-                if let Some((fa, _)) = g.fragment.schema.attribute(&schema.attributes[a].name) {
+            let attribute = &schema.attributes[a];
+            let in_part = *direct && attribute.cell_val_num.is_some();
+            for (g, (tiles, taken)) in geometry.iter().zip(band) {
+                if let Some((fa, _)) = g.fragment.schema.attribute(&attribute.name) {
                     ahead.push(WantedTiles {
                         fragment: g.fragment,
                         field: Field::Attribute(fa),
                         tiles,
                     });
+                    cells.push(in_part.then(|| WantedCells {
+                        cells: taken,
+                        cells_per_dense_tile: g.tiling.cells_per_tile(),
+                    }));
                 }
             }
         }
     }
-    prefetch_tiles(array.storage(), &ahead);
+    prefetch_tile_parts(array.storage(), &ahead, &cells);
 }
 
 /// Fetches ahead the band's tiles of `attr` in every fragment at once
-/// (its cells, var data and validity), which the band then decodes.
-fn prefetch_band(array: &Snapshot, geometry: &[Geometry<'_>], attr: &Attribute, band: &BandPlan) {
-    let needed: Vec<Vec<u64>> = band
-        .needed
-        .iter()
-        .map(|n| n.keys().copied().collect())
-        .collect();
-    let mut ahead = Vec::new();
-    for (g, tiles) in geometry.iter().zip(&needed) {
+/// (its cells, var data and validity), which the band then decodes: when
+/// `scattered` (decoded straight into the result, [`scatter_band`]), of a
+/// fixed-size attribute's plainly stored tiles only the chunks holding the
+/// band's cells, as [`prefetch_read`] planned them.
+fn prefetch_band(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &Attribute,
+    band: &BandPlan,
+    scattered: bool,
+) {
+    let needed = tiles_and_cells(band);
+    let in_part = scattered && attr.cell_val_num.is_some();
+    let (mut ahead, mut cells) = (Vec::new(), Vec::new());
+    for (g, (tiles, taken)) in geometry.iter().zip(&needed) {
         if let Some((fa, _)) = g.fragment.schema.attribute(&attr.name) {
             let (fragment, field) = (g.fragment, Field::Attribute(fa));
             ahead.push(WantedTiles {
@@ -443,9 +474,13 @@ fn prefetch_band(array: &Snapshot, geometry: &[Geometry<'_>], attr: &Attribute, 
                 field,
                 tiles,
             });
+            cells.push(in_part.then(|| WantedCells {
+                cells: taken,
+                cells_per_dense_tile: g.tiling.cells_per_tile(),
+            }));
         }
     }
-    prefetch_tiles(array.storage(), &ahead);
+    prefetch_tile_parts(array.storage(), &ahead, &cells);
 }
 
 /// Decodes the band's tiles of `attr`, of each tile only the chunks holding
@@ -460,7 +495,7 @@ fn decode_band_tiles(
     let storage = array.storage();
     let key = array.options().key;
     let mut tiles: HashMap<(usize, u64), TileData> = HashMap::new();
-    prefetch_band(array, geometry, attr, band);
+    prefetch_band(array, geometry, attr, band, false);
     for (gi, g) in geometry.iter().enumerate() {
         let wanted: Vec<u64> = band.needed[gi].keys().copied().collect();
         let wanted_cells: Vec<(u64, u64)> = band.needed[gi].values().copied().collect();

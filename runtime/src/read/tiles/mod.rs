@@ -7,6 +7,7 @@
 
 mod data;
 mod load;
+mod plain;
 mod pool;
 mod prefetch;
 mod source;
@@ -15,6 +16,6 @@ mod stored;
 pub use data::{FieldShape, TileData};
 pub use load::{load_tiles, load_tiles_pooled, TileSelection};
 pub use pool::TilePool;
-pub(crate) use prefetch::{prefetch_tiles, WantedTiles};
+pub(crate) use prefetch::{prefetch_tile_parts, prefetch_tiles, WantedCells, WantedTiles};
 pub use source::{StoredBuffers, TilePart, TileSource};
 pub(crate) use stored::no_such_tile;

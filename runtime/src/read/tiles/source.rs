@@ -237,12 +237,13 @@ impl<'f> TileSource<'f> {
 
     /// Reads tile `tile` and decodes the bytes of `runs` into them (see
     /// [`unfilter_tile_scattered`]); only the chunks holding those bytes are
-    /// decoded. Safe to call for many tiles at once.
+    /// decoded, and of a tile stored plainly, when they are a small part of
+    /// it, only those chunks are read. Safe to call for many tiles at once.
     pub fn scatter(
         &self,
         storage: &dyn Storage,
         tile: u64,
-        runs: Vec<ScatterRun<'_>>,
+        mut runs: Vec<ScatterRun<'_>>,
         buffers: &StoredBuffers,
     ) -> Result<()> {
         self.check_tile(tile)?;
@@ -263,27 +264,72 @@ impl<'f> TileSource<'f> {
                 .saturating_mul(self.cell_size),
         };
         let mut bytes = buffers.take();
-        let decoded = read_stored_tile(
+        let decoded = self
+            .read_for_runs(storage, &file, tile, expected_len, &mut runs, &mut bytes)
+            .and_then(|(file_offset, expected_len)| {
+                let job = TileJob {
+                    bytes: &bytes,
+                    file_offset,
+                    index: tile,
+                    expected_len,
+                    wanted: None,
+                };
+                unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
+                    .map_err(|e| e.in_file(&self.describe))
+            });
+        buffers.give_back(bytes);
+        decoded
+    }
+
+    /// Reads into `bytes` what decoding `runs` of tile `tile` needs: only
+    /// the chunks holding them when the tile is stored plainly and they are
+    /// a small part of it (the runs then moved to the part's own bytes, see
+    /// [`read_plain_part`]), else the whole tile. Returns where the bytes
+    /// start in the file and the unfiltered size they frame.
+    fn read_for_runs(
+        &self,
+        storage: &dyn Storage,
+        file: &StoredFile<'_>,
+        tile: u64,
+        expected_len: u64,
+        runs: &mut [ScatterRun<'_>],
+        bytes: &mut Vec<u8>,
+    ) -> Result<(u64, u64)> {
+        let plain = self.part != TilePart::VarData && self.pipeline.filters.is_empty();
+        let first = runs.iter().map(|r| r.tile_offset).min();
+        let end = runs
+            .iter()
+            .map(|r| r.tile_offset.saturating_add(r.dest.len() as u64))
+            .max();
+        if let (true, Some(first), Some(end)) = (plain, first, end) {
+            let place = (&self.path, self.describe.as_path());
+            let sizes = (expected_len, self.cell_size);
+            let part = read_plain_part(
+                storage,
+                self.fragment,
+                file,
+                place,
+                tile,
+                sizes,
+                first..end,
+                bytes,
+            )?;
+            if let Some((at, cells)) = part {
+                for run in runs.iter_mut() {
+                    run.tile_offset -= cells.start;
+                }
+                return Ok((at, cells.end - cells.start));
+            }
+        }
+        let start = read_stored_tile(
             storage,
             self.fragment,
             self.field,
-            &file,
+            file,
             (&self.path, &self.describe),
             tile,
-            &mut bytes,
-        )
-        .and_then(|start| {
-            let job = TileJob {
-                bytes: &bytes,
-                file_offset: start,
-                index: tile,
-                expected_len,
-                wanted: None,
-            };
-            unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
-                .map_err(|e| e.in_file(&self.describe))
-        });
-        buffers.give_back(bytes);
-        decoded
+            bytes,
+        )?;
+        Ok((start, expected_len))
     }
 }

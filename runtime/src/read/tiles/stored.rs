@@ -1,6 +1,7 @@
 //! The persisted bytes of a field's tiles, and the pipelines and contexts
 //! that unfilter them.
 
+use std::ops::Range;
 use std::path::Path;
 
 use crate::error::{Cause, Error, Result};
@@ -10,6 +11,7 @@ use crate::storage::{RelPath, Storage};
 use crate::tile::TileJob;
 
 use crate::read::tiles::data::*;
+use crate::read::tiles::plain::plain_part;
 
 pub(crate) fn with_key(pipeline: &FilterPipeline, key: Option<&[u8; 32]>) -> FilterPipeline {
     let mut p = pipeline.clone();
@@ -132,6 +134,35 @@ pub(crate) fn read_stored_tile(
     storage.read_range_into(path, start, len, bytes)?;
     reframe_stored_tile(fragment, field, file, describe, start, bytes)?;
     Ok(start)
+}
+
+/// Reads into `bytes` the part of tile `t` holding its unfiltered bytes
+/// `wanted` when the tile is stored plainly and that part is small (see
+/// [`plain_part`]), framed as a tile of its own. Returns where the part
+/// starts in the file and which of the tile's unfiltered bytes it holds;
+/// `None` when the tile is to be read whole (TileDB 1.3's framing, another
+/// layout, or headers that do not frame plain chunks).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read_plain_part(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    file: &StoredFile<'_>,
+    (path, describe): (&RelPath, &Path),
+    t: u64,
+    (expected_len, cell_size): (u64, u64),
+    wanted: Range<u64>,
+    bytes: &mut Vec<u8>,
+) -> Result<Option<(u64, Range<u64>)>> {
+    if fragment.version == 0 {
+        return Ok(None);
+    }
+    let (start, len) = stored_tile_range(file, describe, t)?;
+    let Some(part) = plain_part(len, expected_len, cell_size, wanted) else {
+        return Ok(None);
+    };
+    let at = start + part.stored.start;
+    storage.read_range_into(path, at, part.stored.end - part.stored.start, bytes)?;
+    Ok(part.frame(bytes).then_some((at, part.cells)))
 }
 
 /// The stored bytes of `tiles` of one of a field's files, with where each
