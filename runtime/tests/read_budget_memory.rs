@@ -297,19 +297,25 @@ struct Expected {
     bound_kib: u64,
 }
 
-/// Runs the child on `kind;path;budget` and checks what it reports
-/// against `expected`; the peak, in KiB.
-fn assert_child_keeps_to(kind: &str, path: &Path, budget: u64, expected: Expected) -> u64 {
+/// Runs the child on `kind;path;budget`: the cells and batches it read
+/// and its peak, in KiB.
+fn run_child(kind: &str, path: &Path, budget: u64) -> (u64, u64, u64) {
     let result = run_child_test(
         "BUDGET_CHILD",
         &format!("{kind};{};{budget}", path.display()),
     );
     println!("{kind}: {}", result.line);
-    let (cells, batch_count, peak) = (
+    (
         result.field("cells"),
         result.field("batches"),
         result.field("peak_kib"),
-    );
+    )
+}
+
+/// Runs the child on `kind;path;budget` and checks what it reports
+/// against `expected`; the peak, in KiB.
+fn assert_child_keeps_to(kind: &str, path: &Path, budget: u64, expected: Expected) -> u64 {
+    let (cells, batch_count, peak) = run_child(kind, path, budget);
     assert_eq!(cells, expected.cells, "{kind}: cells");
     assert!(
         batch_count >= expected.min_batches,
