@@ -205,6 +205,11 @@ def main():
         help="read the arrays from a local S3 server (moto) instead, requests counted",
     )
     parser.add_argument("--fragments", type=int, help="fragments of the many-fragment arrays")
+    parser.add_argument(
+        "--ranged-server",
+        action="store_true",
+        help="with --s3: moto reads only the range a GET asks, as S3 does, not the whole object",
+    )
     args = parser.parse_args()
     if args.smoke:
         args.scale, args.runs = 0.002, 1
