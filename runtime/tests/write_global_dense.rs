@@ -20,6 +20,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::child::{resident_kib, run_child_test};
+use common::global_dense::{
+    assert_tiledb_reads_row_major_places, global_order_values, large_side, LARGE_TILE,
+};
 use common::tiledb_python;
 use serde_json::{json, Value};
 use tiledb_runtime::array::Array;
@@ -215,39 +218,11 @@ fn a_subarray_off_the_tile_bounds_is_refused_by_both() {
     }
 }
 
-/// The side of the large write's square array (cells: its square).
-fn large_side() -> i64 {
-    std::env::var("WRITE_GLOBAL_DENSE_SIDE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4096)
-}
-
-/// The tile extent of the large write, both dimensions.
-const LARGE_TILE: i64 = 256;
-
-/// The large write's input, in global order: tiles row-major, cells
-/// column-major within a tile (so the global order is not the row-major
-/// one), each cell's value its row-major place `r × side + c`.
-fn large_global_order_values(side: i64) -> Vec<u8> {
-    let tiles = side / LARGE_TILE;
-    let mut data = Vec::with_capacity((side * side * 8) as usize);
-    for tile in 0..tiles * tiles {
-        let (r0, c0) = ((tile / tiles) * LARGE_TILE, (tile % tiles) * LARGE_TILE);
-        for c in c0..c0 + LARGE_TILE {
-            for r in r0..r0 + LARGE_TILE {
-                data.extend_from_slice(&(r * side + c).to_le_bytes());
-            }
-        }
-    }
-    data
-}
-
 #[test]
 #[ignore = "run in a child process by the memory test"]
 fn child() {
     let path = std::env::var("WRITE_GLOBAL_DENSE_CHILD").expect("the array's path");
-    let side = large_side();
+    let side = large_side("WRITE_GLOBAL_DENSE_SIDE");
     let schema = SchemaBuilder::dense()
         .dimension(DimensionSpec::new::<i64>(
             "r",
@@ -267,7 +242,7 @@ fn child() {
         .orders(SchemaOrder::RowMajor, SchemaOrder::ColMajor);
     let array = Array::create_path(Path::new(&path), &schema).unwrap();
     let mut a = Column::new("a", Datatype::Int64, Some(1), false);
-    a.data = large_global_order_values(side);
+    a.data = global_order_values(side, 0, side * side);
     let write = Write::dense(vec![(0, i128::from(side) - 1); 2], vec![a])
         .with_layout(WriteLayout::GlobalOrder)
         .at(1);
@@ -279,23 +254,13 @@ fn child() {
     );
 }
 
-/// TileDB reads the whole array: is every cell its row-major place?
-const TILEDB_READS_LARGE: &str = r#"
-import json, sys, numpy as np, tiledb
-spec = json.loads(sys.argv[1])
-with tiledb.open(spec["uri"]) as A:
-    a = A[:]["a"]
-n = spec["side"] * spec["side"]
-print(json.dumps({"cells": int(a.size), "equal": bool(np.array_equal(a.ravel(), np.arange(n)))}))
-"#;
-
 #[test]
 fn a_large_global_order_write_is_read_in_place_in_bounded_groups() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("large");
     let result = run_child_test("WRITE_GLOBAL_DENSE_CHILD", &path.display().to_string());
     println!("{}", result.line);
-    let side = large_side();
+    let side = large_side("WRITE_GLOBAL_DENSE_SIDE");
     let data_kib = (side * side * 8 / 1024) as u64;
     // Reordering the input (as the writer once did) copies it whole, and
     // its permutation too; in place, a group of filtered tiles, per-thread
@@ -305,14 +270,5 @@ fn a_large_global_order_write_is_read_in_place_in_bounded_groups() {
         grown < data_kib / 2,
         "a global-order write of {data_kib} KiB of cells grew {grown} KiB past its input"
     );
-    let Some(python) = tiledb_python() else {
-        println!("skipped TileDB's read: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
-        return;
-    };
-    let read = common::python_json(
-        &python,
-        TILEDB_READS_LARGE,
-        &json!({"uri": path, "side": side}),
-    );
-    assert_eq!(read, json!({"cells": side * side, "equal": true}));
+    assert_tiledb_reads_row_major_places(&path, side);
 }

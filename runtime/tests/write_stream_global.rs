@@ -22,6 +22,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::child::{resident_kib, run_child_test};
+use common::global_dense::{
+    assert_tiledb_reads_row_major_places, global_order_values, large_side, LARGE_TILE,
+};
 use common::tiledb_python;
 use serde_json::{json, Value};
 use tiledb_runtime::array::Array;
@@ -270,35 +273,13 @@ fn a_stream_short_of_its_box_is_refused_by_both_and_can_be_undone() {
     }
 }
 
-/// The side of the large stream's square array (cells: its square).
-fn large_side() -> i64 {
-    std::env::var("WRITE_STREAM_GLOBAL_SIDE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(4096)
-}
-
-/// The tile extent of the large stream, both dimensions.
-const LARGE_TILE: i64 = 256;
-
 /// The stream's limit: a sixteenth of the default input.
 const LARGE_LIMIT: u64 = 8 << 20;
 
-/// The large stream's cells `start..end` in global order (tiles row-major,
-/// cells column-major within a tile), each cell's value its row-major
-/// place `r × side + c`.
+/// The large stream's cells `start..end` in global order, as a column.
 fn large_batch(side: i64, start: i64, end: i64) -> Column {
-    let tiles = side / LARGE_TILE;
-    let per_tile = LARGE_TILE * LARGE_TILE;
-    let mut data = Vec::with_capacity(((end - start) * 8) as usize);
-    for k in start..end {
-        let (tile, within) = (k / per_tile, k % per_tile);
-        let r = (tile / tiles) * LARGE_TILE + within % LARGE_TILE;
-        let c = (tile % tiles) * LARGE_TILE + within / LARGE_TILE;
-        data.extend_from_slice(&(r * side + c).to_le_bytes());
-    }
     let mut column = Column::new("a", Datatype::Int64, Some(1), false);
-    column.data = data;
+    column.data = global_order_values(side, start, end);
     column
 }
 
@@ -306,7 +287,7 @@ fn large_batch(side: i64, start: i64, end: i64) -> Column {
 #[ignore = "run in a child process by the memory test"]
 fn child() {
     let path = std::env::var("WRITE_STREAM_GLOBAL_CHILD").expect("the array's path");
-    let side = large_side();
+    let side = large_side("WRITE_STREAM_GLOBAL_SIDE");
     let schema = SchemaBuilder::dense()
         .dimension(DimensionSpec::new::<i64>(
             "r",
@@ -344,23 +325,13 @@ fn child() {
     );
 }
 
-/// TileDB reads the whole array: is every cell its row-major place?
-const TILEDB_READS_LARGE: &str = r#"
-import json, sys, numpy as np, tiledb
-spec = json.loads(sys.argv[1])
-with tiledb.open(spec["uri"]) as A:
-    a = A[:]["a"]
-n = spec["side"] * spec["side"]
-print(json.dumps({"cells": int(a.size), "equal": bool(np.array_equal(a.ravel(), np.arange(n)))}))
-"#;
-
 #[test]
 fn a_large_global_order_stream_holds_little_of_its_input() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("large");
     let result = run_child_test("WRITE_STREAM_GLOBAL_CHILD", &path.display().to_string());
     println!("{}", result.line);
-    let side = large_side();
+    let side = large_side("WRITE_STREAM_GLOBAL_SIDE");
     let data_kib = (side * side * 8 / 1024) as u64;
     // Held: up to the limit and a batch, a fragment's tiles being written,
     // per-thread buffers and the allocator's slack; never the input.
@@ -375,14 +346,5 @@ fn a_large_global_order_stream_holds_little_of_its_input() {
         "fragments not cut at the limit: {}",
         result.line
     );
-    let Some(python) = tiledb_python() else {
-        println!("skipped TileDB's read: no oracle (.venv-tiledb in the workspace, or $TILEDB_PY)");
-        return;
-    };
-    let read = common::python_json(
-        &python,
-        TILEDB_READS_LARGE,
-        &json!({"uri": path, "side": side}),
-    );
-    assert_eq!(read, json!({"cells": side * side, "equal": true}));
+    assert_tiledb_reads_row_major_places(&path, side);
 }

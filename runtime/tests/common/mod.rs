@@ -7,6 +7,7 @@
 
 pub mod child;
 pub mod counting;
+pub mod global_dense;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
