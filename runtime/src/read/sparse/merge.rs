@@ -139,20 +139,14 @@ pub(crate) fn run_ordered(
 /// The fragments (by name) the results of `query` come from, as TileDB's
 /// choice between range order and coordinate order counts them: after
 /// duplicates are resolved, before deletes apply. Only coordinates,
-/// timestamps and delete fields are read; with `only`, of those tiles
-/// alone (by fragment folder and index).
+/// timestamps and delete fields are read.
 pub(crate) fn result_fragments(
     array: &Snapshot,
     query: &ReadQuery,
-    only: Option<&HashSet<(crate::storage::RelPath, u64)>>,
 ) -> Result<Vec<crate::directory::TimestampedName>> {
     let schema = array.schema();
     let ranges = decode_ranges(schema, query)?;
-    let prune = Prune {
-        only,
-        ..Prune::default()
-    };
-    let planned = plan(array, &ranges, &[], false, prune)?;
+    let planned = plan(array, &ranges, &[], false, Prune::default())?;
     let loaded = load(array, planned)?;
     let mut candidates: Vec<Candidate> = Vec::new();
     for (fi, frag) in loaded.iter().enumerate() {

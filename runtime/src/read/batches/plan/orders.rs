@@ -59,7 +59,7 @@ pub(super) fn range_order(
     scan.stack.extend(scan.first_part());
     let mut seen = Vec::new();
     while let Some(part) = scan.next_part(SCAN_PART_BYTES) {
-        for name in result_fragments(snapshot, &part.query, None)? {
+        for name in result_fragments(snapshot, &part.query)? {
             if !seen.contains(&name) {
                 seen.push(name);
             }
