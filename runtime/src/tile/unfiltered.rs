@@ -98,7 +98,8 @@ pub fn unfiltered_frame(
             ends: &ends,
         })
         .collect();
-    let mut headers = Vec::with_capacity(8 + 12 * bounds.len());
+    let mut headers =
+        Vec::with_capacity(TileView::MIN_SIZE + TileChunkView::MIN_SIZE * bounds.len());
     TileView::write(&mut headers, &elements)?;
     drop(elements);
     let ends = ends.into_inner();

@@ -16,12 +16,15 @@
 
 use std::ops::Range;
 
+use crate::format::generated::{Tile, TileChunk};
 use crate::tile::{chunk_size, parse_chunks};
 
-/// The bytes of a chunk header: original, filtered and metadata lengths.
-const CHUNK_HEADER: u64 = 12;
-/// The tile's chunk count in front of its chunks.
-const CHUNK_COUNT: u64 = 8;
+/// The bytes of a chunk header (original, filtered and metadata lengths;
+/// a plain chunk has no metadata): spec/'s fixed part of a `TileChunk`.
+const CHUNK_HEADER: u64 = TileChunk::MIN_SIZE;
+/// The tile's chunk count in front of its chunks: spec/'s fixed part of a
+/// `Tile`.
+const CHUNK_COUNT: u64 = Tile::MIN_SIZE;
 /// The fewest stored bytes a part must leave out to be read instead of the
 /// whole tile: about what an object store would rather fetch than pay
 /// another request for (the gap it merges ranges across), so that a part
