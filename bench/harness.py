@@ -202,13 +202,20 @@ def main():
     parser.add_argument(
         "--s3",
         action="store_true",
-        help="read the arrays from a local S3 server (moto) instead, requests counted",
+        help="read the arrays from a local S3 server instead, requests counted",
     )
+    parser.add_argument(
+        "--server",
+        choices=["s3s", "moto"],
+        default="s3s",
+        help="with --s3: the server; s3s (bench/s3-server, its own process) or moto (in this process, behind a proxy)",
+    )
+    parser.add_argument("--s3-server", help="the tiledb-bench-s3-server binary (bench/run passes it)")
     parser.add_argument("--fragments", type=int, help="fragments of the many-fragment arrays")
     parser.add_argument(
         "--ranged-server",
         action="store_true",
-        help="with --s3: moto reads only the range a GET asks, as S3 does, not the whole object",
+        help="with --s3 --server moto: moto reads only the range a GET asks, as S3 does, not the whole object",
     )
     args = parser.parse_args()
     if args.smoke:
@@ -230,7 +237,7 @@ def main():
     if args.s3:
         import s3
 
-        print(f"scale {args.scale}, on S3 (moto), median of {args.runs} alternating runs", flush=True)
+        print(f"scale {args.scale}, on S3 ({args.server}), median of {args.runs} alternating runs", flush=True)
         rows, failures = s3.run_workloads(args, chosen, paths, run_side, HERE)
         if args.json:
             with open(args.json, "w") as f:

@@ -1,16 +1,28 @@
-"""The benchmark on object storage (`bench/run --s3`): a local S3 server
-(moto's server mode, from TileDB's venv) on 127.0.0.1, a proxy in front of it
-that counts every request both sides send, and the benchmark's arrays
-uploaded to one bucket. Nothing leaves the machine: both sides are given the
-endpoint and test credentials explicitly.
+"""The benchmark on object storage (`bench/run --s3`): a local S3 server on
+127.0.0.1 that counts every request both sides send, and the benchmark's
+arrays uploaded to one bucket. Nothing leaves the machine: both sides are
+given the endpoint and test credentials explicitly.
+
+Two servers (`--server`):
+- `s3s` (the default): `tiledb-bench-s3-server` (bench/s3-server), s3s-fs
+  over a temporary folder, in a process of its own, reading only the range a
+  GET asks, counting requests itself.
+- `moto`: moto's server mode (from TileDB's venv), a thread of this process,
+  behind a Python proxy that counts requests. Every byte passes through both
+  Python loops, and a ranged GET reads the whole object (unless
+  `--ranged-server`), so it measures the server more than the clients.
 """
 
 import concurrent.futures
 import os
+import shutil
 import socket
 import socketserver
+import subprocess
+import tempfile
 import threading
 import time
+import urllib.request
 
 BUCKET = "bench"
 KEY_ID = SECRET = "testing"
@@ -193,6 +205,62 @@ class Proxy:
         return count
 
 
+class RustServer:
+    """`tiledb-bench-s3-server` over a temporary folder, on a free port of
+    127.0.0.1, in its own process: the same `port`, `take()`, `mark()` and
+    `stop()` as the moto pair (`MotoServer`)."""
+
+    def __init__(self, binary):
+        self.root = tempfile.mkdtemp(prefix="tiledb-bench-s3-")
+        self.process = subprocess.Popen(
+            [binary, "--root", self.root, "--port", "0", "--access-key", KEY_ID, "--secret-key", SECRET],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        line = self.process.stdout.readline()
+        if not line.startswith("listening on "):
+            self.stop()
+            raise RuntimeError(f"the S3 server did not start: {line!r}")
+        self.port = int(line.rsplit(":", 1)[1])
+
+    def take(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/requests") as answer:
+            return int(answer.read())
+
+    def mark(self, text):
+        """A line `## text` in the request log (`$S3_LOG`), between runs."""
+        path = os.environ.get("S3_LOG")
+        if path:
+            with open(path, "a") as f:
+                f.write(f"## {time.time():.3f} {text}\n")
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class MotoServer:
+    """moto (a thread of this process) behind the counting `Proxy`."""
+
+    def __init__(self, ranged):
+        if ranged:
+            serve_only_the_range_asked()
+        self.moto, moto_port = start_moto()
+        self.proxy = Proxy(moto_port)
+        self.port = self.proxy.port
+        self.upload_port = moto_port
+
+    def take(self):
+        return self.server.take()
+
+    def mark(self, text):
+        self.server.mark(text)
+
+    def stop(self):
+        self.moto.stop()
+
+
 def make_bucket(port):
     import boto3
 
@@ -266,11 +334,13 @@ def run_workloads(args, chosen, paths, run_side, here):
     import json
     import time
 
-    if args.ranged_server:
-        serve_only_the_range_asked()
-    moto, moto_port = start_moto()
-    proxy = Proxy(moto_port)
-    client = make_bucket(moto_port)
+    if args.server == "s3s":
+        server = RustServer(args.s3_server)
+    else:
+        server = MotoServer(args.ranged_server)
+    # Uploads bypass moto's counting proxy; the s3s server's count is reset
+    # before each workload.
+    client = make_bucket(getattr(server, "upload_port", server.port))
     for name in sorted({w["array"] for w in chosen}):
         start = time.time()
         n = upload(client, paths[name], name)
@@ -287,19 +357,19 @@ def run_workloads(args, chosen, paths, run_side, here):
             w,
             path=f"s3://{BUCKET}/{w['array']}",
             runs=1,
-            tiledb_config=tiledb_config(proxy.port),
-            config=our_config(proxy.port),
+            tiledb_config=tiledb_config(server.port),
+            config=our_config(server.port),
         )
         sides = {"TileDB": [], "ours": []}
-        proxy.take()
+        server.take()
         for _ in range(args.runs):
             for side, command in [
                 ("TileDB", [args.python, os.path.join(here, "tiledb_side.py"), "read", json.dumps(spec)]),
                 ("ours", [args.ours, json.dumps(spec)]),
             ]:
-                proxy.mark(f"{w['name']} {side}")
+                server.mark(f"{w['name']} {side}")
                 result = run_side(command, args.timeout)
-                result["requests"] = proxy.take()
+                result["requests"] = server.take()
                 sides[side].append(result)
         errors = [f"{side}: {r['error']}" for side, rs in sides.items() for r in rs if "error" in r]
         ok = {side: [r for r in rs if "error" not in r] for side, rs in sides.items()}
@@ -331,5 +401,5 @@ def run_workloads(args, chosen, paths, run_side, here):
                 ratio=t / o if t and o else None,
             )
         )
-    moto.stop()
+    server.stop()
     return rows, failures

@@ -48,6 +48,7 @@
 // 0
 pub mod error;
 pub mod format;
+mod memory;
 // 1
 pub mod storage;
 // 2

@@ -16,7 +16,6 @@ pub mod conditioned;
 pub(crate) mod dense;
 pub(crate) mod hilbert;
 pub mod labels;
-mod memory;
 pub(crate) mod order;
 pub(crate) mod query;
 pub(crate) mod result;

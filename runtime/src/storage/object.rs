@@ -556,6 +556,7 @@ impl Storage for ObjectStorage {
         let fetched = self.fetch_ranges(file, &asked)?;
         for (bytes, buffer) in fetched.iter().zip(buffers.iter_mut()) {
             buffer.clear();
+            crate::memory::reserve(buffer, bytes.len());
             buffer.extend_from_slice(bytes);
         }
         Ok(())

@@ -350,6 +350,7 @@ async fn stream_in(store: &dyn ObjectStore, request: &Request, cache: &Cache, ah
     let mut body = result.into_stream();
     // The bytes arrived and not yet handed out, from file offset `held`.
     let mut buffer = BytesMut::with_capacity(len);
+    crate::memory::advise_spare(buffer.spare_capacity_mut());
     let (mut held, mut arrived) = (request.range.start, request.range.start);
     let mut planned = request.planned.iter().peekable();
     while let Some(Ok(chunk)) = body.next().await {

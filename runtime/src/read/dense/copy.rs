@@ -29,13 +29,13 @@ use rayon::prelude::*;
 
 use crate::error::{Cause, Error, Result};
 use crate::fragment::Field;
+use crate::memory;
 use crate::read::dense::coordinates;
 use crate::read::dense::copy_var::*;
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::dense::pieces::*;
 use crate::read::dense::transpose::copy_lines;
-use crate::read::memory;
 use crate::read::query::ResultOrder;
 use crate::read::result::{Column, ReadResult};
 use crate::read::tiles::{

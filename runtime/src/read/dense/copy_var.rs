@@ -8,9 +8,9 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::fragment::Field;
+use crate::memory;
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::pieces::*;
-use crate::read::memory;
 use crate::read::result::Column;
 use crate::read::tiles::{StoredBuffers, TileData, TilePart, TileSource};
 use crate::snapshot::Snapshot;

@@ -200,12 +200,12 @@ impl Filled {
     fn with_room(col: &mut Column, first: &Column, cells: usize) -> Filled {
         const MOST: usize = 1 << 30;
         let per_cell = first.data.len().div_ceil(first.len().max(1));
-        col.data = crate::read::memory::zeroed_bytes(cells.saturating_mul(per_cell).min(MOST));
+        col.data = crate::memory::zeroed_bytes(cells.saturating_mul(per_cell).min(MOST));
         if let Some(o) = col.offsets.as_mut() {
-            crate::read::memory::reserve_hint(o, cells);
+            crate::memory::reserve_hint(o, cells);
         }
         if let Some(v) = col.validity.as_mut() {
-            *v = crate::read::memory::zeroed_bytes(cells.min(MOST));
+            *v = crate::memory::zeroed_bytes(cells.min(MOST));
         }
         Filled {
             data: 0,

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use crate::error::{Cause, Error, Result};
 use crate::filter::Datatype;
 use crate::fragment::{Field, FragmentMetadata};
-use crate::read::memory;
+use crate::memory;
 use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;

@@ -1,4 +1,5 @@
-//! Result buffers backed by transparent huge pages.
+//! Large buffers backed by transparent huge pages: read results, and the
+//! bytes an object store's responses are read into.
 //!
 //! A read's result is hundreds of megabytes of memory the process has never
 //! touched. With 4 KiB pages the kernel takes one fault per page when the
@@ -76,18 +77,35 @@ pub(crate) fn extend_zeroed<T: Copy + Default + Send + Sync>(
     Some(())
 }
 
-#[cfg(target_os = "linux")]
+/// Advises the not-yet-written room `spare` (a buffer's spare capacity,
+/// before anything is written to it) for huge pages when large: a response
+/// body of megabytes read into fresh memory otherwise takes a fault per
+/// 4 KiB page as it arrives.
+#[cfg_attr(
+    not(feature = "object-store"),
+    allow(dead_code, reason = "its one caller is the object store's read-ahead")
+)]
+pub(crate) fn advise_spare(spare: &[std::mem::MaybeUninit<u8>]) {
+    advise_region(spare.as_ptr() as usize, spare.len());
+}
+
 fn advise_huge_pages<T>(values: &Vec<T>) {
-    const HUGE_PAGE: usize = 2 << 20;
     let bytes = values.capacity().saturating_mul(std::mem::size_of::<T>());
+    advise_region(values.as_ptr() as usize, bytes);
+}
+
+/// Advises the whole huge pages inside `bytes` bytes from address `start`,
+/// which must be memory the caller owns.
+#[cfg(target_os = "linux")]
+fn advise_region(start: usize, bytes: usize) {
+    const HUGE_PAGE: usize = 2 << 20;
     if bytes < WORTH_ADVISING {
         return;
     }
-    let start = values.as_ptr() as usize;
     let first = start.next_multiple_of(HUGE_PAGE);
-    let end = (start + bytes) / HUGE_PAGE * HUGE_PAGE;
+    let end = start.saturating_add(bytes) / HUGE_PAGE * HUGE_PAGE;
     if end > first {
-        // SAFETY: the range [first, end) lies inside the vector's own
+        // SAFETY: the range [first, end) lies inside the caller's own
         // allocation (start..start + bytes), both ends page-aligned as
         // madvise requires; MADV_HUGEPAGE only changes how the kernel backs
         // those pages, never their contents, so no Rust value is affected.
@@ -99,7 +117,7 @@ fn advise_huge_pages<T>(values: &Vec<T>) {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_values: &Vec<T>) {}
+fn advise_region(_start: usize, _bytes: usize) {}
 
 #[cfg(test)]
 mod tests {
@@ -152,9 +170,23 @@ mod tests {
             return;
         }
         let b = zeroed_bytes(64 << 20);
-        let at = b.as_ptr() as usize + (8 << 20);
+        assert!(
+            advised(b.as_ptr() as usize + (8 << 20)),
+            "the buffer's mapping is not advised for huge pages"
+        );
+        // Room not yet written (a response body's buffer), advised too.
+        let mut room: Vec<u8> = Vec::with_capacity(64 << 20);
+        advise_spare(room.spare_capacity_mut());
+        assert!(
+            advised(room.as_ptr() as usize + (8 << 20)),
+            "the spare room's mapping is not advised for huge pages"
+        );
+    }
+
+    /// Whether the mapping holding address `at` carries the `hg` flag.
+    #[cfg(target_os = "linux")]
+    fn advised(at: usize) -> bool {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        // The mapping holding the buffer's middle carries the `hg` flag.
         let mut inside = false;
         let mut flagged = false;
         for line in smaps.lines() {
@@ -172,9 +204,6 @@ mod tests {
                 flagged = line.split_whitespace().any(|f| f == "hg");
             }
         }
-        assert!(
-            flagged,
-            "the buffer's mapping is not advised for huge pages"
-        );
+        flagged
     }
 }
