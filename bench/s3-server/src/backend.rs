@@ -1,13 +1,21 @@
-//! s3s-fs with GET bodies read in one positioned read.
+//! s3s-fs, with the three operations where it parts from S3 (or is slower
+//! than the clients it serves) done here:
 //!
-//! s3s-fs 0.14 streams an object's body through tokio's file in 4 KiB
-//! reads, each a trip to tokio's blocking pool: about 100 MB/s, slower than
-//! either client it serves, which would make every large read measure the
-//! server. Here every operation is s3s-fs's own, but a GET's body is
-//! replaced by the same bytes read with one `pread` on a blocking thread.
+//! - A GET's body: s3s-fs streams it through tokio's file in 4 KiB reads,
+//!   each a trip to tokio's blocking pool, about 100 MB/s, slower than
+//!   either client, so every large read would measure the server. Here the
+//!   same bytes are read with one `pread` on a blocking thread.
+//! - A suffix range longer than the object (`bytes=-N`): S3 answers the
+//!   whole object; s3s-fs answers 500.
+//! - ListObjectsV2: s3s-fs walks the whole bucket for every page, and cuts
+//!   a common prefix one byte after the start of the delimiter, so a
+//!   delimiter longer than one byte (`.wrt`, which both TileDB's and our
+//!   listing of `__commits/` may use) folds names where S3 would not. Here
+//!   a listing walks only the folder the prefix names (only one level of it
+//!   with `/` as the delimiter) and folds at the whole delimiter.
 
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 use s3s::dto::{self, StreamingBlob};
@@ -60,7 +68,6 @@ impl S3 for Backend {
         delete_object: DeleteObjectInput => DeleteObjectOutput;
         delete_objects: DeleteObjectsInput => DeleteObjectsOutput;
         list_objects: ListObjectsInput => ListObjectsOutput;
-        list_objects_v2: ListObjectsV2Input => ListObjectsV2Output;
         create_multipart_upload: CreateMultipartUploadInput => CreateMultipartUploadOutput;
         upload_part: UploadPartInput => UploadPartOutput;
         list_parts: ListPartsInput => ListPartsOutput;
@@ -117,4 +124,154 @@ impl S3 for Backend {
         output.body = Some(StreamingBlob::from(s3s::Body::from(Bytes::from(body))));
         Ok(response)
     }
+
+    async fn list_objects_v2(
+        &self,
+        request: S3Request<dto::ListObjectsV2Input>,
+    ) -> S3Result<S3Response<dto::ListObjectsV2Output>> {
+        let input = request.input;
+        let bucket = self.root.join(&input.bucket);
+        if !bucket.is_dir() {
+            return Err(s3_error!(NoSuchBucket));
+        }
+        let prefix = input.prefix.clone().unwrap_or_default();
+        if prefix.split('/').any(|part| part == "..") {
+            return Err(s3_error!(InvalidArgument, "prefix"));
+        }
+        let delimiter = input.delimiter.clone().filter(|d| !d.is_empty());
+        let listed =
+            tokio::task::spawn_blocking(move || list(&bucket, &prefix, delimiter.as_deref()))
+                .await
+                .map_err(|e| s3_error!(InternalError, "{e}"))?
+                .map_err(|e| s3_error!(InternalError, "{e}"))?;
+        let marker = match (
+            input.continuation_token.as_deref(),
+            input.start_after.as_deref(),
+        ) {
+            (Some(token), Some(after)) => Some(token.max(after)),
+            (token, after) => token.or(after),
+        };
+        let max_keys = usize::try_from(input.max_keys.unwrap_or(1000)).unwrap_or(1000);
+        let after_marker = listed
+            .iter()
+            .skip_while(|entry| marker.is_some_and(|m| entry.key.as_str() <= m));
+        let page: Vec<&Listed> = after_marker.clone().take(max_keys).collect();
+        let truncated = after_marker.count() > page.len();
+        let mut contents = Vec::new();
+        let mut common_prefixes = Vec::new();
+        for entry in &page {
+            match &entry.object {
+                Some((size, modified)) => contents.push(dto::Object {
+                    key: Some(entry.key.clone()),
+                    size: Some(i64::try_from(*size).unwrap_or(i64::MAX)),
+                    last_modified: Some(dto::Timestamp::from(*modified)),
+                    ..Default::default()
+                }),
+                None => common_prefixes.push(dto::CommonPrefix {
+                    prefix: Some(entry.key.clone()),
+                }),
+            }
+        }
+        let output = dto::ListObjectsV2Output {
+            key_count: Some(i32::try_from(page.len()).unwrap_or(i32::MAX)),
+            max_keys: input.max_keys.or(Some(1000)),
+            is_truncated: Some(truncated),
+            next_continuation_token: truncated
+                .then(|| page.last().map(|entry| entry.key.clone()))
+                .flatten(),
+            contents: (!contents.is_empty()).then_some(contents),
+            common_prefixes: (!common_prefixes.is_empty()).then_some(common_prefixes),
+            continuation_token: input.continuation_token,
+            delimiter: input.delimiter,
+            encoding_type: input.encoding_type,
+            name: Some(input.bucket),
+            prefix: input.prefix,
+            start_after: input.start_after,
+            ..Default::default()
+        };
+        Ok(S3Response::new(output))
+    }
+}
+
+/// One entry of a listing: an object (its size and modification time) or
+/// a common prefix (`object` none).
+struct Listed {
+    key: String,
+    object: Option<(u64, std::time::SystemTime)>,
+}
+
+/// Every object of the bucket folder `bucket` whose key starts with
+/// `prefix`, folded at `delimiter` as S3 folds: a key with the delimiter
+/// after the prefix is its common prefix up to the delimiter's end. In key
+/// order (S3's: by UTF-8 bytes), without repeats.
+fn list(bucket: &Path, prefix: &str, delimiter: Option<&str>) -> std::io::Result<Vec<Listed>> {
+    // The folder every key with this prefix lies in.
+    let folder_key = &prefix[..prefix.rfind('/').map_or(0, |at| at + 1)];
+    let mut listed = Vec::new();
+    let mut folders = vec![folder_key.to_owned()];
+    while let Some(folder) = folders.pop() {
+        let entries = match std::fs::read_dir(bucket.join(&folder)) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let key = format!("{folder}{name}");
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                let below = format!("{key}/");
+                // Only folders that can hold a key with the prefix.
+                if !(below.starts_with(prefix) || prefix.starts_with(&below)) {
+                    continue;
+                }
+                if delimiter == Some("/") && below.starts_with(prefix) {
+                    // One level: the folder is a common prefix if it holds
+                    // an object (S3 has no empty folders).
+                    if holds_an_object(&bucket.join(&key))? {
+                        listed.push(Listed {
+                            key: below,
+                            object: None,
+                        });
+                    }
+                } else {
+                    folders.push(below);
+                }
+                continue;
+            }
+            let Some(rest) = key.strip_prefix(prefix) else {
+                continue;
+            };
+            match delimiter.and_then(|d| rest.find(d).map(|at| at + d.len())) {
+                Some(end) => listed.push(Listed {
+                    key: format!("{prefix}{}", &rest[..end]),
+                    object: None,
+                }),
+                None => {
+                    let metadata = entry.metadata()?;
+                    listed.push(Listed {
+                        key,
+                        object: Some((metadata.len(), metadata.modified()?)),
+                    });
+                }
+            }
+        }
+    }
+    listed.sort_by(|a, b| a.key.cmp(&b.key));
+    listed.dedup_by(|a, b| a.key == b.key);
+    Ok(listed)
+}
+
+/// Whether the folder `path` holds a file at any depth.
+fn holds_an_object(path: &Path) -> std::io::Result<bool> {
+    for entry in std::fs::read_dir(path)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_dir() || holds_an_object(&entry.path())? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
