@@ -275,3 +275,79 @@ fn holds_an_object(path: &Path) -> std::io::Result<bool> {
     }
     Ok(false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bucket folder holding `keys` (each a file of one byte).
+    fn bucket(keys: &[&str]) -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "tiledb-bench-s3-list-{}-{}",
+            std::process::id(),
+            keys.len()
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        for key in keys {
+            let path = root.join(key);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b"x").unwrap();
+        }
+        root
+    }
+
+    fn keys(listed: &[Listed]) -> Vec<(&str, bool)> {
+        listed
+            .iter()
+            .map(|l| (l.key.as_str(), l.object.is_some()))
+            .collect()
+    }
+
+    #[test]
+    fn listings_fold_as_s3_folds() {
+        let root = bucket(&[
+            "a/__commits/__1_1_u1_22.wrt",
+            "a/__commits/__2_2_u2_22.wrt",
+            "a/__commits/__1_2_u3_22.con",
+            "a/__commits/x.wrt.tmp",
+            "a/__fragments/f1/a0.tdb",
+            "a/__schema/s1",
+            "a/top",
+            "b/z",
+        ]);
+        // At the whole delimiter, not at its first byte.
+        let commits = list(&root, "a/__commits/", Some(".wrt")).unwrap();
+        assert_eq!(
+            keys(&commits),
+            [
+                ("a/__commits/__1_1_u1_22.wrt", false),
+                ("a/__commits/__1_2_u3_22.con", true),
+                ("a/__commits/__2_2_u2_22.wrt", false),
+                ("a/__commits/x.wrt", false),
+            ]
+        );
+        // One level under '/', folders as common prefixes.
+        let top = list(&root, "a/", Some("/")).unwrap();
+        assert_eq!(
+            keys(&top),
+            [
+                ("a/__commits/", false),
+                ("a/__fragments/", false),
+                ("a/__schema/", false),
+                ("a/top", true),
+            ]
+        );
+        // A prefix that ends inside a name.
+        let partial = list(&root, "a/__f", Some("/")).unwrap();
+        assert_eq!(keys(&partial), [("a/__fragments/", false)]);
+        // No delimiter: every key below, in byte order.
+        let all = list(&root, "", None).unwrap();
+        assert_eq!(all.len(), 8);
+        assert!(all.windows(2).all(|w| w[0].key < w[1].key));
+        // A folder with no object in it is not listed (S3 has none).
+        std::fs::create_dir_all(root.join("a/empty/deeper")).unwrap();
+        let top = list(&root, "a/", Some("/")).unwrap();
+        assert!(!top.iter().any(|l| l.key == "a/empty/"));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

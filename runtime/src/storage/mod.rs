@@ -321,6 +321,23 @@ pub trait Storage: Send + Sync {
         Ok(())
     }
 
+    /// Hands `with` the bytes [`Storage::read_range`] would return. A
+    /// storage that holds them in memory already (an object store's fetched
+    /// and read-ahead ranges) hands its own bytes, not a copy; the default
+    /// reads them into `scratch` first (whose memory it may reuse). A tile
+    /// decoded straight from its stored bytes is so copied once less.
+    fn read_range_with(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        scratch: &mut Vec<u8>,
+        with: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.read_range_into(file, offset, len, scratch)?;
+        with(scratch)
+    }
+
     /// [`Storage::read_ranges_into`] into new buffers.
     fn read_ranges(&self, file: &RelPath, ranges: &[(u64, u64)]) -> Result<Vec<Vec<u8>>> {
         let mut buffers = vec![Vec::new(); ranges.len()];

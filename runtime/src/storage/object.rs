@@ -308,6 +308,35 @@ impl ObjectStorage {
         }
     }
 
+    /// The bytes of `ranges` (`(offset, len)`) of `file`, each checked as
+    /// [`Storage::read_range`] checks it: from the cache, or fetched.
+    fn fetch_checked(&self, file: &RelPath, ranges: &[(u64, u64)]) -> Result<Vec<Bytes>> {
+        let mut asked = Vec::with_capacity(ranges.len());
+        for &(offset, len) in ranges {
+            let Some(end) = offset.checked_add(len) else {
+                return Err(self
+                    .range_past_end(file, offset, len)
+                    .unwrap_or_else(|| Error::Usage(format!("range {offset}+{len} overflows"))));
+            };
+            if let Some(size) = self.cache.size(file) {
+                if end > size {
+                    return Err(self.truncated(file, offset, len, size));
+                }
+            }
+            asked.push(offset..end);
+        }
+        if asked.iter().all(Range::is_empty) {
+            // Nothing to fetch, but a range past the end is still an error.
+            if let Some(&(offset, len)) = ranges.iter().max_by_key(|r| r.0) {
+                if let Some(e) = self.range_past_end(file, offset, len) {
+                    return Err(e);
+                }
+            }
+            return Ok(vec![Bytes::new(); ranges.len()]);
+        }
+        self.fetch_ranges(file, &asked)
+    }
+
     /// Fetches `ranges` of `file` that the cache does not hold, ranges
     /// closer than [`COALESCE_GAP`] merged into one request, at most
     /// `max_in_flight` requests at a time; keeps what was fetched.
@@ -529,37 +558,26 @@ impl Storage for ObjectStorage {
         ranges: &[(u64, u64)],
         buffers: &mut [Vec<u8>],
     ) -> Result<()> {
-        let mut asked = Vec::with_capacity(ranges.len());
-        for &(offset, len) in ranges {
-            let Some(end) = offset.checked_add(len) else {
-                return Err(self
-                    .range_past_end(file, offset, len)
-                    .unwrap_or_else(|| Error::Usage(format!("range {offset}+{len} overflows"))));
-            };
-            if let Some(size) = self.cache.size(file) {
-                if end > size {
-                    return Err(self.truncated(file, offset, len, size));
-                }
-            }
-            asked.push(offset..end);
-        }
-        if asked.iter().all(Range::is_empty) {
-            // Nothing to fetch, but a range past the end is still an error.
-            if let Some(&(offset, len)) = ranges.iter().max_by_key(|r| r.0) {
-                if let Some(e) = self.range_past_end(file, offset, len) {
-                    return Err(e);
-                }
-            }
-            buffers.iter_mut().for_each(Vec::clear);
-            return Ok(());
-        }
-        let fetched = self.fetch_ranges(file, &asked)?;
+        let fetched = self.fetch_checked(file, ranges)?;
         for (bytes, buffer) in fetched.iter().zip(buffers.iter_mut()) {
             buffer.clear();
             crate::memory::reserve(buffer, bytes.len());
             buffer.extend_from_slice(bytes);
         }
         Ok(())
+    }
+
+    fn read_range_with(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        _scratch: &mut Vec<u8>,
+        with: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        // The cache's own bytes (a slice of the response they came in).
+        let fetched = self.fetch_checked(file, &[(offset, len)])?;
+        with(fetched.first().map_or(&[][..], |bytes| &bytes[..]))
     }
 
     fn concurrent_reads(&self) -> usize {

@@ -80,6 +80,18 @@ where
             .read_range_into(&self.full(file)?, offset, len, buffer)
     }
 
+    fn read_range_with(
+        &self,
+        file: &RelPath,
+        offset: u64,
+        len: u64,
+        scratch: &mut Vec<u8>,
+        with: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.inner
+            .read_range_with(&self.full(file)?, offset, len, scratch, with)
+    }
+
     fn read_ranges_into(
         &self,
         file: &RelPath,

@@ -243,7 +243,7 @@ impl<'f> TileSource<'f> {
         &self,
         storage: &dyn Storage,
         tile: u64,
-        mut runs: Vec<ScatterRun<'_>>,
+        runs: Vec<ScatterRun<'_>>,
         buffers: &StoredBuffers,
     ) -> Result<()> {
         self.check_tile(tile)?;
@@ -264,29 +264,62 @@ impl<'f> TileSource<'f> {
                 .saturating_mul(self.cell_size),
         };
         let mut bytes = buffers.take();
-        let decoded = self
-            .read_for_runs(storage, &file, tile, expected_len, &mut runs, &mut bytes)
-            .and_then(|(file_offset, expected_len)| {
-                let job = TileJob {
-                    bytes: &bytes,
-                    file_offset,
-                    index: tile,
-                    expected_len,
-                    wanted: None,
-                };
-                unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
-                    .map_err(|e| e.in_file(&self.describe))
-            });
+        let decoded = self.decode_runs(storage, &file, tile, expected_len, runs, &mut bytes);
         buffers.give_back(bytes);
         decoded
     }
 
-    /// Reads into `bytes` what decoding `runs` of tile `tile` needs: only
-    /// the chunks holding them when the tile is stored plainly and they are
-    /// a small part of it (the runs then moved to the part's own bytes, see
-    /// [`read_plain_part`]), else the whole tile. Returns where the bytes
-    /// start in the file and the unfiltered size they frame.
-    fn read_for_runs(
+    /// Decodes `runs` of tile `tile` from only the chunks holding them when
+    /// the tile is stored plainly and they are a small part of it (read
+    /// into `bytes`, the runs moved to the part's own bytes, see
+    /// [`read_plain_part`]), else from the whole stored tile (the storage's
+    /// own bytes where it holds them, else read into `bytes`).
+    fn decode_runs(
+        &self,
+        storage: &dyn Storage,
+        file: &StoredFile<'_>,
+        tile: u64,
+        expected_len: u64,
+        mut runs: Vec<ScatterRun<'_>>,
+        bytes: &mut Vec<u8>,
+    ) -> Result<()> {
+        let decode = |bytes: &[u8], file_offset: u64, expected_len: u64, runs| {
+            let job = TileJob {
+                bytes,
+                file_offset,
+                index: tile,
+                expected_len,
+                wanted: None,
+            };
+            unfilter_tile_scattered(&job, &self.pipeline, &self.ctx, runs)
+                .map_err(|e| e.in_file(&self.describe))
+        };
+        if let Some((at, len)) =
+            self.read_part_for_runs(storage, file, tile, expected_len, &mut runs, bytes)?
+        {
+            return decode(bytes, at, len, runs);
+        }
+        let mut runs = Some(runs);
+        with_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            file,
+            (&self.path, &self.describe),
+            tile,
+            bytes,
+            &mut |start, stored| {
+                decode(stored, start, expected_len, runs.take().unwrap_or_default())
+            },
+        )
+    }
+
+    /// Reads into `bytes` only the chunks holding `runs` of tile `tile`
+    /// when the tile is stored plainly and they are a small part of it (the
+    /// runs then moved to the part's own bytes, see [`read_plain_part`]).
+    /// Returns where the bytes start in the file and the unfiltered size
+    /// they frame; `None` when the tile is to be read whole.
+    fn read_part_for_runs(
         &self,
         storage: &dyn Storage,
         file: &StoredFile<'_>,
@@ -294,7 +327,7 @@ impl<'f> TileSource<'f> {
         expected_len: u64,
         runs: &mut [ScatterRun<'_>],
         bytes: &mut Vec<u8>,
-    ) -> Result<(u64, u64)> {
+    ) -> Result<Option<(u64, u64)>> {
         let plain = self.part != TilePart::VarData && self.pipeline.filters.is_empty();
         let first = runs.iter().map(|r| r.tile_offset).min();
         let end = runs
@@ -318,18 +351,9 @@ impl<'f> TileSource<'f> {
                 for run in runs.iter_mut() {
                     run.tile_offset -= cells.start;
                 }
-                return Ok((at, cells.end - cells.start));
+                return Ok(Some((at, cells.end - cells.start)));
             }
         }
-        let start = read_stored_tile(
-            storage,
-            self.fragment,
-            self.field,
-            file,
-            (&self.path, &self.describe),
-            tile,
-            bytes,
-        )?;
-        Ok((start, expected_len))
+        Ok(None)
     }
 }

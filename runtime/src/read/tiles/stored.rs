@@ -136,6 +136,30 @@ pub(crate) fn read_stored_tile(
     Ok(start)
 }
 
+/// Hands `with` the stored bytes of tile `t` of one of a field's files and
+/// where they start in the file, as [`read_stored_tile`] reads them: the
+/// storage's own bytes where it holds them in memory (no copy, see
+/// [`Storage::read_range_with`]), else read into `scratch`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn with_stored_tile(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    (path, describe): (&RelPath, &Path),
+    t: u64,
+    scratch: &mut Vec<u8>,
+    with: &mut dyn FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    if fragment.version == 0 {
+        // Reframed: a copy of its own.
+        let start = read_stored_tile(storage, fragment, field, file, (path, describe), t, scratch)?;
+        return with(start, scratch);
+    }
+    let (start, len) = stored_tile_range(file, describe, t)?;
+    storage.read_range_with(path, start, len, scratch, &mut |stored| with(start, stored))
+}
+
 /// Reads into `bytes` the part of tile `t` holding its unfiltered bytes
 /// `wanted` when the tile is stored plainly and that part is small (see
 /// [`plain_part`]), framed as a tile of its own. Returns where the part
