@@ -145,7 +145,10 @@ fn copy_block(
 
 /// Cells `start..start + count` of each line `j` are cells `pos + j`,
 /// `pos + j + stride`, ... of `src`: row `i` of the block is the
-/// contiguous cells `pos + i * stride ..` for every line at once.
+/// contiguous cells `pos + i * stride ..` for every line at once. Copied
+/// [`ROWS`] rows at a time, line by line, so that each line is written a
+/// whole cache line (of 8-byte cells) at once while those rows of `src`
+/// stay in cache.
 fn gather_block<const N: usize>(
     lines: &mut [&mut [u8]],
     start: usize,
@@ -154,14 +157,19 @@ fn gather_block<const N: usize>(
     pos: usize,
     stride: usize,
 ) {
-    let width = lines.len();
-    for i in 0..count {
-        let from = (pos + i * stride) * N;
-        let row = &src[from..from + width * N];
-        let at = (start + i) * N;
-        for (line, cell) in lines.iter_mut().zip(row.chunks_exact(N)) {
-            line[at..at + N].copy_from_slice(cell);
+    const ROWS: usize = 8;
+    let mut first = 0;
+    while first < count {
+        let rows = ROWS.min(count - first);
+        for (j, line) in lines.iter_mut().enumerate() {
+            let at = (start + first) * N;
+            let out = &mut line[at..at + rows * N];
+            for (r, cell) in out.chunks_exact_mut(N).enumerate() {
+                let from = (pos + (first + r) * stride + j) * N;
+                cell.copy_from_slice(&src[from..from + N]);
+            }
         }
+        first += rows;
     }
 }
 
