@@ -561,7 +561,11 @@ impl Storage for ObjectStorage {
         let fetched = self.fetch_checked(file, ranges)?;
         for (bytes, buffer) in fetched.iter().zip(buffers.iter_mut()) {
             buffer.clear();
-            crate::memory::reserve(buffer, bytes.len());
+            // A reused buffer with room enough was advised when it grew:
+            // no system call per tile.
+            if buffer.capacity() < bytes.len() {
+                crate::memory::reserve(buffer, bytes.len());
+            }
             buffer.extend_from_slice(bytes);
         }
         Ok(())
