@@ -222,6 +222,8 @@ class RustServer:
             self.stop()
             raise RuntimeError(f"the S3 server did not start: {line!r}")
         self.port = int(line.rsplit(":", 1)[1])
+        # Uploads are counted too; the count is reset before each workload.
+        self.upload_port = self.port
 
     def take(self):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/requests") as answer:
@@ -252,10 +254,10 @@ class MotoServer:
         self.upload_port = moto_port
 
     def take(self):
-        return self.server.take()
+        return self.proxy.take()
 
     def mark(self, text):
-        self.server.mark(text)
+        self.proxy.mark(text)
 
     def stop(self):
         self.moto.stop()
@@ -338,9 +340,7 @@ def run_workloads(args, chosen, paths, run_side, here):
         server = RustServer(args.s3_server)
     else:
         server = MotoServer(args.ranged_server)
-    # Uploads bypass moto's counting proxy; the s3s server's count is reset
-    # before each workload.
-    client = make_bucket(getattr(server, "upload_port", server.port))
+    client = make_bucket(server.upload_port)
     for name in sorted({w["array"] for w in chosen}):
         start = time.time()
         n = upload(client, paths[name], name)
