@@ -7,8 +7,8 @@ use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::read_exact_from;
 use tiledb_runtime::schema::MAX_SUPPORTED_VERSION;
 use tiledb_runtime::tile::{
-    parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_var_string_tile, ScatterRun,
-    TileJob,
+    parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_var_string_tile, Across,
+    ScatterRun, TileJob,
 };
 
 use crate::{split_pair, FUZZ_KEY, MAX_FUZZ_TILE};
@@ -164,6 +164,7 @@ fn decode_tile(tile: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext, cell
         runs.push(ScatterRun {
             tile_offset: at,
             dest: run,
+            across: None,
         });
         at += take as u64;
         rest = tail;
@@ -185,8 +186,55 @@ fn decode_tile(tile: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext, cell
         (Err(_), _) => {}
         (Ok(_), Err(e)) => panic!("the whole tile decodes, the scattered decode fails: {e}"),
     }
+    if let Ok(bytes) = &whole {
+        scatter_across_agrees(&job, pipeline, ctx, bytes);
+    }
     if filter::datatype::is_ascii_or_utf8(ctx.datatype) {
         let _ = unfilter_var_string_tile(tile, pipeline, ctx, expected, cells);
+    }
+}
+
+/// The column-major read's path: the tile decoded into runs that each take
+/// one cell every `every` bytes (the tile's columns, in a shape taken from
+/// its size). Each must receive those cells of the whole decode, `whole`.
+fn scatter_across_agrees(
+    job: &TileJob<'_>,
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    whole: &[u8],
+) {
+    let cell = 1 + job.bytes.len() % 9;
+    let every = cell * (1 + job.bytes.len() % 61);
+    if whole.len() < cell {
+        return;
+    }
+    let columns = (every / cell).min(whole.len() / cell);
+    let mut outputs: Vec<Vec<u8>> = (0..columns)
+        .map(|j| vec![0u8; ((whole.len() - cell - j * cell) / every + 1) * cell])
+        .collect();
+    let runs = outputs
+        .iter_mut()
+        .enumerate()
+        .map(|(j, dest)| ScatterRun {
+            tile_offset: (j * cell) as u64,
+            dest,
+            across: Some(Across {
+                cell: cell as u64,
+                every: every as u64,
+            }),
+        })
+        .collect();
+    if let Err(e) = unfilter_tile_scattered(job, pipeline, ctx, runs) {
+        panic!("the whole tile decodes, a decode across it fails: {e}");
+    }
+    for (j, got) in outputs.iter().enumerate() {
+        for (i, cell_bytes) in got.chunks_exact(cell).enumerate() {
+            let at = j * cell + i * every;
+            assert!(
+                cell_bytes == &whole[at..at + cell],
+                "a decode across the tile differs from the whole tile's"
+            );
+        }
     }
 }
 

@@ -28,11 +28,14 @@
 
 mod gathered;
 pub mod generic;
+mod scatter;
 mod unfiltered;
 
 pub use unfiltered::{unfiltered_frame, UnfilteredFrame};
 
 pub use gathered::filter_gathered_tile_into;
+pub(crate) use scatter::gather;
+pub use scatter::{unfilter_tile_scattered, Across, ScatterRun};
 
 use rayon::prelude::*;
 
@@ -357,125 +360,6 @@ pub fn unfilter_tiles_into(
         )
         .map_err(|e| locate(stage_error(pipeline, c, chunk.offset, e), job))
     })
-}
-
-/// A run of a tile's unfiltered bytes and the place in the caller's result
-/// it goes to: `dest` receives the bytes from `tile_offset` on.
-#[derive(Debug)]
-pub struct ScatterRun<'o> {
-    /// The offset in the unfiltered tile of the first byte.
-    pub tile_offset: u64,
-    /// Where the bytes go; its length is how many.
-    pub dest: &'o mut [u8],
-}
-
-/// The parts of runs one chunk fills: where in the chunk's unfiltered bytes
-/// each starts, and its place.
-type ChunkRuns<'o> = Vec<(usize, &'o mut [u8])>;
-
-/// Unfilters the chunks of one tile that hold bytes of `runs` and copies
-/// those bytes into the runs, chunk by chunk (the chunks in parallel): the
-/// tile itself is never assembled, so a read whose result is laid out
-/// differently from the tile (a dense tile is a box of a larger result)
-/// writes each cell once, from a chunk-sized buffer that stays in cache.
-/// Chunks holding no byte of a run are not decoded. A run may reach over
-/// chunk boundaries and the same bytes may go to several runs; a run
-/// reaching past the tile's `expected_len` is an error.
-pub fn unfilter_tile_scattered(
-    job: &TileJob<'_>,
-    pipeline: &FilterPipeline,
-    ctx: &FilterContext,
-    mut runs: Vec<ScatterRun<'_>>,
-) -> Result<()> {
-    let chunks = parse_chunks(job.bytes).map_err(|e| locate(e, job))?;
-    check_total(&chunks, job.expected_len).map_err(|e| locate(e, job))?;
-    // Where each chunk's bytes start in the unfiltered tile, and its end.
-    let mut starts = Vec::with_capacity(chunks.len() + 1);
-    let mut at = 0u64;
-    for chunk in &chunks {
-        starts.push(at);
-        at += chunk.original_len as u64;
-    }
-    starts.push(at);
-    runs.sort_unstable_by_key(|r| r.tile_offset);
-    let mut per_chunk: Vec<ChunkRuns<'_>> = (0..chunks.len()).map(|_| Vec::new()).collect();
-    for run in runs {
-        let end = run.tile_offset.checked_add(run.dest.len() as u64);
-        if end.is_none_or(|end| end > job.expected_len) {
-            return Err(Error::Usage(format!(
-                "a run of {} bytes from byte {} of tile {} reaches past its {} bytes",
-                run.dest.len(),
-                run.tile_offset,
-                job.index,
-                job.expected_len
-            )));
-        }
-        let mut offset = run.tile_offset;
-        let mut dest = run.dest;
-        while !dest.is_empty() {
-            // The chunk holding `offset`: the last one starting at or before it.
-            let c = starts[..chunks.len()].partition_point(|s| *s <= offset) - 1;
-            let room = (starts[c + 1] - offset) as usize;
-            let take = room.min(dest.len());
-            let (head, tail) = std::mem::take(&mut dest).split_at_mut(take);
-            offset += head.len() as u64;
-            per_chunk[c].push(((offset - starts[c]) as usize - head.len(), head));
-            dest = tail;
-        }
-    }
-    let types = pipeline.input_types(ctx.datatype);
-    let work: Vec<(usize, &Chunk<'_>, ChunkRuns<'_>)> = chunks
-        .iter()
-        .zip(per_chunk)
-        .enumerate()
-        .filter(|(_, (_, runs))| !runs.is_empty())
-        .map(|(c, (chunk, runs))| (c, chunk, runs))
-        .collect();
-    let run_one = |(c, chunk, runs): (usize, &Chunk<'_>, ChunkRuns<'_>)| {
-        let fault = |e| locate(stage_error(pipeline, c, chunk.offset, e), job);
-        let copy_out = |bytes: &[u8], runs: ChunkRuns<'_>| {
-            for (from, dest) in runs {
-                dest.copy_from_slice(&bytes[from..from + dest.len()]);
-            }
-        };
-        if pipeline.filters.is_empty() {
-            // Nothing to undo: the stored bytes are the cells.
-            if chunk.data.len() != chunk.original_len as usize {
-                return Err(fault((
-                    0,
-                    Fault::Corrupt(Cause::Inconsistent {
-                        what: "the unfiltered chunk's size",
-                        expected: chunk.original_len.into(),
-                        found: chunk.data.len() as u64,
-                    }),
-                )));
-            }
-            copy_out(chunk.data, runs);
-            return Ok(());
-        }
-        let mut buffer = run::scratch::take();
-        buffer.resize(chunk.original_len as usize, 0);
-        let decoded = run::unfilter_chunk(
-            pipeline,
-            &types,
-            ctx,
-            chunk.metadata,
-            chunk.data,
-            &mut buffer,
-            None,
-            false,
-        );
-        if decoded.is_ok() {
-            copy_out(&buffer, runs);
-        }
-        run::scratch::give_back(buffer);
-        decoded.map_err(fault)
-    };
-    if work.len() > 1 {
-        work.into_par_iter().try_for_each(run_one)
-    } else {
-        work.into_iter().try_for_each(run_one)
-    }
 }
 
 /// Unfilters many tiles that share one pipeline, in parallel, allocating

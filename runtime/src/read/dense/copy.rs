@@ -9,20 +9,23 @@
 //! of lines (the cells along the innermost dimension); each line is cut
 //! into pieces that come from one tile of one fragment, or are fill.
 //!
-//! When every piece reads consecutive cells of its tile (the result order
-//! is the tiles' cell order along the line), the band is decoded straight
-//! into the result: each piece's place is cut out of the result column and
-//! handed to its tile, and each tile's chunks are decoded into a small
-//! buffer and copied to those places ([`scatter_band`]; var-sized cells are
-//! sized and placed from the band's offsets tiles first,
-//! [`scatter_var_band`]). No decoded tile is assembled, and memory holds
-//! the result plus one stored tile per thread.
+//! Fixed-size cells are decoded straight into the result: each piece's
+//! place is cut out of the result column and handed to its tile, and each
+//! tile's chunks are decoded and copied to those places ([`scatter_band`]).
+//! No decoded tile is kept, and memory holds the result plus a stored tile
+//! (and, for a line that reads its tile across, a decoded one) per thread.
+//! Where the line runs along the tile's cell order, a piece is consecutive
+//! bytes of a chunk; where it runs across it (a column-major result of
+//! row-major tiles), one cell every tile row, taken from the tile decoded
+//! into a buffer that stays in cache ([`crate::tile::Across`]).
 //!
-//! Otherwise (a column-major result of row-major tiles, strings encoded
-//! whole) the band's tiles are decoded whole, all tiles and chunks in one
-//! parallel batch and of each tile only the chunks holding cells the band
-//! reads; fixed-size pieces are then copied line by line in parallel, and
-//! var-sized ones sized first, then copied in parallel into their places.
+//! Var-sized cells whose pieces read consecutive cells are sized and placed
+//! from the band's offsets tiles first, then scattered the same way
+//! ([`scatter_var_band`]). Otherwise (var-sized cells read across, strings
+//! encoded whole) the band's tiles are decoded whole, all tiles and chunks
+//! in one parallel batch and of each tile only the chunks holding cells the
+//! band reads; the cells are then sized, and copied in parallel into their
+//! places.
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
@@ -48,9 +51,8 @@ use crate::snapshot::Snapshot;
 /// Decodes one band of a fixed-size attribute (its cells, or its
 /// validity bytes) straight into the result: every tile's chunks are
 /// decoded into a small buffer and their cells copied to where the result
-/// wants them, without assembling the tile (see
-/// [`crate::tile::unfilter_tile_scattered`]). Needs every piece of the band
-/// to read consecutive cells of its tile (stride 1).
+/// wants them (see [`crate::tile::unfilter_tile_scattered`]); a piece that
+/// reads its tile across takes one cell every `stride`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn scatter_band(
     array: &Snapshot,
@@ -206,20 +208,18 @@ pub(crate) fn read_box(
             write_coordinates(&mut dim_cols, &band, &order)?;
         }
 
-        // Every piece reads consecutive cells of its tile: fixed-size cells
-        // are decoded straight into the result.
-        let direct = band
-            .plan
-            .iter()
-            .flatten()
-            .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
+        // Fixed-size cells are decoded straight into the result, and
+        // var-sized ones when every piece reads consecutive cells of its
+        // tile.
+        let consecutive = consecutive_cells(&band);
         for (col, &a) in attr_cols.iter_mut().zip(attributes) {
             let attr = &schema.attributes[a];
+            let direct = consecutive || attr.cell_val_num.is_some();
             if direct && scatter_attribute(array, geometry, attr, col, &band, &stored, total)? {
                 continue;
             }
             let tiles = decode_band_tiles(array, geometry, attr, &band, &mut pool)?;
-            copy_attribute(attr, col, &band, &tiles, total)?;
+            copy_var_attribute(attr, col, &band, &tiles, total)?;
             pool.recycle(tiles.into_values());
         }
     }
@@ -305,6 +305,14 @@ fn plan_band(
         start,
         end: start + band_cells,
     }
+}
+
+/// Whether every piece of the band reads consecutive cells of its tile.
+fn consecutive_cells(band: &BandPlan) -> bool {
+    band.plan
+        .iter()
+        .flatten()
+        .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1))
 }
 
 /// Writes the coordinates of the band's cells (see [`coordinates`]).
@@ -414,25 +422,16 @@ fn prefetch_read(
         return;
     }
     let schema = array.schema();
-    // Per band: per fragment its tiles and their cells read, and whether
-    // the band is decoded straight into the result.
-    let needed: Vec<(Vec<TilesAndCells>, bool)> = bands
+    // Per band: per fragment its tiles and their cells read.
+    let needed: Vec<Vec<TilesAndCells>> = bands
         .iter()
-        .map(|spans| {
-            let band = plan_band(spans.clone(), order, dims, geometry, 0);
-            let direct = band
-                .plan
-                .iter()
-                .flatten()
-                .all(|p| p.source.is_none_or(|(_, _, _, stride)| stride == 1));
-            (tiles_and_cells(&band), direct)
-        })
+        .map(|spans| tiles_and_cells(&plan_band(spans.clone(), order, dims, geometry, 0)))
         .collect();
     let (mut ahead, mut cells) = (Vec::new(), Vec::new());
-    for (band, direct) in &needed {
+    for band in &needed {
         for &a in attributes {
             let attribute = &schema.attributes[a];
-            let in_part = *direct && attribute.cell_val_num.is_some();
+            let in_part = attribute.cell_val_num.is_some();
             for (g, (tiles, taken)) in geometry.iter().zip(band) {
                 if let Some((fa, _)) = g.fragment.schema.attribute(&attribute.name) {
                     ahead.push(WantedTiles {
@@ -527,41 +526,25 @@ fn decode_band_tiles(
     Ok(tiles)
 }
 
-/// Copies the band's cells of `attr` from its decoded tiles (fill where no
-/// fragment holds a cell): fixed-size lines in parallel, var-sized cells
-/// sized first, then validity.
-fn copy_attribute(
+/// Copies the band's cells of the var-sized `attr` from its decoded tiles
+/// (fill where no fragment holds a cell): the cells sized first, then
+/// copied in parallel into their places; then validity. Fixed-size cells
+/// never come here: they are decoded straight into the result
+/// ([`scatter_attribute`]).
+fn copy_var_attribute(
     attr: &Attribute,
     col: &mut Column,
     band: &BandPlan,
     tiles: &HashMap<(usize, u64), TileData>,
     total: u64,
 ) -> Result<()> {
-    match attr.cell_val_num {
-        Some(v) => {
-            let cell_size = (v as u64 * attr.datatype.size()) as usize;
-            if attr.fill.len() != cell_size {
-                return Err(fill_not_one_cell(attr, cell_size as u64));
-            }
-            let region = col
-                .data
-                .get_mut(band.range(cell_size as u64))
-                .ok_or_else(short_tile)?;
-            copy_lines(
-                region,
-                &band.plan,
-                band.inner_len,
-                tiles,
-                cell_size,
-                &attr.fill,
-                false,
-            )?;
-        }
-        None => {
-            let added = copy_var_band(col, &band.plan, tiles, &attr.fill)?;
-            reserve_for_rest(col, added, band.start, band.cells(), total);
-        }
+    if attr.cell_val_num.is_some() {
+        return Err(Error::Usage(
+            "fixed-size cells are decoded straight into the result".into(),
+        ));
     }
+    let added = copy_var_band(col, &band.plan, tiles, &attr.fill)?;
+    reserve_for_rest(col, added, band.start, band.cells(), total);
     if let Some(validity) = &mut col.validity {
         let fill = [u8::from(attr.fill_validity)];
         let region = validity.get_mut(band.range(1)).ok_or_else(short_tile)?;

@@ -262,6 +262,7 @@ pub(crate) fn scatter_var_band(
                 runs.entry((gi, tile)).or_default().push(ScatterRun {
                     tile_offset: first,
                     dest: data,
+                    across: None,
                 });
                 Some((cell_starts, pos, first))
             }

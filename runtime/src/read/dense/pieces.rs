@@ -10,7 +10,7 @@ use crate::error::{Cause, Error, Result};
 use crate::read::dense::fragments::Geometry;
 use crate::read::dense::geometry::{DenseDimension, Span};
 use crate::read::tiles::TileData;
-use crate::tile::ScatterRun;
+use crate::tile::{Across, ScatterRun};
 
 /// A run of result cells along a line that share a source.
 #[derive(Debug, Clone, Copy)]
@@ -235,7 +235,7 @@ pub(crate) fn band_runs<'o>(
             let (dest, tail) = std::mem::take(&mut line).split_at_mut(p.count as usize * cell_size);
             line = tail;
             match p.source {
-                Some((gi, tile, first, _)) => per_tile
+                Some((gi, tile, first, stride)) => per_tile
                     .get_mut(gi)
                     .ok_or_else(short_tile)?
                     .entry(tile)
@@ -243,6 +243,12 @@ pub(crate) fn band_runs<'o>(
                     .push(ScatterRun {
                         tile_offset: first * cell_size as u64,
                         dest,
+                        // A line reading its tile across takes one cell
+                        // every `stride`.
+                        across: (stride != 1).then_some(Across {
+                            cell: cell_size as u64,
+                            every: stride * cell_size as u64,
+                        }),
                     }),
                 None => fills.push(dest),
             }

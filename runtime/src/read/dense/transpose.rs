@@ -1,7 +1,9 @@
 //! Copies of decoded tiles' cells into result lines, where a line reads
 //! its tile across (a column-major result of row-major tiles, or the
 //! reverse): consecutive cells of a line are `stride` cells apart in the
-//! tile, and consecutive lines read neighbouring cells.
+//! tile, and consecutive lines read neighbouring cells. Of a box read, the
+//! validity bytes of var-sized cells read across come here; fixed-size
+//! cells are decoded straight into the result ([`super::copy`]).
 //!
 //! Copied line by line, every cell read would touch its own cache line
 //! (and, with a long stride, its own page). So lines are taken in groups of
@@ -174,8 +176,8 @@ fn gather_block<const N: usize>(
 }
 
 /// Copies cells `pos`, `pos + stride`, ... of `src` (`cell_size` bytes
-/// each) into the consecutive cells of `dst`. The common cell sizes copy
-/// with one load and store per cell rather than a call per cell.
+/// each) into the consecutive cells of `dst`; the caller has checked that
+/// the last of them is in `src`.
 pub(crate) fn gather_cells(
     dst: &mut [u8],
     src: &[u8],
@@ -183,25 +185,8 @@ pub(crate) fn gather_cells(
     stride: usize,
     cell_size: usize,
 ) {
-    fn gather<const N: usize>(dst: &mut [u8], src: &[u8], pos: usize, stride: usize) {
-        for (i, cell) in dst.chunks_exact_mut(N).enumerate() {
-            let from = (pos + i * stride) * N;
-            cell.copy_from_slice(&src[from..from + N]);
-        }
-    }
-    match cell_size {
-        1 => gather::<1>(dst, src, pos, stride),
-        2 => gather::<2>(dst, src, pos, stride),
-        4 => gather::<4>(dst, src, pos, stride),
-        8 => gather::<8>(dst, src, pos, stride),
-        16 => gather::<16>(dst, src, pos, stride),
-        _ => {
-            for (i, cell) in dst.chunks_exact_mut(cell_size).enumerate() {
-                let from = (pos + i * stride) * cell_size;
-                cell.copy_from_slice(&src[from..from + cell_size]);
-            }
-        }
-    }
+    let copied = crate::tile::gather(dst, src, pos * cell_size, stride * cell_size, cell_size);
+    debug_assert!(copied, "a gather reaching past its source");
 }
 
 /// Copies the pieces of one line of fixed-size cells into `line`.

@@ -330,10 +330,13 @@ impl<'f> TileSource<'f> {
     ) -> Result<Option<(u64, u64)>> {
         let plain = self.part != TilePart::VarData && self.pipeline.filters.is_empty();
         let first = runs.iter().map(|r| r.tile_offset).min();
+        // A run that is not whole cells apart reads the whole tile, which
+        // refuses it.
         let end = runs
             .iter()
-            .map(|r| r.tile_offset.saturating_add(r.dest.len() as u64))
-            .max();
+            .map(|r| r.tile_end().unwrap_or(u64::MAX))
+            .max()
+            .filter(|end| *end != u64::MAX);
         if let (true, Some(first), Some(end)) = (plain, first, end) {
             let place = (&self.path, self.describe.as_path());
             let sizes = (expected_len, self.cell_size);
