@@ -202,18 +202,26 @@ fn unfiltered_chunk<'b>(
     Ok(buffer)
 }
 
+/// The unfiltered bytes decoded at a time when runs take cells across a
+/// tile: a few chunks, which stay in a core's cache while their cells are
+/// copied out.
+const ACROSS_SLAB_BYTES: u64 = 256 * 1024;
+
 /// [`unfilter_tile_scattered`] when some run takes cells across the tile
-/// (which has cells in most chunks): the chunks the runs reach are decoded
-/// side by side into one buffer (in parallel), then every run takes its
-/// cells from it. Cutting each run at every chunk boundary instead would
-/// cost more than the copy, with a few cells a piece.
+/// (which has cells in most chunks). The chunks the runs reach are decoded
+/// side by side into one buffer, a few at a time (those in parallel), and
+/// after each few every run takes the cells now wholly decoded, while they
+/// are still in cache: a run's next cell may lie in the chunks decoded
+/// next, and a cell cut by a chunk's edge is whole once both are. Cutting
+/// each run at every chunk boundary instead would cost more than the
+/// copy, with a few cells a piece.
 fn scatter_across(
     job: &TileJob<'_>,
     pipeline: &FilterPipeline,
     ctx: &FilterContext,
     chunks: &[Chunk<'_>],
     starts: &[u64],
-    runs: Vec<ScatterRun<'_>>,
+    mut runs: Vec<ScatterRun<'_>>,
 ) -> Result<()> {
     // Every run was checked: its end is known and within the tile.
     let (Some(low), Some(high)) = (
@@ -228,7 +236,8 @@ fn scatter_across(
         .saturating_sub(1);
     let past = starts[..chunks.len()].partition_point(|s| *s < high);
     let base = starts[first];
-    // Every byte of the buffer is decoded into: it is not cleared first.
+    // Every byte of the buffer is decoded into before it is read: it is
+    // not cleared first.
     let mut buffer = run::scratch::take();
     let len = (starts[past] - base) as usize;
     if buffer.len() < len {
@@ -236,54 +245,86 @@ fn scatter_across(
     }
     buffer.truncate(len);
     let types = pipeline.input_types(ctx.datatype);
-    let mut places = Vec::with_capacity(past - first);
-    let mut rest = buffer.as_mut_slice();
-    for (c, chunk) in chunks.iter().enumerate().take(past).skip(first) {
-        let (place, tail) = std::mem::take(&mut rest).split_at_mut(chunk.original_len as usize);
-        places.push((c, chunk, place));
-        rest = tail;
-    }
-    let decode_one = |(c, chunk, place): (usize, &Chunk<'_>, &mut [u8])| {
-        run::unfilter_chunk(
-            pipeline,
-            &types,
-            ctx,
-            chunk.metadata,
-            chunk.data,
-            place,
-            None,
-            false,
-        )
-        .map_err(|e| locate(stage_error(pipeline, c, chunk.offset, e), job))
-    };
-    let decoded = if places.len() > 1 {
-        places.into_par_iter().try_for_each(decode_one)
-    } else {
-        places.into_iter().try_for_each(decode_one)
-    };
-    let copied = decoded.and_then(|()| {
-        for run in runs {
-            let at = (run.tile_offset - base) as usize;
-            let whole = match run.across {
-                None => {
-                    run.dest.copy_from_slice(&buffer[at..at + run.dest.len()]);
-                    true
-                }
-                Some(Across { cell, every }) => {
-                    gather(run.dest, &buffer, at, every as usize, cell as usize)
-                }
-            };
-            if !whole {
-                return Err(Error::Usage(format!(
-                    "a run from byte {} of tile {} reaches past the chunks decoded for it",
-                    run.tile_offset, job.index
-                )));
+    // Per run, the cells (or bytes) it has taken.
+    let mut taken = vec![0u64; runs.len()];
+    let mut outcome = Ok(());
+    let mut next = first;
+    while next < past && outcome.is_ok() {
+        // The chunks decoded now: `next..until`, one at least.
+        let mut until = next + 1;
+        while until < past && starts[until + 1] - starts[next] <= ACROSS_SLAB_BYTES {
+            until += 1;
+        }
+        let slab = &mut buffer[(starts[next] - base) as usize..(starts[until] - base) as usize];
+        let mut places = Vec::with_capacity(until - next);
+        let mut rest = slab;
+        for (c, chunk) in chunks.iter().enumerate().take(until).skip(next) {
+            let (place, tail) = std::mem::take(&mut rest).split_at_mut(chunk.original_len as usize);
+            places.push((c, chunk, place));
+            rest = tail;
+        }
+        let decode_one = |(c, chunk, place): (usize, &Chunk<'_>, &mut [u8])| {
+            run::unfilter_chunk(
+                pipeline,
+                &types,
+                ctx,
+                chunk.metadata,
+                chunk.data,
+                place,
+                None,
+                false,
+            )
+            .map_err(|e| locate(stage_error(pipeline, c, chunk.offset, e), job))
+        };
+        outcome = if places.len() > 1 {
+            places.into_par_iter().try_for_each(decode_one)
+        } else {
+            places.into_iter().try_for_each(decode_one)
+        };
+        if outcome.is_ok() {
+            let decoded = &buffer[..(starts[until] - base) as usize];
+            for (run, taken) in runs.iter_mut().zip(&mut taken) {
+                take_decoded(run, taken, decoded, base);
             }
         }
-        Ok(())
-    });
+        next = until;
+    }
     run::scratch::give_back(buffer);
-    copied
+    outcome?;
+    match runs.iter().zip(&taken).find(|(r, t)| **t < units(r).2) {
+        Some((run, _)) => Err(Error::Usage(format!(
+            "a run from byte {} of tile {} reaches past the chunks decoded for it",
+            run.tile_offset, job.index
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A run as cells: their size, the distance between their starts, and how
+/// many (bytes, one apart, for a run of consecutive bytes).
+fn units(run: &ScatterRun<'_>) -> (u64, u64, u64) {
+    match run.across {
+        Some(Across { cell, every }) => (cell, every, run.dest.len() as u64 / cell.max(1)),
+        None => (1, 1, run.dest.len() as u64),
+    }
+}
+
+/// Copies into `run` its cells wholly in `decoded` (the tile's bytes from
+/// `base` on, decoded so far) after the `taken` it has, and counts them.
+fn take_decoded(run: &mut ScatterRun<'_>, taken: &mut u64, decoded: &[u8], base: u64) {
+    let (cell, every, count) = units(run);
+    let at = run.tile_offset - base;
+    let end = decoded.len() as u64;
+    if *taken >= count || at + *taken * every + cell > end {
+        return;
+    }
+    // The cells that end within `decoded`.
+    let whole = ((end - cell - at) / every + 1).min(count);
+    let dest = &mut run.dest[(*taken * cell) as usize..(whole * cell) as usize];
+    let from = (at + *taken * every) as usize;
+    if gather(dest, decoded, from, every as usize, cell as usize) {
+        *taken = whole;
+    }
 }
 
 /// Fills `dest` with the `cell`-byte cells of `src` at `at`, `at + every`,
@@ -299,6 +340,14 @@ pub(crate) fn gather(dest: &mut [u8], src: &[u8], at: usize, every: usize, cell:
     }
     if cell == 0 {
         return dest.is_empty();
+    }
+    if every == cell {
+        // Consecutive cells: one copy.
+        let Some(src) = at.checked_add(dest.len()).and_then(|end| src.get(at..end)) else {
+            return false;
+        };
+        dest.copy_from_slice(src);
+        return true;
     }
     let cells = dest.len() / cell;
     let reach = cells.checked_sub(1).map(|last| {
