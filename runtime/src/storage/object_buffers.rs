@@ -15,6 +15,12 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use bytes::Bytes;
 
+/// Ranges shorter than this are received into buffers of their own that
+/// are not kept: the allocator reuses small blocks by itself, without the
+/// kernel, and a read of many small ranges (a few cells of each of
+/// thousands of fragments) would otherwise pile them up here.
+const KEPT_FROM_BYTES: usize = 256 * 1024;
+
 /// Buffers of received ranges the read is done with, waiting to be used
 /// again.
 #[derive(Debug, Default)]
@@ -56,6 +62,9 @@ impl ReceiveBuffers {
     /// An empty buffer with room for `len` bytes: the smallest kept one
     /// large enough, else a new one (advised for huge pages when large).
     pub(super) fn take(&self, len: usize) -> Vec<u8> {
+        if len < KEPT_FROM_BYTES {
+            return Vec::with_capacity(len);
+        }
         let kept = {
             let mut free = self.free();
             #[cfg(test)]
@@ -87,7 +96,7 @@ impl ReceiveBuffers {
     fn give_back(&self, mut buffer: Vec<u8>) {
         let mut free = self.free();
         let size = buffer.capacity() as u64;
-        if size > 0 && free.bytes + size <= free.limit {
+        if buffer.capacity() >= KEPT_FROM_BYTES && free.bytes + size <= free.limit {
             buffer.clear();
             free.bytes += size;
             free.buffers.push(buffer);
@@ -186,9 +195,9 @@ mod tests {
     #[test]
     fn a_buffer_comes_back_when_its_last_bytes_are_dropped() {
         let home = Arc::new(ReceiveBuffers::default());
-        home.set_limit(1 << 20);
-        let mut buffer = home.take(1000);
-        buffer.extend_from_slice(&[7u8; 1000]);
+        home.set_limit(4 << 20);
+        let mut buffer = home.take(1 << 20);
+        buffer.extend_from_slice(&[7u8; 1 << 20]);
         let pointer = buffer.as_ptr();
         let bytes = received(buffer, &home);
         let part = bytes.slice(10..20);
@@ -199,31 +208,42 @@ mod tests {
         assert_eq!(home.kept().0, 1);
         // The next range of that size is received into the same memory,
         // emptied.
-        let again = home.take(800);
+        let again = home.take(800 << 10);
         assert_eq!(again.as_ptr(), pointer);
-        assert!(again.is_empty() && again.capacity() >= 1000);
+        assert!(again.is_empty() && again.capacity() >= 1 << 20);
         assert_eq!(home.kept(), (0, 0));
+        // Small buffers are neither kept nor taken from those kept.
+        drop(received(again, &home));
+        drop(received(vec![0u8; 1000], &home));
+        assert_eq!(home.kept().0, 1);
+        assert_eq!(home.take(1000).capacity(), 1000);
+        assert_eq!(home.kept().0, 1);
     }
 
     #[test]
     fn the_smallest_that_fits_is_taken_and_the_limit_holds() {
+        const MIB: usize = 1 << 20;
         let home = Arc::new(ReceiveBuffers::default());
-        home.set_limit(3000);
-        for len in [2000, 500, 1000] {
+        home.set_limit(3 * MIB as u64);
+        for len in [2 * MIB, MIB / 2, MIB] {
             drop(received(vec![0u8; len], &home));
         }
-        // 2000 + 500 are kept; 1000 more would pass the limit.
+        // 2 MiB + 512 KiB are kept; 1 MiB more would pass the limit.
         let (count, bytes) = home.kept();
         assert_eq!(count, 2);
-        assert!(bytes <= 3000, "{bytes}");
-        assert!(home.take(400).capacity() < 2000, "the 500-byte one");
-        assert!(home.take(400).capacity() >= 2000, "then the 2000-byte one");
+        assert!(bytes <= 3 * MIB as u64, "{bytes}");
+        let smallest = home.take(400 << 10).capacity();
+        assert!(smallest < 2 * MIB, "the 512 KiB one: {smallest}");
         assert!(
-            (400..500).contains(&home.take(400).capacity()),
+            home.take(400 << 10).capacity() >= 2 * MIB,
+            "then the 2 MiB one"
+        );
+        assert!(
+            (400 << 10..MIB / 2).contains(&home.take(400 << 10).capacity()),
             "then a new one"
         );
         // A lower limit lets buffers go.
-        drop(received(vec![0u8; 2000], &home));
+        drop(received(vec![0u8; 2 * MIB], &home));
         home.set_limit(0);
         assert_eq!(home.kept(), (0, 0));
         // Dropped after the storage: nothing to give back to, nothing fails.
