@@ -45,8 +45,6 @@ use crate::storage::{DirEntry, EntryKind, FoldAt, IoCounters, RelPath, Storage};
 #[path = "object_listing.rs"]
 mod listing;
 use listing::{ListingKey, PendingListing};
-#[path = "object_buffers.rs"]
-mod buffers;
 #[path = "object_read_ahead.rs"]
 mod read_ahead;
 pub use read_ahead::DEFAULT_READ_AHEAD;
@@ -117,8 +115,6 @@ pub struct ObjectStorage {
     /// window of `read_ahead_bytes` at a time.
     read_ahead: Arc<read_ahead::ReadAhead>,
     read_ahead_bytes: u64,
-    /// The buffers the read-ahead's ranges are received into, used again.
-    received: Arc<buffers::ReceiveBuffers>,
     /// Folder listings started ahead of the reads that will ask for them
     /// ([`Storage::prefetch_listings`]), running on the runtime; by folder
     /// and by the suffix a folded listing cuts names at.
@@ -143,7 +139,6 @@ impl ObjectStorage {
             cache: Arc::default(),
             read_ahead: Arc::default(),
             read_ahead_bytes: 0,
-            received: Arc::default(),
             pending: Mutex::default(),
             lister: None,
         }
@@ -155,9 +150,6 @@ impl ObjectStorage {
     pub fn with_read_ahead(mut self, bytes: u64) -> Self {
         self.read_ahead_bytes = bytes;
         self.cache.set_read_ahead(bytes.saturating_mul(2));
-        // As many free buffers as the cache may hold ranges.
-        let held = crate::storage::object_cache::MAX_CACHED.saturating_add(bytes.saturating_mul(2));
-        self.received.set_limit(held);
         self
     }
 

@@ -26,11 +26,11 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
+use bytes::BytesMut;
 use futures::StreamExt;
 use object_store::path::Path as Key;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
-use super::buffers::{self, ReceiveBuffers};
 use super::{merge_ranges, runtime, ObjectStorage, COALESCE_GAP};
 use crate::storage::counters::bump;
 use crate::storage::object_cache::Cache;
@@ -286,17 +286,16 @@ impl ObjectStorage {
         let store = Arc::clone(&self.store);
         let cache = Arc::clone(&self.cache);
         let read_ahead = Arc::clone(&self.read_ahead);
-        let received = Arc::clone(&self.received);
         let permits = Arc::clone(&self.permits);
         let (max_in_flight, generation) = (self.max_in_flight, state.generation);
         runtime.spawn(async move {
             futures::stream::iter(requests)
                 .for_each_concurrent(max_in_flight, |request| {
                     let (store, cache, read_ahead) = (&store, &cache, &read_ahead);
-                    let (permits, received) = (&permits, &received);
+                    let permits = &permits;
                     async move {
                         let _turn = permits.acquire().await.ok();
-                        stream_in(store.as_ref(), &request, cache, read_ahead, received).await;
+                        stream_in(store.as_ref(), &request, cache, read_ahead).await;
                     }
                 })
                 .await;
@@ -335,17 +334,9 @@ fn merge_for_window(planned: &[Range<u64>], spare: &mut u64) -> Vec<Range<u64>> 
 }
 
 /// Fetches `request`, keeping each planned range as soon as its last byte
-/// has arrived, and waking the loads waiting for it. Each planned range is
-/// received into a buffer of its own from `received` (one copy of each
-/// byte; the bytes between planned ranges are not kept), which comes back
-/// there when the read is done with the range.
-async fn stream_in(
-    store: &dyn ObjectStore,
-    request: &Request,
-    cache: &Cache,
-    ahead: &ReadAhead,
-    received: &Arc<ReceiveBuffers>,
-) {
+/// has arrived (a slice of the one buffer the response is read into: one
+/// copy of each byte), and waking the loads waiting for it.
+async fn stream_in(store: &dyn ObjectStore, request: &Request, cache: &Cache, ahead: &ReadAhead) {
     let options = GetOptions {
         range: Some(GetRange::Bounded(request.range.clone())),
         ..GetOptions::default()
@@ -353,50 +344,37 @@ async fn stream_in(
     let Ok(result) = store.get_opts(&request.key, options).await else {
         return;
     };
+    let Ok(len) = usize::try_from(request.range.end - request.range.start) else {
+        return;
+    };
     let mut body = result.into_stream();
+    // The bytes arrived and not yet handed out, from file offset `held`.
+    let mut buffer = BytesMut::with_capacity(len);
+    crate::memory::advise_spare(buffer.spare_capacity_mut());
+    let (mut held, mut arrived) = (request.range.start, request.range.start);
     let mut planned = request.planned.iter().peekable();
-    // The planned range being received, and its bytes so far.
-    let mut current: Option<(&Range<u64>, Vec<u8>)> = None;
-    // The file offset of the next byte to arrive, and the end of the last
-    // planned range taken up: one overlapping it is left to its load.
-    let (mut arrived, mut taken_to) = (request.range.start, request.range.start);
     while let Some(Ok(chunk)) = body.next().await {
-        let (start, end) = (arrived, arrived + chunk.len() as u64);
-        if end > request.range.end {
+        arrived += chunk.len() as u64;
+        if arrived > request.range.end {
             return;
         }
-        arrived = end;
-        let mut at = start;
+        buffer.extend_from_slice(&chunk);
         let mut kept = false;
-        while at < end {
-            if current.is_none() {
-                while planned.next_if(|r| r.start < taken_to).is_some() {}
-                let Some(range) = planned.next_if(|r| r.start < end) else {
-                    break;
-                };
-                let Ok(len) = usize::try_from(range.end - range.start) else {
-                    return;
-                };
-                taken_to = range.end;
-                at = at.max(range.start);
-                current = Some((range, received.take(len)));
+        while let Some(range) = planned.next_if(|r| r.end <= arrived) {
+            if range.start < held {
+                // Overlaps a range handed out already: left to its load.
+                continue;
             }
-            let Some((range, bytes)) = current.as_mut() else {
-                break;
+            let (Ok(skip), Ok(take)) = (
+                usize::try_from(range.start - held),
+                usize::try_from(range.end - held),
+            ) else {
+                return;
             };
-            let upto = end.min(range.end);
-            bytes.extend_from_slice(&chunk[(at - start) as usize..(upto - start) as usize]);
-            at = upto;
-            if at == range.end {
-                if let Some((range, bytes)) = current.take() {
-                    cache.keep(
-                        &request.file,
-                        range.start,
-                        buffers::received(bytes, received),
-                    );
-                    kept = true;
-                }
-            }
+            let bytes = buffer.split_to(take).freeze().slice(skip..);
+            held = range.end;
+            cache.keep(&request.file, range.start, bytes);
+            kept = true;
         }
         if kept {
             ahead.notify();
