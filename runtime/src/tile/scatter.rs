@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use super::{check_total, locate, parse_chunks, stage_error, Chunk, TileJob};
+use super::{check_total, locate, parse_chunks, split_output, stage_error, Chunk, TileJob};
 use crate::error::Cause;
 use crate::filter::run;
 use crate::filter::stage::Fault;
@@ -256,13 +256,11 @@ fn scatter_across(
             until += 1;
         }
         let slab = &mut buffer[(starts[next] - base) as usize..(starts[until] - base) as usize];
-        let mut places = Vec::with_capacity(until - next);
-        let mut rest = slab;
-        for (c, chunk) in chunks.iter().enumerate().take(until).skip(next) {
-            let (place, tail) = std::mem::take(&mut rest).split_at_mut(chunk.original_len as usize);
-            places.push((c, chunk, place));
-            rest = tail;
-        }
+        let places: Vec<(usize, &Chunk<'_>, &mut [u8])> = (next..until)
+            .zip(&chunks[next..until])
+            .zip(split_output(&chunks[next..until], slab))
+            .map(|((c, chunk), place)| (c, chunk, place))
+            .collect();
         let decode_one = |(c, chunk, place): (usize, &Chunk<'_>, &mut [u8])| {
             run::unfilter_chunk(
                 pipeline,
