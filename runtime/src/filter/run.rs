@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use super::compression::{self, Codec};
 use super::stage::{view, Cursor, Fault, MetadataOut, OutBuf, Parts, StageEnv, StageResult};
-use super::var_string::{self, StringCodec};
+use super::var_string::{self, StringCodec, StringEnds};
 use super::{
     bit_width_reduction, bitshuffle, byteshuffle, checksum, encryption, positive_delta,
     scale_float, webp, xor, Datatype, Filter, FilterContext, FilterPipeline,
@@ -175,8 +175,8 @@ fn stage_limit(filters: &[Filter], original: usize, index: usize) -> usize {
 
 /// Runs the pipeline in reverse over one chunk, writing the original bytes
 /// into `dest` (whose length is the chunk's declared original size). For a
-/// var-sized string tile taking the string path, `strings` receives the
-/// rebuilt cell offsets and must come to `expected_cells`. `stream_output`:
+/// var-sized string tile taking the string path, `strings` receives its
+/// cells' offsets (see [`StringEnds`]). `stream_output`:
 /// see [`StageEnv::stream_output`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn unfilter_chunk(
@@ -186,7 +186,7 @@ pub(crate) fn unfilter_chunk(
     metadata: &[u8],
     data: &[u8],
     dest: &mut [u8],
-    mut strings: Option<(u64, &mut Vec<u64>)>,
+    mut strings: Option<StringEnds<'_>>,
     stream_output: bool,
 ) -> ChunkResult<()> {
     let n = pipeline.filters.len();
@@ -232,9 +232,10 @@ pub(crate) fn unfilter_chunk(
             }
         };
         let mut cursor = Cursor::new(&md, "chunk metadata");
-        let result = match (i, string_path, strings.as_mut()) {
-            (0, Some(codec), Some((cells, offsets))) => {
-                var_string::reverse(codec, &mut cursor, &current, &mut out, *cells, offsets)
+        let ends = if i == 0 { strings.take() } else { None };
+        let result = match (string_path, ends) {
+            (Some(codec), Some(ends)) => {
+                var_string::reverse(codec, &mut cursor, &current, &mut out, ends)
             }
             _ => reverse_stage(&env, &mut cursor, &current, &mut out),
         };

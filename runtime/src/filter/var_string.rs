@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 
 use super::stage::{
-    corrupt, corrupt_part, push_be, read_be, write_fault, Cursor, Fault, MetadataOut, OutBuf,
-    Parts, StageResult,
+    by_width, corrupt, corrupt_part, push_be, read_be, write_fault, Cursor, Fault, MetadataOut,
+    OutBuf, Parts, StageResult,
 };
 use super::Filter;
 use crate::error::Cause;
@@ -159,16 +159,34 @@ pub(crate) fn forward<'a>(
     })
 }
 
-/// Decodes the strings into `out` and their start offsets into `offsets`,
-/// which must come to exactly `expected_cells`.
+/// Where a string decode writes its cells' offsets.
+pub(crate) enum StringEnds<'a> {
+    /// Into a read's own offsets: `ends[i]` becomes `base` plus the
+    /// decoded bytes up to and including cell `i`, for exactly
+    /// `ends.len()` cells.
+    Place { ends: &'a mut [u64], base: u64 },
+    /// Into a vector of its own (contents replaced): the start of each of
+    /// `cells` cells, then the end of the last. It is sized only once the
+    /// decoded strings are seen to hold that many cells.
+    Grow {
+        offsets: &'a mut Vec<u64>,
+        cells: u64,
+    },
+}
+
+/// Decodes the strings into `out` and their cells' offsets into `ends`;
+/// the strings must come to exactly the cells `ends` asks for.
 pub(crate) fn reverse(
     codec: StringCodec,
     md: &mut Cursor<'_>,
     data: &[u8],
     out: &mut OutBuf<'_>,
-    expected_cells: u64,
-    offsets: &mut Vec<u64>,
+    ends: StringEnds<'_>,
 ) -> StageResult<MetadataOut> {
+    let expected_cells = match &ends {
+        StringEnds::Place { ends, .. } => ends.len() as u64,
+        StringEnds::Grow { cells, .. } => *cells,
+    };
     // The codec's metadata: the sizes, the widths, the dictionary.
     let (sizes, widths, dict_bytes) = match codec {
         StringCodec::Rle => {
@@ -200,93 +218,300 @@ pub(crate) fn reverse(
             },
         );
     }
-    let mut input = Cursor::new(&data[..encoded_bytes], "encoded strings");
-    let output = out.alloc(input_bytes)?;
-    offsets.clear();
-    // The count comes from the caller's metadata: grow past a modest start.
-    offsets.reserve(expected_cells.min(1 << 16) as usize);
-    let mut pos = 0usize;
-    let mut emit = |s: &[u8], offsets: &mut Vec<u64>| -> StageResult<()> {
-        if offsets.len() as u64 >= expected_cells {
-            return corrupt_part(
-                "cells",
-                Cause::OutOfRange {
-                    value: offsets.len() as u64 + 1,
-                    limit: expected_cells,
-                },
-            );
-        }
-        if s.len() > output.len() - pos {
-            return corrupt_part(
-                "string bytes",
-                Cause::OutOfRange {
-                    value: pos.saturating_add(s.len()) as u64,
-                    limit: output.len() as u64,
-                },
-            );
-        }
-        output[pos..pos + s.len()].copy_from_slice(s);
-        offsets.push(pos as u64);
-        pos += s.len();
-        Ok(())
+    let encoded = &data[..encoded_bytes];
+    let (first, second) = (valid_width(widths.0)?, valid_width(widths.1)?);
+    // The cells the encoded strings hold, counted before any room is made
+    // for their offsets (the count itself comes from the caller's metadata).
+    let found = match codec {
+        // One id per cell.
+        StringCodec::Dictionary => (encoded.len() / first) as u64,
+        StringCodec::Rle => run_cells(encoded, first, second)?,
     };
-    match codec {
-        StringCodec::Rle => {
-            let (run_w, len_w) = (valid_width(widths.0)?, valid_width(widths.1)?);
-            while input.remaining() > 0 {
-                let run = read_be(input.take(run_w)?, run_w);
-                let len = read_be(input.take(len_w)?, len_w);
-                let s = input.take(usize::try_from(len).unwrap_or(usize::MAX))?;
-                if run > expected_cells {
-                    return corrupt_part(
-                        "run length",
-                        Cause::OutOfRange {
-                            value: run,
-                            limit: expected_cells,
-                        },
-                    );
-                }
-                for _ in 0..run {
-                    emit(s, offsets)?;
-                }
-            }
-        }
-        StringCodec::Dictionary => {
-            let (id_w, len_w) = (valid_width(widths.0)?, valid_width(widths.1)?);
-            let mut dict_cursor = Cursor::new(dict_bytes, "dictionary");
-            let mut dict: Vec<&[u8]> = Vec::new();
-            while dict_cursor.remaining() > 0 {
-                let len = read_be(dict_cursor.take(len_w)?, len_w);
-                dict.push(dict_cursor.take(usize::try_from(len).unwrap_or(usize::MAX))?);
-            }
-            while input.remaining() > 0 {
-                let id = read_be(input.take(id_w)?, id_w);
-                let Some(s) = usize::try_from(id).ok().and_then(|i| dict.get(i)) else {
-                    return corrupt_part(
-                        "dictionary id",
-                        Cause::IndexOutOfRange {
-                            index: id,
-                            count: dict.len() as u64,
-                        },
-                    );
-                };
-                emit(s, offsets)?;
-            }
-        }
-    }
-    if offsets.len() as u64 != expected_cells {
+    if found != expected_cells
+        || (codec == StringCodec::Dictionary && !encoded.len().is_multiple_of(first))
+    {
         return corrupt(Cause::Inconsistent {
             what: "the cells the strings decode to",
             expected: expected_cells,
-            found: offsets.len() as u64,
+            found,
         });
     }
-    if pos != input_bytes {
+    let (ends, base) = match ends {
+        StringEnds::Place { ends, base } => (ends, base),
+        StringEnds::Grow { offsets, cells } => {
+            let n = usize::try_from(cells).ok().and_then(|n| n.checked_add(1));
+            offsets.clear();
+            if n.is_none_or(|n| offsets.try_reserve_exact(n).is_err()) {
+                return Err(Fault::Usage(format!(
+                    "{cells} cells are more than this machine can hold the offsets of"
+                )));
+            }
+            offsets.resize(n.unwrap_or(0), 0);
+            (&mut offsets[1..], 0)
+        }
+    };
+    let output = out.alloc(input_bytes)?;
+    let mut cells = Cells {
+        output,
+        pos: 0,
+        ends,
+        done: 0,
+        base,
+    };
+    match codec {
+        StringCodec::Rle => decode_runs(encoded, first, second, &mut cells)?,
+        StringCodec::Dictionary => {
+            let dict = dictionary(dict_bytes, second)?;
+            by_width!(first, decode_ids(encoded, &dict, dict_bytes, &mut cells))?;
+        }
+    }
+    if cells.done as u64 != expected_cells {
+        return corrupt(Cause::Inconsistent {
+            what: "the cells the strings decode to",
+            expected: expected_cells,
+            found: cells.done as u64,
+        });
+    }
+    if cells.pos != input_bytes {
         return corrupt(Cause::Inconsistent {
             what: "the bytes the strings decode to",
             expected: input_bytes as u64,
-            found: pos as u64,
+            found: cells.pos as u64,
         });
     }
     Ok(MetadataOut::New(Vec::new()))
+}
+
+/// The decoded strings so far: their bytes in `output` up to `pos`, and
+/// the ends of the first `done` cells.
+struct Cells<'o, 'e> {
+    output: &'o mut [u8],
+    pos: usize,
+    ends: &'e mut [u64],
+    done: usize,
+    base: u64,
+}
+
+/// A string this long or shorter is copied as one fixed-size block (the
+/// bytes after it are overwritten by the cells that follow, or were
+/// checked to be the output's last): a call to `memcpy` per cell of a few
+/// bytes cost more than the rest of the decode.
+const BLOCK: usize = 32;
+
+impl Cells<'_, '_> {
+    /// Appends the string at `src[start..start + len]` as the next cell.
+    #[inline(always)]
+    fn push(&mut self, src: &[u8], start: usize, len: usize) -> StageResult<()> {
+        let pos = self.pos;
+        let Some(end) = self.ends.get_mut(self.done) else {
+            return corrupt_part(
+                "cells",
+                Cause::OutOfRange {
+                    value: self.done as u64 + 1,
+                    limit: self.ends.len() as u64,
+                },
+            );
+        };
+        if len <= BLOCK && pos + BLOCK <= self.output.len() && start + BLOCK <= src.len() {
+            self.output[pos..pos + BLOCK].copy_from_slice(&src[start..start + BLOCK]);
+        } else {
+            let Some(to) = self.output.get_mut(pos..pos.saturating_add(len)) else {
+                return corrupt_part(
+                    "string bytes",
+                    Cause::OutOfRange {
+                        value: pos.saturating_add(len) as u64,
+                        limit: self.output.len() as u64,
+                    },
+                );
+            };
+            to.copy_from_slice(&src[start..start + len]);
+        }
+        self.pos = pos + len;
+        *end = self.base + self.pos as u64;
+        self.done += 1;
+        Ok(())
+    }
+}
+
+/// The dictionary's strings, as (start, length) in `dict_bytes`: a
+/// sequence of `{len (big-endian, len_w bytes), bytes}`.
+fn dictionary(dict_bytes: &[u8], len_w: usize) -> StageResult<Vec<(usize, usize)>> {
+    let mut cursor = Cursor::new(dict_bytes, "dictionary");
+    let mut dict = Vec::new();
+    while cursor.remaining() > 0 {
+        let len = read_be(cursor.take(len_w)?, len_w);
+        let start = cursor.position();
+        let len = cursor
+            .take(usize::try_from(len).unwrap_or(usize::MAX))?
+            .len();
+        dict.push((start, len));
+    }
+    Ok(dict)
+}
+
+/// One dictionary id (`W` bytes, big-endian) per cell.
+fn decode_ids<const W: usize>(
+    ids: &[u8],
+    dict: &[(usize, usize)],
+    dict_bytes: &[u8],
+    cells: &mut Cells<'_, '_>,
+) -> StageResult<()> {
+    for id in ids.chunks_exact(W) {
+        let id = read_be(id, W);
+        let Some(&(start, len)) = usize::try_from(id).ok().and_then(|i| dict.get(i)) else {
+            return corrupt_part(
+                "dictionary id",
+                Cause::IndexOutOfRange {
+                    index: id,
+                    count: dict.len() as u64,
+                },
+            );
+        };
+        cells.push(dict_bytes, start, len)?;
+    }
+    Ok(())
+}
+
+/// The cells that runs of `{run_len (run_w bytes), str_len (len_w bytes),
+/// bytes}`, all big-endian, come to.
+fn run_cells(encoded: &[u8], run_w: usize, len_w: usize) -> StageResult<u64> {
+    let mut input = Cursor::new(encoded, "encoded strings");
+    let mut cells = 0u64;
+    while input.remaining() > 0 {
+        let run = read_be(input.take(run_w)?, run_w);
+        let len = read_be(input.take(len_w)?, len_w);
+        input.take(usize::try_from(len).unwrap_or(usize::MAX))?;
+        cells = cells.saturating_add(run);
+    }
+    Ok(cells)
+}
+
+/// Runs of `{run_len, str_len, bytes}` (see [`run_cells`], which checked
+/// them): the string `run_len` times.
+fn decode_runs(
+    encoded: &[u8],
+    run_w: usize,
+    len_w: usize,
+    cells: &mut Cells<'_, '_>,
+) -> StageResult<()> {
+    let mut input = Cursor::new(encoded, "encoded strings");
+    while input.remaining() > 0 {
+        let run = read_be(input.take(run_w)?, run_w);
+        let len = read_be(input.take(len_w)?, len_w);
+        let start = input.position();
+        let len = input
+            .take(usize::try_from(len).unwrap_or(usize::MAX))?
+            .len();
+        for _ in 0..run {
+            cells.push(encoded, start, len)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encodes `strings` with `codec`: the chunk's metadata and data.
+    fn encoded(codec: StringCodec, strings: &[&str]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let data: Vec<u8> = strings.concat().into_bytes();
+        let mut offsets = Vec::new();
+        let mut at = 0u64;
+        for s in strings {
+            offsets.push(at);
+            at += s.len() as u64;
+        }
+        let parts = forward(codec, &data, &offsets).unwrap();
+        (parts.metadata[0].clone(), parts.data[0].to_vec(), data)
+    }
+
+    fn decode(
+        codec: StringCodec,
+        (md, encoded): (&[u8], &[u8]),
+        out: &mut [u8],
+        ends: StringEnds<'_>,
+    ) -> StageResult<()> {
+        let mut cursor = Cursor::new(md, "chunk metadata");
+        reverse(codec, &mut cursor, encoded, &mut OutBuf::Fixed(out), ends).map(|_| ())
+    }
+
+    /// Strings shorter, as long as and longer than a block copy, empty
+    /// ones, runs, and a short one last (no block fits after it).
+    const STRINGS: [&str; 9] = [
+        "",
+        "abc",
+        "abc",
+        "0123456789abcdef0123456789abcdef",
+        "a string longer than one block of thirty-two bytes",
+        "",
+        "a string longer than one block of thirty-two bytes",
+        "abc",
+        "z",
+    ];
+
+    #[test]
+    fn both_sinks_give_the_written_cells() {
+        for codec in [StringCodec::Rle, StringCodec::Dictionary] {
+            let (md, enc, data) = encoded(codec, &STRINGS);
+            let mut out = vec![0u8; data.len()];
+            let mut offsets = vec![9u64; 3];
+            let ends = StringEnds::Grow {
+                offsets: &mut offsets,
+                cells: STRINGS.len() as u64,
+            };
+            decode(codec, (&md, &enc), &mut out, ends).unwrap();
+            assert_eq!(out, data, "{codec:?}");
+            let mut at = 0;
+            let mut want = vec![0u64];
+            for s in STRINGS {
+                at += s.len() as u64;
+                want.push(at);
+            }
+            assert_eq!(offsets, want, "{codec:?}");
+            let mut placed = vec![0u8; data.len()];
+            let mut ends = vec![0u64; STRINGS.len()];
+            let sink = StringEnds::Place {
+                ends: &mut ends,
+                base: 1000,
+            };
+            decode(codec, (&md, &enc), &mut placed, sink).unwrap();
+            assert_eq!(placed, data, "{codec:?}");
+            let shifted: Vec<u64> = want[1..].iter().map(|e| e + 1000).collect();
+            assert_eq!(ends, shifted, "{codec:?}");
+        }
+    }
+
+    /// A cell count other than the strings hold is refused before the
+    /// offsets get any room, however large the count asked for.
+    #[test]
+    fn a_cell_count_the_strings_do_not_hold_is_refused_unallocated() {
+        for codec in [StringCodec::Rle, StringCodec::Dictionary] {
+            let (md, enc, data) = encoded(codec, &STRINGS);
+            for cells in [STRINGS.len() as u64 - 1, STRINGS.len() as u64 + 1, 1 << 40] {
+                // The metadata's offsets size follows the count asked for,
+                // as a forged chunk's would.
+                let mut md = md.clone();
+                // (`0`, `1`, input bytes, output bytes, offsets bytes.)
+                md[16..20].copy_from_slice(&((cells * 8) as u32).to_le_bytes());
+                let mut out = vec![0u8; data.len()];
+                let mut offsets = Vec::new();
+                let ends = StringEnds::Grow {
+                    offsets: &mut offsets,
+                    cells,
+                };
+                let fault = decode(codec, (&md, &enc), &mut out, ends).unwrap_err();
+                assert_eq!(offsets.capacity(), 0, "{codec:?}, {cells} cells");
+                let text = format!("{fault:?}");
+                // A count past the metadata's u32 of offsets bytes cannot
+                // agree with it; a count that does must match the strings.
+                let what = if cells > u64::from(u32::MAX) / 8 {
+                    "the offsets size"
+                } else {
+                    "the cells the strings decode to"
+                };
+                assert!(text.contains(what), "{codec:?}, {cells} cells: {text}");
+            }
+        }
+    }
 }

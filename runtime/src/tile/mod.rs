@@ -42,6 +42,7 @@ use rayon::prelude::*;
 use crate::error::Cause;
 use crate::filter::run::{self, StringCells};
 use crate::filter::stage::{Fault, Parts};
+use crate::filter::var_string::StringEnds;
 use crate::filter::{FilterContext, FilterPipeline};
 use crate::format::generated::{TileChunk, TileChunkView, TileView};
 use crate::format::view::{Element, Pieces};
@@ -245,6 +246,52 @@ pub fn unfilter_var_string_tile_into(
     out: &mut Vec<u8>,
     offsets: &mut Vec<u64>,
 ) -> Result<()> {
+    // The framing is checked before anything is allocated for it.
+    let chunk = string_chunk(tile, pipeline, ctx, expected_len)?;
+    // Every byte is written by the decode (it fails unless the strings
+    // come to exactly this size); only growth is zeroed.
+    out.resize(chunk.original_len as usize, 0);
+    out.truncate(chunk.original_len as usize);
+    let ends = StringEnds::Grow {
+        offsets,
+        cells: cell_count,
+    };
+    decode_string_chunk(&chunk, pipeline, ctx, out, ends)?;
+    // The decode gives the end of the last cell too.
+    offsets.pop();
+    Ok(())
+}
+
+/// [`unfilter_var_string_tile`] straight into a result: the strings into
+/// `data` (exactly the tile's string bytes), and each cell's end, plus
+/// `base`, into `ends` (one per cell of the tile). A read decodes into its
+/// own data and offsets this way, without holding the tile decoded.
+pub fn unfilter_var_string_tile_in_place(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    data: &mut [u8],
+    ends: &mut [u64],
+    base: u64,
+) -> Result<()> {
+    let chunk = string_chunk(tile, pipeline, ctx, data.len() as u64)?;
+    decode_string_chunk(
+        &chunk,
+        pipeline,
+        ctx,
+        data,
+        StringEnds::Place { ends, base },
+    )
+}
+
+/// The one chunk of a tile whose pipeline encodes whole strings, checked
+/// to come to `expected_len` bytes.
+fn string_chunk<'t>(
+    tile: &'t [u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    expected_len: u64,
+) -> Result<Chunk<'t>> {
     if run::string_codec(pipeline, ctx).is_none() {
         return Err(Error::Usage(
             "this pipeline does not encode whole strings; use unfilter_tile for data and offsets"
@@ -253,21 +300,29 @@ pub fn unfilter_var_string_tile_into(
     }
     let chunks = parse_chunks(tile)?;
     check_total(&chunks, expected_len)?;
-    let [chunk] = chunks.as_slice() else {
-        return Err(Error::corrupt(
+    let found = chunks.len() as u64;
+    match <[Chunk<'t>; 1]>::try_from(chunks) {
+        Ok([chunk]) => Ok(chunk),
+        Err(_) => Err(Error::corrupt(
             0,
             "n_chunks",
             Cause::Inconsistent {
                 what: "the chunk count of a string-encoded tile",
                 expected: 1,
-                found: chunks.len() as u64,
+                found,
             },
-        ));
-    };
-    // Every byte is written by the decode (it fails unless the strings
-    // come to exactly this size); only growth is zeroed.
-    out.resize(chunk.original_len as usize, 0);
-    out.truncate(chunk.original_len as usize);
+        )),
+    }
+}
+
+/// Decodes `chunk`'s strings into `data` and their offsets into `ends`.
+fn decode_string_chunk(
+    chunk: &Chunk<'_>,
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    data: &mut [u8],
+    ends: StringEnds<'_>,
+) -> Result<()> {
     let types = pipeline.input_types(ctx.datatype);
     run::unfilter_chunk(
         pipeline,
@@ -275,8 +330,8 @@ pub fn unfilter_var_string_tile_into(
         ctx,
         chunk.metadata,
         chunk.data,
-        out,
-        Some((cell_count, offsets)),
+        data,
+        Some(ends),
         false,
     )
     .map_err(|e| stage_error(pipeline, 0, chunk.offset, e))

@@ -21,11 +21,14 @@
 //!
 //! Var-sized cells whose pieces read consecutive cells are sized and placed
 //! from the band's offsets tiles first, then scattered the same way
-//! ([`scatter_var_band`]). Otherwise (var-sized cells read across, strings
-//! encoded whole) the band's tiles are decoded whole, all tiles and chunks
-//! in one parallel batch and of each tile only the chunks holding cells the
-//! band reads; the cells are then sized, and copied in parallel into their
-//! places.
+//! ([`scatter_var_band`]). Strings encoded whole (RLE, dictionary) have no
+//! offsets tiles: where every piece reads a whole tile, each is sized from
+//! the fragment metadata and its tile decoded in its place, strings and
+//! offsets ([`scatter_strings_band`]). Otherwise (var-sized cells read
+//! across, parts of string tiles) the band's tiles are decoded whole, all
+//! tiles and chunks in one parallel batch and of each tile only the chunks
+//! holding cells the band reads; the cells are then sized, and copied in
+//! parallel into their places.
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
@@ -69,9 +72,9 @@ pub(crate) fn scatter_band(
     let (cell_size, fill) = match part {
         TilePart::Cells => (attr.fill.len(), attr.fill.clone()),
         TilePart::Validity => (1, vec![u8::from(attr.fill_validity)]),
-        TilePart::VarData => {
+        TilePart::VarData | TilePart::Strings => {
             return Err(Error::Usage(
-                "var-sized cells are scattered by scatter_var_band".into(),
+                "var-sized cells are scattered by scatter_var_band or scatter_strings_band".into(),
             ))
         }
     };
@@ -106,7 +109,7 @@ pub(crate) fn scatter_band(
                 // A fragment without the attribute (written before it was
                 // added) holds its fill; one without validity, valid cells.
                 let value = match part {
-                    TilePart::Cells | TilePart::VarData => fill.clone(),
+                    TilePart::Cells | TilePart::VarData | TilePart::Strings => fill.clone(),
                     TilePart::Validity if g.fragment.schema.attribute(&attr.name).is_some() => {
                         vec![1]
                     }
@@ -381,9 +384,13 @@ fn scatter_attribute(
             Ok(true)
         }
         None => {
-            let Some(added) = scatter_var_band(array, geometry, attr, col, &band.plan, stored)?
-            else {
-                return Ok(false);
+            let added = match scatter_var_band(array, geometry, attr, col, &band.plan, stored)? {
+                Some(added) => added,
+                None => match scatter_strings_band(array, geometry, attr, col, &band.plan, stored)?
+                {
+                    Some(added) => added,
+                    None => return Ok(false),
+                },
             };
             scatter_validity(col)?;
             reserve_for_rest(col, added, band.start, band.cells(), total);

@@ -111,17 +111,7 @@ pub(crate) fn copy_var_piece(
     fill: &[u8],
 ) -> Result<()> {
     let Some((tile, pos, stride)) = piece_tile(p, tiles) else {
-        for (i, (cell, end)) in data
-            .chunks_exact_mut(fill.len().max(1))
-            .zip(ends.iter_mut())
-            .enumerate()
-        {
-            cell.copy_from_slice(fill);
-            *end = at + ((i + 1) * fill.len()) as u64;
-        }
-        if fill.is_empty() {
-            ends.fill(at);
-        }
+        fill_var_piece(data, ends, at, fill);
         return Ok(());
     };
     let starts = tile.offsets.as_deref().ok_or_else(short_tile)?;
@@ -159,6 +149,101 @@ pub(crate) fn copy_var_piece(
         }
     }
     Ok(())
+}
+
+/// A piece of fill: `fill` in every cell of `data`, and the cells' ends
+/// counted from the column's start (`at` is where `data` begins).
+fn fill_var_piece(data: &mut [u8], ends: &mut [u64], at: u64, fill: &[u8]) {
+    for (i, (cell, end)) in data
+        .chunks_exact_mut(fill.len().max(1))
+        .zip(ends.iter_mut())
+        .enumerate()
+    {
+        cell.copy_from_slice(fill);
+        *end = at + ((i + 1) * fill.len()) as u64;
+    }
+    if fill.is_empty() {
+        ends.fill(at);
+    }
+}
+
+/// One band of strings encoded whole (RLE, dictionary) decoded straight
+/// into the result: every piece that reads a whole tile is given its place
+/// (sized from the fragment metadata's var sizes) and its tile is decoded
+/// there, strings and offsets, tiles in parallel; no tile is held decoded
+/// on its own. Returns the bytes added, or `None` (nothing changed) when a
+/// fragment the band reads stores its strings otherwise, or a piece reads
+/// part of a tile (a tile's part has no size until it is decoded).
+pub(crate) fn scatter_strings_band(
+    array: &Snapshot,
+    geometry: &[Geometry<'_>],
+    attr: &crate::schema::Attribute,
+    col: &mut Column,
+    plan: &[Vec<Piece>],
+    buffers: &StoredBuffers,
+) -> Result<Option<u64>> {
+    let storage = array.storage();
+    let key = array.options().key;
+    let fill = attr.fill.as_slice();
+    let mut read = vec![false; geometry.len()];
+    for p in plan.iter().flatten() {
+        if let Some((gi, _, _, _)) = p.source {
+            *read.get_mut(gi).ok_or_else(short_tile)? = true;
+        }
+    }
+    let mut sources = Vec::with_capacity(geometry.len());
+    for (g, read) in geometry.iter().zip(read) {
+        let source = match g.fragment.schema.attribute(&attr.name) {
+            Some((fa, _)) if read => {
+                let source = TileSource::new(
+                    storage,
+                    g.fragment,
+                    Field::Attribute(fa),
+                    TilePart::Strings,
+                    g.tiling.cells_per_tile(),
+                    key.as_ref(),
+                )?;
+                if source.is_none() {
+                    return Ok(None);
+                }
+                source
+            }
+            // Not read, or written before the attribute was added (fill).
+            _ => None,
+        };
+        sources.push(source);
+    }
+    let source_of = |p: &Piece| -> Option<(&TileSource<'_>, u64, u64, u64)> {
+        let (gi, tile, pos, stride) = p.source?;
+        Some((sources.get(gi)?.as_ref()?, tile, pos, stride))
+    };
+    let pieces: Vec<&Piece> = plan.iter().flatten().collect();
+    let mut sizes = Vec::with_capacity(pieces.len());
+    for p in &pieces {
+        sizes.push(match source_of(p) {
+            None => p.count * fill.len() as u64,
+            Some((source, tile, pos, stride)) => {
+                if pos != 0 || stride != 1 || p.count != source.tile_cells(tile) {
+                    return Ok(None);
+                }
+                source.var_size(tile)?
+            }
+        });
+    }
+    let added: u64 = sizes.iter().sum();
+    var_parts(col, &pieces, &sizes)?
+        .into_par_iter()
+        .zip(pieces)
+        .try_for_each(|((data, ends, at), p)| match source_of(p) {
+            Some((source, tile, _, _)) => {
+                source.decode_strings(storage, tile, (data, ends, at), buffers)
+            }
+            None => {
+                fill_var_piece(data, ends, at, fill);
+                Ok(())
+            }
+        })?;
+    Ok(Some(added))
 }
 
 /// One band of a var-sized attribute decoded straight into the result

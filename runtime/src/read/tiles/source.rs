@@ -8,7 +8,9 @@ use crate::error::{Error, Result};
 use crate::filter::{Datatype, FilterContext, FilterPipeline};
 use crate::fragment::{Field, FieldTileTables, FragmentMetadata};
 use crate::storage::{RelPath, Storage};
-use crate::tile::{unfilter_tile, unfilter_tile_scattered, ScatterRun, TileJob};
+use crate::tile::{
+    unfilter_tile, unfilter_tile_scattered, unfilter_var_string_tile_in_place, ScatterRun, TileJob,
+};
 
 use crate::read::tiles::data::*;
 use crate::read::tiles::stored::*;
@@ -23,6 +25,10 @@ pub enum TilePart {
     /// The cells' bytes of a var-sized field (its `_var` file) whose
     /// offsets are stored (not a pipeline that encodes whole strings).
     VarData,
+    /// The strings of a var-sized ASCII/UTF8 field whose pipeline encodes
+    /// them whole (RLE, dictionary): its `_var` file, whose tiles decode to
+    /// their cells' offsets too (see [`TileSource::decode_strings`]).
+    Strings,
 }
 
 /// Buffers for stored tile bytes, shared by the threads of one read: a tile
@@ -69,9 +75,9 @@ pub struct TileSource<'f> {
 impl<'f> TileSource<'f> {
     /// `None` when the fragment stores no such file, or not in the form
     /// asked: the field is var-sized (for [`TilePart::Cells`]), fixed-size
-    /// or encoded as whole strings (for [`TilePart::VarData`]), not
-    /// nullable, or the fragment predates validity files (for
-    /// [`TilePart::Validity`]).
+    /// or encoded as whole strings (for [`TilePart::VarData`]), not encoded
+    /// as whole strings (for [`TilePart::Strings`]), not nullable, or the
+    /// fragment predates validity files (for [`TilePart::Validity`]).
     pub fn new(
         storage: &dyn Storage,
         fragment: &'f FragmentMetadata,
@@ -99,10 +105,9 @@ impl<'f> TileSource<'f> {
                     cell_size,
                 )
             }
-            TilePart::VarData => {
-                if shape.cell_val_num.is_some()
-                    || shape.filters.skips_offsets(shape.datatype, version)
-                {
+            TilePart::VarData | TilePart::Strings => {
+                let whole = shape.filters.skips_offsets(shape.datatype, version);
+                if shape.cell_val_num.is_some() || whole != (part == TilePart::Strings) {
                     return Ok(None);
                 }
                 let type_size = shape.datatype.size();
@@ -159,9 +164,14 @@ impl<'f> TileSource<'f> {
         Ok(())
     }
 
+    /// The cells of tile `tile`.
+    pub fn tile_cells(&self, tile: u64) -> u64 {
+        self.fragment.cell_num(tile, self.cells_per_dense_tile)
+    }
+
     /// The unfiltered size of var data tile `tile`, from the fragment
     /// metadata.
-    fn var_size(&self, tile: u64) -> Result<u64> {
+    pub fn var_size(&self, tile: u64) -> Result<u64> {
         self.tables
             .var_sizes
             .get(tile as usize)
@@ -235,6 +245,64 @@ impl<'f> TileSource<'f> {
         Ok(starts)
     }
 
+    /// Reads string tile `tile` (of a [`TilePart::Strings`] source) and
+    /// decodes it straight into `data` (exactly its bytes) and the end of
+    /// each of its cells, plus `base`, into `ends` (one per cell): a read's
+    /// own data and offsets. Safe to call for many tiles at once.
+    pub fn decode_strings(
+        &self,
+        storage: &dyn Storage,
+        tile: u64,
+        (data, ends, base): (&mut [u8], &mut [u64], u64),
+        buffers: &StoredBuffers,
+    ) -> Result<()> {
+        if self.part != TilePart::Strings {
+            return Err(Error::Usage(
+                "decode_strings reads sources of strings encoded whole".into(),
+            ));
+        }
+        self.check_tile(tile)?;
+        if data.len() as u64 != self.var_size(tile)? || ends.len() as u64 != self.tile_cells(tile) {
+            return Err(Error::Usage(format!(
+                "the place given to tile {tile} is not its size ({} bytes, {} cells)",
+                data.len(),
+                ends.len()
+            )));
+        }
+        let file = StoredFile {
+            suffix: self.suffix,
+            offsets: &self.tables.var_offsets,
+            size: self.file_size,
+        };
+        let mut bytes = buffers.take();
+        let decoded = with_stored_tile(
+            storage,
+            self.fragment,
+            self.field,
+            &file,
+            (&self.path, &self.describe),
+            tile,
+            &mut bytes,
+            &mut |start, stored| {
+                unfilter_var_string_tile_in_place(
+                    stored,
+                    &self.pipeline,
+                    &self.ctx,
+                    data,
+                    ends,
+                    base,
+                )
+                .map_err(|e| {
+                    e.within(format!("tile {tile}"))
+                        .at_base(start)
+                        .in_file(&self.describe)
+                })
+            },
+        );
+        buffers.give_back(bytes);
+        decoded
+    }
+
     /// Reads tile `tile` and decodes the bytes of `runs` into them (see
     /// [`unfilter_tile_scattered`]); only the chunks holding those bytes are
     /// decoded, and of a tile stored plainly, when they are a small part of
@@ -253,11 +321,16 @@ impl<'f> TileSource<'f> {
                 TilePart::Cells => &self.tables.offsets,
                 TilePart::Validity => &self.tables.validity_offsets,
                 TilePart::VarData => &self.tables.var_offsets,
+                TilePart::Strings => {
+                    return Err(Error::Usage(
+                        "strings encoded whole are decoded by decode_strings".into(),
+                    ))
+                }
             },
             size: self.file_size,
         };
         let expected_len = match self.part {
-            TilePart::VarData => self.var_size(tile)?,
+            TilePart::VarData | TilePart::Strings => self.var_size(tile)?,
             _ => self
                 .fragment
                 .cell_num(tile, self.cells_per_dense_tile)
