@@ -26,7 +26,7 @@ pub mod keys {
     /// Requests in flight at once for one batch of ranges (default 16).
     pub const MAX_IN_FLIGHT: &str = "max_in_flight";
     /// Bytes a read fetches ahead of its decoding a window at a time, two
-    /// windows at most (default 64 MiB): a file larger than two windows is
+    /// windows at most (default 32 MiB): a file larger than two windows is
     /// never held whole.
     pub const READ_AHEAD: &str = "read_ahead";
 }
