@@ -148,4 +148,47 @@ print(json.dumps([dict(id=r["id"], **tdbcase.run_read(spec["dir"], case, r)) for
         failures.len(),
         failures.join("\n")
     );
+
+    // A dictionary id past the dictionary, in the tile a read decodes in
+    // place (the last fragment's only tile, the last byte of its `dict`
+    // data: the chunk's ids follow its metadata), is an error that names
+    // the file, the byte offset, the tile and the field.
+    let mut fragments: Vec<_> = std::fs::read_dir(dir.path().join("array/__fragments"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    fragments.sort();
+    let var_file = fragments.last().unwrap().join("a1_var.tdb");
+    let mut bytes = std::fs::read(&var_file).unwrap();
+    *bytes.last_mut().unwrap() = 0xFF;
+    std::fs::write(&var_file, &bytes).unwrap();
+    let array = tiledb_runtime::array::Array::open_path(
+        dir.path().join("array"),
+        tiledb_runtime::array::OpenOptions::default(),
+    )
+    .unwrap();
+    let error = array
+        .read(&tiledb_runtime::read::ReadQuery {
+            ranges: vec![vec![(
+                1000i64.to_le_bytes().to_vec(),
+                1099i64.to_le_bytes().to_vec(),
+            )]],
+            attributes: Some(vec!["dict".into()]),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+    // The file's only tile starts at byte 0, its one chunk after the
+    // chunk count (8 bytes).
+    for part in [
+        "a1_var.tdb",
+        "byte 8",
+        "tile 0",
+        "DICTIONARY, dictionary id",
+    ] {
+        assert!(
+            error.contains(part),
+            "{part:?} is not in the error: {error}"
+        );
+    }
 }
