@@ -7,8 +7,8 @@ use tiledb_runtime::format::generated as g;
 use tiledb_runtime::format::io::read_exact_from;
 use tiledb_runtime::schema::MAX_SUPPORTED_VERSION;
 use tiledb_runtime::tile::{
-    parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_var_string_tile, Across,
-    ScatterRun, TileJob,
+    parse_chunks, unfilter_tile, unfilter_tile_scattered, unfilter_var_string_tile,
+    unfilter_var_string_tile_in_place, Across, ScatterRun, TileJob,
 };
 
 use crate::{split_pair, FUZZ_KEY, MAX_FUZZ_TILE};
@@ -190,7 +190,35 @@ fn decode_tile(tile: &[u8], pipeline: &FilterPipeline, ctx: &FilterContext, cell
         scatter_across_agrees(&job, pipeline, ctx, bytes);
     }
     if filter::datatype::is_ascii_or_utf8(ctx.datatype) {
-        let _ = unfilter_var_string_tile(tile, pipeline, ctx, expected, cells);
+        if let Ok((data, starts)) = unfilter_var_string_tile(tile, pipeline, ctx, expected, cells) {
+            strings_in_place_agree(tile, pipeline, ctx, &data, &starts);
+        }
+    }
+}
+
+/// The dense read's path for strings encoded whole: the tile decoded in
+/// the place a result gives it, its cells' ends shifted by where its bytes
+/// start there. It must give the strings and offsets of the decode on its
+/// own (`data`, and `starts`, one per cell).
+fn strings_in_place_agree(
+    tile: &[u8],
+    pipeline: &FilterPipeline,
+    ctx: &FilterContext,
+    data: &[u8],
+    starts: &[u64],
+) {
+    let base = 3 * data.len() as u64 + 1;
+    let mut placed = vec![0u8; data.len()];
+    let mut ends = vec![0u64; starts.len()];
+    if let Err(e) =
+        unfilter_var_string_tile_in_place(tile, pipeline, ctx, &mut placed, &mut ends, base)
+    {
+        panic!("the string tile decodes on its own, in place it fails: {e}");
+    }
+    assert!(placed == data, "strings decoded in place differ");
+    for (i, end) in ends.iter().enumerate() {
+        let own = starts.get(i + 1).copied().unwrap_or(data.len() as u64);
+        assert_eq!(*end, base + own, "the end of cell {i} decoded in place");
     }
 }
 
