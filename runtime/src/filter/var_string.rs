@@ -292,10 +292,11 @@ struct Cells<'o, 'e> {
     base: u64,
 }
 
-/// A string this long or shorter is copied as one fixed-size block (the
-/// bytes after it are overwritten by the cells that follow, or were
-/// checked to be the output's last): a call to `memcpy` per cell of a few
-/// bytes cost more than the rest of the decode.
+/// A string this long or shorter is copied as one fixed-size block where
+/// the block fits: the bytes it writes past the string are written again
+/// by the cells that follow (a decode that succeeds fills its output to
+/// the end, in order). A call to `memcpy` per cell of a few bytes cost
+/// more than the rest of the decode.
 const BLOCK: usize = 32;
 
 impl Cells<'_, '_> {
