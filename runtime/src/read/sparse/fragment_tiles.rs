@@ -41,10 +41,6 @@ impl DecodedTilesByField {
         self.slot(*field)?.as_ref()
     }
 
-    pub(crate) fn contains_key(&self, field: &Field) -> bool {
-        self.get(field).is_some()
-    }
-
     /// Every field's tiles, with what it holds.
     fn all_mut(&mut self) -> impl Iterator<Item = &mut Option<Vec<TileData>>> {
         self.attributes

@@ -13,7 +13,7 @@ use crate::read::skip::Prune;
 use crate::read::sparse::cells::*;
 use crate::read::sparse::fragment_tiles::{DecodedTilesByField, FragmentTiles};
 use crate::read::sparse::ranges::{coalesce, range_hits, touched_tiles};
-use crate::read::tiles::{load_tiles, prefetch_tiles, WantedTiles};
+use crate::read::tiles::{load_tiles, prefetch_tiles, TileData, WantedTiles};
 use crate::schema::{ArraySchema, Scalar};
 use crate::snapshot::Snapshot;
 use crate::storage::on_io_threads;
@@ -263,14 +263,19 @@ pub(super) fn load<'a>(
     prefetch_tiles(storage, &wanted);
     drop(wanted);
     let mut loaded: Vec<FragmentTiles<'_>> = Vec::new();
-    for (fragment, tiles, fields) in planned {
+    for (fragment, tiles, mut fields) in planned {
         let mut map = DecodedTilesByField::default();
         if !tiles.is_empty() {
-            for field in fields {
-                if map.contains_key(&field) {
-                    continue;
-                }
-                let data = load_tiles(storage, fragment, field, &tiles, 0, key.as_ref())?;
+            // The fields side by side, not one after another: a small read
+            // (a few tiles of each) would otherwise wait on each field's
+            // handful of chunks in turn, with a core idle.
+            let mut seen = HashSet::new();
+            fields.retain(|field| seen.insert(*field));
+            let decoded: Vec<Vec<TileData>> = fields
+                .par_iter()
+                .map(|&field| load_tiles(storage, fragment, field, &tiles, 0, key.as_ref()))
+                .collect::<Result<_>>()?;
+            for (field, data) in fields.into_iter().zip(decoded) {
                 map.insert(field, data);
             }
         }
