@@ -11,10 +11,13 @@ use crate::read::query::{ReadQuery, ResultOrder};
 use crate::read::result::{Column, ReadResult};
 use crate::read::sparse::sorted::*;
 use crate::read::tiles::{
-    load_tiles_pooled, prefetch_tiles, TileData, TilePool, TileSelection, WantedTiles,
+    load_tiles_pooled, prefetch_tiles, StoredBuffers, TileData, TilePart, TilePool, TileSelection,
+    TileSource, WantedTiles,
 };
 use crate::schema::{ArraySchema, Attribute};
 use crate::snapshot::Snapshot;
+use crate::storage::Storage;
+use crate::tile::ScatterRun;
 
 /// Tiles decoded at once by [`stream_stored_order`].
 pub(crate) const STREAM_BATCH: usize = 64;
@@ -115,6 +118,8 @@ pub(crate) fn stream(
         .map(|d| d.datatype)
         .collect();
     let mut dim_pools: Vec<TilePool> = (0..n).map(|_| TilePool::default()).collect();
+    // Stored tiles of the attributes decoded straight into the result.
+    let stored = StoredBuffers::default();
     let mut attr_pools: Vec<TilePool> =
         (0..attributes.len()).map(|_| TilePool::default()).collect();
     // Cells in the result so far, and the order key of the last of them.
@@ -183,6 +188,22 @@ pub(crate) fn stream(
                 fill_batch(col, attr, &at);
                 continue;
             };
+            if col.validity.is_none() {
+                let size = attr.fill.len();
+                let out = batch_output(&mut col.data, written, batch_cells, size);
+                let place = (out, size);
+                if scatter_whole_tiles(
+                    storage,
+                    fragment,
+                    (field, key.as_ref()),
+                    place,
+                    batch,
+                    &at,
+                    &stored,
+                )? {
+                    continue;
+                }
+            }
             let data = load_tiles_pooled(
                 storage,
                 fragment,
@@ -346,6 +367,62 @@ fn copy_attribute_batch(
         copy_kept_validity(out, at.kept, at.counts, |slot| data.get(slot))?;
     }
     Ok(())
+}
+
+/// Decodes a batch's cells of a fixed-size attribute straight into their
+/// place in the result (`out`, cells of `size` bytes) when every tile of
+/// the batch keeps all its cells or none (a read of the whole array): each
+/// tile's chunks are decoded where its cells go, and no decoded tile is
+/// held or copied. `false`, with nothing written, otherwise (a tile keeps
+/// part of its cells: the tiles are decoded and the kept cells copied).
+fn scatter_whole_tiles(
+    storage: &dyn Storage,
+    fragment: &FragmentMetadata,
+    (field, key): (Field, Option<&[u8; 32]>),
+    (out, size): (&mut [u8], usize),
+    batch: &[u64],
+    at: &BatchPlace<'_>,
+    stored: &StoredBuffers,
+) -> Result<bool> {
+    let whole = batch
+        .iter()
+        .zip(at.kept)
+        .all(|(&tile, kept)| match kept.runs.as_slice() {
+            [] => true,
+            [(0, len)] => u64::from(*len) == fragment.cell_num(tile, 0),
+            _ => false,
+        });
+    if !whole {
+        return Ok(false);
+    }
+    let Some(source) = TileSource::new(storage, fragment, field, TilePart::Cells, 0, key)? else {
+        return Ok(false);
+    };
+    if source.cell_size() != size as u64 {
+        return Ok(false);
+    }
+    let mut rest = out;
+    let mut jobs = Vec::with_capacity(batch.len());
+    for (&tile, kept) in batch.iter().zip(at.kept) {
+        let Some(&(_, len)) = kept.runs.first() else {
+            continue;
+        };
+        let bytes = (len as usize).checked_mul(size).ok_or_else(short)?;
+        if bytes > rest.len() {
+            return Err(short());
+        }
+        let (dest, tail) = std::mem::take(&mut rest).split_at_mut(bytes);
+        rest = tail;
+        let run = ScatterRun {
+            tile_offset: 0,
+            dest,
+            across: None,
+        };
+        jobs.push((tile, vec![run]));
+    }
+    jobs.into_par_iter()
+        .try_for_each(|(tile, runs)| source.scatter(storage, tile, runs, stored))?;
+    Ok(true)
 }
 
 /// The room past the last written cell was never touched: give it back.
