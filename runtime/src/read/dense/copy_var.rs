@@ -167,6 +167,44 @@ fn fill_var_piece(data: &mut [u8], ends: &mut [u64], at: u64, fill: &[u8]) {
     }
 }
 
+/// Each fragment's source of `part` of `attr` for a band: `None` for a
+/// fragment the band does not read (`read[i]` false) or one written before
+/// the attribute was added (its cells take the fill). Returns `None` as a
+/// whole when a fragment the band reads does not store `part` (its strings
+/// are encoded otherwise), so the caller can take another path with
+/// nothing changed.
+fn band_sources<'a>(
+    array: &'a Snapshot,
+    geometry: &[Geometry<'a>],
+    attr: &crate::schema::Attribute,
+    part: TilePart,
+    read: &[bool],
+) -> Result<Option<Vec<Option<TileSource<'a>>>>> {
+    let key = array.options().key;
+    let mut sources = Vec::with_capacity(geometry.len());
+    for (g, &read) in geometry.iter().zip(read) {
+        let source = match g.fragment.schema.attribute(&attr.name) {
+            Some((fa, _)) if read => {
+                let source = TileSource::new(
+                    array.storage(),
+                    g.fragment,
+                    Field::Attribute(fa),
+                    part,
+                    g.tiling.cells_per_tile(),
+                    key.as_ref(),
+                )?;
+                if source.is_none() {
+                    return Ok(None);
+                }
+                source
+            }
+            _ => None,
+        };
+        sources.push(source);
+    }
+    Ok(Some(sources))
+}
+
 /// One band of strings encoded whole (RLE, dictionary) decoded straight
 /// into the result: every piece that reads a whole tile is given its place
 /// (sized from the fragment metadata's var sizes) and its tile is decoded
@@ -183,7 +221,6 @@ pub(crate) fn scatter_strings_band(
     buffers: &StoredBuffers,
 ) -> Result<Option<u64>> {
     let storage = array.storage();
-    let key = array.options().key;
     let fill = attr.fill.as_slice();
     let mut read = vec![false; geometry.len()];
     for p in plan.iter().flatten() {
@@ -191,28 +228,9 @@ pub(crate) fn scatter_strings_band(
             *read.get_mut(gi).ok_or_else(short_tile)? = true;
         }
     }
-    let mut sources = Vec::with_capacity(geometry.len());
-    for (g, read) in geometry.iter().zip(read) {
-        let source = match g.fragment.schema.attribute(&attr.name) {
-            Some((fa, _)) if read => {
-                let source = TileSource::new(
-                    storage,
-                    g.fragment,
-                    Field::Attribute(fa),
-                    TilePart::Strings,
-                    g.tiling.cells_per_tile(),
-                    key.as_ref(),
-                )?;
-                if source.is_none() {
-                    return Ok(None);
-                }
-                source
-            }
-            // Not read, or written before the attribute was added (fill).
-            _ => None,
-        };
-        sources.push(source);
-    }
+    let Some(sources) = band_sources(array, geometry, attr, TilePart::Strings, &read)? else {
+        return Ok(None);
+    };
     let source_of = |p: &Piece| -> Option<(&TileSource<'_>, u64, u64, u64)> {
         let (gi, tile, pos, stride) = p.source?;
         Some((sources.get(gi)?.as_ref()?, tile, pos, stride))
@@ -264,7 +282,6 @@ pub(crate) fn scatter_var_band(
     buffers: &StoredBuffers,
 ) -> Result<Option<u64>> {
     let storage = array.storage();
-    let key = array.options().key;
     let fill = attr.fill.as_slice();
     // The tiles each fragment gives the band, and its var data.
     let mut needed: Vec<Vec<u64>> = vec![Vec::new(); geometry.len()];
@@ -273,30 +290,14 @@ pub(crate) fn scatter_var_band(
             needed.get_mut(gi).ok_or_else(short_tile)?.push(tile);
         }
     }
-    let mut sources = Vec::with_capacity(geometry.len());
-    for (g, tiles) in geometry.iter().zip(&mut needed) {
+    for tiles in &mut needed {
         tiles.sort_unstable();
         tiles.dedup();
-        let source = match g.fragment.schema.attribute(&attr.name) {
-            Some((fa, _)) if !tiles.is_empty() => {
-                let source = TileSource::new(
-                    storage,
-                    g.fragment,
-                    Field::Attribute(fa),
-                    TilePart::VarData,
-                    g.tiling.cells_per_tile(),
-                    key.as_ref(),
-                )?;
-                if source.is_none() {
-                    return Ok(None);
-                }
-                source
-            }
-            // No tiles, or written before the attribute was added (fill).
-            _ => None,
-        };
-        sources.push(source);
     }
+    let read: Vec<bool> = needed.iter().map(|tiles| !tiles.is_empty()).collect();
+    let Some(sources) = band_sources(array, geometry, attr, TilePart::VarData, &read)? else {
+        return Ok(None);
+    };
     // Every needed tile's cell starts, tiles in parallel.
     let jobs: Vec<(usize, u64)> = needed
         .iter()
