@@ -291,8 +291,8 @@ fn tile_keys<const COL_MAJOR: bool, const N: usize>(
 ) -> TileKeys<N> {
     let n = tiles.len();
     let count = f.cell_num(tile, 0) as usize;
-    let mut keys: Vec<[u64; N]> = vec![[0; N]; count];
-    let mut keep: Vec<bool> = vec![true; count];
+    // Each dimension's values, its datatype and where its key goes.
+    let mut columns = Vec::with_capacity(n);
     for (d, dim) in f.schema.dimensions.iter().enumerate() {
         let size = dim.datatype.size() as usize;
         let data = &tiles[d].get(slot)?.data;
@@ -305,26 +305,34 @@ fn tile_keys<const COL_MAJOR: bool, const N: usize>(
             return Some(Err(Error::corrupt(0, "coordinates", cause).within(at)));
         }
         let at = if COL_MAJOR { n - 1 - d } else { d };
-        let ranges = &ranges[d];
-        for ((key, kept), bytes) in keys
-            .iter_mut()
-            .zip(keep.iter_mut())
-            .zip(data.chunks_exact(size))
-        {
-            let k = order_key(dim.datatype, bytes)?;
+        columns.push((
+            data.as_slice(),
+            size,
+            dim.datatype,
+            at,
+            ranges[d].as_slice(),
+        ));
+    }
+    // Cell by cell, keeping only the cells inside the ranges: a tile's keys
+    // are never held whole (a small subarray keeps a few of each tile's
+    // cells, and fresh memory costs a page fault a page). Every value is
+    // still keyed, so a NaN anywhere leaves the read to the general path
+    // as before.
+    let unbounded = columns.iter().all(|column| column.4.is_empty());
+    let mut kept = Vec::with_capacity(if unbounded { count } else { 0 });
+    for c in 0..count {
+        let mut key = [0u64; N];
+        let mut inside = true;
+        for &(data, size, datatype, at, ranges) in &columns {
+            let k = order_key(datatype, data.get(c * size..(c + 1) * size)?)?;
             key[at] = k;
-            if !ranges.is_empty() && !ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi) {
-                *kept = false;
-            }
+            inside &= ranges.is_empty() || ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi);
+        }
+        if inside {
+            kept.push((key, pack(priority, slot, c as u64)));
         }
     }
-    Some(Ok(keys
-        .into_iter()
-        .zip(keep)
-        .enumerate()
-        .filter(|(_, (_, k))| *k)
-        .map(|(c, (key, _))| (key, pack(priority, slot, c as u64)))
-        .collect()))
+    Some(Ok(kept))
 }
 
 /// Duplicates of a sorted (key, location) list: of equal coordinates only
@@ -383,37 +391,40 @@ pub(crate) fn gather_fixed(
 ) -> Result<()> {
     const BLOCK: usize = 4096;
     let size = size.max(1);
+    let copy = |(dst, locations): (&mut [u8], &[u64])| -> Result<()> {
+        // Runs of consecutive cells of one tile (consecutive packed
+        // locations) are copied at once.
+        let mut i = 0;
+        while i < locations.len() {
+            let mut run = 1;
+            while i + run < locations.len() && locations[i + run] == locations[i] + run as u64 {
+                run += 1;
+            }
+            let (f, slot, cell) = locate(locations[i]);
+            let out = dst.get_mut(i * size..(i + run) * size).ok_or_else(short)?;
+            match tiles.get(f).copied().flatten().and_then(|t| t.get(slot)) {
+                Some(tile) => {
+                    let from = cell as usize * size;
+                    out.copy_from_slice(tile.data.get(from..from + out.len()).ok_or_else(short)?);
+                }
+                None => {
+                    let fill = fill.get(..size).ok_or_else(short)?;
+                    for one in out.chunks_exact_mut(size) {
+                        one.copy_from_slice(fill);
+                    }
+                }
+            }
+            i += run;
+        }
+        Ok(())
+    };
+    // One block is copied here: waking the pool costs more than the copy.
+    if locations.len() <= BLOCK {
+        return copy((out, locations));
+    }
     out.par_chunks_mut(size * BLOCK)
         .zip(locations.par_chunks(BLOCK))
-        .try_for_each(|(dst, locations)| {
-            // Runs of consecutive cells of one tile (consecutive packed
-            // locations) are copied at once.
-            let mut i = 0;
-            while i < locations.len() {
-                let mut run = 1;
-                while i + run < locations.len() && locations[i + run] == locations[i] + run as u64 {
-                    run += 1;
-                }
-                let (f, slot, cell) = locate(locations[i]);
-                let out = dst.get_mut(i * size..(i + run) * size).ok_or_else(short)?;
-                match tiles.get(f).copied().flatten().and_then(|t| t.get(slot)) {
-                    Some(tile) => {
-                        let from = cell as usize * size;
-                        out.copy_from_slice(
-                            tile.data.get(from..from + out.len()).ok_or_else(short)?,
-                        );
-                    }
-                    None => {
-                        let fill = fill.get(..size).ok_or_else(short)?;
-                        for one in out.chunks_exact_mut(size) {
-                            one.copy_from_slice(fill);
-                        }
-                    }
-                }
-                i += run;
-            }
-            Ok(())
-        })
+        .try_for_each(copy)
 }
 
 pub(crate) fn gather(
