@@ -321,6 +321,32 @@ pub trait Storage: Send + Sync {
         Ok(())
     }
 
+    /// Hands `with` the bytes of several ranges `(offset, len)` of one file,
+    /// one slice per range, each as [`Storage::read_ranges_into`] reads it.
+    /// A storage that holds them in memory already (an object store's
+    /// fetched and read-ahead ranges) hands its own bytes, not copies; the
+    /// default reads them into buffers taken from `scratch`, given back to
+    /// it after. Tiles decoded from the stored bytes are so copied once less.
+    fn read_ranges_with(
+        &self,
+        file: &RelPath,
+        ranges: &[(u64, u64)],
+        scratch: &mut Vec<Vec<u8>>,
+        with: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+    ) -> Result<()> {
+        let mut buffers: Vec<Vec<u8>> = (0..ranges.len())
+            .map(|_| scratch.pop().unwrap_or_default())
+            .collect();
+        let handed = self
+            .read_ranges_into(file, ranges, &mut buffers)
+            .and_then(|()| {
+                let slices: Vec<&[u8]> = buffers.iter().map(Vec::as_slice).collect();
+                with(&slices)
+            });
+        scratch.extend(buffers);
+        handed
+    }
+
     /// Hands `with` the bytes [`Storage::read_range`] would return. A
     /// storage that holds them in memory already (an object store's fetched
     /// and read-ahead ranges) hands its own bytes, not a copy; the default

@@ -571,6 +571,19 @@ impl Storage for ObjectStorage {
         Ok(())
     }
 
+    fn read_ranges_with(
+        &self,
+        file: &RelPath,
+        ranges: &[(u64, u64)],
+        _scratch: &mut Vec<Vec<u8>>,
+        with: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+    ) -> Result<()> {
+        // The cache's own bytes (slices of the responses they came in).
+        let fetched = self.fetch_checked(file, ranges)?;
+        let slices: Vec<&[u8]> = fetched.iter().map(|bytes| &bytes[..]).collect();
+        with(&slices)
+    }
+
     fn read_range_with(
         &self,
         file: &RelPath,

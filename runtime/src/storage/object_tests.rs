@@ -86,6 +86,45 @@ fn ranges_are_checked_batched_and_forgotten_on_change() {
     assert_eq!(missing.class(), ErrorClass::Io);
 }
 
+/// `read_ranges_with` hands each range's bytes as `read_ranges` reads them
+/// and refuses a range past the end, on an object store (its own bytes)
+/// and on a local folder (the default, which lends and takes back buffers).
+#[test]
+fn batched_ranges_are_handed_as_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let local = tmp.path().to_str().unwrap().to_owned();
+    for url in ["memory://handed/root", local.as_str()] {
+        let storage = open_url(url, &[]).unwrap();
+        let data: Vec<u8> = (0..=255).collect();
+        storage.write(&path("f"), &data).unwrap();
+        let ranges = [(200, 2), (0, 1), (7, 0), (250, 6)];
+        let expected = storage.read_ranges(&path("f"), &ranges).unwrap();
+        let mut scratch = vec![vec![9u8; 4]];
+        let mut handed = Vec::new();
+        storage
+            .read_ranges_with(&path("f"), &ranges, &mut scratch, &mut |slices| {
+                handed = slices.iter().map(|s| s.to_vec()).collect();
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(handed, expected, "{url}");
+        assert!(!scratch.is_empty(), "{url}: the lent buffers come back");
+        let past = storage
+            .read_ranges_with(&path("f"), &[(0, 1), (250, 10)], &mut scratch, &mut |_| {
+                panic!("{url}: bytes handed for a range past the end")
+            })
+            .unwrap_err();
+        assert_eq!(past.class(), ErrorClass::Corrupt, "{url}: {past}");
+        // An error of `with` is the call's.
+        let refused = storage
+            .read_ranges_with(&path("f"), &[(0, 1)], &mut scratch, &mut |_| {
+                Err(crate::error::Error::Usage("refused".into()))
+            })
+            .unwrap_err();
+        assert!(refused.to_string().contains("refused"), "{url}: {refused}");
+    }
+}
+
 #[test]
 fn urls_are_confined_and_schemes_checked() {
     for bad in [

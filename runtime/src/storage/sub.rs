@@ -92,6 +92,17 @@ where
             .read_range_with(&self.full(file)?, offset, len, scratch, with)
     }
 
+    fn read_ranges_with(
+        &self,
+        file: &RelPath,
+        ranges: &[(u64, u64)],
+        scratch: &mut Vec<Vec<u8>>,
+        with: &mut dyn FnMut(&[&[u8]]) -> Result<()>,
+    ) -> Result<()> {
+        self.inner
+            .read_ranges_with(&self.full(file)?, ranges, scratch, with)
+    }
+
     fn read_ranges_into(
         &self,
         file: &RelPath,

@@ -130,27 +130,29 @@ struct FieldLoad<'a> {
 }
 
 impl FieldLoad<'_> {
-    /// The stored bytes of the tiles in the field's file with `suffix`
-    /// (tiles starting at `offsets`), read into buffers from `buffers`.
-    fn persisted(
+    /// Hands `with` the stored bytes of the tiles in the field's file with
+    /// `suffix` (tiles starting at `offsets`), with where each starts.
+    fn with_persisted<R>(
         &self,
         suffix: &str,
         offsets: &[u64],
         size: u64,
         buffers: &mut Vec<Vec<u8>>,
-    ) -> Result<Vec<(Vec<u8>, u64)>> {
+        with: impl FnOnce(&[(&[u8], u64)]) -> Result<R>,
+    ) -> Result<R> {
         let file = StoredFile {
             suffix,
             offsets,
             size,
         };
-        persisted(
+        with_persisted(
             self.storage,
             self.fragment,
             self.field,
             file,
             self.tiles,
             buffers,
+            with,
         )
     }
 
@@ -168,24 +170,24 @@ impl FieldLoad<'_> {
     ) -> Result<Vec<TileData>> {
         let shape = self.shape;
         let cell_size = shape.datatype.size() * cell_val_num as u64;
-        let raw = self.persisted(
+        let pipeline = with_key(&shape.filters, self.key);
+        let decoded = self.with_persisted(
             "",
             &self.tables.offsets,
             self.file_sizes.0,
             &mut pool.persisted,
+            |raw| {
+                let mut jobs = tile_jobs(raw, self.tiles, self.cells, cell_size);
+                selection.limit(&mut jobs, cell_size);
+                unfilter_pooled(
+                    &jobs,
+                    &pipeline,
+                    &self.context(shape.datatype, cell_size),
+                    &mut pool.decoded,
+                )
+                .map_err(|e| e.in_file(&self.describe))
+            },
         )?;
-        let mut jobs = tile_jobs(&raw, self.tiles, self.cells, cell_size);
-        selection.limit(&mut jobs, cell_size);
-        let pipeline = with_key(&shape.filters, self.key);
-        let decoded = unfilter_pooled(
-            &jobs,
-            &pipeline,
-            &self.context(shape.datatype, cell_size),
-            &mut pool.decoded,
-        )
-        .map_err(|e| e.in_file(&self.describe))?;
-        drop(jobs);
-        pool.recycle_persisted(raw);
         let mut result = Vec::with_capacity(self.tiles.len());
         for (data, c) in decoded.into_iter().zip(self.cells) {
             result.push(TileData {
@@ -205,30 +207,35 @@ impl FieldLoad<'_> {
         let var_describe = self
             .storage
             .describe(&self.fragment.data_path(self.field, "_var")?);
-        let raw_var = self.persisted(
+        let whole = self
+            .shape
+            .filters
+            .skips_offsets(self.shape.datatype, self.fragment.version);
+        // The var file's buffers are lent apart: the offsets file (read
+        // while the var file's bytes are held) borrows the pool's.
+        let mut var_buffers = std::mem::take(&mut pool.persisted);
+        let result = self.with_persisted(
             "_var",
             &self.tables.var_offsets,
             self.file_sizes.1,
-            &mut pool.persisted,
-        )?;
-        let result = if self
-            .shape
-            .filters
-            .skips_offsets(self.shape.datatype, self.fragment.version)
-        {
-            self.whole_strings(&raw_var, &var_describe, pool)?
-        } else {
-            self.var_with_offsets(&raw_var, &var_describe, pool)?
-        };
-        pool.recycle_persisted(raw_var);
-        Ok(result)
+            &mut var_buffers,
+            |raw_var| {
+                if whole {
+                    self.whole_strings(raw_var, &var_describe, pool)
+                } else {
+                    self.var_with_offsets(raw_var, &var_describe, pool)
+                }
+            },
+        );
+        pool.persisted.append(&mut var_buffers);
+        result
     }
 
     /// Strings whose filter (RLE, dictionary) encodes the cells whole: each
     /// tile decodes on its own, in parallel, cell starts included.
     fn whole_strings(
         &self,
-        raw_var: &[(Vec<u8>, u64)],
+        raw_var: &[(&[u8], u64)],
         var_describe: &Path,
         pool: &mut TilePool,
     ) -> Result<Vec<TileData>> {
@@ -287,34 +294,40 @@ impl FieldLoad<'_> {
     /// starts checked and turned into positions in its data.
     fn var_with_offsets(
         &self,
-        raw_var: &[(Vec<u8>, u64)],
+        raw_var: &[(&[u8], u64)],
         var_describe: &Path,
         pool: &mut TilePool,
     ) -> Result<Vec<TileData>> {
         let type_size = self.shape.datatype.size();
-        let raw = self.persisted(
+        let offsets_pipeline = with_key(&self.fragment.schema.offsets_filters, self.key);
+        let (offsets, offsets_at) = self.with_persisted(
             "",
             &self.tables.offsets,
             self.file_sizes.0,
             &mut pool.persisted,
+            |raw| {
+                let jobs = tile_jobs(raw, self.tiles, self.cells, 8);
+                let offsets = unfilter_pooled(
+                    &jobs,
+                    &offsets_pipeline,
+                    &self.context(Datatype::Uint64, 8),
+                    &mut pool.decoded,
+                )
+                .map_err(|e| e.in_file(&self.describe))?;
+                // Where each offsets tile starts in its file, to locate a
+                // fault in it.
+                let at: Vec<u64> = raw.iter().map(|&(_, at)| at).collect();
+                Ok((offsets, at))
+            },
         )?;
-        let jobs = tile_jobs(&raw, self.tiles, self.cells, 8);
-        let offsets_pipeline = with_key(&self.fragment.schema.offsets_filters, self.key);
-        let offsets = unfilter_pooled(
-            &jobs,
-            &offsets_pipeline,
-            &self.context(Datatype::Uint64, 8),
-            &mut pool.decoded,
-        )
-        .map_err(|e| e.in_file(&self.describe))?;
         let mut var_jobs = Vec::with_capacity(self.tiles.len());
-        for ((bytes, at), t) in raw_var.iter().zip(self.tiles) {
+        for (&(bytes, at), t) in raw_var.iter().zip(self.tiles) {
             let size = *self.tables.var_sizes.get(*t as usize).ok_or_else(|| {
                 no_var_size(*t, self.tables.var_sizes.len()).in_file(&self.describe)
             })?;
             var_jobs.push(TileJob {
                 bytes,
-                file_offset: *at,
+                file_offset: at,
                 index: *t,
                 expected_len: size,
                 wanted: None,
@@ -325,10 +338,6 @@ impl FieldLoad<'_> {
         let datas = unfilter_pooled(&var_jobs, &data_pipeline, &data_ctx, &mut pool.decoded)
             .map_err(|e| e.in_file(var_describe))?;
         drop(var_jobs);
-        drop(jobs);
-        // Where each offsets tile starts in its file, to locate a fault in it.
-        let offsets_at: Vec<u64> = raw.iter().map(|(_, at)| *at).collect();
-        pool.recycle_persisted(raw);
         let spare_starts: Vec<Vec<u64>> = (0..offsets.len())
             .map(|_| pool.starts.pop().unwrap_or_default())
             .collect();
@@ -381,24 +390,24 @@ impl FieldLoad<'_> {
         let validity_describe = self
             .storage
             .describe(&self.fragment.data_path(self.field, "_validity")?);
-        let raw = self.persisted(
+        let pipeline = with_key(&self.fragment.schema.validity_filters, self.key);
+        let validity = self.with_persisted(
             "_validity",
             &self.tables.validity_offsets,
             self.file_sizes.2,
             &mut pool.persisted,
+            |raw| {
+                let mut jobs = tile_jobs(raw, self.tiles, self.cells, 1);
+                selection.limit(&mut jobs, 1);
+                unfilter_pooled(
+                    &jobs,
+                    &pipeline,
+                    &self.context(Datatype::Uint8, 1),
+                    &mut pool.decoded,
+                )
+                .map_err(|e| e.in_file(&validity_describe))
+            },
         )?;
-        let mut jobs = tile_jobs(&raw, self.tiles, self.cells, 1);
-        selection.limit(&mut jobs, 1);
-        let pipeline = with_key(&self.fragment.schema.validity_filters, self.key);
-        let validity = unfilter_pooled(
-            &jobs,
-            &pipeline,
-            &self.context(Datatype::Uint8, 1),
-            &mut pool.decoded,
-        )
-        .map_err(|e| e.in_file(&validity_describe))?;
-        drop(jobs);
-        pool.recycle_persisted(raw);
         for (tile, v) in result.iter_mut().zip(validity) {
             tile.validity = Some(v);
         }

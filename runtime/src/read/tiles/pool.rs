@@ -29,11 +29,6 @@ impl TilePool {
             self.starts.extend(tile.offsets);
         }
     }
-
-    pub(super) fn recycle_persisted(&mut self, raw: Vec<(Vec<u8>, u64)>) {
-        self.persisted
-            .extend(raw.into_iter().map(|(bytes, _)| bytes));
-    }
 }
 
 /// Like [`unfilter_tiles`], but decodes into buffers taken from `pool`

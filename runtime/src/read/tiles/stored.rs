@@ -39,7 +39,7 @@ pub(crate) fn context(
 /// One decode job per tile: its persisted bytes and where they start in the
 /// file, and the unfiltered size its cell count implies.
 pub(crate) fn tile_jobs<'a>(
-    raw: &'a [(Vec<u8>, u64)],
+    raw: &[(&'a [u8], u64)],
     tiles: &[u64],
     cells: &[u64],
     cell_size: u64,
@@ -47,9 +47,9 @@ pub(crate) fn tile_jobs<'a>(
     raw.iter()
         .zip(tiles)
         .zip(cells)
-        .map(|(((bytes, at), t), c)| TileJob {
+        .map(|((&(bytes, at), t), c)| TileJob {
             bytes,
-            file_offset: *at,
+            file_offset: at,
             index: *t,
             expected_len: c * cell_size,
             wanted: None,
@@ -189,33 +189,65 @@ pub(crate) fn read_plain_part(
     Ok(part.frame(bytes).then_some((at, part.cells)))
 }
 
-/// The stored bytes of `tiles` of one of a field's files, with where each
-/// starts: asked of the storage as one batch, which an object store merges
-/// and fetches concurrently.
-pub(crate) fn persisted(
+/// Hands `with` the stored bytes of `tiles` of one of a field's files, with
+/// where each starts: asked of the storage as one batch, which an object
+/// store merges and fetches concurrently and hands over without a copy.
+/// `buffers` lends the memory of a storage that reads into buffers.
+pub(crate) fn with_persisted<R>(
     storage: &dyn Storage,
     fragment: &FragmentMetadata,
     field: Field,
     file: StoredFile<'_>,
     tiles: &[u64],
     buffers: &mut Vec<Vec<u8>>,
-) -> Result<Vec<(Vec<u8>, u64)>> {
+    with: impl FnOnce(&[(&[u8], u64)]) -> Result<R>,
+) -> Result<R> {
     let path = fragment.data_path(field, file.suffix)?;
     let describe = storage.describe(&path);
     let ranges = tiles
         .iter()
         .map(|&t| stored_tile_range(&file, &describe, t))
         .collect::<Result<Vec<_>>>()?;
-    let mut bytes: Vec<Vec<u8>> = (0..tiles.len())
-        .map(|_| buffers.pop().unwrap_or_default())
-        .collect();
-    storage.read_ranges_into(&path, &ranges, &mut bytes)?;
-    let mut out = Vec::with_capacity(tiles.len());
-    for (mut tile, (start, _)) in bytes.into_iter().zip(ranges) {
-        reframe_stored_tile(fragment, field, &file, &describe, start, &mut tile)?;
-        out.push((tile, start));
+    if fragment.version == 0 {
+        // TileDB 1.3's own chunk framing is rewritten: owned copies.
+        let mut owned: Vec<Vec<u8>> = (0..tiles.len())
+            .map(|_| buffers.pop().unwrap_or_default())
+            .collect();
+        let handed = storage
+            .read_ranges_into(&path, &ranges, &mut owned)
+            .and_then(|()| {
+                for (tile, &(start, _)) in owned.iter_mut().zip(&ranges) {
+                    reframe_stored_tile(fragment, field, &file, &describe, start, tile)?;
+                }
+                let raw: Vec<(&[u8], u64)> = owned
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(bytes, &(start, _))| (bytes.as_slice(), start))
+                    .collect();
+                with(&raw)
+            });
+        buffers.extend(owned);
+        return handed;
     }
-    Ok(out)
+    let mut with = Some(with);
+    let mut result = None;
+    storage.read_ranges_with(&path, &ranges, buffers, &mut |slices| {
+        let raw: Vec<(&[u8], u64)> = slices
+            .iter()
+            .zip(&ranges)
+            .map(|(bytes, &(start, _))| (*bytes, start))
+            .collect();
+        if let Some(with) = with.take() {
+            result = Some(with(&raw)?);
+        }
+        Ok(())
+    })?;
+    result.ok_or_else(|| {
+        Error::Usage(format!(
+            "{}: the storage handed no bytes",
+            describe.display()
+        ))
+    })
 }
 
 /// A var tile's size that the fragment metadata does not record.
