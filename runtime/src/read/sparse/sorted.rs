@@ -278,6 +278,17 @@ pub(crate) fn run<const COL_MAJOR: bool, const N: usize>(
     ))
 }
 
+/// One dimension of a tile as [`tile_keys`] reads it: its values (`size`
+/// bytes each, of `datatype`), where its key goes in a cell's key, and the
+/// query's ranges on it as order keys (empty: every value).
+struct KeyColumn<'a> {
+    values: &'a [u8],
+    size: usize,
+    datatype: Datatype,
+    at: usize,
+    ranges: &'a [(u64, u64)],
+}
+
 /// The kept cells of one tile (`tile`, at `slot` of a fragment of
 /// `priority`) as (key, location): their order keys (dimensions in
 /// comparison order), those outside `ranges` left out. `None` (a NaN
@@ -291,8 +302,7 @@ fn tile_keys<const COL_MAJOR: bool, const N: usize>(
 ) -> TileKeys<N> {
     let n = tiles.len();
     let count = f.cell_num(tile, 0) as usize;
-    // Each dimension's values, its datatype and where its key goes.
-    let mut columns = Vec::with_capacity(n);
+    let mut columns: Vec<KeyColumn<'_>> = Vec::with_capacity(n);
     for (d, dim) in f.schema.dimensions.iter().enumerate() {
         let size = dim.datatype.size() as usize;
         let data = &tiles[d].get(slot)?.data;
@@ -305,28 +315,33 @@ fn tile_keys<const COL_MAJOR: bool, const N: usize>(
             return Some(Err(Error::corrupt(0, "coordinates", cause).within(at)));
         }
         let at = if COL_MAJOR { n - 1 - d } else { d };
-        columns.push((
-            data.as_slice(),
+        columns.push(KeyColumn {
+            values: data.as_slice(),
             size,
-            dim.datatype,
+            datatype: dim.datatype,
             at,
-            ranges[d].as_slice(),
-        ));
+            ranges: ranges[d].as_slice(),
+        });
     }
     // Cell by cell, keeping only the cells inside the ranges: a tile's keys
     // are never held whole (a small subarray keeps a few of each tile's
     // cells, and fresh memory costs a page fault a page). Every value is
     // still keyed, so a NaN anywhere leaves the read to the general path
     // as before.
-    let unbounded = columns.iter().all(|column| column.4.is_empty());
+    let unbounded = columns.iter().all(|column| column.ranges.is_empty());
     let mut kept = Vec::with_capacity(if unbounded { count } else { 0 });
     for c in 0..count {
         let mut key = [0u64; N];
         let mut inside = true;
-        for &(data, size, datatype, at, ranges) in &columns {
-            let k = order_key(datatype, data.get(c * size..(c + 1) * size)?)?;
-            key[at] = k;
-            inside &= ranges.is_empty() || ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi);
+        for column in &columns {
+            let size = column.size;
+            let k = order_key(
+                column.datatype,
+                column.values.get(c * size..(c + 1) * size)?,
+            )?;
+            key[column.at] = k;
+            inside &= column.ranges.is_empty()
+                || column.ranges.iter().any(|(lo, hi)| *lo <= k && k <= *hi);
         }
         if inside {
             kept.push((key, pack(priority, slot, c as u64)));

@@ -103,19 +103,36 @@ fn reframe_stored_tile(
     start: u64,
     bytes: &mut Vec<u8>,
 ) -> Result<()> {
-    if fragment.version == 0 {
-        // TileDB 1.3: raw, or its own chunk framing when compressed.
-        let shape = FieldShape::of(fragment, field);
-        let compressed = match file.suffix {
-            "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
-                !fragment.schema.offsets_filters.filters.is_empty()
-            }
-            _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
-        };
-        *bytes = crate::schema::legacy13::reframe(bytes, compressed)
-            .map_err(|e| e.at_base(start).in_file(describe))?;
+    if let Some(reframed) = reframed_stored_tile(fragment, field, file, describe, start, bytes)? {
+        *bytes = reframed;
     }
     Ok(())
+}
+
+/// A stored tile's bytes in the chunked framing when its fragment frames
+/// them otherwise (TileDB 1.3: raw, or its own chunk framing when
+/// compressed); `None` when they are chunked already.
+fn reframed_stored_tile(
+    fragment: &FragmentMetadata,
+    field: Field,
+    file: &StoredFile<'_>,
+    describe: &Path,
+    start: u64,
+    bytes: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    if fragment.version != 0 {
+        return Ok(None);
+    }
+    let shape = FieldShape::of(fragment, field);
+    let compressed = match file.suffix {
+        "" if shape.as_ref().is_some_and(|s| s.cell_val_num.is_none()) => {
+            !fragment.schema.offsets_filters.filters.is_empty()
+        }
+        _ => shape.is_some_and(|s| !s.filters.filters.is_empty()),
+    };
+    crate::schema::legacy13::reframe(bytes, compressed)
+        .map(Some)
+        .map_err(|e| e.at_base(start).in_file(describe))
 }
 
 /// Reads the stored bytes of tile `t` of one of a field's files into
@@ -208,34 +225,22 @@ pub(crate) fn with_persisted<R>(
         .iter()
         .map(|&t| stored_tile_range(&file, &describe, t))
         .collect::<Result<Vec<_>>>()?;
-    if fragment.version == 0 {
-        // TileDB 1.3's own chunk framing is rewritten: owned copies.
-        let mut owned: Vec<Vec<u8>> = (0..tiles.len())
-            .map(|_| buffers.pop().unwrap_or_default())
-            .collect();
-        let handed = storage
-            .read_ranges_into(&path, &ranges, &mut owned)
-            .and_then(|()| {
-                for (tile, &(start, _)) in owned.iter_mut().zip(&ranges) {
-                    reframe_stored_tile(fragment, field, &file, &describe, start, tile)?;
-                }
-                let raw: Vec<(&[u8], u64)> = owned
-                    .iter()
-                    .zip(&ranges)
-                    .map(|(bytes, &(start, _))| (bytes.as_slice(), start))
-                    .collect();
-                with(&raw)
-            });
-        buffers.extend(owned);
-        return handed;
-    }
     let mut with = Some(with);
     let mut result = None;
     storage.read_ranges_with(&path, &ranges, buffers, &mut |slices| {
+        // TileDB 1.3's framing is rewritten into owned copies; any other
+        // tile is handed as the storage holds it.
+        let mut reframed = Vec::with_capacity(slices.len());
+        for (bytes, &(start, _)) in slices.iter().zip(&ranges) {
+            reframed.push(reframed_stored_tile(
+                fragment, field, &file, &describe, start, bytes,
+            )?);
+        }
         let raw: Vec<(&[u8], u64)> = slices
             .iter()
+            .zip(&reframed)
             .zip(&ranges)
-            .map(|(bytes, &(start, _))| (*bytes, start))
+            .map(|((bytes, own), &(start, _))| (own.as_deref().unwrap_or(bytes), start))
             .collect();
         if let Some(with) = with.take() {
             result = Some(with(&raw)?);
