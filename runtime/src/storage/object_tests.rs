@@ -108,7 +108,38 @@ fn batched_ranges_are_handed_as_read() {
             })
             .unwrap();
         assert_eq!(handed, expected, "{url}");
-        assert!(!scratch.is_empty(), "{url}: the lent buffers come back");
+        let object_store = url.starts_with("memory://");
+        // The default borrows the one spare buffer, makes the other three
+        // and gives all four back; an object store lends none.
+        let lent_back = if object_store { 1 } else { ranges.len() };
+        assert_eq!(
+            scratch.len(),
+            lent_back,
+            "{url}: the lent buffers come back"
+        );
+        if object_store {
+            // Its own bytes: asked again while the first bytes are still
+            // held, the cached range is handed at the same address (a copy
+            // would have to live elsewhere).
+            let (mut outer, mut inner) = (None, None);
+            let mut inner_scratch = Vec::new();
+            storage
+                .read_ranges_with(&path("f"), &ranges[..1], &mut scratch, &mut |held| {
+                    outer = Some(held[0].as_ptr());
+                    storage.read_ranges_with(
+                        &path("f"),
+                        &ranges[..1],
+                        &mut inner_scratch,
+                        &mut |again| {
+                            inner = Some(again[0].as_ptr());
+                            Ok(())
+                        },
+                    )
+                })
+                .unwrap();
+            assert!(outer.is_some(), "{url}: no bytes handed");
+            assert_eq!(outer, inner, "{url}: a copy was handed");
+        }
         let past = storage
             .read_ranges_with(&path("f"), &[(0, 1), (250, 10)], &mut scratch, &mut |_| {
                 panic!("{url}: bytes handed for a range past the end")
